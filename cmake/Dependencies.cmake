@@ -1,0 +1,36 @@
+# Required host dependencies: MPI, HDF5 (C), zlib, a CBLAS (OpenBLAS). Optional: GoogleTest, Google Benchmark.
+# On a cluster, point CMake at module-provided installs with MPI_HOME / MPI_CXX_COMPILER, HDF5_ROOT,
+# BLAS_ROOT (or CMAKE_PREFIX_PATH), as docs/building.md explains.
+find_package(MPI REQUIRED COMPONENTS CXX)
+find_package(ZLIB REQUIRED)
+
+set(HDF5_PREFER_PARALLEL OFF)
+find_package(HDF5 REQUIRED COMPONENTS C)
+add_library(scalebench::hdf5 INTERFACE IMPORTED)
+target_include_directories(scalebench::hdf5 INTERFACE ${HDF5_C_INCLUDE_DIRS} ${HDF5_INCLUDE_DIRS})
+target_link_libraries(scalebench::hdf5 INTERFACE ${HDF5_C_LIBRARIES} ${HDF5_LIBRARIES})
+target_compile_definitions(scalebench::hdf5 INTERFACE ${HDF5_DEFINITIONS} H5_USE_110_API_DEFAULT)
+
+# CBLAS: prefer OpenBLAS through pkg-config, fall back to FindBLAS plus a cblas.h on the include path.
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(OPENBLAS QUIET IMPORTED_TARGET openblas)
+endif()
+add_library(scalebench::blas INTERFACE IMPORTED)
+if(OPENBLAS_FOUND)
+  target_link_libraries(scalebench::blas INTERFACE PkgConfig::OPENBLAS)
+else()
+  set(BLA_VENDOR OpenBLAS)
+  find_package(BLAS)
+  if(NOT BLAS_FOUND)
+    unset(BLA_VENDOR)
+    find_package(BLAS REQUIRED)
+  endif()
+  find_path(CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas REQUIRED)
+  target_include_directories(scalebench::blas INTERFACE ${CBLAS_INCLUDE_DIR})
+  target_link_libraries(scalebench::blas INTERFACE ${BLAS_LIBRARIES})
+endif()
+
+find_package(GTest)
+find_package(benchmark QUIET)
+find_package(Threads REQUIRED)

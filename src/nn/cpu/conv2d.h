@@ -1,0 +1,21 @@
+// Conv2d (stride, padding, optional bias) as im2col plus a BLAS GEMM.
+#pragma once
+#include "nn/cpu/layer.h"
+#include "nn/spec.h"
+
+namespace sb::cpu {
+
+template <typename T>
+class Conv2d final : public Layer<T> {
+ public:
+  explicit Conv2d(const LayerSpec& spec);
+  void bind(T* params, T* grads, T* buffers) override;
+  const Tensor<T>& forward(const Tensor<T>& x, Mode mode) override;
+  const Tensor<T>& backward(const Tensor<T>& dy) override;
+
+ private:
+  LayerSpec spec_;
+  // (implementation state)
+};
+
+}  // namespace sb::cpu

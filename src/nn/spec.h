@@ -1,0 +1,91 @@
+// A backend-neutral description of a network. Models build a LayerSpec tree once; the CPU and CUDA
+// backends instantiate it. Parameter order, names, shapes and initialisation come from the spec alone,
+// so both backends share one flat-buffer layout and one seeded initialisation.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace sb {
+
+enum class LayerKind {
+  Conv2d,         // in, out, kernel, stride, pad, bias
+  BatchNorm2d,    // in (channels), eps, momentum; params weight, bias; buffers running_mean, running_var
+  ReLU,
+  MaxPool2d,      // kernel, stride
+  AvgPool2d,      // kernel, stride
+  GlobalAvgPool,  // N,C,H,W -> N,C,1,1
+  Dropout,        // p
+  Linear,         // in, out, bias
+  Flatten,        // N,C,H,W -> N,C*H*W
+  LogSoftmax,     // over dim 1 of N,C
+  Sequential,     // children in order
+  Residual,       // children[0] main branch; children[1] shortcut when present (identity otherwise)
+};
+
+const char* layer_kind_name(LayerKind kind);
+
+struct LayerSpec {
+  LayerKind kind = LayerKind::Sequential;
+  std::string name;  // dotted path used for parameter names, e.g. "block1.conv1"
+  int64_t in = 0, out = 0;
+  int64_t kernel = 1, stride = 1, pad = 0;
+  bool bias = false;
+  double p = 0.0;  // dropout probability
+  double eps = 1e-5, momentum = 0.1;
+  std::vector<LayerSpec> children;
+};
+
+// Spec constructors, so that models read like the PyTorch modules they mirror.
+LayerSpec conv2d(std::string name, int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t pad,
+                 bool bias);
+LayerSpec batchnorm2d(std::string name, int64_t channels);
+LayerSpec relu(std::string name);
+LayerSpec maxpool2d(std::string name, int64_t kernel, int64_t stride);
+LayerSpec avgpool2d(std::string name, int64_t kernel, int64_t stride);
+LayerSpec global_avgpool(std::string name);
+LayerSpec dropout(std::string name, double p);
+LayerSpec linear(std::string name, int64_t in, int64_t out, bool bias);
+LayerSpec flatten(std::string name);
+LayerSpec log_softmax(std::string name);
+LayerSpec sequential(std::string name, std::vector<LayerSpec> children);
+LayerSpec residual(std::string name, LayerSpec main, std::vector<LayerSpec> shortcut);
+
+enum class ParamInit {
+  KaimingUniformA5,  // U(-b, b), b = gain*sqrt(3/fan_in), gain = sqrt(2/(1+5)): PyTorch's default
+  BiasUniform,       // U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+  Ones,
+  Zeros,
+};
+
+// One tensor in a flat buffer.
+struct ParamSpec {
+  std::string name;  // e.g. "conv1.weight"
+  Shape shape;
+  ParamInit init = ParamInit::Zeros;
+  int64_t fan_in = 1;
+  int64_t offset = 0;  // elements from the start of its flat buffer
+};
+
+// Learnable parameters of a single (non-container) layer, in the order PyTorch lists them.
+std::vector<ParamSpec> layer_params(const LayerSpec& spec);
+// Non-learnable state (BN running statistics) of a single layer.
+std::vector<ParamSpec> layer_buffers(const LayerSpec& spec);
+
+// All parameters and buffers of a tree in depth-first order, with offsets filled in.
+std::vector<ParamSpec> collect_params(const LayerSpec& root);
+std::vector<ParamSpec> collect_buffers(const LayerSpec& root);
+int64_t count_elements(const std::vector<ParamSpec>& specs);
+
+// Output shape of a layer (containers included) for an NCHW input shape; throws UserError on a
+// mismatch (e.g. a Linear whose in-features differ from the input).
+Shape output_shape(const LayerSpec& spec, const Shape& input);
+
+// Fills a flat buffer (float) following the specs' ParamInit, deterministically from the seed.
+// Each tensor draws from its own Philox stream (keyed by seed, stream = tensor index), so adding a layer
+// at the end never changes the earlier tensors.
+void initialize_flat(const std::vector<ParamSpec>& specs, uint64_t seed, float* flat);
+
+}  // namespace sb
