@@ -1,0 +1,19 @@
+# The CUDA backend: our kernels (kernels/*.cu) and every src/<folder>/cuda/ source, in one library.
+find_package(CUDAToolkit REQUIRED)
+file(GLOB sb_cuda_sources CONFIGURE_DEPENDS
+     ${CMAKE_CURRENT_SOURCE_DIR}/kernels/*.cu
+     ${CMAKE_CURRENT_SOURCE_DIR}/src/*/cuda/*.cpp
+     ${CMAKE_CURRENT_SOURCE_DIR}/src/*/cuda/*.cu)
+if(NOT sb_cuda_sources)
+  set(sb_cuda_sources ${CMAKE_CURRENT_SOURCE_DIR}/cmake/empty.cu)
+endif()
+add_library(sb_cuda STATIC ${sb_cuda_sources})
+target_include_directories(sb_cuda PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR}
+                           ${CUDNN_INCLUDE_DIR} ${NCCL_INCLUDE_DIR})
+target_link_libraries(sb_cuda PUBLIC sb_train CUDA::cudart CUDA::cublas CUDA::cublasLt
+                      ${CUDNN_LIBRARY} ${NCCL_LIBRARY})
+if(TARGET CUDA::nvml)
+  target_link_libraries(sb_cuda PUBLIC CUDA::nvml)
+endif()
+set_target_properties(sb_cuda PROPERTIES CUDA_SEPARABLE_COMPILATION OFF POSITION_INDEPENDENT_CODE ON)
+target_compile_options(sb_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo>)

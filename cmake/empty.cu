@@ -1,0 +1,1 @@
+// Placeholder so that sb_cuda has a source before the CUDA backend exists.
