@@ -26,7 +26,7 @@ if(SCALEBENCH_HAVE_CUDA)
     set(CMAKE_CUDA_ARCHITECTURES 90)  # H100/H200; override with -DCMAKE_CUDA_ARCHITECTURES=80;90 etc.
   endif()
   enable_language(CUDA)
-  set(CMAKE_CUDA_STANDARD 20)
+  set(CMAKE_CUDA_STANDARD 17)  # CMake 3.25 knows no CUDA20 flag for nvcc; host code is C++20
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)
   message(STATUS "scalebench: CUDA backend ON (cuDNN ${CUDNN_LIBRARY}, NCCL ${NCCL_LIBRARY}, arch ${CMAKE_CUDA_ARCHITECTURES})")
 else()
