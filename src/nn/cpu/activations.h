@@ -11,6 +11,9 @@ class ReLU final : public Layer<T> {
   explicit ReLU(const LayerSpec& spec);
   const Tensor<T>& forward(const Tensor<T>& x, Mode mode) override;
   const Tensor<T>& backward(const Tensor<T>& dy) override;
+
+ private:
+  Tensor<T> y_, dx_;  // y > 0 exactly where x > 0, so backward needs only y
 };
 
 template <typename T>
@@ -19,6 +22,10 @@ class Flatten final : public Layer<T> {
   explicit Flatten(const LayerSpec& spec);
   const Tensor<T>& forward(const Tensor<T>& x, Mode mode) override;
   const Tensor<T>& backward(const Tensor<T>& dy) override;
+
+ private:
+  Shape input_shape_;
+  Tensor<T> y_, dx_;
 };
 
 template <typename T>
@@ -27,6 +34,9 @@ class LogSoftmax final : public Layer<T> {
   explicit LogSoftmax(const LayerSpec& spec);
   const Tensor<T>& forward(const Tensor<T>& x, Mode mode) override;
   const Tensor<T>& backward(const Tensor<T>& dy) override;
+
+ private:
+  Tensor<T> y_, dx_;  // backward uses softmax = exp(y)
 };
 
 }  // namespace sb::cpu

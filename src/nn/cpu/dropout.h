@@ -5,13 +5,25 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "nn/cpu/layer.h"
 #include "nn/spec.h"
 
 namespace sb {
-// The Philox key of one dropout layer for a stream key (shared with the CUDA path).
+// The Philox key of one dropout layer for a stream key (shared with the CUDA path):
+//   h   = FNV-1a 64 of the name's bytes (offset basis 0xcbf29ce484222325, prime 0x100000001b3)
+//   z   = stream_key ^ h
+//   key = splitmix64's finaliser of z: z ^= z >> 30; z *= 0xbf58476d1ce4e5b9; z ^= z >> 27;
+//         z *= 0x94d049bb133111eb; z ^= z >> 31.
+// Layers with different names get unrelated masks in the same step; the CUDA path computes the key
+// on the host with this same function.
 uint64_t dropout_mask_key(uint64_t stream_key, const std::string& layer_name);
+
+// Whether dropout keeps element i: the exact comparison of philox_uniform_at(mask_key, step, i) (a
+// multiple of 2^-24) with the double p. A float-rounded p could flip elements at the boundary, so the
+// CUDA path compares in double too (or, equivalently, bits >> 8 >= ceil(p * 2^24)).
+bool dropout_keeps(uint64_t mask_key, uint64_t step, uint64_t i, double p);
 }  // namespace sb
 
 namespace sb::cpu {
@@ -23,6 +35,14 @@ class Dropout final : public Layer<T> {
   void set_random_stream(uint64_t key, uint64_t step) override;
   const Tensor<T>& forward(const Tensor<T>& x, Mode mode) override;
   const Tensor<T>& backward(const Tensor<T>& dy) override;
+
+ private:
+  std::string name_;
+  double p_;
+  uint64_t mask_key_, step_ = 0;
+  bool identity_ = true;       // whether the last forward passed x through unchanged
+  std::vector<uint8_t> keep_;  // the last forward's mask
+  Tensor<T> y_, dx_;
 };
 
 }  // namespace sb::cpu

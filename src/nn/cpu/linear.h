@@ -15,7 +15,12 @@ class Linear final : public Layer<T> {
 
  private:
   LayerSpec spec_;
-  // (implementation state)
+  const T* weight_ = nullptr;  // [out, in]
+  const T* bias_ = nullptr;    // [out], or null without bias
+  T* weight_grad_ = nullptr;
+  T* bias_grad_ = nullptr;
+  const Tensor<T>* x_ = nullptr;  // the last forward's input, needed for dW
+  Tensor<T> y_, dx_;
 };
 
 }  // namespace sb::cpu

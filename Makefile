@@ -1,0 +1,41 @@
+# The front door. Everything wraps CMake; see README.md.
+BUILD_DIR ?= build
+BUILD_TYPE ?= Release
+CMAKE_FLAGS ?=
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+NP ?= 2
+MPIRUN ?= mpirun
+MPIRUN_FLAGS ?= $(shell [ "$$(id -u)" = 0 ] && echo --allow-run-as-root) --oversubscribe
+TEST_LABELS ?= unit|mpi|e2e|analysis|gpu
+
+.PHONY: all deps configure build test run bench report clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD_DIR)/CMakeCache.txt:
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS)
+
+configure: deps $(BUILD_DIR)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -L '$(TEST_LABELS)' -j $(JOBS)
+
+# The main job: a short data-parallel training run on Fashion-MNIST (GPU when there is one).
+run: build
+	@mkdir -p results
+	scripts/run_demo.sh $(BUILD_DIR) $(NP)
+
+bench: build
+	scripts/run_bench.sh $(BUILD_DIR)
+
+report: deps
+	python3 analysis/report.py results/*.h5 --out report/
+
+clean:
+	rm -rf $(BUILD_DIR)

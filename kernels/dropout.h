@@ -1,0 +1,25 @@
+// Dropout with exactly the CPU layer's mask (src/nn/cpu/dropout.h): the element with logical NCHW index
+// i = ((n*C + c)*H + h)*W + w is kept iff sb::philox_uniform_at(mask_key, step, i) >= p, and kept
+// elements are scaled by 1/(1-p). The index is the logical one even when the tensor is stored NHWC, so
+// that both layouts and the CPU reference drop the same elements. The mask is never stored: backward
+// draws it again from (mask_key, step), which costs less than reading a mask from memory.
+// mask_key comes from sb::dropout_mask_key(stream_key, layer_name); step is the training step.
+// p in [0, 1). p == 0 is the identity (a copy unless y aliases x). For 2-D tensors [n, c] pass h = w = 1.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "core/dtype.h"
+
+namespace sb::kernels {
+
+// y = dropout(x). y may alias x.
+void dropout_forward(const void* x, void* y, int64_t n, int64_t c, int64_t h, int64_t w, Layout layout,
+                     DType dtype, double p, uint64_t mask_key, uint64_t step, cudaStream_t stream);
+
+// dx = dy * mask / (1-p), with the forward's (mask_key, step). dx may alias dy.
+void dropout_backward(const void* dy, void* dx, int64_t n, int64_t c, int64_t h, int64_t w, Layout layout,
+                      DType dtype, double p, uint64_t mask_key, uint64_t step, cudaStream_t stream);
+
+}  // namespace sb::kernels

@@ -1,0 +1,69 @@
+// The fused optimizer step: ONE launch updates the whole flat fp32 master buffer (DESIGN.md, "Flat
+// buffers"), with torch.optim's semantics. The per-element maths is literally the CPU optimizers': the
+// kernel calls the SB_HOST_DEVICE update functions of src/optim/update_rules.h.
+//
+// For a CUDA graph, nothing that changes between steps is a kernel argument: the learning rate can be read
+// from device memory (lr_device) and the step number from a device counter that the kernel advances
+// itself (step_counter), and the whole update is skipped, counter included, when the device flag
+// found_inf is set (fp16 dynamic loss scaling, kernels/amp.h), as torch's GradScaler skips
+// optimizer.step(). The step scalars (bias corrections in double) are then computed on the device, by the
+// same formulas as update_rules.h's *_step_scalars.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "optim/optim_config.h"
+
+namespace sb::kernels {
+
+enum class OptimizerKind {
+  Sgd,       // SgdConfig: momentum, dampening, Nesterov, L2 weight decay
+  Adadelta,  // AdadeltaConfig
+  Adam,      // AdamConfig: Adam, or AdamW when decoupled_weight_decay (see adamw_config()), AMSGrad too
+};
+
+// Device memory, zero-initialised by the owner (set steps to restore a checkpoint).
+struct OptimizerStepCounter {
+  int64_t steps;             // updates applied so far: the CPU Optimizer's step_count()
+  unsigned int blocks_done;  // the kernel's own bookkeeping; leave it 0
+  unsigned int unused;
+};
+
+struct FusedOptimizerArgs {
+  OptimizerKind kind = OptimizerKind::Sgd;
+  SgdConfig sgd;
+  AdadeltaConfig adadelta;
+  AdamConfig adam;
+
+  int64_t n = 0;                  // elements of every buffer below
+  float* params = nullptr;        // fp32 master weights, updated in place
+  const float* grads = nullptr;   // fp32 gradients (already averaged across ranks)
+  // Optimizer state, n floats each, zero-initialised, in the CPU optimizer's state() order:
+  //   Sgd with momentum > 0: [0] momentum_buffer;  Adadelta: [0] square_avg, [1] acc_delta;
+  //   Adam: [0] exp_avg, [1] exp_avg_sq, [2] max_exp_avg_sq (AMSGrad only).
+  float* state[3] = {nullptr, nullptr, nullptr};
+
+  // Learning rate: *lr_device when not null (so a captured graph sees the schedule), else lr.
+  double lr = 0.0;
+  const double* lr_device = nullptr;
+  // Step number: step_counter->steps + 1 when step_counter is not null (then advanced by the kernel
+  // unless the step is skipped), else `step` (1-based, as Optimizer::update's).
+  int64_t step = 1;
+  OptimizerStepCounter* step_counter = nullptr;
+
+  // fp16 loss scaling (optional): skip everything when *found_inf != 0; divide each gradient by
+  // *loss_scale on the fly (torch's unscale_, fused: the gradients are read once and never rewritten).
+  const int32_t* found_inf = nullptr;
+  const float* loss_scale = nullptr;
+
+  // Optional low-precision copy of the updated weights (F16 or BF16) for the forward, written in the
+  // same pass.
+  void* params_copy = nullptr;
+  DType copy_dtype = DType::BF16;
+};
+
+void fused_optimizer_step(const FusedOptimizerArgs& args, cudaStream_t stream);
+
+}  // namespace sb::kernels

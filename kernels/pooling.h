@@ -1,0 +1,41 @@
+// Pooling over a logical [n, c, h, w] tensor stored NCHW or NHWC, in fp32/fp16/bf16 (fp32 arithmetic),
+// with PyTorch's semantics as in the CPU reference (src/nn/cpu/pooling.h): no padding, floor mode, so
+// the output is [n, c, (h - kernel)/stride + 1, (w - kernel)/stride + 1] in the same layout.
+// Backward passes gather (each input element sums the windows that cover it) rather than scatter, so
+// they write every element of dx (uncovered ones as 0), need no memset or atomics, and are
+// deterministic. cuDNN's pooling is legacy-only in cuDNN 9 (deprecated); these are ours instead.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "core/dtype.h"
+
+namespace sb::kernels {
+
+struct PoolShape {
+  int64_t n, c, h, w;  // the input, logical NCHW
+  int kernel, stride;  // square windows
+};
+
+// y = max over each window; the first maximum in row-major window order wins on ties.
+void maxpool_forward(const void* x, void* y, const PoolShape& shape, Layout layout, DType dtype,
+                     cudaStream_t stream);
+// dx: each window's dy goes to its (first) maximum, found again from x; no index buffer is kept.
+void maxpool_backward(const void* x, const void* dy, void* dx, const PoolShape& shape, Layout layout,
+                      DType dtype, cudaStream_t stream);
+
+// y = mean over each window (kernel * kernel elements).
+void avgpool_forward(const void* x, void* y, const PoolShape& shape, Layout layout, DType dtype,
+                     cudaStream_t stream);
+void avgpool_backward(const void* dy, void* dx, const PoolShape& shape, Layout layout, DType dtype,
+                      cudaStream_t stream);
+
+// [n, c, h, w] -> [n, c] (= [n, c, 1, 1], the same bytes in either layout): the mean over h x w.
+void global_avgpool_forward(const void* x, void* y, int64_t n, int64_t c, int64_t h, int64_t w, Layout layout,
+                            DType dtype, cudaStream_t stream);
+// dx[n, c, h, w] = dy[n, c] / (h * w).
+void global_avgpool_backward(const void* dy, void* dx, int64_t n, int64_t c, int64_t h, int64_t w,
+                             Layout layout, DType dtype, cudaStream_t stream);
+
+}  // namespace sb::kernels

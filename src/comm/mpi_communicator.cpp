@@ -1,0 +1,106 @@
+#include "comm/mpi_communicator.h"
+
+#include <climits>
+#include <string>
+
+#include "core/check.h"
+
+namespace sb {
+namespace {
+
+// MPI counts are int. Buffers past 2^31 elements are far beyond anything we reduce on the host.
+int mpi_count(size_t count) {
+  if (count > static_cast<size_t>(INT_MAX))
+    fatal("a host collective of " + std::to_string(count) + " elements exceeds MPI's int count");
+  return static_cast<int>(count);
+}
+
+MPI_Op mpi_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return MPI_SUM;
+    case ReduceOp::Max: return MPI_MAX;
+    case ReduceOp::Min: return MPI_MIN;
+  }
+  fatal("unknown ReduceOp");
+}
+
+}  // namespace
+
+const char* element_type_name(ElementType type) {
+  switch (type) {
+    case ElementType::Char: return "char";
+    case ElementType::UInt8: return "uint8";
+    case ElementType::Int32: return "int32";
+    case ElementType::Int64: return "int64";
+    case ElementType::UInt64: return "uint64";
+    case ElementType::Float32: return "float32";
+    case ElementType::Float64: return "float64";
+  }
+  return "?";
+}
+
+MPI_Datatype mpi_datatype(ElementType type) {
+  switch (type) {
+    case ElementType::Char: return MPI_CHAR;
+    case ElementType::UInt8: return MPI_UINT8_T;
+    case ElementType::Int32: return MPI_INT32_T;
+    case ElementType::Int64: return MPI_INT64_T;
+    case ElementType::UInt64: return MPI_UINT64_T;
+    case ElementType::Float32: return MPI_FLOAT;
+    case ElementType::Float64: return MPI_DOUBLE;
+  }
+  fatal("unknown ElementType");
+}
+
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, bool owned) : comm_(comm), owned_(owned) {
+  CHECK_MPI(MPI_Comm_rank(comm_, &rank_));
+  CHECK_MPI(MPI_Comm_size(comm_, &size_));
+}
+
+std::unique_ptr<MpiCommunicator> MpiCommunicator::world() {
+  return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(MPI_COMM_WORLD, false));
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  if (!owned_) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) CHECK_MPI(MPI_Comm_free(&comm_));  // after MPI_Finalize MPI has freed it already
+}
+
+void MpiCommunicator::barrier() { CHECK_MPI(MPI_Barrier(comm_)); }
+
+std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
+  MPI_Comm child = MPI_COMM_NULL;
+  CHECK_MPI(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &child));
+  if (child == MPI_COMM_NULL) return nullptr;
+  return std::unique_ptr<Communicator>(new MpiCommunicator(child, true));
+}
+
+std::unique_ptr<MpiCommunicator> MpiCommunicator::split_node_local() {
+  MPI_Comm child = MPI_COMM_NULL;
+  CHECK_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &child));
+  return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(child, true));
+}
+
+void MpiCommunicator::allreduce_elements(void* data, size_t count, ElementType type, ReduceOp op) {
+  if (count == 0) return;
+  CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, data, mpi_count(count), mpi_datatype(type), mpi_op(op), comm_));
+}
+
+void MpiCommunicator::broadcast_elements(void* data, size_t count, ElementType type, int root) {
+  if (count == 0) return;
+  CHECK_MPI(MPI_Bcast(data, mpi_count(count), mpi_datatype(type), root, comm_));
+}
+
+void MpiCommunicator::gather_elements(const void* mine, size_t count, void* all, ElementType type, int root) {
+  const MPI_Datatype datatype = mpi_datatype(type);
+  CHECK_MPI(MPI_Gather(mine, mpi_count(count), datatype, all, mpi_count(count), datatype, root, comm_));
+}
+
+void MpiCommunicator::allgather_elements(const void* mine, size_t count, void* all, ElementType type) {
+  const MPI_Datatype datatype = mpi_datatype(type);
+  CHECK_MPI(MPI_Allgather(mine, mpi_count(count), datatype, all, mpi_count(count), datatype, comm_));
+}
+
+}  // namespace sb

@@ -1,0 +1,107 @@
+#include "data/cifar.h"
+
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
+#include "core/error.h"
+#include "data/gz_file.h"
+
+namespace sb {
+
+namespace {
+
+constexpr int kSide = 32;
+constexpr int kPixelBytes = 3 * kSide * kSide;
+// The largest CIFAR file (cifar-100 train.bin) is 154 MB; refuse anything past 2 GiB unread.
+constexpr uint64_t kMaxCifarFileBytes = uint64_t{1} << 31;
+
+struct RecordFormat {
+  int label_bytes;         // 1 (CIFAR-10) or 2 (CIFAR-100: coarse, fine)
+  int label_byte_used;     // which label byte is the training label
+  int classes_per_byte[2]; // valid range of each label byte
+  const char* label_names[2];
+};
+
+constexpr RecordFormat kCifar10{1, 0, {10, 0}, {"label", ""}};
+constexpr RecordFormat kCifar100{2, 1, {20, 100}, {"coarse label", "fine label"}};
+
+// Appends the records of one file to d.
+void read_records(const std::string& path, const RecordFormat& format, Dataset& d) {
+  const std::vector<uint8_t> bytes = read_whole_file(path, kMaxCifarFileBytes);
+  const size_t record = static_cast<size_t>(format.label_bytes) + kPixelBytes;
+  if (bytes.empty()) throw UserError(path + " is empty; re-download the dataset");
+  if (bytes.size() % record != 0)
+    throw UserError(path + " is " + std::to_string(bytes.size()) + " bytes, not a whole number of " +
+                    std::to_string(record) + "-byte records (" + std::to_string(bytes.size() / record) +
+                    " records and " + std::to_string(bytes.size() % record) +
+                    " bytes over); it is truncated or not a file of this dataset, re-download it");
+  const size_t count = bytes.size() / record;
+  const size_t first = d.labels.size();
+  d.labels.resize(first + count);
+  d.images.resize((first + count) * kPixelBytes);
+  for (size_t i = 0; i < count; ++i) {
+    const uint8_t* r = bytes.data() + i * record;
+    for (int b = 0; b < format.label_bytes; ++b)
+      if (r[b] >= format.classes_per_byte[b])
+        throw UserError(path + " has " + format.label_names[b] + " " + std::to_string(r[b]) + " in record " +
+                        std::to_string(i) + ", outside 0.." + std::to_string(format.classes_per_byte[b] - 1) +
+                        "; the file is corrupt or not a file of this dataset");
+    d.labels[first + i] = r[format.label_byte_used];
+    std::copy(r + format.label_bytes, r + record, d.images.begin() + static_cast<std::ptrdiff_t>((first + i) * kPixelBytes));
+  }
+}
+
+// The dataset directory: dir itself, or dir/subdir when the user gave the folder it was unpacked in.
+std::string resolve_dir(const std::string& dir, const std::string& subdir, const std::string& probe_file,
+                        const char* kind, const char* url) {
+  std::error_code ec;
+  if (dir.empty())
+    throw UserError(std::string(kind) + " needs the directory of its files: use --data " + kind + ":/path/to/" + subdir);
+  if (!std::filesystem::is_directory(dir, ec))
+    throw UserError(dir + (std::filesystem::exists(dir, ec) ? " is not a directory" : " does not exist") +
+                    "; give the " + subdir + " directory of " + url + " (unpacked), e.g. --data " + kind + ":/data/" + subdir);
+  const auto nested = std::filesystem::path(dir) / subdir;
+  if (!std::filesystem::exists(std::filesystem::path(dir) / probe_file, ec) && std::filesystem::is_directory(nested, ec))
+    return nested.string();
+  return dir;
+}
+
+Dataset make_split(const char* name, int classes, std::vector<float> mean, std::vector<float> stdev) {
+  Dataset d;
+  d.name = name;
+  d.channels = 3;
+  d.height = kSide;
+  d.width = kSide;
+  d.num_classes = classes;
+  d.mean = std::move(mean);
+  d.std = std::move(stdev);
+  return d;
+}
+
+std::string in(const std::string& dir, const std::string& file) { return (std::filesystem::path(dir) / file).string(); }
+
+}  // namespace
+
+TrainTest load_cifar10(const std::string& dir_arg) {
+  const std::string dir = resolve_dir(dir_arg, "cifar-10-batches-bin", "test_batch.bin", "cifar10",
+                                      "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz");
+  const std::vector<float> mean{0.4914f, 0.4822f, 0.4465f}, stdev{0.2470f, 0.2435f, 0.2616f};
+  TrainTest out{make_split("cifar10/train", 10, mean, stdev), make_split("cifar10/test", 10, mean, stdev)};
+  for (int batch = 1; batch <= 5; ++batch)
+    read_records(in(dir, "data_batch_" + std::to_string(batch) + ".bin"), kCifar10, out.train);
+  read_records(in(dir, "test_batch.bin"), kCifar10, out.test);
+  return out;
+}
+
+TrainTest load_cifar100(const std::string& dir_arg) {
+  const std::string dir = resolve_dir(dir_arg, "cifar-100-binary", "test.bin", "cifar100",
+                                      "https://www.cs.toronto.edu/~kriz/cifar-100-binary.tar.gz");
+  const std::vector<float> mean{0.5071f, 0.4865f, 0.4409f}, stdev{0.2673f, 0.2564f, 0.2762f};
+  TrainTest out{make_split("cifar100/train", 100, mean, stdev), make_split("cifar100/test", 100, mean, stdev)};
+  read_records(in(dir, "train.bin"), kCifar100, out.train);
+  read_records(in(dir, "test.bin"), kCifar100, out.test);
+  return out;
+}
+
+}  // namespace sb

@@ -1,0 +1,105 @@
+#include "data/gz_file.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "core/error.h"
+
+namespace sb {
+
+namespace {
+gzFile as_gz(void* f) { return static_cast<gzFile>(f); }
+}  // namespace
+
+GzFile::GzFile(const std::string& path) : path_(path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(status))
+    throw UserError(path + " does not exist; check the dataset directory given to --data");
+  if (std::filesystem::is_directory(status))
+    throw UserError(path + " is a directory, not a data file; check the dataset directory given to --data");
+  errno = 0;
+  file_ = gzopen(path.c_str(), "rb");
+  if (file_ == nullptr) {
+    const int err = errno;
+    throw UserError(path + " could not be opened (" + (err ? std::strerror(err) : "out of memory") +
+                    "); check its permissions");
+  }
+  gzbuffer(as_gz(file_), 1 << 17);  // larger than zlib's 8 KiB default: fewer syscalls on big files
+}
+
+GzFile::~GzFile() {
+  if (file_ != nullptr) gzclose(as_gz(file_));
+}
+
+size_t GzFile::read(void* destination, size_t n) {
+  auto* out = static_cast<unsigned char*>(destination);
+  size_t total = 0;
+  while (total < n) {
+    // Small chunks: on a cut-short stream zlib returns 0 for the whole call, losing what it had
+    // decompressed in it, so this bounds the error of the byte count we report.
+    const unsigned chunk = static_cast<unsigned>(std::min<size_t>(n - total, size_t{1} << 16));
+    const int got = gzread(as_gz(file_), out + total, chunk);
+    if (got < 0) {
+      int errnum = 0;
+      const char* message = gzerror(as_gz(file_), &errnum);
+      throw UserError(path_ + " is not a valid gzip file (zlib: " + (message ? message : "unknown error") +
+                      "); re-download it");
+    }
+    total += static_cast<size_t>(got);
+    if (static_cast<unsigned>(got) < chunk) {
+      // A short read is the end of the data; zlib flags a cut-short gzip stream as Z_BUF_ERROR, which
+      // the caller reports as truncation. Anything else is corruption.
+      int errnum = 0;
+      const char* message = gzerror(as_gz(file_), &errnum);
+      if (errnum != Z_OK && errnum != Z_BUF_ERROR)
+        throw UserError(path_ + " is not a valid gzip file (zlib: " + (message ? message : "unknown error") +
+                        "); re-download it");
+      cut_short_ = errnum == Z_BUF_ERROR;
+      break;
+    }
+  }
+  return total;
+}
+
+bool GzFile::at_end() {
+  unsigned char probe;
+  return read(&probe, 1) == 0;
+}
+
+std::vector<uint8_t> read_whole_file(const std::string& path, uint64_t max_bytes) {
+  GzFile file(path);
+  std::vector<uint8_t> bytes;
+  std::error_code ec;
+  const auto on_disk = std::filesystem::file_size(path, ec);
+  if (!ec && on_disk <= max_bytes) bytes.reserve(on_disk);  // exact for plain files
+  constexpr size_t kChunk = size_t{1} << 20;
+  for (;;) {
+    const size_t old_size = bytes.size();
+    if (old_size > max_bytes)
+      throw UserError(path + " is larger than the " + std::to_string(max_bytes) +
+                      " bytes a file of this dataset can have; check that it is the right file");
+    bytes.resize(old_size + kChunk);
+    const size_t got = file.read(bytes.data() + old_size, kChunk);
+    bytes.resize(old_size + got);
+    if (got < kChunk) break;
+  }
+  if (bytes.size() > max_bytes)
+    throw UserError(path + " is larger than the " + std::to_string(max_bytes) +
+                    " bytes a file of this dataset can have; check that it is the right file");
+  return bytes;
+}
+
+std::string plain_or_gz(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) return path;
+  if (std::filesystem::exists(path + ".gz", ec)) return path + ".gz";
+  return "";
+}
+
+}  // namespace sb

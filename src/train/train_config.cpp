@@ -1,0 +1,100 @@
+#include "train/train_config.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace sb {
+
+const char* scaling_name(Scaling s) { return s == Scaling::Strong ? "strong" : "weak"; }
+
+int64_t TrainConfig::per_rank_batch(int ranks) const {
+  if (scaling == Scaling::Weak) return batch_size;
+  if (batch_size % ranks != 0) {
+    throw UserError("--batch-size " + std::to_string(batch_size) + " (the global batch under --scaling strong) does not divide by " +
+                    std::to_string(ranks) + " ranks; pick a multiple of " + std::to_string(ranks) +
+                    " or use --scaling weak");
+  }
+  return batch_size / ranks;
+}
+
+int64_t TrainConfig::global_batch(int ranks) const { return per_rank_batch(ranks) * ranks; }
+
+namespace {
+void require(bool ok, const std::string& message) {
+  if (!ok) throw UserError(message);
+}
+bool one_of(const std::string& v, std::initializer_list<const char*> valid) {
+  for (const char* x : valid) if (v == x) return true;
+  return false;
+}
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+}  // namespace
+
+void TrainConfig::validate() const {
+  require(epochs >= 1, "--epochs must be at least 1 (got " + std::to_string(epochs) + ")");
+  require(batch_size >= 1, "--batch-size must be at least 1 (got " + std::to_string(batch_size) + ")");
+  require(eval_batch_size >= 1, "--eval-batch-size must be at least 1 (got " + std::to_string(eval_batch_size) + ")");
+  require(train_limit >= 0, "--train-limit must be 0 (all) or positive (got " + std::to_string(train_limit) + ")");
+  require(test_limit >= 0, "--test-limit must be 0 (all) or positive (got " + std::to_string(test_limit) + ")");
+  require(std::isfinite(lr) && lr > 0, "--lr must be a positive number (got " + num(lr) + ")");
+  require(momentum >= 0 && momentum < 1 + 1e-12, "--momentum must lie in [0, 1] (got " + num(momentum) + ")");
+  require(weight_decay >= 0, "--weight-decay must not be negative (got " + num(weight_decay) + ")");
+  require(gamma > 0, "--gamma must be positive (got " + num(gamma) + ")");
+  require(step_size >= 1, "--step-size must be at least 1 (got " + std::to_string(step_size) + ")");
+  require(one_of(device, {"cpu", "cuda"}), "--device must be cpu or cuda (got '" + device + "')");
+  require(one_of(precision, {"fp32", "tf32", "fp16", "bf16"}),
+          "--precision must be fp32, tf32, fp16 or bf16 (got '" + precision + "')");
+  require(one_of(layout, {"nhwc", "nchw"}), "--layout must be nhwc or nchw (got '" + layout + "')");
+  require(device == "cuda" || precision == "fp32",
+          "--precision " + precision + " needs --device cuda; the CPU reference computes in fp32");
+  require(target_accuracy >= 0 && target_accuracy <= 1,
+          "--target-accuracy is a fraction in [0, 1] (got " + num(target_accuracy) + "); e.g. 0.9 for 90%");
+  require(patience >= 0, "--patience must not be negative (got " + std::to_string(patience) + ")");
+  require(bucket_mib > 0, "--bucket-mib must be positive (got " + num(bucket_mib) + ")");
+  require(sample_steps >= 0, "--sample-steps must not be negative");
+}
+
+std::string TrainConfig::to_json() const {
+  std::ostringstream j;
+  j << "{\"model\":" << quote(model) << ",\"data\":" << quote(data) << ",\"epochs\":" << epochs
+    << ",\"batch_size\":" << batch_size << ",\"scaling\":" << quote(scaling_name(scaling))
+    << ",\"eval_batch_size\":" << eval_batch_size << ",\"train_limit\":" << train_limit
+    << ",\"test_limit\":" << test_limit << ",\"drop_last\":" << (drop_last ? "true" : "false")
+    << ",\"augment\":" << (augment ? "true" : "false") << ",\"dropout\":" << (dropout ? "true" : "false")
+    << ",\"optimizer\":" << quote(optimizer) << ",\"lr\":" << num(lr) << ",\"momentum\":" << num(momentum)
+    << ",\"dampening\":" << num(dampening) << ",\"nesterov\":" << (nesterov ? "true" : "false")
+    << ",\"weight_decay\":" << num(weight_decay) << ",\"rho\":" << num(rho) << ",\"eps\":" << num(eps)
+    << ",\"beta1\":" << num(beta1) << ",\"beta2\":" << num(beta2) << ",\"scheduler\":" << quote(scheduler)
+    << ",\"step_size\":" << step_size << ",\"gamma\":" << num(gamma) << ",\"warmup_steps\":" << warmup_steps
+    << ",\"min_lr\":" << num(min_lr) << ",\"scale_lr\":" << (scale_lr ? "true" : "false")
+    << ",\"seed\":" << seed << ",\"device\":" << quote(device) << ",\"precision\":" << quote(precision)
+    << ",\"layout\":" << quote(layout) << ",\"cuda_graph\":" << (cuda_graph ? "true" : "false")
+    << ",\"bucket_mib\":" << num(bucket_mib) << ",\"allreduce_bf16\":" << (allreduce_bf16 ? "true" : "false")
+    << ",\"deterministic\":" << (deterministic ? "true" : "false")
+    << ",\"target_accuracy\":" << num(target_accuracy) << ",\"patience\":" << patience
+    << ",\"log_interval\":" << log_interval << ",\"sample_steps\":" << sample_steps << ",\"out\":" << quote(out) << "}";
+  return j.str();
+}
+
+}  // namespace sb

@@ -1,0 +1,68 @@
+// Everything a training run is configured by. The CLI fills it from the option table; the trainer,
+// the engines and the results file read it. It hashes the same on every rank or the job refuses to run.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace sb {
+
+enum class Scaling { Strong, Weak };
+
+struct TrainConfig {
+  std::string model = "mnist-cnn";
+  std::string data = "fashion-mnist";
+  int epochs = 1;
+  int64_t batch_size = 64;  // per rank (weak) or global (strong)
+  Scaling scaling = Scaling::Weak;
+  int64_t eval_batch_size = 1000;  // per rank
+  int64_t train_limit = 0;         // 0: every training sample
+  int64_t test_limit = 0;          // 0: every test sample
+  bool drop_last = false;
+  bool augment = false;  // CIFAR random crop + flip
+  bool dropout = true;   // false turns every dropout layer into the identity (equivalence tests)
+
+  std::string optimizer = "sgd";
+  double lr = 0.01;
+  double momentum = 0.0;
+  double dampening = 0.0;
+  bool nesterov = false;
+  double weight_decay = 0.0;
+  double rho = 0.9;      // Adadelta
+  double eps = -1.0;     // optimizer epsilon; <0 picks the optimizer's own default
+  double beta1 = 0.9, beta2 = 0.999;
+  std::string scheduler = "none";  // none | step | cosine
+  int step_size = 1;
+  double gamma = 0.7;
+  int64_t warmup_steps = 0;
+  double min_lr = 0.0;
+  bool scale_lr = false;  // multiply the LR by the number of ranks
+
+  uint64_t seed = 1;
+  std::string device = "cpu";       // cpu | cuda
+  std::string precision = "fp32";   // fp32 | tf32 | fp16 | bf16
+  std::string layout = "nhwc";      // nhwc | nchw (CUDA backend)
+  bool cuda_graph = true;
+  double bucket_mib = 25.0;
+  bool allreduce_bf16 = false;
+  bool deterministic = false;
+
+  double target_accuracy = 0.0;  // stop once the test accuracy reaches it (0: off); in [0, 1]
+  int patience = 0;              // stop after this many epochs without improvement (0: off)
+  int log_interval = 0;          // steps between progress lines (0: epoch lines only)
+  int64_t sample_steps = 64;     // per-step phase times stored in /steps for the first N steps of an epoch
+
+  std::string out;               // HDF5 results path ("" writes none)
+  std::string command_line;      // recorded, not hashed
+
+  // Per-rank batch for a world of `ranks`; throws UserError when a strong-scaling batch doesn't divide.
+  int64_t per_rank_batch(int ranks) const;
+  int64_t global_batch(int ranks) const;
+  // Checks values that need no files or ranks (ranges, names); throws UserError naming the option.
+  void validate() const;
+  // The configuration as a JSON object (for the results file and the cross-rank hash).
+  std::string to_json() const;
+};
+
+const char* scaling_name(Scaling s);
+
+}  // namespace sb
