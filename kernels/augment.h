@@ -1,16 +1,18 @@
 // Batch assembly on the GPU: ONE kernel gathers a batch from the GPU-resident uint8 dataset
-// (N x C x H x W) by a device array of sample indices, applies the CIFAR augmentation when enabled
-// (random crop from the image zero-padded by `pad` pixels on each side, then a horizontal flip with
-// probability 1/2, as torchvision's RandomCrop(padding=4) + RandomHorizontalFlip), normalises
-// ((x/255 - mean[c]) / std[c]), and writes the compute dtype in NCHW or NHWC. It also gathers the labels.
-// The random draws are the CPU batch assembly's (src/data/batch.h), so both backends see the same
-// images; see augment.cu for the (key, counter) mapping.
+// (N x C x H x W) by a device array of dataset indices, applies the CIFAR training augmentation when
+// enabled (random crop of the zero-padded image, horizontal flip), normalises ((x/255 - mean[c]) / std[c])
+// and writes the compute dtype in NCHW or NHWC; it also gathers the labels.
+// The result equals the CPU batch assembly (src/data/batch.h, assemble_batch) element for element: the
+// kernel calls the same SB_HOST_DEVICE functions of src/data/augment.h (draw_crop_flip, crop_flip_pixel,
+// normalize_pixel<float>), so the Philox draws and the arithmetic are literally shared; fp16/bf16 outputs
+// are that fp32 value rounded once.
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 
 #include "core/dtype.h"
+#include "data/augment.h"
 
 namespace sb::kernels {
 
@@ -18,23 +20,25 @@ constexpr int kMaxAugmentChannels = 4;
 
 struct GatherBatchArgs {
   const uint8_t* images = nullptr;   // the dataset, N x C x H x W uint8, on the device
-  const int32_t* labels = nullptr;   // the dataset's N labels
-  const int64_t* indices = nullptr;  // batch dataset indices (device), e.g. a slice of the epoch's order
+  const int32_t* labels = nullptr;   // the dataset's N labels, on the device
+  const int64_t* indices = nullptr;  // the batch's dataset indices (device), each in [0, N): not checked
   int64_t batch = 0;
   int channels = 0, height = 0, width = 0;
-  float mean[kMaxAugmentChannels] = {0, 0, 0, 0};  // per channel, in [0, 1] pixel units
-  float std[kMaxAugmentChannels] = {1, 1, 1, 1};
+  float mean[kMaxAugmentChannels] = {0, 0, 0, 0};  // per channel, in [0, 1] pixel units (Dataset::mean)
+  float std[kMaxAugmentChannels] = {1, 1, 1, 1};   // Dataset::std
 
-  bool augment = false;  // random crop + flip (training); false: normalise only
-  int pad = 4;
-  uint64_t key = 0;             // Philox key of the augmentation stream (see src/data/batch.h)
-  uint64_t stream = 0;          // Philox stream (e.g. the epoch)
-  int64_t first_position = 0;   // position of the batch's first sample in the epoch's order
+  // The fields of sb::BatchOptions (src/data/batch.h; cifar_augmentation() = {true, 4, true}) and the
+  // draws' key: sample j uses position first_position + j under key, as assemble_batch does.
+  bool random_crop = false;
+  int crop_padding = 4;
+  bool horizontal_flip = false;
+  AugmentKey key;
+  uint64_t first_position = 0;
 
-  void* out = nullptr;  // [batch, C, H, W] in `layout` and `dtype`
+  void* out = nullptr;  // [batch, C, H, W] stored in `layout`, elements of `dtype`
   DType dtype = DType::F32;
   Layout layout = Layout::NCHW;
-  int32_t* labels_out = nullptr;  // [batch]; nullptr skips
+  int32_t* labels_out = nullptr;  // [batch]; nullptr skips the labels
 };
 
 void gather_batch(const GatherBatchArgs& args, cudaStream_t stream);

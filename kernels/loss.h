@@ -32,7 +32,7 @@ struct LossCounters {
 };
 
 // Fused log-softmax + NLL over logits [n, c]: loss = mean_n (logsumexp(x_n) - x_n[label_n]), and
-// dlogits = (softmax(x) - onehot(label)) / n * grad_scale * (*loss_scale).
+// dlogits = (softmax(x) - onehot(label)) / n * grad_scale * (*loss_scale). dlogits must not alias logits.
 void softmax_cross_entropy(const void* logits, const int32_t* labels, void* dlogits, int64_t n, int64_t c,
                            DType dtype, float grad_scale, const float* loss_scale, float* loss_out,
                            LossCounters* counters, cudaStream_t stream);
@@ -45,7 +45,8 @@ void log_softmax_backward(const void* y, const void* dy, void* dx, int64_t n, in
                           cudaStream_t stream);
 
 // NLL on log-probabilities logp [n, c]: loss = -mean_n logp[n, label_n];
-// dlogp = -onehot(label) / n * grad_scale * (*loss_scale) (every other element written as 0).
+// dlogp = -onehot(label) / n * grad_scale * (*loss_scale) (every other element written as 0). dlogp must not
+// alias logp.
 void nll_loss(const void* logp, const int32_t* labels, void* dlogp, int64_t n, int64_t c, DType dtype,
               float grad_scale, const float* loss_scale, float* loss_out, LossCounters* counters,
               cudaStream_t stream);

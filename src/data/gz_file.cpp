@@ -14,6 +14,14 @@ namespace sb {
 
 namespace {
 gzFile as_gz(void* f) { return static_cast<gzFile>(f); }
+
+// zlib's message for the file's last error, without the "path: " it puts in front.
+std::string zlib_message(void* f, const std::string& path, int* errnum) {
+  const char* raw = gzerror(as_gz(f), errnum);
+  std::string message = raw ? raw : "unknown error";
+  if (message.rfind(path + ": ", 0) == 0) message.erase(0, path.size() + 2);
+  return message;
+}
 }  // namespace
 
 GzFile::GzFile(const std::string& path) : path_(path) {
@@ -41,14 +49,12 @@ size_t GzFile::read(void* destination, size_t n) {
   auto* out = static_cast<unsigned char*>(destination);
   size_t total = 0;
   while (total < n) {
-    // Small chunks: on a cut-short stream zlib returns 0 for the whole call, losing what it had
-    // decompressed in it, so this bounds the error of the byte count we report.
-    const unsigned chunk = static_cast<unsigned>(std::min<size_t>(n - total, size_t{1} << 16));
+    // gzread takes an unsigned int length, so large reads go in chunks.
+    const unsigned chunk = static_cast<unsigned>(std::min<size_t>(n - total, size_t{1} << 30));
     const int got = gzread(as_gz(file_), out + total, chunk);
     if (got < 0) {
       int errnum = 0;
-      const char* message = gzerror(as_gz(file_), &errnum);
-      throw UserError(path_ + " is not a valid gzip file (zlib: " + (message ? message : "unknown error") +
+      throw UserError(path_ + " is not a valid gzip file (zlib: " + zlib_message(file_, path_, &errnum) +
                       "); re-download it");
     }
     total += static_cast<size_t>(got);
@@ -56,10 +62,9 @@ size_t GzFile::read(void* destination, size_t n) {
       // A short read is the end of the data; zlib flags a cut-short gzip stream as Z_BUF_ERROR, which
       // the caller reports as truncation. Anything else is corruption.
       int errnum = 0;
-      const char* message = gzerror(as_gz(file_), &errnum);
+      const std::string message = zlib_message(file_, path_, &errnum);
       if (errnum != Z_OK && errnum != Z_BUF_ERROR)
-        throw UserError(path_ + " is not a valid gzip file (zlib: " + (message ? message : "unknown error") +
-                        "); re-download it");
+        throw UserError(path_ + " is not a valid gzip file (zlib: " + message + "); re-download it");
       cut_short_ = errnum == Z_BUF_ERROR;
       break;
     }

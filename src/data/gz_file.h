@@ -21,8 +21,8 @@ class GzFile {
   size_t read(void* destination, size_t n);
   // True when not one more byte can be read.
   bool at_end();
-  // True when the data ended because the gzip stream was cut short. zlib may then drop what it had
-  // decompressed within the last chunk (up to 64 KiB), so byte counts are "about" in messages.
+  // True when the data ended because the gzip stream was cut short (zlib still returns everything
+  // it could decompress before the cut).
   bool cut_short() const { return cut_short_; }
   const std::string& path() const { return path_; }
 

@@ -50,7 +50,7 @@ std::vector<uint32_t> read_header(GzFile& file, uint32_t expected_magic, const c
 void read_body(GzFile& file, uint8_t* out, uint64_t bytes, const std::string& header_says) {
   const size_t got = file.read(out, static_cast<size_t>(bytes));
   if (got < bytes) {
-    const std::string follow = file.cut_short() ? "its gzip stream is cut short after about " + std::to_string(got) + " bytes"
+    const std::string follow = file.cut_short() ? "its gzip stream is cut short after " + std::to_string(got) + " bytes"
                                                 : "only " + std::to_string(got) + " bytes follow";
     throw UserError(file.path() + " is truncated: header says " + header_says + " but " + follow + "; re-download it");
   }

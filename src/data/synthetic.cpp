@@ -20,6 +20,7 @@ constexpr uint64_t kSyntheticTag = 0x53594E5448000000ULL;  // "SYNTH" in the hig
 int parse_bounded(const std::string& text, std::string_view field, const char* what, long lo, long hi) {
   long value = 0;
   const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
+  if (ec == std::errc::result_out_of_range) malformed(text, std::string(what) + " '" + std::string(field) + "' is too large");
   if (field.empty() || ec != std::errc() || end != field.data() + field.size())
     malformed(text, std::string(what) + " '" + std::string(field) + "' is not a whole number");
   if (value < lo || value > hi)
@@ -38,7 +39,7 @@ SyntheticShape parse_synthetic_shape(const std::string& text) {
   const size_t x1 = dims.find('x');
   const size_t x2 = x1 == std::string_view::npos ? x1 : dims.find('x', x1 + 1);
   if (x2 == std::string_view::npos || dims.find('x', x2 + 1) != std::string_view::npos)
-    malformed(text, "'" + std::string(dims) + "' is not three sizes CxHxW");
+    malformed(text, std::string(dims).append(" is not three sizes CxHxW"));
   SyntheticShape shape;
   shape.channels = parse_bounded(text, dims.substr(0, x1), "channel count", 1, 4096);
   shape.height = parse_bounded(text, dims.substr(x1 + 1, x2 - x1 - 1), "height", 1, 65536);

@@ -72,6 +72,7 @@ void TrainConfig::validate() const {
           "--target-accuracy is a fraction in [0, 1] (got " + num(target_accuracy) + "); e.g. 0.9 for 90%");
   require(patience >= 0, "--patience must not be negative (got " + std::to_string(patience) + ")");
   require(bucket_mib > 0, "--bucket-mib must be positive (got " + num(bucket_mib) + ")");
+  require(warmup_epochs >= 0, "--lr-warmup-epochs must not be negative (got " + num(warmup_epochs) + ")");
   require(sample_steps >= 0, "--sample-steps must not be negative");
 }
 
@@ -86,7 +87,7 @@ std::string TrainConfig::to_json() const {
     << ",\"dampening\":" << num(dampening) << ",\"nesterov\":" << (nesterov ? "true" : "false")
     << ",\"weight_decay\":" << num(weight_decay) << ",\"rho\":" << num(rho) << ",\"eps\":" << num(eps)
     << ",\"beta1\":" << num(beta1) << ",\"beta2\":" << num(beta2) << ",\"scheduler\":" << quote(scheduler)
-    << ",\"step_size\":" << step_size << ",\"gamma\":" << num(gamma) << ",\"warmup_steps\":" << warmup_steps
+    << ",\"step_size\":" << step_size << ",\"gamma\":" << num(gamma) << ",\"warmup_epochs\":" << num(warmup_epochs)
     << ",\"min_lr\":" << num(min_lr) << ",\"scale_lr\":" << (scale_lr ? "true" : "false")
     << ",\"seed\":" << seed << ",\"device\":" << quote(device) << ",\"precision\":" << quote(precision)
     << ",\"layout\":" << quote(layout) << ",\"cuda_graph\":" << (cuda_graph ? "true" : "false")

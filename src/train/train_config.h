@@ -33,7 +33,7 @@ struct TrainConfig {
   std::string scheduler = "none";  // none | step | cosine
   int step_size = 1;
   double gamma = 0.7;
-  int64_t warmup_steps = 0;
+  double warmup_epochs = 0.0;  // cosine: linear warm-up length in epochs (fractions allowed)
   double min_lr = 0.0;
   bool scale_lr = false;  // multiply the LR by the number of ranks
 

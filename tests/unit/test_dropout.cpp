@@ -4,7 +4,10 @@
 
 #include <cmath>
 #include <random>
+#include <string>
+#include <vector>
 
+#include "core/error.h"
 #include "core/philox.h"
 #include "gradcheck.h"
 #include "nn/cpu/dropout.h"
@@ -137,10 +140,14 @@ TEST(Dropout, KeptValuesAreScaledByOneOverOneMinusP) {
   const Tensor<float>& yf = f.forward(xf, Mode::Train);
   const float scale_f = static_cast<float>(1.0 / (1.0 - p));
   for (int64_t i = 0; i < x.numel(); ++i) {
-    if (yd[i] != 0.0) EXPECT_EQ(yd[i], x[i] * (1.0 / (1.0 - p)));
+    if (yd[i] != 0.0) {
+      EXPECT_EQ(yd[i], x[i] * (1.0 / (1.0 - p)));
+    }
     // float and double share one mask.
     EXPECT_EQ(yf[i] != 0.0f, yd[i] != 0.0) << i;
-    if (yf[i] != 0.0f) EXPECT_EQ(yf[i], xf[i] * scale_f);
+    if (yf[i] != 0.0f) {
+      EXPECT_EQ(yf[i], xf[i] * scale_f);
+    }
   }
 }
 
@@ -184,8 +191,8 @@ TEST(Dropout, POneDropsEverythingWithoutNaN) {
 }
 
 TEST(Dropout, ProbabilityOutsideZeroOneIsAUserError) {
-  EXPECT_THROW(sb::cpu::Dropout<float>(sb::dropout("drop", -0.1)), sb::UserError);
-  EXPECT_THROW(sb::cpu::Dropout<float>(sb::dropout("drop", 1.5)), sb::UserError);
+  EXPECT_THROW({ sb::cpu::Dropout<float> layer(sb::dropout("drop", -0.1)); }, sb::UserError);
+  EXPECT_THROW({ sb::cpu::Dropout<float> layer(sb::dropout("drop", 1.5)); }, sb::UserError);
 }
 
 TEST(Dropout, GradientsMatchFiniteDifferences) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -20,6 +21,8 @@ struct LinearCase {
   int64_t batch, in, out;
   bool bias;
 };
+
+std::ostream& operator<<(std::ostream& os, const LinearCase& c) { return os << c.label; }
 
 LayerSpec spec_of(const LinearCase& c) { return linear("fc", c.in, c.out, c.bias); }
 

@@ -3,6 +3,7 @@
 
 #include <random>
 
+#include "core/error.h"
 #include "gradcheck.h"
 #include "models/registry.h"
 #include "models/wide_resnet.h"
@@ -69,7 +70,7 @@ TEST(Models, InitialisationIsSeededAndFollowsPyTorchBounds) {
     double max_abs = 0;
     for (int64_t i = 0; i < p.shape.numel(); ++i) max_abs = std::max(max_abs, std::fabs(double(a.params()[p.offset + i])));
     EXPECT_LE(max_abs, bound) << p.name;
-    EXPECT_GT(max_abs, 0.9 * bound) << p.name;  // the range is actually used
+    if (p.shape.numel() >= 100) EXPECT_GT(max_abs, 0.9 * bound) << p.name;  // the range is actually used
   }
 }
 
@@ -88,22 +89,27 @@ void check_network_gradients(cpu::Network<double>& net, const Tensor<double>& x,
   loss(true);
   const std::vector<double> analytic = net.grads();
   std::vector<double> buffers = net.buffers();  // BN running stats move on every forward; restore them
-  const double h = 1e-6;
+  // A ReLU or max-pool kink within h of the point spoils one step size (the difference quotient straddles
+  // it), so each element passes when either of two step sizes agrees with the analytic gradient.
+  auto numeric_at = [&](int64_t i, double h) {
+    double& w = net.params()[i];
+    const double saved = w;
+    w = saved + h;
+    const double up = loss(false);
+    w = saved - h;
+    const double down = loss(false);
+    w = saved;
+    net.buffers() = buffers;
+    return (up - down) / (2 * h);
+  };
   for (const auto& p : net.param_specs()) {
     std::uniform_int_distribution<int64_t> pick(0, p.shape.numel() - 1);
     for (int k = 0; k < checks_per_tensor; ++k) {
       const int64_t i = p.offset + pick(rng);
-      double& w = net.params()[i];
-      const double saved = w;
-      w = saved + h;
-      const double up = loss(false);
-      w = saved - h;
-      const double down = loss(false);
-      w = saved;
-      net.buffers() = buffers;
-      const double numeric = (up - down) / (2 * h);
-      EXPECT_LT(testing::relative_error(analytic[i], numeric), 1e-5)
-          << p.name << "[" << i - p.offset << "] analytic " << analytic[i] << " numeric " << numeric;
+      const double coarse = numeric_at(i, 1e-6);
+      double error = testing::relative_error(analytic[i], coarse);
+      if (error >= 1e-5) error = std::min(error, testing::relative_error(analytic[i], numeric_at(i, 1e-7)));
+      EXPECT_LT(error, 1e-5) << p.name << "[" << i - p.offset << "] analytic " << analytic[i] << " numeric " << coarse;
     }
   }
 }

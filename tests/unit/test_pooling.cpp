@@ -2,8 +2,11 @@
 // differences, and MaxPool's tie rule (the first maximum in row-major window order gets the gradient).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <vector>
 
+#include "core/error.h"
 #include "gradcheck.h"
 #include "nn/cpu/pooling.h"
 
@@ -192,8 +195,8 @@ TEST(GlobalAvgPool, GradientsMatchFiniteDifferences) {
 }
 
 TEST(Pooling, BadWindowIsAUserError) {
-  EXPECT_THROW(sb::cpu::MaxPool2d<float>(sb::maxpool2d("pool", 0, 1)), sb::UserError);
-  EXPECT_THROW(sb::cpu::AvgPool2d<float>(sb::avgpool2d("pool", 2, 0)), sb::UserError);
+  EXPECT_THROW({ sb::cpu::MaxPool2d<float> layer(sb::maxpool2d("pool", 0, 1)); }, sb::UserError);
+  EXPECT_THROW({ sb::cpu::AvgPool2d<float> layer(sb::avgpool2d("pool", 2, 0)); }, sb::UserError);
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ namespace sb::cpu {
 
 template <typename T>
 Dropout<T>::Dropout(const LayerSpec& spec)
-    : name_(spec.name), p_(spec.p), mask_key_(dropout_mask_key(0, spec.name)) {
+    : name_(spec.name), p_(spec.p), mask_key_(dropout_mask_key(0, spec.name)) {  // stream 0 until keyed
   if (!(p_ >= 0.0 && p_ <= 1.0))
     throw UserError("dropout '" + spec.name + "' needs a probability between 0 and 1, got " + std::to_string(p_));
 }
@@ -56,8 +56,8 @@ const Tensor<T>& Dropout<T>::forward(const Tensor<T>& x, Mode mode) {
     std::copy(x.data(), x.data() + n, y_.data());
     return y_;
   }
-  // Scale in double, rounded once to T; dropped elements are written as 0 (not 0 * scale, which is NaN
-  // for p == 1).
+  // Scale in double, rounded once to T. Dropped elements are written as 0 rather than x * 0 * scale,
+  // which is NaN when p == 1 makes the scale infinite.
   const T scale = static_cast<T>(1.0 / (1.0 - p_));
   keep_.resize(static_cast<size_t>(n));
   // One Philox block gives the uniforms of 4 consecutive elements (as philox_uniform_at defines them),

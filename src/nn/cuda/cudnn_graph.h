@@ -9,6 +9,7 @@
 #include <cudnn.h>
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +51,16 @@ class Descriptor {
   cudnnBackendDescriptor_t desc_ = nullptr;
 };
 
+// Owns every descriptor a graph refers to (tensors, operations, mode descriptors), so that nothing an
+// operation graph or plan points at is destroyed while they live. References stay valid (a deque).
+class Arena {
+ public:
+  const Descriptor& keep(Descriptor d) { return items_.emplace_back(std::move(d)); }
+
+ private:
+  std::deque<Descriptor> items_;
+};
+
 cudnnDataType_t to_cudnn(DType t);
 
 // A tensor as cuDNN sees it. dims are logical NCHW (or [1,C,1,1] for per-channel tensors); strides
@@ -74,8 +85,9 @@ Descriptor make_conv_fprop(const Descriptor& x, const Descriptor& w, const Descr
 Descriptor make_conv_dgrad(const Descriptor& dx, const Descriptor& w, const Descriptor& dy, const Descriptor& conv);
 Descriptor make_conv_wgrad(const Descriptor& x, const Descriptor& dw, const Descriptor& dy, const Descriptor& conv);
 
-// y = op(x) for unary modes, y = op(x, b) for binary ones (b may be null for unary modes).
-Descriptor make_pointwise(cudnnPointwiseMode_t mode, const Descriptor& x, const Descriptor* b, const Descriptor& y);
+// y = op(x) for unary modes, y = op(x, b) for binary ones (b may be null for unary modes). The mode
+// descriptor is kept in the arena.
+Descriptor make_pointwise(Arena& arena, cudnnPointwiseMode_t mode, const Descriptor& x, const Descriptor* b, const Descriptor& y);
 
 // Batch-norm forward. Training writes y, the saved mean and inverse std-dev, and the next running
 // statistics; inference reads mean and inv_variance and writes y.
@@ -86,14 +98,16 @@ struct NormForwardTensors {
   const Descriptor* bias = nullptr;
   const Descriptor* mean = nullptr;          // saved mean (training: output; inference: input)
   const Descriptor* inv_variance = nullptr;  // saved 1/sqrt(var+eps) (training: output; inference: input)
-  const Descriptor* epsilon = nullptr;       // by-value scalar
+  const Descriptor* epsilon = nullptr;       // by-value scalar (training; inference takes inv_variance)
   const Descriptor* momentum = nullptr;      // by-value scalar (training with running stats)
   const Descriptor* in_running_mean = nullptr;
   const Descriptor* in_running_var = nullptr;
   const Descriptor* out_running_mean = nullptr;
   const Descriptor* out_running_var = nullptr;
 };
-Descriptor make_batchnorm_forward(cudnnBackendNormFwdPhase_t phase, const NormForwardTensors& t);
+// Empty (with the reason) when cuDNN rejects the node.
+std::optional<Descriptor> make_batchnorm_forward(cudnnBackendNormFwdPhase_t phase, const NormForwardTensors& t,
+                                                 std::string* why);
 
 struct NormBackwardTensors {
   const Descriptor* x = nullptr;
@@ -105,7 +119,7 @@ struct NormBackwardTensors {
   const Descriptor* dbias = nullptr;
   const Descriptor* dx = nullptr;
 };
-Descriptor make_batchnorm_backward(const NormBackwardTensors& t);
+std::optional<Descriptor> make_batchnorm_backward(const NormBackwardTensors& t, std::string* why);
 
 // An operation graph over finalized operation nodes. Returns an empty optional when cuDNN rejects the
 // combination (e.g. a fusion it cannot express).

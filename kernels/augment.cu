@@ -1,0 +1,65 @@
+// The batch-assembly kernel (see augment.h): one block per sample. The block's threads draw the sample's
+// crop and flip (one Philox block, the same for every thread, so no shared memory or barrier is needed)
+// and walk the sample's C*H*W outputs in storage order, so the writes are coalesced in either layout;
+// the uint8 reads are gathers within one 3 KiB image and hit L1.
+#include "kernels/augment.h"
+
+#include "kernels/device_utils.cuh"
+
+namespace sb::kernels {
+namespace {
+using namespace detail;
+
+template <typename T, bool Nhwc>
+__global__ void gather_batch_kernel(GatherBatchArgs a) {
+  const int64_t j = blockIdx.x;
+  const int64_t index = a.indices[j];
+  if (threadIdx.x == 0 && a.labels_out) a.labels_out[j] = a.labels[index];
+  CropFlip t;
+  if (a.random_crop || a.horizontal_flip) {
+    t = draw_crop_flip(a.key.seed, a.key.epoch, a.key.rank, a.first_position + static_cast<uint64_t>(j),
+                       a.random_crop ? a.crop_padding : 0);
+    if (!a.horizontal_flip) t.flip = false;
+  }
+  const int C = a.channels, H = a.height, W = a.width;
+  const int64_t per_sample = static_cast<int64_t>(C) * H * W;
+  const uint8_t* image = a.images + index * per_sample;
+  T* out = static_cast<T*>(a.out) + j * per_sample;
+  for (int s = threadIdx.x; s < per_sample; s += blockDim.x) {
+    int c, y, x;
+    if constexpr (Nhwc) {
+      c = s % C;
+      x = (s / C) % W;
+      y = s / (C * W);
+    } else {
+      x = s % W;
+      y = (s / W) % H;
+      c = s / (H * W);
+    }
+    const int raw = crop_flip_pixel(image, H, W, c, y, x, t);
+    out[s] = from_float<T>(normalize_pixel<float>(raw, a.mean[c], a.std[c]));
+  }
+}
+
+}  // namespace
+
+void gather_batch(const GatherBatchArgs& a, cudaStream_t stream) {
+  if (a.batch <= 0) return;
+  if (a.channels < 1 || a.channels > kMaxAugmentChannels || a.height < 1 || a.width < 1)
+    fatal("gather_batch: unsupported sample shape " + std::to_string(a.channels) + "x" + std::to_string(a.height) +
+          "x" + std::to_string(a.width) + " (at most " + std::to_string(kMaxAugmentChannels) + " channels)");
+  if (a.random_crop && (a.crop_padding < 0 || a.crop_padding > 65535))
+    fatal("gather_batch: crop padding " + std::to_string(a.crop_padding) + " outside 0..65535");
+  if (a.batch > 2147483647LL) fatal("gather_batch: batch too large");
+  const bool nhwc = a.layout == Layout::NHWC && a.channels > 1;  // one channel: both layouts agree
+  dispatch_dtype(a.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (nhwc)
+      gather_batch_kernel<T, true><<<static_cast<unsigned>(a.batch), kThreads, 0, stream>>>(a);
+    else
+      gather_batch_kernel<T, false><<<static_cast<unsigned>(a.batch), kThreads, 0, stream>>>(a);
+  });
+  CHECK_CUDA_LAUNCH();
+}
+
+}  // namespace sb::kernels

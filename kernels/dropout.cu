@@ -1,0 +1,141 @@
+// Dropout (see dropout.h). One Philox block gives the uniforms of 4 consecutive logical elements
+// (philox_uniform_at: element i uses word i%4 of block i/4), so a thread handles such a group of 4 and
+// draws once. In NCHW the group is 4 consecutive stored elements. In NHWC with w % 4 == 0 the group is 4
+// consecutive w of one (n, c, h); a warp's threads take consecutive c, so each of the 4 accesses is
+// coalesced. Other NHWC shapes fall back to one draw per element.
+//
+// The keep test is done on the 24-bit integer behind the uniform: philox_uniform(bits) = k / 2^24 with
+// k = bits >> 8, and k / 2^24 >= p (in double, as the CPU layer compares) exactly when k >= ceil(p * 2^24).
+#include "kernels/dropout.h"
+
+#include <cmath>
+
+#include "core/philox.h"
+#include "kernels/device_utils.cuh"
+
+namespace sb::kernels {
+namespace {
+using namespace detail;
+
+struct DropParams {
+  uint64_t key, step;
+  uint32_t threshold;  // keep iff (bits >> 8) >= threshold
+  float scale;         // 1 / (1 - p), rounded once from double as the CPU layer does
+};
+
+DropParams make_params(double p, uint64_t key, uint64_t step) {
+  if (!(p >= 0.0 && p <= 1.0)) fatal("dropout: probability " + std::to_string(p) + " is outside [0, 1]");
+  DropParams d;
+  d.key = key;
+  d.step = step;
+  d.threshold = static_cast<uint32_t>(std::ceil(p * 16777216.0));  // exact: p * 2^24 only shifts the exponent
+  d.scale = static_cast<float>(1.0 / (1.0 - p));
+  return d;
+}
+
+__device__ __forceinline__ bool keeps(uint32_t bits, uint32_t threshold) { return (bits >> 8) >= threshold; }
+
+// Dropped elements are written as 0 rather than x * 0 (NaN for p == 1), as the CPU layer does.
+template <typename T>
+__device__ __forceinline__ T drop(T x, bool keep, float scale) {
+  return keep ? from_float<T>(to_float(x) * scale) : from_float<T>(0.0f);
+}
+
+// NCHW (or any tensor whose storage order is the logical order): group g = elements 4g..4g+3.
+template <typename T>
+__global__ void dropout_contiguous_kernel(const T* x, T* y, int64_t total, DropParams d) {
+  const int64_t groups = (total + 3) / 4;
+  for (int64_t g = global_thread(); g < groups; g += grid_threads()) {
+    const Philox4 r = philox4x32(d.step, static_cast<uint64_t>(g), d.key);
+    const int64_t base = g * 4;
+    if (base + 4 <= total) {
+      T v[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) v[j] = x[base + j];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) y[base + j] = drop(v[j], keeps(r.v[j], d.threshold), d.scale);
+    } else {
+      for (int j = 0; base + j < total; ++j) y[base + j] = drop(x[base + j], keeps(r.v[j], d.threshold), d.scale);
+    }
+  }
+}
+
+// NHWC with w % 4 == 0: thread item = (n, h, w/4, c), c fastest. Logical index of (n, c, h, w0) is
+// ((n*C + c)*H + h)*W + w0, a multiple of 4, so its group is that index / 4 and covers w0..w0+3.
+template <typename T>
+__global__ void dropout_nhwc_w4_kernel(const T* x, T* y, int64_t n, int64_t c, int64_t h, int64_t w, DropParams d) {
+  const int64_t w4 = w / 4;
+  const int64_t items = n * h * w4 * c;
+  for (int64_t t = global_thread(); t < items; t += grid_threads()) {
+    const int64_t ch = t % c;
+    int64_t rest = t / c;
+    const int64_t wq = rest % w4;
+    rest /= w4;
+    const int64_t row = rest % h, image = rest / h;
+    const int64_t logical = ((image * c + ch) * h + row) * w + wq * 4;
+    const Philox4 r = philox4x32(d.step, static_cast<uint64_t>(logical) >> 2, d.key);
+    const int64_t stored = ((image * h + row) * w + wq * 4) * c + ch;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) y[stored + j * c] = drop(x[stored + j * c], keeps(r.v[j], d.threshold), d.scale);
+  }
+}
+
+// Any NHWC shape: one element (and one draw) per thread item, in storage order.
+template <typename T>
+__global__ void dropout_nhwc_any_kernel(const T* x, T* y, int64_t n, int64_t c, int64_t h, int64_t w, DropParams d) {
+  const int64_t total = n * c * h * w;
+  for (int64_t s = global_thread(); s < total; s += grid_threads()) {
+    const int64_t ch = s % c;
+    int64_t rest = s / c;
+    const int64_t col = rest % w;
+    rest /= w;
+    const int64_t row = rest % h, image = rest / h;
+    const uint64_t logical = static_cast<uint64_t>(((image * c + ch) * h + row) * w + col);
+    const Philox4 r = philox4x32(d.step, logical >> 2, d.key);
+    // Select the word without a run-time array index (which would put r in local memory).
+    const uint32_t lo = (logical & 1) ? r.v[1] : r.v[0], hi = (logical & 1) ? r.v[3] : r.v[2];
+    y[s] = drop(x[s], keeps((logical & 2) ? hi : lo, d.threshold), d.scale);
+  }
+}
+
+// Forward and backward are the same map: out = in * mask * scale.
+void launch_dropout(const void* in, void* out, int64_t n, int64_t c, int64_t h, int64_t w, Layout layout,
+                    DType dtype, double p, uint64_t key, uint64_t step, cudaStream_t stream) {
+  const int64_t total = n * c * h * w;
+  if (total <= 0) return;
+  if (p == 0.0) {  // the identity, as in the CPU layer
+    if (in != out)
+      CHECK_CUDA(cudaMemcpyAsync(out, in, static_cast<size_t>(total) * dtype_size(dtype), cudaMemcpyDeviceToDevice,
+                                 stream));
+    return;
+  }
+  const DropParams d = make_params(p, key, step);
+  // With one channel, or h = w = 1, NHWC stores the logical order too.
+  const bool logical_order = layout == Layout::NCHW || c == 1 || h * w == 1;
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = static_cast<const T*>(in);
+    T* y = static_cast<T*>(out);
+    if (logical_order)
+      dropout_contiguous_kernel<T><<<grid_for((total + 3) / 4), kThreads, 0, stream>>>(x, y, total, d);
+    else if (w % 4 == 0)
+      dropout_nhwc_w4_kernel<T><<<grid_for(total / 4), kThreads, 0, stream>>>(x, y, n, c, h, w, d);
+    else
+      dropout_nhwc_any_kernel<T><<<grid_for(total), kThreads, 0, stream>>>(x, y, n, c, h, w, d);
+  });
+  CHECK_CUDA_LAUNCH();
+}
+
+}  // namespace
+
+void dropout_forward(const void* x, void* y, int64_t n, int64_t c, int64_t h, int64_t w, Layout layout, DType dtype,
+                     double p, uint64_t mask_key, uint64_t step, cudaStream_t stream) {
+  launch_dropout(x, y, n, c, h, w, layout, dtype, p, mask_key, step, stream);
+}
+
+void dropout_backward(const void* dy, void* dx, int64_t n, int64_t c, int64_t h, int64_t w, Layout layout,
+                      DType dtype, double p, uint64_t mask_key, uint64_t step, cudaStream_t stream) {
+  launch_dropout(dy, dx, n, c, h, w, layout, dtype, p, mask_key, step, stream);
+}
+
+}  // namespace sb::kernels

@@ -1,0 +1,234 @@
+// The fused optimizer step (see optimizer.h). One grid-stride pass over the flat buffers: each thread
+// loads 4 consecutive elements of params, grads and the state buffers as 16-byte words, applies the
+// shared per-element rule of src/optim/update_rules.h in registers, and stores params, state and the
+// optional low-precision weight copy. Bytes per element: Adam reads 16 and writes 12 (+2 for the copy).
+#include "kernels/optimizer.h"
+
+#include "kernels/device_utils.cuh"
+#include "optim/update_rules.h"
+
+namespace sb::kernels {
+namespace {
+using namespace detail;
+
+// ---- the step scalars, on the device: the same formulas as update_rules.h's host *_step_scalars ----
+// (those are host-only inline functions; a graph-captured step needs lr and the step number read from
+// device memory, so the few scalar lines are mirrored here, line for line.)
+__device__ SgdStep device_sgd_step_scalars(const SgdConfig& c, double lr, int64_t step) {
+  SgdStep s;
+  s.lr = static_cast<float>(lr);
+  s.momentum = static_cast<float>(c.momentum);
+  s.one_minus_dampening = static_cast<float>(1.0 - c.dampening);
+  s.weight_decay = static_cast<float>(c.weight_decay);
+  s.nesterov = c.nesterov;
+  s.first_step = step == 1;
+  return s;
+}
+
+__device__ AdadeltaStep device_adadelta_step_scalars(const AdadeltaConfig& c, double lr) {
+  AdadeltaStep s;
+  s.lr = static_cast<float>(lr);
+  s.rho = static_cast<float>(c.rho);
+  s.one_minus_rho = static_cast<float>(1.0 - c.rho);
+  s.eps = static_cast<float>(c.eps);
+  s.weight_decay = static_cast<float>(c.weight_decay);
+  return s;
+}
+
+__device__ AdamStep device_adam_step_scalars(const AdamConfig& c, double lr, int64_t step) {
+  const double t = static_cast<double>(step);
+  AdamStep s;
+  s.beta1 = static_cast<float>(c.beta1);
+  s.one_minus_beta1 = static_cast<float>(1.0 - c.beta1);
+  s.beta2 = static_cast<float>(c.beta2);
+  s.one_minus_beta2 = static_cast<float>(1.0 - c.beta2);
+  s.eps = static_cast<float>(c.eps);
+  s.l2_weight_decay = c.decoupled_weight_decay ? 0.0f : static_cast<float>(c.weight_decay);
+  s.decay_factor = c.decoupled_weight_decay ? static_cast<float>(1.0 - lr * c.weight_decay) : 1.0f;
+  s.step_size = static_cast<float>(lr / (1.0 - pow(c.beta1, t)));
+  s.bias_correction2_sqrt = static_cast<float>(sqrt(1.0 - pow(c.beta2, t)));
+  return s;
+}
+
+struct Scalars {
+  SgdStep sgd;
+  AdadeltaStep adadelta;
+  AdamStep adam;
+};
+
+// ---- the rules: how many state buffers, and which shared update function ----
+struct SgdPlainRule {
+  static constexpr int kStates = 0;
+  __device__ static void apply(float& p, float g, float*, const Scalars& s) { sgd_update(p, g, s.sgd); }
+};
+struct SgdMomentumRule {
+  static constexpr int kStates = 1;
+  __device__ static void apply(float& p, float g, float* st, const Scalars& s) {
+    sgd_momentum_update(p, g, st[0], s.sgd);
+  }
+};
+struct AdadeltaRule {
+  static constexpr int kStates = 2;
+  __device__ static void apply(float& p, float g, float* st, const Scalars& s) {
+    adadelta_update(p, g, st[0], st[1], s.adadelta);
+  }
+};
+struct AdamRule {
+  static constexpr int kStates = 2;
+  __device__ static void apply(float& p, float g, float* st, const Scalars& s) {
+    adam_update(p, g, st[0], st[1], s.adam);
+  }
+};
+struct AdamAmsgradRule {
+  static constexpr int kStates = 3;
+  __device__ static void apply(float& p, float g, float* st, const Scalars& s) {
+    adam_amsgrad_update(p, g, st[0], st[1], st[2], s.adam);
+  }
+};
+
+struct NoCopy {};  // TC = NoCopy: no low-precision copy
+
+template <typename Rule, typename TC>
+__device__ __forceinline__ void update_one(const FusedOptimizerArgs& a, int64_t i, float inv_scale,
+                                           const Scalars& s) {
+  float st[Rule::kStates > 0 ? Rule::kStates : 1];
+#pragma unroll
+  for (int k = 0; k < Rule::kStates; ++k) st[k] = a.state[k][i];
+  float p = a.params[i];
+  Rule::apply(p, a.grads[i] * inv_scale, st, s);
+  a.params[i] = p;
+#pragma unroll
+  for (int k = 0; k < Rule::kStates; ++k) a.state[k][i] = st[k];
+  if constexpr (!std::is_same_v<TC, NoCopy>) static_cast<TC*>(a.params_copy)[i] = from_float<TC>(p);
+}
+
+template <typename Rule, typename TC, bool Vector>
+__global__ void fused_optimizer_kernel(FusedOptimizerArgs a) {
+  __shared__ Scalars scalars;
+  __shared__ bool skip;
+  __shared__ int64_t step;
+  __shared__ float inv_scale;
+  if (threadIdx.x == 0) {
+    skip = a.found_inf != nullptr && *a.found_inf != 0;
+    step = a.step_counter ? a.step_counter->steps + 1 : a.step;
+    const double lr = a.lr_device ? *a.lr_device : a.lr;
+    scalars.sgd = device_sgd_step_scalars(a.sgd, lr, step);
+    scalars.adadelta = device_adadelta_step_scalars(a.adadelta, lr);
+    scalars.adam = device_adam_step_scalars(a.adam, lr, step);
+    // torch's unscale: the reciprocal in double, rounded to fp32, then one multiply per gradient.
+    inv_scale = a.loss_scale ? static_cast<float>(1.0 / static_cast<double>(*a.loss_scale)) : 1.0f;
+  }
+  __syncthreads();
+  if (skip) return;  // every block sees the same flag: nothing is written, the counter stays
+  const Scalars s = scalars;
+  const float inv = inv_scale;
+  const int64_t stride = grid_threads();
+  int64_t start = 0;
+  if constexpr (Vector) {
+    const int64_t quads = a.n / 4;
+    for (int64_t q = global_thread(); q < quads; q += stride) {
+      float4 p4 = reinterpret_cast<const float4*>(a.params)[q];
+      const float4 g4 = reinterpret_cast<const float4*>(a.grads)[q];
+      float4 st4[Rule::kStates > 0 ? Rule::kStates : 1];
+#pragma unroll
+      for (int k = 0; k < Rule::kStates; ++k) st4[k] = reinterpret_cast<const float4*>(a.state[k])[q];
+      float* p = &p4.x;
+      const float* g = &g4.x;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        float st[Rule::kStates > 0 ? Rule::kStates : 1];
+#pragma unroll
+        for (int k = 0; k < Rule::kStates; ++k) st[k] = (&st4[k].x)[j];
+        Rule::apply(p[j], g[j] * inv, st, s);
+#pragma unroll
+        for (int k = 0; k < Rule::kStates; ++k) (&st4[k].x)[j] = st[k];
+      }
+      reinterpret_cast<float4*>(a.params)[q] = p4;
+#pragma unroll
+      for (int k = 0; k < Rule::kStates; ++k) reinterpret_cast<float4*>(a.state[k])[q] = st4[k];
+      if constexpr (!std::is_same_v<TC, NoCopy>) {
+        Pack<TC, 4> c;  // 8 bytes: the copy pointer is 16-byte aligned, so 8-byte stores are too
+#pragma unroll
+        for (int j = 0; j < 4; ++j) c.v[j] = from_float<TC>(p[j]);
+        reinterpret_cast<uint2*>(a.params_copy)[q] = *reinterpret_cast<const uint2*>(&c);
+      }
+    }
+    start = quads * 4;
+  }
+  for (int64_t i = start + global_thread(); i < a.n; i += stride) update_one<Rule, TC>(a, i, inv, s);
+
+  if (a.step_counter) {
+    // The last block to finish advances the step counter. Every block read it (thread 0, above) before
+    // its fence and atomic, so no block can see the new value within this launch.
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      __threadfence();
+      const unsigned done = atomicAdd(&a.step_counter->blocks_done, 1u);
+      if (done == gridDim.x - 1) {
+        a.step_counter->steps = step;
+        a.step_counter->blocks_done = 0;
+        __threadfence();
+      }
+    }
+  }
+}
+
+template <typename Rule>
+void launch_rule(const FusedOptimizerArgs& a, cudaStream_t stream) {
+  bool vector = aligned16(a.params) && aligned16(a.grads) && (a.params_copy == nullptr || aligned16(a.params_copy));
+  for (int k = 0; k < Rule::kStates; ++k) vector = vector && aligned16(a.state[k]);
+  const unsigned grid = grid_for(vector ? a.n / 4 + 1 : a.n);
+  auto go = [&](auto copy_tag) {
+    using TC = typename decltype(copy_tag)::type;
+    if (vector)
+      fused_optimizer_kernel<Rule, TC, true><<<grid, kThreads, 0, stream>>>(a);
+    else
+      fused_optimizer_kernel<Rule, TC, false><<<grid, kThreads, 0, stream>>>(a);
+  };
+  if (a.params_copy == nullptr)
+    go(TypeTag<NoCopy>{});
+  else if (a.copy_dtype == DType::F16)
+    go(TypeTag<__half>{});
+  else if (a.copy_dtype == DType::BF16)
+    go(TypeTag<__nv_bfloat16>{});
+  else
+    fatal("fused_optimizer_step: the weight copy must be F16 or BF16");
+  CHECK_CUDA_LAUNCH();
+}
+
+}  // namespace
+
+void fused_optimizer_step(const FusedOptimizerArgs& a, cudaStream_t stream) {
+  if (a.n <= 0) return;
+  if (a.params == nullptr || a.grads == nullptr) fatal("fused_optimizer_step: params and grads are required");
+  auto need_state = [&](int count) {
+    for (int k = 0; k < count; ++k)
+      if (a.state[k] == nullptr) fatal("fused_optimizer_step: state buffer " + std::to_string(k) + " is missing");
+  };
+  switch (a.kind) {
+    case OptimizerKind::Sgd:
+      if (a.sgd.momentum != 0.0) {
+        need_state(1);
+        launch_rule<SgdMomentumRule>(a, stream);
+      } else {
+        launch_rule<SgdPlainRule>(a, stream);
+      }
+      return;
+    case OptimizerKind::Adadelta:
+      need_state(2);
+      launch_rule<AdadeltaRule>(a, stream);
+      return;
+    case OptimizerKind::Adam:
+      if (a.adam.amsgrad) {
+        need_state(3);
+        launch_rule<AdamAmsgradRule>(a, stream);
+      } else {
+        need_state(2);
+        launch_rule<AdamRule>(a, stream);
+      }
+      return;
+  }
+  fatal("fused_optimizer_step: unknown optimizer kind");
+}
+
+}  // namespace sb::kernels

@@ -1,0 +1,281 @@
+// Pooling kernels (see pooling.h). One thread per output element (forward) or input element (backward),
+// in storage order, so that consecutive threads touch consecutive addresses: along w in NCHW, along c in
+// NHWC. Backward gathers over the windows that cover an input element, in the same (oh, ow) order as the
+// CPU reference scatters, so fp32 results match it bit for bit.
+#include "kernels/pooling.h"
+
+#include "kernels/device_utils.cuh"
+
+namespace sb::kernels {
+namespace {
+using namespace detail;
+
+struct Geometry {
+  int64_t n, c, h, w, oh, ow;
+  int k, s;
+};
+
+Geometry make_geometry(const PoolShape& p, const char* what) {
+  if (p.kernel < 1 || p.stride < 1 || p.h < p.kernel || p.w < p.kernel)
+    fatal(std::string(what) + ": bad window " + std::to_string(p.kernel) + "/" + std::to_string(p.stride) +
+          " for an input of " + std::to_string(p.h) + "x" + std::to_string(p.w));
+  return Geometry{p.n, p.c, p.h, p.w, (p.h - p.kernel) / p.stride + 1, (p.w - p.kernel) / p.stride + 1, p.kernel,
+                  p.stride};
+}
+
+// Coordinates (image, channel, row, col) of a storage index of a [n, c, rows, cols] tensor.
+struct Coord {
+  int64_t img, ch, y, x;
+};
+
+template <bool Nhwc>
+__device__ __forceinline__ Coord decode(int64_t i, int64_t c, int64_t rows, int64_t cols) {
+  Coord q;
+  if constexpr (Nhwc) {
+    q.ch = i % c;
+    i /= c;
+    q.x = i % cols;
+    i /= cols;
+    q.y = i % rows;
+    q.img = i / rows;
+  } else {
+    q.x = i % cols;
+    i /= cols;
+    q.y = i % rows;
+    i /= rows;
+    q.ch = i % c;
+    q.img = i / c;
+  }
+  return q;
+}
+
+template <bool Nhwc>
+__device__ __forceinline__ int64_t offset(int64_t img, int64_t ch, int64_t y, int64_t x, int64_t c, int64_t rows,
+                                          int64_t cols) {
+  return Nhwc ? ((img * rows + y) * cols + x) * c + ch : ((img * c + ch) * rows + y) * cols + x;
+}
+
+// Storage index of the window's maximum (first on ties, a NaN wins as in PyTorch and the CPU layer).
+template <typename T, bool Nhwc>
+__device__ __forceinline__ int64_t window_argmax(const T* x, const Geometry& g, int64_t img, int64_t ch, int64_t oy,
+                                                 int64_t ox) {
+  const int64_t y0 = oy * g.s, x0 = ox * g.s;
+  int64_t best = offset<Nhwc>(img, ch, y0, x0, g.c, g.h, g.w);
+  float best_v = to_float(x[best]);
+  for (int ky = 0; ky < g.k; ++ky)
+    for (int kx = 0; kx < g.k; ++kx) {
+      const int64_t at = offset<Nhwc>(img, ch, y0 + ky, x0 + kx, g.c, g.h, g.w);
+      const float v = to_float(x[at]);
+      if (v > best_v || isnan(v)) {
+        best = at;
+        best_v = v;
+      }
+    }
+  return best;
+}
+
+template <typename T, bool Nhwc>
+__global__ void maxpool_forward_kernel(const T* __restrict__ x, T* __restrict__ y, Geometry g) {
+  const int64_t total = g.n * g.c * g.oh * g.ow;
+  for (int64_t o = global_thread(); o < total; o += grid_threads()) {
+    const Coord q = decode<Nhwc>(o, g.c, g.oh, g.ow);
+    y[o] = x[window_argmax<T, Nhwc>(x, g, q.img, q.ch, q.y, q.x)];
+  }
+}
+
+// The output rows (or cols) whose windows cover input position i: [first, last], possibly empty.
+__device__ __forceinline__ void covering(int64_t i, int k, int s, int64_t out, int64_t& first, int64_t& last) {
+  const int64_t lo = i - k + 1;
+  first = lo <= 0 ? 0 : (lo + s - 1) / s;
+  last = i / s;
+  if (last > out - 1) last = out - 1;
+}
+
+template <typename T, bool Nhwc>
+__global__ void maxpool_backward_kernel(const T* __restrict__ x, const T* __restrict__ dy, T* __restrict__ dx,
+                                        Geometry g) {
+  const int64_t total = g.n * g.c * g.h * g.w;
+  for (int64_t i = global_thread(); i < total; i += grid_threads()) {
+    const Coord q = decode<Nhwc>(i, g.c, g.h, g.w);
+    int64_t y_first, y_last, x_first, x_last;
+    covering(q.y, g.k, g.s, g.oh, y_first, y_last);
+    covering(q.x, g.k, g.s, g.ow, x_first, x_last);
+    float sum = 0.0f;
+    for (int64_t oy = y_first; oy <= y_last; ++oy)
+      for (int64_t ox = x_first; ox <= x_last; ++ox)
+        if (window_argmax<T, Nhwc>(x, g, q.img, q.ch, oy, ox) == i)
+          sum += to_float(dy[offset<Nhwc>(q.img, q.ch, oy, ox, g.c, g.oh, g.ow)]);
+    dx[i] = from_float<T>(sum);
+  }
+}
+
+template <typename T, bool Nhwc>
+__global__ void avgpool_forward_kernel(const T* __restrict__ x, T* __restrict__ y, Geometry g, float inv_area) {
+  const int64_t total = g.n * g.c * g.oh * g.ow;
+  for (int64_t o = global_thread(); o < total; o += grid_threads()) {
+    const Coord q = decode<Nhwc>(o, g.c, g.oh, g.ow);
+    float sum = 0.0f;
+    for (int ky = 0; ky < g.k; ++ky)
+      for (int kx = 0; kx < g.k; ++kx)
+        sum += to_float(x[offset<Nhwc>(q.img, q.ch, q.y * g.s + ky, q.x * g.s + kx, g.c, g.h, g.w)]);
+    y[o] = from_float<T>(sum * inv_area);
+  }
+}
+
+template <typename T, bool Nhwc>
+__global__ void avgpool_backward_kernel(const T* __restrict__ dy, T* __restrict__ dx, Geometry g, float inv_area) {
+  const int64_t total = g.n * g.c * g.h * g.w;
+  for (int64_t i = global_thread(); i < total; i += grid_threads()) {
+    const Coord q = decode<Nhwc>(i, g.c, g.h, g.w);
+    int64_t y_first, y_last, x_first, x_last;
+    covering(q.y, g.k, g.s, g.oh, y_first, y_last);
+    covering(q.x, g.k, g.s, g.ow, x_first, x_last);
+    float sum = 0.0f;
+    for (int64_t oy = y_first; oy <= y_last; ++oy)
+      for (int64_t ox = x_first; ox <= x_last; ++ox)
+        sum += to_float(dy[offset<Nhwc>(q.img, q.ch, oy, ox, g.c, g.oh, g.ow)]) * inv_area;
+    dx[i] = from_float<T>(sum);
+  }
+}
+
+// Global average pool, NCHW: a warp per (n, c) plane of hw contiguous elements.
+template <typename T>
+__global__ void global_avgpool_nchw_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t planes, int64_t hw,
+                                           float inv_area) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
+  for (int64_t p = global_thread() / 32; p < planes; p += warps) {
+    const T* plane = x + p * hw;
+    float sum = 0.0f;
+    for (int64_t i = lane; i < hw; i += 32) sum += to_float(plane[i]);
+    sum = warp_sum(sum);
+    if (lane == 0) y[p] = from_float<T>(sum * inv_area);
+  }
+}
+
+// Global average pool, NHWC: a thread per (n, c); a warp's threads read 32 consecutive channels of a pixel.
+template <typename T>
+__global__ void global_avgpool_nhwc_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t n, int64_t c,
+                                           int64_t hw, float inv_area) {
+  for (int64_t t = global_thread(); t < n * c; t += grid_threads()) {
+    const int64_t img = t / c, ch = t - img * c;
+    const T* base = x + img * hw * c + ch;
+    float sum = 0.0f;
+    for (int64_t i = 0; i < hw; ++i) sum += to_float(base[i * c]);
+    y[t] = from_float<T>(sum * inv_area);
+  }
+}
+
+template <typename T, bool Nhwc>
+__global__ void global_avgpool_backward_kernel(const T* __restrict__ dy, T* __restrict__ dx, int64_t c, int64_t hw,
+                                               int64_t total, float inv_area) {
+  for (int64_t i = global_thread(); i < total; i += grid_threads()) {
+    int64_t img, ch;
+    if constexpr (Nhwc) {
+      ch = i % c;
+      img = i / (hw * c);
+    } else {
+      const int64_t plane = i / hw;
+      ch = plane % c;
+      img = plane / c;
+    }
+    dx[i] = from_float<T>(to_float(dy[img * c + ch]) * inv_area);
+  }
+}
+
+// Runs f(TypeTag<T>, bool_constant<Nhwc>) for the run-time dtype and layout.
+template <typename F>
+void dispatch(DType dtype, Layout layout, F&& f) {
+  dispatch_dtype(dtype, [&](auto tag) {
+    if (layout == Layout::NHWC)
+      f(tag, std::true_type{});
+    else
+      f(tag, std::false_type{});
+  });
+}
+
+}  // namespace
+
+void maxpool_forward(const void* x, void* y, const PoolShape& shape, Layout layout, DType dtype, cudaStream_t stream) {
+  const Geometry g = make_geometry(shape, "maxpool_forward");
+  const int64_t total = g.n * g.c * g.oh * g.ow;
+  if (total <= 0) return;
+  dispatch(dtype, layout, [&](auto tag, auto nhwc) {
+    using T = typename decltype(tag)::type;
+    maxpool_forward_kernel<T, decltype(nhwc)::value>
+        <<<grid_for(total), kThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), g);
+  });
+  CHECK_CUDA_LAUNCH();
+}
+
+void maxpool_backward(const void* x, const void* dy, void* dx, const PoolShape& shape, Layout layout, DType dtype,
+                      cudaStream_t stream) {
+  const Geometry g = make_geometry(shape, "maxpool_backward");
+  const int64_t total = g.n * g.c * g.h * g.w;
+  if (total <= 0) return;
+  dispatch(dtype, layout, [&](auto tag, auto nhwc) {
+    using T = typename decltype(tag)::type;
+    maxpool_backward_kernel<T, decltype(nhwc)::value><<<grid_for(total), kThreads, 0, stream>>>(
+        static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), g);
+  });
+  CHECK_CUDA_LAUNCH();
+}
+
+void avgpool_forward(const void* x, void* y, const PoolShape& shape, Layout layout, DType dtype, cudaStream_t stream) {
+  const Geometry g = make_geometry(shape, "avgpool_forward");
+  const int64_t total = g.n * g.c * g.oh * g.ow;
+  if (total <= 0) return;
+  const float inv_area = 1.0f / static_cast<float>(g.k * g.k);
+  dispatch(dtype, layout, [&](auto tag, auto nhwc) {
+    using T = typename decltype(tag)::type;
+    avgpool_forward_kernel<T, decltype(nhwc)::value>
+        <<<grid_for(total), kThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), g, inv_area);
+  });
+  CHECK_CUDA_LAUNCH();
+}
+
+void avgpool_backward(const void* dy, void* dx, const PoolShape& shape, Layout layout, DType dtype,
+                      cudaStream_t stream) {
+  const Geometry g = make_geometry(shape, "avgpool_backward");
+  const int64_t total = g.n * g.c * g.h * g.w;
+  if (total <= 0) return;
+  const float inv_area = 1.0f / static_cast<float>(g.k * g.k);
+  dispatch(dtype, layout, [&](auto tag, auto nhwc) {
+    using T = typename decltype(tag)::type;
+    avgpool_backward_kernel<T, decltype(nhwc)::value>
+        <<<grid_for(total), kThreads, 0, stream>>>(static_cast<const T*>(dy), static_cast<T*>(dx), g, inv_area);
+  });
+  CHECK_CUDA_LAUNCH();
+}
+
+void global_avgpool_forward(const void* x, void* y, int64_t n, int64_t c, int64_t h, int64_t w, Layout layout,
+                            DType dtype, cudaStream_t stream) {
+  const int64_t hw = h * w;
+  if (n * c <= 0 || hw <= 0) return;
+  const float inv_area = 1.0f / static_cast<float>(hw);
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (layout == Layout::NHWC && hw > 1)
+      global_avgpool_nhwc_kernel<T><<<grid_for(n * c), kThreads, 0, stream>>>(static_cast<const T*>(x),
+                                                                              static_cast<T*>(y), n, c, hw, inv_area);
+    else
+      global_avgpool_nchw_kernel<T><<<grid_for(n * c * 32), kThreads, 0, stream>>>(
+          static_cast<const T*>(x), static_cast<T*>(y), n * c, hw, inv_area);
+  });
+  CHECK_CUDA_LAUNCH();
+}
+
+void global_avgpool_backward(const void* dy, void* dx, int64_t n, int64_t c, int64_t h, int64_t w, Layout layout,
+                             DType dtype, cudaStream_t stream) {
+  const int64_t hw = h * w, total = n * c * hw;
+  if (total <= 0) return;
+  const float inv_area = 1.0f / static_cast<float>(hw);
+  dispatch(dtype, layout, [&](auto tag, auto nhwc) {
+    using T = typename decltype(tag)::type;
+    global_avgpool_backward_kernel<T, decltype(nhwc)::value><<<grid_for(total), kThreads, 0, stream>>>(
+        static_cast<const T*>(dy), static_cast<T*>(dx), c, hw, total, inv_area);
+  });
+  CHECK_CUDA_LAUNCH();
+}
+
+}  // namespace sb::kernels

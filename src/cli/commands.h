@@ -1,0 +1,11 @@
+// The subcommands of the scalebench program. Each returns the process exit code.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "comm/mpi_session.h"
+
+namespace sb {
+int train_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line);
+int info_command(MpiSession& session, const std::vector<std::string>& args);
+}  // namespace sb

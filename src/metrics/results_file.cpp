@@ -1,0 +1,202 @@
+#include "metrics/results_file.h"
+
+#include <algorithm>
+#include <ctime>
+#include <stdexcept>
+
+#include "core/check.h"
+#include "metrics/hdf5_attributes.h"
+#include "metrics/hdf5_extendible.h"
+#include "metrics/results_output_check.h"
+
+namespace sb {
+namespace {
+
+void validate(const RunMetadata& metadata) {
+  const auto per_rank = [&](const std::vector<std::string>& values, const char* what) {
+    if (static_cast<int64_t>(values.size()) != metadata.world_size)
+      throw std::invalid_argument(std::string("results metadata: ") + std::to_string(values.size()) + " " + what +
+                                  " for a world of " + std::to_string(metadata.world_size) + " ranks");
+  };
+  if (metadata.world_size < 1) throw std::invalid_argument("results metadata: world_size must be at least 1");
+  if (metadata.node_count < 1) throw std::invalid_argument("results metadata: node_count must be at least 1");
+  per_rank(metadata.hosts, "hosts");
+  per_rank(metadata.gpu_models, "GPU models");
+}
+
+void flush(hid_t object) { CHECK_HDF5(H5Fflush(object, H5F_SCOPE_LOCAL)); }
+
+// Rows per chunk of a table whose rows hold `values` float64s: about 64 KiB per chunk, 1 to 64 rows.
+hsize_t rows_per_chunk(int64_t values) { return static_cast<hsize_t>(std::clamp<int64_t>(8192 / values, 1, 64)); }
+
+}  // namespace
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+// ---------------------------------------------------------------------------------------------- RunWriter
+
+RunWriter::RunWriter(hid_t group, int64_t ranks)
+    : group_(group), ranks_(ranks), epoch_type_(compound_type(epoch_columns(), sizeof(EpochRow))) {
+  h5::Handle file_type = packed_copy(epoch_type_.get());
+  epochs_ = h5::create_extendible(group_, "epochs", file_type.get(), {0}, 0, {64});
+  h5::write_string_list_attribute(epochs_.get(), "units", column_units(epoch_columns()));
+
+  const hsize_t ranks_extent = static_cast<hsize_t>(ranks_);
+  epoch_times_ = h5::create_extendible(group_, "epoch_times_per_rank", H5T_IEEE_F64LE, {0, ranks_extent}, 0,
+                                       {rows_per_chunk(ranks_), ranks_extent});
+  h5::write_string_attribute(epoch_times_.get(), "units", "s");
+  flush();
+}
+
+void RunWriter::flush() { sb::flush(group_); }
+
+void RunWriter::append_epoch(const EpochRow& row, std::span<const double> epoch_time_per_rank_s) {
+  if (static_cast<int64_t>(epoch_time_per_rank_s.size()) != ranks_)
+    throw std::invalid_argument("append_epoch: " + std::to_string(epoch_time_per_rank_s.size()) +
+                                " epoch times for a run of " + std::to_string(ranks_) + " ranks");
+  h5::append_along(epochs_.get(), epoch_type_.get(), 0, 1, &row);
+  h5::append_along(epoch_times_.get(), H5T_NATIVE_DOUBLE, 0, 1, epoch_time_per_rank_s.data());
+  ++epochs_written_;
+  flush();
+}
+
+void RunWriter::append_steps(std::span<const int64_t> step_numbers, std::span<const int64_t> phase_ns) {
+  const size_t phases = kStepPhases.size();
+  if (phase_ns.size() != static_cast<size_t>(ranks_) * step_numbers.size() * phases)
+    throw std::invalid_argument("append_steps: " + std::to_string(phase_ns.size()) + " phase times for " +
+                                std::to_string(ranks_) + " ranks x " + std::to_string(step_numbers.size()) +
+                                " steps x " + std::to_string(phases) + " phases");
+  if (step_numbers.empty()) return;
+  if (!steps_) {  // optional: only runs that sample steps have these datasets
+    steps_ = h5::create_extendible(group_, "steps", H5T_STD_I64LE, {static_cast<hsize_t>(ranks_), 0, phases}, 1,
+                                   {1, 256, phases});
+    h5::write_string_attribute(steps_.get(), "units", "ns");
+    h5::write_string_list_attribute(steps_.get(), "phases", {kStepPhases.begin(), kStepPhases.end()});
+    step_numbers_ = h5::create_extendible(group_, "step_numbers", H5T_STD_I64LE, {0}, 0, {256});
+  }
+  h5::append_along(steps_.get(), H5T_NATIVE_INT64, 1, step_numbers.size(), phase_ns.data());
+  h5::append_along(step_numbers_.get(), H5T_NATIVE_INT64, 0, step_numbers.size(), step_numbers.data());
+  flush();
+}
+
+// -------------------------------------------------------------------------------------------- ResultsFile
+
+ResultsFile::ResultsFile(const std::string& path, const RunMetadata& metadata)
+    : path_(path), world_size_(metadata.world_size) {
+  // Everything that can be wrong with the input is found before the file exists.
+  validate(metadata);
+  check_output_writable(path);
+  h5::init_hdf5();
+
+  h5::Handle access = h5::unlocked_file_access();
+  // The 1.8 format: dense attribute storage (no 64 KiB limit for the per-rank lists), readable by any
+  // HDF5 since 1.8, and no "file is open for writing" flag that would make a killed job's file need h5clear.
+  CHECK_HDF5(H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_V18));
+  file_ = h5::Handle::file(CHECK_HDF5(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get())));
+
+  const hid_t root = file_.get();
+  h5::write_int_attribute(root, "schema_version", kResultsSchemaVersion);
+  h5::write_string_attribute(root, "tool_version", metadata.tool_version);
+  h5::write_string_attribute(root, "git_sha", metadata.git_sha);
+  h5::write_string_attribute(root, "command_line", metadata.command_line);
+  h5::write_string_attribute(root, "config_json", metadata.config_json);
+  h5::write_int_attribute(root, "world_size", metadata.world_size);
+  h5::write_int_attribute(root, "node_count", metadata.node_count);
+  h5::write_string_list_attribute(root, "hosts", metadata.hosts);
+  h5::write_string_list_attribute(root, "gpu_models", metadata.gpu_models);
+  h5::write_string_attribute(root, "cuda_version", metadata.cuda_version);
+  h5::write_string_attribute(root, "cudnn_version", metadata.cudnn_version);
+  h5::write_string_attribute(root, "nccl_version", metadata.nccl_version);
+  h5::write_string_attribute(root, "mpi_version", metadata.mpi_version);
+  h5::write_string_attribute(root, "hdf5_version", h5::hdf5_library_version());
+  h5::write_string_attribute(root, "start_time", metadata.start_time.empty() ? utc_now_iso8601() : metadata.start_time);
+  h5::write_string_attribute(root, "end_time", "");
+  h5::write_int_attribute(root, "complete", 0);
+  h5::write_string_attribute(root, "slurm_job_id", metadata.slurm_job_id);
+  h5::write_string_attribute(root, "launcher", metadata.launcher);
+  h5::write_string_attribute(root, "node_list", metadata.node_list);
+  h5::write_int_attribute(root, "ranks_per_node", metadata.ranks_per_node);
+  flush(root);
+}
+
+ResultsFile::~ResultsFile() = default;  // members close datasets, then groups, then the file
+
+void ResultsFile::require_open() const {
+  if (!file_) throw std::logic_error("the results file '" + path_ + "' is already closed");
+}
+
+RunWriter& ResultsFile::add_run(hid_t group, int64_t ranks) {
+  char name[256];
+  CHECK_HDF5(H5Iget_name(group, name, sizeof name));
+  auto [it, inserted] = runs_.emplace(name, nullptr);
+  if (!inserted) throw std::invalid_argument(std::string("the results file already has a run at ") + name);
+  it->second.reset(new RunWriter(group, ranks));
+  return *it->second;
+}
+
+RunWriter& ResultsFile::main_run() {
+  require_open();
+  if (auto it = runs_.find("/"); it != runs_.end()) return *it->second;
+  return add_run(file_.get(), world_size_);
+}
+
+RunWriter& ResultsFile::add_config(int64_t gpus, const std::string& config_json) {
+  require_open();
+  if (gpus < 1 || gpus > world_size_)
+    throw std::invalid_argument("add_config: " + std::to_string(gpus) + " GPUs in a job of " +
+                                std::to_string(world_size_) + " ranks");
+  const hid_t root = file_.get();
+  if (CHECK_HDF5(H5Lexists(root, "configs", H5P_DEFAULT)) == 0)
+    groups_.push_back(h5::Handle::group(CHECK_HDF5(H5Gcreate2(root, "configs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT))));
+  const std::string path = "/configs/gpus_" + std::to_string(gpus);
+  if (CHECK_HDF5(H5Lexists(root, path.c_str(), H5P_DEFAULT)) > 0)
+    throw std::invalid_argument("the results file already has a configuration of " + std::to_string(gpus) + " GPUs");
+  groups_.push_back(h5::Handle::group(CHECK_HDF5(H5Gcreate2(root, path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT))));
+  const hid_t group = groups_.back().get();
+  h5::write_int_attribute(group, "gpus", gpus);
+  h5::write_string_attribute(group, "config_json", config_json);
+  return add_run(group, gpus);
+}
+
+void ResultsFile::begin_study(const StudyInfo& info) {
+  require_open();
+  if (info.mode != "strong" && info.mode != "weak")
+    throw std::invalid_argument("begin_study: mode must be \"strong\" or \"weak\", not \"" + info.mode + "\"");
+  if (info.baseline_gpus < 1) throw std::invalid_argument("begin_study: baseline_gpus must be at least 1");
+  if (study_) throw std::logic_error("begin_study: the study table exists already");
+  study_type_ = compound_type(study_columns(), sizeof(StudyRow));
+  h5::Handle file_type = packed_copy(study_type_.get());
+  study_ = h5::create_extendible(file_.get(), "study", file_type.get(), {0}, 0, {16});
+  h5::write_string_list_attribute(study_.get(), "units", column_units(study_columns()));
+  h5::write_string_attribute(study_.get(), "mode", info.mode);
+  h5::write_int_attribute(study_.get(), "baseline_gpus", info.baseline_gpus);
+  h5::write_double_attribute(study_.get(), "target_accuracy", info.target_accuracy);
+  flush(file_.get());
+}
+
+void ResultsFile::append_study_row(const StudyRow& row) {
+  require_open();
+  if (!study_) throw std::logic_error("append_study_row before begin_study");
+  h5::append_along(study_.get(), study_type_.get(), 0, 1, &row);
+  flush(file_.get());
+}
+
+void ResultsFile::close() {
+  require_open();
+  h5::write_string_attribute(file_.get(), "end_time", utc_now_iso8601());
+  h5::write_int_attribute(file_.get(), "complete", 1);
+  study_ = {};
+  study_type_ = {};
+  runs_.clear();
+  groups_.clear();
+  file_.reset();  // H5Fclose writes everything out
+}
+
+}  // namespace sb

@@ -1,0 +1,122 @@
+// The HDF5 results file, written by one rank (rank 0 of the job). The layout is documented in
+// results/README.md.
+//
+// Life of a file: the constructor checks the path and the metadata and only then creates the file, with
+// every root attribute and `complete` = 0. Each append writes its rows and flushes, so a job killed
+// between appends leaves a valid file holding every finished epoch. close() records end_time and
+// `complete` = 1; a file closed without it (an exception unwound past it) stays valid with `complete` = 0.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "metrics/hdf5_handle.h"
+#include "metrics/results_schema.h"
+
+namespace sb {
+
+// What the root attributes record about the job.
+struct RunMetadata {
+  std::string tool_version = SCALEBENCH_VERSION;
+  std::string git_sha;
+  std::string command_line;
+  std::string config_json;               // the full configuration, canonical JSON
+  int64_t world_size = 1;
+  int64_t node_count = 1;
+  std::vector<std::string> hosts;        // one per rank, in rank order
+  std::vector<std::string> gpu_models;   // one per rank; "cpu" on the CPU backend
+  std::string cuda_version = "n/a";      // "n/a" where the library is absent
+  std::string cudnn_version = "n/a";
+  std::string nccl_version = "n/a";
+  std::string mpi_version = "n/a";
+  std::string start_time;                // ISO 8601 UTC; empty: the time the file is created
+  std::string slurm_job_id;              // "" outside Slurm
+  std::string launcher = "none";         // LauncherInfo::name
+  std::string node_list;                 // Slurm's node list, "" outside Slurm
+  int64_t ranks_per_node = 0;            // as the launcher states it; 0 where unknown
+};
+
+// Attributes of /study.
+struct StudyInfo {
+  std::string mode;                      // "strong" or "weak"
+  int64_t baseline_gpus = 1;             // speedup and efficiency are relative to this GPU count
+  double target_accuracy = kNotMeasured; // the time-to-accuracy target; NaN when there is none
+};
+
+// The tables of one training run: at the root for `train`, under /configs/gpus_<n> for each
+// configuration of `scale`.
+class RunWriter {
+ public:
+  RunWriter(const RunWriter&) = delete;
+  RunWriter& operator=(const RunWriter&) = delete;
+
+  int64_t ranks() const { return ranks_; }
+  int64_t epochs_written() const { return epochs_written_; }
+
+  // Appends one row to `epochs` and each rank's epoch wall time (rank order, ranks() values) to
+  // `epoch_times_per_rank`, then flushes the file.
+  void append_epoch(const EpochRow& row, std::span<const double> epoch_time_per_rank_s);
+
+  // Appends sampled steps to `steps` ([rank, step, phase], ns) and their global step numbers to
+  // `step_numbers`, then flushes. `phase_ns` is row-major [ranks()][step_numbers.size()][kStepPhases.size()].
+  void append_steps(std::span<const int64_t> step_numbers, std::span<const int64_t> phase_ns);
+
+ private:
+  friend class ResultsFile;
+  RunWriter(hid_t group, int64_t ranks);
+  void flush();
+
+  hid_t group_;  // owned by ResultsFile
+  int64_t ranks_;
+  int64_t epochs_written_ = 0;
+  h5::Handle epoch_type_;
+  h5::Handle epochs_;
+  h5::Handle epoch_times_;
+  h5::Handle steps_;          // created by the first append_steps
+  h5::Handle step_numbers_;
+};
+
+class ResultsFile {
+ public:
+  // Validates `path` (check_output_writable: sb::UserError) and `metadata` (std::invalid_argument)
+  // before creating anything, then creates or replaces the file and writes the root attributes.
+  ResultsFile(const std::string& path, const RunMetadata& metadata);
+  ~ResultsFile();
+  ResultsFile(const ResultsFile&) = delete;
+  ResultsFile& operator=(const ResultsFile&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  // `train`: the tables at the root, for metadata.world_size ranks. Created on the first call.
+  RunWriter& main_run();
+
+  // `scale`: the tables of one configuration, in /configs/gpus_<gpus>, for `gpus` ranks.
+  RunWriter& add_config(int64_t gpus, const std::string& config_json = "");
+
+  // `scale`: creates the empty /study table with its attributes; then one row per finished configuration.
+  void begin_study(const StudyInfo& info);
+  void append_study_row(const StudyRow& row);
+
+  // Records end_time and complete = 1, and closes the file. Nothing may be written afterwards.
+  void close();
+
+ private:
+  RunWriter& add_run(hid_t group, int64_t ranks);
+  void require_open() const;
+
+  std::string path_;
+  int64_t world_size_;
+  h5::Handle file_;
+  std::vector<h5::Handle> groups_;
+  std::map<std::string, std::unique_ptr<RunWriter>> runs_;  // by group path
+  h5::Handle study_type_;
+  h5::Handle study_;
+};
+
+// Now, as ISO 8601 UTC with seconds: "2026-11-26T10:22:31Z".
+std::string utc_now_iso8601();
+
+}  // namespace sb

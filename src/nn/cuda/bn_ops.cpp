@@ -1,0 +1,148 @@
+#include "nn/cuda/bn_ops.h"
+
+#include <string>
+
+#include "nn/cuda/cudnn_graph.h"
+
+namespace sb::cuda {
+namespace {
+
+// Tensor uids inside the batch-norm graphs.
+enum : int64_t {
+  kX = 1, kY, kScale, kBias, kMean, kInvStd, kEpsilon, kMomentum,
+  kRunMeanIn, kRunVarIn, kRunMeanOut, kRunVarOut, kNormOut, kDy, kDScale, kDBias, kDx
+};
+
+std::string key_of(const char* op, const BnShape& s, const Context& ctx, bool relu) {
+  return std::string(op) + "|x=" + std::to_string(s.n) + "x" + std::to_string(s.c) + "x" + std::to_string(s.h) + "x" +
+         std::to_string(s.w) + "|" + dtype_name(ctx.compute_dtype()) + "|" + layout_name(ctx.layout()) +
+         (relu ? "|+relu" : "");
+}
+
+struct Builder {
+  OpGraph og;
+  const BnShape s;
+  const Context& ctx;
+
+  const cudnn::Descriptor& activation(int64_t uid, bool is_virtual = false) {
+    cudnn::TensorSpec t;
+    t.uid = uid;
+    t.dims = {s.n, s.c, s.h, s.w};
+    t.strides = cudnn::strides_for(t.dims, ctx.layout());
+    t.dtype = is_virtual ? CUDNN_DATA_FLOAT : cudnn::to_cudnn(ctx.compute_dtype());
+    t.is_virtual = is_virtual;
+    return og.arena.keep(cudnn::make_tensor(t));
+  }
+  const cudnn::Descriptor& per_channel(int64_t uid) {
+    cudnn::TensorSpec t;
+    t.uid = uid;
+    t.dims = {1, s.c, 1, 1};
+    t.strides = {s.c, 1, s.c, s.c};
+    return og.arena.keep(cudnn::make_tensor(t));
+  }
+  const cudnn::Descriptor& scalar(int64_t uid) {
+    cudnn::TensorSpec t;
+    t.uid = uid;
+    t.dims = {1, 1, 1, 1};
+    t.strides = {1, 1, 1, 1};
+    t.by_value = true;
+    return og.arena.keep(cudnn::make_tensor(t));
+  }
+  // y (or, with relu, a virtual tensor that a ReLU node turns into y) for a forward node.
+  const cudnn::Descriptor& norm_output(bool relu) { return relu ? activation(kNormOut, true) : activation(kY); }
+
+  std::optional<OpGraph> finish(const cudnn::Descriptor& norm, const cudnn::Descriptor& norm_out, bool relu,
+                                std::string* why) {
+    std::vector<const cudnn::Descriptor*> ops{&norm};
+    if (relu) {
+      const auto& y = activation(kY);
+      ops.push_back(&og.arena.keep(cudnn::make_pointwise(og.arena, CUDNN_POINTWISE_RELU_FWD, norm_out, nullptr, y)));
+    }
+    auto graph = cudnn::make_operation_graph(ctx.cudnn(), ops, why);
+    if (!graph) return std::nullopt;
+    og.graph = std::move(*graph);
+    og.fp32_data = ctx.compute_dtype() == DType::F32;
+    return std::move(og);
+  }
+};
+
+void* mut(const void* p) { return const_cast<void*>(p); }
+
+}  // namespace
+
+bool bn_forward_training_graph(Context& ctx, const BnShape& s, const BnForwardTraining& a) {
+  const std::string key = key_of("bn_fwd_train", s, ctx, a.relu);
+  auto build = [&](std::string* why) -> std::optional<OpGraph> {
+    Builder b{OpGraph{}, s, ctx};
+    cudnn::NormForwardTensors t;
+    t.x = &b.activation(kX);
+    t.y = &b.norm_output(a.relu);
+    t.scale = &b.per_channel(kScale);
+    t.bias = &b.per_channel(kBias);
+    t.mean = &b.per_channel(kMean);
+    t.inv_variance = &b.per_channel(kInvStd);
+    t.epsilon = &b.scalar(kEpsilon);
+    t.momentum = &b.scalar(kMomentum);
+    t.in_running_mean = &b.per_channel(kRunMeanIn);
+    t.in_running_var = &b.per_channel(kRunVarIn);
+    t.out_running_mean = &b.per_channel(kRunMeanOut);
+    t.out_running_var = &b.per_channel(kRunVarOut);
+    auto norm = cudnn::make_batchnorm_forward(CUDNN_NORM_FWD_TRAINING, t, why);
+    if (!norm) return std::nullopt;
+    return b.finish(b.og.arena.keep(std::move(*norm)), *t.y, a.relu, why);
+  };
+  return ctx.plans().run(key, build,
+                         {kX, kY, kScale, kBias, kMean, kInvStd, kEpsilon, kMomentum, kRunMeanIn, kRunVarIn,
+                          kRunMeanOut, kRunVarOut},
+                         {mut(a.x), a.y, mut(a.scale), mut(a.bias), a.saved_mean, a.saved_inv_std, mut(a.epsilon),
+                          mut(a.momentum), mut(a.running_mean_in), mut(a.running_var_in), a.running_mean_out,
+                          a.running_var_out});
+}
+
+bool bn_forward_inference_graph(Context& ctx, const BnShape& s, const BnForwardInference& a) {
+  const std::string key = key_of("bn_fwd_infer", s, ctx, a.relu);
+  auto build = [&](std::string* why) -> std::optional<OpGraph> {
+    Builder b{OpGraph{}, s, ctx};
+    cudnn::NormForwardTensors t;
+    t.x = &b.activation(kX);
+    t.y = &b.norm_output(a.relu);
+    t.scale = &b.per_channel(kScale);
+    t.bias = &b.per_channel(kBias);
+    t.mean = &b.per_channel(kMean);
+    t.inv_variance = &b.per_channel(kInvStd);
+    auto norm = cudnn::make_batchnorm_forward(CUDNN_NORM_FWD_INFERENCE, t, why);  // eps is inside inv_std
+    if (!norm) return std::nullopt;
+    return b.finish(b.og.arena.keep(std::move(*norm)), *t.y, a.relu, why);
+  };
+  return ctx.plans().run(key, build, {kX, kY, kScale, kBias, kMean, kInvStd},
+                         {mut(a.x), a.y, mut(a.scale), mut(a.bias), mut(a.mean), mut(a.inv_std)});
+}
+
+bool bn_backward_graph(Context& ctx, const BnShape& s, const BnBackward& a) {
+  const std::string key = key_of("bn_bwd", s, ctx, false);
+  auto build = [&](std::string* why) -> std::optional<OpGraph> {
+    Builder b{OpGraph{}, s, ctx};
+    cudnn::NormBackwardTensors t;
+    t.x = &b.activation(kX);
+    t.dy = &b.activation(kDy);
+    t.scale = &b.per_channel(kScale);
+    t.mean = &b.per_channel(kMean);
+    t.inv_variance = &b.per_channel(kInvStd);
+    t.dscale = &b.per_channel(kDScale);
+    t.dbias = &b.per_channel(kDBias);
+    t.dx = &b.activation(kDx);
+    auto made = cudnn::make_batchnorm_backward(t, why);
+    if (!made) return std::nullopt;
+    const auto& norm = b.og.arena.keep(std::move(*made));
+    auto graph = cudnn::make_operation_graph(ctx.cudnn(), {&norm}, why);
+    if (!graph) return std::nullopt;
+    b.og.graph = std::move(*graph);
+    b.og.fp32_data = ctx.compute_dtype() == DType::F32;
+    return std::move(b.og);
+  };
+  return ctx.plans().run(key, build, {kX, kDy, kScale, kMean, kInvStd, kDScale, kDBias, kDx},
+                         {mut(a.x), mut(a.dy), mut(a.scale), mut(a.saved_mean), mut(a.saved_inv_std), a.dscale,
+                          a.dbias, a.dx});
+}
+
+}  // namespace sb::cuda

@@ -1,0 +1,63 @@
+// The per-process CUDA context of the layers: one stream, the cuDNN and cuBLAS handles bound to it, the
+// shared grow-only workspace, the cuDNN plan cache, and the numerical settings every layer follows
+// (compute dtype, TF32, memory layout, determinism, fusion).
+#pragma once
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include <memory>
+
+#include "core/dtype.h"
+#include "nn/cuda/device_buffer.h"
+#include "nn/cuda/plan_cache.h"
+
+namespace sb::cuda {
+
+struct ContextOptions {
+  DType compute = DType::F32;    // activations and the weights' working copy; master weights stay fp32
+  bool tf32 = true;              // fp32 convolutions and GEMMs may use TF32 tensor cores
+  Layout layout = Layout::NCHW;  // of every 4-d activation
+  bool deterministic = false;    // no non-deterministic cuDNN engines
+  bool autotune = true;          // time the heuristics' engine configurations on first use
+  bool fuse_bn_relu = true;      // BatchNorm2d followed by ReLU as one cuDNN graph (nearly free, DESIGN.md)
+  bool fuse_conv_bias = false;   // conv + bias as one graph: runtime-compiled and slower than conv then a
+                                 // bias kernel in DESIGN.md's measurements, so off unless asked for
+};
+
+class Context {
+ public:
+  // Uses `stream` when given (not owned), otherwise creates a non-blocking stream of its own. The CUDA
+  // device must already be selected.
+  explicit Context(const ContextOptions& options, cudaStream_t stream = nullptr);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const ContextOptions& options() const { return options_; }
+  DType compute_dtype() const { return options_.compute; }
+  Layout layout() const { return options_.layout; }
+  bool tf32() const { return options_.tf32; }
+  bool deterministic() const { return options_.deterministic; }
+
+  cudaStream_t stream() const { return stream_; }
+  cudnnHandle_t cudnn() const { return cudnn_; }
+  cublasHandle_t cublas() const { return cublas_; }
+  PlanCache& plans() { return *plans_; }
+  DeviceBuffer& workspace() { return workspace_; }
+
+  // Waits for everything queued on the context's stream.
+  void synchronize() const;
+
+ private:
+  ContextOptions options_;
+  cudaStream_t stream_ = nullptr;
+  bool own_stream_ = false;
+  cudnnHandle_t cudnn_ = nullptr;
+  cublasHandle_t cublas_ = nullptr;
+  DeviceBuffer workspace_;         // cuDNN plans' workspace, grow-only
+  DeviceBuffer cublas_workspace_;  // fixed, so that cuBLAS never allocates inside a graph capture
+  std::unique_ptr<PlanCache> plans_;
+};
+
+}  // namespace sb::cuda

@@ -1,0 +1,79 @@
+#include "nn/cuda/conv2d.h"
+
+#include "core/error.h"
+#include "kernels/elementwise.h"
+#include "nn/cuda/tensor_util.h"
+
+namespace sb::cuda {
+
+Conv2d::Conv2d(const LayerSpec& spec, Context& ctx) : spec_(spec), ctx_(ctx) {
+  if (spec.in <= 0 || spec.out <= 0 || spec.kernel <= 0 || spec.stride <= 0 || spec.pad < 0)
+    throw UserError("Conv2d '" + spec.name + "' has a non-positive size");
+}
+
+const void* Conv2d::compute_weights() {
+  if (!views_.compute_params) fatal("Conv2d '" + spec_.name + "': forward before bind");
+  if (ctx_.layout() == Layout::NCHW) return views_.compute_params;
+  void* krsc = w_krsc_.ensure(static_cast<size_t>(weight_count()) * dtype_size(ctx_.compute_dtype()));
+  kernels::nchw_to_nhwc(views_.compute_params, krsc, spec_.out, spec_.in, spec_.kernel, spec_.kernel,
+                        ctx_.compute_dtype(), ctx_.stream());
+  return krsc;
+}
+
+const DeviceTensor& Conv2d::forward(const DeviceTensor& x, Mode) {
+  check_activation(x, ctx_, spec_, 4);
+  const Shape out = output_shape(spec_, x.shape());  // a UserError naming the layer on a bad shape
+  geometry_ = ConvGeometry{x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3], spec_.out, spec_.kernel,
+                           spec_.kernel, out[2], out[3], spec_.pad, spec_.stride};
+  x_ = x;
+  y_ = output_tensor(y_buffer_, out, ctx_);
+  w_ = compute_weights();
+  const float* bias = spec_.bias ? views_.params + weight_count() : nullptr;
+  const bool fused = bias && ctx_.options().fuse_conv_bias && conv_forward(ctx_, geometry_, x.data, w_, y_.data, bias);
+  if (!fused) {
+    conv_forward(ctx_, geometry_, x.data, w_, y_.data, nullptr);
+    if (bias)
+      kernels::bias_add(y_.data, y_.dtype(), bias, DType::F32, out[0], out[1], out[2], out[3], ctx_.layout(),
+                        ctx_.stream());
+  }
+  return y_;
+}
+
+const DeviceTensor& Conv2d::backward(const DeviceTensor& dy) {
+  if (!x_.data) fatal("Conv2d '" + spec_.name + "': backward before forward");
+  if (!views_.grads) fatal("Conv2d '" + spec_.name + "': backward without gradient buffers");
+  if (dy.shape() != y_.shape())
+    throw UserError("Conv2d '" + spec_.name + "' got an output gradient of shape " + dy.shape().str() +
+                    " for an output of shape " + y_.shape().str());
+  check_activation(dy, ctx_, spec_, 4);
+  const DType dt = ctx_.compute_dtype();
+  const Layout layout = ctx_.layout();
+  const cudaStream_t stream = ctx_.stream();
+
+  dx_ = output_tensor(dx_buffer_, x_.shape(), ctx_);
+  conv_backward_data(ctx_, geometry_, dy.data, w_, dx_.data);
+
+  const int64_t wn = weight_count();
+  if (dt == DType::F32 && layout == Layout::NCHW) {
+    conv_backward_filter(ctx_, geometry_, x_.data, dy.data, views_.grads, DType::F32);
+  } else {
+    // dw in the compute dtype and the filter layout, then into the fp32 gradient in KCRS order.
+    void* dw = dw_buffer_.ensure(static_cast<size_t>(wn) * dtype_size(dt));
+    conv_backward_filter(ctx_, geometry_, x_.data, dy.data, dw, dt);
+    if (layout == Layout::NCHW) {
+      kernels::accumulate_into_f32(dw, dt, views_.grads, wn, /*accumulate=*/false, stream);
+    } else if (dt == DType::F32) {
+      kernels::nhwc_to_nchw(dw, views_.grads, spec_.out, spec_.in, spec_.kernel, spec_.kernel, dt, stream);
+    } else {
+      void* kcrs = dw_kcrs_.ensure(static_cast<size_t>(wn) * dtype_size(dt));
+      kernels::nhwc_to_nchw(dw, kcrs, spec_.out, spec_.in, spec_.kernel, spec_.kernel, dt, stream);
+      kernels::accumulate_into_f32(kcrs, dt, views_.grads, wn, /*accumulate=*/false, stream);
+    }
+  }
+  if (spec_.bias)
+    kernels::bias_backward(dy.data, dt, views_.grads + wn, geometry_.n, geometry_.k, geometry_.p, geometry_.q, layout,
+                           /*accumulate=*/false, stream);
+  return dx_;
+}
+
+}  // namespace sb::cuda

@@ -1,0 +1,38 @@
+// Conv2d through cuDNN's graph API (fprop, dgrad, wgrad), with an optional bias.
+//
+// Weights: the compute-dtype copy of the [K, C, R, S] weights is used as it is under NCHW; under NHWC it is
+// transposed to KRSC in every forward (one pass over the weights; the optimizer changes them each step).
+// Gradients: fp32 compute writes dw straight into the fp32 flat gradient under NCHW; bf16/fp16 compute
+// has cuDNN write dw in the compute dtype (the fast wgrad engines, DESIGN.md) and a kernel then widens it
+// into the fp32 gradient, transposing back from KRSC under NHWC. The bias is added by a kernel, or fused
+// into the fprop graph when the context asks for it and an engine runs that graph.
+#pragma once
+#include "nn/cuda/context.h"
+#include "nn/cuda/conv_ops.h"
+#include "nn/cuda/device_buffer.h"
+#include "nn/cuda/layer.h"
+#include "nn/spec.h"
+
+namespace sb::cuda {
+
+class Conv2d final : public Layer {
+ public:
+  Conv2d(const LayerSpec& spec, Context& ctx);
+  void bind(const ParamViews& views) override { views_ = views; }
+  const DeviceTensor& forward(const DeviceTensor& x, Mode mode) override;
+  const DeviceTensor& backward(const DeviceTensor& dy) override;
+
+ private:
+  int64_t weight_count() const { return spec_.out * spec_.in * spec_.kernel * spec_.kernel; }
+  const void* compute_weights();  // in the filter layout cuDNN gets (KCRS or KRSC)
+
+  LayerSpec spec_;
+  Context& ctx_;
+  ParamViews views_;
+  ConvGeometry geometry_{};
+  DeviceTensor x_, y_, dx_;
+  const void* w_ = nullptr;  // the weights the last forward used (valid until the next forward)
+  DeviceBuffer y_buffer_, dx_buffer_, w_krsc_, dw_buffer_, dw_kcrs_;
+};
+
+}  // namespace sb::cuda

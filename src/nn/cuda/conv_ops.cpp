@@ -1,0 +1,129 @@
+#include "nn/cuda/conv_ops.h"
+
+#include <string>
+
+#include "core/error.h"
+#include "nn/cuda/cudnn_graph.h"
+
+namespace sb::cuda {
+namespace {
+
+// Tensor uids inside the convolution graphs.
+enum : int64_t { kX = 1, kW = 2, kY = 3, kBias = 4, kConvOut = 5 };
+
+struct ConvTensors {
+  std::vector<int64_t> x, w, y;
+};
+ConvTensors dims_of(const ConvGeometry& g) { return {{g.n, g.c, g.h, g.w}, {g.k, g.c, g.r, g.s}, {g.n, g.k, g.p, g.q}}; }
+
+std::string key_of(const char* op, const ConvGeometry& g, DType data, Layout layout, const std::string& extra) {
+  return std::string(op) + "|x=" + std::to_string(g.n) + "x" + std::to_string(g.c) + "x" + std::to_string(g.h) + "x" +
+         std::to_string(g.w) + "|w=" + std::to_string(g.k) + "x" + std::to_string(g.c) + "x" + std::to_string(g.r) +
+         "x" + std::to_string(g.s) + "|pad" + std::to_string(g.pad) + "|stride" + std::to_string(g.stride) + "|" +
+         dtype_name(data) + "|" + layout_name(layout) + extra;
+}
+
+const cudnn::Descriptor& tensor(OpGraph& og, int64_t uid, const std::vector<int64_t>& dims, Layout layout,
+                                cudnnDataType_t dtype, bool is_virtual = false) {
+  cudnn::TensorSpec s;
+  s.uid = uid;
+  s.dims = dims;
+  s.strides = cudnn::strides_for(dims, layout);
+  s.dtype = dtype;
+  s.is_virtual = is_virtual;
+  return og.arena.keep(cudnn::make_tensor(s));
+}
+
+const cudnn::Descriptor& per_channel(OpGraph& og, int64_t uid, int64_t channels, cudnnDataType_t dtype) {
+  cudnn::TensorSpec s;
+  s.uid = uid;
+  s.dims = {1, channels, 1, 1};
+  s.strides = {channels, 1, channels, channels};
+  s.dtype = dtype;
+  return og.arena.keep(cudnn::make_tensor(s));
+}
+
+std::optional<OpGraph> finish(Context& ctx, OpGraph og, const std::vector<const cudnn::Descriptor*>& ops, std::string* why) {
+  auto graph = cudnn::make_operation_graph(ctx.cudnn(), ops, why);
+  if (!graph) return std::nullopt;
+  og.graph = std::move(*graph);
+  return og;
+}
+
+}  // namespace
+
+bool conv_forward(Context& ctx, const ConvGeometry& g, const void* x, const void* w, void* y, const float* bias) {
+  const DType dt = ctx.compute_dtype();
+  const Layout layout = ctx.layout();
+  const bool fused = bias != nullptr;
+  const std::string key = key_of("conv_fprop", g, dt, layout, fused ? "|+bias" : "");
+  auto build = [&](std::string* why) -> std::optional<OpGraph> {
+    OpGraph og;
+    og.fp32_data = dt == DType::F32;
+    const ConvTensors d = dims_of(g);
+    const cudnnDataType_t io = cudnn::to_cudnn(dt);
+    const auto& tx = tensor(og, kX, d.x, layout, io);
+    const auto& tw = tensor(og, kW, d.w, layout, io);
+    const auto& ty = tensor(og, kY, d.y, layout, io);
+    const auto& conv = og.arena.keep(cudnn::make_convolution(g.pad, g.stride, CUDNN_DATA_FLOAT));
+    if (!fused) {
+      const auto& op = og.arena.keep(cudnn::make_conv_fprop(tx, tw, ty, conv));
+      return finish(ctx, std::move(og), {&op}, why);
+    }
+    // conv -> fp32 virtual tensor -> + bias[k] -> y
+    const auto& tmid = tensor(og, kConvOut, d.y, layout, CUDNN_DATA_FLOAT, true);
+    const auto& tb = per_channel(og, kBias, g.k, CUDNN_DATA_FLOAT);
+    const auto& op_conv = og.arena.keep(cudnn::make_conv_fprop(tx, tw, tmid, conv));
+    const auto& op_add = og.arena.keep(cudnn::make_pointwise(og.arena, CUDNN_POINTWISE_ADD, tmid, &tb, ty));
+    return finish(ctx, std::move(og), {&op_conv, &op_add}, why);
+  };
+  if (!fused) {
+    if (!ctx.plans().run(key, build, {kX, kW, kY}, {const_cast<void*>(x), const_cast<void*>(w), y}))
+      fatal("no cuDNN engine runs the convolution " + key);
+    return true;
+  }
+  return ctx.plans().run(key, build, {kX, kW, kY, kBias},
+                         {const_cast<void*>(x), const_cast<void*>(w), y, const_cast<float*>(bias)});
+}
+
+void conv_backward_data(Context& ctx, const ConvGeometry& g, const void* dy, const void* w, void* dx) {
+  const DType dt = ctx.compute_dtype();
+  const Layout layout = ctx.layout();
+  const std::string key = key_of("conv_dgrad", g, dt, layout, "");
+  auto build = [&](std::string* why) -> std::optional<OpGraph> {
+    OpGraph og;
+    og.fp32_data = dt == DType::F32;
+    const ConvTensors d = dims_of(g);
+    const cudnnDataType_t io = cudnn::to_cudnn(dt);
+    const auto& tdx = tensor(og, kX, d.x, layout, io);
+    const auto& tw = tensor(og, kW, d.w, layout, io);
+    const auto& tdy = tensor(og, kY, d.y, layout, io);
+    const auto& conv = og.arena.keep(cudnn::make_convolution(g.pad, g.stride, CUDNN_DATA_FLOAT));
+    const auto& op = og.arena.keep(cudnn::make_conv_dgrad(tdx, tw, tdy, conv));
+    return finish(ctx, std::move(og), {&op}, why);
+  };
+  if (!ctx.plans().run(key, build, {kX, kW, kY}, {dx, const_cast<void*>(w), const_cast<void*>(dy)}))
+    fatal("no cuDNN engine runs the convolution " + key);
+}
+
+void conv_backward_filter(Context& ctx, const ConvGeometry& g, const void* x, const void* dy, void* dw, DType dw_dtype) {
+  const DType dt = ctx.compute_dtype();
+  const Layout layout = ctx.layout();
+  const std::string key = key_of("conv_wgrad", g, dt, layout, std::string("|dw=") + dtype_name(dw_dtype));
+  auto build = [&](std::string* why) -> std::optional<OpGraph> {
+    OpGraph og;
+    og.fp32_data = dt == DType::F32 && dw_dtype == DType::F32;
+    const ConvTensors d = dims_of(g);
+    const cudnnDataType_t io = cudnn::to_cudnn(dt);
+    const auto& tx = tensor(og, kX, d.x, layout, io);
+    const auto& tdw = tensor(og, kW, d.w, layout, cudnn::to_cudnn(dw_dtype));
+    const auto& tdy = tensor(og, kY, d.y, layout, io);
+    const auto& conv = og.arena.keep(cudnn::make_convolution(g.pad, g.stride, CUDNN_DATA_FLOAT));
+    const auto& op = og.arena.keep(cudnn::make_conv_wgrad(tx, tdw, tdy, conv));
+    return finish(ctx, std::move(og), {&op}, why);
+  };
+  if (!ctx.plans().run(key, build, {kX, kW, kY}, {const_cast<void*>(x), dw, const_cast<void*>(dy)}))
+    fatal("no cuDNN engine runs the convolution " + key);
+}
+
+}  // namespace sb::cuda

@@ -1,0 +1,30 @@
+// The three convolution graphs (fprop, dgrad, wgrad) through cuDNN's graph API and the context's plan
+// cache. Activations are in the context's compute dtype and layout; the filter is [K, C, R, S] stored
+// KCRS under NCHW and KRSC under NHWC (the layout cuDNN's tensor-core engines want).
+#pragma once
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "nn/cuda/context.h"
+
+namespace sb::cuda {
+
+struct ConvGeometry {
+  int64_t n, c, h, w;   // input
+  int64_t k, r, s;      // filter: out channels, kernel height and width
+  int64_t p, q;         // output height and width
+  int64_t pad, stride;
+};
+
+// y = conv(x, w), plus bias[k] (fp32) when `bias` is not null, fused into the same graph. Returns false
+// when no engine runs the fused graph (the caller then adds the bias itself); the plain graph must run.
+bool conv_forward(Context& ctx, const ConvGeometry& g, const void* x, const void* w, void* y, const float* bias);
+
+// dx = the gradient of conv with respect to its input.
+void conv_backward_data(Context& ctx, const ConvGeometry& g, const void* dy, const void* w, void* dx);
+
+// dw = the gradient with respect to the filter, written (not accumulated) in dw_dtype, in the filter's
+// layout. With bf16/fp16 activations, dw in the same dtype is many times faster than fp32 dw (DESIGN.md).
+void conv_backward_filter(Context& ctx, const ConvGeometry& g, const void* x, const void* dy, void* dw, DType dw_dtype);
+
+}  // namespace sb::cuda

@@ -1,0 +1,332 @@
+#include "nn/cuda/cudnn_graph.h"
+
+#include "core/cuda_check.h"
+#include "core/error.h"
+
+// The handle attributes of the operation graph and the execution plan are marked deprecated in cuDNN
+// 9.x (device properties are the new way) but they remain the documented way to bind a handle, and the
+// newer attributes are not in every 9.x we build against.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+namespace sb::cuda::cudnn {
+
+Descriptor::Descriptor(cudnnBackendDescriptorType_t type) { CHECK_CUDNN(cudnnBackendCreateDescriptor(type, &desc_)); }
+
+Descriptor::~Descriptor() {
+  if (desc_) cudnnBackendDestroyDescriptor(desc_);  // nothing useful to do on failure in a destructor
+}
+
+Descriptor& Descriptor::operator=(Descriptor&& o) noexcept {
+  if (this != &o) {
+    if (desc_) cudnnBackendDestroyDescriptor(desc_);
+    desc_ = o.desc_;
+    o.desc_ = nullptr;
+  }
+  return *this;
+}
+
+Descriptor& Descriptor::set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, int64_t count,
+                            const void* values) {
+  CHECK_CUDNN(cudnnBackendSetAttribute(desc_, name, type, count, values));
+  return *this;
+}
+Descriptor& Descriptor::set_int64(cudnnBackendAttributeName_t name, int64_t value) {
+  return set(name, CUDNN_TYPE_INT64, 1, &value);
+}
+Descriptor& Descriptor::set_int64s(cudnnBackendAttributeName_t name, const std::vector<int64_t>& values) {
+  return set(name, CUDNN_TYPE_INT64, static_cast<int64_t>(values.size()), values.data());
+}
+Descriptor& Descriptor::set_bool(cudnnBackendAttributeName_t name, bool value) {
+  return set(name, CUDNN_TYPE_BOOLEAN, 1, &value);
+}
+Descriptor& Descriptor::set_float(cudnnBackendAttributeName_t name, float value) {
+  return set(name, CUDNN_TYPE_FLOAT, 1, &value);
+}
+Descriptor& Descriptor::set_double(cudnnBackendAttributeName_t name, double value) {
+  return set(name, CUDNN_TYPE_DOUBLE, 1, &value);
+}
+Descriptor& Descriptor::set_data_type(cudnnBackendAttributeName_t name, cudnnDataType_t value) {
+  return set(name, CUDNN_TYPE_DATA_TYPE, 1, &value);
+}
+Descriptor& Descriptor::set_desc(cudnnBackendAttributeName_t name, const Descriptor& value) {
+  cudnnBackendDescriptor_t raw = value.get();
+  return set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw);
+}
+Descriptor& Descriptor::set_descs(cudnnBackendAttributeName_t name, const std::vector<const Descriptor*>& values) {
+  std::vector<cudnnBackendDescriptor_t> raw;
+  raw.reserve(values.size());
+  for (const Descriptor* d : values) raw.push_back(d->get());
+  return set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<int64_t>(raw.size()), raw.data());
+}
+Descriptor& Descriptor::set_handle(cudnnBackendAttributeName_t name, cudnnHandle_t handle) {
+  return set(name, CUDNN_TYPE_HANDLE, 1, &handle);
+}
+
+void Descriptor::finalize() { CHECK_CUDNN(cudnnBackendFinalize(desc_)); }
+cudnnStatus_t Descriptor::try_finalize() { return cudnnBackendFinalize(desc_); }
+
+cudnnDataType_t to_cudnn(DType t) {
+  switch (t) {
+    case DType::F32: return CUDNN_DATA_FLOAT;
+    case DType::F16: return CUDNN_DATA_HALF;
+    case DType::BF16: return CUDNN_DATA_BFLOAT16;
+  }
+  fatal("to_cudnn: unknown dtype");
+}
+
+Descriptor make_tensor(const TensorSpec& s) {
+  Descriptor d(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  d.set_data_type(CUDNN_ATTR_TENSOR_DATA_TYPE, s.dtype)
+      .set_int64s(CUDNN_ATTR_TENSOR_DIMENSIONS, s.dims)
+      .set_int64s(CUDNN_ATTR_TENSOR_STRIDES, s.strides)
+      .set_int64(CUDNN_ATTR_TENSOR_UNIQUE_ID, s.uid)
+      .set_int64(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, s.alignment);
+  if (s.is_virtual) d.set_bool(CUDNN_ATTR_TENSOR_IS_VIRTUAL, true);
+  if (s.by_value) d.set_bool(CUDNN_ATTR_TENSOR_IS_BY_VALUE, true);
+  d.finalize();
+  return d;
+}
+
+std::vector<int64_t> strides_for(const std::vector<int64_t>& d, Layout layout) {
+  if (d.size() != 4) fatal("strides_for: expects 4 dims in NCHW order");
+  const int64_t c = d[1], h = d[2], w = d[3];
+  if (layout == Layout::NCHW) return {c * h * w, h * w, w, 1};
+  return {h * w * c, 1, w * c, c};  // NHWC: channels innermost
+}
+
+Descriptor make_convolution(int64_t pad, int64_t stride, cudnnDataType_t compute_type) {
+  Descriptor d(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  d.set_int64(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, 2)
+      .set_data_type(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, compute_type)
+      .set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode)
+      .set_int64s(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, {pad, pad})
+      .set_int64s(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, {pad, pad})
+      .set_int64s(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, {stride, stride})
+      .set_int64s(CUDNN_ATTR_CONVOLUTION_DILATIONS, {1, 1});
+  d.finalize();
+  return d;
+}
+
+// alpha and beta are doubles for float, half and bf16 convolutions alike (cuDNN casts them).
+Descriptor make_conv_fprop(const Descriptor& x, const Descriptor& w, const Descriptor& y, const Descriptor& conv) {
+  Descriptor d(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+  d.set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x)
+      .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w)
+      .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y)
+      .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv)
+      .set_double(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, 1.0)
+      .set_double(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, 0.0);
+  d.finalize();
+  return d;
+}
+
+Descriptor make_conv_dgrad(const Descriptor& dx, const Descriptor& w, const Descriptor& dy, const Descriptor& conv) {
+  Descriptor d(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
+  d.set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, dx)
+      .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, w)
+      .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, dy)
+      .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, conv)
+      .set_double(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, 1.0)
+      .set_double(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, 0.0);
+  d.finalize();
+  return d;
+}
+
+Descriptor make_conv_wgrad(const Descriptor& x, const Descriptor& dw, const Descriptor& dy, const Descriptor& conv) {
+  Descriptor d(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
+  d.set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, x)
+      .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, dw)
+      .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, dy)
+      .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, conv)
+      .set_double(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, 1.0)
+      .set_double(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, 0.0);
+  d.finalize();
+  return d;
+}
+
+Descriptor make_pointwise(Arena& arena, cudnnPointwiseMode_t mode, const Descriptor& x, const Descriptor* b, const Descriptor& y) {
+  Descriptor pw(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+  pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode)
+      .set_data_type(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_DATA_FLOAT);  // fp32 arithmetic inside fusions
+  pw.finalize();
+  const Descriptor& kept = arena.keep(std::move(pw));
+  Descriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+  op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, kept)
+      .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x)
+      .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
+  if (b) op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
+  op.finalize();
+  return op;
+}
+
+namespace {
+void require(const Descriptor* d, const char* what) {
+  if (!d) fatal(std::string("batch-norm graph: missing tensor ") + what);
+}
+
+std::optional<Descriptor> finalized(Descriptor d, std::string* why) {
+  const cudnnStatus_t status = d.try_finalize();
+  if (status == CUDNN_STATUS_SUCCESS) return d;
+  if (why) *why = std::string(cudnnGetErrorString(status)) + " " + last_error();
+  return std::nullopt;
+}
+}  // namespace
+
+std::optional<Descriptor> make_batchnorm_forward(cudnnBackendNormFwdPhase_t phase, const NormForwardTensors& t,
+                                                 std::string* why) {
+  require(t.x, "x"); require(t.y, "y"); require(t.scale, "scale"); require(t.bias, "bias");
+  require(t.mean, "mean"); require(t.inv_variance, "inv_variance");
+  Descriptor d(CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR);
+  const cudnnBackendNormMode_t mode = CUDNN_BATCH_NORM;
+  d.set(CUDNN_ATTR_OPERATION_NORM_FWD_MODE, CUDNN_TYPE_NORM_MODE, 1, &mode)
+      .set(CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE, 1, &phase)
+      .set_desc(CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, *t.x)
+      .set_desc(CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, *t.y)
+      .set_desc(CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, *t.scale)
+      .set_desc(CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, *t.bias)
+      .set_desc(CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, *t.mean)
+      .set_desc(CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, *t.inv_variance);
+  if (t.epsilon) d.set_desc(CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, *t.epsilon);
+  if (t.in_running_mean) {
+    require(t.momentum, "momentum"); require(t.in_running_var, "in_running_var");
+    require(t.out_running_mean, "out_running_mean"); require(t.out_running_var, "out_running_var");
+    d.set_desc(CUDNN_ATTR_OPERATION_NORM_FWD_EXP_AVG_FACTOR_DESC, *t.momentum)
+        .set_desc(CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_MEAN_DESC, *t.in_running_mean)
+        .set_desc(CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_VAR_DESC, *t.in_running_var)
+        .set_desc(CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC, *t.out_running_mean)
+        .set_desc(CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC, *t.out_running_var);
+  }
+  return finalized(std::move(d), why);
+}
+
+std::optional<Descriptor> make_batchnorm_backward(const NormBackwardTensors& t, std::string* why) {
+  require(t.x, "x"); require(t.dy, "dy"); require(t.scale, "scale"); require(t.mean, "mean");
+  require(t.inv_variance, "inv_variance"); require(t.dscale, "dscale"); require(t.dbias, "dbias"); require(t.dx, "dx");
+  Descriptor d(CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR);
+  const cudnnBackendNormMode_t mode = CUDNN_BATCH_NORM;
+  d.set(CUDNN_ATTR_OPERATION_NORM_BWD_MODE, CUDNN_TYPE_NORM_MODE, 1, &mode)
+      .set_desc(CUDNN_ATTR_OPERATION_NORM_BWD_XDESC, *t.x)
+      .set_desc(CUDNN_ATTR_OPERATION_NORM_BWD_DYDESC, *t.dy)
+      .set_desc(CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC, *t.scale)
+      .set_desc(CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC, *t.mean)
+      .set_desc(CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC, *t.inv_variance)
+      .set_desc(CUDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC, *t.dscale)
+      .set_desc(CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC, *t.dbias)
+      .set_desc(CUDNN_ATTR_OPERATION_NORM_BWD_DXDESC, *t.dx);
+  return finalized(std::move(d), why);
+}
+
+std::optional<Descriptor> make_operation_graph(cudnnHandle_t handle, const std::vector<const Descriptor*>& ops,
+                                               std::string* why) {
+  Descriptor g(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  g.set_descs(CUDNN_ATTR_OPERATIONGRAPH_OPS, ops).set_handle(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, handle);
+  const cudnnStatus_t status = g.try_finalize();
+  if (status != CUDNN_STATUS_SUCCESS) {
+    if (why) *why = std::string(cudnnGetErrorString(status)) + " " + last_error();
+    return std::nullopt;
+  }
+  return g;
+}
+
+std::vector<Descriptor> heuristic_configs(const Descriptor& graph, cudnnBackendHeurMode_t mode) {
+  Descriptor heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph).set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+  if (heur.try_finalize() != CUDNN_STATUS_SUCCESS) return {};  // no heuristics for this graph
+  int64_t count = 0;
+  CHECK_CUDNN(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
+                                       &count, nullptr));
+  std::vector<Descriptor> configs;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (int64_t i = 0; i < count; ++i) {
+    configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    raw.push_back(configs.back().get());
+  }
+  int64_t returned = 0;
+  if (count > 0)
+    CHECK_CUDNN(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                         count, &returned, raw.data()));
+  configs.resize(static_cast<size_t>(returned));
+  return configs;
+}
+
+bool EngineInfo::has(cudnnBackendNumericalNote_t note) const {
+  for (auto n : numerical_notes)
+    if (n == note) return true;
+  return false;
+}
+bool EngineInfo::has(cudnnBackendBehaviorNote_t note) const {
+  for (auto n : behavior_notes)
+    if (n == note) return true;
+  return false;
+}
+std::string EngineInfo::str() const {
+  static const char* const numerical[] = {"tensor_core", "down_convert", "reduced_precision", "fft", "nondet",
+                                          "winograd", "winograd4x4", "winograd6x6", "winograd13x13", "strict_nan"};
+  static const char* const behavior[] = {"rtc", "int8x32_filter", "int8x32_bias", "cuda_graph_api", "cublaslt"};
+  std::string s = "eng" + std::to_string(global_index) + " [";
+  for (size_t i = 0; i < numerical_notes.size(); ++i) {
+    const int n = numerical_notes[i];
+    s += (i ? "," : "") + std::string(n >= 0 && n < 10 ? numerical[n] : "?");
+  }
+  s += "] [";
+  for (size_t i = 0; i < behavior_notes.size(); ++i) {
+    const int n = behavior_notes[i];
+    s += (i ? "," : "") + std::string(n >= 0 && n < 5 ? behavior[n] : "?");
+  }
+  return s + "]";
+}
+
+EngineInfo engine_info(const Descriptor& config) {
+  EngineInfo info;
+  Descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t raw = engine.get();
+  int64_t n = 0;
+  CHECK_CUDNN(cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &raw));
+  CHECK_CUDNN(cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n,
+                                       &info.global_index));
+  cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  CHECK_CUDNN(cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                                       CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n, notes));
+  info.numerical_notes.assign(notes, notes + n);
+  cudnnBackendBehaviorNote_t behavior[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
+  CHECK_CUDNN(cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
+                                       CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &n, behavior));
+  info.behavior_notes.assign(behavior, behavior + n);
+  return info;
+}
+
+std::optional<Descriptor> make_plan(cudnnHandle_t handle, const Descriptor& config) {
+  Descriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+  plan.set_handle(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, handle).set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config);
+  if (plan.try_finalize() != CUDNN_STATUS_SUCCESS) return std::nullopt;
+  return plan;
+}
+
+int64_t plan_workspace_bytes(const Descriptor& plan) {
+  int64_t bytes = 0, n = 0;
+  CHECK_CUDNN(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n, &bytes));
+  return bytes;
+}
+
+Descriptor make_variant_pack(const std::vector<int64_t>& uids, const std::vector<void*>& pointers, void* workspace) {
+  if (uids.size() != pointers.size()) fatal("make_variant_pack: uids and pointers differ in length");
+  Descriptor vp(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  vp.set_int64s(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, uids)
+      .set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, static_cast<int64_t>(pointers.size()), pointers.data())
+      .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
+  vp.finalize();
+  return vp;
+}
+
+cudnnStatus_t execute(cudnnHandle_t handle, const Descriptor& plan, const Descriptor& variant_pack) {
+  return cudnnBackendExecute(handle, plan.get(), variant_pack.get());
+}
+
+std::string last_error() {
+  char message[1024] = {0};
+  cudnnGetLastErrorString(message, sizeof(message));
+  return message;
+}
+
+}  // namespace sb::cuda::cudnn

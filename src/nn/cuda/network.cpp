@@ -1,0 +1,69 @@
+#include "nn/cuda/network.h"
+
+#include "core/cuda_check.h"
+#include "core/error.h"
+#include "kernels/elementwise.h"
+#include "nn/cuda/factory.h"
+
+namespace sb::cuda {
+
+Network::Network(LayerSpec spec, uint64_t seed, Context& ctx)
+    : spec_(std::move(spec)), ctx_(ctx), param_specs_(collect_params(spec_)), buffer_specs_(collect_buffers(spec_)) {
+  param_count_ = count_elements(param_specs_);
+  buffer_count_ = count_elements(buffer_specs_);
+  compute_copy_ = ctx.compute_dtype() != DType::F32;
+  const size_t np = static_cast<size_t>(param_count_), nb = static_cast<size_t>(buffer_count_);
+  params_.ensure(np * sizeof(float));
+  grads_.ensure(np * sizeof(float));
+  buffers_.ensure(nb * sizeof(float));
+  if (compute_copy_) compute_params_.ensure(np * dtype_size(ctx.compute_dtype()));
+  CHECK_CUDA(cudaMemsetAsync(grads_.data(), 0, np * sizeof(float), ctx.stream()));
+
+  std::vector<float> p(np), b(nb);
+  initialize_flat(param_specs_, seed, p.data());
+  initialize_flat(buffer_specs_, seed, b.data());
+  set_params(p);
+  set_buffers(b);
+
+  root_ = make_layer(spec_, ctx);
+  ParamViews views;
+  views.params = params();
+  views.grads = grads();
+  views.compute_params = compute_params();
+  views.buffers = buffers();
+  views.compute = ctx.compute_dtype();
+  root_->bind(views);
+}
+
+void Network::refresh_compute_params() {
+  if (!compute_copy_ || param_count_ == 0) return;
+  kernels::cast(params_.data(), DType::F32, compute_params_.data(), ctx_.compute_dtype(), param_count_, ctx_.stream());
+}
+
+void Network::set_params(const std::vector<float>& host) {
+  if (static_cast<int64_t>(host.size()) != param_count_)
+    fatal("Network::set_params: " + std::to_string(host.size()) + " values for " + std::to_string(param_count_) + " parameters");
+  CHECK_CUDA(cudaMemcpyAsync(params_.data(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice, ctx_.stream()));
+  refresh_compute_params();
+  ctx_.synchronize();  // the host vector may go away
+}
+
+void Network::set_buffers(const std::vector<float>& host) {
+  if (static_cast<int64_t>(host.size()) != buffer_count_)
+    fatal("Network::set_buffers: " + std::to_string(host.size()) + " values for " + std::to_string(buffer_count_) + " buffers");
+  CHECK_CUDA(cudaMemcpyAsync(buffers_.data(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice, ctx_.stream()));
+  ctx_.synchronize();
+}
+
+std::vector<float> Network::download(const DeviceBuffer& buffer, int64_t count) const {
+  std::vector<float> host(static_cast<size_t>(count));
+  CHECK_CUDA(cudaMemcpyAsync(host.data(), buffer.data(), host.size() * sizeof(float), cudaMemcpyDeviceToHost, ctx_.stream()));
+  ctx_.synchronize();
+  return host;
+}
+
+std::vector<float> Network::get_params() const { return download(params_, param_count_); }
+std::vector<float> Network::get_grads() const { return download(grads_, param_count_); }
+std::vector<float> Network::get_buffers() const { return download(buffers_, buffer_count_); }
+
+}  // namespace sb::cuda

@@ -1,0 +1,63 @@
+// A CUDA network instantiated from a spec over flat device buffers: fp32 master parameters, fp32
+// gradients, fp32 buffers (BN running statistics) and, for fp16/bf16 compute, a compute-dtype copy of the
+// parameters. The master parameters start as a copy of the host buffer that sb::initialize_flat fills from
+// the seed, so the CPU and CUDA networks of one spec and seed start from identical weights.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "nn/cuda/context.h"
+#include "nn/cuda/device_buffer.h"
+#include "nn/cuda/layer.h"
+#include "nn/spec.h"
+
+namespace sb::cuda {
+
+class Network {
+ public:
+  Network(LayerSpec spec, uint64_t seed, Context& ctx);
+
+  const LayerSpec& spec() const { return spec_; }
+  const std::vector<ParamSpec>& param_specs() const { return param_specs_; }
+  const std::vector<ParamSpec>& buffer_specs() const { return buffer_specs_; }
+  int64_t param_count() const { return param_count_; }
+  int64_t buffer_count() const { return buffer_count_; }
+  Context& context() { return ctx_; }
+
+  // Device pointers to the flat buffers (stable for the network's life).
+  float* params() { return static_cast<float*>(params_.data()); }
+  float* grads() { return static_cast<float*>(grads_.data()); }
+  float* buffers() { return static_cast<float*>(buffers_.data()); }
+  // The compute-dtype copy (== params() in fp32).
+  void* compute_params() { return compute_copy_ ? compute_params_.data() : params_.data(); }
+
+  // Writes the compute-dtype copy from the master weights (nothing to do in fp32). Call after changing
+  // the master weights, unless the optimizer wrote the copy itself (FusedOptimizerArgs::params_copy).
+  void refresh_compute_params();
+
+  // Host <-> device copies of the flat buffers (synchronous); set_* refresh the compute copy.
+  void set_params(const std::vector<float>& host);
+  void set_buffers(const std::vector<float>& host);
+  std::vector<float> get_params() const;
+  std::vector<float> get_grads() const;
+  std::vector<float> get_buffers() const;
+
+  void set_random_stream(uint64_t key, uint64_t step) { root_->set_random_stream(key, step); }
+  const DeviceTensor& forward(const DeviceTensor& x, Mode mode) { return root_->forward(x, mode); }
+  // Writes every parameter gradient for the last forward; returns the input gradient.
+  const DeviceTensor& backward(const DeviceTensor& dy) { return root_->backward(dy); }
+
+ private:
+  std::vector<float> download(const DeviceBuffer& buffer, int64_t count) const;
+
+  LayerSpec spec_;
+  Context& ctx_;
+  std::vector<ParamSpec> param_specs_, buffer_specs_;
+  int64_t param_count_ = 0, buffer_count_ = 0;
+  bool compute_copy_ = false;
+  DeviceBuffer params_, grads_, buffers_, compute_params_;
+  std::unique_ptr<Layer> root_;
+};
+
+}  // namespace sb::cuda

@@ -1,0 +1,54 @@
+#include "nn/cuda/pooling.h"
+
+#include "core/error.h"
+#include "kernels/pooling.h"
+#include "nn/cuda/tensor_util.h"
+
+namespace sb::cuda {
+
+Pool2d::Pool2d(const LayerSpec& spec, Context& ctx) : spec_(spec), ctx_(ctx) {
+  const bool windowed = spec.kind == LayerKind::MaxPool2d || spec.kind == LayerKind::AvgPool2d;
+  if (!windowed && spec.kind != LayerKind::GlobalAvgPool) fatal("Pool2d: not a pooling spec: " + spec.name);
+  if (windowed && (spec.kernel <= 0 || spec.stride <= 0))
+    throw UserError(std::string(layer_kind_name(spec.kind)) + " '" + spec.name + "' needs a positive kernel and stride");
+}
+
+const DeviceTensor& Pool2d::forward(const DeviceTensor& x, Mode) {
+  check_activation(x, ctx_, spec_, 4);
+  const Shape out = output_shape(spec_, x.shape());
+  x_ = x;
+  y_ = output_tensor(y_buffer_, out, ctx_);
+  const Shape& s = x.shape();
+  const kernels::PoolShape ps{s[0], s[1], s[2], s[3], static_cast<int>(spec_.kernel), static_cast<int>(spec_.stride)};
+  switch (spec_.kind) {
+    case LayerKind::MaxPool2d: kernels::maxpool_forward(x.data, y_.data, ps, x.layout(), x.dtype(), ctx_.stream()); break;
+    case LayerKind::AvgPool2d: kernels::avgpool_forward(x.data, y_.data, ps, x.layout(), x.dtype(), ctx_.stream()); break;
+    default:
+      kernels::global_avgpool_forward(x.data, y_.data, s[0], s[1], s[2], s[3], x.layout(), x.dtype(), ctx_.stream());
+  }
+  return y_;
+}
+
+const DeviceTensor& Pool2d::backward(const DeviceTensor& dy) {
+  if (!y_.data) fatal(std::string(layer_kind_name(spec_.kind)) + " '" + spec_.name + "': backward before forward");
+  if (dy.shape() != y_.shape())
+    throw UserError(std::string(layer_kind_name(spec_.kind)) + " '" + spec_.name + "' got an output gradient of shape " +
+                    dy.shape().str() + " for an output of shape " + y_.shape().str());
+  check_activation(dy, ctx_, spec_, 4);
+  dx_ = output_tensor(dx_buffer_, x_.shape(), ctx_);
+  const Shape& s = x_.shape();
+  const kernels::PoolShape ps{s[0], s[1], s[2], s[3], static_cast<int>(spec_.kernel), static_cast<int>(spec_.stride)};
+  switch (spec_.kind) {
+    case LayerKind::MaxPool2d:
+      kernels::maxpool_backward(x_.data, dy.data, dx_.data, ps, x_.layout(), dy.dtype(), ctx_.stream());
+      break;
+    case LayerKind::AvgPool2d:
+      kernels::avgpool_backward(dy.data, dx_.data, ps, x_.layout(), dy.dtype(), ctx_.stream());
+      break;
+    default:
+      kernels::global_avgpool_backward(dy.data, dx_.data, s[0], s[1], s[2], s[3], x_.layout(), dy.dtype(), ctx_.stream());
+  }
+  return dx_;
+}
+
+}  // namespace sb::cuda

@@ -1,0 +1,55 @@
+#include "nn/cuda/tensor_util.h"
+
+#include "core/error.h"
+
+namespace sb::cuda {
+
+ParamViews ParamViews::advanced(int64_t params_count, int64_t buffers_count) const {
+  ParamViews v = *this;
+  if (v.params) v.params += params_count;
+  if (v.grads) v.grads += params_count;
+  if (v.compute_params)
+    v.compute_params = static_cast<char*>(v.compute_params) + params_count * static_cast<int64_t>(dtype_size(compute));
+  if (v.buffers) v.buffers += buffers_count;
+  return v;
+}
+
+Layout layout_for(const Shape& shape, const Context& ctx) {
+  return shape.rank() == 4 ? ctx.layout() : Layout::NCHW;
+}
+
+DeviceTensor output_tensor(DeviceBuffer& buffer, const Shape& shape, const Context& ctx) {
+  DeviceTensor t;
+  t.desc.shape = shape;
+  t.desc.dtype = ctx.compute_dtype();
+  t.desc.layout = layout_for(shape, ctx);
+  t.data = buffer.ensure(t.bytes());
+  return t;
+}
+
+DeviceTensor reshaped(const DeviceTensor& x, const Shape& shape, Layout layout) {
+  if (shape.numel() != x.numel()) fatal("reshaped: " + x.shape().str() + " cannot become " + shape.str());
+  DeviceTensor t = x;
+  t.desc.shape = shape;
+  t.desc.layout = layout;
+  return t;
+}
+
+void check_activation(const DeviceTensor& x, const Context& ctx, const LayerSpec& spec, size_t rank) {
+  const std::string who = std::string(layer_kind_name(spec.kind)) + " '" + spec.name + "'";
+  if (!x.data) fatal(who + " got an input with no data");
+  if (x.dtype() != ctx.compute_dtype())
+    fatal(who + " got a " + dtype_name(x.dtype()) + " input but the context computes in " + dtype_name(ctx.compute_dtype()));
+  if (rank && x.shape().rank() != rank)
+    throw UserError(who + " expects a " + std::to_string(rank) + "-d input, got " + x.shape().str());
+  if (x.shape().rank() == 4 && x.layout() != ctx.layout())
+    fatal(who + " got an " + layout_name(x.layout()) + " input but the context's layout is " + layout_name(ctx.layout()));
+}
+
+std::string dims_key(const Shape& shape) {
+  std::string s;
+  for (size_t i = 0; i < shape.rank(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s;
+}
+
+}  // namespace sb::cuda

@@ -1,0 +1,12 @@
+// Runs a step that may fail with a UserError on some ranks only (a file missing on one node, say), and
+// turns that into the same UserError on every rank, so that no rank is left waiting in a collective.
+#pragma once
+#include <functional>
+
+#include "comm/communicator.h"
+
+namespace sb {
+// Collective. If `step` throws UserError on any rank, every rank throws a UserError with the message of
+// the lowest failing rank (prefixed with "rank N: " when N is not 0).
+void run_collectively(Communicator& comm, const std::function<void()>& step);
+}  // namespace sb

@@ -1,0 +1,87 @@
+#include "train/cpu_engine.h"
+
+#include <chrono>
+
+#include "nn/cpu/loss.h"
+#include "train/run_setup.h"
+
+namespace sb {
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+}  // namespace
+
+CpuEngine::CpuEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm)
+    : config_(config),
+      train_(train),
+      test_(test),
+      comm_(comm),
+      net_(model_spec_for(config, train), config.seed),
+      optimizer_(optimizer_for(config, static_cast<int64_t>(net_.params().size()))),
+      log_probabilities_(model_info(config.model).outputs_log_probabilities),
+      augmentation_(config.augment ? cifar_augmentation() : BatchOptions{}),
+      dropout_key_(dropout_stream_key(config.seed, comm.rank())) {}
+
+float CpuEngine::loss_and_gradient(const Tensor<float>& output, const std::vector<int32_t>& labels,
+                                   Tensor<float>& grad) {
+  return log_probabilities_ ? cpu::nll_loss(output, labels.data(), grad)
+                            : cpu::cross_entropy_loss(output, labels.data(), grad);
+}
+
+PhaseTimes CpuEngine::train_step(std::span<const int64_t> indices, int epoch, int64_t step, double lr) {
+  PhaseTimes t;
+  if (epoch != current_epoch_) {
+    current_epoch_ = epoch;
+    epoch_position_ = 0;
+  }
+  auto t0 = Clock::now();
+  assemble_batch(train_, indices, augmentation_, AugmentKey{config_.seed, epoch, comm_.rank()},
+                 static_cast<uint64_t>(epoch_position_), images_, labels_);
+  epoch_position_ += static_cast<int64_t>(indices.size());
+  t.seconds[kPhaseData] = seconds_since(t0);
+
+  t0 = Clock::now();
+  net_.set_random_stream(dropout_key_, static_cast<uint64_t>(step));
+  const Tensor<float>& output = net_.forward(images_, cpu::Mode::Train);
+  const float loss = loss_and_gradient(output, labels_, grad_);
+  t.seconds[kPhaseForward] = seconds_since(t0);
+  train_totals_.loss_sum += static_cast<double>(loss) * static_cast<double>(indices.size());
+  train_totals_.correct += cpu::count_correct(output, labels_.data());
+  train_totals_.count += static_cast<int64_t>(indices.size());
+
+  t0 = Clock::now();
+  net_.backward(grad_);
+  t.seconds[kPhaseBackward] = seconds_since(t0);
+
+  t0 = Clock::now();
+  comm_.allreduce_avg(std::span<float>(net_.grads()));
+  t.seconds[kPhaseComm] = seconds_since(t0);
+
+  t0 = Clock::now();
+  optimizer_->step(net_.params().data(), net_.grads().data(), lr);
+  t.seconds[kPhaseOptimizer] = seconds_since(t0);
+  return t;
+}
+
+EvalTotals CpuEngine::take_train_totals() {
+  EvalTotals out = train_totals_;
+  train_totals_ = EvalTotals{};
+  return out;
+}
+
+EvalTotals CpuEngine::evaluate(std::span<const int64_t> indices) {
+  EvalTotals totals;
+  const size_t batch = static_cast<size_t>(config_.eval_batch_size);
+  for (size_t begin = 0; begin < indices.size(); begin += batch) {
+    const auto part = indices.subspan(begin, std::min(batch, indices.size() - begin));
+    assemble_batch(test_, part, images_, labels_);
+    const Tensor<float>& output = net_.forward(images_, cpu::Mode::Eval);
+    const float loss = loss_and_gradient(output, labels_, grad_);
+    totals.loss_sum += static_cast<double>(loss) * static_cast<double>(part.size());
+    totals.correct += cpu::count_correct(output, labels_.data());
+    totals.count += static_cast<int64_t>(part.size());
+  }
+  return totals;
+}
+
+}  // namespace sb

@@ -1,0 +1,51 @@
+// The CPU reference engine: the model in fp32 through the CPU layers, gradients averaged with an MPI
+// all-reduce through the Communicator, the optimizer over the flat buffers.
+#pragma once
+#include <memory>
+
+#include "comm/communicator.h"
+#include "data/batch.h"
+#include "data/dataset.h"
+#include "nn/cpu/network.h"
+#include "optim/optimizer.h"
+#include "train/engine.h"
+#include "train/train_config.h"
+
+namespace sb {
+
+class CpuEngine final : public Engine {
+ public:
+  // The datasets must outlive the engine.
+  CpuEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm);
+
+  std::string device_name() const override { return "cpu"; }
+  int64_t parameter_count() const override { return static_cast<int64_t>(net_.params().size()); }
+  int64_t train_size() const override { return train_.size(); }
+  int64_t test_size() const override { return test_.size(); }
+  PhaseTimes train_step(std::span<const int64_t> indices, int epoch, int64_t step, double lr) override;
+  EvalTotals take_train_totals() override;
+  EvalTotals evaluate(std::span<const int64_t> indices) override;
+
+  cpu::Network<float>& network() { return net_; }
+  Optimizer& optimizer() { return *optimizer_; }
+
+ private:
+  float loss_and_gradient(const Tensor<float>& output, const std::vector<int32_t>& labels, Tensor<float>& grad);
+
+  TrainConfig config_;
+  const Dataset& train_;
+  const Dataset& test_;
+  Communicator& comm_;
+  cpu::Network<float> net_;
+  std::unique_ptr<Optimizer> optimizer_;
+  bool log_probabilities_;
+  BatchOptions augmentation_;
+  uint64_t dropout_key_;
+  int64_t epoch_position_ = 0;  // sample position within this rank's epoch (keys the augmentation)
+  int current_epoch_ = -1;
+  Tensor<float> images_, grad_;
+  std::vector<int32_t> labels_;
+  EvalTotals train_totals_;
+};
+
+}  // namespace sb

@@ -1,0 +1,147 @@
+#include "train/trainer.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "data/sampler.h"
+#include "train/run_setup.h"
+
+namespace sb {
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// This rank's shard of the test set: r, r+W, ... with no padding, so every sample counts once.
+std::vector<int64_t> test_shard(int64_t n, int rank, int world) {
+  std::vector<int64_t> out;
+  for (int64_t i = rank; i < n; i += world) out.push_back(i);
+  return out;
+}
+
+EvalTotals reduce_totals(Communicator& comm, const EvalTotals& local) {
+  double loss = comm.allreduce_sum(local.loss_sum);
+  int64_t counts[2] = {local.correct, local.count};
+  comm.allreduce_sum(std::span<int64_t>(counts));
+  return EvalTotals{loss, counts[0], counts[1]};
+}
+
+std::string with_thousands(double v) {
+  std::string digits = std::to_string(static_cast<int64_t>(std::llround(v)));
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<size_t>(i), ",");
+  return digits;
+}
+}  // namespace
+
+RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, EpochObserver* observer) {
+  const int world = comm.size(), rank = comm.rank();
+  const int64_t per_rank_batch = config.per_rank_batch(world);
+  const int64_t test_n = config.test_limit > 0 ? std::min(config.test_limit, engine.test_size()) : engine.test_size();
+  if (engine.train_size() < world) {
+    throw UserError("the training set has " + std::to_string(engine.train_size()) + " samples but the job has " +
+                    std::to_string(world) + " ranks; use fewer ranks or more data (--train-limit)");
+  }
+  DistributedSampler sampler(engine.train_size(), world, rank, true, config.seed, config.drop_last);
+  const int64_t steps_per_epoch = num_batches(sampler.num_samples(), per_rank_batch, config.drop_last);
+  if (steps_per_epoch == 0) {
+    throw UserError("--batch-size gives " + std::to_string(per_rank_batch) + " samples per rank but each rank has only " +
+                    std::to_string(sampler.num_samples()) + " per epoch with --drop-last; lower the batch size");
+  }
+  const auto schedule = schedule_for(config, world);
+  const std::vector<int64_t> test_indices = test_shard(test_n, rank, world);
+
+  RunSummary run;
+  int64_t step = 0;
+  int epochs_without_improvement = 0;
+  double elapsed = 0;
+  double energy_before = engine.energy_joules();
+  for (int epoch = 0; epoch < config.epochs; ++epoch) {
+    const auto batches = split_batches(sampler.indices(epoch), per_rank_batch, config.drop_last);
+    EpochSummary s;
+    s.epoch = epoch;
+    s.steps = static_cast<int64_t>(batches.size());
+    const int64_t sampled = std::min<int64_t>(config.sample_steps, s.steps);
+    std::vector<int64_t> my_steps(static_cast<size_t>(sampled * kPhaseCount));
+    PhaseTimes phases;
+    int64_t my_samples = 0;
+
+    comm.barrier();  // start the epoch together, so the spread across ranks is the ranks' own
+    const auto epoch_start = Clock::now();
+    for (size_t b = 0; b < batches.size(); ++b, ++step) {
+      s.learning_rate = schedule->lr(epoch, static_cast<int64_t>(b), s.steps);
+      const PhaseTimes t = engine.train_step(batches[b], epoch, step, s.learning_rate);
+      phases += t;
+      my_samples += static_cast<int64_t>(batches[b].size());
+      if (static_cast<int64_t>(b) < sampled) {
+        for (int p = 0; p < kPhaseCount; ++p) my_steps[b * kPhaseCount + p] = std::llround(t.seconds[p] * 1e9);
+      }
+      if (config.log_interval > 0 && (b + 1) % static_cast<size_t>(config.log_interval) == 0) {
+        log0("  epoch %d step %zu/%zu lr %.4g\n", epoch + 1, b + 1, batches.size(), s.learning_rate);
+      }
+    }
+    engine.synchronize();
+    const double my_wall = seconds_since(epoch_start);
+
+    const auto eval_start = Clock::now();
+    const EvalTotals test = reduce_totals(comm, engine.evaluate(test_indices));
+    const EvalTotals trained = reduce_totals(comm, engine.take_train_totals());
+    s.eval_seconds = comm.allreduce_max(seconds_since(eval_start));
+
+    s.wall_max = comm.allreduce_max(my_wall);
+    s.wall_min = comm.allreduce_min(my_wall);
+    s.wall_mean = comm.allreduce_avg(my_wall);
+    s.global_samples = comm.allreduce_sum(my_samples);
+    s.images_per_s = s.global_samples / s.wall_max;
+    s.train_loss = trained.count ? trained.loss_sum / static_cast<double>(trained.count) : NAN;
+    s.train_accuracy = trained.count ? static_cast<double>(trained.correct) / static_cast<double>(trained.count) : NAN;
+    s.test_loss = test.count ? test.loss_sum / static_cast<double>(test.count) : NAN;
+    s.test_accuracy = test.count ? static_cast<double>(test.correct) / static_cast<double>(test.count) : NAN;
+    for (int p = 0; p < kPhaseCount; ++p) {
+      s.phases_max.seconds[p] = comm.allreduce_max(phases.seconds[p]);
+      s.phases_mean.seconds[p] = comm.allreduce_avg(phases.seconds[p]);
+    }
+    const double energy_now = engine.energy_joules();
+    s.energy_joules = comm.allreduce_sum(energy_now - energy_before);
+    energy_before = energy_now;
+    s.peak_memory_bytes = comm.allreduce_max(engine.peak_memory_bytes());
+    s.rank_wall_times = comm.gather(my_wall, 0);
+    s.sampled_steps = sampled;
+    s.step_phase_ns = comm.gather(std::span<const int64_t>(my_steps), 0);
+    elapsed += s.wall_max + s.eval_seconds;
+    s.elapsed_seconds = elapsed;
+
+    log0("epoch %3d/%d  time %8.3f s  train loss %.4f  test loss %.4f  test acc %6.2f%%  %s img/s  lr %.4g\n",
+         epoch + 1, config.epochs, s.wall_max, s.train_loss, s.test_loss, 100.0 * s.test_accuracy,
+         with_thousands(s.images_per_s).c_str(), s.learning_rate);
+    if (observer) observer->on_epoch(s);
+    run.epochs.push_back(s);
+    run.epochs_run = epoch + 1;
+    run.final_accuracy = s.test_accuracy;
+
+    if (!std::isfinite(s.train_loss)) {
+      run.stop_reason = "the training loss became " + std::string(std::isnan(s.train_loss) ? "NaN" : "infinite") +
+                        " in epoch " + std::to_string(epoch + 1) + "; lower --lr or use --precision fp32";
+      break;
+    }
+    if (s.test_accuracy > run.best_accuracy) {
+      run.best_accuracy = s.test_accuracy;
+      epochs_without_improvement = 0;
+    } else {
+      ++epochs_without_improvement;
+    }
+    if (config.target_accuracy > 0 && s.test_accuracy >= config.target_accuracy) {
+      run.time_to_target = elapsed;
+      run.stop_reason = "target accuracy reached";
+      break;
+    }
+    if (config.patience > 0 && epochs_without_improvement >= config.patience) {
+      run.stop_reason = "no better test accuracy for " + std::to_string(config.patience) + " epochs (--patience)";
+      break;
+    }
+  }
+  if (run.stop_reason.empty()) run.stop_reason = "completed";
+  return run;
+}
+
+}  // namespace sb

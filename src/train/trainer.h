@@ -1,0 +1,55 @@
+// The SPMD training loop: epochs of sharded steps, sharded evaluation, timings reduced across ranks,
+// early stopping. It works on whatever communicator it is given (scale hands it sub-communicators).
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "train/engine.h"
+#include "train/train_config.h"
+
+namespace sb {
+
+struct EpochSummary {
+  int epoch = 0;  // 0-based
+  double wall_max = 0, wall_mean = 0, wall_min = 0;  // training wall time of the epoch across ranks, s
+  double images_per_s = 0;                          // global training samples / wall_max
+  int64_t global_samples = 0;
+  int64_t steps = 0;
+  double train_loss = 0, train_accuracy = 0;
+  double test_loss = 0, test_accuracy = 0;
+  double eval_seconds = 0;    // evaluation wall time (max over ranks)
+  double elapsed_seconds = 0; // since the run started: training plus evaluation (time to accuracy)
+  double learning_rate = 0;   // at the epoch's last step
+  PhaseTimes phases_max;      // per phase, the largest per-rank epoch total
+  PhaseTimes phases_mean;     // per phase, the mean over ranks
+  double energy_joules = std::numeric_limits<double>::quiet_NaN();  // summed over ranks, this epoch
+  double peak_memory_bytes = std::numeric_limits<double>::quiet_NaN();  // max over ranks
+  // Root only: every rank's epoch wall time, and sampled per-step phase times [rank][step][phase] in ns.
+  std::vector<double> rank_wall_times;
+  int64_t sampled_steps = 0;
+  std::vector<int64_t> step_phase_ns;
+};
+
+class EpochObserver {
+ public:
+  virtual ~EpochObserver() = default;
+  // Called on every rank after each epoch (the summary is complete on root).
+  virtual void on_epoch(const EpochSummary& summary) = 0;
+};
+
+struct RunSummary {
+  int epochs_run = 0;
+  double best_accuracy = 0;
+  double final_accuracy = 0;
+  double time_to_target = std::numeric_limits<double>::quiet_NaN();  // s, when the target was reached
+  std::string stop_reason;  // "completed", "target accuracy reached", "patience exhausted", ...
+  std::vector<EpochSummary> epochs;
+};
+
+// Runs config.epochs epochs (or fewer on early stop). Collective over comm.
+RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, EpochObserver* observer = nullptr);
+
+}  // namespace sb
