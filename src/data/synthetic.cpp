@@ -53,7 +53,7 @@ std::string to_string(const SyntheticShape& s) {
          std::to_string(s.num_classes);
 }
 
-Dataset make_synthetic(const SyntheticShape& shape, int64_t count, int split, uint64_t seed) {
+Dataset make_synthetic_split(const SyntheticShape& shape, int64_t count, int split, uint64_t seed) {
   const uint64_t sample_bytes = uint64_t(shape.channels) * uint64_t(shape.height) * uint64_t(shape.width);
   if (count < 1)
     throw UserError("a synthetic dataset needs at least one sample, not " + std::to_string(count));
@@ -85,7 +85,7 @@ Dataset make_synthetic(const SyntheticShape& shape, int64_t count, int split, ui
 }
 
 TrainTest make_synthetic(const SyntheticShape& shape, int64_t train_count, int64_t test_count, uint64_t seed) {
-  return TrainTest{make_synthetic(shape, train_count, 0, seed), make_synthetic(shape, test_count, 1, seed)};
+  return TrainTest{make_synthetic_split(shape, train_count, 0, seed), make_synthetic_split(shape, test_count, 1, seed)};
 }
 
 }  // namespace sb

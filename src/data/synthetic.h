@@ -30,7 +30,7 @@ std::string to_string(const SyntheticShape& shape);  // "3x32x32:100"
 // philox4x32(counter_hi = kSyntheticTag + 2*split, counter_lo = k/16, key = seed); label i is
 // philox4x32(kSyntheticTag + 2*split + 1, i, seed).v[0] % classes. Mean 0.5 and std 0.2898 per
 // channel (those of uniform bytes).
-Dataset make_synthetic(const SyntheticShape& shape, int64_t count, int split, uint64_t seed = kSyntheticSeed);
+Dataset make_synthetic_split(const SyntheticShape& shape, int64_t count, int split, uint64_t seed = kSyntheticSeed);
 TrainTest make_synthetic(const SyntheticShape& shape, int64_t train_count, int64_t test_count,
                          uint64_t seed = kSyntheticSeed);
 

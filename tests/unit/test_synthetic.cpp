@@ -71,7 +71,7 @@ TEST(Synthetic, ShapeStatisticsAndLabels) {
 }
 
 TEST(Synthetic, PixelsLookUniform) {
-  const Dataset d = make_synthetic(parse_synthetic_shape("3x32x32:10"), 200, 0);
+  const Dataset d = make_synthetic_split(parse_synthetic_shape("3x32x32:10"), 200, 0);
   double sum = 0, sum_sq = 0;
   for (uint8_t p : d.images) {
     sum += p / 255.0;
@@ -93,13 +93,13 @@ TEST(Synthetic, DeterministicAndSplitsDiffer) {
   const TrainTest other_seed = make_synthetic(shape, 30, 30, kSyntheticSeed + 1);
   EXPECT_NE(a.train.images, other_seed.train.images);
   // Sample k does not depend on how many are generated, so a train limit keeps the same samples.
-  const Dataset fewer = make_synthetic(shape, 7, 0);
+  const Dataset fewer = make_synthetic_split(shape, 7, 0);
   EXPECT_TRUE(std::equal(fewer.images.begin(), fewer.images.end(), a.train.images.begin()));
   EXPECT_TRUE(std::equal(fewer.labels.begin(), fewer.labels.end(), a.train.labels.begin()));
 }
 
 TEST(Synthetic, PixelMappingIsTheDocumentedPhilox) {
-  const Dataset d = make_synthetic(parse_synthetic_shape("1x3x3:5"), 4, 1, 42);
+  const Dataset d = make_synthetic_split(parse_synthetic_shape("1x3x3:5"), 4, 1, 42);
   for (uint64_t k : {0, 5, 16, 35}) {
     const Philox4 block = philox4x32(0x53594E5448000000ULL + 2, k / 16, 42);
     EXPECT_EQ(d.images[k], static_cast<uint8_t>(block.v[(k % 16) / 4] >> (8 * (k % 4))));
@@ -108,9 +108,9 @@ TEST(Synthetic, PixelMappingIsTheDocumentedPhilox) {
 }
 
 TEST(Synthetic, RefusesHugeOrEmpty) {
-  EXPECT_CONTAINS(user_error_of([] { make_synthetic(parse_synthetic_shape("3x1024x1024:10"), 100000, 0); }),
+  EXPECT_CONTAINS(user_error_of([] { make_synthetic_split(parse_synthetic_shape("3x1024x1024:10"), 100000, 0); }),
                   "would need more than 8 GiB");
-  EXPECT_CONTAINS(user_error_of([] { make_synthetic(parse_synthetic_shape("3x4x4:10"), 0, 0); }),
+  EXPECT_CONTAINS(user_error_of([] { make_synthetic_split(parse_synthetic_shape("3x4x4:10"), 0, 0); }),
                   "at least one sample");
 }
 

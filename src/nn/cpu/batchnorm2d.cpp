@@ -43,7 +43,8 @@ void BatchNorm2d<T>::bind(T* params, T* grads, T* buffers) {
 
 template <typename T>
 const Tensor<T>& BatchNorm2d<T>::forward(const Tensor<T>& x, Mode mode) {
-  if (!weight_ || !running_mean_) fatal("BatchNorm2d '" + spec_.name + "': forward before bind");
+  if (!weight_ || !running_mean_)
+    fatal("BatchNorm2d '" + spec_.name + "': forward before bind (it needs parameters and running statistics)");
   const Shape shape = output_shape(spec_, x.shape());  // throws a UserError naming the layer on a bad shape
   const int64_t batch = shape[0], channels = shape[1], plane = shape[2] * shape[3];
   const int64_t count = batch * plane;

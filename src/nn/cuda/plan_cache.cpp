@@ -24,11 +24,12 @@ struct Candidate {
   std::string engine;
 };
 
-// Whether the options exclude an engine for this graph.
-bool excluded(const cudnn::EngineInfo& info, const OpGraph& g, const PlanCacheOptions& o) {
+// Whether the options exclude an engine for this graph. The determinism rule is strict; the TF32 rule
+// can be relaxed (strict_tf32 = false) when no engine satisfies it, which the report then says.
+bool excluded(const cudnn::EngineInfo& info, const OpGraph& g, const PlanCacheOptions& o, bool strict_tf32) {
   if (o.deterministic && info.has(CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC)) return true;
   // fp32 data on tensor cores means TF32 (or worse, fp16 down-conversion): only when TF32 is allowed.
-  if (g.fp32_data && !o.allow_tf32 &&
+  if (strict_tf32 && g.fp32_data && !o.allow_tf32 &&
       (info.has(CUDNN_NUMERICAL_NOTE_TENSOR_CORE) || info.has(CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS)))
     return true;
   return false;
@@ -97,13 +98,15 @@ PlanCache::Entry& PlanCache::find_or_build(const std::string& key, const BuildGr
     append_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_A);
     std::vector<Candidate> candidates;
     const int wanted = options_.autotune ? std::max(1, options_.max_candidates) : 1;
-    // Mode A first; if nothing of it builds, the fallback mode's list is appended (same order on every rank).
-    for (int pass = 0; pass < 2 && candidates.empty(); ++pass) {
-      const size_t begin = pass == 0 ? 0 : e.configs.size();
+    // Mode A first; if nothing of it builds, the fallback mode's list is appended (same order on every
+    // rank); if still nothing, the TF32 rule is relaxed rather than failing the graph.
+    for (int pass = 0; pass < 3 && candidates.empty(); ++pass) {
+      const size_t begin = pass == 1 ? e.configs.size() : 0;
       if (pass == 1) append_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_FALLBACK);
+      if (pass == 2) e.report.why = "no engine without TF32 for fp32 data: TF32 allowed for this graph";
       for (size_t i = begin; i < e.configs.size() && static_cast<int>(candidates.size()) < wanted; ++i) {
         const cudnn::EngineInfo info = cudnn::engine_info(e.configs[i]);
-        if (excluded(info, *e.graph, options_)) continue;
+        if (excluded(info, *e.graph, options_, /*strict_tf32=*/pass < 2)) continue;
         auto plan = cudnn::make_plan(handle_, e.configs[i]);
         if (!plan) continue;
         const int64_t ws = cudnn::plan_workspace_bytes(*plan);

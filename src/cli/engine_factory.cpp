@@ -1,0 +1,40 @@
+#include "cli/engine_factory.h"
+
+#include "core/error.h"
+#include "train/cpu_engine.h"
+#ifdef SCALEBENCH_HAVE_CUDA
+#include "train/cuda/cuda_engine.h"
+#include "train/cuda/device_info.h"
+#endif
+
+namespace sb {
+
+void check_device_available(const TrainConfig& config, int local_size) {
+  if (config.device != "cuda") return;
+#ifdef SCALEBENCH_HAVE_CUDA
+  const int gpus = visible_gpu_count();
+  if (gpus == 0) {
+    throw UserError("--device cuda: no CUDA device is visible on this node (check CUDA_VISIBLE_DEVICES and the "
+                    "job's GPU request, e.g. --gres=gpu:N), or use --device cpu");
+  }
+  (void)local_size;
+#else
+  (void)local_size;
+  throw UserError("--device cuda: this scalebench was built without the CUDA backend; rebuild with CUDA, cuDNN "
+                  "and NCCL available (cmake -DSCALEBENCH_CUDA=ON), or use --device cpu");
+#endif
+}
+
+std::unique_ptr<Engine> make_engine(const TrainConfig& config, const Dataset& train, const Dataset& test,
+                                    Communicator& comm, int local_rank, int local_size) {
+  if (config.device == "cpu") return std::make_unique<CpuEngine>(config, train, test, comm);
+  check_device_available(config, local_size);
+#ifdef SCALEBENCH_HAVE_CUDA
+  return make_cuda_engine(config, train, test, comm, local_rank, local_size);
+#else
+  (void)local_rank;
+  return nullptr;
+#endif
+}
+
+}  // namespace sb

@@ -1,0 +1,16 @@
+// Chooses the engine for --device: the CPU reference, or the CUDA backend where it is built.
+#pragma once
+#include <memory>
+
+#include "comm/communicator.h"
+#include "data/dataset.h"
+#include "train/engine.h"
+#include "train/train_config.h"
+
+namespace sb {
+// Throws UserError when --device cuda is asked of a build without the CUDA backend or a node without GPUs.
+std::unique_ptr<Engine> make_engine(const TrainConfig& config, const Dataset& train, const Dataset& test,
+                                    Communicator& comm, int local_rank, int local_size);
+// Checks --device before any data is loaded.
+void check_device_available(const TrainConfig& config, int local_size);
+}  // namespace sb

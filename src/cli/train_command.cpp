@@ -1,0 +1,73 @@
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/engine_factory.h"
+#include "cli/options.h"
+#include "cli/run_metadata.h"
+#include "comm/config_check.h"
+#include "comm/root_check.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "models/registry.h"
+#include "data/dataset_spec.h"
+#include "metrics/results_output_check.h"
+#include "train/collective.h"
+#include "train/results_observer.h"
+#include "train/trainer.h"
+
+namespace sb {
+
+int train_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line) {
+  MpiCommunicator& world = session.world();
+  CliConfig cli = parse_options("train", kTrain, args);
+  if (cli.help) {
+    if (session.rank() == 0) {
+      std::fputs(help_text("train", kTrain, "Data-parallel training of one model; one process per GPU (or CPU rank).").c_str(), stdout);
+    }
+    return 0;
+  }
+  TrainConfig& config = cli.train;
+  config.command_line = command_line;
+
+  // Cheap checks first, in the order a user would fix them: values, ranks, output, device, then data.
+  config.validate();
+  check_same_on_all_ranks(world, config.to_json());
+  config.per_rank_batch(world.size());
+  const DatasetSpec data_spec = parse_dataset_spec(config.data);
+  model_info(config.model);
+  if (!config.out.empty()) check_on_root(world, 0, [&] { check_output_writable(config.out); });
+  run_collectively(world, [&] { check_device_available(config, session.local_size()); });
+
+  TrainTest data;
+  run_collectively(world, [&] {
+    data = load_dataset(data_spec, config.train_limit);
+    build_model(config.model, ModelInput{data.train.channels, data.train.height, data.train.width, data.train.num_classes});
+  });
+  if (data.train.size() < world.size()) {
+    throw UserError("the training set has " + std::to_string(data.train.size()) + " samples but the job has " +
+                    std::to_string(world.size()) + " ranks; use fewer ranks or more samples (--train-limit)");
+  }
+
+  std::unique_ptr<Engine> engine = make_engine(config, data.train, data.test, world, session.local_rank(), session.local_size());
+  const RuntimeInfo info = gather_runtime_info(session, config.device == "cuda");
+  log0("scalebench train: %s on %s, %d rank(s) on %d node(s), %s, %lld parameters, batch %lld per rank (%s scaling)\n",
+       config.model.c_str(), config.data.c_str(), world.size(), session.node_count(), info.rank_devices[0].c_str(),
+       static_cast<long long>(engine->parameter_count()), static_cast<long long>(config.per_rank_batch(world.size())),
+       scaling_name(config.scaling));
+
+  std::unique_ptr<ResultsFile> results;
+  RunWriter* writer = nullptr;
+  if (!config.out.empty() && world.rank() == 0) {
+    results = std::make_unique<ResultsFile>(config.out, make_run_metadata(session, info, config, world.size()));
+    writer = &results->main_run();
+  }
+  ResultsObserver observer(writer);
+  const RunSummary run = train(config, world, *engine, &observer);
+  if (results) results->close();
+  log0("done: %d epoch(s), %s; best test accuracy %.2f%%%s%s\n", run.epochs_run, run.stop_reason.c_str(),
+       100.0 * run.best_accuracy, config.out.empty() ? "" : "; results in ", config.out.c_str());
+  return run.stop_reason.find("NaN") != std::string::npos || run.stop_reason.find("infinite") != std::string::npos ? 4 : 0;
+}
+
+}  // namespace sb

@@ -1,0 +1,135 @@
+#include "metrics/results_reader.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+
+#include "core/check.h"
+#include "core/error.h"
+#include "metrics/hdf5_attributes.h"
+#include "metrics/hdf5_extendible.h"
+
+namespace sb {
+namespace {
+
+std::string child_path(const std::string& parent, const char* name) {
+  std::string path = parent;
+  if (path.empty() || path.back() != '/') path += '/';
+  return path += name;
+}
+
+}  // namespace
+
+ResultsReader::ResultsReader(const std::string& path) {
+  h5::init_hdf5();
+  if (!std::filesystem::is_regular_file(path)) throw UserError("no results file at '" + path + "'");
+  if (CHECK_HDF5(H5Fis_hdf5(path.c_str())) <= 0) throw UserError("'" + path + "' is not an HDF5 file");
+  h5::Handle access = h5::unlocked_file_access();
+  file_ = h5::Handle::file(CHECK_HDF5(H5Fopen(path.c_str(), H5F_ACC_RDONLY, access.get())));
+}
+
+bool ResultsReader::has(const std::string& object) const {
+  if (object == "/") return true;
+  // H5Lexists wants every parent to exist, so walk the path one link at a time.
+  size_t end = 0;
+  while (end != std::string::npos) {
+    end = object.find('/', end + 1);
+    const std::string prefix = object.substr(0, end);
+    if (CHECK_HDF5(H5Lexists(file_.get(), prefix.c_str(), H5P_DEFAULT)) <= 0) return false;
+  }
+  return true;
+}
+
+h5::Handle ResultsReader::open_object(const std::string& object) const {
+  if (!has(object)) throw std::out_of_range("no object '" + object + "' in the results file");
+  return h5::Handle(CHECK_HDF5(H5Oopen(file_.get(), object.c_str(), H5P_DEFAULT)), H5Oclose);
+}
+
+h5::Handle ResultsReader::open_dataset(const std::string& run, const char* name) const {
+  const std::string path = child_path(run, name);
+  if (!has(path)) throw std::out_of_range("no dataset '" + path + "' in the results file");
+  return h5::Handle::dataset(CHECK_HDF5(H5Dopen2(file_.get(), path.c_str(), H5P_DEFAULT)));
+}
+
+bool ResultsReader::has_attribute(const std::string& name, const std::string& object) const {
+  return h5::has_attribute(open_object(object).get(), name.c_str());
+}
+std::string ResultsReader::string_attribute(const std::string& name, const std::string& object) const {
+  return h5::read_string_attribute(open_object(object).get(), name.c_str());
+}
+std::vector<std::string> ResultsReader::string_list_attribute(const std::string& name, const std::string& object) const {
+  return h5::read_string_list_attribute(open_object(object).get(), name.c_str());
+}
+int64_t ResultsReader::int_attribute(const std::string& name, const std::string& object) const {
+  return h5::read_int_attribute(open_object(object).get(), name.c_str());
+}
+double ResultsReader::double_attribute(const std::string& name, const std::string& object) const {
+  return h5::read_double_attribute(open_object(object).get(), name.c_str());
+}
+
+std::vector<EpochRow> ResultsReader::epochs(const std::string& run) const {
+  h5::Handle dataset = open_dataset(run, "epochs");
+  h5::Handle type = compound_type(epoch_columns(), sizeof(EpochRow));
+  std::vector<EpochRow> rows(static_cast<size_t>(h5::shape_of(dataset.get())[0]));
+  h5::read_whole(dataset.get(), type.get(), rows.data());
+  return rows;
+}
+
+std::vector<std::vector<double>> ResultsReader::epoch_times_per_rank(const std::string& run) const {
+  h5::Handle dataset = open_dataset(run, "epoch_times_per_rank");
+  const std::vector<hsize_t> shape = h5::shape_of(dataset.get());
+  std::vector<double> flat(static_cast<size_t>(shape[0] * shape[1]));
+  h5::read_whole(dataset.get(), H5T_NATIVE_DOUBLE, flat.data());
+  std::vector<std::vector<double>> times;
+  for (hsize_t epoch = 0; epoch < shape[0]; ++epoch)
+    times.emplace_back(flat.begin() + static_cast<ptrdiff_t>(epoch * shape[1]),
+                       flat.begin() + static_cast<ptrdiff_t>((epoch + 1) * shape[1]));
+  return times;
+}
+
+StepSamples ResultsReader::steps(const std::string& run) const {
+  StepSamples samples;
+  if (!has(child_path(run, "steps"))) return samples;
+  h5::Handle numbers = open_dataset(run, "step_numbers");
+  samples.step_numbers.resize(static_cast<size_t>(h5::shape_of(numbers.get())[0]));
+  h5::read_whole(numbers.get(), H5T_NATIVE_INT64, samples.step_numbers.data());
+  h5::Handle steps = open_dataset(run, "steps");
+  const std::vector<hsize_t> shape = h5::shape_of(steps.get());
+  samples.ranks = static_cast<int64_t>(shape[0]);
+  samples.phase_ns.resize(static_cast<size_t>(shape[0] * shape[1] * shape[2]));
+  h5::read_whole(steps.get(), H5T_NATIVE_INT64, samples.phase_ns.data());
+  return samples;
+}
+
+std::vector<StudyRow> ResultsReader::study() const {
+  h5::Handle dataset = open_dataset("/", "study");
+  h5::Handle type = compound_type(study_columns(), sizeof(StudyRow));
+  std::vector<StudyRow> rows(static_cast<size_t>(h5::shape_of(dataset.get())[0]));
+  h5::read_whole(dataset.get(), type.get(), rows.data());
+  return rows;
+}
+
+StudyInfo ResultsReader::study_info() const {
+  StudyInfo info;
+  info.mode = string_attribute("mode", "/study");
+  info.baseline_gpus = int_attribute("baseline_gpus", "/study");
+  info.target_accuracy = double_attribute("target_accuracy", "/study");
+  return info;
+}
+
+std::vector<int64_t> ResultsReader::config_gpus() const {
+  std::vector<int64_t> gpus;
+  if (!has("/configs")) return gpus;
+  h5::Handle configs = h5::Handle::group(CHECK_HDF5(H5Gopen2(file_.get(), "/configs", H5P_DEFAULT)));
+  H5G_info_t info;
+  CHECK_HDF5(H5Gget_info(configs.get(), &info));
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    char name[256];
+    CHECK_HDF5(H5Lget_name_by_idx(configs.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT));
+    gpus.push_back(int_attribute("gpus", std::string("/configs/") + name));
+  }
+  std::sort(gpus.begin(), gpus.end());
+  return gpus;
+}
+
+}  // namespace sb

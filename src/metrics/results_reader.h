@@ -1,0 +1,49 @@
+// Reads a results file back: for tests, and for tools that check a file (the analysis itself is Python).
+// Opens read-only without locking, so a file can be read while a run is still appending to it.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "metrics/hdf5_handle.h"
+#include "metrics/results_file.h"
+#include "metrics/results_schema.h"
+
+namespace sb {
+
+struct StepSamples {
+  std::vector<int64_t> step_numbers;
+  int64_t ranks = 0;
+  std::vector<int64_t> phase_ns;  // row-major [ranks][step_numbers.size()][kStepPhases.size()]
+};
+
+class ResultsReader {
+ public:
+  // Throws sb::UserError when `path` does not exist or is not an HDF5 file.
+  explicit ResultsReader(const std::string& path);
+
+  // Attributes of the object at `object` ("/" for the root). Missing ones throw std::out_of_range.
+  bool has_attribute(const std::string& name, const std::string& object = "/") const;
+  std::string string_attribute(const std::string& name, const std::string& object = "/") const;
+  std::vector<std::string> string_list_attribute(const std::string& name, const std::string& object = "/") const;
+  int64_t int_attribute(const std::string& name, const std::string& object = "/") const;
+  double double_attribute(const std::string& name, const std::string& object = "/") const;
+
+  bool has(const std::string& object) const;  // a group or dataset at this absolute path
+
+  // The tables of a run: `run` is "/" for `train`, "/configs/gpus_<n>" for a configuration of `scale`.
+  std::vector<EpochRow> epochs(const std::string& run = "/") const;
+  std::vector<std::vector<double>> epoch_times_per_rank(const std::string& run = "/") const;  // [epoch][rank]
+  StepSamples steps(const std::string& run = "/") const;  // empty when the run sampled no steps
+
+  std::vector<StudyRow> study() const;
+  StudyInfo study_info() const;
+  std::vector<int64_t> config_gpus() const;  // the GPU counts under /configs, ascending
+
+ private:
+  h5::Handle open_object(const std::string& object) const;
+  h5::Handle open_dataset(const std::string& run, const char* name) const;
+  h5::Handle file_;
+};
+
+}  // namespace sb

@@ -1,0 +1,41 @@
+#include "train/results_observer.h"
+
+#include <cmath>
+
+namespace sb {
+
+EpochRow to_epoch_row(const EpochSummary& s) {
+  EpochRow row;
+  row.epoch = s.epoch + 1;
+  row.wall_time_max_s = s.wall_max;
+  row.wall_time_mean_s = s.wall_mean;
+  row.wall_time_min_s = s.wall_min;
+  row.images_per_s = s.images_per_s;
+  row.train_loss = s.train_loss;
+  row.test_loss = s.test_loss;
+  row.test_accuracy = s.test_accuracy;
+  row.learning_rate = s.learning_rate;
+  row.exposed_comm_s = s.phases_max.seconds[kPhaseComm];
+  row.energy_j = s.energy_joules;
+  row.peak_memory_bytes = std::isfinite(s.peak_memory_bytes) ? static_cast<int64_t>(s.peak_memory_bytes) : -1;
+  row.data_s = s.phases_max.seconds[kPhaseData];
+  row.forward_s = s.phases_max.seconds[kPhaseForward];
+  row.backward_s = s.phases_max.seconds[kPhaseBackward];
+  row.comm_s = s.phases_max.seconds[kPhaseComm];
+  row.optimizer_s = s.phases_max.seconds[kPhaseOptimizer];
+  return row;
+}
+
+void ResultsObserver::on_epoch(const EpochSummary& s) {
+  if (writer_) {
+    writer_->append_epoch(to_epoch_row(s), s.rank_wall_times);
+    if (s.sampled_steps > 0) {
+      std::vector<int64_t> numbers(static_cast<size_t>(s.sampled_steps));
+      for (int64_t i = 0; i < s.sampled_steps; ++i) numbers[static_cast<size_t>(i)] = steps_before_ + i;
+      writer_->append_steps(numbers, s.step_phase_ns);
+    }
+  }
+  steps_before_ += s.steps;
+}
+
+}  // namespace sb

@@ -1,0 +1,137 @@
+// A whole small network on the CUDA path against the CPU Network from the same spec and seed: conv (bias)
+// - BN - ReLU - max pool - strided conv - BN - ReLU - residual block - flatten (spatial > 1, so NHWC must
+// transpose) - dropout - linear - log-softmax. Forward and backward in every precision and layout, an Eval
+// forward, and the training step replayed from a CUDA graph.
+#include "test_layers_support.h"
+
+#include <cstring>
+#include <optional>
+
+#include "nn/cpu/network.h"
+#include "nn/cuda/network.h"
+
+namespace sb::layertest {
+namespace {
+
+LayerSpec tiny_net() {
+  return sequential("", {conv2d("conv1", 3, 8, 3, 1, 1, true), batchnorm2d("bn1", 8), relu("relu1"),
+                         maxpool2d("pool1", 2, 2), conv2d("conv2", 8, 16, 3, 2, 1, false), batchnorm2d("bn2", 16),
+                         relu("relu2"),
+                         residual("block", sequential("main", {conv2d("conv", 16, 16, 3, 1, 1, false),
+                                                               batchnorm2d("bn", 16), relu("relu")}),
+                                  {}),
+                         flatten("flat"), dropout("drop", 0.25), linear("fc", 16 * 4 * 4, 10, true),
+                         log_softmax("logp")});
+}
+
+const Shape kInput{6, 3, 16, 16};
+constexpr uint64_t kSeed = 2024, kStreamKey = 77, kStep = 3;
+
+// Errors compound through ten layers: the network gets a little more room than one layer.
+double network_tolerance(const Precision& p) { return p.dtype == DType::F32 ? (p.tf32 ? 3e-3 : 1e-5) : 3e-2; }
+
+struct Pair {
+  cpu::Network<double> cpu{tiny_net(), kSeed};
+  cuda::Context ctx;
+  cuda::Network gpu;
+  std::vector<float> x, dy;
+  std::optional<DeviceMem> d_x, d_dy;
+
+  explicit Pair(const cuda::ContextOptions& o) : ctx(o), gpu(tiny_net(), kSeed, ctx) {
+    const DType dt = o.compute;
+    // Identical starting weights, rounded to the compute dtype on both sides (the master then equals its copy).
+    std::vector<float> p = gpu.get_params();
+    EXPECT_EQ(p.size(), cpu.params().size());
+    for (size_t i = 0; i < p.size(); ++i) EXPECT_EQ(p[i], static_cast<float>(cpu.params()[i])) << "param " << i;
+    gputest::quantize(p, dt);
+    gpu.set_params(p);
+    cpu.params().assign(p.begin(), p.end());
+    std::mt19937_64 rng(9);
+    x = normal_values(static_cast<size_t>(kInput.numel()), rng, dt);
+    dy = normal_values(60, rng, dt);
+    d_x.emplace(gputest::to_device(to_device_order(x, kInput, o.layout), dt));
+    d_dy.emplace(gputest::to_device(dy, dt));
+    cpu.set_random_stream(kStreamKey, kStep);
+    gpu.set_random_stream(kStreamKey, kStep);
+  }
+  cuda::DeviceTensor input() const { return {d_x->get(), TensorDesc{kInput, ctx.compute_dtype(), ctx.layout()}}; }
+  cuda::DeviceTensor grad_output() const { return {d_dy->get(), TensorDesc{Shape{6, 10}, ctx.compute_dtype(), Layout::NCHW}}; }
+};
+
+TEST(CudaNetwork, TrainStepMatchesCpuNetwork) {
+  SKIP_WITHOUT_GPU();
+  for (const Precision& p : kPrecisions)
+    for (Layout layout : kLayouts) {
+      Pair n(options_for(p, layout));
+      const auto& ref_y = n.cpu.forward(host_tensor(n.x, kInput), cuda::Mode::Train);
+      const auto ref_dx = values(n.cpu.backward(host_tensor(n.dy, Shape{6, 10})));
+      const cuda::DeviceTensor& y = n.gpu.forward(n.input(), cuda::Mode::Train);
+      const cuda::DeviceTensor& dx = n.gpu.backward(n.grad_output());
+      Errors e;
+      e.y = rel_error(from_device(y), values(ref_y));
+      e.dx = rel_error(from_device(dx), ref_dx);
+      e.grads = rel_error(n.gpu.get_grads(), n.cpu.grads());
+      e.buffers = rel_error(n.gpu.get_buffers(), n.cpu.buffers());
+      const std::string name = label(p, layout, "tiny net train step");
+      std::printf("[case] %-48s %s\n", name.c_str(), e.str().c_str());
+      EXPECT_LE(e.worst(), network_tolerance(p)) << name << ": " << e.str();
+      // Per-parameter-tensor errors, to locate a failure.
+      const auto g = n.gpu.get_grads();
+      for (const auto& s : n.gpu.param_specs()) {
+        std::vector<float> got(g.begin() + s.offset, g.begin() + s.offset + s.shape.numel());
+        std::vector<double> want(n.cpu.grads().begin() + s.offset, n.cpu.grads().begin() + s.offset + s.shape.numel());
+        const double err = rel_error(got, want);
+        if (!(err <= network_tolerance(p))) ADD_FAILURE() << name << ": gradient of " << s.name << " off by " << err;
+      }
+      if (e.worst() > network_tolerance(p)) print_plans(n.ctx, name);
+    }
+}
+
+TEST(CudaNetwork, EvalForwardMatchesCpuNetwork) {
+  SKIP_WITHOUT_GPU();
+  for (const Precision& p : kPrecisions)
+    for (Layout layout : kLayouts) {
+      Pair n(options_for(p, layout));
+      const auto& ref_y = n.cpu.forward(host_tensor(n.x, kInput), cuda::Mode::Eval);
+      const cuda::DeviceTensor& y = n.gpu.forward(n.input(), cuda::Mode::Eval);
+      const double err = rel_error(from_device(y), values(ref_y));
+      const std::string name = label(p, layout, "tiny net eval");
+      std::printf("[case] %-48s y %.3g\n", name.c_str(), err);
+      EXPECT_LE(err, network_tolerance(p)) << name;
+    }
+}
+
+// After one eager warm-up step no buffer moves, so forward + backward can be captured and replayed.
+TEST(CudaNetwork, StepReplaysFromCudaGraph) {
+  SKIP_WITHOUT_GPU();
+  for (Layout layout : kLayouts) {
+    cuda::ContextOptions o = options_for(kPrecisions[2], layout);
+    o.deterministic = true;  // bitwise comparison
+    Pair n(o);
+    const cuda::DeviceTensor& y0 = n.gpu.forward(n.input(), cuda::Mode::Train);
+    n.gpu.backward(n.grad_output());
+    const auto eager_y = from_device(y0);
+    const auto eager_g = n.gpu.get_grads();
+
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_CUDA(cudaStreamBeginCapture(n.ctx.stream(), cudaStreamCaptureModeThreadLocal));
+    const cuda::DeviceTensor& y1 = n.gpu.forward(n.input(), cuda::Mode::Train);
+    n.gpu.backward(n.grad_output());
+    ASSERT_CUDA(cudaStreamEndCapture(n.ctx.stream(), &graph));
+    ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    ASSERT_CUDA(cudaMemset(n.gpu.grads(), 0xFF, static_cast<size_t>(n.gpu.param_count()) * 4));  // poison
+    ASSERT_CUDA(cudaGraphLaunch(exec, n.ctx.stream()));
+    ASSERT_CUDA(cudaStreamSynchronize(n.ctx.stream()));
+    EXPECT_EQ(y1.data, y0.data) << "the output moved between steps";
+    const auto graph_y = from_device(y1);
+    const auto graph_g = n.gpu.get_grads();
+    EXPECT_EQ(std::memcmp(graph_y.data(), eager_y.data(), eager_y.size() * 4), 0) << layout_name(layout);
+    EXPECT_EQ(std::memcmp(graph_g.data(), eager_g.data(), eager_g.size() * 4), 0) << layout_name(layout);
+    ASSERT_CUDA(cudaGraphExecDestroy(exec));
+    ASSERT_CUDA(cudaGraphDestroy(graph));
+  }
+}
+
+}  // namespace
+}  // namespace sb::layertest
