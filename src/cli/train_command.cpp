@@ -12,6 +12,7 @@
 #include "models/registry.h"
 #include "data/dataset_spec.h"
 #include "metrics/results_output_check.h"
+#include "train/blas_threads.h"
 #include "train/collective.h"
 #include "train/results_observer.h"
 #include "train/trainer.h"
@@ -49,6 +50,7 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
                     std::to_string(world.size()) + " ranks; use fewer ranks or more samples (--train-limit)");
   }
 
+  if (config.device == "cpu") share_blas_threads(session.local_size());
   std::unique_ptr<Engine> engine = make_engine(config, data.train, data.test, world, session.local_rank(), session.local_size());
   const RuntimeInfo info = gather_runtime_info(session, config.device == "cuda");
   log0("scalebench train: %s on %s, %d rank(s) on %d node(s), %s, %lld parameters, batch %lld per rank (%s scaling)\n",

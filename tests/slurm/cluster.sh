@@ -9,6 +9,7 @@
 
 CLUSTER_PIDS=()  # munged, slurmctld, slurmd: exactly what cluster_stop kills
 CLUSTER_DIR=""
+CLUSTER_WATCHDOG=""
 
 cluster_log() { echo "cluster: $*" >&2; }
 
@@ -113,10 +114,33 @@ cluster_start() {
     tail -n 30 "$CLUSTER_DIR/log/slurmd.log" >&2
     return 1
   fi
+  cluster_start_watchdog
   cluster_log "up: node $node ($(nproc) CPUs), SLURM_CONF=$SLURM_CONF, daemons ${CLUSTER_PIDS[*]}"
 }
 
+# If this shell dies without running its EXIT trap (SIGKILL, e.g. a ctest timeout), a watcher stops
+# the daemons by PID once the shell's PID is gone.
+cluster_start_watchdog() {
+  local owner=$$ pids=("${CLUSTER_PIDS[@]}")
+  (
+    trap - EXIT
+    while kill -0 "$owner" 2>/dev/null; do sleep 2; done
+    kill -TERM "${pids[@]}" 2>/dev/null
+    sleep 5
+    kill -KILL "${pids[@]}" 2>/dev/null
+  ) </dev/null >/dev/null 2>&1 &
+  CLUSTER_WATCHDOG=$!
+}
+
 cluster_stop() {
+  # Runs from EXIT traps: no failure in here may cut the stopping short (set -e is restored on return).
+  local -
+  set +e
+  if [[ -n $CLUSTER_WATCHDOG ]]; then
+    kill "$CLUSTER_WATCHDOG" 2>/dev/null
+    wait "$CLUSTER_WATCHDOG" 2>/dev/null
+    CLUSTER_WATCHDOG=""
+  fi
   [[ ${#CLUSTER_PIDS[@]} -eq 0 ]] && return 0
   # Jobs first, so no slurmstepd outlives slurmd.
   if [[ -n ${SLURM_CONF:-} ]] && scancel --quiet --full --state=PENDING,RUNNING --user=root 2>/dev/null; then

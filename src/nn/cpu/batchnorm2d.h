@@ -1,4 +1,5 @@
-// BatchNorm2d as in PyTorch: batch statistics in Train mode (biased variance for normalising, unbiased for the running update, momentum 0.1, eps 1e-5), running statistics in Eval mode.
+// BatchNorm2d as in PyTorch: batch statistics in Train mode (biased variance for normalising, unbiased
+// for the running update, momentum 0.1, eps 1e-5), running statistics in Eval mode.
 #pragma once
 #include <vector>
 

@@ -81,8 +81,8 @@ ConvGeometry geometry(const LayerSpec& spec, const Shape& x, const Shape& y) {
 template <typename T>
 Conv2d<T>::Conv2d(const LayerSpec& spec) : spec_(spec) {
   if (spec.in <= 0 || spec.out <= 0 || spec.kernel <= 0 || spec.stride <= 0 || spec.pad < 0)
-    throw UserError("Conv2d '" + spec.name + "' needs positive channels, kernel and stride and a non-negative pad (got in " +
-                    std::to_string(spec.in) + ", out " + std::to_string(spec.out) + ", kernel " +
+    throw UserError("Conv2d '" + spec.name + "' needs positive channels, kernel and stride and a non-negative pad" +
+                    " (got in " + std::to_string(spec.in) + ", out " + std::to_string(spec.out) + ", kernel " +
                     std::to_string(spec.kernel) + ", stride " + std::to_string(spec.stride) + ", pad " +
                     std::to_string(spec.pad) + ")");
 }

@@ -12,7 +12,8 @@ namespace {
 
 // CBLAS takes 32-bit sizes; a larger matrix would silently wrap.
 int blas_int(int64_t v, const char* what) {
-  if (v < 0 || v > INT_MAX) fatal(std::string("gemm: ") + what + " = " + std::to_string(v) + " does not fit a BLAS int");
+  if (v < 0 || v > INT_MAX)
+    fatal(std::string("gemm: ") + what + " = " + std::to_string(v) + " does not fit a BLAS int");
   return static_cast<int>(v);
 }
 

@@ -1,0 +1,154 @@
+"""Plots of scaling series and runs, as matplotlib Figures (no pyplot: no global state, no display).
+
+Each function returns a Figure so tests can inspect its axes; save_figure() writes PNG and SVG.
+"""
+import math
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, also where a display exists
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter  # noqa: E402
+
+from scaling_fits import amdahl_speedup  # noqa: E402
+
+# Reproducible SVGs: the same results give byte-identical files (they get committed under results/).
+matplotlib.rcParams["svg.hashsalt"] = "scalebench"
+
+PHASES = ("data", "forward", "backward", "comm", "optimizer")
+PHASE_LABELS = {"comm": "comm (exposed)"}
+IDEAL_LABEL = "ideal"
+
+
+def _figure(width=6.4, height=4.4):
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _gpu_axis(ax, gpus):
+    """GPU counts on a log2 axis when they span a factor of 4 or more (1, 2, 4, 8 equally spaced)."""
+    gpus = sorted(set(gpus))
+    if gpus and gpus[-1] / gpus[0] >= 4:
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_locator(FixedLocator(gpus))
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.set_xlabel("GPUs")
+
+
+def speedup_figure(series_list, with_fits=True):
+    fig = _figure()
+    ax = fig.add_subplot()
+    gpus = sorted({p.gpus for s in series_list for p in s.points})
+    for baseline in sorted({s.baseline_gpus for s in series_list}):
+        label = IDEAL_LABEL if len({s.baseline_gpus for s in series_list}) == 1 else f"{IDEAL_LABEL} (baseline {baseline})"
+        xs = [n for n in gpus if n >= baseline] or [baseline]
+        ax.plot(xs, [n / baseline for n in xs], color="0.5", linestyle="--", linewidth=1, label=label)
+    for s in series_list:
+        xs = [p.gpus for p in s.points if not math.isnan(p.speedup)]
+        ys = [p.speedup for p in s.points if not math.isnan(p.speedup)]
+        (line,) = ax.plot(xs, ys, marker="o", label=s.label)
+        if with_fits and s.fit is not None and s.fit.serial_fraction > 0 and len(xs) > 1:
+            fx = [x for x in gpus if x >= s.baseline_gpus]
+            ax.plot(fx, amdahl_speedup([x / s.baseline_gpus for x in fx], s.fit.serial_fraction), color=line.get_color(),
+                    linestyle=":", linewidth=1, label=f"{s.label}: Amdahl s={s.fit.serial_fraction:.3f}")
+    _gpu_axis(ax, gpus)
+    ax.set_ylabel("speedup")
+    ax.set_title("Speedup")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig
+
+
+def efficiency_figure(series_list):
+    fig = _figure()
+    ax = fig.add_subplot()
+    gpus = sorted({p.gpus for s in series_list for p in s.points})
+    ax.axhline(1.0, color="0.5", linestyle="--", linewidth=1, label=IDEAL_LABEL)
+    top = 1.0
+    for s in series_list:
+        points = [p for p in s.points if not math.isnan(p.efficiency)]
+        ax.plot([p.gpus for p in points], [p.efficiency for p in points], marker="o", label=s.label)
+        top = max([top] + [p.efficiency for p in points])
+    _gpu_axis(ax, gpus)
+    ax.set_ylim(0, top * 1.1)
+    ax.set_ylabel("efficiency")
+    ax.set_title("Parallel efficiency")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig
+
+
+def phase_figure(series_list):
+    """A stacked bar per GPU count (per series): seconds per epoch in each phase, and the epoch time."""
+    bars = [(s.label, p) for s in series_list for p in s.points if p.phases_s]
+    fig = _figure(max(6.4, 0.9 * len(bars) + 2.5))
+    ax = fig.add_subplot()
+    several = len({label for label, _ in bars}) > 1
+    names = [f"{label}\n{p.gpus} GPUs" if several else f"{p.gpus}" for label, p in bars]
+    xs = list(range(len(bars)))
+    bottom = [0.0] * len(bars)
+    for phase in PHASES:
+        heights = [p.phases_s.get(phase, 0.0) for _, p in bars]
+        heights = [0.0 if h is None or math.isnan(h) else h for h in heights]
+        ax.bar(xs, heights, bottom=bottom, label=PHASE_LABELS.get(phase, phase))
+        bottom = [b + h for b, h in zip(bottom, heights)]
+    times = [p.epoch_time_s for _, p in bars]
+    ax.plot(xs, times, linestyle="none", marker="_", markersize=24, color="black", label="epoch time")
+    ax.set_xticks(xs, names, **({"fontsize": "small"} if several else {}))
+    ax.set_xlabel("GPUs")
+    ax.set_ylabel("time per epoch (s)")
+    ax.set_title("Where the time goes (max over ranks per phase)")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def throughput_batch_figure(groups):
+    """groups: {label: [(batch per GPU, images/s), ...]}, as scaling_series.throughput_by_batch gives."""
+    fig = _figure()
+    ax = fig.add_subplot()
+    batches = sorted({b for points in groups.values() for b, _ in points})
+    for label, points in groups.items():
+        ax.plot([b for b, _ in points], [v for _, v in points], marker="o", label=label)
+    if batches and batches[-1] / batches[0] >= 4:
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_locator(FixedLocator(batches))
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.set_xlabel("batch size per GPU")
+    ax.set_ylabel("images/s")
+    ax.set_title("Throughput against batch size")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig
+
+
+def curves_figure(labelled_runs):
+    """Loss (train solid, test dashed) and test accuracy against the epoch, one colour per run."""
+    fig = _figure(11, 4.4)
+    loss_ax, acc_ax = fig.subplots(1, 2)
+    for index, (label, run) in enumerate(labelled_runs):
+        color = f"C{index % 10}"
+        epochs = run.epochs["epoch"]
+        loss_ax.plot(epochs, run.epochs["train_loss"], color=color, marker="o", markersize=3, label=f"{label} train")
+        loss_ax.plot(epochs, run.epochs["test_loss"], color=color, linestyle="--", marker="s", markersize=3,
+                     label=f"{label} test")
+        acc_ax.plot(epochs, run.epochs["test_accuracy"], color=color, marker="o", markersize=3, label=label)
+    for ax, ylabel, title in ((loss_ax, "loss", "Loss"), (acc_ax, "test accuracy", "Test accuracy")):
+        ax.set_xlabel("epoch")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="x-small")
+        ax.xaxis.get_major_locator().set_params(integer=True)
+    return fig
+
+
+def save_figure(fig, out_dir, name):
+    """Writes <name>.png and <name>.svg; returns their paths."""
+    paths = []
+    for ext in ("png", "svg"):
+        path = os.path.join(out_dir, f"{name}.{ext}")
+        fig.savefig(path, dpi=120, metadata={"Date": None} if ext == "svg" else None)
+        paths.append(path)
+    return paths

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""scalebench report: tables, plots and scaling fits from results files.
+
+    report.py results/*.h5 --out report/           report.md, CSV tables, PNG and SVG plots
+    report.py results/demo.h5 --table-only         the Markdown epoch/study tables on stdout
+    report.py study-a.h5 study-b.h5 --reference pytorch.json --out cmp/    side by side
+
+Inputs are `scalebench train` files (one run) and `scalebench scale` files (a study); --reference adds
+results of another implementation (format in analysis/README.md). Exit codes: 0 done, 2 bad input or
+arguments (the message names the file), 1 missing Python packages.
+"""
+import os
+import sys
+
+PROG = "report.py"
+
+
+def _ensure_packages():
+    """h5py, numpy and matplotlib come from Debian's python3; a pyenv or venv python3 that comes first
+    on PATH lacks them. Re-run under /usr/bin/python3 then, rather than fail."""
+    import importlib.util
+    missing = [name for name in ("h5py", "numpy", "matplotlib") if importlib.util.find_spec(name) is None]
+    if not missing:
+        return
+    system = "/usr/bin/python3"
+    if (os.path.exists(system) and os.path.realpath(sys.executable) != os.path.realpath(system)
+            and not os.environ.get("SCALEBENCH_REPORT_REEXEC")):
+        os.environ["SCALEBENCH_REPORT_REEXEC"] = "1"
+        os.execv(system, [system, os.path.abspath(__file__)] + sys.argv[1:])
+    print(f"{PROG}: error: the Python packages {', '.join(missing)} are missing from {sys.executable}; install "
+          "python3-h5py python3-numpy python3-matplotlib (apt-get) and run it with /usr/bin/python3.", file=sys.stderr)
+    sys.exit(1)
+
+
+_ensure_packages()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import argparse  # noqa: E402
+
+import tables  # noqa: E402
+from scalebench_results import ResultError, load_reference, load_result  # noqa: E402
+from scaling_series import (all_runs, series_from_reference, series_from_runs, series_from_study,  # noqa: E402
+                            throughput_by_batch)
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog=PROG, description="Tables, plots and scaling fits from scalebench results.")
+    parser.add_argument("inputs", nargs="+", metavar="FILE.h5", help="run files (train) and study files (scale)")
+    parser.add_argument("--out", metavar="DIR", help="write report.md, CSV tables and PNG/SVG plots into DIR")
+    parser.add_argument("--table-only", action="store_true",
+                        help="print only the Markdown epoch tables (runs) and study tables to stdout; write nothing")
+    parser.add_argument("--reference", action="append", default=[], metavar="FILE",
+                        help="reference results (JSON or CSV, e.g. from bench/pytorch_reference.py); repeatable")
+    parser.add_argument("--warmup-epochs", type=int, default=1, metavar="N",
+                        help="leading epochs left out of a run's throughput when it has more than N epochs [1]")
+    parser.add_argument("--title", default="scalebench report", help="the report's heading")
+    args = parser.parse_args(argv)
+    if args.warmup_epochs < 0:
+        parser.error("--warmup-epochs must not be negative")
+    if args.table_only and args.out:
+        parser.error("--table-only writes no files; leave out --out")
+    return args
+
+
+def warn(message):
+    print(f"{PROG}: warning: {message}", file=sys.stderr)
+
+
+class Report:
+    """Everything the outputs are made from."""
+
+    def __init__(self, results, references, warmup_epochs):
+        self.results = results
+        self.study_series = {r.path: series_from_study(r, warmup_epochs) for r in results if r.is_study}
+        run_results = [r for r in results if not r.is_study]
+        self.series = [self.study_series[r.path] for r in results if r.is_study]
+        self.series += series_from_runs(run_results, warmup_epochs, warn)
+        self.series += [series_from_reference(ref) for ref in references]
+        self.runs = all_runs(results)
+        self.batch_groups = throughput_by_batch(results, warmup_epochs)
+
+
+def _gpus_text(n):
+    return f"{n} GPU{'s' if n != 1 else ''}"
+
+
+def table_only_text(report):
+    parts = []
+    for result in report.results:
+        if result.is_study:
+            series = report.study_series[result.path]
+            parts.append(f"### {result.path}: {series.mode} scaling study\n\n{tables.scaling_markdown(series)}")
+        else:
+            parts.append(f"### {result.path}: {_gpus_text(result.run.gpus)}\n\n{tables.epoch_markdown(result.run)}")
+    return "\n".join(parts)
+
+
+def _inputs_markdown(results, references):
+    rows = []
+    for r in results:
+        a = r.attrs
+        kind = "study" if r.is_study else "run"
+        gpus = ", ".join(str(n) for n in sorted(r.configs)) if r.is_study else str(r.run.gpus)
+        devices = ", ".join(sorted(set(a.get("gpu_models") or []))) or tables.NA
+        rows.append([r.path, kind, gpus, a.get("node_count", tables.NA), devices, a.get("tool_version", ""),
+                     a.get("git_sha", ""), a.get("start_time", ""), "yes" if a.get("complete", 1) else "no (stopped early)"])
+    for ref in references:
+        rows.append([ref.path, "reference", ", ".join(str(p.gpus) for p in ref.points)] + [""] * 6)
+    return tables.markdown_table(["file", "kind", "GPUs", "nodes", "devices", "tool", "git", "start", "complete"], rows)
+
+
+def make_figures(report):
+    """(name, figure, caption) of every plot the inputs support."""
+    import plots  # matplotlib takes a while to import; --table-only (make run) needs none of it
+    figures = []
+    scaling = [s for s in report.series if len(s.points) >= 2]
+    if scaling:
+        figures.append(("speedup", plots.speedup_figure(scaling), "Speedup against GPUs, with the ideal line"))
+        figures.append(("efficiency", plots.efficiency_figure(scaling), "Parallel efficiency against GPUs"))
+    if any(p.phases_s for s in report.series for p in s.points):
+        figures.append(("phases", plots.phase_figure(report.series), "Phase breakdown per GPU count"))
+    if report.batch_groups:
+        figures.append(("throughput_vs_batch", plots.throughput_batch_figure(report.batch_groups),
+                        "Throughput against batch size"))
+    if report.runs:
+        figures.append(("curves", plots.curves_figure(report.runs), "Loss and accuracy per epoch"))
+    return figures
+
+
+def report_markdown(report, references, title, figure_names=()):
+    out = [f"# {title}\n", "## Inputs\n", _inputs_markdown(report.results, references)]
+    if report.series:
+        out.append("## Scaling\n")
+        out.append("Speedup and efficiency are relative to each series' smallest GPU count (a study's baseline). "
+                   "Exposed comm is the share of the epoch time that computation waited for communication; "
+                   "Karp-Flatt e is the serial fraction measured at each point.\n")
+        for s in report.series:
+            out.append(f"### {s.label}\n")
+            out.append(f"{s.mode.capitalize()} scaling, baseline {_gpus_text(s.baseline_gpus)}, from "
+                       f"{', '.join(s.sources)}.\n")
+            out.append(tables.scaling_markdown(s))
+            out.append(tables.amdahl_sentence(s) + "\n")
+    if len(report.series) >= 2:
+        out += ["## Comparison\n", tables.comparison_markdown(report.series)]
+    if figure_names:
+        out.append("## Plots\n")
+        for name, caption in figure_names:
+            out.append(f"![{caption}]({name}.png)\n")
+    if report.runs:
+        out.append("## Epochs\n")
+        for label, run in report.runs:
+            state = "" if run.complete else " (the run stopped early)"
+            out.append(f"### {label}: {_gpus_text(run.gpus)}{state}\n")
+            out.append(tables.epoch_markdown(run))
+    return "\n".join(out)
+
+
+def write_outputs(report, references, out_dir, title):
+    os.makedirs(out_dir, exist_ok=True)
+    written = []
+
+    def write(name, text):
+        path = os.path.join(out_dir, name)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        written.append(path)
+
+    import plots
+    figures = make_figures(report)
+    for name, figure, _ in figures:
+        written += plots.save_figure(figure, out_dir, name)
+    if report.series:
+        write("scaling.csv", tables.scaling_csv(report.series))
+        write("fits.csv", tables.fits_csv(report.series))
+    if len(report.series) >= 2:
+        write("comparison.csv", tables.comparison_csv(report.series))
+    if report.runs:
+        write("epochs.csv", tables.epoch_csv(report.runs))
+    write("report.md", report_markdown(report, references, title, [(n, c) for n, _, c in figures]))
+    return written
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        results = [load_result(path) for path in args.inputs]
+        references = [load_reference(path) for path in args.reference]
+    except ResultError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+    for result in results:
+        if not result.attrs.get("complete", 1):
+            warn(f"{result.path} is incomplete (the job stopped before closing it); its finished epochs are used.")
+    report = Report(results, references, args.warmup_epochs)
+    if args.table_only:
+        sys.stdout.write(table_only_text(report))
+    elif args.out:
+        written = write_outputs(report, references, args.out, args.title)
+        print(f"{PROG}: wrote {len(written)} files to {args.out}: {', '.join(os.path.basename(p) for p in written)}")
+    else:
+        sys.stdout.write(report_markdown(report, references, args.title))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,263 @@
+"""Reading and validating scalebench results: HDF5 run and study files, and reference results.
+
+The HDF5 layout is results/README.md (written by src/metrics/results_file.cpp):
+  - a run file (`scalebench train`) holds /epochs and /epoch_times_per_rank at the root;
+  - a study file (`scalebench scale`) holds /study and one group /configs/gpus_<n> per GPU count,
+    each with its own epochs table.
+Every problem with an input becomes a ResultError whose message is one sentence naming the file.
+"""
+import csv
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+# A run may still be appending to the file we read; HDF5 1.10 has no per-open switch for this.
+os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
+import h5py  # noqa: E402  (must come after the environment variable)
+
+# The schema versions this reader understands (kResultsSchemaVersion in src/metrics/results_schema.h).
+SUPPORTED_SCHEMA_VERSIONS = (1,)
+
+# The per-phase columns of an epochs table, in the order of the /steps phases axis.
+PHASE_COLUMNS = ("data_s", "forward_s", "backward_s", "comm_s", "optimizer_s")
+
+EPOCH_COLUMNS = (
+    "epoch", "wall_time_max_s", "wall_time_mean_s", "wall_time_min_s", "images_per_s", "train_loss",
+    "test_loss", "test_accuracy", "learning_rate", "exposed_comm_s", "energy_j", "peak_memory_bytes",
+) + PHASE_COLUMNS
+
+STUDY_COLUMNS = ("gpus", "images_per_s", "epoch_time_s", "speedup", "efficiency", "exposed_comm_fraction",
+                 "time_to_accuracy_s")
+
+
+class ResultError(Exception):
+    """An input that cannot be reported; str() is one sentence that names the file."""
+
+
+@dataclass
+class Run:
+    """One training run: a `train` file, or one configuration of a `scale` study."""
+    path: str
+    group: str                 # "/" or "/configs/gpus_<n>"
+    gpus: int                  # ranks of this run
+    config: dict               # the parsed config_json ({} when absent)
+    epochs: np.ndarray         # structured array, one row per epoch, fields as EPOCH_COLUMNS
+    complete: bool = True
+
+    @property
+    def batch_size(self):
+        value = self.config.get("batch_size")
+        return int(value) if isinstance(value, (int, float)) else None
+
+    @property
+    def scaling(self):
+        return self.config.get("scaling", "weak")
+
+    def per_rank_batch(self):
+        """The batch one rank computes: --batch-size is per rank (weak) or global (strong)."""
+        if self.batch_size is None:
+            return None
+        return self.batch_size if self.scaling == "weak" else self.batch_size / self.gpus
+
+
+@dataclass
+class ResultFile:
+    """What one HDF5 file holds: a run at the root, or a study (its table plus one run per GPU count)."""
+    path: str
+    attrs: dict
+    run: Run = None                               # `train` files
+    study: np.ndarray = None                      # `scale` files: structured array of /study
+    study_attrs: dict = field(default_factory=dict)
+    configs: dict = field(default_factory=dict)   # gpus -> Run, for `scale` files
+
+    @property
+    def is_study(self):
+        return self.study is not None
+
+    @property
+    def label(self):
+        return Path(self.path).stem
+
+
+def _attr_value(value):
+    """h5py hands back bytes, numpy scalars and object arrays; turn them into plain Python values."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, np.ndarray):
+        return [_attr_value(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _attrs(obj):
+    return {key: _attr_value(value) for key, value in obj.attrs.items()}
+
+
+def _parse_config(text, path, where):
+    if not text:
+        return {}
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ResultError(f"{path}: the config_json attribute of {where} is not valid JSON ({error.msg}).")
+    return config if isinstance(config, dict) else {}
+
+
+def _read_epochs(group, path):
+    if "epochs" not in group:
+        raise ResultError(f"{path}: the group {group.name} has no epochs table.")
+    table = group["epochs"][()]
+    missing = [name for name in EPOCH_COLUMNS if table.dtype.names is None or name not in table.dtype.names]
+    if missing:
+        raise ResultError(f"{path}: the epochs table of {group.name} lacks the columns {', '.join(missing)}.")
+    return table
+
+
+def _read_run(group, path, gpus, config, complete):
+    return Run(path=path, group=group.name, gpus=int(gpus), config=config, epochs=_read_epochs(group, path),
+               complete=complete)
+
+
+def load_result(path):
+    """Opens one scalebench HDF5 file; raises ResultError (one sentence naming the file) on any problem."""
+    path = str(path)
+    if not os.path.exists(path):
+        raise ResultError(f"{path}: no such file.")
+    if os.path.isdir(path):
+        raise ResultError(f"{path}: is a directory, not a scalebench results file.")
+    try:
+        is_hdf5 = h5py.is_hdf5(path)
+    except OSError as error:
+        raise ResultError(f"{path}: cannot be read ({error.strerror or error}).")
+    if not is_hdf5:
+        raise ResultError(f"{path}: is not an HDF5 file, so not a scalebench result.")
+    try:
+        with h5py.File(path, "r") as f:
+            return _load_open_file(f, path)
+    except ResultError:
+        raise
+    except (OSError, KeyError, ValueError, TypeError) as error:
+        raise ResultError(f"{path}: cannot be read as a scalebench result ({error}).")
+
+
+def _load_open_file(f, path):
+    attrs = _attrs(f)
+    if "schema_version" not in attrs:
+        raise ResultError(f"{path}: is an HDF5 file but not a scalebench result (it has no schema_version attribute).")
+    version = attrs["schema_version"]
+    if version not in SUPPORTED_SCHEMA_VERSIONS:
+        supported = ", ".join(str(v) for v in SUPPORTED_SCHEMA_VERSIONS)
+        raise ResultError(f"{path}: has schema_version {version!r}, which this report.py does not know "
+                          f"(it reads version {supported}); use the analysis/ of the scalebench that wrote it.")
+    complete = bool(attrs.get("complete", 1))
+    config = _parse_config(attrs.get("config_json", ""), path, "the root")
+    result = ResultFile(path=path, attrs=attrs)
+    if "study" in f:
+        study = f["study"][()]
+        missing = [name for name in STUDY_COLUMNS if study.dtype.names is None or name not in study.dtype.names]
+        if missing:
+            raise ResultError(f"{path}: the study table lacks the columns {', '.join(missing)}.")
+        result.study = study
+        result.study_attrs = _attrs(f["study"])
+        for name, group in (f["configs"].items() if "configs" in f else []):
+            if not isinstance(group, h5py.Group) or not name.startswith("gpus_"):
+                continue
+            group_attrs = _attrs(group)
+            gpus = int(group_attrs.get("gpus", name[len("gpus_"):]))
+            # A configuration's own config_json wins; the study's root config describes the whole job.
+            group_config = _parse_config(group_attrs.get("config_json", ""), path, group.name) or config
+            result.configs[gpus] = _read_run(group, path, gpus, group_config, complete)
+    elif "epochs" in f:
+        result.run = _read_run(f, path, attrs.get("world_size", 1), config, complete)
+    else:
+        raise ResultError(f"{path}: is a scalebench file (schema {version}) but holds neither an epochs nor a study table.")
+    return result
+
+
+# ------------------------------------------------------------------------------------ reference results
+
+@dataclass
+class ReferencePoint:
+    gpus: int
+    images_per_s: float
+    batch_size: float = None
+    epoch_time_s: float = math.nan
+    energy_per_image_j: float = math.nan
+
+
+@dataclass
+class Reference:
+    """Throughput of another implementation (e.g. bench/pytorch_reference.py) at several GPU counts."""
+    path: str
+    label: str
+    scaling: str
+    points: list
+
+
+def _number(value, path, what):
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ResultError(f"{path}: {what} is {value!r}, not a number.")
+    return number
+
+
+def _reference_point(item, defaults, path, index):
+    if not isinstance(item, dict) or "gpus" not in item or "images_per_s" not in item:
+        raise ResultError(f"{path}: result {index + 1} needs the keys \"gpus\" and \"images_per_s\".")
+    gpus = _number(item["gpus"], path, f"gpus of result {index + 1}")
+    if gpus < 1 or gpus != int(gpus):
+        raise ResultError(f"{path}: gpus of result {index + 1} must be a positive whole number, not {item['gpus']!r}.")
+    def optional(key):
+        raw = item.get(key)
+        if raw in (None, ""):
+            raw = defaults.get(key)
+        return math.nan if raw in (None, "") else _number(raw, path, f"{key} of result {index + 1}")
+
+    images_per_s = _number(item["images_per_s"], path, f"images_per_s of result {index + 1}")
+    if not images_per_s > 0:
+        raise ResultError(f"{path}: images_per_s of result {index + 1} must be positive, not {item['images_per_s']!r}.")
+    batch = optional("batch_size")
+    return ReferencePoint(gpus=int(gpus), images_per_s=images_per_s, batch_size=None if math.isnan(batch) else batch,
+                          epoch_time_s=optional("epoch_time_s"), energy_per_image_j=optional("energy_per_image_j"))
+
+
+def load_reference(path):
+    """Reads reference results: JSON {"label", "scaling", "results": [{"gpus", "images_per_s", ...}]} or
+    CSV with a header row naming the same keys (one row per GPU count). analysis/README.md documents both."""
+    path = str(path)
+    if not os.path.isfile(path):
+        raise ResultError(f"{path}: no such reference file.")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ResultError(f"{path}: cannot be read as a reference file ({error}).")
+    stem = Path(path).stem
+    if path.lower().endswith(".csv"):
+        rows = list(csv.DictReader(text.splitlines()))
+        if not rows:
+            raise ResultError(f"{path}: the reference CSV has no rows.")
+        label = rows[0].get("label") or stem
+        scaling = rows[0].get("scaling") or "weak"
+        items, defaults = rows, {}
+    else:
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ResultError(f"{path}: is not valid JSON ({error.msg} at line {error.lineno}).")
+        if not isinstance(document, dict) or not isinstance(document.get("results"), list) or not document["results"]:
+            raise ResultError(f"{path}: a reference JSON needs a non-empty \"results\" list.")
+        label = str(document.get("label") or stem)
+        scaling = str(document.get("scaling") or "weak")
+        items = document["results"]
+        defaults = {key: document[key] for key in ("batch_size",) if document.get(key) is not None}
+    if scaling not in ("weak", "strong"):
+        raise ResultError(f"{path}: scaling must be \"weak\" or \"strong\", not {scaling!r}.")
+    points = [_reference_point(item, defaults, path, index) for index, item in enumerate(items)]
+    return Reference(path=path, label=label, scaling=scaling, points=sorted(points, key=lambda p: p.gpus))

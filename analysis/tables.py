@@ -1,0 +1,190 @@
+"""Tables in Markdown (for people) and CSV (for programs) from runs and scaling series.
+
+Markdown shows rounded numbers and percentages; CSV keeps full precision and fractions. A value that
+was not measured (NaN) is "n/a" in both (pandas reads "n/a" as missing by default).
+"""
+import csv
+import io
+import math
+
+NA = "n/a"
+
+
+# ------------------------------------------------------------------------------------------ formatting
+
+def _missing(value):
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def fmt_count(value):
+    """Throughput-like numbers: thousands separators, no decimals (1 decimal below 100)."""
+    if _missing(value):
+        return NA
+    return f"{value:,.1f}" if abs(value) < 100 else f"{value:,.0f}"
+
+
+def fmt_fixed(value, digits=2):
+    return NA if _missing(value) else f"{value:.{digits}f}"
+
+
+def fmt_percent(fraction, digits=1):
+    return NA if _missing(fraction) else f"{100.0 * fraction:.{digits}f}%"
+
+
+def fmt_general(value, digits=4):
+    return NA if _missing(value) else f"{value:.{digits}g}"
+
+
+def csv_value(value):
+    if _missing(value):
+        return NA
+    if isinstance(value, float):
+        return repr(float(value))  # the shortest text that reads back as the same double
+    return str(value)
+
+
+def markdown_table(headers, rows, align=None):
+    """A GitHub-flavoured Markdown table; `align` is one of "l"/"r" per column (default: first left)."""
+    align = align or ["l"] + ["r"] * (len(headers) - 1)
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(headers)]
+
+    def line(cells):
+        padded = [str(c).ljust(w) if a == "l" else str(c).rjust(w) for c, w, a in zip(cells, widths, align)]
+        return "| " + " | ".join(padded) + " |"
+
+    rule = "|" + "|".join(("-" * (w + 1) + ":") if a == "r" else (":" + "-" * (w + 1)) for w, a in zip(widths, align)) + "|"
+    return "\n".join([line(headers), rule] + [line(r) for r in rows]) + "\n"
+
+
+def csv_text(headers, rows):
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(headers)
+    for row in rows:
+        writer.writerow([csv_value(v) for v in row])
+    return out.getvalue()
+
+
+# ------------------------------------------------------------------------------------------ epoch table
+
+EPOCH_HEADERS = ["epoch", "time max (s)", "time mean (s)", "time min (s)", "img/s", "train loss", "test loss",
+                 "test acc", "lr"]
+EPOCH_CSV_HEADERS = ["source", "gpus", "epoch", "wall_time_max_s", "wall_time_mean_s", "wall_time_min_s",
+                     "images_per_s", "train_loss", "test_loss", "test_accuracy", "learning_rate", "exposed_comm_s",
+                     "energy_j", "peak_memory_bytes", "data_s", "forward_s", "backward_s", "comm_s", "optimizer_s"]
+
+
+def _f(row, name):
+    return float(row[name])
+
+
+def epoch_markdown(run):
+    rows = [[int(r["epoch"]), fmt_fixed(_f(r, "wall_time_max_s"), 3), fmt_fixed(_f(r, "wall_time_mean_s"), 3),
+             fmt_fixed(_f(r, "wall_time_min_s"), 3), fmt_count(_f(r, "images_per_s")), fmt_fixed(_f(r, "train_loss"), 4),
+             fmt_fixed(_f(r, "test_loss"), 4), fmt_percent(_f(r, "test_accuracy"), 2), fmt_general(_f(r, "learning_rate"))]
+            for r in run.epochs]
+    return markdown_table(EPOCH_HEADERS, rows, ["r"] * len(EPOCH_HEADERS))
+
+
+def epoch_csv(labelled_runs):
+    rows = []
+    for label, run in labelled_runs:
+        for r in run.epochs:
+            values = []
+            for name in EPOCH_CSV_HEADERS[2:]:
+                value = r[name].item()
+                if name == "peak_memory_bytes" and value < 0:  # -1 marks "not measured"
+                    value = math.nan
+                values.append(value)
+            rows.append([label, run.gpus] + values)
+    return csv_text(EPOCH_CSV_HEADERS, rows)
+
+
+# ---------------------------------------------------------------------------------------- scaling table
+
+SCALING_HEADERS = ["GPUs", "img/s", "speedup", "efficiency", "exposed comm", "energy per image (J/img)",
+                   "epoch time (s)", "Karp-Flatt e"]
+SCALING_CSV_HEADERS = ["series", "kind", "mode", "baseline_gpus", "gpus", "images_per_s", "speedup", "efficiency",
+                       "exposed_comm_fraction", "energy_per_image_j", "epoch_time_s", "karp_flatt",
+                       "time_to_accuracy_s"]
+
+
+def scaling_markdown(series):
+    with_tta = any(not _missing(p.time_to_accuracy_s) for p in series.points)
+    headers = SCALING_HEADERS + (["time to accuracy (s)"] if with_tta else [])
+    rows = []
+    for p in series.points:
+        row = [p.gpus, fmt_count(p.images_per_s), fmt_fixed(p.speedup), fmt_percent(p.efficiency),
+               fmt_percent(p.exposed_comm_fraction), fmt_general(p.energy_per_image_j, 3), fmt_fixed(p.epoch_time_s, 3),
+               "-" if _missing(p.karp_flatt) else f"{p.karp_flatt:.4f}"]
+        if with_tta:
+            row.append(fmt_fixed(p.time_to_accuracy_s, 1))
+        rows.append(row)
+    return markdown_table(headers, rows, ["r"] * len(headers))
+
+
+def amdahl_sentence(series):
+    base = f" relative to {series.baseline_gpus} GPUs" if series.baseline_gpus != 1 else ""
+    if series.fit is None:
+        return f"Amdahl fit: needs a point beyond the baseline of {series.baseline_gpus} GPU(s)."
+    return (f"Amdahl fit{base}: serial fraction s = {series.fit.serial_fraction:.4f} "
+            f"(rms error {series.fit.rmse:.3f} in speedup over {series.fit.points} point(s); "
+            f"at most {1.0 / series.fit.serial_fraction:,.1f}x speedup)." if series.fit.serial_fraction > 0 else
+            f"Amdahl fit{base}: serial fraction s = 0 (linear or better scaling over {series.fit.points} point(s)).")
+
+
+def scaling_csv(series_list):
+    rows = []
+    for s in series_list:
+        for p in s.points:
+            rows.append([s.label, s.kind, s.mode, s.baseline_gpus, p.gpus, p.images_per_s, p.speedup, p.efficiency,
+                         p.exposed_comm_fraction, p.energy_per_image_j, p.epoch_time_s, p.karp_flatt,
+                         p.time_to_accuracy_s])
+    return csv_text(SCALING_CSV_HEADERS, rows)
+
+
+def fits_csv(series_list):
+    rows = [[s.label, s.mode, s.baseline_gpus, s.fit.serial_fraction if s.fit else math.nan,
+             s.fit.rmse if s.fit else math.nan, s.fit.points if s.fit else 0] for s in series_list]
+    return csv_text(["series", "mode", "baseline_gpus", "amdahl_serial_fraction", "amdahl_rmse", "points"], rows)
+
+
+# ------------------------------------------------------------------------------------- comparison table
+
+def comparison_markdown(series_list):
+    """Series side by side per GPU count; each later series also as a throughput ratio to the first."""
+    gpus = sorted({p.gpus for s in series_list for p in s.points})
+    first = series_list[0]
+    headers = ["GPUs"]
+    for index, s in enumerate(series_list):
+        headers += [f"{s.label} img/s", f"{s.label} speedup", f"{s.label} efficiency"]
+        if index > 0:
+            headers.append(f"{s.label} / {first.label} img/s")
+    rows = []
+    for n in gpus:
+        row = [n]
+        base = next((p for p in first.points if p.gpus == n), None)
+        for index, s in enumerate(series_list):
+            p = next((p for p in s.points if p.gpus == n), None)
+            row += [fmt_count(p.images_per_s), fmt_fixed(p.speedup), fmt_percent(p.efficiency)] if p else [NA] * 3
+            if index > 0:
+                ratio = p.images_per_s / base.images_per_s if p and base and base.images_per_s > 0 else math.nan
+                row.append(fmt_fixed(ratio))
+        rows.append(row)
+    return markdown_table(headers, rows, ["r"] * len(headers))
+
+
+def comparison_csv(series_list):
+    """The same comparison, wide: one row per GPU count, three columns per series."""
+    gpus = sorted({p.gpus for s in series_list for p in s.points})
+    headers = ["gpus"]
+    for s in series_list:
+        headers += [f"{s.label}: images_per_s", f"{s.label}: speedup", f"{s.label}: efficiency"]
+    rows = []
+    for n in gpus:
+        row = [n]
+        for s in series_list:
+            p = next((p for p in s.points if p.gpus == n), None)
+            row += [p.images_per_s, p.speedup, p.efficiency] if p else [math.nan] * 3
+        rows.append(row)
+    return csv_text(headers, rows)

@@ -1,0 +1,129 @@
+"""Hand-made scalebench results files, written with h5py the way results/README.md lays them out
+(the same layout src/metrics/results_file.cpp writes): root attributes, /epochs and
+/epoch_times_per_rank, optional /steps; for a study, /study and /configs/gpus_<n>/."""
+import json
+import math
+import os
+import sys
+
+os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+
+ANALYSIS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "analysis")
+REPORT = os.path.abspath(os.path.join(ANALYSIS_DIR, "report.py"))
+sys.path.insert(0, os.path.abspath(ANALYSIS_DIR))
+
+NAN = math.nan
+EPOCH_FIELDS = [("epoch", "<i8"), ("wall_time_max_s", "<f8"), ("wall_time_mean_s", "<f8"), ("wall_time_min_s", "<f8"),
+                ("images_per_s", "<f8"), ("train_loss", "<f8"), ("test_loss", "<f8"), ("test_accuracy", "<f8"),
+                ("learning_rate", "<f8"), ("exposed_comm_s", "<f8"), ("energy_j", "<f8"), ("peak_memory_bytes", "<i8"),
+                ("data_s", "<f8"), ("forward_s", "<f8"), ("backward_s", "<f8"), ("comm_s", "<f8"), ("optimizer_s", "<f8")]
+EPOCH_UNITS = ["1", "s", "s", "s", "images/s", "1", "1", "1", "1", "s", "J", "bytes", "s", "s", "s", "s", "s"]
+STUDY_FIELDS = [("gpus", "<i8"), ("images_per_s", "<f8"), ("epoch_time_s", "<f8"), ("speedup", "<f8"),
+                ("efficiency", "<f8"), ("exposed_comm_fraction", "<f8"), ("time_to_accuracy_s", "<f8")]
+STUDY_UNITS = ["1", "images/s", "s", "1", "1", "1", "s"]
+PHASES = ["data", "forward", "backward", "comm", "optimizer"]
+
+STRING = h5py.string_dtype("utf-8")
+
+
+def config(**overrides):
+    """A config_json like TrainConfig::to_json's (the keys the report reads, and a few more)."""
+    base = {"model": "mlp", "data": "synthetic:1x8x8:4:256:64", "epochs": 3, "batch_size": 64, "scaling": "weak",
+            "optimizer": "sgd", "lr": 0.01, "seed": 1, "device": "cpu", "precision": "fp32", "layout": "nhwc",
+            "sample_steps": 64, "out": "x.h5"}
+    base.update(overrides)
+    return base
+
+
+def epoch(n, time, images_per_s, exposed_comm=0.1, energy=NAN, train_loss=None, test_accuracy=None):
+    """One /epochs row; phases split the time 10/30/40/10 (comm: exposed)/10 %."""
+    return {"epoch": n, "wall_time_max_s": time, "wall_time_mean_s": time * 0.95, "wall_time_min_s": time * 0.9,
+            "images_per_s": images_per_s, "train_loss": 2.0 / n if train_loss is None else train_loss,
+            "test_loss": 2.2 / n, "test_accuracy": 0.5 + 0.1 * n if test_accuracy is None else test_accuracy,
+            "learning_rate": 0.01, "exposed_comm_s": exposed_comm, "energy_j": energy, "peak_memory_bytes": -1,
+            "data_s": 0.1 * time, "forward_s": 0.3 * time, "backward_s": 0.4 * time, "comm_s": exposed_comm * 1.5,
+            "optimizer_s": 0.1 * time}
+
+
+def _root_attrs(f, world_size, cfg, complete, schema_version):
+    if schema_version is not None:
+        f.attrs.create("schema_version", schema_version, dtype="<i8")
+    strings = {"tool_version": "0.1.0", "git_sha": "abc123", "command_line": "scalebench train ...",
+               "config_json": json.dumps(cfg), "cuda_version": "n/a", "cudnn_version": "n/a", "nccl_version": "n/a",
+               "mpi_version": "Open MPI v4.1.4", "hdf5_version": "1.10.8", "start_time": "2026-11-26T10:00:00Z",
+               "end_time": "2026-11-26T10:05:00Z" if complete else "", "slurm_job_id": "", "launcher": "openmpi",
+               "node_list": ""}
+    for name, value in strings.items():
+        f.attrs.create(name, value, dtype=STRING)
+    for name, value in {"world_size": world_size, "node_count": 1, "complete": int(complete),
+                        "ranks_per_node": world_size}.items():
+        f.attrs.create(name, value, dtype="<i8")
+    f.attrs.create("hosts", ["node1"] * world_size, dtype=STRING)
+    f.attrs.create("gpu_models", ["NVIDIA H200"] * world_size, dtype=STRING)
+
+
+def _tables(group, ranks, epochs, with_steps):
+    rows = np.array([tuple(row[name] for name, _ in EPOCH_FIELDS) for row in epochs], dtype=EPOCH_FIELDS)
+    table = group.create_dataset("epochs", data=rows, maxshape=(None,), chunks=(64,))
+    table.attrs.create("units", EPOCH_UNITS, dtype=STRING)
+    times = np.array([[row["wall_time_max_s"] - 0.01 * r for r in range(ranks)] for row in epochs], dtype="<f8")
+    per_rank = group.create_dataset("epoch_times_per_rank", data=times.reshape(len(epochs), ranks),
+                                    maxshape=(None, ranks), chunks=(64, ranks))
+    per_rank.attrs.create("units", "s", dtype=STRING)
+    if with_steps:
+        steps = group.create_dataset("steps", data=np.full((ranks, 4, 5), 1000, dtype="<i8"),
+                                     maxshape=(ranks, None, 5), chunks=(1, 256, 5))
+        steps.attrs.create("units", "ns", dtype=STRING)
+        steps.attrs.create("phases", PHASES, dtype=STRING)
+        group.create_dataset("step_numbers", data=np.arange(4, dtype="<i8"), maxshape=(None,), chunks=(256,))
+
+
+def write_run(path, world_size, epochs, cfg=None, complete=True, schema_version=1, with_steps=True):
+    """A `scalebench train` file."""
+    with h5py.File(path, "w", libver=("earliest", "v108")) as f:
+        _root_attrs(f, world_size, cfg if cfg is not None else config(), complete, schema_version)
+        _tables(f, world_size, epochs, with_steps)
+    return path
+
+
+def write_study(path, mode, rows, configs, cfg=None, baseline_gpus=1, target_accuracy=NAN):
+    """A `scalebench scale` file: rows are /study rows (dicts), configs maps gpus -> list of epoch rows."""
+    gpus_max = max(configs) if configs else max(r["gpus"] for r in rows)
+    cfg = cfg if cfg is not None else config(scaling=mode)
+    with h5py.File(path, "w", libver=("earliest", "v108")) as f:
+        _root_attrs(f, gpus_max, cfg, True, 1)
+        group = f.create_group("configs")
+        for gpus, epochs in sorted(configs.items()):
+            sub = group.create_group(f"gpus_{gpus}")
+            sub.attrs.create("gpus", gpus, dtype="<i8")
+            sub.attrs.create("config_json", json.dumps(cfg), dtype=STRING)
+            _tables(sub, gpus, epochs, with_steps=False)
+        table = np.array([tuple(row[name] for name, _ in STUDY_FIELDS) for row in rows], dtype=STUDY_FIELDS)
+        study = f.create_dataset("study", data=table, maxshape=(None,), chunks=(16,))
+        study.attrs.create("units", STUDY_UNITS, dtype=STRING)
+        study.attrs.create("mode", mode, dtype=STRING)
+        study.attrs.create("baseline_gpus", baseline_gpus, dtype="<i8")
+        study.attrs.create("target_accuracy", target_accuracy, dtype="<f8")
+    return path
+
+
+def amdahl_study(path, serial_fraction=0.05, gpus=(1, 2, 4, 8), base_images_per_s=1000.0, images=60000,
+                 energy_per_image=0.01):
+    """A strong-scaling study whose speedups follow Amdahl's law exactly; returns the expected speedups."""
+    rows, configs, speedups = [], {}, {}
+    for n in gpus:
+        s = 1.0 / (serial_fraction + (1.0 - serial_fraction) / n)
+        speedups[n] = s
+        ips = base_images_per_s * s
+        time = images / ips
+        exposed = 0.02 * (n - 1) * time
+        rows.append({"gpus": n, "images_per_s": ips, "epoch_time_s": time, "speedup": s, "efficiency": s / n,
+                     "exposed_comm_fraction": exposed / time, "time_to_accuracy_s": NAN})
+        # The warm-up epoch (1) is slower; epochs 2 and 3 are the steady ones the study row describes.
+        configs[n] = [epoch(1, time * 2, ips / 2, exposed, energy_per_image * images * 3),
+                      epoch(2, time, ips, exposed, energy_per_image * images),
+                      epoch(3, time, ips, exposed, energy_per_image * images)]
+    write_study(path, "strong", rows, configs)
+    return speedups

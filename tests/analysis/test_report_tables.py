@@ -1,0 +1,201 @@
+"""report.py on hand-made run and study files: the tables hold the expected numbers."""
+import json
+import os
+import unittest
+
+import fixtures
+from fixtures import epoch
+from report_test_util import TempDirTest, read_csv, run_report
+
+
+def by_gpus(rows):
+    return {int(row["gpus"]): row for row in rows}
+
+
+class RunSeriesTest(TempDirTest):
+    """Three run files of one workload at 1, 2 and 4 ranks form one weak-scaling series."""
+    THROUGHPUT = {1: 1000.0, 2: 1900.0, 4: 3600.0}
+
+    def setUp(self):
+        super().setUp()
+        self.files = []
+        for n, ips in self.THROUGHPUT.items():
+            # Epoch 1 is the warm-up (left out); epochs 2 and 3 take 1 s each with 100 J and 0.1 s exposed comm.
+            epochs = [epoch(1, 2.0, ips / 4, 0.5, 100.0), epoch(2, 1.0, ips, 0.1, 100.0), epoch(3, 1.0, ips, 0.1, 100.0)]
+            self.files.append(fixtures.write_run(self.path(f"mlp-np{n}.h5"), n, epochs))
+
+    def test_scaling_csv_numbers(self):
+        self.assert_ok(run_report(*self.files, "--out", self.path("out")))
+        rows = by_gpus(read_csv(self.path("out", "scaling.csv")))
+        self.assertEqual(sorted(rows), [1, 2, 4])
+        for n, ips in self.THROUGHPUT.items():
+            row = rows[n]
+            self.assertAlmostEqual(float(row["images_per_s"]), ips)
+            self.assertAlmostEqual(float(row["speedup"]), ips / 1000.0)
+            self.assertAlmostEqual(float(row["efficiency"]), ips / 1000.0 / n)
+            self.assertAlmostEqual(float(row["exposed_comm_fraction"]), 0.1)
+            self.assertAlmostEqual(float(row["energy_per_image_j"]), 200.0 / (2 * ips))
+            self.assertEqual(row["mode"], "weak")
+        self.assertEqual(rows[1]["speedup"], "1.0")
+        self.assertEqual(rows[1]["karp_flatt"], "n/a")
+        self.assertAlmostEqual(float(rows[2]["karp_flatt"]), (1 / 1.9 - 1 / 2) / (1 - 1 / 2))
+        self.assertAlmostEqual(float(rows[4]["karp_flatt"]), (1 / 3.6 - 1 / 4) / (1 - 1 / 4))
+
+    def test_markdown_table(self):
+        self.assert_ok(run_report(*self.files, "--out", self.path("out")))
+        with open(self.path("out", "report.md"), encoding="utf-8") as handle:
+            text = handle.read()
+        header = next(line for line in text.splitlines() if line.startswith("| GPUs |"))
+        cells = [cell.strip() for cell in header.strip("|").split("|")]
+        self.assertEqual(cells[:6], ["GPUs", "img/s", "speedup", "efficiency", "exposed comm", "energy per image (J/img)"])
+        row2 = next(line for line in text.splitlines() if line.replace(" ", "").startswith("|2|1,900|"))
+        self.assertEqual([c.strip() for c in row2.strip("|").split("|")][:6],
+                         ["2", "1,900", "1.90", "95.0%", "10.0%", "0.0526"])
+        self.assertIn("Amdahl fit: serial fraction s = ", text)
+        self.assertIn("## Epochs", text)
+
+    def test_energy_not_measured_is_na(self):
+        plain = [fixtures.write_run(self.path(f"cpu-np{n}.h5"), n, [epoch(1, 1.0, 100.0 * n), epoch(2, 1.0, 100.0 * n)],
+                                    cfg=fixtures.config(model="cifar-cnn")) for n in (1, 2)]
+        self.assert_ok(run_report(*plain, "--out", self.path("out")))
+        rows = read_csv(self.path("out", "scaling.csv"))
+        self.assertEqual([row["energy_per_image_j"] for row in rows], ["n/a", "n/a"])
+        with open(self.path("out", "report.md"), encoding="utf-8") as handle:
+            row = next(line for line in handle if line.replace(" ", "").startswith("|2|200|"))
+        self.assertEqual(row.strip("|\n").split("|")[5].strip(), "n/a")
+
+    def test_epoch_csv(self):
+        self.assert_ok(run_report(self.files[0], "--out", self.path("out")))
+        rows = read_csv(self.path("out", "epochs.csv"))
+        self.assertEqual([int(r["epoch"]) for r in rows], [1, 2, 3])
+        self.assertAlmostEqual(float(rows[1]["images_per_s"]), 1000.0)
+        self.assertEqual(rows[0]["peak_memory_bytes"], "n/a")  # -1 in the file: not measured
+
+    def test_table_only_prints_epoch_table_and_writes_nothing(self):
+        os.mkdir(self.path("cwd"))
+        result = run_report(self.files[1], "--table-only", cwd=self.path("cwd"))
+        self.assert_ok(result)
+        self.assertEqual(os.listdir(self.path("cwd")), [])
+        lines = result.stdout.splitlines()
+        header = next(i for i, line in enumerate(lines) if line.startswith("| epoch |"))
+        cells = [c.strip() for c in lines[header].strip("|").split("|")]
+        self.assertEqual(cells, ["epoch", "time max (s)", "time mean (s)", "time min (s)", "img/s", "train loss",
+                                 "test loss", "test acc", "lr"])
+        body = lines[header + 2:header + 5]
+        self.assertEqual([int(line.strip("|").split("|")[0]) for line in body], [1, 2, 3])
+        self.assertEqual(body[1].strip("|").split("|")[4].strip(), "1,900")
+        self.assertEqual(body[2].strip("|").split("|")[7].strip(), "80.00%")
+
+    def test_batch_sizes_make_a_throughput_plot(self):
+        files = [fixtures.write_run(self.path(f"bs{b}.h5"), 1, [epoch(1, 1.0, 10.0 * b), epoch(2, 1.0, 10.0 * b)],
+                                    cfg=fixtures.config(batch_size=b)) for b in (32, 64, 128)]
+        self.assert_ok(run_report(*files, "--out", self.path("out")))
+        self.assertTrue(os.path.getsize(self.path("out", "throughput_vs_batch.png")) > 0)
+        self.assertTrue(os.path.getsize(self.path("out", "throughput_vs_batch.svg")) > 0)
+
+    def test_incomplete_file_is_reported_with_a_warning(self):
+        path = fixtures.write_run(self.path("killed.h5"), 2, [epoch(1, 1.0, 100.0)], complete=False)
+        result = run_report(path, "--out", self.path("out"))
+        self.assert_ok(result)
+        self.assertIn("killed.h5 is incomplete", result.stderr)
+        with open(self.path("out", "report.md"), encoding="utf-8") as handle:
+            self.assertIn("stopped early", handle.read())
+
+
+class StudyTest(TempDirTest):
+    """A strong-scaling study whose speedups follow Amdahl's law with s = 0.05."""
+
+    def setUp(self):
+        super().setUp()
+        self.file = self.path("study.h5")
+        self.speedups = fixtures.amdahl_study(self.file, serial_fraction=0.05)
+
+    def test_study_table(self):
+        self.assert_ok(run_report(self.file, "--out", self.path("out")))
+        rows = by_gpus(read_csv(self.path("out", "scaling.csv")))
+        self.assertEqual(sorted(rows), [1, 2, 4, 8])
+        self.assertEqual(float(rows[1]["speedup"]), 1.0)
+        for n, row in rows.items():
+            self.assertEqual(row["mode"], "strong")
+            self.assertAlmostEqual(float(row["speedup"]), self.speedups[n])
+            self.assertAlmostEqual(float(row["efficiency"]), float(row["speedup"]) / n)
+            self.assertAlmostEqual(float(row["energy_per_image_j"]), 0.01)  # steady epochs only
+            self.assertAlmostEqual(float(row["exposed_comm_fraction"]), 0.02 * (n - 1))
+            if n > 1:
+                self.assertAlmostEqual(float(row["karp_flatt"]), 0.05)
+        fits = read_csv(self.path("out", "fits.csv"))
+        self.assertEqual(len(fits), 1)
+        self.assertAlmostEqual(float(fits[0]["amdahl_serial_fraction"]), 0.05, places=8)
+
+    def test_table_only_prints_the_study_table(self):
+        result = run_report(self.file, "--table-only", cwd=self.tmp)
+        self.assert_ok(result)
+        self.assertEqual(os.listdir(self.tmp), ["study.h5"])
+        lines = [line for line in result.stdout.splitlines() if line.startswith("|")]
+        self.assertTrue(lines[0].startswith("| GPUs |"))
+        self.assertEqual([int(line.strip("|").split("|")[0]) for line in lines[2:]], [1, 2, 4, 8])
+        self.assertEqual(lines[2].strip("|").split("|")[2].strip(), "1.00")
+
+    def test_baseline_of_two_gpus(self):
+        rows = [{"gpus": n, "images_per_s": 100.0 * n * (0.9 if n == 4 else 1.0), "epoch_time_s": 1.0,
+                 "speedup": 0.9 * 2 if n == 4 else 1.0, "efficiency": 0.9 if n == 4 else 1.0,
+                 "exposed_comm_fraction": 0.0, "time_to_accuracy_s": 12.5 * n} for n in (2, 4)]
+        path = fixtures.write_study(self.path("b2.h5"), "weak", rows, {2: [epoch(1, 1.0, 200.0)], 4: [epoch(1, 1.0, 360.0)]},
+                                    baseline_gpus=2)
+        self.assert_ok(run_report(path, "--out", self.path("out")))
+        rows = by_gpus(read_csv(self.path("out", "scaling.csv")))
+        self.assertEqual(rows[2]["baseline_gpus"], "2")
+        # p = 4/2 = 2: e = (1/1.8 - 1/2) / (1 - 1/2)
+        self.assertAlmostEqual(float(rows[4]["karp_flatt"]), (1 / 1.8 - 0.5) / 0.5)
+        self.assertAlmostEqual(float(rows[4]["time_to_accuracy_s"]), 50.0)
+        with open(self.path("out", "report.md"), encoding="utf-8") as handle:
+            self.assertIn("time to accuracy (s)", handle.read())
+
+
+class ComparisonTest(TempDirTest):
+    def test_study_against_a_pytorch_reference(self):
+        study = self.path("scalebench.h5")
+        fixtures.amdahl_study(study, serial_fraction=0.05)
+        reference = self.path("pytorch.json")
+        with open(reference, "w", encoding="utf-8") as handle:
+            json.dump({"label": "PyTorch DDP", "scaling": "strong", "batch_size": 256,
+                       "results": [{"gpus": 1, "images_per_s": 800.0}, {"gpus": 2, "images_per_s": 1400.0},
+                                   {"gpus": 4, "images_per_s": 2400.0}]}, handle)
+        self.assert_ok(run_report(study, "--reference", reference, "--out", self.path("out")))
+        rows = [r for r in read_csv(self.path("out", "scaling.csv")) if r["series"] == "PyTorch DDP"]
+        self.assertEqual([float(r["speedup"]) for r in rows], [1.0, 1.75, 3.0])
+        self.assertEqual(rows[0]["kind"], "reference")
+        wide = read_csv(self.path("out", "comparison.csv"))
+        self.assertEqual([int(r["gpus"]) for r in wide], [1, 2, 4, 8])
+        self.assertEqual(wide[3]["PyTorch DDP: images_per_s"], "n/a")  # no 8-GPU reference point
+        with open(self.path("out", "report.md"), encoding="utf-8") as handle:
+            text = handle.read()
+        self.assertIn("## Comparison", text)
+        self.assertIn("PyTorch DDP / scalebench img/s", text)
+        self.assertEqual(len(read_csv(self.path("out", "fits.csv"))), 2)
+
+    def test_csv_reference_and_two_clusters(self):
+        a, b = self.path("cluster-a.h5"), self.path("cluster-b.h5")
+        fixtures.amdahl_study(a, serial_fraction=0.02)
+        fixtures.amdahl_study(b, serial_fraction=0.10)
+        reference = self.path("ref.csv")
+        with open(reference, "w", encoding="utf-8") as handle:
+            handle.write("gpus,images_per_s,batch_size\n1,900,64\n2,1700,64\n")
+        self.assert_ok(run_report(a, b, "--reference", reference, "--out", self.path("out")))
+        fits = {r["series"]: float(r["amdahl_serial_fraction"]) for r in read_csv(self.path("out", "fits.csv"))}
+        self.assertAlmostEqual(fits["cluster-a"], 0.02, places=8)
+        self.assertAlmostEqual(fits["cluster-b"], 0.10, places=8)
+        self.assertAlmostEqual(fits["ref"], 1 / (1700 / 900) * 2 - 1, places=6)  # s = 2/S - 1 at n = 2
+
+    def test_bad_reference_is_an_input_error(self):
+        reference = self.path("broken.json")
+        with open(reference, "w", encoding="utf-8") as handle:
+            json.dump({"label": "x", "results": [{"gpus": 1}]}, handle)
+        result = run_report(fixtures.write_run(self.path("r.h5"), 1, [epoch(1, 1.0, 1.0)]), "--reference", reference)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn(reference, result.stderr)
+        self.assertIn("images_per_s", result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
