@@ -4,6 +4,7 @@ Each function returns a Figure so tests can inspect its axes; save_figure() writ
 """
 import math
 import os
+import textwrap
 
 import matplotlib
 
@@ -80,26 +81,32 @@ def efficiency_figure(series_list):
 
 
 def phase_figure(series_list):
-    """A stacked bar per GPU count (per series): seconds per epoch in each phase, and the epoch time."""
-    bars = [(s.label, p) for s in series_list for p in s.points if p.phases_s]
-    fig = _figure(max(6.4, 0.9 * len(bars) + 2.5))
-    ax = fig.add_subplot()
-    several = len({label for label, _ in bars}) > 1
-    names = [f"{label}\n{p.gpus} GPUs" if several else f"{p.gpus}" for label, p in bars]
-    xs = list(range(len(bars)))
-    bottom = [0.0] * len(bars)
-    for phase in PHASES:
-        heights = [p.phases_s.get(phase, 0.0) for _, p in bars]
-        heights = [0.0 if h is None or math.isnan(h) else h for h in heights]
-        ax.bar(xs, heights, bottom=bottom, label=PHASE_LABELS.get(phase, phase))
-        bottom = [b + h for b, h in zip(bottom, heights)]
-    times = [p.epoch_time_s for _, p in bars]
-    ax.plot(xs, times, linestyle="none", marker="_", markersize=24, color="black", label="epoch time")
-    ax.set_xticks(xs, names, **({"fontsize": "small"} if several else {}))
-    ax.set_xlabel("GPUs")
-    ax.set_ylabel("time per epoch (s)")
-    ax.set_title("Where the time goes (max over ranks per phase)")
-    ax.legend(fontsize="small")
+    """Stacked bars of seconds per epoch in each phase, one bar per GPU count and one panel per series
+    (series differ too much in scale to share an axis); a black tick marks the epoch time."""
+    panels = [(s.label, [p for p in s.points if p.phases_s]) for s in series_list]
+    panels = [(label, points) for label, points in panels if points]
+    columns = min(len(panels), 3)
+    rows = math.ceil(len(panels) / columns)
+    fig = _figure(max(6.4, 4.6 * columns), 4.4 * rows)
+    axes = fig.subplots(rows, columns, squeeze=False).ravel()
+    for ax, (label, points) in zip(axes, panels):
+        xs = list(range(len(points)))
+        bottom = [0.0] * len(points)
+        for phase in PHASES:
+            heights = [p.phases_s.get(phase, math.nan) for p in points]
+            heights = [0.0 if h is None or math.isnan(h) else h for h in heights]
+            ax.bar(xs, heights, bottom=bottom, label=PHASE_LABELS.get(phase, phase))
+            bottom = [b + h for b, h in zip(bottom, heights)]
+        ax.plot(xs, [p.epoch_time_s for p in points], linestyle="none", marker="_", markersize=20, color="black",
+                label="epoch time")
+        ax.set_xticks(xs, [str(p.gpus) for p in points])
+        ax.set_xlabel("GPUs")
+        ax.set_ylabel("time per epoch (s)")
+        ax.set_title(textwrap.fill(label, 40), fontsize="medium")
+        ax.legend(fontsize="x-small")
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
+    fig.suptitle("Where the time goes (each phase: max over ranks)")
     return fig
 
 

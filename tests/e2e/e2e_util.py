@@ -1,0 +1,19 @@
+"""Shared helpers for the end-to-end tests: run scalebench under mpiexec and read its results."""
+import os
+import subprocess
+import tempfile
+
+
+def scalebench_command(np, *args):
+    mpiexec = os.environ.get("MPIEXEC", "mpirun")
+    flags = os.environ.get("MPIEXEC_FLAGS", "--oversubscribe").split()
+    return [mpiexec, *flags, "-np", str(np), os.environ["SCALEBENCH"], *args]
+
+
+def run_scalebench(np, *args, timeout=900):
+    """Runs scalebench on np ranks; returns the CompletedProcess (stdout and stderr as text)."""
+    return subprocess.run(scalebench_command(np, *args), capture_output=True, text=True, timeout=timeout)
+
+
+def temp_dir():
+    return tempfile.TemporaryDirectory(prefix="scalebench-e2e-")
