@@ -39,8 +39,8 @@ import argparse  # noqa: E402
 
 import tables  # noqa: E402
 from scalebench_results import ResultError, load_reference, load_result  # noqa: E402
-from scaling_series import (all_runs, series_from_reference, series_from_runs, series_from_study,  # noqa: E402
-                            throughput_by_batch)
+from scaling_series import (all_runs, disambiguate, series_from_reference, series_from_runs,  # noqa: E402
+                            series_from_study, throughput_by_batch)
 
 
 def parse_args(argv):
@@ -52,7 +52,8 @@ def parse_args(argv):
     parser.add_argument("--reference", action="append", default=[], metavar="FILE",
                         help="reference results (JSON or CSV, e.g. from bench/pytorch_reference.py); repeatable")
     parser.add_argument("--warmup-epochs", type=int, default=1, metavar="N",
-                        help="leading epochs left out of a run's throughput when it has more than N epochs [1]")
+                        help="leading epochs left out of a run's throughput, energy and phases (never its last epoch; "
+                             "a study file's own warmup_epochs attribute wins) [1]")
     parser.add_argument("--title", default="scalebench report", help="the report's heading")
     args = parser.parse_args(argv)
     if args.warmup_epochs < 0:
@@ -76,6 +77,7 @@ class Report:
         self.series = [self.study_series[r.path] for r in results if r.is_study]
         self.series += series_from_runs(run_results, warmup_epochs, warn)
         self.series += [series_from_reference(ref) for ref in references]
+        disambiguate(self.series)
         self.runs = all_runs(results)
         self.batch_groups = throughput_by_batch(results, warmup_epochs)
 
@@ -106,7 +108,8 @@ def _inputs_markdown(results, references):
                      a.get("git_sha", ""), a.get("start_time", ""), "yes" if a.get("complete", 1) else "no (stopped early)"])
     for ref in references:
         rows.append([ref.path, "reference", ", ".join(str(p.gpus) for p in ref.points)] + [""] * 6)
-    return tables.markdown_table(["file", "kind", "GPUs", "nodes", "devices", "tool", "git", "start", "complete"], rows)
+    return tables.markdown_table(["file", "kind", "GPUs", "nodes", "devices", "tool", "git", "start", "complete"], rows,
+                                 ["l", "l", "r", "r", "l", "l", "l", "l", "l"])
 
 
 def make_figures(report):

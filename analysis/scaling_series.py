@@ -3,7 +3,7 @@
 A study file is one series (its /study table is the authority for speedup and efficiency). Run files
 that differ only in their rank count form a series too (e.g. mnist-np1.h5, mnist-np2.h5, ...), and a
 reference file (PyTorch) is one more. Per-run figures use the steady-state epochs: the first
-`warmup_epochs` are left out when the run has more epochs than that, as `scale` does.
+`warmup_epochs` are left out, but never the last epoch, as `scale` does.
 """
 import json
 import math
@@ -58,9 +58,9 @@ class Series:
 
 
 def steady_epochs(epochs, warmup_epochs):
-    """The epochs that count: warm-up ones dropped when there are more, unfinished rows never."""
+    """The epochs that count: the warm-up ones dropped, but never the last (as `scale` counts them)."""
     rows = epochs[np.isfinite(epochs["wall_time_max_s"]) & (epochs["wall_time_max_s"] > 0)]
-    return rows[warmup_epochs:] if len(rows) > warmup_epochs else rows
+    return rows[min(warmup_epochs, max(len(rows) - 1, 0)):]
 
 
 def summarise_run(run, warmup_epochs):
@@ -78,6 +78,8 @@ def summarise_run(run, warmup_epochs):
         values = rows["exposed_comm_s"] if name == "comm" and np.all(np.isfinite(rows["exposed_comm_s"])) \
             else rows[column]
         phases[name] = float(np.mean(values))
+    if all(math.isnan(v) for v in phases.values()):
+        phases = None  # no phase timers in this run: no bar rather than an empty one
     energy = rows["energy_j"]
     return RunSummary(
         images_per_s=total_images / total_time if total_time > 0 else math.nan,
@@ -121,6 +123,8 @@ def _point_from_run(run, summary):
 def series_from_study(result, warmup_epochs):
     """A study file's series: the /study rows, with energy and phases from each /configs/gpus_<n>."""
     baseline = int(result.study_attrs.get("baseline_gpus", 1))
+    # The study's own warm-up count, where the file records it, is what its /study rows left out.
+    warmup_epochs = int(result.study_attrs.get("warmup_epochs", warmup_epochs))
     mode = str(result.study_attrs.get("mode", "weak"))
     points = {}
     for row in result.study:
@@ -191,18 +195,19 @@ def series_from_runs(results, warmup_epochs, warn):
         series_list.append(Series(label=config_label(first.config, os.path.splitext(os.path.basename(first.path))[0]),
                                   kind="runs", mode=first.scaling, baseline_gpus=baseline, points=points,
                                   sources=sorted({run.path for run in runs})))
-    _disambiguate(series_list)
     return [_finish(series) for series in series_list]
 
 
-def _disambiguate(series_list):
-    """Equal labels (same workload from two directories, or configs differing elsewhere) get their source."""
+def disambiguate(series_list):
+    """Equal labels (one workload from two directories, same-named files of two clusters, configs that
+    differ elsewhere) get their first source file appended, so tables and legends tell them apart."""
     counts = {}
     for series in series_list:
         counts[series.label] = counts.get(series.label, 0) + 1
     for series in series_list:
         if counts[series.label] > 1:
             series.label = f"{series.label} [{series.sources[0]}]"
+    return series_list
 
 
 def series_from_reference(reference):

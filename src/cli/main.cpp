@@ -13,6 +13,7 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  train   data-parallel training of one model, results to HDF5\n"
+    "  scale   the scaling study: train on 1, 2, 4, ... of the job's ranks, speedup and efficiency\n"
     "  info    versions, ranks, hosts and devices\n"
     "\n"
     "scalebench COMMAND --help lists the options of a command.\n";
@@ -36,8 +37,9 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 2, argv + argc);
   try {
     if (command == "train") return sb::train_command(session, args, command_line);
+    if (command == "scale") return sb::scale_command(session, args, command_line);
     if (command == "info") return sb::info_command(session, args);
-    throw sb::UserError("unknown command '" + command + "'; valid commands: train, info (see scalebench --help)");
+    throw sb::UserError("unknown command '" + command + "'; valid commands: train, scale, info (see scalebench --help)");
   } catch (const sb::UserError& e) {
     // Every rank reaches the same error (arguments and collective checks agree), so rank 0 speaks.
     if (root) std::fprintf(stderr, "scalebench: error: %s\n", e.what());

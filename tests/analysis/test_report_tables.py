@@ -187,6 +187,14 @@ class ComparisonTest(TempDirTest):
         self.assertAlmostEqual(fits["cluster-b"], 0.10, places=8)
         self.assertAlmostEqual(fits["ref"], 1 / (1700 / 900) * 2 - 1, places=6)  # s = 2/S - 1 at n = 2
 
+    def test_same_file_name_from_two_clusters(self):
+        for cluster, s in (("a", 0.02), ("b", 0.1)):
+            os.mkdir(self.path(cluster))
+            fixtures.amdahl_study(self.path(cluster, "study.h5"), serial_fraction=s)
+        self.assert_ok(run_report(self.path("a", "study.h5"), self.path("b", "study.h5"), "--out", self.path("out")))
+        series = {r["series"] for r in read_csv(self.path("out", "scaling.csv"))}
+        self.assertEqual(series, {f"study [{self.path('a', 'study.h5')}]", f"study [{self.path('b', 'study.h5')}]"})
+
     def test_bad_reference_is_an_input_error(self):
         reference = self.path("broken.json")
         with open(reference, "w", encoding="utf-8") as handle:

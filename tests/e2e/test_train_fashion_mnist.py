@@ -50,8 +50,11 @@ class TrainFashionMnist(unittest.TestCase):
                     self.assertLessEqual(row["wall_time_mean_s"], row["wall_time_max_s"])
                     # 6000 samples per epoch at the slowest rank's pace.
                     self.assertAlmostEqual(row["images_per_s"] * row["wall_time_max_s"], 6000, delta=1)
-                    phases = sum(row[p] for p in ("data_s", "forward_s", "backward_s", "comm_s", "optimizer_s"))
-                    self.assertLessEqual(phases, row["wall_time_max_s"] * 1.01)
+                    phases = [row[p] for p in ("data_s", "forward_s", "backward_s", "comm_s", "optimizer_s")]
+                    # Each phase's slowest rank fits in the epoch, and the phases account for the epoch.
+                    for seconds in phases:
+                        self.assertLessEqual(seconds, row["wall_time_max_s"])
+                    self.assertGreater(sum(phases), 0.8 * row["wall_time_min_s"])
                     self.assertTrue(math.isnan(row["energy_j"]))
                 per_rank = f["epoch_times_per_rank"][:]
                 self.assertEqual(per_rank.shape, (2, 2))

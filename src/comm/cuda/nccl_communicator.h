@@ -1,6 +1,7 @@
 // The device-side communicator of the CUDA backend: NCCL collectives on device buffers, enqueued on a
 // caller's stream (no host synchronisation). Bootstrapped over a host Communicator, so `scale` gets one
-// per sub-communicator exactly as it gets the host one.
+// per sub-communicator exactly as it gets the host one. C++20 (std::span, concepts): include it from
+// .cpp files; .cu files compile as C++17.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

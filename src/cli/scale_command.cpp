@@ -1,0 +1,112 @@
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/engine_factory.h"
+#include "cli/options.h"
+#include "cli/run_metadata.h"
+#include "comm/config_check.h"
+#include "comm/root_check.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "data/dataset_spec.h"
+#include "metrics/results_output_check.h"
+#include "models/registry.h"
+#include "train/blas_threads.h"
+#include "train/collective.h"
+#include "train/results_observer.h"
+#include "train/scaling_study.h"
+#include "train/trainer.h"
+
+namespace sb {
+namespace {
+StudyRow to_study_row(const StudyPoint& p) {
+  StudyRow row;
+  row.gpus = p.gpus;
+  row.images_per_s = p.images_per_s;
+  row.epoch_time_s = p.epoch_time_s;
+  row.speedup = p.speedup;
+  row.efficiency = p.efficiency;
+  row.exposed_comm_fraction = p.exposed_comm_fraction;
+  row.time_to_accuracy_s = p.time_to_accuracy_s;
+  return row;
+}
+}  // namespace
+
+int scale_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line) {
+  MpiCommunicator& world = session.world();
+  CliConfig cli = parse_options("scale", kScale, args);
+  if (cli.help) {
+    if (session.rank() == 0) {
+      std::fputs(help_text("scale", kScale,
+                           "The scaling study in one job: trains on 1, 2, 4, ... of the job's ranks in turn (sub-communicators)\n"
+                           "and writes every configuration plus a /study table of speedup and efficiency.\n"
+                           "--epochs counts the measured epochs of each configuration; --warmup-epochs come before them.")
+                     .c_str(),
+                 stdout);
+    }
+    return 0;
+  }
+  TrainConfig config = cli.train;
+  config.command_line = command_line;
+  const ScaleSettings& scale = cli.scale;
+  std::vector<int> counts = scale.gpus.empty() ? default_gpu_counts(world.size()) : scale.gpus;
+
+  config.validate();
+  if (scale.warmup_epochs < 0) throw UserError("--warmup-epochs must not be negative (got " + std::to_string(scale.warmup_epochs) + ")");
+  check_gpu_counts(counts, world.size());
+  std::sort(counts.begin(), counts.end());
+  for (int g : counts) config.per_rank_batch(g);  // every configuration's batch must split
+  check_same_on_all_ranks(world, config.to_json() + std::to_string(scale.warmup_epochs));
+  const DatasetSpec data_spec = parse_dataset_spec(config.data);
+  model_info(config.model);
+  if (!config.out.empty()) check_on_root(world, 0, [&] { check_output_writable(config.out); });
+  run_collectively(world, [&] { check_device_available(config, session.local_size()); });
+
+  TrainTest data;
+  run_collectively(world, [&] {
+    data = load_dataset(data_spec, config.train_limit);
+    build_model(config.model, ModelInput{data.train.channels, data.train.height, data.train.width, data.train.num_classes});
+  });
+  if (data.train.size() < counts.back()) {
+    throw UserError("the training set has " + std::to_string(data.train.size()) + " samples, fewer than the " +
+                    std::to_string(counts.back()) + " ranks of the largest configuration");
+  }
+  if (config.device == "cpu") share_blas_threads(session.local_size());
+
+  const RuntimeInfo info = gather_runtime_info(session, config.device == "cuda");
+  std::unique_ptr<ResultsFile> results;
+  if (!config.out.empty() && world.rank() == 0) {
+    results = std::make_unique<ResultsFile>(config.out, make_run_metadata(session, info, config, world.size()));
+    results->begin_study(StudyInfo{scaling_name(config.scaling), counts.front(), config.target_accuracy > 0 ? config.target_accuracy : kNotMeasured});
+  }
+
+  TrainConfig run_config = config;
+  run_config.epochs = config.epochs + scale.warmup_epochs;
+  std::vector<StudyPoint> points;
+  for (int gpus : counts) {
+    log0("== scale: %d of %d rank(s), %s scaling\n", gpus, world.size(), scaling_name(config.scaling));
+    std::unique_ptr<Communicator> sub = world.split(world.rank() < gpus ? 0 : -1, world.rank());
+    RunSummary run;
+    if (sub) {
+      std::unique_ptr<Engine> engine = make_engine(run_config, data.train, data.test, *sub, session.local_rank(), session.local_size());
+      RunWriter* writer = results ? &results->add_config(gpus, run_config.to_json()) : nullptr;
+      ResultsObserver observer(writer);
+      run = train(run_config, *sub, *engine, &observer);
+    }
+    world.barrier();  // ranks outside this configuration wait here
+    points.push_back(summarize_run(gpus, run, scale.warmup_epochs));
+  }
+  compute_scaling(points, config.scaling);
+  log0("\n%6s %14s %12s %9s %11s %13s\n", "gpus", "images/s", "epoch s", "speedup", "efficiency", "exposed comm");
+  for (const StudyPoint& p : points) {
+    log0("%6d %14.1f %12.3f %9.3f %10.1f%% %12.1f%%\n", p.gpus, p.images_per_s, p.epoch_time_s, p.speedup,
+         100.0 * p.efficiency, 100.0 * p.exposed_comm_fraction);
+    if (results) results->append_study_row(to_study_row(p));
+  }
+  if (results) results->close();
+  return 0;
+}
+
+}  // namespace sb

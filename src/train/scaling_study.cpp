@@ -1,0 +1,60 @@
+#include "train/scaling_study.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/error.h"
+
+namespace sb {
+
+std::vector<int> default_gpu_counts(int world) {
+  std::vector<int> counts;
+  for (int g = 1; g <= world; g *= 2) counts.push_back(g);
+  if (counts.back() != world) counts.push_back(world);
+  return counts;
+}
+
+void check_gpu_counts(const std::vector<int>& counts, int world) {
+  std::set<int> seen;
+  for (int g : counts) {
+    if (g < 1 || g > world) {
+      throw UserError("--gpus lists " + std::to_string(g) + " but the job has " + std::to_string(world) +
+                      " ranks; launch at least " + std::to_string(g) + " ranks (one per GPU) or drop it from the list");
+    }
+    if (!seen.insert(g).second) throw UserError("--gpus lists " + std::to_string(g) + " twice");
+  }
+}
+
+StudyPoint summarize_run(int gpus, const RunSummary& run, int warmup_epochs) {
+  StudyPoint p;
+  p.gpus = gpus;
+  const size_t first = std::min(static_cast<size_t>(std::max(0, warmup_epochs)),
+                                run.epochs.empty() ? size_t{0} : run.epochs.size() - 1);
+  double time = 0, samples = 0, comm = 0;
+  int n = 0;
+  for (size_t e = first; e < run.epochs.size(); ++e) {
+    const EpochSummary& s = run.epochs[e];
+    time += s.wall_max;
+    samples += static_cast<double>(s.global_samples);
+    comm += s.phases_max.seconds[kPhaseComm];
+    ++n;
+  }
+  if (n > 0 && time > 0) {
+    p.images_per_s = samples / time;
+    p.epoch_time_s = time / n;
+    p.exposed_comm_fraction = comm / time;
+  }
+  p.time_to_accuracy_s = run.time_to_target;
+  return p;
+}
+
+void compute_scaling(std::vector<StudyPoint>& points, Scaling mode) {
+  if (points.empty()) return;
+  const StudyPoint base = points.front();
+  for (auto& p : points) {
+    p.speedup = mode == Scaling::Strong ? base.epoch_time_s / p.epoch_time_s : p.images_per_s / base.images_per_s;
+    p.efficiency = p.speedup / (static_cast<double>(p.gpus) / base.gpus);
+  }
+}
+
+}  // namespace sb

@@ -1,0 +1,37 @@
+// The scaling study: the same training on sub-communicators of 1, 2, 4, ... ranks of one job, and the
+// speedup and efficiency of each against the smallest. Ranks outside a configuration wait for it.
+#pragma once
+#include <functional>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "train/engine.h"
+#include "train/trainer.h"
+
+namespace sb {
+
+struct StudyPoint {
+  int gpus = 0;
+  double images_per_s = 0;          // mean over the measured (non-warm-up) epochs
+  double epoch_time_s = 0;          // mean wall time (max over ranks) of the measured epochs
+  double exposed_comm_fraction = 0; // exposed communication time / epoch time, measured epochs
+  double speedup = 0;
+  double efficiency = 0;
+  double time_to_accuracy_s = std::numeric_limits<double>::quiet_NaN();
+};
+
+// Default GPU counts: 1, 2, 4, ... up to world, plus world itself when it is not a power of two.
+std::vector<int> default_gpu_counts(int world);
+// Throws UserError when a count is < 1, larger than the world or repeated.
+void check_gpu_counts(const std::vector<int>& counts, int world);
+
+// Figures of one configuration's run, skipping the first `warmup_epochs` epochs (all of them when the
+// run was shorter, e.g. stopped early).
+StudyPoint summarize_run(int gpus, const RunSummary& run, int warmup_epochs);
+// Fills speedup and efficiency relative to points[0]: strong scaling compares epoch times (the same
+// work), weak scaling compares throughputs (work grows with the GPUs).
+void compute_scaling(std::vector<StudyPoint>& points, Scaling mode);
+
+}  // namespace sb
