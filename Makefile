@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NP ?= 2
 MPIRUN ?= mpirun
 MPIRUN_FLAGS ?= $(shell [ "$$(id -u)" = 0 ] && echo --allow-run-as-root) --oversubscribe
-TEST_LABELS ?= unit|mpi|e2e|analysis|gpu
+TEST_LABELS ?= unit|mpi|e2e|analysis|gpu|slurm
 
 .PHONY: all deps configure build test run bench report clean
 

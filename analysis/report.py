@@ -153,7 +153,7 @@ def report_markdown(report, references, title, figure_names=()):
         out.append("## Epochs\n")
         for label, run in report.runs:
             state = "" if run.complete else " (the run stopped early)"
-            out.append(f"### {label}: {_gpus_text(run.gpus)}{state}\n")
+            out.append(f"### {label}{state}\n")
             out.append(tables.epoch_markdown(run))
     return "\n".join(out)
 

@@ -228,7 +228,7 @@ def all_runs(results):
             for gpus in sorted(result.configs):
                 runs.append((f"{result.label}, {gpus} GPU{'s' if gpus > 1 else ''}", result.configs[gpus]))
         else:
-            runs.append((result.label, result.run))
+            runs.append((f"{result.label}, {result.run.gpus} GPU{'s' if result.run.gpus > 1 else ''}", result.run))
     return runs
 
 

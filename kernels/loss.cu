@@ -79,13 +79,14 @@ __global__ void __launch_bounds__(kLossThreads) softmax_cross_entropy_kernel(
   for (int64_t r = warp; r < n; r += kLossWarps) {
     const T* x = logits + r * c;
     const int label = labels[r];
+    const bool valid = label >= 0 && label < c;  // a bad label makes the loss NaN rather than read astray
     const MaxArg best = warp_row_argmax(x, c, lane);
     float sum = 0.0f;
     for (int64_t j = lane; j < c; j += 32) sum += expf(to_float(x[j]) - best.value);
     sum = warp_sum(sum);
     const float log_sum = logf(sum);
     if (lane == 0) {
-      warp_loss += static_cast<double>(best.value + log_sum - to_float(x[label]));
+      warp_loss += valid ? static_cast<double>(best.value + log_sum - to_float(x[label])) : NAN;
       warp_correct += best.index == label ? 1 : 0;
     }
     if (dlogits) {
@@ -113,9 +114,10 @@ __global__ void __launch_bounds__(kLossThreads) nll_loss_kernel(const T* __restr
   for (int64_t r = warp; r < n; r += kLossWarps) {
     const T* x = logp + r * c;
     const int label = labels[r];
+    const bool valid = label >= 0 && label < c;  // a bad label makes the loss NaN rather than read astray
     const MaxArg best = warp_row_argmax(x, c, lane);
     if (lane == 0) {
-      warp_loss -= static_cast<double>(to_float(x[label]));
+      warp_loss -= valid ? static_cast<double>(to_float(x[label])) : NAN;
       warp_correct += best.index == label ? 1 : 0;
     }
     if (dlogp) {

@@ -1,6 +1,7 @@
 // Loss kernels over [N, C] score matrices (row n = sample n, C classes, contiguous rows; the layout of an
 // [N, C] tensor is the same in NCHW and NHWC). Losses are the mean over the batch, as in the CPU
-// reference (src/nn/cpu/loss.h). Labels are int32 class indices in [0, C) on the device.
+// reference (src/nn/cpu/loss.h). Labels are int32 class indices in [0, C) on the device; a label out of
+// range makes the loss NaN (the host can't be told without a sync).
 //
 // Every loss function can, without a host synchronisation:
 //  - write this batch's mean loss to loss_out (a device float; nullptr: skip),

@@ -94,7 +94,7 @@ sb_common_args() {
 sb_show_env() {
   echo "scalebench job: $(hostname -s), $(date -Is), launch=$SCALEBENCH_LAUNCH, device=$SCALEBENCH_DEVICE"
   echo "scalebench job: Slurm job ${SLURM_JOB_ID:-none}, nodes ${SLURM_JOB_NODELIST:-$(hostname -s)}," \
-       "tasks ${SLURM_NTASKS:-?}, tasks per node ${SLURM_NTASKS_PER_NODE:-?}, GPUs ${SLURM_GPUS_ON_NODE:-?} per node"
+       "tasks ${SLURM_NTASKS:-?}, tasks per node ${SLURM_NTASKS_PER_NODE:-?}, GPUs per node ${SLURM_GPUS_ON_NODE:-none}"
   env | grep -E '^(NCCL|UCX|OMPI_MCA|PMIX_MCA|CUDA_VISIBLE_DEVICES)' | sort | sed 's/^/scalebench job:   /' || true
 }
 

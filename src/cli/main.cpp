@@ -14,6 +14,7 @@ const char* kUsage =
     "commands:\n"
     "  train   data-parallel training of one model, results to HDF5\n"
     "  scale   the scaling study: train on 1, 2, 4, ... of the job's ranks, speedup and efficiency\n"
+    "  comm    all-reduce sweep over sizes and dtypes (MPI or NCCL): time, algbw, busbw, checked results\n"
     "  info    versions, ranks, hosts and devices\n"
     "\n"
     "scalebench COMMAND --help lists the options of a command.\n";
@@ -38,8 +39,9 @@ int main(int argc, char** argv) {
   try {
     if (command == "train") return sb::train_command(session, args, command_line);
     if (command == "scale") return sb::scale_command(session, args, command_line);
+    if (command == "comm") return sb::comm_command(session, args, command_line);
     if (command == "info") return sb::info_command(session, args);
-    throw sb::UserError("unknown command '" + command + "'; valid commands: train, scale, info (see scalebench --help)");
+    throw sb::UserError("unknown command '" + command + "'; valid commands: train, scale, comm, info (see scalebench --help)");
   } catch (const sb::UserError& e) {
     // Every rank reaches the same error (arguments and collective checks agree), so rank 0 speaks.
     if (root) std::fprintf(stderr, "scalebench: error: %s\n", e.what());

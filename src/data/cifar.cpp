@@ -17,9 +17,9 @@ constexpr int kPixelBytes = 3 * kSide * kSide;
 constexpr uint64_t kMaxCifarFileBytes = uint64_t{1} << 31;
 
 struct RecordFormat {
-  int label_bytes;         // 1 (CIFAR-10) or 2 (CIFAR-100: coarse, fine)
-  int label_byte_used;     // which label byte is the training label
-  int classes_per_byte[2]; // valid range of each label byte
+  int label_bytes;          // 1 (CIFAR-10) or 2 (CIFAR-100: coarse, fine)
+  int label_byte_used;      // which label byte is the training label
+  int classes_per_byte[2];  // valid range of each label byte
   const char* label_names[2];
 };
 
@@ -48,7 +48,8 @@ void read_records(const std::string& path, const RecordFormat& format, Dataset& 
                         std::to_string(i) + ", outside 0.." + std::to_string(format.classes_per_byte[b] - 1) +
                         "; the file is corrupt or not a file of this dataset");
     d.labels[first + i] = r[format.label_byte_used];
-    std::copy(r + format.label_bytes, r + record, d.images.begin() + static_cast<std::ptrdiff_t>((first + i) * kPixelBytes));
+    std::copy(r + format.label_bytes, r + record,
+              d.images.begin() + static_cast<std::ptrdiff_t>((first + i) * kPixelBytes));
   }
 }
 
@@ -57,12 +58,15 @@ std::string resolve_dir(const std::string& dir, const std::string& subdir, const
                         const char* kind, const char* url) {
   std::error_code ec;
   if (dir.empty())
-    throw UserError(std::string(kind) + " needs the directory of its files: use --data " + kind + ":/path/to/" + subdir);
+    throw UserError(std::string(kind) + " needs the directory of its files: use --data " + kind + ":/path/to/" +
+                    subdir);
   if (!std::filesystem::is_directory(dir, ec))
     throw UserError(dir + (std::filesystem::exists(dir, ec) ? " is not a directory" : " does not exist") +
-                    "; give the " + subdir + " directory of " + url + " (unpacked), e.g. --data " + kind + ":/data/" + subdir);
+                    "; give the " + subdir + " directory of " + url + " (unpacked), e.g. --data " + kind + ":/data/" +
+                    subdir);
   const auto nested = std::filesystem::path(dir) / subdir;
-  if (!std::filesystem::exists(std::filesystem::path(dir) / probe_file, ec) && std::filesystem::is_directory(nested, ec))
+  if (!std::filesystem::exists(std::filesystem::path(dir) / probe_file, ec) &&
+      std::filesystem::is_directory(nested, ec))
     return nested.string();
   return dir;
 }

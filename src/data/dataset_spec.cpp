@@ -13,7 +13,8 @@ namespace {
 
 constexpr const char* kValidForms =
     "valid forms are fashion-mnist, fashion-mnist:/path, mnist:/path, cifar10:/path, cifar100:/path, "
-    "synthetic, synthetic:CxHxW:classes and synthetic:CxHxW:classes:TRAIN:TEST (e.g. synthetic:3x32x32:100:50000:10000)";
+    "synthetic, synthetic:CxHxW:classes and synthetic:CxHxW:classes:TRAIN:TEST (e.g. "
+    "synthetic:3x32x32:100:50000:10000)";
 
 int64_t parse_count(const std::string& text, const std::string& field, const char* what) {
   int64_t value = 0;
@@ -48,11 +49,16 @@ DatasetSpec parse_synthetic(const std::string& text, const std::string& rest) {
 
 const char* kind_name(DatasetKind kind) {
   switch (kind) {
-    case DatasetKind::Mnist: return "mnist";
-    case DatasetKind::FashionMnist: return "fashion-mnist";
-    case DatasetKind::Cifar10: return "cifar10";
-    case DatasetKind::Cifar100: return "cifar100";
-    case DatasetKind::Synthetic: return "synthetic";
+    case DatasetKind::Mnist:
+      return "mnist";
+    case DatasetKind::FashionMnist:
+      return "fashion-mnist";
+    case DatasetKind::Cifar10:
+      return "cifar10";
+    case DatasetKind::Cifar100:
+      return "cifar100";
+    case DatasetKind::Synthetic:
+      return "synthetic";
   }
   return "?";
 }
@@ -88,10 +94,18 @@ std::string to_string(const DatasetSpec& spec) {
 TrainTest load_dataset(const DatasetSpec& spec, int64_t train_limit) {
   TrainTest out;
   switch (spec.kind) {
-    case DatasetKind::Mnist: out = load_mnist_like(spec.path, MnistKind::Mnist); break;
-    case DatasetKind::FashionMnist: out = load_mnist_like(spec.path, MnistKind::FashionMnist); break;
-    case DatasetKind::Cifar10: out = load_cifar10(spec.path); break;
-    case DatasetKind::Cifar100: out = load_cifar100(spec.path); break;
+    case DatasetKind::Mnist:
+      out = load_mnist_like(spec.path, MnistKind::Mnist);
+      break;
+    case DatasetKind::FashionMnist:
+      out = load_mnist_like(spec.path, MnistKind::FashionMnist);
+      break;
+    case DatasetKind::Cifar10:
+      out = load_cifar10(spec.path);
+      break;
+    case DatasetKind::Cifar100:
+      out = load_cifar100(spec.path);
+      break;
     case DatasetKind::Synthetic: {
       // Generate no more training samples than will be kept.
       const int64_t train = train_limit > 0 ? std::min(train_limit, spec.synthetic_train) : spec.synthetic_train;

@@ -21,8 +21,8 @@ enum class DatasetKind { Mnist, FashionMnist, Cifar10, Cifar100, Synthetic };
 
 struct DatasetSpec {
   DatasetKind kind = DatasetKind::Synthetic;
-  std::string path;               // "" = the kind's default directory (Fashion-MNIST only)
-  SyntheticShape synthetic;       // Synthetic only
+  std::string path;          // "" = the kind's default directory (Fashion-MNIST only)
+  SyntheticShape synthetic;  // Synthetic only
   int64_t synthetic_train = 50000;
   int64_t synthetic_test = 10000;
 };

@@ -82,8 +82,9 @@ std::vector<uint8_t> read_whole_file(const std::string& path, uint64_t max_bytes
   std::vector<uint8_t> bytes;
   std::error_code ec;
   const auto on_disk = std::filesystem::file_size(path, ec);
-  if (!ec && on_disk <= max_bytes) bytes.reserve(on_disk);  // exact for plain files
   constexpr size_t kChunk = size_t{1} << 20;
+  // Room for a plain file and the final probing chunk, so it is read without reallocating.
+  if (!ec && on_disk <= max_bytes) bytes.reserve(on_disk + kChunk);
   for (;;) {
     const size_t old_size = bytes.size();
     if (old_size > max_bytes)

@@ -26,8 +26,8 @@ std::vector<uint32_t> read_header(GzFile& file, uint32_t expected_magic, const c
   unsigned char header[16] = {};
   const size_t got = file.read(header, header_bytes);
   auto word = [&](size_t i) {
-    return (uint32_t{header[4 * i]} << 24) | (uint32_t{header[4 * i + 1]} << 16) |
-           (uint32_t{header[4 * i + 2]} << 8) | uint32_t{header[4 * i + 3]};
+    return (uint32_t{header[4 * i]} << 24) | (uint32_t{header[4 * i + 1]} << 16) | (uint32_t{header[4 * i + 2]} << 8) |
+           uint32_t{header[4 * i + 3]};
   };
   if (got >= 4 && word(0) != expected_magic) {
     const uint32_t magic = word(0);
@@ -73,7 +73,12 @@ IdxImages read_idx_images(const std::string& path) {
   const uint64_t per_image = uint64_t{dims[1]} * dims[2];
   if (per_image > kMaxIdxBytes || per_image * dims[0] > kMaxIdxBytes)
     throw UserError(path + " has an implausible header: it says " + header_says + ", more than the " +
-                    std::to_string(kMaxIdxBytes) + " bytes an IDX file may hold; the file is corrupt or not in MNIST format");
+                    std::to_string(kMaxIdxBytes) +
+                    " bytes an IDX file may hold; the file is corrupt or not in MNIST format");
+  // Rows and columns become int image sizes; no real image side comes near this.
+  if (dims[1] > kMaxIdxSide || dims[2] > kMaxIdxSide)
+    throw UserError(path + " has an implausible header: it says " + header_says + ", images wider or taller than " +
+                    std::to_string(kMaxIdxSide) + " pixels; the file is corrupt or not in MNIST format");
   IdxImages images;
   images.count = dims[0];
   images.rows = static_cast<int>(dims[1]);
@@ -87,10 +92,12 @@ std::vector<int32_t> read_idx_labels(const std::string& path, int num_classes) {
   GzFile file(path);
   const std::vector<uint32_t> dims = read_header(file, kLabelsMagic, "label", "count");
   const std::string header_says = std::to_string(dims[0]) + " labels";
-  if (dims[0] == 0) throw UserError(path + " holds no labels: header says 0 labels; the file is corrupt, re-download it");
+  if (dims[0] == 0)
+    throw UserError(path + " holds no labels: header says 0 labels; the file is corrupt, re-download it");
   if (dims[0] > kMaxIdxBytes)
     throw UserError(path + " has an implausible header: it says " + header_says + ", more than the " +
-                    std::to_string(kMaxIdxBytes) + " bytes an IDX file may hold; the file is corrupt or not in MNIST format");
+                    std::to_string(kMaxIdxBytes) +
+                    " bytes an IDX file may hold; the file is corrupt or not in MNIST format");
   std::vector<uint8_t> raw(dims[0]);
   read_body(file, raw.data(), raw.size(), header_says);
   std::vector<int32_t> labels(raw.size());

@@ -12,6 +12,7 @@ namespace sb {
 // Refuse headers that claim more than this many data bytes before allocating anything (MNIST's
 // largest file holds 47 MB).
 inline constexpr uint64_t kMaxIdxBytes = uint64_t{1} << 31;
+inline constexpr uint32_t kMaxIdxSide = 65536;  // rows and columns
 
 struct IdxImages {
   int64_t count = 0;

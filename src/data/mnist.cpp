@@ -58,7 +58,8 @@ TrainTest load_mnist_like(const std::string& dir_or_empty, MnistKind kind) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
     if (use_default)
-      throw UserError(dir + " does not exist: install Fashion-MNIST with `apt-get install dataset-fashion-mnist`, "
+      throw UserError(dir +
+                      " does not exist: install Fashion-MNIST with `apt-get install dataset-fashion-mnist`, "
                       "or give its directory with --data fashion-mnist:/path");
     throw UserError(dir + (std::filesystem::exists(dir, ec) ? " is not a directory" : " does not exist") +
                     "; give the directory that holds the " + kind_name(kind) + " files, e.g. --data " +
@@ -69,8 +70,8 @@ TrainTest load_mnist_like(const std::string& dir_or_empty, MnistKind kind) {
   out.test = load_split(dir, "t10k", kind);
   if (out.test.height != out.train.height || out.test.width != out.train.width)
     throw UserError(dir + " mixes image sizes: training images are " + std::to_string(out.train.height) + "x" +
-                    std::to_string(out.train.width) + " but test images are " + std::to_string(out.test.height) +
-                    "x" + std::to_string(out.test.width) + "; the files don't belong together");
+                    std::to_string(out.train.width) + " but test images are " + std::to_string(out.test.height) + "x" +
+                    std::to_string(out.test.width) + "; the files don't belong together");
   return out;
 }
 

@@ -20,7 +20,8 @@ constexpr uint64_t kSyntheticTag = 0x53594E5448000000ULL;  // "SYNTH" in the hig
 int parse_bounded(const std::string& text, std::string_view field, const char* what, long lo, long hi) {
   long value = 0;
   const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
-  if (ec == std::errc::result_out_of_range) malformed(text, std::string(what) + " '" + std::string(field) + "' is too large");
+  if (ec == std::errc::result_out_of_range)
+    malformed(text, std::string(what) + " '" + std::string(field) + "' is too large");
   if (field.empty() || ec != std::errc() || end != field.data() + field.size())
     malformed(text, std::string(what) + " '" + std::string(field) + "' is not a whole number");
   if (value < lo || value > hi)
@@ -55,8 +56,7 @@ std::string to_string(const SyntheticShape& s) {
 
 Dataset make_synthetic_split(const SyntheticShape& shape, int64_t count, int split, uint64_t seed) {
   const uint64_t sample_bytes = uint64_t(shape.channels) * uint64_t(shape.height) * uint64_t(shape.width);
-  if (count < 1)
-    throw UserError("a synthetic dataset needs at least one sample, not " + std::to_string(count));
+  if (count < 1) throw UserError("a synthetic dataset needs at least one sample, not " + std::to_string(count));
   if (sample_bytes > kMaxSyntheticBytes || uint64_t(count) > kMaxSyntheticBytes / sample_bytes)
     throw UserError("synthetic data of " + std::to_string(count) + " samples of " + to_string(shape) +
                     " would need more than " + std::to_string(kMaxSyntheticBytes >> 30) +
@@ -80,7 +80,8 @@ Dataset make_synthetic_split(const SyntheticShape& shape, int64_t count, int spl
   }
   d.labels.resize(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i)
-    d.labels[i] = static_cast<int32_t>(philox4x32(pixel_stream + 1, uint64_t(i), seed).v[0] % uint32_t(shape.num_classes));
+    d.labels[i] =
+        static_cast<int32_t>(philox4x32(pixel_stream + 1, uint64_t(i), seed).v[0] % uint32_t(shape.num_classes));
   return d;
 }
 

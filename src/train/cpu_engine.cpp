@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "core/error.h"
 #include "nn/cpu/loss.h"
 #include "train/run_setup.h"
 
@@ -28,20 +29,15 @@ float CpuEngine::loss_and_gradient(const Tensor<float>& output, const std::vecto
                             : cpu::cross_entropy_loss(output, labels.data(), grad);
 }
 
-PhaseTimes CpuEngine::train_step(std::span<const int64_t> indices, int epoch, int64_t step, double lr) {
+PhaseTimes CpuEngine::train_step(std::span<const int64_t> indices, const StepInfo& info) {
   PhaseTimes t;
-  if (epoch != current_epoch_) {
-    current_epoch_ = epoch;
-    epoch_position_ = 0;
-  }
   auto t0 = Clock::now();
-  assemble_batch(train_, indices, augmentation_, AugmentKey{config_.seed, epoch, comm_.rank()},
-                 static_cast<uint64_t>(epoch_position_), images_, labels_);
-  epoch_position_ += static_cast<int64_t>(indices.size());
+  assemble_batch(train_, indices, augmentation_, AugmentKey{config_.seed, info.epoch, comm_.rank()}, info.position,
+                 images_, labels_);
   t.seconds[kPhaseData] = seconds_since(t0);
 
   t0 = Clock::now();
-  net_.set_random_stream(dropout_key_, static_cast<uint64_t>(step));
+  net_.set_random_stream(dropout_key_, static_cast<uint64_t>(info.step));
   const Tensor<float>& output = net_.forward(images_, cpu::Mode::Train);
   const float loss = loss_and_gradient(output, labels_, grad_);
   t.seconds[kPhaseForward] = seconds_since(t0);
@@ -58,7 +54,7 @@ PhaseTimes CpuEngine::train_step(std::span<const int64_t> indices, int epoch, in
   t.seconds[kPhaseComm] = seconds_since(t0);
 
   t0 = Clock::now();
-  optimizer_->step(net_.params().data(), net_.grads().data(), lr);
+  optimizer_->step(net_.params().data(), net_.grads().data(), info.lr);
   t.seconds[kPhaseOptimizer] = seconds_since(t0);
   return t;
 }
@@ -82,6 +78,42 @@ EvalTotals CpuEngine::evaluate(std::span<const int64_t> indices) {
     totals.count += static_cast<int64_t>(part.size());
   }
   return totals;
+}
+
+}  // namespace sb
+
+namespace sb {
+
+EngineState CpuEngine::save_state() {
+  EngineState s;
+  s.params = net_.params();
+  s.buffers = net_.buffers();
+  for (const NamedState& st : optimizer_->state()) s.optimizer_state.emplace_back(st.name, std::vector<float>(st.data, st.data + st.count));
+  s.optimizer_steps = optimizer_->step_count();
+  s.train_totals = train_totals_;
+  return s;
+}
+
+void CpuEngine::load_state(const EngineState& s) {
+  if (s.params.size() != net_.params().size() || s.buffers.size() != net_.buffers().size()) {
+    throw UserError("the checkpoint holds " + std::to_string(s.params.size()) + " parameters but model '" + config_.model +
+                    "' has " + std::to_string(net_.params().size()) + "; resume with the model and data it was written for");
+  }
+  net_.params() = s.params;
+  net_.buffers() = s.buffers;
+  auto states = optimizer_->state();
+  if (states.size() != s.optimizer_state.size()) {
+    throw UserError("the checkpoint's optimizer state does not match --optimizer " + config_.optimizer);
+  }
+  for (size_t i = 0; i < states.size(); ++i) {
+    const auto& [name, values] = s.optimizer_state[i];
+    if (name != states[i].name || static_cast<int64_t>(values.size()) != states[i].count) {
+      throw UserError("the checkpoint's optimizer state '" + name + "' does not match --optimizer " + config_.optimizer);
+    }
+    std::copy(values.begin(), values.end(), states[i].data);
+  }
+  optimizer_->set_step_count(s.optimizer_steps);
+  train_totals_ = s.train_totals;
 }
 
 }  // namespace sb

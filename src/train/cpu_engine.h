@@ -22,9 +22,11 @@ class CpuEngine final : public Engine {
   int64_t parameter_count() const override { return static_cast<int64_t>(net_.params().size()); }
   int64_t train_size() const override { return train_.size(); }
   int64_t test_size() const override { return test_.size(); }
-  PhaseTimes train_step(std::span<const int64_t> indices, int epoch, int64_t step, double lr) override;
+  PhaseTimes train_step(std::span<const int64_t> indices, const StepInfo& info) override;
   EvalTotals take_train_totals() override;
   EvalTotals evaluate(std::span<const int64_t> indices) override;
+  EngineState save_state() override;
+  void load_state(const EngineState& state) override;
 
   cpu::Network<float>& network() { return net_; }
   Optimizer& optimizer() { return *optimizer_; }
@@ -41,8 +43,6 @@ class CpuEngine final : public Engine {
   bool log_probabilities_;
   BatchOptions augmentation_;
   uint64_t dropout_key_;
-  int64_t epoch_position_ = 0;  // sample position within this rank's epoch (keys the augmentation)
-  int current_epoch_ = -1;
   Tensor<float> images_, grad_;
   std::vector<int32_t> labels_;
   EvalTotals train_totals_;

@@ -6,6 +6,8 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace sb {
 
@@ -17,6 +19,9 @@ inline const char* phase_name(int p) {
 
 struct PhaseTimes {
   double seconds[kPhaseCount] = {0, 0, 0, 0, 0};
+  // False for "no step finished yet": an engine that times on the device reports each step one call
+  // later (it never waits for the step it just queued) and hands the last one over in drain_step_times.
+  bool valid = true;
   double total() const {
     double t = 0;
     for (double s : seconds) t += s;
@@ -34,6 +39,25 @@ struct EvalTotals {
   int64_t count = 0;
 };
 
+// Where a step sits in the run: the epoch, the global step (keys dropout), the position of the batch's
+// first sample in this rank's epoch (keys the augmentation) and the learning rate.
+struct StepInfo {
+  int epoch = 0;
+  int64_t step = 0;
+  uint64_t position = 0;
+  double lr = 0;
+};
+
+// Everything a checkpoint needs from an engine (the run state of DESIGN.md, less the loop's counters).
+struct EngineState {
+  std::vector<float> params, buffers;
+  std::vector<std::pair<std::string, std::vector<float>>> optimizer_state;  // by torch.optim's names
+  int64_t optimizer_steps = 0;
+  float loss_scale = 0;      // fp16 dynamic loss scale (0 where unused)
+  int32_t scale_growth = 0;  // steps since the scale last changed
+  EvalTotals train_totals;   // the current epoch's training loss so far
+};
+
 class Engine {
  public:
   virtual ~Engine() = default;
@@ -43,9 +67,9 @@ class Engine {
   virtual int64_t test_size() const = 0;
 
   // One step on this rank's samples of the global batch (training-set indices): forward, loss, backward,
-  // gradient average across ranks, optimizer update with learning rate lr. `step` counts every step
-  // of the run (it keys dropout). Returns this step's phase times; exposed communication goes in comm.
-  virtual PhaseTimes train_step(std::span<const int64_t> indices, int epoch, int64_t step, double lr) = 0;
+  // gradient average across ranks, optimizer update. Returns phase times (possibly of an earlier step,
+  // see PhaseTimes::valid); exposed communication goes in comm.
+  virtual PhaseTimes train_step(std::span<const int64_t> indices, const StepInfo& info) = 0;
   // The sum of the per-sample training losses since the last call, and how many samples they cover.
   virtual EvalTotals take_train_totals() = 0;
   // Evaluates this rank's shard of the test set (test-set indices), in eval mode. Local totals only.
@@ -53,7 +77,16 @@ class Engine {
 
   // Finishes queued device work (so that host timers are honest). A no-op on the CPU.
   virtual void synchronize() {}
+  // After synchronize(): the times of a step not yet reported by train_step (see PhaseTimes::valid).
+  virtual PhaseTimes drain_step_times() {
+    PhaseTimes none;
+    none.valid = false;
+    return none;
+  }
   virtual double peak_memory_bytes() const { return std::numeric_limits<double>::quiet_NaN(); }
+  // Copies of the run state (synchronous), for checkpoints; load_state restores one exactly.
+  virtual EngineState save_state() = 0;
+  virtual void load_state(const EngineState& state) = 0;
   // Energy used since the engine was created, in joules; NaN where it can't be measured.
   virtual double energy_joules() const { return std::numeric_limits<double>::quiet_NaN(); }
 };

@@ -68,19 +68,28 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
 
     comm.barrier();  // start the epoch together, so the spread across ranks is the ranks' own
     const auto epoch_start = Clock::now();
+    uint64_t position = 0;    // this rank's samples so far in the epoch (keys the augmentation)
+    int64_t timed_steps = 0;  // steps whose phase times have arrived (they may lag the step itself)
+    auto record = [&](const PhaseTimes& t) {
+      if (!t.valid) return;
+      phases += t;
+      if (timed_steps < sampled) {
+        for (int p = 0; p < kPhaseCount; ++p) my_steps[static_cast<size_t>(timed_steps * kPhaseCount + p)] = std::llround(t.seconds[p] * 1e9);
+      }
+      ++timed_steps;
+    };
     for (size_t b = 0; b < batches.size(); ++b, ++step) {
       s.learning_rate = schedule->lr(epoch, static_cast<int64_t>(b), s.steps);
-      const PhaseTimes t = engine.train_step(batches[b], epoch, step, s.learning_rate);
-      phases += t;
+      StepInfo info{epoch, step, position, s.learning_rate};
+      record(engine.train_step(batches[b], info));
+      position += static_cast<uint64_t>(batches[b].size());
       my_samples += static_cast<int64_t>(batches[b].size());
-      if (static_cast<int64_t>(b) < sampled) {
-        for (int p = 0; p < kPhaseCount; ++p) my_steps[b * kPhaseCount + p] = std::llround(t.seconds[p] * 1e9);
-      }
       if (config.log_interval > 0 && (b + 1) % static_cast<size_t>(config.log_interval) == 0) {
         log0("  epoch %d step %zu/%zu lr %.4g\n", epoch + 1, b + 1, batches.size(), s.learning_rate);
       }
     }
     engine.synchronize();
+    record(engine.drain_step_times());
     const double my_wall = seconds_since(epoch_start);
 
     const auto eval_start = Clock::now();

@@ -141,8 +141,9 @@ TEST(KernelsOptimizer, FusedStepMatchesCpuOptimizers) {
                 << cpu_state[k].name << ", step " << step;
           }
         }
-        if (device_scalars)
+        if (device_scalars) {
           EXPECT_EQ(download_raw<kernels::OptimizerStepCounter>(dcounter.get(), 1)[0].steps, kSteps);
+        }
       }
 }
 

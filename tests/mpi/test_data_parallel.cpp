@@ -35,7 +35,11 @@ std::vector<float> train_steps(const TrainConfig& config, const TrainTest& data,
   CpuEngine engine(config, data.train, data.test, comm);
   DistributedSampler sampler(data.train.size(), comm.size(), comm.rank(), true, config.seed, false);
   const auto batches = split_batches(sampler.indices(0), config.per_rank_batch(comm.size()), false);
-  for (int k = 0; k < steps; ++k) engine.train_step(batches[static_cast<size_t>(k)], 0, k, config.lr);
+  uint64_t position = 0;
+  for (int k = 0; k < steps; ++k) {
+    engine.train_step(batches[static_cast<size_t>(k)], StepInfo{0, k, position, config.lr});
+    position += batches[static_cast<size_t>(k)].size();
+  }
   return engine.network().params();
 }
 

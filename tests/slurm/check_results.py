@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Checks a scalebench HDF5 results file written by a batch job: it opens, it records the job (the
-Slurm job id, the world size, the launcher), it is complete, and /epochs holds at least one row.
+"""Checks a scalebench HDF5 results file written by a batch job (schema: results/README.md): it opens,
+it records the job (the Slurm job id, the world size, the launcher), it is complete, and /epochs
+holds at least one row. A `scale` file (--study) has no root /epochs: it needs one /study row per GPU
+count, and /configs/gpus_<n>/epochs with at least one row each.
 Exit code 0 when valid, 1 with the reasons otherwise."""
 import argparse
 import sys
@@ -41,17 +43,24 @@ def main():
             problems.append(f"launcher is '{text(attrs['launcher'])}', expected '{args.launcher}'")
         if "complete" in attrs and int(attrs["complete"]) != 1:
             problems.append("the run is not marked complete")
-        if "epochs" not in f:
-            problems.append("no /epochs table")
-        elif f["epochs"].shape[0] < args.min_epochs:
-            problems.append(f"/epochs has {f['epochs'].shape[0]} rows, expected >= {args.min_epochs}")
-        if args.study and ("study" not in f or f["study"].shape[0] < 1):
-            problems.append("no /study rows")
-        rows = f["epochs"].shape[0] if "epochs" in f else 0
+        tables = ["epochs"]
+        if args.study:
+            gpus = [int(g) for g in f["study"]["gpus"]] if "study" in f else []
+            if not gpus:
+                problems.append("no /study rows")
+            tables = [f"configs/gpus_{g}/epochs" for g in gpus]
+        rows = 0
+        for t in tables:
+            if t not in f:
+                problems.append(f"no /{t} table")
+            elif f[t].shape[0] < args.min_epochs:
+                problems.append(f"/{t} has {f[t].shape[0]} rows, expected >= {args.min_epochs}")
+            else:
+                rows += f[t].shape[0]
     for p in problems:
         print(f"{args.file}: {p}")
     if not problems:
-        print(f"{args.file}: ok (job {args.job_id}, {rows} epoch row(s))")
+        print(f"{args.file}: ok (job {args.job_id!r}, {rows} epoch row(s) in {len(tables)} table(s))")
     return 1 if problems else 0
 
 

@@ -98,6 +98,17 @@ for script in "${scripts[@]}"; do
   done
 done
 
+# The study file feeds the report, as docs/clusters.md tells users.
+study=(results/sbtest-scaling-study-srun-*.h5)
+if [[ -e ${study[0]} ]]; then
+  echo "== python3 analysis/report.py ${study[0]} --out report"
+  if "$python" "$src/analysis/report.py" "${study[0]}" --out report > report.log 2>&1 && [[ -s report/report.md ]]; then
+    grep -E '^\|' report/report.md | head -n 5
+  else
+    failed+=("analysis/report.py on ${study[0]}"); cat report.log
+  fi
+fi
+
 # 3. A failing run fails its job: sbatch --wait passes scalebench's exit code on (set -e in the script).
 echo "== a job with an unknown scalebench option must fail"
 rc=0

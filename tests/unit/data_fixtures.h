@@ -89,8 +89,8 @@ inline Bytes idx_labels(uint32_t count) {
 }
 
 // The four MNIST files in dir with n_train/n_test samples of rows x cols.
-inline void write_mnist_dir(const std::string& dir, uint32_t n_train, uint32_t n_test, bool gzip,
-                            uint32_t rows = 28, uint32_t cols = 28) {
+inline void write_mnist_dir(const std::string& dir, uint32_t n_train, uint32_t n_test, bool gzip, uint32_t rows = 28,
+                            uint32_t cols = 28) {
   const std::string ext = gzip ? ".gz" : "";
   write_file(dir + "/train-images-idx3-ubyte" + ext, idx_images(n_train, rows, cols), gzip);
   write_file(dir + "/train-labels-idx1-ubyte" + ext, idx_labels(n_train), gzip);

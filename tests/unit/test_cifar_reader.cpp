@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "data/cifar.h"
 #include "data/dataset_spec.h"
+#include "data/gz_file.h"
 #include "unit/data_fixtures.h"
 
 namespace sb {
@@ -20,7 +21,8 @@ void write_cifar10(const std::string& dir) {
   const int sizes[5] = {3, 2, 4, 1, 2};
   int64_t first = 0;
   for (int b = 0; b < 5; ++b) {
-    testing::write_file(dir + "/data_batch_" + std::to_string(b + 1) + ".bin", testing::cifar10_records(first, sizes[b]));
+    testing::write_file(dir + "/data_batch_" + std::to_string(b + 1) + ".bin",
+                        testing::cifar10_records(first, sizes[b]));
     first += sizes[b];
   }
   testing::write_file(dir + "/test_batch.bin", testing::cifar10_records(1000, 5));
@@ -152,6 +154,18 @@ TEST(Cifar100Reader, Cifar10FileIsNotWholeRecords) {
   write_cifar100(dir.path());
   testing::write_file(dir.file("train.bin"), testing::cifar10_records(0, 5));  // 5 x 3073 bytes
   EXPECT_CONTAINS(user_error_of([&] { load_cifar100(dir.path()); }), "not a whole number of 3074-byte records");
+}
+
+TEST(WholeFileReader, RefusesFilesOverTheLimitPlainOrCompressed) {
+  TempDir dir;
+  const Bytes content(3 << 20, 7);  // 3 MiB, compresses to a few KiB
+  testing::write_file(dir.file("plain"), content);
+  testing::write_file(dir.file("packed.gz"), content, true);
+  EXPECT_EQ(read_whole_file(dir.file("plain"), 3 << 20), content);
+  EXPECT_EQ(read_whole_file(dir.file("packed.gz"), 3 << 20), content);
+  for (const char* name : {"plain", "packed.gz"})
+    EXPECT_CONTAINS(user_error_of([&] { read_whole_file(dir.file(name), (3 << 20) - 1); }),
+                    dir.file(name) + " is larger than the 3145727 bytes");
 }
 
 }  // namespace

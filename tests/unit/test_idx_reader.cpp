@@ -143,6 +143,8 @@ TEST(IdxReader, AbsurdHeadersAreRefusedBeforeAllocating) {
   EXPECT_CONTAINS(message, images + " has an implausible header: it says 4294967295 images of 4294967295x4294967295");
   testing::write_file(images, testing::idx_header(0x803, {100000, 2000, 2000}));
   EXPECT_CONTAINS(user_error_of([&] { read_idx_images(images); }), "implausible header");
+  testing::write_file(images, testing::idx_header(0x803, {1, 0x80000000u, 1}));  // 2 GiB in one row
+  EXPECT_CONTAINS(user_error_of([&] { read_idx_images(images); }), "images wider or taller than 65536 pixels");
   testing::write_file(labels, testing::idx_header(0x801, {0xFFFFFFFFu}));
   EXPECT_CONTAINS(user_error_of([&] { read_idx_labels(labels); }), labels + " has an implausible header");
 }
@@ -151,7 +153,8 @@ TEST(IdxReader, ZeroDimensionsAreRefused) {
   TempDir dir;
   const std::string images = dir.file("imgs"), labels = dir.file("labels");
   testing::write_file(images, testing::idx_header(0x803, {10, 0, 28}));
-  EXPECT_CONTAINS(user_error_of([&] { read_idx_images(images); }), images + " has an empty dimension: header says 10 images of 0x28");
+  EXPECT_CONTAINS(user_error_of([&] { read_idx_images(images); }),
+                  images + " has an empty dimension: header says 10 images of 0x28");
   testing::write_file(labels, testing::idx_header(0x801, {0}));
   EXPECT_CONTAINS(user_error_of([&] { read_idx_labels(labels); }), labels + " holds no labels");
 }
@@ -195,7 +198,7 @@ TEST(MnistLoader, CountMismatchNamesBothFiles) {
   testing::write_file(dir.file("train-labels-idx1-ubyte"), testing::idx_labels(11));
   const std::string message = user_error_of([&] { load_mnist_like(dir.path(), MnistKind::Mnist); });
   EXPECT_CONTAINS(message, dir.file("train-images-idx3-ubyte") + " holds 12 images but " +
-                                 dir.file("train-labels-idx1-ubyte") + " holds 11 labels");
+                               dir.file("train-labels-idx1-ubyte") + " holds 11 labels");
 }
 
 TEST(MnistLoader, MissingFileNamesDirectoryAndFile) {

@@ -19,7 +19,8 @@ using Indices = std::vector<int64_t>;
 // The global order the ranks' lists came from: position r + i*W is rank r's i-th index.
 Indices interleave(int64_t n, int world, bool shuffle, uint64_t seed, bool drop_last, int64_t epoch) {
   std::vector<Indices> per_rank;
-  for (int r = 0; r < world; ++r) per_rank.push_back(DistributedSampler(n, world, r, shuffle, seed, drop_last).indices(epoch));
+  for (int r = 0; r < world; ++r)
+    per_rank.push_back(DistributedSampler(n, world, r, shuffle, seed, drop_last).indices(epoch));
   Indices order;
   for (size_t i = 0; i < per_rank[0].size(); ++i)
     for (int r = 0; r < world; ++r) order.push_back(per_rank[r][i]);
@@ -39,9 +40,7 @@ TEST(Shuffle, IsAPermutationAndDeterministic) {
 }
 
 // Locks the documented mapping (shuffle.h): a change would silently change every run's data order.
-TEST(Shuffle, GoldenValues) {
-  EXPECT_EQ(philox_permutation(10, 42), (Indices{6, 2, 0, 9, 7, 3, 1, 8, 4, 5}));
-}
+TEST(Shuffle, GoldenValues) { EXPECT_EQ(philox_permutation(10, 42), (Indices{6, 2, 0, 9, 7, 3, 1, 8, 4, 5})); }
 
 TEST(Shuffle, AllPermutationsOfThreeAreAboutEquallyLikely) {
   std::map<Indices, int> counts;

@@ -32,15 +32,16 @@ TEST(SyntheticShape, MalformedSpecsNameTheValue) {
     const char* text;
     const char* says;
   };
-  for (const Case& c : {Case{"3x32x32", "the ':classes' part is missing"}, Case{"3x32:10", "3x32 is not three sizes"},
-                        Case{"3x32x32x3:10", "is not three sizes"}, Case{"3xax32:10", "height 'a' is not a whole number"},
-                        Case{"3x32x32:", "class count '' is not a whole number"},
-                        Case{"3x32x32:1", "class count 1 is outside 2..1000000"},
-                        Case{"0x32x32:10", "channel count 0 is outside 1..4096"},
-                        Case{"3x32x32:10:5", "class count '10:5' is not a whole number"},
-                        Case{"3x-2x32:10", "height -2 is outside 1..65536"},
-                        Case{"3x99999999999999999999x32:10", "height '99999999999999999999' is too large"},
-                        Case{"3x32 x32:10", "height '32 ' is not a whole number"}}) {
+  for (const Case& c :
+       {Case{"3x32x32", "the ':classes' part is missing"}, Case{"3x32:10", "3x32 is not three sizes"},
+        Case{"3x32x32x3:10", "is not three sizes"}, Case{"3xax32:10", "height 'a' is not a whole number"},
+        Case{"3x32x32:", "class count '' is not a whole number"},
+        Case{"3x32x32:1", "class count 1 is outside 2..1000000"},
+        Case{"0x32x32:10", "channel count 0 is outside 1..4096"},
+        Case{"3x32x32:10:5", "class count '10:5' is not a whole number"},
+        Case{"3x-2x32:10", "height -2 is outside 1..65536"},
+        Case{"3x99999999999999999999x32:10", "height '99999999999999999999' is too large"},
+        Case{"3x32 x32:10", "height '32 ' is not a whole number"}}) {
     const std::string message = user_error_of([&] { parse_synthetic_shape(c.text); });
     EXPECT_CONTAINS(message, std::string("synthetic shape '") + c.text + "' is malformed");
     EXPECT_CONTAINS(message, c.says);

@@ -1,0 +1,380 @@
+#!/usr/bin/env python3
+"""PyTorch reference for side-by-side runs with scalebench (docs/benchmarks.md).
+
+Throughput: trains mnist-cnn or wrn (bench/sb_torch_models.py, the same layers as src/models/) on
+synthetic GPU-resident tensors (no DataLoader) and reports images/s = global batch / median step time.
+
+    python3 bench/pytorch_reference.py --model wrn --batch-size 256 --precision bf16 --channels-last
+    torchrun --nproc-per-node 2 bench/pytorch_reference.py --model wrn --precision bf16 --channels-last
+    mpirun -np 2 python3 bench/pytorch_reference.py --model mnist-cnn --batch-size 64
+
+Time to accuracy: mnist-cnn on Fashion-MNIST (IDX files, GPU-resident), Adadelta lr 1.0, StepLR gamma
+0.7, batch 64, evaluated after every epoch until the test accuracy reaches the target.
+
+    python3 bench/pytorch_reference.py --time-to-accuracy /usr/share/datasets/fashion-mnist
+
+--json writes one result (also a valid analysis/report.py --reference file); --reference-out merges the
+result into a reference file that collects several GPU counts of one configuration.
+"""
+import argparse
+import contextlib
+import gzip
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sb_torch_models as models  # noqa: E402
+
+SHAPES = {"mnist-cnn": (1, 28, 28, 10), "wrn": (3, 32, 32, 100)}  # C, H, W, classes (scalebench's defaults)
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", choices=sorted(SHAPES), default=None,
+                   help="default: wrn (mnist-cnn with --time-to-accuracy)")
+    p.add_argument("--batch-size", type=int, default=None, help="per-GPU batch (default: 64 mnist-cnn, 256 wrn)")
+    p.add_argument("--precision", choices=["fp32", "fp16", "bf16"], default="fp32",
+                   help="fp32 (TF32 convolutions), or AMP autocast fp16 (GradScaler) / bf16")
+    p.add_argument("--channels-last", action="store_true", help="NHWC memory format for the model and data")
+    p.add_argument("--compile", action="store_true", help="torch.compile the model (long compile time)")
+    p.add_argument("--compile-mode", default=None,
+                   help="torch.compile mode: default, reduce-overhead (CUDA graphs), max-autotune")
+    p.add_argument("--no-tf32", action="store_true", help="fp32 convolutions without TF32")
+    p.add_argument("--steps", type=int, default=100, help="timed steps")
+    p.add_argument("--warmup", type=int, default=20, help="untimed steps first (compilation happens here)")
+    p.add_argument("--optimizer", choices=["sgd", "adadelta"], default=None,
+                   help="default: adadelta (lr 1.0) for mnist-cnn, sgd (lr 0.1, momentum 0.9) for wrn")
+    p.add_argument("--json", metavar="OUT", help="write the result as JSON (rank 0)")
+    p.add_argument("--reference-out", metavar="FILE",
+                   help="merge the result into this analysis/report.py --reference file (one entry per GPU count)")
+    p.add_argument("--label", help="series label (default: PyTorch <version> <model> <precision> ...)")
+    p.add_argument("--time-to-accuracy", metavar="DIR",
+                   help="mnist-cnn on the Fashion-MNIST IDX files in DIR (.gz or plain) instead of throughput")
+    p.add_argument("--target", type=float, default=0.91, help="time-to-accuracy target test accuracy")
+    p.add_argument("--max-epochs", type=int, default=14, help="time-to-accuracy epoch limit")
+    p.add_argument("--normalize", default="0.2860,0.3530",
+                   help="time-to-accuracy mean,std (scalebench's Fashion-MNIST values; MNIST's are 0.1307,0.3081)")
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args(argv)
+    if args.time_to_accuracy and args.model not in (None, "mnist-cnn"):
+        p.error("--time-to-accuracy trains mnist-cnn; leave --model out")
+    if args.model is None:
+        args.model = "mnist-cnn" if args.time_to_accuracy else "wrn"
+    if args.batch_size is None:
+        args.batch_size = 64 if args.model == "mnist-cnn" else 256
+    if args.optimizer is None:
+        args.optimizer = "adadelta" if args.model == "mnist-cnn" else "sgd"
+    if args.compile_mode and not args.compile:
+        p.error("--compile-mode needs --compile")
+    if args.batch_size < 1 or args.steps < 1 or args.warmup < 0:
+        p.error("--batch-size and --steps must be positive, --warmup not negative")
+    return args
+
+
+# ----------------------------------------------------------------------------------------- processes
+
+def _env_int(*names, default=None):
+    for name in names:
+        if os.environ.get(name) not in (None, ""):
+            return int(os.environ[name])
+    return default
+
+
+def init_distributed():
+    """Rank, world size and local rank from torchrun (RANK...), Open MPI (OMPI_COMM_WORLD_*) or Slurm."""
+    rank = _env_int("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", default=0)
+    world = _env_int("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", default=1)
+    local = _env_int("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", default=0)
+    if not torch.cuda.is_available():
+        sys.exit("pytorch_reference.py: no CUDA device is visible; it times GPU training only.")
+    torch.cuda.set_device(local % torch.cuda.device_count())
+    if world > 1:
+        # env:// reads these; mpirun sets none of them (one node: the defaults work).
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ.setdefault("MASTER_PORT", "29500")
+        os.environ["RANK"], os.environ["WORLD_SIZE"] = str(rank), str(world)
+        dist.init_process_group("nccl", init_method="env://", rank=rank, world_size=world)
+    return rank, world, local
+
+
+def log(rank, *a):
+    if rank == 0:
+        print(*a, flush=True)
+
+
+# ------------------------------------------------------------------------------------------ training
+
+def make_optimizer(name, params):
+    if name == "adadelta":
+        return torch.optim.Adadelta(params, lr=1.0)
+    return torch.optim.SGD(params, lr=0.1, momentum=0.9)
+
+
+def build_model(args, device):
+    c, h, w, classes = SHAPES[args.model]
+    model = models.build(args.model, c, h, w, classes).to(device)
+    expected = models.MNIST_CNN_PARAMS if args.model == "mnist-cnn" else models.WRN_PARAMS
+    if models.parameter_count(model) != expected:  # the same network as scalebench's, or a bug here
+        raise SystemExit(f"{args.model} has {models.parameter_count(model)} parameters, scalebench's {expected}")
+    if args.channels_last:
+        model = model.to(memory_format=torch.channels_last)
+    return model
+
+
+class Step:
+    """One training step in the chosen precision; __call__(x, y) runs it."""
+
+    def __init__(self, args, model, world, local):
+        self.model = model
+        self.optimizer = make_optimizer(args.optimizer, model.parameters())
+        if world > 1:
+            self.model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local])
+        if args.compile:
+            self.model = torch.compile(self.model, mode=args.compile_mode)
+        self.loss = models.loss_fn(args.model)
+        self.amp_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(args.precision)
+        # GradScaler: fp16 needs dynamic loss scaling; bf16 does not (as in torch's AMP recipes).
+        self.scaler = torch.amp.GradScaler("cuda", enabled=args.precision == "fp16")
+
+    def __call__(self, x, y):
+        self.optimizer.zero_grad(set_to_none=True)
+        autocast = (torch.autocast("cuda", dtype=self.amp_dtype) if self.amp_dtype is not None
+                    else contextlib.nullcontext())
+        with autocast:
+            loss = self.loss(self.model(x), y)
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        return loss
+
+
+def synthetic_batches(args, device, count=4):
+    """A few random batches resident on the GPU, cycled through (no host work per step)."""
+    c, h, w, classes = SHAPES[args.model]
+    g = torch.Generator(device=device).manual_seed(args.seed)
+    fmt = torch.channels_last if args.channels_last else torch.contiguous_format
+    out = []
+    for _ in range(count):
+        x = torch.randn(args.batch_size, c, h, w, device=device, generator=g).contiguous(memory_format=fmt)
+        y = torch.randint(0, classes, (args.batch_size,), device=device, generator=g)
+        out.append((x, y))
+    return out
+
+
+def time_steps(step, batches, warmup, steps):
+    """Per-step times in ms from CUDA events: the GPU's timeline, host launch gaps included."""
+    for i in range(warmup):
+        step(*batches[i % len(batches)])
+    torch.cuda.synchronize()
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(steps + 1)]
+    wall0 = time.perf_counter()
+    events[0].record()
+    for i in range(steps):
+        step(*batches[i % len(batches)])
+        events[i + 1].record()
+    torch.cuda.synchronize()
+    wall = time.perf_counter() - wall0
+    return [events[i].elapsed_time(events[i + 1]) for i in range(steps)], wall
+
+
+def throughput(args):
+    rank, world, local = init_distributed()
+    device = torch.device("cuda", torch.cuda.current_device())
+    torch.manual_seed(args.seed)
+    torch.backends.cudnn.benchmark = True  # pick the fastest convolution algorithms, as tuned PyTorch runs do
+    torch.backends.cudnn.allow_tf32 = not args.no_tf32
+    model = build_model(args, device)
+    step = Step(args, model, world, local)
+    batches = synthetic_batches(args, device)
+    log(rank, f"# {args.model} batch {args.batch_size} x {world} GPU(s), {args.precision}"
+              f"{', channels_last' if args.channels_last else ''}{', compile' if args.compile else ''}"
+              f", {args.optimizer}, {torch.cuda.get_device_name(device)}, torch {torch.__version__}")
+    times, wall = time_steps(step, batches, args.warmup, args.steps)
+    median = statistics.median(times)
+    if world > 1:  # the slowest rank sets the pace of data-parallel training
+        t = torch.tensor([median], device=device)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        median = float(t.item())
+    global_batch = args.batch_size * world
+    result = {
+        "label": args.label or default_label(args),
+        "model": args.model,
+        "precision": args.precision,
+        "channels_last": args.channels_last,
+        "compile": (args.compile_mode or "default") if args.compile else False,
+        "optimizer": args.optimizer,
+        "gpus": world,
+        "batch_size": args.batch_size,
+        "global_batch_size": global_batch,
+        "images_per_s": global_batch / (median / 1e3),
+        "images_per_s_wall": global_batch * args.steps / wall,
+        "step_ms_median": median,
+        "step_ms_min": min(times),
+        "step_ms_p90": sorted(times)[int(0.9 * (len(times) - 1))],
+        "steps": args.steps,
+        "warmup": args.warmup,
+        "device": torch.cuda.get_device_name(device),
+        "torch_version": torch.__version__,
+        "cuda_version": torch.version.cuda,
+        "cudnn_version": torch.backends.cudnn.version(),
+        "scaling": "weak",
+    }
+    # The same file is a valid analysis/report.py --reference file (analysis/README.md).
+    result["results"] = [{"gpus": world, "images_per_s": result["images_per_s"], "batch_size": args.batch_size}]
+    log(rank, f"{result['label']}: {result['images_per_s']:,.0f} images/s "
+              f"(median step {median:.3f} ms, wall-clock {result['images_per_s_wall']:,.0f} images/s)")
+    if rank == 0:
+        write_outputs(args, result)
+    if world > 1:
+        dist.destroy_process_group()
+    return result
+
+
+def default_label(args):
+    parts = [f"PyTorch {torch.__version__.split('+')[0]}", args.model, args.precision]
+    if args.channels_last:
+        parts.append("channels_last")
+    if args.compile:
+        parts.append("compile" + (f" {args.compile_mode}" if args.compile_mode else ""))
+    return " ".join(parts)
+
+
+def write_outputs(args, result):
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
+    if args.reference_out:
+        merge_reference(args.reference_out, result)
+
+
+def merge_reference(path, result):
+    """Adds (or replaces) this GPU count's entry in a list-form reference file."""
+    doc = {"label": result["label"], "scaling": "weak", "batch_size": result["batch_size"], "results": []}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        if doc.get("label") != result["label"]:
+            raise SystemExit(f"{path} holds the series {doc.get('label')!r}, not {result['label']!r}; "
+                             "use another file or --label")
+    keep = [r for r in doc.get("results", []) if r.get("gpus") != result["gpus"]]
+    keep.append({k: result[k] for k in ("gpus", "images_per_s", "batch_size", "step_ms_median", "device")})
+    doc["results"] = sorted(keep, key=lambda r: r["gpus"])
+    doc.update({k: result[k] for k in ("model", "precision", "channels_last", "compile", "torch_version")})
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+
+
+# --------------------------------------------------------------------------------- time to accuracy
+
+def read_idx(path):
+    """An IDX file (.gz or plain) as a uint8 tensor: images [N, H, W] or labels [N]."""
+    for candidate in (path + ".gz", path):
+        if os.path.exists(candidate):
+            opener = gzip.open if candidate.endswith(".gz") else open
+            with opener(candidate, "rb") as f:
+                data = f.read()
+            break
+    else:
+        raise SystemExit(f"no {path}[.gz]: point --time-to-accuracy at a Fashion-MNIST directory")
+    if data[0] != 0 or data[1] != 0 or data[2] != 0x08:
+        raise SystemExit(f"{candidate} is not an IDX file of unsigned bytes")
+    dims = [int.from_bytes(data[4 + 4 * i: 8 + 4 * i], "big") for i in range(data[3])]
+    body = torch.frombuffer(bytearray(data[4 + 4 * len(dims):]), dtype=torch.uint8)
+    return body.reshape(dims)
+
+
+def load_fashion_mnist(directory, device, mean, std):
+    def split(prefix):
+        x = read_idx(os.path.join(directory, f"{prefix}-images-idx3-ubyte")).to(device)
+        y = read_idx(os.path.join(directory, f"{prefix}-labels-idx1-ubyte")).to(device).long()
+        x = ((x.float() / 255.0 - mean) / std).unsqueeze(1)  # normalised once, kept on the GPU
+        return x, y
+    return split("train"), split("t10k")
+
+
+def time_to_accuracy(args):
+    rank, world, _ = init_distributed()
+    if world > 1:
+        sys.exit("--time-to-accuracy runs on one GPU")
+    device = torch.device("cuda", torch.cuda.current_device())
+    torch.manual_seed(args.seed)
+    torch.backends.cudnn.benchmark = True
+    mean, std = (float(v) for v in args.normalize.split(","))
+    t0 = time.perf_counter()
+    (train_x, train_y), (test_x, test_y) = load_fashion_mnist(args.time_to_accuracy, device, mean, std)
+    torch.cuda.synchronize()
+    load_s = time.perf_counter() - t0
+
+    model = models.MnistCnn().to(device)
+    opt = torch.optim.Adadelta(model.parameters(), lr=1.0)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.7)
+    net = torch.compile(model, mode=args.compile_mode) if args.compile else model
+    batch, n = args.batch_size, train_x.shape[0]
+    history = []
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    reached = None
+    for epoch in range(1, args.max_epochs + 1):
+        net.train()
+        order = torch.randperm(n, device=device)
+        for begin in range(0, n, batch):
+            idx = order[begin:begin + batch]
+            opt.zero_grad(set_to_none=True)
+            F.nll_loss(net(train_x[idx]), train_y[idx]).backward()
+            opt.step()
+        sched.step()
+        net.eval()
+        correct, loss_sum = 0, 0.0
+        with torch.no_grad():
+            for begin in range(0, test_x.shape[0], 1000):
+                out = net(test_x[begin:begin + 1000])
+                loss_sum += float(F.nll_loss(out, test_y[begin:begin + 1000], reduction="sum"))
+                correct += int((out.argmax(1) == test_y[begin:begin + 1000]).sum())
+        accuracy = correct / test_x.shape[0]
+        elapsed = time.perf_counter() - start
+        history.append({"epoch": epoch, "seconds": elapsed, "test_accuracy": accuracy,
+                        "test_loss": loss_sum / test_x.shape[0]})
+        log(rank, f"epoch {epoch}: test accuracy {accuracy:.4f}, {elapsed:.2f} s")
+        if accuracy >= args.target:
+            reached = history[-1]
+            break
+    result = {
+        "label": args.label or f"PyTorch {torch.__version__.split('+')[0]} mnist-cnn GPU-resident",
+        "model": "mnist-cnn", "mode": "time-to-accuracy", "target_accuracy": args.target,
+        "reached": reached is not None,
+        "time_to_accuracy_s": reached["seconds"] if reached else None,
+        "epochs": reached["epoch"] if reached else None,
+        "load_s": load_s, "history": history, "batch_size": batch, "gpus": 1,
+        "device": torch.cuda.get_device_name(device), "torch_version": torch.__version__,
+    }
+    if reached:
+        log(rank, f"reached {args.target:.0%} in {reached['seconds']:.2f} s after {reached['epoch']} epoch(s)"
+                  f" (data load {load_s:.2f} s, not counted)")
+    else:
+        log(rank, f"did not reach {args.target:.0%} in {args.max_epochs} epochs")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
+    return result
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.time_to_accuracy:
+        time_to_accuracy(args)
+    else:
+        throughput(args)
+
+
+if __name__ == "__main__":
+    main()

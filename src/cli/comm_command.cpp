@@ -1,0 +1,235 @@
+// `scalebench comm`: the all-reduce sweep (nccl-tests' all_reduce_perf, on our communicators), plus one
+// all-reduce of a model's gradient size. MPI on the CPU backend, NCCL on the GPU backend.
+#include <climits>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/engine_factory.h"
+#include "cli/options.h"
+#include "cli/run_metadata.h"
+#include "comm/allreduce_sweep.h"
+#include "comm/config_check.h"
+#include "comm/root_check.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "metrics/comm_results.h"
+#include "metrics/results_output_check.h"
+#include "models/registry.h"
+#include "train/collective.h"
+#ifdef SCALEBENCH_HAVE_CUDA
+#include "comm/cuda/allreduce_sweep_cuda.h"
+#endif
+
+namespace sb {
+namespace {
+
+constexpr int kWrongResultsExit = 3;
+
+const char* kSummary =
+    "An all-reduce sweep in the manner of nccl-tests: for each --dtypes and each power of two from --min-bytes\n"
+    "to --max-bytes, plus the gradient size of --comm-model, one in-place sum is checked element by element\n"
+    "(#wrong), then --iterations are timed. time is the slowest rank's mean per all-reduce; algbw = bytes / time;\n"
+    "busbw = algbw * 2(n-1)/n. --device cpu uses MPI (fp32, fp64; MPI has no bf16/fp16 reduction),\n"
+    "--device cuda uses NCCL on one GPU per rank. Exits with status 3 when any result is wrong.";
+
+// The input each model is documented with (README); the gradient count depends on it.
+ModelInput model_home_input(const std::string& model) {
+  if (model == "mnist-cnn" || model == "mlp") return ModelInput{1, 28, 28, 10};
+  if (model == "wrn") return ModelInput{3, 32, 32, 100};
+  return ModelInput{3, 32, 32, 10};  // cifar-cnn, resnet18
+}
+
+std::string describe_input(const ModelInput& in) {
+  return std::to_string(in.channels) + "x" + std::to_string(in.height) + "x" + std::to_string(in.width) + " inputs, " +
+         std::to_string(in.classes) + " classes";
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string quote_list(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    out += quote(items[i]);
+  }
+  return out + "]";
+}
+
+std::string join(const std::vector<std::string>& items, const char* separator) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += separator;
+    out += items[i];
+  }
+  return out;
+}
+
+std::vector<std::string> names_of(const std::vector<SweepDtype>& dtypes) {
+  std::vector<std::string> names;
+  for (SweepDtype d : dtypes) names.emplace_back(sweep_dtype_name(d));
+  return names;
+}
+
+CommRow to_comm_row(const SweepResult& r) {
+  CommRow row;
+  row.bytes = r.point.bytes();
+  row.count = r.point.count;
+  row.dtype = static_cast<int64_t>(r.point.dtype);
+  row.time_us_mean = r.time_us_mean;
+  row.time_us_min_rank = r.time_us_min_rank;
+  row.time_us_max_rank = r.time_us_max_rank;
+  row.algbw_gbps = r.algbw_gbps;
+  row.busbw_gbps = r.busbw_gbps;
+  row.wrong = r.wrong;
+  row.is_model_size = r.point.is_model_size ? 1 : 0;
+  return row;
+}
+
+}  // namespace
+
+int comm_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line) {
+  MpiCommunicator& world = session.world();
+  CliConfig cli = parse_options("comm", kComm, args);
+  if (cli.help) {
+    if (session.rank() == 0) std::fputs(help_text("comm", kComm, kSummary).c_str(), stdout);
+    return 0;
+  }
+  TrainConfig& config = cli.train;  // --device, --out and --comm-model (config.model) live here
+  config.command_line = command_line;
+  const CommSettings& comm = cli.comm;
+  const bool on_gpu = config.device == "cuda";
+
+  // Cheap checks first: values, then the model, the ranks' agreement, the output path, the device.
+  if (config.device != "cpu" && config.device != "cuda")
+    throw UserError("--device must be cpu or cuda (got '" + config.device + "')");
+  if (comm.iterations < 1) throw UserError("--iterations must be at least 1 (got " + std::to_string(comm.iterations) + ")");
+  const std::vector<int64_t> sizes = power_of_two_sizes(comm.min_bytes, comm.max_bytes);
+  const std::vector<SweepDtype> asked = parse_sweep_dtypes(comm.dtypes);
+  std::vector<SweepDtype> dtypes;
+  std::vector<std::string> skipped;
+  for (SweepDtype d : asked) {
+    if (on_gpu || mpi_can_reduce(d)) dtypes.push_back(d);
+    else skipped.emplace_back(sweep_dtype_name(d));
+  }
+  if (dtypes.empty()) {
+    throw UserError("--dtypes " + join(comm.dtypes, ",") +
+                    ": the CPU backend (MPI) reduces only fp32 and fp64; bf16 and fp16 need --device cuda");
+  }
+  const std::string skip_note =
+      skipped.empty() ? "" : join(skipped, ", ") + " skipped: MPI has no bf16/fp16 reduction; they need --device cuda";
+  try {
+    model_info(config.model);
+  } catch (const UserError& e) {
+    throw UserError(std::string("--comm-model: ") + e.what());
+  }
+  const ModelInput input = model_home_input(config.model);
+  const int64_t model_elements = count_elements(collect_params(build_model(config.model, input)));
+  const std::vector<SweepPoint> points = sweep_points(sizes, dtypes, model_elements);
+  for (const SweepPoint& p : points) {
+    if (!on_gpu && p.count > INT_MAX) {
+      throw UserError("--max-bytes " + std::to_string(comm.max_bytes) + " asks for an all-reduce of " + std::to_string(p.count) +
+                      " elements; MPI counts are int, so the CPU backend reduces at most " + std::to_string(INT_MAX) +
+                      " elements per call (8 GiB of fp32)");
+    }
+  }
+
+  const SweepSettings settings{comm.iterations, comm.warmup_iterations};
+  std::ostringstream json;
+  json << "{\"command\":\"comm\",\"device\":" << quote(config.device) << ",\"out\":" << quote(config.out)
+       << ",\"min_bytes\":" << comm.min_bytes << ",\"max_bytes\":" << comm.max_bytes
+       << ",\"dtypes\":" << quote_list(comm.dtypes) << ",\"dtypes_run\":" << quote_list(names_of(dtypes))
+       << ",\"iterations\":" << settings.iterations << ",\"warmup_iterations\":" << settings.warmup_iterations
+       << ",\"comm_model\":" << quote(config.model) << ",\"model_elements\":" << model_elements
+       << ",\"op\":\"sum\",\"in_place\":true}";
+  const std::string config_json = json.str();
+  check_same_on_all_ranks(world, config_json);
+  if (!config.out.empty()) check_on_root(world, 0, [&] { check_output_writable(config.out); });
+  run_collectively(world, [&] { check_device_available(config, session.local_size()); });
+
+  const RuntimeInfo info = gather_runtime_info(session, on_gpu);
+  std::unique_ptr<CommResultsFile> results;
+  if (!config.out.empty() && world.rank() == 0) {
+    RunMetadata metadata = make_run_metadata(session, info, config, world.size());
+    metadata.config_json = config_json;
+    CommTableInfo table;
+    table.backend = on_gpu ? "nccl" : "mpi";
+    table.ranks = world.size();
+    table.iterations = settings.iterations;
+    table.warmup_iterations = settings.warmup_iterations;
+    table.dtype_names = sweep_dtype_names();
+    table.skipped_dtypes = skipped;
+    table.note = skip_note;
+    table.model = config.model;
+    table.model_elements = model_elements;
+    results = std::make_unique<CommResultsFile>(config.out, metadata, table);
+  }
+
+#ifdef SCALEBENCH_HAVE_CUDA
+  std::unique_ptr<cuda::CudaAllreduceSweep> gpu;
+  if (on_gpu) gpu = std::make_unique<cuda::CudaAllreduceSweep>(world, session.local_rank());
+#endif
+  const auto run_point = [&](const SweepPoint& p) {
+#ifdef SCALEBENCH_HAVE_CUDA
+    if (gpu) return gpu->run(p, settings);
+#endif
+    return run_cpu_allreduce(world, p, settings);
+  };
+
+  const int n = world.size();
+  log0("# scalebench comm: in-place all-reduce (sum) on %d rank(s), %d node(s); %s on %s\n", n, session.node_count(),
+       on_gpu ? "NCCL" : "MPI", info.rank_devices[0].c_str());
+  log0("# %d warm-up + %d timed iterations per size; time = the slowest rank's mean per all-reduce; "
+       "busbw = algbw * 2(n-1)/n = algbw * %.3f\n",
+       settings.warmup_iterations, settings.iterations, allreduce_busbw_factor(n));
+  if (!skip_note.empty()) log0("# %s\n", skip_note.c_str());
+  log0("# model size: %s, %lld gradient elements (%s)\n", config.model.c_str(), static_cast<long long>(model_elements),
+       describe_input(input).c_str());
+  log0("#\n#%12s %12s %6s %11s %12s %12s %8s\n", "size", "count", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+
+  int64_t total_wrong = 0;
+  double busbw_sum = 0;
+  int busbw_rows = 0;
+  for (const SweepPoint& p : points) {
+    const SweepResult r = run_point(p);
+    total_wrong += r.wrong;
+    if (!p.is_model_size) busbw_sum += r.busbw_gbps, ++busbw_rows;
+    const std::string marker = p.is_model_size ? "  <- " + config.model + " gradients" : "";
+    log0(" %12lld %12lld %6s %11.2f %12.3f %12.3f %8lld%s\n", static_cast<long long>(p.bytes()),
+         static_cast<long long>(p.count), sweep_dtype_name(p.dtype), r.time_us_max_rank, r.algbw_gbps, r.busbw_gbps,
+         static_cast<long long>(r.wrong), marker.c_str());
+    if (results) results->append(to_comm_row(r));
+  }
+  log0("#\n# avg busbw over the power-of-two sizes: %.3f GB/s\n# #wrong in total: %lld\n",
+       busbw_rows ? busbw_sum / busbw_rows : 0.0, static_cast<long long>(total_wrong));
+  if (results) {
+    results->close();
+    log0("# results in %s\n", config.out.c_str());
+  }
+  if (total_wrong > 0) {
+    if (world.rank() == 0) {
+      std::fprintf(stderr,
+                   "scalebench: error: %lld element(s) of the checked all-reduces were wrong (column #wrong); the %s "
+                   "all-reduce corrupted data on this system\n",
+                   static_cast<long long>(total_wrong), on_gpu ? "NCCL" : "MPI");
+    }
+    return kWrongResultsExit;
+  }
+  return 0;
+}
+
+}  // namespace sb

@@ -1,0 +1,118 @@
+#include "comm/cuda/allreduce_sweep_cuda.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <span>
+#include <vector>
+
+#include "comm/cuda/nccl_communicator.h"
+#include "core/cuda_check.h"
+#include "core/error.h"
+
+namespace sb::cuda {
+namespace {
+
+int select_device(int local_rank) {
+  int count = 0;
+  // The CLI has checked this on every rank together; failing here on one rank alone must stop the job
+  // (a UserError would leave the other ranks waiting in ncclCommInitRank).
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
+    fatal("--device cuda: no CUDA device is visible to this rank (check CUDA_VISIBLE_DEVICES), or use --device cpu");
+  const int device = local_rank % count;
+  CHECK_CUDA(cudaSetDevice(device));
+  return device;
+}
+
+// Host-side conversions; the check values are small integers, exact in every dtype.
+template <typename T> T from_double(double x) { return static_cast<T>(x); }
+template <> __half from_double<__half>(double x) { return __float2half(static_cast<float>(x)); }
+template <> __nv_bfloat16 from_double<__nv_bfloat16>(double x) { return __float2bfloat16(static_cast<float>(x)); }
+double to_double(float x) { return x; }
+double to_double(double x) { return x; }
+double to_double(__half x) { return __half2float(x); }
+double to_double(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+}  // namespace
+
+struct CudaAllreduceSweep::State {
+  Communicator& host;
+  int device;        // selected before the NCCL communicator is created (member order matters)
+  NcclCommunicator nccl;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  void* buffer = nullptr;
+  size_t capacity = 0;
+
+  State(Communicator& host_comm, int local_rank) : host(host_comm), device(select_device(local_rank)), nccl(host_comm) {
+    CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    CHECK_CUDA(cudaEventCreate(&start));
+    CHECK_CUDA(cudaEventCreate(&stop));
+  }
+  ~State() {
+    CHECK_CUDA(cudaStreamSynchronize(stream));  // before the NCCL communicator (a later member) goes
+    if (buffer != nullptr) CHECK_CUDA(cudaFree(buffer));
+    CHECK_CUDA(cudaEventDestroy(stop));
+    CHECK_CUDA(cudaEventDestroy(start));
+    CHECK_CUDA(cudaStreamDestroy(stream));
+  }
+
+  // Grow-only: one buffer serves every size of the sweep.
+  template <typename T> T* ensure(size_t count) {
+    const size_t bytes = count * sizeof(T);
+    if (bytes > capacity) {
+      CHECK_CUDA(cudaStreamSynchronize(stream));
+      if (buffer != nullptr) CHECK_CUDA(cudaFree(buffer));
+      buffer = nullptr;
+      CHECK_CUDA(cudaMalloc(&buffer, bytes));
+      capacity = bytes;
+    }
+    return static_cast<T*>(buffer);
+  }
+
+  template <typename T> SweepResult run(const SweepPoint& point, const SweepSettings& settings) {
+    const CheckPattern pattern(point.dtype, nccl.size());
+    const size_t count = static_cast<size_t>(point.count);
+    const std::span<T> data(ensure<T>(count), count);
+
+    std::vector<T> staging(count);
+    for (size_t i = 0; i < count; ++i) staging[i] = from_double<T>(pattern.value(nccl.rank(), static_cast<int64_t>(i)));
+    CHECK_CUDA(cudaMemcpyAsync(data.data(), staging.data(), count * sizeof(T), cudaMemcpyHostToDevice, stream));
+    nccl.allreduce_sum(data, stream);
+    CHECK_CUDA(cudaMemcpyAsync(staging.data(), data.data(), count * sizeof(T), cudaMemcpyDeviceToHost, stream));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    int64_t wrong = 0;
+    for (size_t i = 0; i < count; ++i) wrong += to_double(staging[i]) != pattern.expected_sum(static_cast<int64_t>(i));
+
+    for (int i = 0; i < settings.warmup_iterations; ++i) nccl.allreduce_sum(data, stream);
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    host.barrier();  // every rank enqueues the timed loop together
+    CHECK_CUDA(cudaEventRecord(start, stream));
+    for (int i = 0; i < settings.iterations; ++i) nccl.allreduce_sum(data, stream);
+    CHECK_CUDA(cudaEventRecord(stop, stream));
+    CHECK_CUDA(cudaEventSynchronize(stop));
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    return summarize_point(host, point, 1e-3 * ms / settings.iterations, wrong);
+  }
+};
+
+CudaAllreduceSweep::CudaAllreduceSweep(Communicator& host_comm, int local_rank)
+    : state_(std::make_unique<State>(host_comm, local_rank)) {}
+
+CudaAllreduceSweep::~CudaAllreduceSweep() = default;
+
+int CudaAllreduceSweep::device() const { return state_->device; }
+
+SweepResult CudaAllreduceSweep::run(const SweepPoint& point, const SweepSettings& settings) {
+  switch (point.dtype) {
+    case SweepDtype::Fp32: return state_->run<float>(point, settings);
+    case SweepDtype::Fp64: return state_->run<double>(point, settings);
+    case SweepDtype::Bf16: return state_->run<__nv_bfloat16>(point, settings);
+    case SweepDtype::Fp16: return state_->run<__half>(point, settings);
+  }
+  fatal("CudaAllreduceSweep::run: unknown dtype");
+}
+
+}  // namespace sb::cuda

@@ -1,0 +1,75 @@
+#include "metrics/comm_results.h"
+
+#include <stdexcept>
+#include <type_traits>
+
+#include "core/check.h"
+#include "metrics/hdf5_attributes.h"
+#include "metrics/hdf5_extendible.h"
+
+namespace sb {
+
+#define SB_COLUMN(Row, field, unit) \
+  Column { #field, unit, offsetof(Row, field), std::is_same_v<decltype(Row::field), int64_t> }
+
+std::span<const Column> comm_columns() {
+  static const Column columns[] = {
+      SB_COLUMN(CommRow, bytes, "bytes"),
+      SB_COLUMN(CommRow, count, "1"),
+      SB_COLUMN(CommRow, dtype, "1"),
+      SB_COLUMN(CommRow, time_us_mean, "us"),
+      SB_COLUMN(CommRow, time_us_min_rank, "us"),
+      SB_COLUMN(CommRow, time_us_max_rank, "us"),
+      SB_COLUMN(CommRow, algbw_gbps, "GB/s"),
+      SB_COLUMN(CommRow, busbw_gbps, "GB/s"),
+      SB_COLUMN(CommRow, wrong, "1"),
+      SB_COLUMN(CommRow, is_model_size, "1"),
+  };
+  return columns;
+}
+
+#undef SB_COLUMN
+
+CommResultsFile::CommResultsFile(const std::string& path, const RunMetadata& metadata, const CommTableInfo& info)
+    : path_(path) {
+  // ResultsFile owns the root attributes. Left unclosed, it leaves `complete` = 0 until close() here.
+  { ResultsFile root_attributes(path, metadata); }
+
+  h5::Handle access = h5::unlocked_file_access();
+  CHECK_HDF5(H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_V18));  // as ResultsFile writes
+  file_ = h5::Handle::file(CHECK_HDF5(H5Fopen(path.c_str(), H5F_ACC_RDWR, access.get())));
+
+  row_type_ = compound_type(comm_columns(), sizeof(CommRow));
+  h5::Handle file_type = packed_copy(row_type_.get());
+  table_ = h5::create_extendible(file_.get(), "comm", file_type.get(), {0}, 0, {64});
+  const hid_t t = table_.get();
+  h5::write_string_list_attribute(t, "units", column_units(comm_columns()));
+  h5::write_string_attribute(t, "backend", info.backend);
+  h5::write_string_attribute(t, "op", info.op);
+  h5::write_int_attribute(t, "ranks", info.ranks);
+  h5::write_int_attribute(t, "iterations", info.iterations);
+  h5::write_int_attribute(t, "warmup_iterations", info.warmup_iterations);
+  h5::write_string_list_attribute(t, "dtype_names", info.dtype_names);
+  h5::write_string_list_attribute(t, "skipped_dtypes", info.skipped_dtypes);
+  h5::write_string_attribute(t, "note", info.note);
+  h5::write_string_attribute(t, "model", info.model);
+  h5::write_int_attribute(t, "model_elements", info.model_elements);
+  CHECK_HDF5(H5Fflush(file_.get(), H5F_SCOPE_LOCAL));
+}
+
+void CommResultsFile::append(const CommRow& row) {
+  if (!file_) throw std::logic_error("the results file '" + path_ + "' is already closed");
+  h5::append_along(table_.get(), row_type_.get(), 0, 1, &row);
+  CHECK_HDF5(H5Fflush(file_.get(), H5F_SCOPE_LOCAL));
+}
+
+void CommResultsFile::close() {
+  if (!file_) throw std::logic_error("the results file '" + path_ + "' is already closed");
+  h5::write_string_attribute(file_.get(), "end_time", utc_now_iso8601());
+  h5::write_int_attribute(file_.get(), "complete", 1);
+  table_ = {};
+  row_type_ = {};
+  file_.reset();
+}
+
+}  // namespace sb

@@ -1,0 +1,68 @@
+// The results file of `scalebench comm`: the usual root attributes (metrics/results_file.h) and a
+// `/comm` table with one row per all-reduce size and dtype. The layout is documented in
+// results/README.md.
+//
+// Like the training files, the file exists (with `complete` = 0) from the start of the sweep, gains a
+// row per finished size, and gets `end_time` and `complete` = 1 at close(), so a killed job leaves a
+// valid file holding every finished size.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "metrics/hdf5_handle.h"
+#include "metrics/results_file.h"
+#include "metrics/results_schema.h"
+
+namespace sb {
+
+// One row of /comm. Times are per all-reduce, in microseconds.
+struct CommRow {
+  int64_t bytes = 0;               // count * element size
+  int64_t count = 0;               // elements
+  int64_t dtype = 0;               // code; the table's `dtype_names` attribute names it
+  double time_us_mean = kNotMeasured;      // each rank's mean over the timed iterations, mean over ranks
+  double time_us_min_rank = kNotMeasured;  // ... min over ranks
+  double time_us_max_rank = kNotMeasured;  // ... max over ranks (the headline)
+  double algbw_gbps = kNotMeasured;        // bytes / time_us_max_rank, GB/s (1e9 bytes/s)
+  double busbw_gbps = kNotMeasured;        // algbw * 2(n-1)/n
+  int64_t wrong = 0;               // wrong elements after the checked all-reduce, all ranks
+  int64_t is_model_size = 0;       // 1: the gradient size of the table's `model`
+};
+
+// Attributes of /comm.
+struct CommTableInfo {
+  std::string backend;                     // "mpi" or "nccl"
+  std::string op = "sum";                  // the reduction checked and timed
+  int64_t ranks = 1;
+  int64_t iterations = 0;                  // timed all-reduces per row
+  int64_t warmup_iterations = 0;
+  std::vector<std::string> dtype_names;    // dtype code -> name
+  std::vector<std::string> skipped_dtypes; // asked for but not run on this backend
+  std::string note;                        // why they were skipped; "" when none were
+  std::string model;                       // --comm-model
+  int64_t model_elements = 0;              // its gradient elements
+};
+
+std::span<const Column> comm_columns();
+
+class CommResultsFile {
+ public:
+  // Validates and creates the file with the root attributes (as ResultsFile does; sb::UserError for a
+  // bad path, std::invalid_argument for bad metadata), then the empty /comm table with its attributes.
+  CommResultsFile(const std::string& path, const RunMetadata& metadata, const CommTableInfo& info);
+  CommResultsFile(const CommResultsFile&) = delete;
+  CommResultsFile& operator=(const CommResultsFile&) = delete;
+
+  void append(const CommRow& row);  // one row, then a flush
+  void close();                     // end_time, complete = 1; nothing may be written afterwards
+
+ private:
+  std::string path_;
+  h5::Handle file_;
+  h5::Handle row_type_;
+  h5::Handle table_;
+};
+
+}  // namespace sb

@@ -1,0 +1,465 @@
+#include "train/cuda/cuda_engine.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "comm/cuda/nccl_communicator.h"
+#include "core/cuda_check.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "data/batch.h"
+#include "kernels/amp.h"
+#include "kernels/augment.h"
+#include "kernels/loss.h"
+#include "kernels/optimizer.h"
+#include "models/registry.h"
+#include "nn/cuda/context.h"
+#include "nn/cuda/device_buffer.h"
+#include "nn/cuda/network.h"
+#include "optim/optim_config.h"
+#include "train/cuda/device_info.h"
+#include "train/cuda/gradient_buckets.h"
+#include "train/cuda/step_inputs.h"
+#include "train/run_setup.h"
+
+namespace sb {
+namespace {
+using cuda::DeviceBuffer;
+
+// Phase boundaries of one step, recorded on the compute stream.
+enum StepEvent { kStart = 0, kDataDone, kForwardDone, kBackwardDone, kCommDone, kOptimizerDone, kStepEvents };
+constexpr int kSlots = 2;  // steps in flight: the host fills slot k%2 while the device may run step k-1
+
+cuda::ContextOptions context_options(const TrainConfig& c) {
+  cuda::ContextOptions o;
+  o.compute = c.precision == "bf16" ? DType::BF16 : c.precision == "fp16" ? DType::F16 : DType::F32;
+  o.tf32 = c.precision == "tf32";
+  o.layout = c.layout == "nchw" ? Layout::NCHW : Layout::NHWC;
+  o.deterministic = c.deterministic;
+  return o;
+}
+
+kernels::FusedOptimizerArgs optimizer_args(const TrainConfig& c) {
+  kernels::FusedOptimizerArgs a;
+  const double wd = c.weight_decay;
+  if (c.optimizer == "sgd") {
+    a.kind = kernels::OptimizerKind::Sgd;
+    a.sgd = SgdConfig{c.momentum, c.dampening, c.nesterov, wd};
+  } else if (c.optimizer == "adadelta") {
+    a.kind = kernels::OptimizerKind::Adadelta;
+    a.adadelta = AdadeltaConfig{c.rho, c.eps >= 0 ? c.eps : 1e-6, wd};
+  } else if (c.optimizer == "adam" || c.optimizer == "adamw") {
+    a.kind = kernels::OptimizerKind::Adam;
+    a.adam = c.optimizer == "adamw" ? adamw_config() : AdamConfig{};
+    a.adam.beta1 = c.beta1;
+    a.adam.beta2 = c.beta2;
+    if (c.eps >= 0) a.adam.eps = c.eps;
+    if (c.optimizer == "adam" || wd > 0) a.adam.weight_decay = wd;
+  } else {
+    throw UserError("--optimizer '" + c.optimizer + "' has no fused CUDA update; use sgd, adadelta, adam or adamw");
+  }
+  return a;
+}
+
+int optimizer_state_buffers(const kernels::FusedOptimizerArgs& a) {
+  switch (a.kind) {
+    case kernels::OptimizerKind::Sgd: return a.sgd.momentum > 0 ? 1 : 0;
+    case kernels::OptimizerKind::Adadelta: return 2;
+    case kernels::OptimizerKind::Adam: return a.adam.amsgrad ? 3 : 2;
+  }
+  return 0;
+}
+
+struct DeviceDataset {
+  DeviceBuffer images, labels;
+};
+
+class CudaEngine final : public Engine {
+ public:
+  CudaEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm, int device);
+  ~CudaEngine() override;
+
+  std::string device_name() const override { return device_name_; }
+  int64_t parameter_count() const override { return net_->param_count(); }
+  int64_t train_size() const override { return train_.size(); }
+  int64_t test_size() const override { return test_.size(); }
+  PhaseTimes train_step(std::span<const int64_t> indices, int epoch, int64_t step, double lr) override;
+  EvalTotals take_train_totals() override;
+  EvalTotals evaluate(std::span<const int64_t> indices) override;
+  void synchronize() override { CHECK_CUDA(cudaStreamSynchronize(stream_)); }
+  PhaseTimes drain_step_times() override;
+  double peak_memory_bytes() const override { return static_cast<double>(peak_memory_); }
+
+ private:
+  void upload(const Dataset& data, DeviceDataset& out);
+  void enqueue_step_body(int64_t batch, int slot);
+  void enqueue_batch(const Dataset& data, const DeviceDataset& device, int64_t batch, bool augment,
+                     const cuda::StepInputs* step_inputs_device, uint64_t first_position, int64_t epoch);
+  const cuda::DeviceTensor& loss_and_gradient(const cuda::DeviceTensor& output, int64_t batch, kernels::LossCounters* counters,
+                                              bool with_gradient);
+  void capture_graphs(int64_t batch);
+  PhaseTimes read_times(int slot);
+  void track_memory();
+  void drop_graphs();
+
+  TrainConfig config_;
+  const Dataset& train_;
+  const Dataset& test_;
+  Communicator& comm_;
+  std::string device_name_;
+  bool log_probabilities_;
+  BatchOptions augmentation_;
+
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<cuda::Context> ctx_;
+  std::unique_ptr<cuda::Network> net_;
+  std::unique_ptr<cuda::NcclCommunicator> nccl_;
+  std::unique_ptr<cuda::GradientBuckets> buckets_;
+  kernels::FusedOptimizerArgs optimizer_;
+  DeviceBuffer optimizer_state_[3];
+
+  DeviceDataset train_data_, test_data_;
+  DeviceBuffer input_, labels_, dlogits_, batch_indices_, step_inputs_, step_counter_, loss_scale_, train_counters_,
+      eval_counters_;
+  cuda::StepInputs* pinned_inputs_ = nullptr;  // kSlots
+  int64_t* pinned_indices_ = nullptr;          // kSlots x max batch
+  int64_t max_batch_ = 0;
+  std::array<std::array<cudaEvent_t, kStepEvents>, kSlots> events_{};
+  cuda::DeviceTensor grad_;  // the loss gradient's view of dlogits_
+
+  cudaGraphExec_t graphs_[kSlots] = {nullptr, nullptr};
+  int64_t graph_batch_ = 0;
+  bool graphs_failed_ = false;
+  int eager_full_steps_ = 0;
+
+  int current_epoch_ = -1;
+  uint64_t epoch_position_ = 0;
+  int64_t steps_queued_ = 0;
+  bool pending_times_ = false;
+  int pending_slot_ = 0;
+  size_t peak_memory_ = 0;
+};
+
+CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm,
+                       int device)
+    : config_(config),
+      train_(train),
+      test_(test),
+      comm_(comm),
+      log_probabilities_(model_info(config.model).outputs_log_probabilities),
+      augmentation_(config.augment ? cifar_augmentation() : BatchOptions{}) {
+  CHECK_CUDA(cudaSetDevice(device));
+  device_name_ = gpu_name(device);
+  if (train.channels > kernels::kMaxAugmentChannels) {
+    throw UserError("the CUDA batch kernel takes at most " + std::to_string(kernels::kMaxAugmentChannels) +
+                    " channels; " + train.name + " has " + std::to_string(train.channels));
+  }
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  ctx_ = std::make_unique<cuda::Context>(context_options(config), stream_);
+  net_ = std::make_unique<cuda::Network>(model_spec_for(config, train), config.seed, *ctx_);
+  net_->set_random_stream(dropout_stream_key(config.seed, comm.rank()), 0);
+  nccl_ = std::make_unique<cuda::NcclCommunicator>(comm);
+
+  const int64_t n = net_->param_count();
+  const auto bucket_elements = std::max<int64_t>(1, static_cast<int64_t>(config.bucket_mib * 1024 * 1024 / sizeof(float)));
+  buckets_ = std::make_unique<cuda::GradientBuckets>(cuda::plan_buckets(net_->param_specs(), bucket_elements),
+                                                     net_->grads(), n, nccl_.get(), stream_, config.allreduce_bf16);
+  ctx_->set_gradient_ready_hook([this](const float* first_final) { buckets_->gradients_ready_from(first_final - net_->grads()); });
+
+  optimizer_ = optimizer_args(config);
+  optimizer_.n = n;
+  optimizer_.params = net_->params();
+  optimizer_.grads = net_->grads();
+  for (int i = 0; i < optimizer_state_buffers(optimizer_); ++i) {
+    optimizer_.state[i] = optimizer_state_[i].ensure_as<float>(static_cast<size_t>(n));
+    CHECK_CUDA(cudaMemsetAsync(optimizer_.state[i], 0, static_cast<size_t>(n) * sizeof(float), stream_));
+  }
+  auto* counter = step_counter_.ensure_as<kernels::OptimizerStepCounter>(1);
+  CHECK_CUDA(cudaMemsetAsync(counter, 0, sizeof(kernels::OptimizerStepCounter), stream_));
+  optimizer_.step_counter = counter;
+  auto* inputs = step_inputs_.ensure_as<cuda::StepInputs>(1);
+  CHECK_CUDA(cudaMemsetAsync(inputs, 0, sizeof(cuda::StepInputs), stream_));
+  optimizer_.lr_device = &inputs->lr;
+  ctx_->set_device_step(&inputs->step);
+  if (ctx_->compute_dtype() != DType::F32) {
+    optimizer_.params_copy = net_->compute_params();
+    optimizer_.copy_dtype = ctx_->compute_dtype();
+  }
+  if (ctx_->compute_dtype() == DType::F16) {
+    auto* scale = loss_scale_.ensure_as<kernels::LossScaleState>(1);
+    const kernels::LossScaleState initial{65536.0f, 0, 0};
+    CHECK_CUDA(cudaMemcpyAsync(scale, &initial, sizeof initial, cudaMemcpyHostToDevice, stream_));
+    optimizer_.found_inf = &scale->found_inf;
+    optimizer_.loss_scale = &scale->scale;
+  }
+  train_counters_.ensure_as<kernels::LossCounters>(1);
+  eval_counters_.ensure_as<kernels::LossCounters>(1);
+  CHECK_CUDA(cudaMemsetAsync(train_counters_.data(), 0, sizeof(kernels::LossCounters), stream_));
+
+  upload(train, train_data_);
+  upload(test, test_data_);
+  max_batch_ = std::max(config.per_rank_batch(comm.size()), config.eval_batch_size);
+  CHECK_CUDA(cudaMallocHost(reinterpret_cast<void**>(&pinned_inputs_), kSlots * sizeof(cuda::StepInputs)));
+  CHECK_CUDA(cudaMallocHost(reinterpret_cast<void**>(&pinned_indices_), kSlots * static_cast<size_t>(max_batch_) * sizeof(int64_t)));
+  batch_indices_.ensure_as<int64_t>(static_cast<size_t>(max_batch_));
+  labels_.ensure_as<int32_t>(static_cast<size_t>(max_batch_));
+  for (auto& slot : events_)
+    for (auto& e : slot) CHECK_CUDA(cudaEventCreate(&e));
+  CHECK_CUDA(cudaStreamSynchronize(stream_));
+  track_memory();
+}
+
+CudaEngine::~CudaEngine() {
+  cudaStreamSynchronize(stream_);
+  for (auto g : graphs_)
+    if (g) cudaGraphExecDestroy(g);
+  for (auto& slot : events_)
+    for (auto e : slot)
+      if (e) cudaEventDestroy(e);
+  if (pinned_inputs_) cudaFreeHost(pinned_inputs_);
+  if (pinned_indices_) cudaFreeHost(pinned_indices_);
+  buckets_.reset();
+  nccl_.reset();
+  net_.reset();
+  ctx_.reset();
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+void CudaEngine::upload(const Dataset& data, DeviceDataset& out) {
+  // Once per run, as uint8: a quarter of the bytes of float, normalised by the batch kernel.
+  void* images = out.images.ensure(data.images.size());
+  CHECK_CUDA(cudaMemcpy(images, data.images.data(), data.images.size(), cudaMemcpyHostToDevice));
+  void* labels = out.labels.ensure(data.labels.size() * sizeof(int32_t));
+  CHECK_CUDA(cudaMemcpy(labels, data.labels.data(), data.labels.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
+}
+
+void CudaEngine::enqueue_batch(const Dataset& data, const DeviceDataset& device, int64_t batch, bool augment,
+                               const cuda::StepInputs* step_inputs_device, uint64_t first_position, int64_t epoch) {
+  kernels::GatherBatchArgs a;
+  a.images = static_cast<const uint8_t*>(device.images.data());
+  a.labels = static_cast<const int32_t*>(device.labels.data());
+  a.indices = static_cast<const int64_t*>(batch_indices_.data());
+  a.batch = batch;
+  a.channels = data.channels;
+  a.height = data.height;
+  a.width = data.width;
+  for (int c = 0; c < data.channels; ++c) {
+    a.mean[c] = data.mean[static_cast<size_t>(c)];
+    a.std[c] = data.std[static_cast<size_t>(c)];
+  }
+  if (augment) {
+    a.random_crop = augmentation_.random_crop;
+    a.crop_padding = augmentation_.crop_padding;
+    a.horizontal_flip = augmentation_.horizontal_flip;
+  }
+  a.key = AugmentKey{config_.seed, epoch, comm_.rank()};
+  a.first_position = first_position;
+  if (step_inputs_device) {
+    a.epoch_device = &step_inputs_device->epoch;
+    a.first_position_device = &step_inputs_device->first_position;
+  }
+  const size_t bytes = static_cast<size_t>(batch) * static_cast<size_t>(data.sample_bytes()) * dtype_size(ctx_->compute_dtype());
+  a.out = input_.ensure(bytes);
+  a.dtype = ctx_->compute_dtype();
+  a.layout = ctx_->layout();
+  a.labels_out = static_cast<int32_t*>(labels_.data());
+  kernels::gather_batch(a, stream_);
+}
+
+const cuda::DeviceTensor& CudaEngine::loss_and_gradient(const cuda::DeviceTensor& output, int64_t batch,
+                                                        kernels::LossCounters* counters, bool with_gradient) {
+  const int64_t classes = output.shape()[1];
+  void* dlogits = with_gradient ? dlogits_.ensure(output.bytes()) : nullptr;
+  const float* scale = optimizer_.loss_scale;
+  const auto* labels = static_cast<const int32_t*>(labels_.data());
+  if (log_probabilities_) {
+    kernels::nll_loss(output.data, labels, dlogits, batch, classes, output.dtype(), 1.0f, scale, nullptr, counters, stream_);
+  } else {
+    kernels::softmax_cross_entropy(output.data, labels, dlogits, batch, classes, output.dtype(), 1.0f, scale, nullptr,
+                                   counters, stream_);
+  }
+  grad_ = output;
+  grad_.data = dlogits;
+  return grad_;
+}
+
+// Everything of one step after its inputs are in device memory: the part a CUDA graph captures.
+void CudaEngine::enqueue_step_body(int64_t batch, int slot) {
+  auto& ev = events_[static_cast<size_t>(slot)];
+  const auto* inputs = static_cast<const cuda::StepInputs*>(step_inputs_.data());
+  CHECK_CUDA(cudaEventRecordWithFlags(ev[kStart], stream_, cudaEventRecordExternal));
+  enqueue_batch(train_, train_data_, batch, config_.augment, inputs, 0, 0);
+  CHECK_CUDA(cudaEventRecordWithFlags(ev[kDataDone], stream_, cudaEventRecordExternal));
+
+  cuda::DeviceTensor x;
+  x.data = input_.data();
+  x.desc = TensorDesc{Shape{batch, train_.channels, train_.height, train_.width}, ctx_->compute_dtype(), ctx_->layout()};
+  const cuda::DeviceTensor& output = net_->forward(x, cuda::Mode::Train);
+  const cuda::DeviceTensor& dlogits =
+      loss_and_gradient(output, batch, static_cast<kernels::LossCounters*>(train_counters_.data()), true);
+  CHECK_CUDA(cudaEventRecordWithFlags(ev[kForwardDone], stream_, cudaEventRecordExternal));
+
+  buckets_->begin_step();
+  net_->backward(dlogits);
+  CHECK_CUDA(cudaEventRecordWithFlags(ev[kBackwardDone], stream_, cudaEventRecordExternal));
+  buckets_->finish();
+  CHECK_CUDA(cudaEventRecordWithFlags(ev[kCommDone], stream_, cudaEventRecordExternal));
+
+  if (optimizer_.found_inf) {
+    // fp16: every rank checks the same averaged gradients, so every rank skips the same steps.
+    kernels::check_finite(net_->grads(), net_->param_count(), DType::F32, const_cast<int32_t*>(optimizer_.found_inf), stream_);
+  }
+  kernels::fused_optimizer_step(optimizer_, stream_);
+  if (optimizer_.found_inf) {
+    kernels::update_loss_scale(static_cast<kernels::LossScaleState*>(loss_scale_.data()), 2.0f, 0.5f, 2000, stream_);
+  }
+  CHECK_CUDA(cudaEventRecordWithFlags(ev[kOptimizerDone], stream_, cudaEventRecordExternal));
+}
+
+void CudaEngine::capture_graphs(int64_t batch) {
+  // One graph per event slot, so that the host can read step k-1's events while step k runs.
+  for (int slot = 0; slot < kSlots; ++slot) {
+    cudaGraph_t graph = nullptr;
+    CHECK_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    enqueue_step_body(batch, slot);
+    const cudaError_t end = cudaStreamEndCapture(stream_, &graph);
+    cudaError_t inst = cudaErrorUnknown;
+    if (end == cudaSuccess) inst = cudaGraphInstantiate(&graphs_[slot], graph, 0);
+    if (graph) cudaGraphDestroy(graph);
+    if (end != cudaSuccess || inst != cudaSuccess) {
+      cudaGetLastError();
+      log0("note: CUDA graph capture failed (%s); the training step runs without a graph\n",
+           cudaGetErrorString(end != cudaSuccess ? end : inst));
+      drop_graphs();
+      graphs_failed_ = true;
+      return;
+    }
+  }
+  graph_batch_ = batch;
+}
+
+PhaseTimes CudaEngine::read_times(int slot) {
+  auto& ev = events_[static_cast<size_t>(slot)];
+  CHECK_CUDA(cudaEventSynchronize(ev[kOptimizerDone]));
+  PhaseTimes t;
+  const int phase_end[kPhaseCount] = {kDataDone, kForwardDone, kBackwardDone, kCommDone, kOptimizerDone};
+  for (int p = 0; p < kPhaseCount; ++p) {
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, ev[static_cast<size_t>(phase_end[p] - 1)], ev[static_cast<size_t>(phase_end[p])]));
+    t.seconds[p] = ms * 1e-3;
+  }
+  return t;
+}
+
+PhaseTimes CudaEngine::train_step(std::span<const int64_t> indices, int epoch, int64_t step, double lr) {
+  const int64_t batch = static_cast<int64_t>(indices.size());
+  if (batch > max_batch_) fatal("CUDA engine: a batch of " + std::to_string(batch) + " exceeds the planned " + std::to_string(max_batch_));
+  if (epoch != current_epoch_) {
+    current_epoch_ = epoch;
+    epoch_position_ = 0;
+  }
+  const int slot = static_cast<int>(steps_queued_ % kSlots);
+  // The slot's pinned memory was last read by step k-2, which finished before step k-1's times were read.
+  int64_t* host_indices = pinned_indices_ + static_cast<size_t>(slot) * static_cast<size_t>(max_batch_);
+  std::memcpy(host_indices, indices.data(), static_cast<size_t>(batch) * sizeof(int64_t));
+  cuda::StepInputs& inputs = pinned_inputs_[slot];
+  inputs = cuda::StepInputs{lr, static_cast<uint64_t>(step), epoch, epoch_position_};
+  epoch_position_ += static_cast<uint64_t>(batch);
+  CHECK_CUDA(cudaMemcpyAsync(batch_indices_.data(), host_indices, static_cast<size_t>(batch) * sizeof(int64_t),
+                             cudaMemcpyHostToDevice, stream_));
+  CHECK_CUDA(cudaMemcpyAsync(step_inputs_.data(), &inputs, sizeof inputs, cudaMemcpyHostToDevice, stream_));
+
+  const bool full = batch == config_.per_rank_batch(comm_.size());
+  if (config_.cuda_graph && !graphs_failed_ && full && !graphs_[0] && eager_full_steps_ >= 2) capture_graphs(batch);
+  if (graphs_[slot] && batch == graph_batch_) {
+    CHECK_CUDA(cudaGraphLaunch(graphs_[slot], stream_));
+  } else {
+    enqueue_step_body(batch, slot);
+    if (full) ++eager_full_steps_;
+  }
+  ++steps_queued_;
+
+  PhaseTimes previous;
+  previous.valid = false;
+  if (pending_times_) previous = read_times(pending_slot_);
+  pending_times_ = true;
+  pending_slot_ = slot;
+  if (steps_queued_ <= 3) track_memory();
+  return previous;
+}
+
+PhaseTimes CudaEngine::drain_step_times() {
+  PhaseTimes t;
+  t.valid = false;
+  if (pending_times_) t = read_times(pending_slot_);
+  pending_times_ = false;
+  return t;
+}
+
+EvalTotals CudaEngine::take_train_totals() {
+  kernels::LossCounters host{};
+  CHECK_CUDA(cudaMemcpyAsync(&host, train_counters_.data(), sizeof host, cudaMemcpyDeviceToHost, stream_));
+  CHECK_CUDA(cudaMemsetAsync(train_counters_.data(), 0, sizeof host, stream_));
+  CHECK_CUDA(cudaStreamSynchronize(stream_));
+  return EvalTotals{host.loss_sum, static_cast<int64_t>(host.correct), static_cast<int64_t>(host.samples)};
+}
+
+EvalTotals CudaEngine::evaluate(std::span<const int64_t> indices) {
+  drain_step_times();
+  auto* counters = static_cast<kernels::LossCounters*>(eval_counters_.data());
+  CHECK_CUDA(cudaMemsetAsync(counters, 0, sizeof(kernels::LossCounters), stream_));
+  const size_t eval_batch = static_cast<size_t>(config_.eval_batch_size);
+  for (size_t begin = 0; begin < indices.size(); begin += eval_batch) {
+    const size_t count = std::min(eval_batch, indices.size() - begin);
+    CHECK_CUDA(cudaStreamSynchronize(stream_));  // the pinned staging buffer is reused below
+    std::memcpy(pinned_indices_, indices.data() + begin, count * sizeof(int64_t));
+    CHECK_CUDA(cudaMemcpyAsync(batch_indices_.data(), pinned_indices_, count * sizeof(int64_t), cudaMemcpyHostToDevice, stream_));
+    const int64_t batch = static_cast<int64_t>(count);
+    enqueue_batch(test_, test_data_, batch, false, nullptr, 0, 0);
+    cuda::DeviceTensor x;
+    x.data = input_.data();
+    x.desc = TensorDesc{Shape{batch, test_.channels, test_.height, test_.width}, ctx_->compute_dtype(), ctx_->layout()};
+    loss_and_gradient(net_->forward(x, cuda::Mode::Eval), batch, counters, false);
+  }
+  kernels::LossCounters host{};
+  CHECK_CUDA(cudaMemcpyAsync(&host, counters, sizeof host, cudaMemcpyDeviceToHost, stream_));
+  CHECK_CUDA(cudaStreamSynchronize(stream_));
+  track_memory();
+  // Evaluation batches may have grown the layers' buffers, moving addresses the graphs hold: the next
+  // full training step captures them again.
+  drop_graphs();
+  return EvalTotals{host.loss_sum, static_cast<int64_t>(host.correct), static_cast<int64_t>(host.samples)};
+}
+
+void CudaEngine::drop_graphs() {
+  for (auto& g : graphs_) {
+    if (g) CHECK_CUDA(cudaGraphExecDestroy(g));
+    g = nullptr;
+  }
+  graph_batch_ = 0;
+}
+
+void CudaEngine::track_memory() {
+  size_t free_bytes = 0, total_bytes = 0;
+  device_memory(free_bytes, total_bytes);
+  peak_memory_ = std::max(peak_memory_, total_bytes - free_bytes);
+}
+
+}  // namespace
+
+std::unique_ptr<Engine> make_cuda_engine(const TrainConfig& config, const Dataset& train, const Dataset& test,
+                                         Communicator& comm, int local_rank, int local_size) {
+  const int gpus = visible_gpu_count();
+  if (gpus == 0) throw UserError("--device cuda: no CUDA device is visible on this node");
+  if (local_size > gpus) {
+    log_all("warning: %d ranks on this node share %d visible GPU(s); ranks will share GPUs and the timings will "
+            "not be those of one GPU per rank (per-task GPU isolation, e.g. CUDA_VISIBLE_DEVICES per task, also "
+            "hides the peer GPUs from NCCL)\n", local_size, gpus);
+  }
+  return std::make_unique<CudaEngine>(config, train, test, comm, local_rank % gpus);
+}
+
+}  // namespace sb

@@ -1,0 +1,61 @@
+// Gradient all-reduce in buckets that start while backward is still running (DDP's scheme): parameters
+// are grouped from the last one backwards (the order in which backward finishes them) into buckets of
+// about --bucket-mib; when backward reports that every gradient from some offset on is final, each
+// bucket lying wholly past it is all-reduced on the communication stream, ordered after the compute
+// stream by an event (no host synchronisation). finish() makes the compute stream wait for them all.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <vector>
+
+#include "comm/cuda/nccl_communicator.h"
+#include "nn/spec.h"
+
+namespace sb::cuda {
+
+struct Bucket {
+  int64_t begin = 0, end = 0;  // element range of the flat gradient buffer
+};
+
+// Buckets of at least `bucket_elements` (except the last), aligned to parameter-tensor boundaries,
+// ordered by descending offset (the order in which they become ready).
+std::vector<Bucket> plan_buckets(const std::vector<ParamSpec>& params, int64_t bucket_elements);
+
+class GradientBuckets {
+ public:
+  // grads: the flat fp32 gradient buffer (n elements). With reduce_in_bf16 each bucket is cast to bf16,
+  // averaged in bf16 and cast back (half the bytes on the wire).
+  GradientBuckets(std::vector<Bucket> buckets, float* grads, int64_t n, NcclCommunicator* nccl,
+                  cudaStream_t compute, bool reduce_in_bf16);
+  ~GradientBuckets();
+  GradientBuckets(const GradientBuckets&) = delete;
+  GradientBuckets& operator=(const GradientBuckets&) = delete;
+
+  // Starts a new step (no bucket launched yet).
+  void begin_step();
+  // Called from backward: gradients [first_final, n) are final. Launches every bucket now complete.
+  void gradients_ready_from(int64_t first_final);
+  // Launches whatever is left and makes the compute stream wait for every bucket.
+  void finish();
+
+  cudaStream_t comm_stream() const { return comm_; }
+  size_t bucket_count() const { return buckets_.size(); }
+
+ private:
+  void launch(size_t b);
+
+  std::vector<Bucket> buckets_;
+  float* grads_;
+  int64_t n_;
+  NcclCommunicator* nccl_;
+  cudaStream_t compute_;
+  cudaStream_t comm_ = nullptr;
+  bool bf16_;
+  void* bf16_buffer_ = nullptr;
+  std::vector<cudaEvent_t> ready_;
+  cudaEvent_t done_ = nullptr;
+  size_t next_ = 0;  // buckets_[0..next_) are launched this step
+};
+
+}  // namespace sb::cuda
