@@ -191,6 +191,13 @@ def main(argv=None):
     except ResultError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
+    for result in [r for r in results if r.comm]:
+        # `results/*.h5` may hold all-reduce sweeps too; they are no input error, just not reported here.
+        warn(f"{result.path} is a `scalebench comm` all-reduce sweep, which this report leaves out.")
+    results = [r for r in results if not r.comm]
+    if not results:
+        print(f"{PROG}: error: no run or study file among the inputs, only all-reduce sweeps.", file=sys.stderr)
+        return 2
     for result in results:
         if not result.attrs.get("complete", 1):
             warn(f"{result.path} is incomplete (the job stopped before closing it); its finished epochs are used.")

@@ -73,6 +73,7 @@ class ResultFile:
     study: np.ndarray = None                      # `scale` files: structured array of /study
     study_attrs: dict = field(default_factory=dict)
     configs: dict = field(default_factory=dict)   # gpus -> Run, for `scale` files
+    comm: bool = False                            # a `scalebench comm` all-reduce sweep (not reported yet)
 
     @property
     def is_study(self):
@@ -169,11 +170,14 @@ def _load_open_file(f, path):
                 continue
             group_attrs = _attrs(group)
             gpus = int(group_attrs.get("gpus", name[len("gpus_"):]))
-            # A configuration's own config_json wins; the study's root config describes the whole job.
-            group_config = _parse_config(group_attrs.get("config_json", ""), path, group.name) or config
+            # A configuration's config_json holds only what differs in it (e.g. its batch): it
+            # overrides the root's, which describes the whole job.
+            group_config = dict(config, **_parse_config(group_attrs.get("config_json", ""), path, group.name))
             result.configs[gpus] = _read_run(group, path, gpus, group_config, complete)
     elif "epochs" in f:
         result.run = _read_run(f, path, attrs.get("world_size", 1), config, complete)
+    elif "comm" in f:
+        result.comm = True
     else:
         raise ResultError(f"{path}: is a scalebench file (schema {version}) but holds neither an epochs nor a study table.")
     return result

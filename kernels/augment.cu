@@ -17,8 +17,9 @@ __global__ void gather_batch_kernel(GatherBatchArgs a) {
   if (threadIdx.x == 0 && a.labels_out) a.labels_out[j] = a.labels[index];
   CropFlip t;
   if (a.random_crop || a.horizontal_flip) {
-    t = draw_crop_flip(a.key.seed, a.key.epoch, a.key.rank, a.first_position + static_cast<uint64_t>(j),
-                       a.random_crop ? a.crop_padding : 0);
+    const int64_t epoch = a.epoch_device ? *a.epoch_device : a.key.epoch;
+    const uint64_t first = a.first_position_device ? *a.first_position_device : a.first_position;
+    t = draw_crop_flip(a.key.seed, epoch, a.key.rank, first + static_cast<uint64_t>(j), a.random_crop ? a.crop_padding : 0);
     if (!a.horizontal_flip) t.flip = false;
   }
   const int C = a.channels, H = a.height, W = a.width;

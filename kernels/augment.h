@@ -34,6 +34,10 @@ struct GatherBatchArgs {
   bool horizontal_flip = false;
   AugmentKey key;
   uint64_t first_position = 0;
+  // Optional device-resident values that override key.epoch and first_position, so that a captured CUDA
+  // graph sees each step's values.
+  const int64_t* epoch_device = nullptr;
+  const uint64_t* first_position_device = nullptr;
 
   void* out = nullptr;  // [batch, C, H, W] stored in `layout`, elements of `dtype`
   DType dtype = DType::F32;

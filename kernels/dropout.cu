@@ -19,19 +19,23 @@ using namespace detail;
 
 struct DropParams {
   uint64_t key, step;
+  const uint64_t* step_device;  // overrides step when not null
   uint32_t threshold;  // keep iff (bits >> 8) >= threshold
   float scale;         // 1 / (1 - p), rounded once from double as the CPU layer does
 };
 
-DropParams make_params(double p, uint64_t key, uint64_t step) {
+DropParams make_params(double p, uint64_t key, uint64_t step, const uint64_t* step_device) {
   if (!(p >= 0.0 && p <= 1.0)) fatal("dropout: probability " + std::to_string(p) + " is outside [0, 1]");
   DropParams d;
   d.key = key;
   d.step = step;
+  d.step_device = step_device;
   d.threshold = static_cast<uint32_t>(std::ceil(p * 16777216.0));  // exact: p * 2^24 only shifts the exponent
   d.scale = static_cast<float>(1.0 / (1.0 - p));
   return d;
 }
+
+__device__ __forceinline__ uint64_t step_of(const DropParams& d) { return d.step_device ? *d.step_device : d.step; }
 
 __device__ __forceinline__ bool keeps(uint32_t bits, uint32_t threshold) { return (bits >> 8) >= threshold; }
 
@@ -45,8 +49,9 @@ __device__ __forceinline__ T drop(T x, bool keep, float scale) {
 template <typename T>
 __global__ void dropout_contiguous_kernel(const T* x, T* y, int64_t total, DropParams d) {
   const int64_t groups = (total + 3) / 4;
+  const uint64_t step = step_of(d);
   for (int64_t g = global_thread(); g < groups; g += grid_threads()) {
-    const Philox4 r = philox4x32(d.step, static_cast<uint64_t>(g), d.key);
+    const Philox4 r = philox4x32(step, static_cast<uint64_t>(g), d.key);
     const int64_t base = g * 4;
     if (base + 4 <= total) {
       T v[4];
@@ -66,6 +71,7 @@ template <typename T>
 __global__ void dropout_nhwc_w4_kernel(const T* x, T* y, int64_t n, int64_t c, int64_t h, int64_t w, DropParams d) {
   const int64_t w4 = w / 4;
   const int64_t items = n * h * w4 * c;
+  const uint64_t step = step_of(d);
   for (int64_t t = global_thread(); t < items; t += grid_threads()) {
     const int64_t ch = t % c;
     int64_t rest = t / c;
@@ -73,7 +79,7 @@ __global__ void dropout_nhwc_w4_kernel(const T* x, T* y, int64_t n, int64_t c, i
     rest /= w4;
     const int64_t row = rest % h, image = rest / h;
     const int64_t logical = ((image * c + ch) * h + row) * w + wq * 4;
-    const Philox4 r = philox4x32(d.step, static_cast<uint64_t>(logical) >> 2, d.key);
+    const Philox4 r = philox4x32(step, static_cast<uint64_t>(logical) >> 2, d.key);
     const int64_t stored = ((image * h + row) * w + wq * 4) * c + ch;
 #pragma unroll
     for (int j = 0; j < 4; ++j) y[stored + j * c] = drop(x[stored + j * c], keeps(r.v[j], d.threshold), d.scale);
@@ -84,6 +90,7 @@ __global__ void dropout_nhwc_w4_kernel(const T* x, T* y, int64_t n, int64_t c, i
 template <typename T>
 __global__ void dropout_nhwc_any_kernel(const T* x, T* y, int64_t n, int64_t c, int64_t h, int64_t w, DropParams d) {
   const int64_t total = n * c * h * w;
+  const uint64_t step = step_of(d);
   for (int64_t s = global_thread(); s < total; s += grid_threads()) {
     const int64_t ch = s % c;
     int64_t rest = s / c;
@@ -91,7 +98,7 @@ __global__ void dropout_nhwc_any_kernel(const T* x, T* y, int64_t n, int64_t c, 
     rest /= w;
     const int64_t row = rest % h, image = rest / h;
     const uint64_t logical = static_cast<uint64_t>(((image * c + ch) * h + row) * w + col);
-    const Philox4 r = philox4x32(d.step, logical >> 2, d.key);
+    const Philox4 r = philox4x32(step, logical >> 2, d.key);
     // Select the word without a run-time array index (which would put r in local memory).
     const uint32_t lo = (logical & 1) ? r.v[1] : r.v[0], hi = (logical & 1) ? r.v[3] : r.v[2];
     y[s] = drop(x[s], keeps((logical & 2) ? hi : lo, d.threshold), d.scale);
@@ -100,7 +107,8 @@ __global__ void dropout_nhwc_any_kernel(const T* x, T* y, int64_t n, int64_t c, 
 
 // Forward and backward are the same map: out = in * mask * scale.
 void launch_dropout(const void* in, void* out, int64_t n, int64_t c, int64_t h, int64_t w, Layout layout,
-                    DType dtype, double p, uint64_t key, uint64_t step, cudaStream_t stream) {
+                    DType dtype, double p, uint64_t key, uint64_t step, const uint64_t* step_device,
+                    cudaStream_t stream) {
   const int64_t total = n * c * h * w;
   if (total <= 0) return;
   if (p == 0.0) {  // the identity, as in the CPU layer
@@ -109,7 +117,7 @@ void launch_dropout(const void* in, void* out, int64_t n, int64_t c, int64_t h, 
                                  stream));
     return;
   }
-  const DropParams d = make_params(p, key, step);
+  const DropParams d = make_params(p, key, step, step_device);
   // With one channel, or h = w = 1, NHWC stores the logical order too.
   const bool logical_order = layout == Layout::NCHW || c == 1 || h * w == 1;
   dispatch_dtype(dtype, [&](auto tag) {
@@ -129,13 +137,14 @@ void launch_dropout(const void* in, void* out, int64_t n, int64_t c, int64_t h, 
 }  // namespace
 
 void dropout_forward(const void* x, void* y, int64_t n, int64_t c, int64_t h, int64_t w, Layout layout, DType dtype,
-                     double p, uint64_t mask_key, uint64_t step, cudaStream_t stream) {
-  launch_dropout(x, y, n, c, h, w, layout, dtype, p, mask_key, step, stream);
+                     double p, uint64_t mask_key, uint64_t step, cudaStream_t stream, const uint64_t* step_device) {
+  launch_dropout(x, y, n, c, h, w, layout, dtype, p, mask_key, step, step_device, stream);
 }
 
 void dropout_backward(const void* dy, void* dx, int64_t n, int64_t c, int64_t h, int64_t w, Layout layout,
-                      DType dtype, double p, uint64_t mask_key, uint64_t step, cudaStream_t stream) {
-  launch_dropout(dy, dx, n, c, h, w, layout, dtype, p, mask_key, step, stream);
+                      DType dtype, double p, uint64_t mask_key, uint64_t step, cudaStream_t stream,
+                      const uint64_t* step_device) {
+  launch_dropout(dy, dx, n, c, h, w, layout, dtype, p, mask_key, step, step_device, stream);
 }
 
 }  // namespace sb::kernels

@@ -4,7 +4,9 @@
 // that both layouts and the CPU reference drop the same elements. The mask is never stored: backward
 // draws it again from (mask_key, step), which costs less than reading a mask from memory.
 // mask_key comes from sb::dropout_mask_key(stream_key, layer_name); step is the training step.
-// p in [0, 1). p == 0 is the identity (a copy unless y aliases x). For 2-D tensors [n, c] pass h = w = 1.
+// p in [0, 1]. p == 0 is the identity (a copy unless y aliases x). For 2-D tensors [n, c] pass h = w = 1.
+// step_device (optional): read the step from device memory instead (it overrides `step`), so that a
+// captured CUDA graph sees each step's value.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -16,10 +18,12 @@ namespace sb::kernels {
 
 // y = dropout(x). y may alias x.
 void dropout_forward(const void* x, void* y, int64_t n, int64_t c, int64_t h, int64_t w, Layout layout,
-                     DType dtype, double p, uint64_t mask_key, uint64_t step, cudaStream_t stream);
+                     DType dtype, double p, uint64_t mask_key, uint64_t step, cudaStream_t stream,
+                     const uint64_t* step_device = nullptr);
 
 // dx = dy * mask / (1-p), with the forward's (mask_key, step). dx may alias dy.
 void dropout_backward(const void* dy, void* dx, int64_t n, int64_t c, int64_t h, int64_t w, Layout layout,
-                      DType dtype, double p, uint64_t mask_key, uint64_t step, cudaStream_t stream);
+                      DType dtype, double p, uint64_t mask_key, uint64_t step, cudaStream_t stream,
+                     const uint64_t* step_device = nullptr);
 
 }  // namespace sb::kernels

@@ -106,36 +106,40 @@ void launch_transpose(const void* src, void* dst, int64_t batch, int64_t rows, i
 }
 
 // ---- bias add: y[i] += bias[channel(i)] ----
-// A pack of kPackElems consecutive elements starts at channel c0 and position r0 within its channel run;
-// the channel of the next elements follows by counting, so each pack costs one division, not eight.
-template <typename TY, typename TB, bool Nhwc>
+template <bool Nhwc>
+__device__ __forceinline__ int64_t channel_of(int64_t i, int64_t c, int64_t hw) {
+  return Nhwc ? i % c : (i / hw) % c;
+}
+
+// A pack of kPackElems consecutive elements starts at channel c0 (and position r0 within its channel run
+// in NCHW); the next elements' channels follow by counting, so each pack costs one division, not eight.
+// The ragged tail (and misaligned y) goes one element at a time.
+template <typename TY, typename TB, bool Nhwc, bool Vector>
 __global__ void bias_add_kernel(TY* y, const TB* __restrict__ bias, int64_t total, int64_t c, int64_t hw) {
   const int64_t stride = grid_threads();
-  const int64_t packs = (total + kPackElems - 1) / kPackElems;
-  for (int64_t p = global_thread(); p < packs; p += stride) {
-    const int64_t i0 = p * kPackElems;
-    int64_t ch, pos;
-    if constexpr (Nhwc) {
-      ch = i0 % c;
-      pos = 0;
-    } else {
-      ch = (i0 / hw) % c;
-      pos = i0 % hw;
-    }
+  int64_t start = 0;
+  if constexpr (Vector) {
+    const int64_t packs = total / kPackElems;
+    for (int64_t p = global_thread(); p < packs; p += stride) {
+      const int64_t i0 = p * kPackElems;
+      int64_t ch = channel_of<Nhwc>(i0, c, hw), pos = Nhwc ? 0 : i0 % hw;
+      Pack<TY, kPackElems> v = reinterpret_cast<const Pack<TY, kPackElems>*>(y)[p];
 #pragma unroll
-    for (int j = 0; j < kPackElems; ++j) {
-      const int64_t i = i0 + j;
-      if (i < total) y[i] = from_float<TY>(to_float(y[i]) + to_float(bias[ch]));
-      if constexpr (Nhwc) {
-        if (++ch == c) ch = 0;
-      } else {
-        if (++pos == hw) {
+      for (int j = 0; j < kPackElems; ++j) {
+        v.v[j] = from_float<TY>(to_float(v.v[j]) + to_float(bias[ch]));
+        if constexpr (Nhwc) {
+          if (++ch == c) ch = 0;
+        } else if (++pos == hw) {
           pos = 0;
           if (++ch == c) ch = 0;
         }
       }
+      reinterpret_cast<Pack<TY, kPackElems>*>(y)[p] = v;
     }
+    start = packs * kPackElems;
   }
+  for (int64_t i = start + global_thread(); i < total; i += stride)
+    y[i] = from_float<TY>(to_float(y[i]) + to_float(bias[channel_of<Nhwc>(i, c, hw)]));
 }
 
 // ---- bias backward: dbias[c] = sum of dy over n, h, w; fixed order, no atomics ----
@@ -163,21 +167,24 @@ __global__ void bias_backward_nchw_kernel(const T* __restrict__ dy, float* dbias
   }
 }
 
-// NHWC: dy is a [rows = n*h*w, c] matrix; a block owns 32 channels (lanes, coalesced) and its 8 warps
-// stride over the rows, then combine in shared memory.
+// NHWC: dy is a [rows = n*h*w, c] matrix; a block owns 32 channels (lanes, coalesced) and its 32 warps
+// stride over the rows, then combine in shared memory. Only ceil(c/32) blocks: fine for the Linear
+// layers' [n, c] and for few large-channel convolutions; a fused epilogue is faster where there is one.
+constexpr int kColumnWarps = 32;
 template <typename T>
-__global__ void bias_backward_nhwc_kernel(const T* __restrict__ dy, float* dbias, int64_t rows, int64_t c,
-                                          bool accumulate) {
+__global__ void __launch_bounds__(32 * kColumnWarps) bias_backward_nhwc_kernel(const T* __restrict__ dy,
+                                                                               float* dbias, int64_t rows,
+                                                                               int64_t c, bool accumulate) {
   const int64_t ch = static_cast<int64_t>(blockIdx.x) * 32 + threadIdx.x;
   float sum = 0.0f;
   if (ch < c)
-    for (int64_t r = threadIdx.y; r < rows; r += blockDim.y) sum += to_float(dy[r * c + ch]);
-  __shared__ float partial[kReduceThreads / 32][33];
+    for (int64_t r = threadIdx.y; r < rows; r += kColumnWarps) sum += to_float(dy[r * c + ch]);
+  __shared__ float partial[kColumnWarps][33];
   partial[threadIdx.y][threadIdx.x] = sum;
   __syncthreads();
   if (threadIdx.y == 0 && ch < c) {
     float total = 0.0f;
-    for (int w = 0; w < kReduceThreads / 32; ++w) total += partial[w][threadIdx.x];
+    for (int w = 0; w < kColumnWarps; ++w) total += partial[w][threadIdx.x];
     dbias[ch] = accumulate ? dbias[ch] + total : total;
   }
 }
@@ -260,18 +267,21 @@ void bias_add(void* y, DType y_dtype, const void* bias, DType bias_dtype, int64_
               int64_t w, Layout layout, cudaStream_t stream) {
   const int64_t total = n * c * h * w;
   if (total <= 0) return;
-  const bool nhwc = layout == Layout::NHWC && h * w > 1;  // with h = w = 1 both layouts are [n, c]
-  const unsigned grid = grid_for((total + kPackElems - 1) / kPackElems);
+  // With h = w = 1 both layouts are [n, c]: the NHWC indexing (channel = i % c) serves both.
+  const bool nhwc = layout == Layout::NHWC || h * w == 1;
+  const bool vector = aligned16(y);
+  const unsigned grid = grid_for(vector ? total / kPackElems + 1 : total);
   dispatch_dtype(y_dtype, [&](auto y_tag) {
     using TY = typename decltype(y_tag)::type;
     dispatch_dtype(bias_dtype, [&](auto b_tag) {
       using TB = typename decltype(b_tag)::type;
-      if (nhwc || h * w == 1)
-        bias_add_kernel<TY, TB, true><<<grid, kThreads, 0, stream>>>(static_cast<TY*>(y), static_cast<const TB*>(bias),
-                                                                      total, c, h * w);
-      else
-        bias_add_kernel<TY, TB, false><<<grid, kThreads, 0, stream>>>(static_cast<TY*>(y),
-                                                                       static_cast<const TB*>(bias), total, c, h * w);
+      TY* py = static_cast<TY*>(y);
+      const TB* pb = static_cast<const TB*>(bias);
+      if (nhwc && vector) bias_add_kernel<TY, TB, true, true><<<grid, kThreads, 0, stream>>>(py, pb, total, c, h * w);
+      if (nhwc && !vector) bias_add_kernel<TY, TB, true, false><<<grid, kThreads, 0, stream>>>(py, pb, total, c, h * w);
+      if (!nhwc && vector) bias_add_kernel<TY, TB, false, true><<<grid, kThreads, 0, stream>>>(py, pb, total, c, h * w);
+      if (!nhwc && !vector)
+        bias_add_kernel<TY, TB, false, false><<<grid, kThreads, 0, stream>>>(py, pb, total, c, h * w);
     });
   });
   CHECK_CUDA_LAUNCH();
@@ -284,7 +294,7 @@ void bias_backward(const void* dy, DType dy_dtype, float* dbias, int64_t n, int6
   dispatch_dtype(dy_dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (layout == Layout::NHWC || hw == 1) {
-      const dim3 block(32, kReduceThreads / 32);
+      const dim3 block(32, kColumnWarps);
       bias_backward_nhwc_kernel<T><<<static_cast<unsigned>((c + 31) / 32), block, 0, stream>>>(
           static_cast<const T*>(dy), dbias, n * hw, c, accumulate);
     } else {

@@ -1,5 +1,6 @@
 // `scalebench comm`: the all-reduce sweep (nccl-tests' all_reduce_perf, on our communicators), plus one
 // all-reduce of a model's gradient size. MPI on the CPU backend, NCCL on the GPU backend.
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <memory>
@@ -161,6 +162,22 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
   if (!config.out.empty()) check_on_root(world, 0, [&] { check_output_writable(config.out); });
   run_collectively(world, [&] { check_device_available(config, session.local_size()); });
 
+#ifdef SCALEBENCH_HAVE_CUDA
+  std::unique_ptr<cuda::CudaAllreduceSweep> gpu;
+  if (on_gpu) {  // the GPU, NCCL and the memory check come before the file: a refused run leaves none
+    gpu = std::make_unique<cuda::CudaAllreduceSweep>(world, session.local_rank());
+    int64_t largest = 0;
+    for (const SweepPoint& p : points) largest = std::max(largest, p.bytes());
+    run_collectively(world, [&] { gpu->check_fits(largest); });
+  }
+#endif
+  const auto run_point = [&](const SweepPoint& p) {
+#ifdef SCALEBENCH_HAVE_CUDA
+    if (gpu) return gpu->run(p, settings);
+#endif
+    return run_cpu_allreduce(world, p, settings);
+  };
+
   const RuntimeInfo info = gather_runtime_info(session, on_gpu);
   std::unique_ptr<CommResultsFile> results;
   if (!config.out.empty() && world.rank() == 0) {
@@ -178,17 +195,6 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
     table.model_elements = model_elements;
     results = std::make_unique<CommResultsFile>(config.out, metadata, table);
   }
-
-#ifdef SCALEBENCH_HAVE_CUDA
-  std::unique_ptr<cuda::CudaAllreduceSweep> gpu;
-  if (on_gpu) gpu = std::make_unique<cuda::CudaAllreduceSweep>(world, session.local_rank());
-#endif
-  const auto run_point = [&](const SweepPoint& p) {
-#ifdef SCALEBENCH_HAVE_CUDA
-    if (gpu) return gpu->run(p, settings);
-#endif
-    return run_cpu_allreduce(world, p, settings);
-  };
 
   const int n = world.size();
   log0("# scalebench comm: in-place all-reduce (sum) on %d rank(s), %d node(s); %s on %s\n", n, session.node_count(),

@@ -157,6 +157,14 @@ const std::vector<OptionSpec>& option_table() {
        [](CliConfig& c, const std::string& v) { c.train.sample_steps = to_int("sample-steps", v); }, TRAIN_FIELD(sample_steps)},
       {"out", "FILE", "HDF5 results file (written by rank 0 after every epoch)", run | kComm,
        [](CliConfig& c, const std::string& v) { c.train.out = v; }, [](const CliConfig& c) { return c.train.out.empty() ? std::string("none") : c.train.out; }},
+      {"checkpoint-every", "N", "write a checkpoint every N epochs (0: only when a stop signal arrives)", run,
+       [](CliConfig& c, const std::string& v) { c.train.checkpoint_every = static_cast<int>(to_int("checkpoint-every", v)); },
+       TRAIN_FIELD(checkpoint_every)},
+      {"checkpoint", "FILE", "checkpoint path (default: OUT.ckpt.h5)", kTrain,
+       [](CliConfig& c, const std::string& v) { c.train.checkpoint = v; },
+       [](const CliConfig& c) { return c.train.checkpoint_path(); }},
+      {"resume", "FILE", "continue from a checkpoint (same model, data and options)", kTrain,
+       [](CliConfig& c, const std::string& v) { c.train.resume = v; }, [](const CliConfig&) { return std::string("none"); }},
       {"gpus", "LIST", "GPU counts of the study, e.g. 1,2,4,8 (default: powers of two up to the world size)", kScale,
        [](CliConfig& c, const std::string& v) {
          c.scale.gpus.clear();

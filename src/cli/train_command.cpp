@@ -13,6 +13,8 @@
 #include "data/dataset_spec.h"
 #include "metrics/results_output_check.h"
 #include "train/blas_threads.h"
+#include "train/checkpoint.h"
+#include "train/stop_signal.h"
 #include "train/collective.h"
 #include "train/results_observer.h"
 #include "train/trainer.h"
@@ -38,6 +40,9 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   const DatasetSpec data_spec = parse_dataset_spec(config.data);
   model_info(config.model);
   if (!config.out.empty()) check_on_root(world, 0, [&] { check_output_writable(config.out); });
+  check_on_root(world, 0, [&] { check_output_writable(config.checkpoint_path()); });
+  std::unique_ptr<Checkpoint> resume;
+  if (!config.resume.empty()) run_collectively(world, [&] { resume = std::make_unique<Checkpoint>(read_checkpoint(config.resume)); });
   run_collectively(world, [&] { check_device_available(config, session.local_size()); });
 
   TrainTest data;
@@ -65,11 +70,13 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
     writer = &results->main_run();
   }
   ResultsObserver observer(writer);
-  const RunSummary run = train(config, world, *engine, &observer);
+  install_stop_handlers();
+  const RunSummary run = train(config, world, *engine, &observer, resume.get());
   if (results) results->close();
   log0("done: %d epoch(s), %s; best test accuracy %.2f%%%s%s\n", run.epochs_run, run.stop_reason.c_str(),
        100.0 * run.best_accuracy, config.out.empty() ? "" : "; results in ", config.out.c_str());
-  return run.stop_reason.find("NaN") != std::string::npos || run.stop_reason.find("infinite") != std::string::npos ? 4 : 0;
+  if (run.interrupted) return kExitInterrupted;
+  return run.diverged ? 4 : 0;
 }
 
 }  // namespace sb

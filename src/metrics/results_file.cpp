@@ -55,7 +55,7 @@ RunWriter::RunWriter(hid_t group, int64_t ranks)
   flush();
 }
 
-void RunWriter::flush() {}
+void RunWriter::flush() { sb::flush(group_); }
 
 void RunWriter::append_epoch(const EpochRow& row, std::span<const double> epoch_time_per_rank_s) {
   if (static_cast<int64_t>(epoch_time_per_rank_s.size()) != ranks_)

@@ -20,6 +20,11 @@ int64_t TrainConfig::per_rank_batch(int ranks) const {
   return batch_size / ranks;
 }
 
+std::string TrainConfig::checkpoint_path() const {
+  if (!checkpoint.empty()) return checkpoint;
+  return out.empty() ? std::string("scalebench.ckpt.h5") : out + ".ckpt.h5";
+}
+
 int64_t TrainConfig::global_batch(int ranks) const { return per_rank_batch(ranks) * ranks; }
 
 namespace {
@@ -73,6 +78,7 @@ void TrainConfig::validate() const {
   require(patience >= 0, "--patience must not be negative (got " + std::to_string(patience) + ")");
   require(bucket_mib > 0, "--bucket-mib must be positive (got " + num(bucket_mib) + ")");
   require(warmup_epochs >= 0, "--lr-warmup-epochs must not be negative (got " + num(warmup_epochs) + ")");
+  require(checkpoint_every >= 0, "--checkpoint-every must not be negative (got " + std::to_string(checkpoint_every) + ")");
   require(sample_steps >= 0, "--sample-steps must not be negative");
 }
 
@@ -94,7 +100,7 @@ std::string TrainConfig::to_json() const {
     << ",\"bucket_mib\":" << num(bucket_mib) << ",\"allreduce_bf16\":" << (allreduce_bf16 ? "true" : "false")
     << ",\"deterministic\":" << (deterministic ? "true" : "false")
     << ",\"target_accuracy\":" << num(target_accuracy) << ",\"patience\":" << patience
-    << ",\"log_interval\":" << log_interval << ",\"sample_steps\":" << sample_steps << ",\"out\":" << quote(out) << "}";
+    << ",\"log_interval\":" << log_interval << ",\"sample_steps\":" << sample_steps << ",\"out\":" << quote(out) << ",\"checkpoint_every\":" << checkpoint_every << "}";
   return j.str();
 }
 

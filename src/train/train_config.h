@@ -52,6 +52,12 @@ struct TrainConfig {
   int64_t sample_steps = 64;     // per-step phase times stored in /steps for the first N steps of an epoch
 
   std::string out;               // HDF5 results path ("" writes none)
+  int checkpoint_every = 0;      // epochs between checkpoints (0: only on a stop signal)
+  std::string checkpoint;        // checkpoint path ("" : OUT.ckpt.h5, or scalebench.ckpt.h5 without --out)
+  std::string resume;            // checkpoint to continue from
+
+  // Where checkpoints go.
+  std::string checkpoint_path() const;
   std::string command_line;      // recorded, not hashed
 
   // Per-rank batch for a world of `ranks`; throws UserError when a strong-scaling batch doesn't divide.

@@ -6,7 +6,9 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "data/sampler.h"
+#include "train/checkpoint.h"
 #include "train/run_setup.h"
+#include "train/stop_signal.h"
 
 namespace sb {
 namespace {
@@ -34,7 +36,8 @@ std::string with_thousands(double v) {
 }
 }  // namespace
 
-RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, EpochObserver* observer) {
+RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, EpochObserver* observer,
+                 const Checkpoint* resume) {
   const int world = comm.size(), rank = comm.rank();
   const int64_t per_rank_batch = config.per_rank_batch(world);
   const int64_t test_n = config.test_limit > 0 ? std::min(config.test_limit, engine.test_size()) : engine.test_size();
@@ -51,12 +54,22 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
   const auto schedule = schedule_for(config, world);
   const std::vector<int64_t> test_indices = test_shard(test_n, rank, world);
 
+  LoopState start;
+  if (resume) {
+    restore_checkpoint(*resume, comm, engine);
+    start = resume->loop;
+    log0("resuming at epoch %d, step %lld (global step %lld)\n", start.epoch + 1, static_cast<long long>(start.step_in_epoch),
+         static_cast<long long>(start.global_step));
+  }
   RunSummary run;
-  int64_t step = 0;
-  int epochs_without_improvement = 0;
-  double elapsed = 0;
+  run.best_accuracy = start.best_accuracy;
+  int64_t step = start.global_step;
+  int epochs_without_improvement = start.epochs_without_improvement;
+  double elapsed = start.elapsed_s;
+  const std::string checkpoint_path = config.checkpoint_path();
+  const std::string config_json = config.to_json();
   double energy_before = engine.energy_joules();
-  for (int epoch = 0; epoch < config.epochs; ++epoch) {
+  for (int epoch = start.epoch; epoch < config.epochs; ++epoch) {
     const auto batches = split_batches(sampler.indices(epoch), per_rank_batch, config.drop_last);
     EpochSummary s;
     s.epoch = epoch;
@@ -78,11 +91,25 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
       }
       ++timed_steps;
     };
-    for (size_t b = 0; b < batches.size(); ++b, ++step) {
+    const size_t first_batch = epoch == start.epoch ? static_cast<size_t>(std::min<int64_t>(start.step_in_epoch, s.steps)) : 0;
+    for (size_t b = 0; b < first_batch; ++b) position += static_cast<uint64_t>(batches[b].size());
+    for (size_t b = first_batch; b < batches.size(); ++b) {
       s.learning_rate = schedule->lr(epoch, static_cast<int64_t>(b), s.steps);
       StepInfo info{epoch, step, position, s.learning_rate};
       record(engine.train_step(batches[b], info));
       position += static_cast<uint64_t>(batches[b].size());
+      ++step;
+      // Every rank learns of a signal that reached any of them, and all stop after the same step.
+      if (const int signal = comm.allreduce_max(stop_signal_received()); signal != 0) {
+        engine.synchronize();
+        const LoopState here{epoch, static_cast<int64_t>(b + 1), step, elapsed + seconds_since(epoch_start), run.best_accuracy,
+                             epochs_without_improvement};
+        save_checkpoint(comm, engine, config_json, here, checkpoint_path);
+        run.interrupted = true;
+        run.stop_reason = "stopped by signal " + std::to_string(signal) + " after step " + std::to_string(b + 1) + " of epoch " +
+                          std::to_string(epoch + 1) + "; checkpoint " + checkpoint_path + " (continue with --resume " + checkpoint_path + ")";
+        return run;
+      }
       my_samples += static_cast<int64_t>(batches[b].size());
       if (config.log_interval > 0 && (b + 1) % static_cast<size_t>(config.log_interval) == 0) {
         log0("  epoch %d step %zu/%zu lr %.4g\n", epoch + 1, b + 1, batches.size(), s.learning_rate);
@@ -129,6 +156,7 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     run.final_accuracy = s.test_accuracy;
 
     if (!std::isfinite(s.train_loss)) {
+      run.diverged = true;
       run.stop_reason = "the training loss became " + std::string(std::isnan(s.train_loss) ? "NaN" : "infinite") +
                         " in epoch " + std::to_string(epoch + 1) + "; lower --lr or use --precision fp32";
       break;
@@ -138,6 +166,10 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
       epochs_without_improvement = 0;
     } else {
       ++epochs_without_improvement;
+    }
+    if (config.checkpoint_every > 0 && (epoch + 1) % config.checkpoint_every == 0) {
+      save_checkpoint(comm, engine, config_json, LoopState{epoch + 1, 0, step, elapsed, run.best_accuracy, epochs_without_improvement},
+                      checkpoint_path);
     }
     if (config.target_accuracy > 0 && s.test_accuracy >= config.target_accuracy) {
       run.time_to_target = elapsed;

@@ -46,10 +46,16 @@ struct RunSummary {
   double final_accuracy = 0;
   double time_to_target = std::numeric_limits<double>::quiet_NaN();  // s, when the target was reached
   std::string stop_reason;  // "completed", "target accuracy reached", "patience exhausted", ...
+  bool interrupted = false;  // a stop signal ended the run; a checkpoint was written
+  bool diverged = false;     // the training loss became NaN or infinite
   std::vector<EpochSummary> epochs;
 };
 
-// Runs config.epochs epochs (or fewer on early stop). Collective over comm.
-RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, EpochObserver* observer = nullptr);
+struct Checkpoint;
+
+// Runs config.epochs epochs (or fewer on early stop or a stop signal), from the start or from `resume`.
+// Collective over comm.
+RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, EpochObserver* observer = nullptr,
+                 const Checkpoint* resume = nullptr);
 
 }  // namespace sb

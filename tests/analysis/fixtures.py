@@ -88,8 +88,9 @@ def write_run(path, world_size, epochs, cfg=None, complete=True, schema_version=
     return path
 
 
-def write_study(path, mode, rows, configs, cfg=None, baseline_gpus=1, target_accuracy=NAN):
-    """A `scalebench scale` file: rows are /study rows (dicts), configs maps gpus -> list of epoch rows."""
+def write_study(path, mode, rows, configs, cfg=None, baseline_gpus=1, target_accuracy=NAN, config_diff=None):
+    """A `scalebench scale` file: rows are /study rows (dicts), configs maps gpus -> list of epoch rows.
+    config_diff(gpus) gives a configuration's own config_json (what differs in it); default: the full cfg."""
     gpus_max = max(configs) if configs else max(r["gpus"] for r in rows)
     cfg = cfg if cfg is not None else config(scaling=mode)
     with h5py.File(path, "w", libver=("earliest", "v108")) as f:
@@ -98,7 +99,7 @@ def write_study(path, mode, rows, configs, cfg=None, baseline_gpus=1, target_acc
         for gpus, epochs in sorted(configs.items()):
             sub = group.create_group(f"gpus_{gpus}")
             sub.attrs.create("gpus", gpus, dtype="<i8")
-            sub.attrs.create("config_json", json.dumps(cfg), dtype=STRING)
+            sub.attrs.create("config_json", json.dumps(config_diff(gpus) if config_diff else cfg), dtype=STRING)
             _tables(sub, gpus, epochs, with_steps=False)
         table = np.array([tuple(row[name] for name, _ in STUDY_FIELDS) for row in rows], dtype=STUDY_FIELDS)
         study = f.create_dataset("study", data=table, maxshape=(None,), chunks=(16,))
@@ -127,3 +128,15 @@ def amdahl_study(path, serial_fraction=0.05, gpus=(1, 2, 4, 8), base_images_per_
                       epoch(3, time, ips, exposed, energy_per_image * images)]
     write_study(path, "strong", rows, configs)
     return speedups
+
+
+def write_comm(path):
+    """A `scalebench comm` all-reduce sweep: root attributes and a /comm table, no training tables."""
+    with h5py.File(path, "w", libver=("earliest", "v108")) as f:
+        _root_attrs(f, 2, {"command": "comm", "device": "cpu"}, True, 1)
+        fields = [("bytes", "<i8"), ("count", "<i8"), ("dtype", "<i8"), ("time_us_mean", "<f8"),
+                  ("time_us_min_rank", "<f8"), ("time_us_max_rank", "<f8"), ("algbw_gbps", "<f8"),
+                  ("busbw_gbps", "<f8"), ("wrong", "<i8"), ("is_model_size", "<i8")]
+        f.create_dataset("comm", data=np.array([(1024, 256, 0, 5.0, 4.0, 6.0, 0.17, 0.17, 0, 0)], dtype=fields),
+                         maxshape=(None,), chunks=(16,))
+    return path

@@ -152,6 +152,34 @@ class StudyTest(TempDirTest):
             self.assertIn("time to accuracy (s)", handle.read())
 
 
+class StudyConfigTest(TempDirTest):
+    def test_configuration_config_overrides_the_root(self):
+        # Strong scaling, global batch 256: each configuration records only its per-rank batch.
+        rows = [{"gpus": n, "images_per_s": 100.0 * n, "epoch_time_s": 1.0 / n, "speedup": float(n), "efficiency": 1.0,
+                 "exposed_comm_fraction": 0.0, "time_to_accuracy_s": fixtures.NAN} for n in (1, 2)]
+        path = fixtures.write_study(self.path("s.h5"), "strong", rows,
+                                    {1: [epoch(1, 1.0, 100.0)], 2: [epoch(1, 0.5, 200.0)]},
+                                    cfg=fixtures.config(model="wrn", scaling="strong", batch_size=256),
+                                    config_diff=lambda n: {"batch_size": 256 // n})
+        from scalebench_results import load_result
+        result = load_result(path)
+        self.assertEqual(result.configs[2].config["model"], "wrn")
+        self.assertEqual(result.configs[2].batch_size, 128)
+        self.assertEqual(result.configs[1].batch_size, 256)
+
+    def test_comm_sweeps_are_left_out(self):
+        study = self.path("study.h5")
+        fixtures.amdahl_study(study)
+        comm = fixtures.write_comm(self.path("comm.h5"))
+        result = run_report(study, comm, "--out", self.path("out"))
+        self.assert_ok(result)
+        self.assertIn(f"{comm} is a `scalebench comm` all-reduce sweep", result.stderr)
+        self.assertEqual({r["series"] for r in read_csv(self.path("out", "scaling.csv"))}, {"study"})
+        only = run_report(comm, "--table-only")
+        self.assertEqual(only.returncode, 2)
+        self.assertIn("no run or study file", only.stderr)
+
+
 class ComparisonTest(TempDirTest):
     def test_study_against_a_pytorch_reference(self):
         study = self.path("scalebench.h5")

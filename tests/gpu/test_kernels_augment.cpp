@@ -89,6 +89,17 @@ TEST(KernelsAugment, GatherBatchMatchesCpuAssembly) {
           quantize(want_q, t);
           EXPECT_TRUE(all_close(from_layout(download(out.get(), total, t), l, batch, channels, size, size), want_q, 0.0));
           EXPECT_EQ(download_raw<int32_t>(labels_out.get(), static_cast<size_t>(batch)), want_labels);
+
+          // The same with epoch and first position read from device memory (the CUDA-graph mode).
+          DeviceMem depoch = to_device_raw(std::vector<int64_t>{key.epoch});
+          DeviceMem dfirst = to_device_raw(std::vector<uint64_t>{first_position});
+          a.key.epoch = -5;
+          a.first_position = 99999;
+          a.epoch_device = depoch.as<int64_t>();
+          a.first_position_device = dfirst.as<uint64_t>();
+          out.poison();
+          kernels::gather_batch(a, nullptr);
+          EXPECT_TRUE(all_close(from_layout(download(out.get(), total, t), l, batch, channels, size, size), want_q, 0.0));
         }
   }
 }

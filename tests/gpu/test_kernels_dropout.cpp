@@ -66,8 +66,11 @@ TEST(KernelsDropout, MaskAndValuesMatchCpuLayer) {
           EXPECT_TRUE(all_close(y_got, y_ref, tol));
           EXPECT_TRUE(all_close(dx_got, dx_ref, tol));
 
-          // In place (y aliases x) gives the same result.
-          kernels::dropout_forward(dx_in.get(), dx_in.get(), d.n, d.c, d.h, d.w, l, t, p, mask_key, step, nullptr);
+          // In place (y aliases x), with the step read from device memory (the CUDA-graph mode; the value
+          // argument is then ignored), gives the same result.
+          DeviceMem dstep = to_device_raw(std::vector<uint64_t>{step});
+          kernels::dropout_forward(dx_in.get(), dx_in.get(), d.n, d.c, d.h, d.w, l, t, p, mask_key, step + 1000,
+                                   nullptr, dstep.as<uint64_t>());
           EXPECT_TRUE(all_close(from_layout(download(dx_in.get(), size, t), l, d.n, d.c, d.h, d.w), y_ref, tol));
         }
 }

@@ -170,11 +170,14 @@ TEST(KernelsElementwise, BiasAddAndBackwardMatchHost) {
                 want[i] = y[i] + bias[k];
                 dbias[k] += y[i];  // y doubles as the incoming gradient below
               }
-          DeviceMem dy = to_device(to_layout(y, l, d.n, d.c, d.h, d.w), t), db = to_device(bias, bias_t);
+          DeviceMem db = to_device(bias, bias_t);
           DeviceMem grad = to_device(to_layout(y, l, d.n, d.c, d.h, d.w), t);
-          kernels::bias_add(dy.get(), t, db.get(), bias_t, d.n, d.c, d.h, d.w, l, nullptr);
-          EXPECT_TRUE(all_close(from_layout(download(dy.get(), size, t), l, d.n, d.c, d.h, d.w), want,
-                                tolerance(t) / 4));
+          for (int shift : {0, 1}) {  // vector and scalar paths
+            Shifted dy(to_layout(y, l, d.n, d.c, d.h, d.w), t, shift);
+            kernels::bias_add(dy.ptr, t, db.get(), bias_t, d.n, d.c, d.h, d.w, l, nullptr);
+            EXPECT_TRUE(all_close(from_layout(download(dy.ptr, size, t), l, d.n, d.c, d.h, d.w), want,
+                                  tolerance(t) / 4)) << "shift " << shift;
+          }
 
           std::vector<float> dbias_f(dbias.begin(), dbias.end()), start = random_values(d.c, rng), acc(d.c);
           for (int64_t k = 0; k < d.c; ++k) acc[k] = start[k] + dbias_f[k];

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,16 @@ void expect_epochs(const ResultsReader& reader, const std::string& run, int epoc
   }
 }
 
+// Runs one rank's checks of a file. An exception (an unreadable file) becomes a failure here instead of
+// leaving the test early, so that this rank still reaches the collectives the other ranks wait in.
+template <typename Checks> void on_this_rank(const Checks& checks) {
+  try {
+    checks();
+  } catch (const std::exception& error) {
+    ADD_FAILURE() << error.what();
+  }
+}
+
 TEST(ResultsHdf5, Rank0WritesEveryRanksEpochTimes) {
   auto world = MpiCommunicator::world();
   Communicator& comm = *world;
@@ -96,18 +107,19 @@ TEST(ResultsHdf5, Rank0WritesEveryRanksEpochTimes) {
     const std::vector<double> times = comm.gather(epoch_time(epoch, comm.rank()), 0);
     if (writer) {
       writer->append_epoch(summarise(epoch, times), times);
-      // What a job killed now would leave: a copy of the bytes on disk, read as a file of its own.
-      const std::string snapshot = dir + "/snapshot-" + std::to_string(epoch) + ".h5";
-      fs::copy_file(path, snapshot);
-      ResultsReader reader(snapshot);
-      EXPECT_EQ(reader.int_attribute("complete"), 0);
-      EXPECT_EQ(reader.string_attribute("end_time"), "");
-      expect_epochs(reader, "/", epoch, comm.size());
+      on_this_rank([&] {
+        // What a job killed now would leave: a copy of the bytes on disk, read as a file of its own.
+        const std::string snapshot = dir + "/snapshot-" + std::to_string(epoch) + ".h5";
+        fs::copy_file(path, snapshot);
+        ResultsReader reader(snapshot);
+        EXPECT_EQ(reader.int_attribute("complete"), 0);
+        EXPECT_EQ(reader.string_attribute("end_time"), "");
+        expect_epochs(reader, "/", epoch, comm.size());
+      });
     }
     comm.barrier();
     if (comm.rank() == last) {  // another process reads the live file (rank 0 itself when alone)
-      ResultsReader live(path);
-      expect_epochs(live, "/", epoch, comm.size());
+      on_this_rank([&] { expect_epochs(ResultsReader(path), "/", epoch, comm.size()); });
     }
     comm.barrier();
   }
@@ -115,12 +127,15 @@ TEST(ResultsHdf5, Rank0WritesEveryRanksEpochTimes) {
   comm.barrier();
 
   if (comm.rank() == last) {
-    ResultsReader reader(path);
-    EXPECT_EQ(reader.int_attribute("complete"), 1);
-    EXPECT_EQ(reader.int_attribute("world_size"), comm.size());
-    EXPECT_EQ(reader.string_list_attribute("hosts"), metadata.hosts);
-    EXPECT_EQ(reader.string_list_attribute("gpu_models"), std::vector<std::string>(static_cast<size_t>(comm.size()), "cpu"));
-    expect_epochs(reader, "/", kEpochs, comm.size());
+    on_this_rank([&] {
+      ResultsReader reader(path);
+      EXPECT_EQ(reader.int_attribute("complete"), 1);
+      EXPECT_EQ(reader.int_attribute("world_size"), comm.size());
+      EXPECT_EQ(reader.string_list_attribute("hosts"), metadata.hosts);
+      EXPECT_EQ(reader.string_list_attribute("gpu_models"),
+                std::vector<std::string>(static_cast<size_t>(comm.size()), "cpu"));
+      expect_epochs(reader, "/", kEpochs, comm.size());
+    });
   }
   comm.barrier();
   if (comm.rank() == 0) fs::remove_all(dir);
@@ -170,24 +185,26 @@ TEST(ResultsHdf5, ScaleStyleConfigsOnSubCommunicators) {
   }
   if (file) {
     file->close();
-    ResultsReader reader(path);
-    EXPECT_EQ(reader.config_gpus(), std::vector<int64_t>(counts.begin(), counts.end()));
-    const std::vector<StudyRow> study = reader.study();
-    ASSERT_EQ(study.size(), counts.size());
-    EXPECT_EQ(reader.study_info().mode, "weak");
-    for (size_t i = 0; i < counts.size(); ++i) {
-      const int gpus = counts[i];
-      const std::string run = "/configs/gpus_" + std::to_string(gpus);
-      EXPECT_EQ(study[i].gpus, gpus);
-      EXPECT_EQ(reader.int_attribute("gpus", run), gpus);
-      expect_epochs(reader, run, 2, gpus);
-      const StepSamples steps = reader.steps(run);
-      EXPECT_EQ(steps.ranks, gpus);
-      EXPECT_EQ(steps.step_numbers, (std::vector<int64_t>{0, 5, 10}));
-      ASSERT_EQ(steps.phase_ns.size(), static_cast<size_t>(gpus) * 3 * kStepPhases.size());
-      EXPECT_EQ(steps.phase_ns.back(), 1000 * (gpus - 1) + 10 * 2 + static_cast<int64_t>(kStepPhases.size()) - 1);
-    }
-    EXPECT_FALSE(reader.has("/epochs"));  // a study file has no root run
+    on_this_rank([&] {
+      ResultsReader reader(path);
+      EXPECT_EQ(reader.config_gpus(), std::vector<int64_t>(counts.begin(), counts.end()));
+      const std::vector<StudyRow> study = reader.study();
+      ASSERT_EQ(study.size(), counts.size());
+      EXPECT_EQ(reader.study_info().mode, "weak");
+      for (size_t i = 0; i < counts.size(); ++i) {
+        const int gpus = counts[i];
+        const std::string run = "/configs/gpus_" + std::to_string(gpus);
+        EXPECT_EQ(study[i].gpus, gpus);
+        EXPECT_EQ(reader.int_attribute("gpus", run), gpus);
+        expect_epochs(reader, run, 2, gpus);
+        const StepSamples steps = reader.steps(run);
+        EXPECT_EQ(steps.ranks, gpus);
+        EXPECT_EQ(steps.step_numbers, (std::vector<int64_t>{0, 5, 10}));
+        ASSERT_EQ(steps.phase_ns.size(), static_cast<size_t>(gpus) * 3 * kStepPhases.size());
+        EXPECT_EQ(steps.phase_ns.back(), 1000 * (gpus - 1) + 10 * 2 + static_cast<int64_t>(kStepPhases.size()) - 1);
+      }
+      EXPECT_FALSE(reader.has("/epochs"));  // a study file has no root run
+    });
     fs::remove_all(dir);
   }
   comm.barrier();

@@ -105,6 +105,17 @@ CudaAllreduceSweep::~CudaAllreduceSweep() = default;
 
 int CudaAllreduceSweep::device() const { return state_->device; }
 
+void CudaAllreduceSweep::check_fits(int64_t bytes) const {
+  size_t free_bytes = 0, total_bytes = 0;
+  CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+  // NCCL keeps some memory of its own per collective; leave it 1/16 of the device.
+  if (static_cast<double>(bytes) > static_cast<double>(free_bytes) - total_bytes / 16.0) {
+    throw UserError("--max-bytes: the largest all-reduce needs " + std::to_string(bytes) + " bytes of GPU " +
+                    std::to_string(state_->device) + ", which has " + std::to_string(free_bytes) +
+                    " bytes free; use a smaller --max-bytes or --comm-model");
+  }
+}
+
 SweepResult CudaAllreduceSweep::run(const SweepPoint& point, const SweepSettings& settings) {
   switch (point.dtype) {
     case SweepDtype::Fp32: return state_->run<float>(point, settings);

@@ -20,6 +20,10 @@ class CudaAllreduceSweep {
 
   int device() const;  // the CUDA device this rank uses
 
+  // Throws UserError (naming --max-bytes) when a buffer of `bytes` would not fit the device's free
+  // memory. Not collective: run it under run_collectively.
+  void check_fits(int64_t bytes) const;
+
   // Collective. Fills the device buffer with the check pattern, checks one in-place ncclAllReduce(sum),
   // runs the warm-up ones, then times settings.iterations of them enqueued back to back between two
   // events. Any dtype: fp32, fp64, bf16, fp16.

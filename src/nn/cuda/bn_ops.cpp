@@ -1,6 +1,8 @@
 #include "nn/cuda/bn_ops.h"
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "nn/cuda/cudnn_graph.h"
 
@@ -13,6 +15,8 @@ enum : int64_t {
   kRunMeanIn, kRunVarIn, kRunMeanOut, kRunVarOut, kNormOut, kDy, kDScale, kDBias, kDx
 };
 
+void* mut(const void* p) { return const_cast<void*>(p); }
+
 std::string key_of(const char* op, const BnShape& s, const Context& ctx, bool relu) {
   return std::string(op) + "|x=" + std::to_string(s.n) + "x" + std::to_string(s.c) + "x" + std::to_string(s.h) + "x" +
          std::to_string(s.w) + "|" + dtype_name(ctx.compute_dtype()) + "|" + layout_name(ctx.layout()) +
@@ -23,6 +27,16 @@ struct Builder {
   OpGraph og;
   const BnShape s;
   const Context& ctx;
+  std::map<int64_t, int64_t> alignment;  // uid -> byte alignment of its data pointer
+
+  Builder(const BnShape& shape, const Context& c, const std::vector<int64_t>& uids, const std::vector<void*>& ptrs)
+      : s(shape), ctx(c) {
+    for (size_t i = 0; i < uids.size(); ++i) alignment[uids[i]] = cudnn::alignment_of(ptrs[i]);
+  }
+  int64_t align(int64_t uid) const {
+    const auto it = alignment.find(uid);
+    return it == alignment.end() ? 16 : it->second;
+  }
 
   const cudnn::Descriptor& activation(int64_t uid, bool is_virtual = false) {
     cudnn::TensorSpec t;
@@ -31,6 +45,7 @@ struct Builder {
     t.strides = cudnn::strides_for(t.dims, ctx.layout());
     t.dtype = is_virtual ? CUDNN_DATA_FLOAT : cudnn::to_cudnn(ctx.compute_dtype());
     t.is_virtual = is_virtual;
+    if (!is_virtual) t.alignment = align(uid);
     return og.arena.keep(cudnn::make_tensor(t));
   }
   const cudnn::Descriptor& per_channel(int64_t uid) {
@@ -38,6 +53,7 @@ struct Builder {
     t.uid = uid;
     t.dims = {1, s.c, 1, 1};
     t.strides = {s.c, 1, s.c, s.c};
+    t.alignment = align(uid);
     return og.arena.keep(cudnn::make_tensor(t));
   }
   const cudnn::Descriptor& scalar(int64_t uid) {
@@ -66,14 +82,19 @@ struct Builder {
   }
 };
 
-void* mut(const void* p) { return const_cast<void*>(p); }
-
 }  // namespace
 
 bool bn_forward_training_graph(Context& ctx, const BnShape& s, const BnForwardTraining& a) {
-  const std::string key = key_of("bn_fwd_train", s, ctx, a.relu);
+  // Device tensors, then the two by-value host scalars (which take no part in the alignment key).
+  const std::vector<int64_t> uids{kX, kY, kScale, kBias, kMean, kInvStd, kRunMeanIn, kRunVarIn, kRunMeanOut,
+                                  kRunVarOut, kEpsilon, kMomentum};
+  const std::vector<void*> ptrs{mut(a.x), a.y, mut(a.scale), mut(a.bias), a.saved_mean, a.saved_inv_std,
+                                mut(a.running_mean_in), mut(a.running_var_in), a.running_mean_out, a.running_var_out,
+                                mut(a.epsilon), mut(a.momentum)};
+  const std::vector<void*> device(ptrs.begin(), ptrs.end() - 2);
+  const std::string key = key_of("bn_fwd_train", s, ctx, a.relu) + cudnn::alignment_key(device);
   auto build = [&](std::string* why) -> std::optional<OpGraph> {
-    Builder b{OpGraph{}, s, ctx};
+    Builder b(s, ctx, uids, ptrs);
     cudnn::NormForwardTensors t;
     t.x = &b.activation(kX);
     t.y = &b.norm_output(a.relu);
@@ -91,18 +112,15 @@ bool bn_forward_training_graph(Context& ctx, const BnShape& s, const BnForwardTr
     if (!norm) return std::nullopt;
     return b.finish(b.og.arena.keep(std::move(*norm)), *t.y, a.relu, why);
   };
-  return ctx.plans().run(key, build,
-                         {kX, kY, kScale, kBias, kMean, kInvStd, kEpsilon, kMomentum, kRunMeanIn, kRunVarIn,
-                          kRunMeanOut, kRunVarOut},
-                         {mut(a.x), a.y, mut(a.scale), mut(a.bias), a.saved_mean, a.saved_inv_std, mut(a.epsilon),
-                          mut(a.momentum), mut(a.running_mean_in), mut(a.running_var_in), a.running_mean_out,
-                          a.running_var_out});
+  return ctx.plans().run(key, build, uids, ptrs);
 }
 
 bool bn_forward_inference_graph(Context& ctx, const BnShape& s, const BnForwardInference& a) {
-  const std::string key = key_of("bn_fwd_infer", s, ctx, a.relu);
+  const std::vector<int64_t> uids{kX, kY, kScale, kBias, kMean, kInvStd};
+  const std::vector<void*> ptrs{mut(a.x), a.y, mut(a.scale), mut(a.bias), mut(a.mean), mut(a.inv_std)};
+  const std::string key = key_of("bn_fwd_infer", s, ctx, a.relu) + cudnn::alignment_key(ptrs);
   auto build = [&](std::string* why) -> std::optional<OpGraph> {
-    Builder b{OpGraph{}, s, ctx};
+    Builder b(s, ctx, uids, ptrs);
     cudnn::NormForwardTensors t;
     t.x = &b.activation(kX);
     t.y = &b.norm_output(a.relu);
@@ -114,14 +132,16 @@ bool bn_forward_inference_graph(Context& ctx, const BnShape& s, const BnForwardI
     if (!norm) return std::nullopt;
     return b.finish(b.og.arena.keep(std::move(*norm)), *t.y, a.relu, why);
   };
-  return ctx.plans().run(key, build, {kX, kY, kScale, kBias, kMean, kInvStd},
-                         {mut(a.x), a.y, mut(a.scale), mut(a.bias), mut(a.mean), mut(a.inv_std)});
+  return ctx.plans().run(key, build, uids, ptrs);
 }
 
 bool bn_backward_graph(Context& ctx, const BnShape& s, const BnBackward& a) {
-  const std::string key = key_of("bn_bwd", s, ctx, false);
+  const std::vector<int64_t> uids{kX, kDy, kScale, kMean, kInvStd, kDScale, kDBias, kDx};
+  const std::vector<void*> ptrs{mut(a.x), mut(a.dy), mut(a.scale), mut(a.saved_mean), mut(a.saved_inv_std),
+                                a.dscale, a.dbias, a.dx};
+  const std::string key = key_of("bn_bwd", s, ctx, false) + cudnn::alignment_key(ptrs);
   auto build = [&](std::string* why) -> std::optional<OpGraph> {
-    Builder b{OpGraph{}, s, ctx};
+    Builder b(s, ctx, uids, ptrs);
     cudnn::NormBackwardTensors t;
     t.x = &b.activation(kX);
     t.dy = &b.activation(kDy);
@@ -140,9 +160,7 @@ bool bn_backward_graph(Context& ctx, const BnShape& s, const BnBackward& a) {
     b.og.fp32_data = ctx.compute_dtype() == DType::F32;
     return std::move(b.og);
   };
-  return ctx.plans().run(key, build, {kX, kDy, kScale, kMean, kInvStd, kDScale, kDBias, kDx},
-                         {mut(a.x), mut(a.dy), mut(a.scale), mut(a.saved_mean), mut(a.saved_inv_std), a.dscale,
-                          a.dbias, a.dx});
+  return ctx.plans().run(key, build, uids, ptrs);
 }
 
 }  // namespace sb::cuda

@@ -23,10 +23,12 @@ std::string key_of(const char* op, const ConvGeometry& g, DType data, Layout lay
          dtype_name(data) + "|" + layout_name(layout) + extra;
 }
 
+// A tensor of the graph; `data` gives its alignment (null for a virtual tensor).
 const cudnn::Descriptor& tensor(OpGraph& og, int64_t uid, const std::vector<int64_t>& dims, Layout layout,
-                                cudnnDataType_t dtype, bool is_virtual = false) {
+                                cudnnDataType_t dtype, const void* data, bool is_virtual = false) {
   cudnn::TensorSpec s;
   s.uid = uid;
+  if (data) s.alignment = cudnn::alignment_of(data);
   s.dims = dims;
   s.strides = cudnn::strides_for(dims, layout);
   s.dtype = dtype;
@@ -34,9 +36,11 @@ const cudnn::Descriptor& tensor(OpGraph& og, int64_t uid, const std::vector<int6
   return og.arena.keep(cudnn::make_tensor(s));
 }
 
-const cudnn::Descriptor& per_channel(OpGraph& og, int64_t uid, int64_t channels, cudnnDataType_t dtype) {
+const cudnn::Descriptor& per_channel(OpGraph& og, int64_t uid, int64_t channels, cudnnDataType_t dtype,
+                                     const void* data) {
   cudnn::TensorSpec s;
   s.uid = uid;
+  s.alignment = cudnn::alignment_of(data);
   s.dims = {1, channels, 1, 1};
   s.strides = {channels, 1, channels, channels};
   s.dtype = dtype;
@@ -56,73 +60,76 @@ bool conv_forward(Context& ctx, const ConvGeometry& g, const void* x, const void
   const DType dt = ctx.compute_dtype();
   const Layout layout = ctx.layout();
   const bool fused = bias != nullptr;
-  const std::string key = key_of("conv_fprop", g, dt, layout, fused ? "|+bias" : "");
+  const std::vector<void*> ptrs = fused ? std::vector<void*>{const_cast<void*>(x), const_cast<void*>(w), y, const_cast<float*>(bias)}
+                                        : std::vector<void*>{const_cast<void*>(x), const_cast<void*>(w), y};
+  const std::string key = key_of("conv_fprop", g, dt, layout, (fused ? "|+bias" : "") + cudnn::alignment_key(ptrs));
   auto build = [&](std::string* why) -> std::optional<OpGraph> {
     OpGraph og;
     og.fp32_data = dt == DType::F32;
     const ConvTensors d = dims_of(g);
     const cudnnDataType_t io = cudnn::to_cudnn(dt);
-    const auto& tx = tensor(og, kX, d.x, layout, io);
-    const auto& tw = tensor(og, kW, d.w, layout, io);
-    const auto& ty = tensor(og, kY, d.y, layout, io);
+    const auto& tx = tensor(og, kX, d.x, layout, io, x);
+    const auto& tw = tensor(og, kW, d.w, layout, io, w);
+    const auto& ty = tensor(og, kY, d.y, layout, io, y);
     const auto& conv = og.arena.keep(cudnn::make_convolution(g.pad, g.stride, CUDNN_DATA_FLOAT));
     if (!fused) {
       const auto& op = og.arena.keep(cudnn::make_conv_fprop(tx, tw, ty, conv));
       return finish(ctx, std::move(og), {&op}, why);
     }
     // conv -> fp32 virtual tensor -> + bias[k] -> y
-    const auto& tmid = tensor(og, kConvOut, d.y, layout, CUDNN_DATA_FLOAT, true);
-    const auto& tb = per_channel(og, kBias, g.k, CUDNN_DATA_FLOAT);
+    const auto& tmid = tensor(og, kConvOut, d.y, layout, CUDNN_DATA_FLOAT, nullptr, true);
+    const auto& tb = per_channel(og, kBias, g.k, CUDNN_DATA_FLOAT, bias);
     const auto& op_conv = og.arena.keep(cudnn::make_conv_fprop(tx, tw, tmid, conv));
     const auto& op_add = og.arena.keep(cudnn::make_pointwise(og.arena, CUDNN_POINTWISE_ADD, tmid, &tb, ty));
     return finish(ctx, std::move(og), {&op_conv, &op_add}, why);
   };
   if (!fused) {
-    if (!ctx.plans().run(key, build, {kX, kW, kY}, {const_cast<void*>(x), const_cast<void*>(w), y}))
-      fatal("no cuDNN engine runs the convolution " + key);
+    if (!ctx.plans().run(key, build, {kX, kW, kY}, ptrs)) fatal("no cuDNN engine runs the convolution " + key);
     return true;
   }
-  return ctx.plans().run(key, build, {kX, kW, kY, kBias},
-                         {const_cast<void*>(x), const_cast<void*>(w), y, const_cast<float*>(bias)});
+  return ctx.plans().run(key, build, {kX, kW, kY, kBias}, ptrs);
 }
 
 void conv_backward_data(Context& ctx, const ConvGeometry& g, const void* dy, const void* w, void* dx) {
   const DType dt = ctx.compute_dtype();
   const Layout layout = ctx.layout();
-  const std::string key = key_of("conv_dgrad", g, dt, layout, "");
+  const std::vector<void*> ptrs{dx, const_cast<void*>(w), const_cast<void*>(dy)};
+  const std::string key = key_of("conv_dgrad", g, dt, layout, cudnn::alignment_key(ptrs));
   auto build = [&](std::string* why) -> std::optional<OpGraph> {
     OpGraph og;
     og.fp32_data = dt == DType::F32;
     const ConvTensors d = dims_of(g);
     const cudnnDataType_t io = cudnn::to_cudnn(dt);
-    const auto& tdx = tensor(og, kX, d.x, layout, io);
-    const auto& tw = tensor(og, kW, d.w, layout, io);
-    const auto& tdy = tensor(og, kY, d.y, layout, io);
+    const auto& tdx = tensor(og, kX, d.x, layout, io, dx);
+    const auto& tw = tensor(og, kW, d.w, layout, io, w);
+    const auto& tdy = tensor(og, kY, d.y, layout, io, dy);
     const auto& conv = og.arena.keep(cudnn::make_convolution(g.pad, g.stride, CUDNN_DATA_FLOAT));
     const auto& op = og.arena.keep(cudnn::make_conv_dgrad(tdx, tw, tdy, conv));
     return finish(ctx, std::move(og), {&op}, why);
   };
-  if (!ctx.plans().run(key, build, {kX, kW, kY}, {dx, const_cast<void*>(w), const_cast<void*>(dy)}))
+  if (!ctx.plans().run(key, build, {kX, kW, kY}, ptrs))
     fatal("no cuDNN engine runs the convolution " + key);
 }
 
 void conv_backward_filter(Context& ctx, const ConvGeometry& g, const void* x, const void* dy, void* dw, DType dw_dtype) {
   const DType dt = ctx.compute_dtype();
   const Layout layout = ctx.layout();
-  const std::string key = key_of("conv_wgrad", g, dt, layout, std::string("|dw=") + dtype_name(dw_dtype));
+  const std::vector<void*> ptrs{const_cast<void*>(x), dw, const_cast<void*>(dy)};
+  const std::string key =
+      key_of("conv_wgrad", g, dt, layout, std::string("|dw=") + dtype_name(dw_dtype) + cudnn::alignment_key(ptrs));
   auto build = [&](std::string* why) -> std::optional<OpGraph> {
     OpGraph og;
     og.fp32_data = dt == DType::F32 && dw_dtype == DType::F32;
     const ConvTensors d = dims_of(g);
     const cudnnDataType_t io = cudnn::to_cudnn(dt);
-    const auto& tx = tensor(og, kX, d.x, layout, io);
-    const auto& tdw = tensor(og, kW, d.w, layout, cudnn::to_cudnn(dw_dtype));
-    const auto& tdy = tensor(og, kY, d.y, layout, io);
+    const auto& tx = tensor(og, kX, d.x, layout, io, x);
+    const auto& tdw = tensor(og, kW, d.w, layout, cudnn::to_cudnn(dw_dtype), dw);
+    const auto& tdy = tensor(og, kY, d.y, layout, io, dy);
     const auto& conv = og.arena.keep(cudnn::make_convolution(g.pad, g.stride, CUDNN_DATA_FLOAT));
     const auto& op = og.arena.keep(cudnn::make_conv_wgrad(tx, tdw, tdy, conv));
     return finish(ctx, std::move(og), {&op}, why);
   };
-  if (!ctx.plans().run(key, build, {kX, kW, kY}, {const_cast<void*>(x), dw, const_cast<void*>(dy)}))
+  if (!ctx.plans().run(key, build, {kX, kW, kY}, ptrs))
     fatal("no cuDNN engine runs the convolution " + key);
 }
 

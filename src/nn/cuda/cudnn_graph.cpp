@@ -87,6 +87,24 @@ Descriptor make_tensor(const TensorSpec& s) {
   return d;
 }
 
+int64_t alignment_of(const void* p) {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  int64_t a = 1;
+  while (a < 16 && address % static_cast<uintptr_t>(2 * a) == 0) a *= 2;
+  return a;
+}
+
+std::string alignment_key(const std::vector<void*>& pointers) {
+  std::string s;
+  bool all_aligned = true;
+  for (const void* p : pointers) {
+    const int64_t a = alignment_of(p);
+    all_aligned = all_aligned && a == 16;
+    s += (s.empty() ? "" : ",") + std::to_string(a);
+  }
+  return all_aligned ? "" : "|align=" + s;
+}
+
 std::vector<int64_t> strides_for(const std::vector<int64_t>& d, Layout layout) {
   if (d.size() != 4) fatal("strides_for: expects 4 dims in NCHW order");
   const int64_t c = d[1], h = d[2], w = d[3];
@@ -108,15 +126,15 @@ Descriptor make_convolution(int64_t pad, int64_t stride, cudnnDataType_t compute
   return d;
 }
 
-// alpha and beta are doubles for float, half and bf16 convolutions alike (cuDNN casts them).
+// alpha = 1 and beta = 0 as floats: the compute type is float for every data type we use.
 Descriptor make_conv_fprop(const Descriptor& x, const Descriptor& w, const Descriptor& y, const Descriptor& conv) {
   Descriptor d(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
   d.set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x)
       .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w)
       .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y)
       .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv)
-      .set_double(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, 1.0)
-      .set_double(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, 0.0);
+      .set_float(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, 1.0f)
+      .set_float(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, 0.0f);
   d.finalize();
   return d;
 }
@@ -127,8 +145,8 @@ Descriptor make_conv_dgrad(const Descriptor& dx, const Descriptor& w, const Desc
       .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, w)
       .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, dy)
       .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, conv)
-      .set_double(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, 1.0)
-      .set_double(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, 0.0);
+      .set_float(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, 1.0f)
+      .set_float(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, 0.0f);
   d.finalize();
   return d;
 }
@@ -139,8 +157,8 @@ Descriptor make_conv_wgrad(const Descriptor& x, const Descriptor& dw, const Desc
       .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, dw)
       .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, dy)
       .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, conv)
-      .set_double(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, 1.0)
-      .set_double(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, 0.0);
+      .set_float(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, 1.0f)
+      .set_float(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, 0.0f);
   d.finalize();
   return d;
 }

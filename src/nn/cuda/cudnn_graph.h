@@ -69,11 +69,17 @@ struct TensorSpec {
   int64_t uid = 0;
   std::vector<int64_t> dims, strides;
   cudnnDataType_t dtype = CUDNN_DATA_FLOAT;
-  int64_t alignment = 16;     // bytes; our buffers come from cudaMalloc and are at least 256-aligned
+  int64_t alignment = 16;     // bytes the data pointer is aligned to (alignment_of), at most 16
   bool is_virtual = false;    // an intermediate that lives inside a fused graph only
   bool by_value = false;      // a host scalar passed through the variant pack (epsilon, momentum)
 };
 Descriptor make_tensor(const TensorSpec& spec);
+
+// The byte alignment of a pointer, up to 16 (what CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT describes). Views into
+// the flat parameter buffers can be less aligned than a cudaMalloc block.
+int64_t alignment_of(const void* p);
+// "" when every pointer is 16-byte aligned, else "|align=16,4,..." for a plan-cache key.
+std::string alignment_key(const std::vector<void*>& pointers);
 
 // Strides of a dense 4-d tensor whose dims are given in NCHW order, stored in the given layout.
 std::vector<int64_t> strides_for(const std::vector<int64_t>& nchw_dims, Layout layout);

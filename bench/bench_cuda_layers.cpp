@@ -1,0 +1,208 @@
+// Google Benchmark micro-benchmarks of the CUDA layers (docs/benchmarks.md): forward + backward of each
+// WRN layer shape at batch 256 in bf16 NHWC (the training configuration of DESIGN.md), whole-network
+// forward + backward of wrn and mnist-cnn, and the fused optimizer over the WRN's 17M parameters.
+// Times are CUDA-event times of the GPU work (manual time); plans are built and autotuned in an untimed
+// warm-up. Every benchmark skips itself, with "no CUDA device", where there is no GPU.
+//
+//   build/bench/bench_cuda_layers --benchmark_filter=conv
+#include <benchmark/benchmark.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "core/cuda_check.h"
+#include "core/dtype.h"
+#include "kernels/optimizer.h"
+#include "models/mnist_cnn.h"
+#include "models/wide_resnet.h"
+#include "nn/cuda/context.h"
+#include "nn/cuda/device_buffer.h"
+#include "nn/cuda/network.h"
+#include "nn/spec.h"
+
+namespace {
+
+using sb::DType;
+using sb::Layout;
+using sb::Shape;
+
+bool have_gpu(benchmark::State& state) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    state.SkipWithError("no CUDA device");
+    return false;
+  }
+  return true;
+}
+
+// Random device values of `count` elements in `dtype`.
+void fill_random(sb::cuda::DeviceBuffer& buffer, int64_t count, DType dtype, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  const size_t n = static_cast<size_t>(count);
+  if (dtype == DType::F32) {
+    std::vector<float> v(n);
+    for (float& x : v) x = d(rng);
+    CHECK_CUDA(cudaMemcpy(buffer.ensure(n * 4), v.data(), n * 4, cudaMemcpyHostToDevice));
+    return;
+  }
+  std::vector<uint16_t> bits(n);
+  for (uint16_t& b : bits) b = dtype == DType::BF16 ? sb::float_to_bf16_bits(d(rng)) : sb::float_to_fp16_bits(d(rng));
+  CHECK_CUDA(cudaMemcpy(buffer.ensure(n * 2), bits.data(), n * 2, cudaMemcpyHostToDevice));
+}
+
+// GPU time of `body` from CUDA events on the context's stream.
+class EventTimer {
+ public:
+  explicit EventTimer(cudaStream_t stream) : stream_(stream) {
+    CHECK_CUDA(cudaEventCreate(&start_));
+    CHECK_CUDA(cudaEventCreate(&stop_));
+  }
+  ~EventTimer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  template <typename Body>
+  double seconds(Body&& body) {
+    CHECK_CUDA(cudaEventRecord(start_, stream_));
+    body();
+    CHECK_CUDA(cudaEventRecord(stop_, stream_));
+    CHECK_CUDA(cudaEventSynchronize(stop_));
+    float ms = 0.0f;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms * 1e-3;
+  }
+
+ private:
+  cudaStream_t stream_;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+sb::cuda::ContextOptions options(DType dtype, Layout layout) {
+  sb::cuda::ContextOptions o;
+  o.compute = dtype;
+  o.layout = layout;
+  return o;
+}
+
+// Forward (train mode) + backward of a spec (one layer or a whole model) per iteration.
+void run_network(benchmark::State& state, const sb::LayerSpec& spec, const Shape& input, DType dtype, Layout layout,
+                 double forward_flops) {
+  if (!have_gpu(state)) return;
+  CHECK_CUDA(cudaSetDevice(0));
+  sb::cuda::Context ctx(options(dtype, layout));
+  sb::cuda::Network net(spec, 1, ctx);
+  const Shape out_shape = sb::output_shape(spec, input);
+  sb::cuda::DeviceBuffer x_mem, dy_mem;
+  fill_random(x_mem, input.numel(), dtype, 2);
+  fill_random(dy_mem, out_shape.numel(), dtype, 3);
+  const sb::cuda::DeviceTensor x{x_mem.data(), sb::TensorDesc{input, dtype, layout}};
+  // 2-d outputs ([N, F]) have no layout of their own; 4-d ones are in the context's.
+  const sb::cuda::DeviceTensor dy{dy_mem.data(), sb::TensorDesc{out_shape, dtype, out_shape.rank() == 4 ? layout : Layout::NCHW}};
+  auto step = [&] {
+    net.forward(x, sb::cuda::Mode::Train);
+    net.backward(dy);
+  };
+  for (int i = 0; i < 3; ++i) step();  // plans built and autotuned here, buffers grown
+  ctx.synchronize();
+  EventTimer timer(ctx.stream());
+  for (auto _ : state) state.SetIterationTime(timer.seconds(step));
+  state.SetItemsProcessed(state.iterations() * input[0]);
+  if (forward_flops > 0)
+    state.counters["FLOP/s"] = benchmark::Counter(3.0 * forward_flops, benchmark::Counter::kIsIterationInvariantRate,
+                                                  benchmark::Counter::OneK::kIs1000);
+}
+
+double conv_flops(int64_t n, int64_t cin, int64_t cout, int64_t k, int64_t hout, int64_t wout) {
+  return 2.0 * static_cast<double>(n * cout * hout * wout * cin * k * k);
+}
+
+constexpr int64_t kBatch = 256;
+
+// The WRN's convolutions at batch 256, bf16 NHWC (the shapes of DESIGN.md's cuDNN table).
+void BM_conv3x3(benchmark::State& state) {
+  const int64_t cin = state.range(0), cout = state.range(1), hw = state.range(2);
+  run_network(state, sb::conv2d("conv", cin, cout, 3, 1, 1, false), Shape{kBatch, cin, hw, hw}, DType::BF16, Layout::NHWC,
+              conv_flops(kBatch, cin, cout, 3, hw, hw));
+}
+void BM_conv1x1_shortcut(benchmark::State& state) {
+  const int64_t cin = state.range(0), cout = state.range(1), hw = state.range(2);
+  run_network(state, sb::conv2d("shortcut", cin, cout, 1, 1, 0, true), Shape{kBatch, cin, hw, hw}, DType::BF16,
+              Layout::NHWC, conv_flops(kBatch, cin, cout, 1, hw, hw));
+}
+// BN followed by ReLU (fused into one cuDNN graph where the context allows it).
+void BM_bn_relu(benchmark::State& state) {
+  const int64_t c = state.range(0), hw = state.range(1);
+  run_network(state, sb::sequential("", {sb::batchnorm2d("bn", c), sb::relu("relu")}), Shape{kBatch, c, hw, hw},
+              DType::BF16, Layout::NHWC, 0);
+}
+void BM_linear(benchmark::State& state) {
+  run_network(state, sb::linear("fc", state.range(0), state.range(1), true), Shape{kBatch, state.range(0)}, DType::BF16,
+              Layout::NHWC, 2.0 * kBatch * state.range(0) * state.range(1));
+}
+
+// Whole models, forward + backward (no loss, no optimizer): wrn at 256 bf16 NHWC, mnist-cnn at 64.
+void BM_wrn_forward_backward(benchmark::State& state) {
+  const sb::ModelInput in{3, 32, 32, 100};
+  run_network(state, sb::wide_resnet(in), Shape{kBatch, 3, 32, 32}, DType::BF16, Layout::NHWC, 14.47e9 / 3.0 * kBatch);
+}
+void BM_mnist_cnn_forward_backward(benchmark::State& state) {
+  const DType dtype = state.range(0) ? DType::BF16 : DType::F32;
+  run_network(state, sb::mnist_cnn(sb::ModelInput{}), Shape{64, 1, 28, 28}, dtype, Layout::NHWC, 0);
+}
+
+// The fused optimizer: one launch over the whole flat buffer.
+void BM_fused_optimizer(benchmark::State& state) {
+  if (!have_gpu(state)) return;
+  CHECK_CUDA(cudaSetDevice(0));
+  const int64_t n = state.range(1);
+  const bool adadelta = state.range(0) == 1;
+  cudaStream_t stream = nullptr;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  sb::cuda::DeviceBuffer params, grads, s0, s1, copy;
+  fill_random(params, n, DType::F32, 1);
+  fill_random(grads, n, DType::F32, 2);
+  for (auto* s : {&s0, &s1}) CHECK_CUDA(cudaMemset(s->ensure(static_cast<size_t>(n) * 4), 0, static_cast<size_t>(n) * 4));
+  sb::kernels::FusedOptimizerArgs a;
+  a.kind = adadelta ? sb::kernels::OptimizerKind::Adadelta : sb::kernels::OptimizerKind::Sgd;
+  a.sgd.momentum = 0.9;
+  a.n = n;
+  a.params = static_cast<float*>(params.data());
+  a.grads = static_cast<const float*>(grads.data());
+  a.state[0] = static_cast<float*>(s0.data());
+  a.state[1] = static_cast<float*>(s1.data());
+  a.lr = adadelta ? 1.0 : 1e-3;
+  a.params_copy = copy.ensure(static_cast<size_t>(n) * 2);  // bf16 working copy, as in bf16 training
+  a.copy_dtype = DType::BF16;
+  {
+    EventTimer timer(stream);
+    int64_t step = 1;
+    for (auto _ : state) {
+      a.step = step++;
+      state.SetIterationTime(timer.seconds([&] { sb::kernels::fused_optimizer_step(a, stream); }));
+    }
+  }
+  CHECK_CUDA(cudaStreamDestroy(stream));
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
+constexpr int64_t kMnistParams = 1'199'882;
+constexpr int64_t kWrnParams = 17'175'444;
+
+}  // namespace
+
+BENCHMARK(BM_conv3x3)->Args({16, 160, 32})->Args({160, 160, 32})->Args({320, 320, 16})->Args({640, 640, 8})
+    ->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_conv1x1_shortcut)->Args({16, 160, 32})->Args({160, 320, 16})->Args({320, 640, 8})
+    ->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_bn_relu)->Args({160, 32})->Args({320, 16})->Args({640, 8})->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_linear)->Args({640, 100})->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_wrn_forward_backward)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_mnist_cnn_forward_backward)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_fused_optimizer)->ArgsProduct({{0, 1}, {kMnistParams, kWrnParams}})->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
+BENCHMARK_MAIN();

@@ -1,0 +1,51 @@
+// Checkpoints: the run state of DESIGN.md ("One run state") in one HDF5 file, written by rank 0 to a
+// temporary name and renamed into place, so that a job killed while writing keeps the previous one.
+//
+// Layout (schema "scalebench-checkpoint", version 1):
+//   attributes: schema, schema_version, config_json, world_size, epoch (the next epoch to run, 0-based),
+//     step_in_epoch (the next step within it), global_step, elapsed_s, best_accuracy,
+//     epochs_without_improvement, optimizer_steps, loss_scale, scale_growth
+//   /params             float32 [P]          master weights (the same on every rank)
+//   /buffers            float32 [world, B]   each rank's BN running statistics
+//   /train_totals       float64 [world, 3]   each rank's partial epoch loss sum, correct, count
+//   /optimizer/<name>   float32 [P]          optimizer state, in the optimizer's order (attribute `order`)
+#pragma once
+#include <string>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "train/engine.h"
+
+namespace sb {
+
+struct LoopState {
+  int epoch = 0;               // the next epoch to run
+  int64_t step_in_epoch = 0;   // the next step of that epoch
+  int64_t global_step = 0;
+  double elapsed_s = 0;        // training plus evaluation time so far (time to accuracy)
+  double best_accuracy = 0;
+  int epochs_without_improvement = 0;
+};
+
+struct Checkpoint {
+  std::string config_json;
+  int world_size = 1;
+  LoopState loop;
+  EngineState engine;                           // params and optimizer state from rank 0
+  std::vector<std::vector<float>> rank_buffers;  // per rank
+  std::vector<EvalTotals> rank_totals;          // per rank
+};
+
+// Collective: gathers every rank's buffers and partial totals; rank 0 writes `path` atomically.
+void save_checkpoint(Communicator& comm, Engine& engine, const std::string& config_json, const LoopState& loop,
+                     const std::string& path);
+
+// Reads a checkpoint (any rank). Throws UserError naming the file for anything missing or malformed.
+Checkpoint read_checkpoint(const std::string& path);
+
+// Restores this rank's part of a checkpoint into the engine. A different world size is accepted only at
+// an epoch boundary (the sampler then re-shards the next epoch; every rank takes rank 0's BN statistics);
+// mid-epoch it is refused with a UserError.
+void restore_checkpoint(const Checkpoint& checkpoint, Communicator& comm, Engine& engine);
+
+}  // namespace sb
