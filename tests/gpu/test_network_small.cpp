@@ -101,6 +101,44 @@ TEST(CudaNetwork, EvalForwardMatchesCpuNetwork) {
     }
 }
 
+// Backward reports finished gradients in the reverse of the flat buffer's order (for the all-reduce
+// overlap), and ends having reported the first parameter.
+TEST(CudaNetwork, GradientReadyHookRunsInReverseBufferOrder) {
+  SKIP_WITHOUT_GPU();
+  Pair n(options_for(kPrecisions[0], Layout::NHWC));
+  std::vector<int64_t> offsets;
+  n.ctx.set_gradient_ready_hook([&](const float* first) { offsets.push_back(first - n.gpu.grads()); });
+  n.gpu.forward(n.input(), cuda::Mode::Train);
+  n.gpu.backward(n.grad_output());
+  ASSERT_FALSE(offsets.empty());
+  for (size_t i = 1; i < offsets.size(); ++i) EXPECT_LT(offsets[i], offsets[i - 1]) << "call " << i;
+  EXPECT_EQ(offsets.back(), 0);
+  // Every layer with parameters reports its first parameter.
+  std::vector<int64_t> firsts;
+  for (const auto& s : n.gpu.param_specs())
+    if (s.name.size() >= 7 && s.name.compare(s.name.size() - 7, 7, ".weight") == 0) firsts.push_back(s.offset);
+  std::vector<int64_t> reported(offsets.rbegin(), offsets.rend());
+  EXPECT_EQ(reported, firsts);
+}
+
+// A residual block with a projection shortcut also reports in reverse buffer order.
+TEST(CudaNetwork, GradientReadyOrderWithProjectionShortcut) {
+  SKIP_WITHOUT_GPU();
+  cuda::Context ctx(options_for(kPrecisions[0], Layout::NCHW));
+  const LayerSpec spec = residual("res", sequential("main", {conv2d("c1", 4, 8, 3, 2, 1, false), relu("r")}),
+                                  {conv2d("proj", 4, 8, 1, 2, 0, false)});
+  cuda::Network net(spec, 3, ctx);
+  std::vector<int64_t> offsets;
+  ctx.set_gradient_ready_hook([&](const float* first) { offsets.push_back(first - net.grads()); });
+  std::mt19937_64 rng(4);
+  const Shape in{2, 4, 8, 8};
+  DeviceMem x = gputest::to_device(normal_values(static_cast<size_t>(in.numel()), rng, DType::F32), DType::F32);
+  const cuda::DeviceTensor& y = net.forward({x.get(), TensorDesc{in, DType::F32, Layout::NCHW}}, cuda::Mode::Train);
+  DeviceMem dy = gputest::to_device(normal_values(static_cast<size_t>(y.numel()), rng, DType::F32), DType::F32);
+  net.backward({dy.get(), y.desc});
+  EXPECT_EQ(offsets, (std::vector<int64_t>{8 * 4 * 9, 0}));
+}
+
 // After one eager warm-up step no buffer moves, so forward + backward can be captured and replayed.
 TEST(CudaNetwork, StepReplaysFromCudaGraph) {
   SKIP_WITHOUT_GPU();

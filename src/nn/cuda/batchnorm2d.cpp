@@ -96,6 +96,7 @@ const DeviceTensor& BatchNorm2d::backward(const DeviceTensor& dy) {
   a.dscale = views_.grads; a.dbias = views_.grads + s.c;
   a.dx = dx_.data;
   if (!bn_backward_graph(ctx_, s, a)) bn_backward_legacy(ctx_, s, a, spec_.eps);
+  ctx_.gradients_ready(views_.grads);
   return dx_;
 }
 

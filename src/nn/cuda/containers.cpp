@@ -73,8 +73,10 @@ const DeviceTensor& Residual::forward(const DeviceTensor& x, Mode mode) {
 
 const DeviceTensor& Residual::backward(const DeviceTensor& dy) {
   if (!y_.data) fatal("Residual '" + spec_.name + "': backward before forward");
-  const DeviceTensor& da = main_->backward(dy);
+  // The shortcut first: its parameters come after the main branch's in the flat buffer, and backward must
+  // visit parameters in reverse buffer order for Context::gradients_ready to hold.
   const DeviceTensor& db = shortcut_ ? shortcut_->backward(dy) : dy;
+  const DeviceTensor& da = main_->backward(dy);
   dx_ = output_tensor(dx_buffer_, da.shape(), ctx_);
   kernels::add(da.data, db.data, dx_.data, da.numel(), da.dtype(), ctx_.stream());
   return dx_;

@@ -6,6 +6,8 @@
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "core/dtype.h"
@@ -49,6 +51,22 @@ class Context {
   // Waits for everything queued on the context's stream.
   void synchronize() const;
 
+  // The training step in device memory (e.g. a field the trainer refreshes before each step). When set,
+  // dropout reads its step from there instead of set_random_stream's, so that a captured CUDA graph draws
+  // a new mask at each replay.
+  void set_device_step(const uint64_t* step) { device_step_ = step; }
+  const uint64_t* device_step() const { return device_step_; }
+
+  // Gradient readiness, for overlapping the all-reduce with backward. Every layer with parameters calls
+  // gradients_ready(its first gradient) once its backward has queued the writes of its gradients. Backward
+  // visits the layers in the reverse of the flat buffer's order, so at that point every gradient from
+  // that address to the end of the flat buffer is final (in stream order).
+  using GradientReadyHook = std::function<void(const float* first_final)>;
+  void set_gradient_ready_hook(GradientReadyHook hook) { gradient_ready_ = std::move(hook); }
+  void gradients_ready(const float* first_final) const {
+    if (gradient_ready_) gradient_ready_(first_final);
+  }
+
  private:
   ContextOptions options_;
   cudaStream_t stream_ = nullptr;
@@ -58,6 +76,8 @@ class Context {
   DeviceBuffer workspace_;         // cuDNN plans' workspace, grow-only
   DeviceBuffer cublas_workspace_;  // fixed, so that cuBLAS never allocates inside a graph capture
   std::unique_ptr<PlanCache> plans_;
+  const uint64_t* device_step_ = nullptr;
+  GradientReadyHook gradient_ready_;
 };
 
 }  // namespace sb::cuda

@@ -73,6 +73,7 @@ const DeviceTensor& Conv2d::backward(const DeviceTensor& dy) {
   if (spec_.bias)
     kernels::bias_backward(dy.data, dt, views_.grads + wn, geometry_.n, geometry_.k, geometry_.p, geometry_.q, layout,
                            /*accumulate=*/false, stream);
+  ctx_.gradients_ready(views_.grads);
   return dx_;
 }
 

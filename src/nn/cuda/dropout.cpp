@@ -42,7 +42,7 @@ const DeviceTensor& Dropout::forward(const DeviceTensor& x, Mode mode) {
   int64_t d[4];
   dims4(x.shape(), d);
   kernels::dropout_forward(x.data, y_.data, d[0], d[1], d[2], d[3], x.layout(), x.dtype(), spec_.p, mask_key_, step_,
-                           ctx_.stream());
+                           ctx_.stream(), ctx_.device_step());
   return y_;
 }
 
@@ -59,7 +59,7 @@ const DeviceTensor& Dropout::backward(const DeviceTensor& dy) {
   int64_t d[4];
   dims4(dy.shape(), d);
   kernels::dropout_backward(dy.data, dx_.data, d[0], d[1], d[2], d[3], dy.layout(), dy.dtype(), spec_.p, mask_key_,
-                            step_, ctx_.stream());
+                            step_, ctx_.stream(), ctx_.device_step());
   return dx_;
 }
 

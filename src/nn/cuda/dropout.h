@@ -1,5 +1,6 @@
 // Dropout over kernels/dropout.h: the same Philox mask as the CPU layer (nn/cpu/dropout.h), drawn again in
-// backward instead of stored. Eval mode, or p == 0, is the identity (a view).
+// backward instead of stored. Eval mode, or p == 0, is the identity (a view). The step comes from
+// set_random_stream, or from the context's device step when one is set (CUDA graph replays).
 #pragma once
 #include <cstdint>
 

@@ -72,6 +72,7 @@ const DeviceTensor& Linear::backward(const DeviceTensor& dy) {
   if (spec_.bias)
     kernels::bias_backward(dy.data, dy.dtype(), views_.grads + spec_.out * spec_.in, n, spec_.out, 1, 1, Layout::NCHW,
                            /*accumulate=*/false, ctx_.stream());
+  ctx_.gradients_ready(views_.grads);
   return dx_;
 }
 
