@@ -12,8 +12,6 @@ target_include_directories(sb_cuda PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/src ${CMAK
                            ${CUDNN_INCLUDE_DIR} ${NCCL_INCLUDE_DIR})
 target_link_libraries(sb_cuda PUBLIC sb_train CUDA::cudart CUDA::cublas CUDA::cublasLt
                       ${CUDNN_LIBRARY} ${NCCL_LIBRARY})
-if(TARGET CUDA::nvml)
-  target_link_libraries(sb_cuda PUBLIC CUDA::nvml)
-endif()
+target_link_libraries(sb_cuda PUBLIC ${CMAKE_DL_LIBS})  # NVML is loaded at run time (gpu_energy.cpp)
 set_target_properties(sb_cuda PROPERTIES CUDA_SEPARABLE_COMPILATION OFF POSITION_INDEPENDENT_CODE ON)
 target_compile_options(sb_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo>)

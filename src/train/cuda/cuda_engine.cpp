@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 
 #include "comm/cuda/nccl_communicator.h"
 #include "core/cuda_check.h"
@@ -21,6 +22,7 @@
 #include "nn/cuda/network.h"
 #include "optim/optim_config.h"
 #include "train/cuda/device_info.h"
+#include "train/cuda/gpu_energy.h"
 #include "train/cuda/gradient_buckets.h"
 #include "train/cuda/step_inputs.h"
 #include "train/run_setup.h"
@@ -64,13 +66,15 @@ kernels::FusedOptimizerArgs optimizer_args(const TrainConfig& c) {
   return a;
 }
 
-int optimizer_state_buffers(const kernels::FusedOptimizerArgs& a) {
+// The state buffers of the fused optimizer, named as the CPU optimizers (torch.optim) name them.
+std::vector<std::string> optimizer_state_names(const kernels::FusedOptimizerArgs& a) {
   switch (a.kind) {
-    case kernels::OptimizerKind::Sgd: return a.sgd.momentum > 0 ? 1 : 0;
-    case kernels::OptimizerKind::Adadelta: return 2;
-    case kernels::OptimizerKind::Adam: return a.adam.amsgrad ? 3 : 2;
+    case kernels::OptimizerKind::Sgd: return a.sgd.momentum > 0 ? std::vector<std::string>{"momentum_buffer"} : std::vector<std::string>{};
+    case kernels::OptimizerKind::Adadelta: return {"square_avg", "acc_delta"};
+    case kernels::OptimizerKind::Adam:
+      return a.adam.amsgrad ? std::vector<std::string>{"exp_avg", "exp_avg_sq", "max_exp_avg_sq"} : std::vector<std::string>{"exp_avg", "exp_avg_sq"};
   }
-  return 0;
+  return {};
 }
 
 struct DeviceDataset {
@@ -86,12 +90,15 @@ class CudaEngine final : public Engine {
   int64_t parameter_count() const override { return net_->param_count(); }
   int64_t train_size() const override { return train_.size(); }
   int64_t test_size() const override { return test_.size(); }
-  PhaseTimes train_step(std::span<const int64_t> indices, int epoch, int64_t step, double lr) override;
+  PhaseTimes train_step(std::span<const int64_t> indices, const StepInfo& info) override;
   EvalTotals take_train_totals() override;
   EvalTotals evaluate(std::span<const int64_t> indices) override;
+  EngineState save_state() override;
+  void load_state(const EngineState& state) override;
   void synchronize() override { CHECK_CUDA(cudaStreamSynchronize(stream_)); }
   PhaseTimes drain_step_times() override;
   double peak_memory_bytes() const override { return static_cast<double>(peak_memory_); }
+  double energy_joules() const override { return energy_ ? energy_->joules() : std::numeric_limits<double>::quiet_NaN(); }
 
  private:
   void upload(const Dataset& data, DeviceDataset& out);
@@ -135,12 +142,11 @@ class CudaEngine final : public Engine {
   bool graphs_failed_ = false;
   int eager_full_steps_ = 0;
 
-  int current_epoch_ = -1;
-  uint64_t epoch_position_ = 0;
   int64_t steps_queued_ = 0;
   bool pending_times_ = false;
   int pending_slot_ = 0;
   size_t peak_memory_ = 0;
+  std::unique_ptr<GpuEnergyMeter> energy_;
 };
 
 CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm,
@@ -153,6 +159,7 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
       augmentation_(config.augment ? cifar_augmentation() : BatchOptions{}) {
   CHECK_CUDA(cudaSetDevice(device));
   device_name_ = gpu_name(device);
+  energy_ = std::make_unique<GpuEnergyMeter>(device);
   if (train.channels > kernels::kMaxAugmentChannels) {
     throw UserError("the CUDA batch kernel takes at most " + std::to_string(kernels::kMaxAugmentChannels) +
                     " channels; " + train.name + " has " + std::to_string(train.channels));
@@ -173,7 +180,7 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
   optimizer_.n = n;
   optimizer_.params = net_->params();
   optimizer_.grads = net_->grads();
-  for (int i = 0; i < optimizer_state_buffers(optimizer_); ++i) {
+  for (int i = 0; i < static_cast<int>(optimizer_state_names(optimizer_).size()); ++i) {
     optimizer_.state[i] = optimizer_state_[i].ensure_as<float>(static_cast<size_t>(n));
     CHECK_CUDA(cudaMemsetAsync(optimizer_.state[i], 0, static_cast<size_t>(n) * sizeof(float), stream_));
   }
@@ -354,20 +361,15 @@ PhaseTimes CudaEngine::read_times(int slot) {
   return t;
 }
 
-PhaseTimes CudaEngine::train_step(std::span<const int64_t> indices, int epoch, int64_t step, double lr) {
+PhaseTimes CudaEngine::train_step(std::span<const int64_t> indices, const StepInfo& info) {
   const int64_t batch = static_cast<int64_t>(indices.size());
   if (batch > max_batch_) fatal("CUDA engine: a batch of " + std::to_string(batch) + " exceeds the planned " + std::to_string(max_batch_));
-  if (epoch != current_epoch_) {
-    current_epoch_ = epoch;
-    epoch_position_ = 0;
-  }
   const int slot = static_cast<int>(steps_queued_ % kSlots);
   // The slot's pinned memory was last read by step k-2, which finished before step k-1's times were read.
   int64_t* host_indices = pinned_indices_ + static_cast<size_t>(slot) * static_cast<size_t>(max_batch_);
   std::memcpy(host_indices, indices.data(), static_cast<size_t>(batch) * sizeof(int64_t));
   cuda::StepInputs& inputs = pinned_inputs_[slot];
-  inputs = cuda::StepInputs{lr, static_cast<uint64_t>(step), epoch, epoch_position_};
-  epoch_position_ += static_cast<uint64_t>(batch);
+  inputs = cuda::StepInputs{info.lr, static_cast<uint64_t>(info.step), info.epoch, info.position};
   CHECK_CUDA(cudaMemcpyAsync(batch_indices_.data(), host_indices, static_cast<size_t>(batch) * sizeof(int64_t),
                              cudaMemcpyHostToDevice, stream_));
   CHECK_CUDA(cudaMemcpyAsync(step_inputs_.data(), &inputs, sizeof inputs, cudaMemcpyHostToDevice, stream_));
@@ -432,6 +434,61 @@ EvalTotals CudaEngine::evaluate(std::span<const int64_t> indices) {
   // full training step captures them again.
   drop_graphs();
   return EvalTotals{host.loss_sum, static_cast<int64_t>(host.correct), static_cast<int64_t>(host.samples)};
+}
+
+EngineState CudaEngine::save_state() {
+  synchronize();
+  EngineState st;
+  st.params = net_->get_params();
+  st.buffers = net_->get_buffers();
+  const auto names = optimizer_state_names(optimizer_);
+  const size_t n = static_cast<size_t>(net_->param_count());
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::vector<float> values(n);
+    CHECK_CUDA(cudaMemcpy(values.data(), optimizer_.state[i], n * sizeof(float), cudaMemcpyDeviceToHost));
+    st.optimizer_state.emplace_back(names[i], std::move(values));
+  }
+  kernels::OptimizerStepCounter counter{};
+  CHECK_CUDA(cudaMemcpy(&counter, optimizer_.step_counter, sizeof counter, cudaMemcpyDeviceToHost));
+  st.optimizer_steps = counter.steps;
+  if (loss_scale_.data()) {
+    kernels::LossScaleState scale{};
+    CHECK_CUDA(cudaMemcpy(&scale, loss_scale_.data(), sizeof scale, cudaMemcpyDeviceToHost));
+    st.loss_scale = scale.scale;
+    st.scale_growth = scale.growth_tracker;
+  }
+  kernels::LossCounters totals{};
+  CHECK_CUDA(cudaMemcpy(&totals, train_counters_.data(), sizeof totals, cudaMemcpyDeviceToHost));
+  st.train_totals = EvalTotals{totals.loss_sum, static_cast<int64_t>(totals.correct), static_cast<int64_t>(totals.samples)};
+  return st;
+}
+
+void CudaEngine::load_state(const EngineState& st) {
+  synchronize();
+  const auto names = optimizer_state_names(optimizer_);
+  const size_t n = static_cast<size_t>(net_->param_count());
+  if (st.params.size() != n || st.buffers.size() != static_cast<size_t>(net_->buffer_count())) {
+    throw UserError("the checkpoint holds " + std::to_string(st.params.size()) + " parameters but model '" + config_.model +
+                    "' has " + std::to_string(n) + "; resume with the model and data it was written for");
+  }
+  if (st.optimizer_state.size() != names.size()) throw UserError("the checkpoint's optimizer state does not match --optimizer " + config_.optimizer);
+  net_->set_params(st.params);
+  net_->set_buffers(st.buffers);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (st.optimizer_state[i].first != names[i] || st.optimizer_state[i].second.size() != n) {
+      throw UserError("the checkpoint's optimizer state '" + st.optimizer_state[i].first + "' does not match --optimizer " + config_.optimizer);
+    }
+    CHECK_CUDA(cudaMemcpy(optimizer_.state[i], st.optimizer_state[i].second.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  const kernels::OptimizerStepCounter counter{st.optimizer_steps, 0, 0};
+  CHECK_CUDA(cudaMemcpy(optimizer_.step_counter, &counter, sizeof counter, cudaMemcpyHostToDevice));
+  if (loss_scale_.data() && st.loss_scale > 0) {
+    const kernels::LossScaleState scale{st.loss_scale, st.scale_growth, 0};
+    CHECK_CUDA(cudaMemcpy(loss_scale_.data(), &scale, sizeof scale, cudaMemcpyHostToDevice));
+  }
+  const kernels::LossCounters totals{st.train_totals.loss_sum, static_cast<unsigned long long>(st.train_totals.correct),
+                                     static_cast<unsigned long long>(st.train_totals.count)};
+  CHECK_CUDA(cudaMemcpy(train_counters_.data(), &totals, sizeof totals, cudaMemcpyHostToDevice));
 }
 
 void CudaEngine::drop_graphs() {
