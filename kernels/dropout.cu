@@ -45,8 +45,14 @@ __device__ __forceinline__ T drop(T x, bool keep, float scale) {
   return keep ? from_float<T>(to_float(x) * scale) : from_float<T>(0.0f);
 }
 
-// NCHW (or any tensor whose storage order is the logical order): group g = elements 4g..4g+3.
+// 4 consecutive elements loaded and stored as one 8-byte (fp16/bf16) or 16-byte (fp32) access.
 template <typename T>
+struct alignas(4 * sizeof(T)) Quad {
+  T v[4];
+};
+
+// NCHW (or any tensor whose storage order is the logical order): group g = elements 4g..4g+3.
+template <typename T, bool Vector>
 __global__ void dropout_contiguous_kernel(const T* x, T* y, int64_t total, DropParams d) {
   const int64_t groups = (total + 3) / 4;
   const uint64_t step = step_of(d);
@@ -54,49 +60,62 @@ __global__ void dropout_contiguous_kernel(const T* x, T* y, int64_t total, DropP
     const Philox4 r = philox4x32(step, static_cast<uint64_t>(g), d.key);
     const int64_t base = g * 4;
     if (base + 4 <= total) {
-      T v[4];
+      Quad<T> v;
+      if constexpr (Vector) {
+        v = reinterpret_cast<const Quad<T>*>(x)[g];
+      } else {
 #pragma unroll
-      for (int j = 0; j < 4; ++j) v[j] = x[base + j];
+        for (int j = 0; j < 4; ++j) v.v[j] = x[base + j];
+      }
 #pragma unroll
-      for (int j = 0; j < 4; ++j) y[base + j] = drop(v[j], keeps(r.v[j], d.threshold), d.scale);
+      for (int j = 0; j < 4; ++j) v.v[j] = drop(v.v[j], keeps(r.v[j], d.threshold), d.scale);
+      if constexpr (Vector) {
+        reinterpret_cast<Quad<T>*>(y)[g] = v;
+      } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) y[base + j] = v.v[j];
+      }
     } else {
       for (int j = 0; base + j < total; ++j) y[base + j] = drop(x[base + j], keeps(r.v[j], d.threshold), d.scale);
     }
   }
 }
 
+// Index arithmetic of the NHWC kernels runs in I: int32_t below 2^30 elements (64-bit division is several
+// times dearer and dominated these kernels), else int64_t.
+
 // NHWC with w % 4 == 0: thread item = (n, h, w/4, c), c fastest. Logical index of (n, c, h, w0) is
 // ((n*C + c)*H + h)*W + w0, a multiple of 4, so its group is that index / 4 and covers w0..w0+3.
-template <typename T>
-__global__ void dropout_nhwc_w4_kernel(const T* x, T* y, int64_t n, int64_t c, int64_t h, int64_t w, DropParams d) {
-  const int64_t w4 = w / 4;
-  const int64_t items = n * h * w4 * c;
+template <typename T, typename I>
+__global__ void dropout_nhwc_w4_kernel(const T* x, T* y, I n, I c, I h, I w, DropParams d) {
+  const I w4 = w / 4;
+  const I items = n * h * w4 * c;
   const uint64_t step = step_of(d);
-  for (int64_t t = global_thread(); t < items; t += grid_threads()) {
-    const int64_t ch = t % c;
-    int64_t rest = t / c;
-    const int64_t wq = rest % w4;
+  for (I t = static_cast<I>(global_thread()); t < items; t += static_cast<I>(grid_threads())) {
+    const I ch = t % c;
+    I rest = t / c;
+    const I wq = rest % w4;
     rest /= w4;
-    const int64_t row = rest % h, image = rest / h;
-    const int64_t logical = ((image * c + ch) * h + row) * w + wq * 4;
+    const I row = rest % h, image = rest / h;
+    const I logical = ((image * c + ch) * h + row) * w + wq * 4;
     const Philox4 r = philox4x32(step, static_cast<uint64_t>(logical) >> 2, d.key);
-    const int64_t stored = ((image * h + row) * w + wq * 4) * c + ch;
+    const I stored = ((image * h + row) * w + wq * 4) * c + ch;
 #pragma unroll
     for (int j = 0; j < 4; ++j) y[stored + j * c] = drop(x[stored + j * c], keeps(r.v[j], d.threshold), d.scale);
   }
 }
 
 // Any NHWC shape: one element (and one draw) per thread item, in storage order.
-template <typename T>
-__global__ void dropout_nhwc_any_kernel(const T* x, T* y, int64_t n, int64_t c, int64_t h, int64_t w, DropParams d) {
-  const int64_t total = n * c * h * w;
+template <typename T, typename I>
+__global__ void dropout_nhwc_any_kernel(const T* x, T* y, I n, I c, I h, I w, DropParams d) {
+  const I total = n * c * h * w;
   const uint64_t step = step_of(d);
-  for (int64_t s = global_thread(); s < total; s += grid_threads()) {
-    const int64_t ch = s % c;
-    int64_t rest = s / c;
-    const int64_t col = rest % w;
+  for (I s = static_cast<I>(global_thread()); s < total; s += static_cast<I>(grid_threads())) {
+    const I ch = s % c;
+    I rest = s / c;
+    const I col = rest % w;
     rest /= w;
-    const int64_t row = rest % h, image = rest / h;
+    const I row = rest % h, image = rest / h;
     const uint64_t logical = static_cast<uint64_t>(((image * c + ch) * h + row) * w + col);
     const Philox4 r = philox4x32(step, logical >> 2, d.key);
     // Select the word without a run-time array index (which would put r in local memory).
@@ -120,16 +139,29 @@ void launch_dropout(const void* in, void* out, int64_t n, int64_t c, int64_t h, 
   const DropParams d = make_params(p, key, step, step_device);
   // With one channel, or h = w = 1, NHWC stores the logical order too.
   const bool logical_order = layout == Layout::NCHW || c == 1 || h * w == 1;
+  const bool small = total < (int64_t{1} << 30);
   dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = static_cast<const T*>(in);
     T* y = static_cast<T*>(out);
-    if (logical_order)
-      dropout_contiguous_kernel<T><<<grid_for((total + 3) / 4), kThreads, 0, stream>>>(x, y, total, d);
-    else if (w % 4 == 0)
-      dropout_nhwc_w4_kernel<T><<<grid_for(total / 4), kThreads, 0, stream>>>(x, y, n, c, h, w, d);
+    auto nhwc = [&](auto index) {
+      using I = typename decltype(index)::type;
+      const I ni = static_cast<I>(n), ci = static_cast<I>(c), hi = static_cast<I>(h), wi = static_cast<I>(w);
+      if (w % 4 == 0)
+        dropout_nhwc_w4_kernel<T, I><<<grid_for(total / 4), kThreads, 0, stream>>>(x, y, ni, ci, hi, wi, d);
+      else
+        dropout_nhwc_any_kernel<T, I><<<grid_for(total), kThreads, 0, stream>>>(x, y, ni, ci, hi, wi, d);
+    };
+    const unsigned grid = grid_for((total + 3) / 4);
+    const bool vector = ((reinterpret_cast<uintptr_t>(in) | reinterpret_cast<uintptr_t>(out)) % (4 * sizeof(T))) == 0;
+    if (logical_order && vector)
+      dropout_contiguous_kernel<T, true><<<grid, kThreads, 0, stream>>>(x, y, total, d);
+    else if (logical_order)
+      dropout_contiguous_kernel<T, false><<<grid, kThreads, 0, stream>>>(x, y, total, d);
+    else if (small)
+      nhwc(TypeTag<int32_t>{});
     else
-      dropout_nhwc_any_kernel<T><<<grid_for(total), kThreads, 0, stream>>>(x, y, n, c, h, w, d);
+      nhwc(TypeTag<int64_t>{});
   });
   CHECK_CUDA_LAUNCH();
 }

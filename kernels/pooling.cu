@@ -15,6 +15,15 @@ struct Geometry {
   int k, s;
 };
 
+// The geometry in the kernels' index type.
+template <typename I>
+struct Geom {
+  I n, c, h, w, oh, ow, k, s;
+  explicit Geom(const Geometry& g)
+      : n(static_cast<I>(g.n)), c(static_cast<I>(g.c)), h(static_cast<I>(g.h)), w(static_cast<I>(g.w)),
+        oh(static_cast<I>(g.oh)), ow(static_cast<I>(g.ow)), k(static_cast<I>(g.k)), s(static_cast<I>(g.s)) {}
+};
+
 Geometry make_geometry(const PoolShape& p, const char* what) {
   if (p.kernel < 1 || p.stride < 1 || p.h < p.kernel || p.w < p.kernel)
     fatal(std::string(what) + ": bad window " + std::to_string(p.kernel) + "/" + std::to_string(p.stride) +
@@ -23,14 +32,17 @@ Geometry make_geometry(const PoolShape& p, const char* what) {
                   p.stride};
 }
 
+// Index arithmetic runs in I: int32_t when the input has fewer than 2^30 elements (the usual case; 64-bit
+// division is several times dearer and dominated these kernels), else int64_t.
 // Coordinates (image, channel, row, col) of a storage index of a [n, c, rows, cols] tensor.
+template <typename I>
 struct Coord {
-  int64_t img, ch, y, x;
+  I img, ch, y, x;
 };
 
-template <bool Nhwc>
-__device__ __forceinline__ Coord decode(int64_t i, int64_t c, int64_t rows, int64_t cols) {
-  Coord q;
+template <bool Nhwc, typename I>
+__device__ __forceinline__ Coord<I> decode(I i, I c, I rows, I cols) {
+  Coord<I> q;
   if constexpr (Nhwc) {
     q.ch = i % c;
     i /= c;
@@ -49,22 +61,22 @@ __device__ __forceinline__ Coord decode(int64_t i, int64_t c, int64_t rows, int6
   return q;
 }
 
-template <bool Nhwc>
-__device__ __forceinline__ int64_t offset(int64_t img, int64_t ch, int64_t y, int64_t x, int64_t c, int64_t rows,
-                                          int64_t cols) {
+template <bool Nhwc, typename I>
+__device__ __forceinline__ I offset(I img, I ch, I y, I x, I c, I rows, I cols) {
   return Nhwc ? ((img * rows + y) * cols + x) * c + ch : ((img * c + ch) * rows + y) * cols + x;
 }
 
 // Storage index of the window's maximum (first on ties, a NaN wins as in PyTorch and the CPU layer).
-template <typename T, bool Nhwc>
-__device__ __forceinline__ int64_t window_argmax(const T* x, const Geometry& g, int64_t img, int64_t ch, int64_t oy,
-                                                 int64_t ox) {
-  const int64_t y0 = oy * g.s, x0 = ox * g.s;
-  int64_t best = offset<Nhwc>(img, ch, y0, x0, g.c, g.h, g.w);
+template <typename T, bool Nhwc, typename I>
+__device__ __forceinline__ I window_argmax(const T* x, const Geom<I>& g, I img, I ch, I oy, I ox) {
+  const I y0 = oy * g.s, x0 = ox * g.s;
+  const I step_x = Nhwc ? g.c : 1, step_y = Nhwc ? g.w * g.c : g.w;
+  const I first = offset<Nhwc, I>(img, ch, y0, x0, g.c, g.h, g.w);
+  I best = first;
   float best_v = to_float(x[best]);
-  for (int ky = 0; ky < g.k; ++ky)
-    for (int kx = 0; kx < g.k; ++kx) {
-      const int64_t at = offset<Nhwc>(img, ch, y0 + ky, x0 + kx, g.c, g.h, g.w);
+  for (I ky = 0; ky < g.k; ++ky)
+    for (I kx = 0; kx < g.k; ++kx) {
+      const I at = first + ky * step_y + kx * step_x;
       const float v = to_float(x[at]);
       if (v > best_v || isnan(v)) {
         best = at;
@@ -74,66 +86,68 @@ __device__ __forceinline__ int64_t window_argmax(const T* x, const Geometry& g, 
   return best;
 }
 
-template <typename T, bool Nhwc>
-__global__ void maxpool_forward_kernel(const T* __restrict__ x, T* __restrict__ y, Geometry g) {
-  const int64_t total = g.n * g.c * g.oh * g.ow;
-  for (int64_t o = global_thread(); o < total; o += grid_threads()) {
-    const Coord q = decode<Nhwc>(o, g.c, g.oh, g.ow);
-    y[o] = x[window_argmax<T, Nhwc>(x, g, q.img, q.ch, q.y, q.x)];
+template <typename T, bool Nhwc, typename I>
+__global__ void maxpool_forward_kernel(const T* __restrict__ x, T* __restrict__ y, Geom<I> g) {
+  const I total = g.n * g.c * g.oh * g.ow;
+  for (I o = static_cast<I>(global_thread()); o < total; o += static_cast<I>(grid_threads())) {
+    const Coord<I> q = decode<Nhwc, I>(o, g.c, g.oh, g.ow);
+    y[o] = x[window_argmax<T, Nhwc, I>(x, g, q.img, q.ch, q.y, q.x)];
   }
 }
 
 // The output rows (or cols) whose windows cover input position i: [first, last], possibly empty.
-__device__ __forceinline__ void covering(int64_t i, int k, int s, int64_t out, int64_t& first, int64_t& last) {
-  const int64_t lo = i - k + 1;
+template <typename I>
+__device__ __forceinline__ void covering(I i, I k, I s, I out, I& first, I& last) {
+  const I lo = i - k + 1;
   first = lo <= 0 ? 0 : (lo + s - 1) / s;
   last = i / s;
   if (last > out - 1) last = out - 1;
 }
 
-template <typename T, bool Nhwc>
+template <typename T, bool Nhwc, typename I>
 __global__ void maxpool_backward_kernel(const T* __restrict__ x, const T* __restrict__ dy, T* __restrict__ dx,
-                                        Geometry g) {
-  const int64_t total = g.n * g.c * g.h * g.w;
-  for (int64_t i = global_thread(); i < total; i += grid_threads()) {
-    const Coord q = decode<Nhwc>(i, g.c, g.h, g.w);
-    int64_t y_first, y_last, x_first, x_last;
-    covering(q.y, g.k, g.s, g.oh, y_first, y_last);
-    covering(q.x, g.k, g.s, g.ow, x_first, x_last);
+                                        Geom<I> g) {
+  const I total = g.n * g.c * g.h * g.w;
+  for (I i = static_cast<I>(global_thread()); i < total; i += static_cast<I>(grid_threads())) {
+    const Coord<I> q = decode<Nhwc, I>(i, g.c, g.h, g.w);
+    I y_first, y_last, x_first, x_last;
+    covering<I>(q.y, g.k, g.s, g.oh, y_first, y_last);
+    covering<I>(q.x, g.k, g.s, g.ow, x_first, x_last);
     float sum = 0.0f;
-    for (int64_t oy = y_first; oy <= y_last; ++oy)
-      for (int64_t ox = x_first; ox <= x_last; ++ox)
-        if (window_argmax<T, Nhwc>(x, g, q.img, q.ch, oy, ox) == i)
-          sum += to_float(dy[offset<Nhwc>(q.img, q.ch, oy, ox, g.c, g.oh, g.ow)]);
+    for (I oy = y_first; oy <= y_last; ++oy)
+      for (I ox = x_first; ox <= x_last; ++ox)
+        if (window_argmax<T, Nhwc, I>(x, g, q.img, q.ch, oy, ox) == i)
+          sum += to_float(dy[offset<Nhwc, I>(q.img, q.ch, oy, ox, g.c, g.oh, g.ow)]);
     dx[i] = from_float<T>(sum);
   }
 }
 
-template <typename T, bool Nhwc>
-__global__ void avgpool_forward_kernel(const T* __restrict__ x, T* __restrict__ y, Geometry g, float inv_area) {
-  const int64_t total = g.n * g.c * g.oh * g.ow;
-  for (int64_t o = global_thread(); o < total; o += grid_threads()) {
-    const Coord q = decode<Nhwc>(o, g.c, g.oh, g.ow);
+template <typename T, bool Nhwc, typename I>
+__global__ void avgpool_forward_kernel(const T* __restrict__ x, T* __restrict__ y, Geom<I> g, float inv_area) {
+  const I total = g.n * g.c * g.oh * g.ow;
+  const I step_x = Nhwc ? g.c : 1, step_y = Nhwc ? g.w * g.c : g.w;
+  for (I o = static_cast<I>(global_thread()); o < total; o += static_cast<I>(grid_threads())) {
+    const Coord<I> q = decode<Nhwc, I>(o, g.c, g.oh, g.ow);
+    const I first = offset<Nhwc, I>(q.img, q.ch, q.y * g.s, q.x * g.s, g.c, g.h, g.w);
     float sum = 0.0f;
-    for (int ky = 0; ky < g.k; ++ky)
-      for (int kx = 0; kx < g.k; ++kx)
-        sum += to_float(x[offset<Nhwc>(q.img, q.ch, q.y * g.s + ky, q.x * g.s + kx, g.c, g.h, g.w)]);
+    for (I ky = 0; ky < g.k; ++ky)
+      for (I kx = 0; kx < g.k; ++kx) sum += to_float(x[first + ky * step_y + kx * step_x]);
     y[o] = from_float<T>(sum * inv_area);
   }
 }
 
-template <typename T, bool Nhwc>
-__global__ void avgpool_backward_kernel(const T* __restrict__ dy, T* __restrict__ dx, Geometry g, float inv_area) {
-  const int64_t total = g.n * g.c * g.h * g.w;
-  for (int64_t i = global_thread(); i < total; i += grid_threads()) {
-    const Coord q = decode<Nhwc>(i, g.c, g.h, g.w);
-    int64_t y_first, y_last, x_first, x_last;
-    covering(q.y, g.k, g.s, g.oh, y_first, y_last);
-    covering(q.x, g.k, g.s, g.ow, x_first, x_last);
+template <typename T, bool Nhwc, typename I>
+__global__ void avgpool_backward_kernel(const T* __restrict__ dy, T* __restrict__ dx, Geom<I> g, float inv_area) {
+  const I total = g.n * g.c * g.h * g.w;
+  for (I i = static_cast<I>(global_thread()); i < total; i += static_cast<I>(grid_threads())) {
+    const Coord<I> q = decode<Nhwc, I>(i, g.c, g.h, g.w);
+    I y_first, y_last, x_first, x_last;
+    covering<I>(q.y, g.k, g.s, g.oh, y_first, y_last);
+    covering<I>(q.x, g.k, g.s, g.ow, x_first, x_last);
     float sum = 0.0f;
-    for (int64_t oy = y_first; oy <= y_last; ++oy)
-      for (int64_t ox = x_first; ox <= x_last; ++ox)
-        sum += to_float(dy[offset<Nhwc>(q.img, q.ch, oy, ox, g.c, g.oh, g.ow)]) * inv_area;
+    for (I oy = y_first; oy <= y_last; ++oy)
+      for (I ox = x_first; ox <= x_last; ++ox)
+        sum += to_float(dy[offset<Nhwc, I>(q.img, q.ch, oy, ox, g.c, g.oh, g.ow)]) * inv_area;
     dx[i] = from_float<T>(sum);
   }
 }
@@ -166,16 +180,16 @@ __global__ void global_avgpool_nhwc_kernel(const T* __restrict__ x, T* __restric
   }
 }
 
-template <typename T, bool Nhwc>
-__global__ void global_avgpool_backward_kernel(const T* __restrict__ dy, T* __restrict__ dx, int64_t c, int64_t hw,
-                                               int64_t total, float inv_area) {
-  for (int64_t i = global_thread(); i < total; i += grid_threads()) {
-    int64_t img, ch;
+template <typename T, bool Nhwc, typename I>
+__global__ void global_avgpool_backward_kernel(const T* __restrict__ dy, T* __restrict__ dx, I c, I hw, I total,
+                                               float inv_area) {
+  for (I i = static_cast<I>(global_thread()); i < total; i += static_cast<I>(grid_threads())) {
+    I img, ch;
     if constexpr (Nhwc) {
       ch = i % c;
       img = i / (hw * c);
     } else {
-      const int64_t plane = i / hw;
+      const I plane = i / hw;
       ch = plane % c;
       img = plane / c;
     }
@@ -183,14 +197,21 @@ __global__ void global_avgpool_backward_kernel(const T* __restrict__ dy, T* __re
   }
 }
 
-// Runs f(TypeTag<T>, bool_constant<Nhwc>) for the run-time dtype and layout.
+// Runs f(TypeTag<T>, bool_constant<Nhwc>, TypeTag<I>) for the run-time dtype, layout and index width.
 template <typename F>
-void dispatch(DType dtype, Layout layout, F&& f) {
+void dispatch(DType dtype, Layout layout, int64_t elements, F&& f) {
+  const bool small = elements < (int64_t{1} << 30);  // i + grid stride stays below 2^31
   dispatch_dtype(dtype, [&](auto tag) {
+    auto with_layout = [&](auto nhwc) {
+      if (small)
+        f(tag, nhwc, TypeTag<int32_t>{});
+      else
+        f(tag, nhwc, TypeTag<int64_t>{});
+    };
     if (layout == Layout::NHWC)
-      f(tag, std::true_type{});
+      with_layout(std::true_type{});
     else
-      f(tag, std::false_type{});
+      with_layout(std::false_type{});
   });
 }
 
@@ -200,10 +221,11 @@ void maxpool_forward(const void* x, void* y, const PoolShape& shape, Layout layo
   const Geometry g = make_geometry(shape, "maxpool_forward");
   const int64_t total = g.n * g.c * g.oh * g.ow;
   if (total <= 0) return;
-  dispatch(dtype, layout, [&](auto tag, auto nhwc) {
+  dispatch(dtype, layout, g.n * g.c * g.h * g.w, [&](auto tag, auto nhwc, auto index) {
     using T = typename decltype(tag)::type;
-    maxpool_forward_kernel<T, decltype(nhwc)::value>
-        <<<grid_for(total), kThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), g);
+    using I = typename decltype(index)::type;
+    maxpool_forward_kernel<T, decltype(nhwc)::value, I>
+        <<<grid_for(total), kThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), Geom<I>(g));
   });
   CHECK_CUDA_LAUNCH();
 }
@@ -213,10 +235,11 @@ void maxpool_backward(const void* x, const void* dy, void* dx, const PoolShape& 
   const Geometry g = make_geometry(shape, "maxpool_backward");
   const int64_t total = g.n * g.c * g.h * g.w;
   if (total <= 0) return;
-  dispatch(dtype, layout, [&](auto tag, auto nhwc) {
+  dispatch(dtype, layout, total, [&](auto tag, auto nhwc, auto index) {
     using T = typename decltype(tag)::type;
-    maxpool_backward_kernel<T, decltype(nhwc)::value><<<grid_for(total), kThreads, 0, stream>>>(
-        static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), g);
+    using I = typename decltype(index)::type;
+    maxpool_backward_kernel<T, decltype(nhwc)::value, I><<<grid_for(total), kThreads, 0, stream>>>(
+        static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), Geom<I>(g));
   });
   CHECK_CUDA_LAUNCH();
 }
@@ -226,10 +249,11 @@ void avgpool_forward(const void* x, void* y, const PoolShape& shape, Layout layo
   const int64_t total = g.n * g.c * g.oh * g.ow;
   if (total <= 0) return;
   const float inv_area = 1.0f / static_cast<float>(g.k * g.k);
-  dispatch(dtype, layout, [&](auto tag, auto nhwc) {
+  dispatch(dtype, layout, g.n * g.c * g.h * g.w, [&](auto tag, auto nhwc, auto index) {
     using T = typename decltype(tag)::type;
-    avgpool_forward_kernel<T, decltype(nhwc)::value>
-        <<<grid_for(total), kThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), g, inv_area);
+    using I = typename decltype(index)::type;
+    avgpool_forward_kernel<T, decltype(nhwc)::value, I><<<grid_for(total), kThreads, 0, stream>>>(
+        static_cast<const T*>(x), static_cast<T*>(y), Geom<I>(g), inv_area);
   });
   CHECK_CUDA_LAUNCH();
 }
@@ -240,10 +264,11 @@ void avgpool_backward(const void* dy, void* dx, const PoolShape& shape, Layout l
   const int64_t total = g.n * g.c * g.h * g.w;
   if (total <= 0) return;
   const float inv_area = 1.0f / static_cast<float>(g.k * g.k);
-  dispatch(dtype, layout, [&](auto tag, auto nhwc) {
+  dispatch(dtype, layout, total, [&](auto tag, auto nhwc, auto index) {
     using T = typename decltype(tag)::type;
-    avgpool_backward_kernel<T, decltype(nhwc)::value>
-        <<<grid_for(total), kThreads, 0, stream>>>(static_cast<const T*>(dy), static_cast<T*>(dx), g, inv_area);
+    using I = typename decltype(index)::type;
+    avgpool_backward_kernel<T, decltype(nhwc)::value, I><<<grid_for(total), kThreads, 0, stream>>>(
+        static_cast<const T*>(dy), static_cast<T*>(dx), Geom<I>(g), inv_area);
   });
   CHECK_CUDA_LAUNCH();
 }
@@ -270,10 +295,12 @@ void global_avgpool_backward(const void* dy, void* dx, int64_t n, int64_t c, int
   const int64_t hw = h * w, total = n * c * hw;
   if (total <= 0) return;
   const float inv_area = 1.0f / static_cast<float>(hw);
-  dispatch(dtype, layout, [&](auto tag, auto nhwc) {
+  dispatch(dtype, layout, total, [&](auto tag, auto nhwc, auto index) {
     using T = typename decltype(tag)::type;
-    global_avgpool_backward_kernel<T, decltype(nhwc)::value><<<grid_for(total), kThreads, 0, stream>>>(
-        static_cast<const T*>(dy), static_cast<T*>(dx), c, hw, total, inv_area);
+    using I = typename decltype(index)::type;
+    global_avgpool_backward_kernel<T, decltype(nhwc)::value, I><<<grid_for(total), kThreads, 0, stream>>>(
+        static_cast<const T*>(dy), static_cast<T*>(dx), static_cast<I>(c), static_cast<I>(hw), static_cast<I>(total),
+        inv_area);
   });
   CHECK_CUDA_LAUNCH();
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <filesystem>
 #include <stdexcept>
 
 #include "core/check.h"
@@ -42,8 +43,8 @@ std::string utc_now_iso8601() {
 
 // ---------------------------------------------------------------------------------------------- RunWriter
 
-RunWriter::RunWriter(hid_t group, int64_t ranks)
-    : group_(group), ranks_(ranks), epoch_type_(compound_type(epoch_columns(), sizeof(EpochRow))) {
+RunWriter::RunWriter(hid_t group, int64_t ranks, ResultsFile* owner)
+    : group_(group), ranks_(ranks), owner_(owner), epoch_type_(compound_type(epoch_columns(), sizeof(EpochRow))) {
   h5::Handle file_type = packed_copy(epoch_type_.get());
   epochs_ = h5::create_extendible(group_, "epochs", file_type.get(), {0}, 0, {64});
   h5::write_string_list_attribute(epochs_.get(), "units", column_units(epoch_columns()));
@@ -55,7 +56,10 @@ RunWriter::RunWriter(hid_t group, int64_t ranks)
   flush();
 }
 
-void RunWriter::flush() { sb::flush(group_); }
+void RunWriter::flush() {
+  sb::flush(group_);
+  owner_->publish();
+}
 
 void RunWriter::append_epoch(const EpochRow& row, std::span<const double> epoch_time_per_rank_s) {
   if (static_cast<int64_t>(epoch_time_per_rank_s.size()) != ranks_)
@@ -99,7 +103,10 @@ ResultsFile::ResultsFile(const std::string& path, const RunMetadata& metadata)
   // The 1.8 format: dense attribute storage (no 64 KiB limit for the per-rank lists), readable by any
   // HDF5 since 1.8, and no "file is open for writing" flag that would make a killed job's file need h5clear.
   CHECK_HDF5(H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_V18));
-  file_ = h5::Handle::file(CHECK_HDF5(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get())));
+  // HDF5 writes go to a working copy; after every flush a copy of it replaces `path` atomically (copy,
+  // then rename), so a job killed even in the middle of a write leaves `path` holding every finished epoch.
+  working_path_ = path + ".writing";
+  file_ = h5::Handle::file(CHECK_HDF5(H5Fcreate(working_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get())));
 
   const hid_t root = file_.get();
   h5::write_int_attribute(root, "schema_version", kResultsSchemaVersion);
@@ -124,6 +131,15 @@ ResultsFile::ResultsFile(const std::string& path, const RunMetadata& metadata)
   h5::write_string_attribute(root, "node_list", metadata.node_list);
   h5::write_int_attribute(root, "ranks_per_node", metadata.ranks_per_node);
   flush(root);
+  publish();
+}
+
+void ResultsFile::publish() {
+  const std::string staging = path_ + ".publishing";
+  std::error_code ec;
+  std::filesystem::copy_file(working_path_, staging, std::filesystem::copy_options::overwrite_existing, ec);
+  if (!ec) std::filesystem::rename(staging, path_, ec);
+  if (ec) fatal("could not publish the results file " + path_ + ": " + ec.message());
 }
 
 ResultsFile::~ResultsFile() = default;  // members close datasets, then groups, then the file
@@ -137,7 +153,7 @@ RunWriter& ResultsFile::add_run(hid_t group, int64_t ranks) {
   CHECK_HDF5(H5Iget_name(group, name, sizeof name));
   auto [it, inserted] = runs_.emplace(name, nullptr);
   if (!inserted) throw std::invalid_argument(std::string("the results file already has a run at ") + name);
-  it->second.reset(new RunWriter(group, ranks));
+  it->second.reset(new RunWriter(group, ranks, this));
   return *it->second;
 }
 
@@ -179,6 +195,7 @@ void ResultsFile::begin_study(const StudyInfo& info) {
   h5::write_int_attribute(study_.get(), "baseline_gpus", info.baseline_gpus);
   h5::write_double_attribute(study_.get(), "target_accuracy", info.target_accuracy);
   flush(file_.get());
+  publish();
 }
 
 void ResultsFile::append_study_row(const StudyRow& row) {
@@ -186,6 +203,7 @@ void ResultsFile::append_study_row(const StudyRow& row) {
   if (!study_) throw std::logic_error("append_study_row before begin_study");
   h5::append_along(study_.get(), study_type_.get(), 0, 1, &row);
   flush(file_.get());
+  publish();
 }
 
 void ResultsFile::close() {
@@ -197,6 +215,9 @@ void ResultsFile::close() {
   runs_.clear();
   groups_.clear();
   file_.reset();  // H5Fclose writes everything out
+  std::error_code ec;
+  std::filesystem::rename(working_path_, path_, ec);  // the finished file replaces the last published copy
+  if (ec) fatal("could not move " + working_path_ + " to " + path_ + ": " + ec.message());
 }
 
 }  // namespace sb

@@ -48,6 +48,8 @@ struct StudyInfo {
 
 // The tables of one training run: at the root for `train`, under /configs/gpus_<n> for each
 // configuration of `scale`.
+class ResultsFile;
+
 class RunWriter {
  public:
   RunWriter(const RunWriter&) = delete;
@@ -66,10 +68,11 @@ class RunWriter {
 
  private:
   friend class ResultsFile;
-  RunWriter(hid_t group, int64_t ranks);
+  RunWriter(hid_t group, int64_t ranks, ResultsFile* owner);
   void flush();
 
   hid_t group_;  // owned by ResultsFile
+  ResultsFile* owner_;
   int64_t ranks_;
   int64_t epochs_written_ = 0;
   h5::Handle epoch_type_;
@@ -105,6 +108,10 @@ class ResultsFile {
 
  private:
   RunWriter& add_run(hid_t group, int64_t ranks);
+  friend class RunWriter;
+  // Replaces `path` with a copy of the working file (copy, then an atomic rename).
+  void publish();
+  std::string working_path_;
   void require_open() const;
 
   std::string path_;

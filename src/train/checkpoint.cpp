@@ -2,8 +2,10 @@
 
 #include <hdf5.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 
 #include "core/check.h"
 #include "core/error.h"
@@ -65,9 +67,36 @@ void write_file(const std::string& path, const Checkpoint& c) {
   CHECK_HDF5(H5Fflush(f, H5F_SCOPE_GLOBAL));
 }
 
-// Reading: every failure is the user's file, so it becomes a UserError instead of aborting the job.
+// Reading: every failure is the user's file, so it becomes a UserError instead of aborting the job. The
+// file may be anything (truncated, corrupt, hostile: tests/fuzz/fuzz_checkpoint_reader.cpp), so this
+// path uses none of the aborting helpers (CHECK_HDF5, h5::Handle, h5::read_*_attribute): every HDF5
+// call is checked here, every type, shape and size is checked before anything is read or allocated.
+
+// Owns an identifier of the reading path. Closing never aborts: an object of a corrupt file may fail
+// to close, and the UserError on its way out says what is wrong.
+class ReadHandle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  ReadHandle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+  ~ReadHandle() {
+    if (id_ >= 0) closer_(id_);
+  }
+  ReadHandle(const ReadHandle&) = delete;
+  ReadHandle& operator=(const ReadHandle&) = delete;
+  hid_t get() const { return id_; }
+
+ private:
+  hid_t id_;
+  Closer closer_;
+};
+
+// An optimizer has a handful of state buffers (Adam: 2); a longer `order` list is not ours.
+constexpr hssize_t kMaxOptimizerStates = 64;
+
 struct Reader {
   std::string path;
+  uint64_t file_bytes = 0;  // no dataset or attribute of ours holds more bytes than the file
+
   [[noreturn]] void bad(const std::string& what) const {
     throw UserError("checkpoint " + path + " " + what + "; pass a file written by scalebench --checkpoint-every or a signal");
   }
@@ -75,35 +104,135 @@ struct Reader {
     if (id < 0) bad("has no readable " + what);
     return id;
   }
-  std::vector<hsize_t> dims(hid_t set, const std::string& name) const {
-    h5::Handle space = h5::Handle::dataspace(must(H5Dget_space(set), name));
-    const int rank = H5Sget_simple_extent_ndims(space.get());
-    if (rank < 1 || rank > 2) bad("has a malformed " + name);
-    std::vector<hsize_t> d(static_cast<size_t>(rank));
-    H5Sget_simple_extent_dims(space.get(), d.data(), nullptr);
-    return d;
+  ReadHandle type_of_attribute(hid_t attribute, const std::string& name) const {
+    return {must(H5Aget_type(attribute), "type of attribute '" + name + "'"), H5Tclose};
   }
+  hssize_t points_of_attribute(hid_t attribute, const std::string& name) const {
+    ReadHandle space(must(H5Aget_space(attribute), "shape of attribute '" + name + "'"), H5Sclose);
+    const hssize_t points = H5Sget_simple_extent_npoints(space.get());
+    if (points < 0) bad("has no readable shape of attribute '" + name + "'");
+    return points;
+  }
+
+  bool has_attribute(hid_t object, const char* name) const {
+    const htri_t exists = H5Aexists(object, name);
+    if (exists < 0) bad(std::string("has no readable attributes (looking for '") + name + "')");
+    return exists > 0;
+  }
+  ReadHandle open_attribute(hid_t object, const char* name) const {
+    if (!has_attribute(object, name)) bad(std::string("lacks the attribute '") + name + "'");
+    return {must(H5Aopen(object, name, H5P_DEFAULT), std::string("attribute '") + name + "'"), H5Aclose};
+  }
+
+  // One number stored as one of the given type classes, converted by HDF5 to memory_type.
+  void number_attr(hid_t object, const char* name, H5T_class_t want, H5T_class_t also, hid_t memory_type, void* value) const {
+    ReadHandle attribute = open_attribute(object, name);
+    ReadHandle type = type_of_attribute(attribute.get(), name);
+    const H5T_class_t type_class = H5Tget_class(type.get());
+    if ((type_class != want && type_class != also) || points_of_attribute(attribute.get(), name) != 1)
+      bad(std::string("has an attribute '") + name + "' that is not a single number of the expected type");
+    if (H5Aread(attribute.get(), memory_type, value) < 0) bad(std::string("has an unreadable attribute '") + name + "'");
+  }
+  int64_t int_attr(hid_t object, const char* name, int64_t lowest, int64_t highest) const {
+    int64_t value = 0;
+    number_attr(object, name, H5T_INTEGER, H5T_INTEGER, H5T_NATIVE_INT64, &value);
+    if (value < lowest || value > highest)
+      bad(std::string("has ") + name + " " + std::to_string(value) + ", outside " + std::to_string(lowest) + ".." +
+          std::to_string(highest));
+    return value;
+  }
+  double double_attr(hid_t object, const char* name, double lowest, double highest) const {
+    double value = 0;
+    number_attr(object, name, H5T_FLOAT, H5T_INTEGER, H5T_NATIVE_DOUBLE, &value);
+    if (!(value >= lowest && value <= highest))  // NaN fails too
+      bad(std::string("has ") + name + " " + std::to_string(value) + ", outside " + std::to_string(lowest) + ".." +
+          std::to_string(highest));
+    return value;
+  }
+
+  // Every string of an attribute, stored as variable- or fixed-length strings; at most max_count.
+  std::vector<std::string> strings_attr(hid_t object, const char* name, hssize_t max_count) const {
+    ReadHandle attribute = open_attribute(object, name);
+    ReadHandle file_type = type_of_attribute(attribute.get(), name);
+    if (H5Tget_class(file_type.get()) != H5T_STRING) bad(std::string("has an attribute '") + name + "' that holds no strings");
+    const hssize_t count = points_of_attribute(attribute.get(), name);
+    if (count > max_count)
+      bad(std::string("has ") + std::to_string(count) + " strings in attribute '" + name + "', more than " +
+          std::to_string(max_count));
+    const htri_t variable = H5Tis_variable_str(file_type.get());
+    if (variable < 0) bad(std::string("has no readable type of attribute '") + name + "'");
+    std::vector<std::string> strings;
+    if (variable > 0) {
+      ReadHandle memory_type(must(H5Tcopy(H5T_C_S1), "string type"), H5Tclose);
+      if (H5Tset_size(memory_type.get(), H5T_VARIABLE) < 0 || H5Tset_cset(memory_type.get(), H5T_CSET_UTF8) < 0)
+        bad("has no readable string type");
+      std::vector<char*> pointers(static_cast<size_t>(count) + 1, nullptr);
+      const herr_t read = H5Aread(attribute.get(), memory_type.get(), pointers.data());
+      for (char* p : pointers) {  // HDF5 allocated each string, also where it failed part way
+        if (read >= 0) strings.emplace_back(p ? p : "");
+        if (p) H5free_memory(p);
+      }
+      if (read < 0) bad(std::string("has an unreadable attribute '") + name + "'");
+      strings.pop_back();  // the extra null pointer
+    } else {
+      const size_t width = H5Tget_size(file_type.get());
+      if (width == 0 || width > file_bytes || static_cast<uint64_t>(count) > file_bytes / width)
+        bad(std::string("has an attribute '") + name + "' larger than the file");
+      ReadHandle memory_type(must(H5Tcopy(H5T_C_S1), "string type"), H5Tclose);
+      if (H5Tset_size(memory_type.get(), width) < 0) bad("has no readable string type");
+      std::vector<char> buffer(width * static_cast<size_t>(count) + 1, '\0');
+      if (H5Aread(attribute.get(), memory_type.get(), buffer.data()) < 0)
+        bad(std::string("has an unreadable attribute '") + name + "'");
+      for (hssize_t i = 0; i < count; ++i) {
+        const char* start = buffer.data() + static_cast<size_t>(i) * width;
+        size_t length = 0;
+        while (length < width && start[length] != '\0') ++length;  // null-terminated or null-padded
+        strings.emplace_back(start, length);
+      }
+    }
+    return strings;
+  }
+  std::string string_attr(hid_t object, const char* name) const {
+    std::vector<std::string> strings = strings_attr(object, name, 1);
+    if (strings.size() != 1) bad(std::string("has an attribute '") + name + "' that is not one string");
+    return strings.front();
+  }
+
+  // A dataset of `rank` dimensions whose stored type is a float of sizeof(T) bytes (what the writer
+  // writes), in contiguous or compact storage (no filters: nothing decompresses to more than the file
+  // holds), read into memory_type. Its size is checked against the file's before allocating.
   template <typename T>
-  std::vector<T> array(hid_t parent, const std::string& name, hid_t memory_type, std::vector<hsize_t>& shape) const {
-    h5::Handle set = h5::Handle::dataset(must(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), "dataset '" + name + "'"));
-    shape = dims(set.get(), name);
-    hsize_t n = 1;
-    for (hsize_t d : shape) n *= d;
-    // A checkpoint holds the model once: refuse sizes no model of ours has before allocating.
-    if (n > (hsize_t{1} << 32)) bad("claims " + std::to_string(n) + " elements in '" + name + "'");
+  std::vector<T> array(hid_t parent, const std::string& name, hid_t memory_type, int rank, std::vector<hsize_t>& shape) const {
+    ReadHandle set(must(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), "dataset '" + name + "'"), H5Dclose);
+    {
+      ReadHandle type(must(H5Dget_type(set.get()), "type of '" + name + "'"), H5Tclose);
+      if (H5Tget_class(type.get()) != H5T_FLOAT || H5Tget_size(type.get()) != sizeof(T))
+        bad("has a dataset '" + name + "' that does not hold " + std::to_string(8 * sizeof(T)) + "-bit floats");
+      ReadHandle create(must(H5Dget_create_plist(set.get()), "storage of '" + name + "'"), H5Pclose);
+      const H5D_layout_t layout = H5Pget_layout(create.get());
+      if ((layout != H5D_CONTIGUOUS && layout != H5D_COMPACT) || H5Pget_nfilters(create.get()) != 0)
+        bad("has a dataset '" + name + "' in a storage layout scalebench does not write");
+    }
+    ReadHandle space(must(H5Dget_space(set.get()), "shape of '" + name + "'"), H5Sclose);
+    if (H5Sget_simple_extent_ndims(space.get()) != rank) bad("has a malformed '" + name + "'");
+    shape.assign(static_cast<size_t>(rank), 0);
+    if (H5Sget_simple_extent_dims(space.get(), shape.data(), nullptr) != rank) bad("has a malformed '" + name + "'");
+    // Stored uncompressed, a dataset can't hold more values than the file has bytes.
+    const uint64_t most = file_bytes / sizeof(T);
+    uint64_t n = 1;
+    for (hsize_t d : shape) {
+      if (d != 0 && n > most / d)
+        bad("claims more values in '" + name + "' than the file's " + std::to_string(file_bytes) + " bytes hold");
+      n *= d;
+    }
     std::vector<T> out(static_cast<size_t>(n));
     if (n && H5Dread(set.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0) bad("has an unreadable '" + name + "'");
     return out;
   }
-  int64_t int_attr(hid_t f, const char* name) const {
-    if (!h5::has_attribute(f, name)) bad(std::string("lacks the attribute '") + name + "'");
-    return h5::read_int_attribute(f, name);
-  }
-  double double_attr(hid_t f, const char* name) const {
-    if (!h5::has_attribute(f, name)) bad(std::string("lacks the attribute '") + name + "'");
-    return h5::read_double_attribute(f, name);
-  }
 };
+
+// A count stored as a double (train_totals): whole, not negative, exact in a double.
+bool is_count(double x) { return x >= 0 && x <= 9007199254740992.0 && x == static_cast<double>(static_cast<int64_t>(x)); }
 
 }  // namespace
 
@@ -138,42 +267,54 @@ void save_checkpoint(Communicator& comm, Engine& engine, const std::string& conf
 Checkpoint read_checkpoint(const std::string& path) {
   h5::init_hdf5();
   Reader r{path};
-  if (!std::filesystem::is_regular_file(path)) throw UserError("--resume " + path + ": no such file");
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw UserError("--resume " + path + ": no such file");
+  r.file_bytes = std::filesystem::file_size(path, ec);
+  if (ec) r.bad("can't be read (" + ec.message() + ")");
   if (H5Fis_hdf5(path.c_str()) <= 0) r.bad("is not an HDF5 file");
-  h5::Handle access = h5::unlocked_file_access();
-  h5::Handle file = h5::Handle::file(r.must(H5Fopen(path.c_str(), H5F_ACC_RDONLY, access.get()), "HDF5 structure"));
+  ReadHandle access(r.must(H5Pcreate(H5P_FILE_ACCESS), "file access properties"), H5Pclose);
+#if H5_VERSION_GE(1, 12, 1) || (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10 && H5_VERS_RELEASE >= 7)
+  H5Pset_file_locking(access.get(), false, true);  // as h5::unlocked_file_access, without its abort
+#endif
+  ReadHandle file(r.must(H5Fopen(path.c_str(), H5F_ACC_RDONLY, access.get()), "HDF5 structure"), H5Fclose);
   const hid_t f = file.get();
-  if (!h5::has_attribute(f, "schema") || h5::read_string_attribute(f, "schema") != kSchema) r.bad("is not a scalebench checkpoint");
-  if (r.int_attr(f, "schema_version") != kSchemaVersion) r.bad("has an unknown schema_version");
+  if (!r.has_attribute(f, "schema") || r.string_attr(f, "schema") != kSchema) r.bad("is not a scalebench checkpoint");
+  if (r.int_attr(f, "schema_version", INT64_MIN, INT64_MAX) != kSchemaVersion) r.bad("has an unknown schema_version");
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max(), kInt64Max = std::numeric_limits<int64_t>::max();
+  constexpr double kHuge = std::numeric_limits<double>::max();
   Checkpoint c;
-  c.config_json = h5::has_attribute(f, "config_json") ? h5::read_string_attribute(f, "config_json") : "";
-  c.world_size = static_cast<int>(r.int_attr(f, "world_size"));
-  c.loop.epoch = static_cast<int>(r.int_attr(f, "epoch"));
-  c.loop.step_in_epoch = r.int_attr(f, "step_in_epoch");
-  c.loop.global_step = r.int_attr(f, "global_step");
-  c.loop.elapsed_s = r.double_attr(f, "elapsed_s");
-  c.loop.best_accuracy = r.double_attr(f, "best_accuracy");
-  c.loop.epochs_without_improvement = static_cast<int>(r.int_attr(f, "epochs_without_improvement"));
-  c.engine.optimizer_steps = r.int_attr(f, "optimizer_steps");
-  c.engine.loss_scale = static_cast<float>(r.double_attr(f, "loss_scale"));
-  c.engine.scale_growth = static_cast<int32_t>(r.int_attr(f, "scale_growth"));
-  if (c.world_size < 1 || c.loop.epoch < 0 || c.loop.step_in_epoch < 0 || c.loop.global_step < 0) r.bad("has negative counters");
+  c.config_json = r.has_attribute(f, "config_json") ? r.string_attr(f, "config_json") : "";
+  c.world_size = static_cast<int>(r.int_attr(f, "world_size", 1, kIntMax));
+  // epoch + 1 is printed: keep it below the int maximum.
+  c.loop.epoch = static_cast<int>(r.int_attr(f, "epoch", 0, kIntMax - 1));
+  c.loop.step_in_epoch = r.int_attr(f, "step_in_epoch", 0, kInt64Max);
+  c.loop.global_step = r.int_attr(f, "global_step", 0, kInt64Max);
+  c.loop.elapsed_s = r.double_attr(f, "elapsed_s", 0, kHuge);
+  c.loop.best_accuracy = r.double_attr(f, "best_accuracy", 0, 1);
+  c.loop.epochs_without_improvement = static_cast<int>(r.int_attr(f, "epochs_without_improvement", 0, kIntMax));
+  c.engine.optimizer_steps = r.int_attr(f, "optimizer_steps", 0, kInt64Max);
+  c.engine.loss_scale = static_cast<float>(r.double_attr(f, "loss_scale", 0, std::numeric_limits<float>::max()));
+  c.engine.scale_growth = static_cast<int32_t>(r.int_attr(f, "scale_growth", 0, std::numeric_limits<int32_t>::max()));
 
   std::vector<hsize_t> shape;
-  c.engine.params = r.array<float>(f, "params", H5T_NATIVE_FLOAT, shape);
-  std::vector<float> buffers = r.array<float>(f, "buffers", H5T_NATIVE_FLOAT, shape);
-  if (shape.size() != 2 || shape[0] != static_cast<hsize_t>(c.world_size)) r.bad("has buffers for another world size");
+  c.engine.params = r.array<float>(f, "params", H5T_NATIVE_FLOAT, 1, shape);
+  std::vector<double> totals = r.array<double>(f, "train_totals", H5T_NATIVE_DOUBLE, 2, shape);
+  if (shape[0] != static_cast<hsize_t>(c.world_size) || shape[1] != 3) r.bad("has malformed train_totals");
+  // world_size is now bounded by the file's size (3 doubles a rank).
+  for (size_t k = 0; k < static_cast<size_t>(c.world_size); ++k) {
+    const double loss_sum = totals[3 * k], correct = totals[3 * k + 1], count = totals[3 * k + 2];
+    if (!std::isfinite(loss_sum) || !is_count(correct) || !is_count(count)) r.bad("has malformed train_totals");
+    c.rank_totals.push_back(EvalTotals{loss_sum, static_cast<int64_t>(correct), static_cast<int64_t>(count)});
+  }
+  std::vector<float> buffers = r.array<float>(f, "buffers", H5T_NATIVE_FLOAT, 2, shape);
+  if (shape[0] != static_cast<hsize_t>(c.world_size)) r.bad("has buffers for another world size");
   for (hsize_t k = 0; k < shape[0]; ++k)
     c.rank_buffers.emplace_back(buffers.begin() + static_cast<ptrdiff_t>(k * shape[1]), buffers.begin() + static_cast<ptrdiff_t>((k + 1) * shape[1]));
-  std::vector<double> totals = r.array<double>(f, "train_totals", H5T_NATIVE_DOUBLE, shape);
-  if (shape.size() != 2 || shape[0] != static_cast<hsize_t>(c.world_size) || shape[1] != 3) r.bad("has malformed train_totals");
-  for (int k = 0; k < c.world_size; ++k)
-    c.rank_totals.push_back(EvalTotals{totals[static_cast<size_t>(3 * k)], static_cast<int64_t>(totals[static_cast<size_t>(3 * k + 1)]),
-                                       static_cast<int64_t>(totals[static_cast<size_t>(3 * k + 2)])});
-  h5::Handle group = h5::Handle::group(r.must(H5Gopen2(f, "optimizer", H5P_DEFAULT), "optimizer group"));
-  if (!h5::has_attribute(group.get(), "order")) r.bad("lacks the optimizer state order");
-  for (const std::string& name : h5::read_string_list_attribute(group.get(), "order")) {
-    c.engine.optimizer_state.emplace_back(name, r.array<float>(group.get(), name, H5T_NATIVE_FLOAT, shape));
+  ReadHandle group(r.must(H5Gopen2(f, "optimizer", H5P_DEFAULT), "optimizer group"), H5Gclose);
+  if (!r.has_attribute(group.get(), "order")) r.bad("lacks the optimizer state order");
+  for (const std::string& name : r.strings_attr(group.get(), "order", kMaxOptimizerStates)) {
+    if (name.empty() || name.find('/') != std::string::npos || name == ".") r.bad("names an optimizer state '" + name + "'");
+    c.engine.optimizer_state.emplace_back(name, r.array<float>(group.get(), name, H5T_NATIVE_FLOAT, 1, shape));
   }
   return c;
 }

@@ -52,6 +52,7 @@ struct TrainConfig {
   int64_t sample_steps = 64;     // per-step phase times stored in /steps for the first N steps of an epoch
 
   std::string out;               // HDF5 results path ("" writes none)
+  std::string trace;             // folder for per-rank Chrome trace files ("" : none)
   int checkpoint_every = 0;      // epochs between checkpoints (0: only on a stop signal)
   std::string checkpoint;        // checkpoint path ("" : OUT.ckpt.h5, or scalebench.ckpt.h5 without --out)
   std::string resume;            // checkpoint to continue from

@@ -2,10 +2,12 @@
 
 #include <chrono>
 #include <cmath>
+#include <memory>
 
 #include "core/error.h"
 #include "core/log.h"
 #include "data/sampler.h"
+#include "metrics/chrome_trace.h"
 #include "train/checkpoint.h"
 #include "train/run_setup.h"
 #include "train/stop_signal.h"
@@ -68,6 +70,10 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
   double elapsed = start.elapsed_s;
   const std::string checkpoint_path = config.checkpoint_path();
   const std::string config_json = config.to_json();
+  std::unique_ptr<ChromeTrace> trace;
+  if (!config.trace.empty()) trace = std::make_unique<ChromeTrace>(config.trace + "/trace-rank" + std::to_string(rank) + ".json", rank);
+  const auto run_start = Clock::now();
+  double trace_cursor_us = 0;  // phases are laid end to end on the rank's own (device or host) time
   double energy_before = engine.energy_joules();
   for (int epoch = start.epoch; epoch < config.epochs; ++epoch) {
     const auto batches = split_batches(sampler.indices(epoch), per_rank_batch, config.drop_last);
@@ -81,11 +87,19 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
 
     comm.barrier();  // start the epoch together, so the spread across ranks is the ranks' own
     const auto epoch_start = Clock::now();
+    const double epoch_start_us = std::chrono::duration<double, std::micro>(epoch_start - run_start).count();
+    trace_cursor_us = std::max(trace_cursor_us, epoch_start_us);
     uint64_t position = 0;    // this rank's samples so far in the epoch (keys the augmentation)
     int64_t timed_steps = 0;  // steps whose phase times have arrived (they may lag the step itself)
     auto record = [&](const PhaseTimes& t) {
       if (!t.valid) return;
       phases += t;
+      if (trace) {
+        for (int p = 0; p < kPhaseCount; ++p) {
+          trace->complete(phase_name(p), "step", trace_cursor_us, t.seconds[p] * 1e6, 1);
+          trace_cursor_us += t.seconds[p] * 1e6;
+        }
+      }
       if (timed_steps < sampled) {
         for (int p = 0; p < kPhaseCount; ++p) my_steps[static_cast<size_t>(timed_steps * kPhaseCount + p)] = std::llround(t.seconds[p] * 1e9);
       }
@@ -145,6 +159,10 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     s.sampled_steps = sampled;
     s.step_phase_ns = comm.gather(std::span<const int64_t>(my_steps), 0);
     elapsed += s.wall_max + s.eval_seconds;
+    if (trace) {
+      trace->complete("train epoch", "epoch", epoch_start_us, my_wall * 1e6, 0, "{\"epoch\":" + std::to_string(epoch + 1) + "}");
+      trace->complete("evaluate", "epoch", epoch_start_us + my_wall * 1e6, s.eval_seconds * 1e6, 0);
+    }
     s.elapsed_seconds = elapsed;
 
     log0("epoch %3d/%d  time %8.3f s  train loss %.4f  test loss %.4f  test acc %6.2f%%  %s img/s  lr %.4g\n",

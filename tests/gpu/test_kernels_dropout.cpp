@@ -92,6 +92,21 @@ TEST(KernelsDropout, OtherStepsDrawOtherMasksAndPZeroIsIdentity) {
   b.poison();
   kernels::dropout_forward(dx.get(), b.get(), n, c, h, w, Layout::NHWC, DType::F32, 0.0, 99, 2, nullptr);
   EXPECT_TRUE(all_close(download(b.get(), size, DType::F32), x, 0.0));
+
+  // Misaligned buffers (the scalar path) give what aligned ones (the vector path) give: the mask follows
+  // the logical index, not the address.
+  for (DType t : {DType::F32, DType::BF16}) {
+    const size_t e = dtype_size(t);
+    DeviceMem src((size + 1) * e), dst((size + 1) * e), ref(size * e);
+    upload(x, t, static_cast<char*>(src.get()) + e);
+    dst.poison();
+    DeviceMem aligned = to_device(x, t);
+    kernels::dropout_forward(aligned.get(), ref.get(), n, c, h, w, Layout::NCHW, t, 0.25, 7, 3, nullptr);
+    kernels::dropout_forward(static_cast<char*>(src.get()) + e, static_cast<char*>(dst.get()) + e, n, c, h, w,
+                             Layout::NCHW, t, 0.25, 7, 3, nullptr);
+    EXPECT_TRUE(all_close(download(static_cast<char*>(dst.get()) + e, size, t), download(ref.get(), size, t), 0.0))
+        << dtype_name(t);
+  }
 }
 
 }  // namespace

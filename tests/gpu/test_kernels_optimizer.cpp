@@ -128,8 +128,11 @@ TEST(KernelsOptimizer, FusedStepMatchesCpuOptimizers) {
           kernels::fused_optimizer_step(a, nullptr);
 
           const std::vector<float> got = download(a.params, n, DType::F32);
-          // Same formulas in the same order; the device may contract a*b+c into one FMA, so not bit-exact.
-          EXPECT_TRUE(all_close(got, params, 1e-5)) << "step " << step;
+          // Same formulas in the same order, but nvcc contracts a*b+c into one FMA (one rounding instead of
+          // two), and the updates cancel (p - lr*d, beta*m + (1-beta)*g with signed g): element errors are
+          // judged against the tensor's scale.
+          EXPECT_TRUE(all_close(got, params, 1e-5, max_abs(params))) << "step " << step;
+          EXPECT_LE(rel_l2(got, params), 1e-6) << "step " << step;
           std::vector<float> copy_want = got;
           quantize(copy_want, a.copy_dtype);
           EXPECT_TRUE(all_close(download(a.params_copy, n, a.copy_dtype), copy_want, 0.0)) << "copy, step " << step;
@@ -137,8 +140,9 @@ TEST(KernelsOptimizer, FusedStepMatchesCpuOptimizers) {
           ASSERT_EQ(static_cast<int>(cpu_state.size()), states);
           for (int k = 0; k < states; ++k) {
             std::vector<float> want(cpu_state[k].data, cpu_state[k].data + n);
-            EXPECT_TRUE(all_close(download(a.state[k], n, DType::F32), want, 1e-5))
-                << cpu_state[k].name << ", step " << step;
+            const std::vector<float> state = download(a.state[k], n, DType::F32);
+            EXPECT_TRUE(all_close(state, want, 1e-5, max_abs(want))) << cpu_state[k].name << ", step " << step;
+            EXPECT_LE(rel_l2(state, want), 1e-6) << cpu_state[k].name << ", step " << step;
           }
         }
         if (device_scalars) {
@@ -185,7 +189,7 @@ TEST(KernelsOptimizer, FoundInfSkipsAndLossScaleUnscales) {
   std::vector<float> want = params;
   Adam cpu(n, adamw_config());
   cpu.step(want.data(), grads.data(), 1e-3);
-  EXPECT_TRUE(all_close(download(dp.get(), n, DType::F32), want, 1e-5));
+  EXPECT_TRUE(all_close(download(dp.get(), n, DType::F32), want, 1e-5, max_abs(want)));
   EXPECT_EQ(download_raw<kernels::OptimizerStepCounter>(dcounter.get(), 1)[0].steps, 1);
 }
 

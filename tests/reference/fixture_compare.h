@@ -97,6 +97,22 @@ double check_tensors(const std::string& what, const T* flat, const std::vector<P
   return worst;
 }
 
+// One relative L2 error over all tensors together (each over the elements the fixture holds): the
+// bf16 measure, where a small tensor's own error can be large without harm.
+template <typename T>
+double global_rel_l2(const T* flat, const std::vector<ParamSpec>& specs, const Tensors& want) {
+  double num = 0.0, den = 0.0;
+  for (const ParamSpec& s : specs) {
+    const std::vector<double>& w = want.at(s.name);
+    for (size_t i = 0; i < w.size(); ++i) {
+      const double d = static_cast<double>(flat[s.offset + static_cast<int64_t>(i)]) - w[i];
+      num += d * d;
+      den += w[i] * w[i];
+    }
+  }
+  return den == 0.0 ? std::sqrt(num) : std::sqrt(num / den);
+}
+
 inline double rel_scalar(double got, double want) { return std::fabs(got - want) / std::max(std::fabs(want), 1e-30); }
 
 // The fixture, or an empty path when there is none (the test then skips: the fixture is made on a GPU

@@ -1,0 +1,28 @@
+// A per-rank timeline in the Chrome trace-event JSON format (chrome://tracing, ui.perfetto.dev): one
+// "complete" event per phase of each step, and one per epoch. Each rank writes its own file; open several
+// in Perfetto to compare ranks.
+#pragma once
+#include <cstdio>
+#include <string>
+
+namespace sb {
+
+class ChromeTrace {
+ public:
+  // Creates `path` (UserError naming it when it cannot be written). pid is the rank.
+  ChromeTrace(const std::string& path, int rank);
+  ~ChromeTrace();  // closes the JSON array, so the file is valid
+  ChromeTrace(const ChromeTrace&) = delete;
+  ChromeTrace& operator=(const ChromeTrace&) = delete;
+
+  // A span of `duration_us` starting at `start_us` (microseconds on the run's clock) on track `track`.
+  void complete(const char* name, const char* category, double start_us, double duration_us, int track,
+                const std::string& args_json = "");
+
+ private:
+  std::FILE* file_ = nullptr;
+  int rank_;
+  bool first_ = true;
+};
+
+}  // namespace sb

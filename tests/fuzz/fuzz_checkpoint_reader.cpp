@@ -1,0 +1,36 @@
+// Fuzzes read_checkpoint (the --resume path) on a file of hostile bytes. The seed corpus holds a
+// valid checkpoint written by `scalebench train --checkpoint-every 1` (run_fuzzers.sh makes it).
+//
+// Input: the file's bytes. Allowed outcomes: a checkpoint, or sb::UserError. Anything else is a
+// finding, including an abort through CHECK_HDF5 (fuzz::abort_on_fatal).
+#include <cstddef>
+#include <cstdint>
+
+#include "core/error.h"
+#include "fuzz_util.h"
+#include "metrics/hdf5_handle.h"
+#include "train/checkpoint.h"
+
+using namespace sb;
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  fuzz::abort_on_fatal();  // first, so that it runs after init_hdf5's hook has printed HDF5's stack
+  h5::init_hdf5();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // A file in a directory, not a memfd: HDF5 refuses to open /proc/self/fd/N.
+  static fuzz::ScratchDir dir;
+  static const std::string path = dir.path() + "/checkpoint.h5";
+  fuzz::write_file(path, data, size);
+  try {
+    const Checkpoint c = read_checkpoint(path);
+    SB_FUZZ_REQUIRE(c.world_size >= 1);
+    SB_FUZZ_REQUIRE(c.rank_buffers.size() == static_cast<size_t>(c.world_size));
+    SB_FUZZ_REQUIRE(c.rank_totals.size() == static_cast<size_t>(c.world_size));
+  } catch (const UserError& e) {
+    fuzz::expected(e);  // the answer to a bad file
+  }
+  return 0;
+}
