@@ -1,7 +1,8 @@
 // Google Benchmark micro-benchmarks of the CPU reference (docs/benchmarks.md): each layer's forward +
 // backward at the models' shapes, a whole mnist-cnn step, and the optimizers over the models' parameter
 // counts. items/s is images/s for layers and parameters/s for optimizers; FLOP/s counts the training
-// FLOPs of a layer (3 x forward: forward, input gradient, weight gradient).
+// FLOPs of a layer (3 x forward: forward, input gradient, weight gradient). Rates use wall-clock time
+// (UseRealTime): BLAS runs on threads of its own, so the main thread's CPU time would overstate them.
 //
 //   build/bench/bench_cpu_layers --benchmark_filter=conv
 #include <benchmark/benchmark.h>
@@ -145,16 +146,16 @@ constexpr int64_t kWrnParams = 17'175'444;
 
 }  // namespace
 
-BENCHMARK(BM_mnist_conv1)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_mnist_conv2)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_mnist_fc1)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_mnist_maxpool)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_mnist_cnn_step)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_wrn_conv160_32x32)->Arg(2)->Arg(8)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_wrn_conv640_8x8)->Arg(8)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_wrn_bn160_32x32)->Arg(8)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_wrn_fc)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_sgd_momentum)->Arg(kMnistParams)->Arg(kWrnParams)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_adadelta)->Arg(kMnistParams)->Arg(kWrnParams)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_mnist_conv1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_mnist_conv2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_mnist_fc1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_mnist_maxpool)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_mnist_cnn_step)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_wrn_conv160_32x32)->Arg(2)->Arg(8)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_wrn_conv640_8x8)->Arg(8)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_wrn_bn160_32x32)->Arg(8)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_wrn_fc)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_sgd_momentum)->Arg(kMnistParams)->Arg(kWrnParams)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_adadelta)->Arg(kMnistParams)->Arg(kWrnParams)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -99,9 +99,10 @@ void run_network(benchmark::State& state, const sb::LayerSpec& spec, const Shape
   sb::cuda::DeviceBuffer x_mem, dy_mem;
   fill_random(x_mem, input.numel(), dtype, 2);
   fill_random(dy_mem, out_shape.numel(), dtype, 3);
-  const sb::cuda::DeviceTensor x{x_mem.data(), sb::TensorDesc{input, dtype, layout}};
-  // 2-d outputs ([N, F]) have no layout of their own; 4-d ones are in the context's.
-  const sb::cuda::DeviceTensor dy{dy_mem.data(), sb::TensorDesc{out_shape, dtype, out_shape.rank() == 4 ? layout : Layout::NCHW}};
+  // 2-d tensors ([N, F]) have no layout of their own (NCHW by convention); 4-d ones are in the context's.
+  auto layout_of = [&](const Shape& s) { return s.rank() == 4 ? layout : Layout::NCHW; };
+  const sb::cuda::DeviceTensor x{x_mem.data(), sb::TensorDesc{input, dtype, layout_of(input)}};
+  const sb::cuda::DeviceTensor dy{dy_mem.data(), sb::TensorDesc{out_shape, dtype, layout_of(out_shape)}};
   auto step = [&] {
     net.forward(x, sb::cuda::Mode::Train);
     net.backward(dy);

@@ -131,11 +131,11 @@ def build_model(args, device):
 class Step:
     """One training step in the chosen precision; __call__(x, y) runs it."""
 
-    def __init__(self, args, model, world, local):
+    def __init__(self, args, model, world):
         self.model = model
         self.optimizer = make_optimizer(args.optimizer, model.parameters())
         if world > 1:
-            self.model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local])
+            self.model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[torch.cuda.current_device()])
         if args.compile:
             self.model = torch.compile(self.model, mode=args.compile_mode)
         self.loss = models.loss_fn(args.model)
@@ -185,13 +185,13 @@ def time_steps(step, batches, warmup, steps):
 
 
 def throughput(args):
-    rank, world, local = init_distributed()
+    rank, world, _ = init_distributed()
     device = torch.device("cuda", torch.cuda.current_device())
     torch.manual_seed(args.seed)
     torch.backends.cudnn.benchmark = True  # pick the fastest convolution algorithms, as tuned PyTorch runs do
     torch.backends.cudnn.allow_tf32 = not args.no_tf32
     model = build_model(args, device)
-    step = Step(args, model, world, local)
+    step = Step(args, model, world)
     batches = synthetic_batches(args, device)
     log(rank, f"# {args.model} batch {args.batch_size} x {world} GPU(s), {args.precision}"
               f"{', channels_last' if args.channels_last else ''}{', compile' if args.compile else ''}"

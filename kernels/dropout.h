@@ -24,6 +24,6 @@ void dropout_forward(const void* x, void* y, int64_t n, int64_t c, int64_t h, in
 // dx = dy * mask / (1-p), with the forward's (mask_key, step). dx may alias dy.
 void dropout_backward(const void* dy, void* dx, int64_t n, int64_t c, int64_t h, int64_t w, Layout layout,
                       DType dtype, double p, uint64_t mask_key, uint64_t step, cudaStream_t stream,
-                     const uint64_t* step_device = nullptr);
+                      const uint64_t* step_device = nullptr);
 
 }  // namespace sb::kernels

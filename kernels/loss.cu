@@ -68,7 +68,27 @@ __device__ __forceinline__ float gradient_scale(float grad_scale, const float* l
   return s / static_cast<float>(n);
 }
 
-template <typename T>
+// Arg-max over the K values a lane holds for a row (value j = lane + 32k), then across the warp.
+template <int K>
+__device__ MaxArg warp_cached_argmax(const float (&v)[K], int64_t c, int lane) {
+  MaxArg best{-INFINITY, -1};
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int64_t j = lane + 32 * k;
+    if (j < c && (best.index < 0 || v[k] > best.value)) best = MaxArg{v[k], j};
+  }
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const float ov = __shfl_xor_sync(0xffffffffu, best.value, offset);
+    const int64_t oi = __shfl_xor_sync(0xffffffffu, best.index, offset);
+    const bool take = oi >= 0 && (best.index < 0 || ov > best.value || (ov == best.value && oi < best.index));
+    if (take) best = MaxArg{ov, oi};
+  }
+  return best;
+}
+
+// K > 0: rows of up to 32*K classes are read once into registers (one memory round trip per row instead
+// of three); K == 0: any number of classes, re-reading the row (it is in L1/L2 by then).
+template <typename T, int K>
 __global__ void __launch_bounds__(kLossThreads) softmax_cross_entropy_kernel(
     const T* __restrict__ logits, const int32_t* __restrict__ labels, T* __restrict__ dlogits, int64_t n, int64_t c,
     float grad_scale, const float* loss_scale, float* loss_out, LossCounters* counters) {
@@ -80,9 +100,25 @@ __global__ void __launch_bounds__(kLossThreads) softmax_cross_entropy_kernel(
     const T* x = logits + r * c;
     const int label = labels[r];
     const bool valid = label >= 0 && label < c;  // a bad label makes the loss NaN rather than read astray
-    const MaxArg best = warp_row_argmax(x, c, lane);
+    float v[K > 0 ? K : 1];
+    MaxArg best;
     float sum = 0.0f;
-    for (int64_t j = lane; j < c; j += 32) sum += expf(to_float(x[j]) - best.value);
+    if constexpr (K > 0) {
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        const int64_t j = lane + 32 * k;
+        v[k] = j < c ? to_float(x[j]) : 0.0f;
+      }
+      best = warp_cached_argmax<K>(v, c, lane);
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        v[k] = lane + 32 * k < c ? expf(v[k] - best.value) : 0.0f;  // v now holds exp(x - max)
+        sum += v[k];
+      }
+    } else {
+      best = warp_row_argmax(x, c, lane);
+      for (int64_t j = lane; j < c; j += 32) sum += expf(to_float(x[j]) - best.value);
+    }
     sum = warp_sum(sum);
     const float log_sum = logf(sum);
     if (lane == 0) {
@@ -92,9 +128,20 @@ __global__ void __launch_bounds__(kLossThreads) softmax_cross_entropy_kernel(
     if (dlogits) {
       T* d = dlogits + r * c;
       const float inv_sum = g / sum;
-      for (int64_t j = lane; j < c; j += 32) {
-        const float p = expf(to_float(x[j]) - best.value) * inv_sum;
-        d[j] = from_float<T>(j == label ? p - g : p);
+      if constexpr (K > 0) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          const int64_t j = lane + 32 * k;
+          if (j < c) {
+            const float p = v[k] * inv_sum;
+            d[j] = from_float<T>(j == label ? p - g : p);
+          }
+        }
+      } else {
+        for (int64_t j = lane; j < c; j += 32) {
+          const float p = expf(to_float(x[j]) - best.value) * inv_sum;
+          d[j] = from_float<T>(j == label ? p - g : p);
+        }
       }
     }
   }
@@ -177,9 +224,17 @@ void softmax_cross_entropy(const void* logits, const int32_t* labels, void* dlog
   if (n <= 0 || c <= 0) fatal("softmax_cross_entropy: needs n, c >= 1");
   dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    softmax_cross_entropy_kernel<T><<<1, kLossThreads, 0, stream>>>(static_cast<const T*>(logits), labels,
-                                                                     static_cast<T*>(dlogits), n, c, grad_scale,
-                                                                     loss_scale, loss_out, counters);
+    const T* x = static_cast<const T*>(logits);
+    T* d = static_cast<T*>(dlogits);
+    if (c <= 32)
+      softmax_cross_entropy_kernel<T, 1><<<1, kLossThreads, 0, stream>>>(x, labels, d, n, c, grad_scale, loss_scale,
+                                                                         loss_out, counters);
+    else if (c <= 128)
+      softmax_cross_entropy_kernel<T, 4><<<1, kLossThreads, 0, stream>>>(x, labels, d, n, c, grad_scale, loss_scale,
+                                                                         loss_out, counters);
+    else
+      softmax_cross_entropy_kernel<T, 0><<<1, kLossThreads, 0, stream>>>(x, labels, d, n, c, grad_scale, loss_scale,
+                                                                         loss_out, counters);
   });
   CHECK_CUDA_LAUNCH();
 }

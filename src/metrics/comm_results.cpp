@@ -1,11 +1,13 @@
 #include "metrics/comm_results.h"
 
+#include <filesystem>
 #include <stdexcept>
 #include <type_traits>
 
 #include "core/check.h"
 #include "metrics/hdf5_attributes.h"
 #include "metrics/hdf5_extendible.h"
+#include "metrics/results_output_check.h"
 
 namespace sb {
 
@@ -30,14 +32,31 @@ std::span<const Column> comm_columns() {
 
 #undef SB_COLUMN
 
+namespace {
+// Replaces `to` with a copy of `from` (copy, then an atomic rename), as ResultsFile publishes its file.
+void publish_copy(const std::string& from, const std::string& to) {
+  const std::string staging = to + ".publishing";
+  std::error_code ec;
+  std::filesystem::copy_file(from, staging, std::filesystem::copy_options::overwrite_existing, ec);
+  if (!ec) std::filesystem::rename(staging, to, ec);
+  if (ec) fatal("could not publish the results file " + to + ": " + ec.message());
+}
+}  // namespace
+
 CommResultsFile::CommResultsFile(const std::string& path, const RunMetadata& metadata, const CommTableInfo& info)
-    : path_(path) {
-  // ResultsFile owns the root attributes. Left unclosed, it leaves `complete` = 0 until close() here.
-  { ResultsFile root_attributes(path, metadata); }
+    : path_(path), working_path_(path + ".writing") {
+  check_output_writable(path);  // named as the user gave it, before anything is created
+  // ResultsFile writes the root attributes: a finished file at our working path, which we then reopen,
+  // mark as running again, and give the /comm table. `path` only ever receives published copies.
+  RunMetadata with_start = metadata;
+  if (with_start.start_time.empty()) with_start.start_time = utc_now_iso8601();
+  ResultsFile(working_path_, with_start).close();
 
   h5::Handle access = h5::unlocked_file_access();
   CHECK_HDF5(H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_V18));  // as ResultsFile writes
-  file_ = h5::Handle::file(CHECK_HDF5(H5Fopen(path.c_str(), H5F_ACC_RDWR, access.get())));
+  file_ = h5::Handle::file(CHECK_HDF5(H5Fopen(working_path_.c_str(), H5F_ACC_RDWR, access.get())));
+  h5::write_string_attribute(file_.get(), "end_time", "");
+  h5::write_int_attribute(file_.get(), "complete", 0);
 
   row_type_ = compound_type(comm_columns(), sizeof(CommRow));
   h5::Handle file_type = packed_copy(row_type_.get());
@@ -54,13 +73,18 @@ CommResultsFile::CommResultsFile(const std::string& path, const RunMetadata& met
   h5::write_string_attribute(t, "note", info.note);
   h5::write_string_attribute(t, "model", info.model);
   h5::write_int_attribute(t, "model_elements", info.model_elements);
+  flush_and_publish();
+}
+
+void CommResultsFile::flush_and_publish() {
   CHECK_HDF5(H5Fflush(file_.get(), H5F_SCOPE_LOCAL));
+  publish_copy(working_path_, path_);
 }
 
 void CommResultsFile::append(const CommRow& row) {
   if (!file_) throw std::logic_error("the results file '" + path_ + "' is already closed");
   h5::append_along(table_.get(), row_type_.get(), 0, 1, &row);
-  CHECK_HDF5(H5Fflush(file_.get(), H5F_SCOPE_LOCAL));
+  flush_and_publish();
 }
 
 void CommResultsFile::close() {
@@ -70,6 +94,9 @@ void CommResultsFile::close() {
   table_ = {};
   row_type_ = {};
   file_.reset();
+  std::error_code ec;
+  std::filesystem::rename(working_path_, path_, ec);  // the finished file replaces the last published copy
+  if (ec) fatal("could not move " + working_path_ + " to " + path_ + ": " + ec.message());
 }
 
 }  // namespace sb

@@ -2,9 +2,10 @@
 // `/comm` table with one row per all-reduce size and dtype. The layout is documented in
 // results/README.md.
 //
-// Like the training files, the file exists (with `complete` = 0) from the start of the sweep, gains a
-// row per finished size, and gets `end_time` and `complete` = 1 at close(), so a killed job leaves a
-// valid file holding every finished size.
+// Like the training files, HDF5 writes go to a working file, PATH.writing; after every row a copy of it
+// replaces PATH atomically, so PATH exists (with `complete` = 0) from the start of the sweep and a job
+// killed at any moment leaves a valid file holding every finished size. close() sets `end_time` and
+// `complete` = 1 and moves the working file onto PATH.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -55,11 +56,13 @@ class CommResultsFile {
   CommResultsFile(const CommResultsFile&) = delete;
   CommResultsFile& operator=(const CommResultsFile&) = delete;
 
-  void append(const CommRow& row);  // one row, then a flush
+  void append(const CommRow& row);  // one row, then a flush and a published copy
   void close();                     // end_time, complete = 1; nothing may be written afterwards
 
  private:
+  void flush_and_publish();
   std::string path_;
+  std::string working_path_;
   h5::Handle file_;
   h5::Handle row_type_;
   h5::Handle table_;

@@ -2,9 +2,14 @@
 
 #include <hdf5.h>
 
+#include <zlib.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 
 #include "core/check.h"
@@ -18,6 +23,40 @@ namespace {
 constexpr const char* kSchema = "scalebench-checkpoint";
 constexpr int64_t kSchemaVersion = 1;
 
+// The seal: the HDF5 library does not survive corrupt files (it reads out of bounds, allocates what a
+// corrupt size field says, loops forever: docs/fuzzing.md), so a checkpoint carries a checksum of its
+// HDF5 content in its first 512 bytes (an HDF5 user block), and read_checkpoint checks it before HDF5
+// sees the file. Layout: magic "SBCKPT01", then little-endian uint64 length of the HDF5 content (the
+// bytes after the user block) and uint64 digest of it (CRC-32 in the high half, Adler-32 in the low),
+// then zeros.
+constexpr hsize_t kSealBytes = 512;
+constexpr char kSealMagic[8] = {'S', 'B', 'C', 'K', 'P', 'T', '0', '1'};
+
+void put_le64(unsigned char* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+uint64_t get_le64(const unsigned char* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t{p[i]} << (8 * i);
+  return v;
+}
+
+// The digest of everything after the user block; false where the file can't be read to its end.
+bool content_digest(std::istream& in, uint64_t length, uint64_t& digest) {
+  in.seekg(static_cast<std::streamoff>(kSealBytes));
+  uLong crc = crc32(0L, Z_NULL, 0), adler = adler32(0L, Z_NULL, 0);
+  std::vector<char> chunk(size_t{1} << 20);
+  for (uint64_t left = length; left > 0;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(left, chunk.size()));
+    if (!in.read(chunk.data(), static_cast<std::streamsize>(n))) return false;
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(chunk.data()), static_cast<uInt>(n));
+    adler = adler32(adler, reinterpret_cast<const Bytef*>(chunk.data()), static_cast<uInt>(n));
+    left -= n;
+  }
+  digest = (uint64_t{crc} << 32) | (uint64_t{adler} & 0xFFFFFFFFu);
+  return true;
+}
+
 void write_array(hid_t parent, const char* name, hid_t file_type, hid_t memory_type, const std::vector<hsize_t>& dims,
                  const void* data) {
   h5::Handle space = h5::Handle::dataspace(CHECK_HDF5(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr)));
@@ -28,7 +67,9 @@ void write_array(hid_t parent, const char* name, hid_t file_type, hid_t memory_t
 void write_file(const std::string& path, const Checkpoint& c) {
   h5::init_hdf5();
   h5::Handle access = h5::unlocked_file_access();
-  h5::Handle file = h5::Handle::file(CHECK_HDF5(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get())));
+  h5::Handle create = h5::Handle::property_list(CHECK_HDF5(H5Pcreate(H5P_FILE_CREATE)));
+  CHECK_HDF5(H5Pset_userblock(create.get(), kSealBytes));  // room for the seal (seal_checkpoint)
+  h5::Handle file = h5::Handle::file(CHECK_HDF5(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, create.get(), access.get())));
   const hid_t f = file.get();
   h5::write_string_attribute(f, "schema", kSchema);
   h5::write_int_attribute(f, "schema_version", kSchemaVersion);
@@ -236,6 +277,24 @@ bool is_count(double x) { return x >= 0 && x <= 9007199254740992.0 && x == stati
 
 }  // namespace
 
+void seal_checkpoint(const std::string& path) {
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  if (!file || ec || size < kSealBytes) fatal("could not seal checkpoint " + path + ": it is not a checkpoint file being written");
+  unsigned char header[kSealBytes] = {};
+  std::memcpy(header, kSealMagic, sizeof kSealMagic);
+  uint64_t digest = 0;
+  if (!content_digest(file, size - kSealBytes, digest)) fatal("could not read back checkpoint " + path + " to seal it");
+  put_le64(header + 8, size - kSealBytes);
+  put_le64(header + 16, digest);
+  file.clear();
+  file.seekp(0);
+  file.write(reinterpret_cast<const char*>(header), sizeof header);
+  file.flush();
+  if (!file) fatal("could not write the seal of checkpoint " + path);
+}
+
 void save_checkpoint(Communicator& comm, Engine& engine, const std::string& config_json, const LoopState& loop,
                      const std::string& path) {
   EngineState state = engine.save_state();
@@ -257,6 +316,7 @@ void save_checkpoint(Communicator& comm, Engine& engine, const std::string& conf
     c.engine = std::move(state);
     const std::string temporary = path + ".writing";
     write_file(temporary, c);
+    seal_checkpoint(temporary);
     std::error_code ec;
     std::filesystem::rename(temporary, path, ec);
     if (ec) fatal("could not rename " + temporary + " to " + path + ": " + ec.message());
@@ -271,6 +331,22 @@ Checkpoint read_checkpoint(const std::string& path) {
   if (!std::filesystem::is_regular_file(path, ec)) throw UserError("--resume " + path + ": no such file");
   r.file_bytes = std::filesystem::file_size(path, ec);
   if (ec) r.bad("can't be read (" + ec.message() + ")");
+  {
+    // The seal first: no byte of a corrupt file reaches the HDF5 library.
+    std::ifstream in(path, std::ios::binary);
+    unsigned char header[kSealBytes] = {};
+    if (!in || r.file_bytes < kSealBytes || !in.read(reinterpret_cast<char*>(header), sizeof header))
+      r.bad("is too short to be a checkpoint (" + std::to_string(r.file_bytes) + " bytes)");
+    if (std::memcmp(header, kSealMagic, sizeof kSealMagic) != 0)
+      r.bad("is not a scalebench checkpoint (no SBCKPT01 header; checkpoints of scalebench before the header can't be resumed)");
+    const uint64_t length = get_le64(header + 8), content = r.file_bytes - kSealBytes;
+    if (length != content)
+      r.bad("is " + std::string(length > content ? "truncated" : "longer than it was written") + ": it holds " +
+            std::to_string(content) + " bytes after its header, which says " + std::to_string(length));
+    uint64_t digest = 0;
+    if (!content_digest(in, length, digest)) r.bad("can't be read to its end");
+    if (digest != get_le64(header + 16)) r.bad("is corrupt: its content does not match the checksum it was written with");
+  }
   if (H5Fis_hdf5(path.c_str()) <= 0) r.bad("is not an HDF5 file");
   ReadHandle access(r.must(H5Pcreate(H5P_FILE_ACCESS), "file access properties"), H5Pclose);
 #if H5_VERSION_GE(1, 12, 1) || (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10 && H5_VERS_RELEASE >= 7)

@@ -1,6 +1,10 @@
 // Checkpoints: the run state of DESIGN.md ("One run state") in one HDF5 file, written by rank 0 to a
 // temporary name and renamed into place, so that a job killed while writing keeps the previous one.
 //
+// The file starts with a 512-byte seal (an HDF5 user block): "SBCKPT01", the length and a checksum of
+// the HDF5 content after it. read_checkpoint checks it before the HDF5 library reads anything, since
+// that library is not safe on corrupt files (docs/fuzzing.md).
+//
 // Layout (schema "scalebench-checkpoint", version 1):
 //   attributes: schema, schema_version, config_json, world_size, epoch (the next epoch to run, 0-based),
 //     step_in_epoch (the next step within it), global_step, elapsed_s, best_accuracy,
@@ -39,6 +43,10 @@ struct Checkpoint {
 // Collective: gathers every rank's buffers and partial totals; rank 0 writes `path` atomically.
 void save_checkpoint(Communicator& comm, Engine& engine, const std::string& config_json, const LoopState& loop,
                      const std::string& path);
+
+// Writes the seal of `path`, an HDF5 file created with the 512-byte user block (save_checkpoint does
+// both; the fuzz harness reseals mutated files to reach the HDF5 layer). Aborts the job on I/O errors.
+void seal_checkpoint(const std::string& path);
 
 // Reads a checkpoint (any rank). Throws UserError naming the file for anything missing or malformed.
 Checkpoint read_checkpoint(const std::string& path);

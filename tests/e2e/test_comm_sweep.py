@@ -87,6 +87,8 @@ class CommSweep(unittest.TestCase):
                     path, stdout = self.run_sweep(tmp, np)
                     self.check_stdout(stdout)
                     self.check_file(path, np)
+                    # No working or staging copies are left beside the finished file.
+                    self.assertEqual(sorted(os.listdir(tmp)), sorted(f"comm-np{k}.h5" for k in (2, 4) if k <= np))
 
     def test_bad_input_is_refused_before_any_file(self):
         cases = [

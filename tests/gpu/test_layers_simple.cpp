@@ -30,6 +30,28 @@ TEST(CudaSimpleLayers, DropoutSameMaskAsCpu) {
   check_everywhere({dropout("drop", 0.5), Shape{8, 33}, cuda::Mode::Eval, false}, "dropout eval", 47);
 }
 
+// With a device step set on the context (the trainer's CUDA-graph mode), dropout takes its step from
+// device memory: the same mask as a host step of that value, and not the host step's own mask.
+TEST(CudaSimpleLayers, DropoutReadsTheDeviceStep) {
+  SKIP_WITHOUT_GPU();
+  const Shape shape{4, 6, 5, 5};
+  std::mt19937_64 rng(3);
+  const auto x = normal_values(static_cast<size_t>(shape.numel()), rng, DType::F32);
+  DeviceMem d_x = gputest::to_device(x, DType::F32);
+  DeviceMem d_step = gputest::to_device_raw(std::vector<uint64_t>{7});
+  auto run = [&](uint64_t host_step, const uint64_t* device_step) {
+    cuda::Context ctx(options_for(kPrecisions[0], Layout::NCHW));
+    ctx.set_device_step(device_step);
+    auto layer = cuda::make_layer(dropout("drop", 0.4), ctx);
+    layer->set_random_stream(42, host_step);
+    const auto& y = layer->forward({d_x.get(), TensorDesc{shape, DType::F32, Layout::NCHW}}, cuda::Mode::Train);
+    return gputest::download(y.data, x.size(), DType::F32);
+  };
+  const auto from_device_step = run(0, d_step.as<uint64_t>());
+  EXPECT_EQ(from_device_step, run(7, nullptr));
+  EXPECT_NE(from_device_step, run(0, nullptr));
+}
+
 TEST(CudaSimpleLayers, FlattenKeepsPytorchOrder) {
   SKIP_WITHOUT_GPU();
   check_everywhere({flatten("flat"), Shape{3, 4, 5, 6}}, "flatten 4x5x6", 48);

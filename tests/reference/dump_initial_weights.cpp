@@ -7,9 +7,13 @@
 // Layout: params/<name> and buffers/<name>, one float32 dataset per tensor named by its ParamSpec name
 // (shape as in PyTorch), and root attributes model, input, classes, widths, seed, param_order and
 // buffer_order (the flat-buffer order; HDF5 lists a group's members alphabetically).
+// --npy-dir DIR also writes DIR/<name>.npy per tensor and DIR/param_order.txt, DIR/buffer_order.txt (one
+// name a line), which numpy reads without h5py (make_fixtures.py uses them).
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -21,11 +25,12 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: dump_initial_weights --model mnist-cnn|wrn --input CxHxW --classes N --seed S [--widths A,B,C,D] "
-    "--out FILE.h5";
+    "--out FILE.h5 [--npy-dir DIR]";
 
 struct Options {
   sb::reference::ReferenceCase c;
   std::string out;
+  std::string npy_dir;
 };
 
 Options parse(int argc, char** argv) {
@@ -54,6 +59,8 @@ Options parse(int argc, char** argv) {
       for (size_t k = 0; k < 4; ++k) o.c.widths[k] = v[k];
     } else if (arg == "--out") {
       o.out = value;
+    } else if (arg == "--npy-dir") {
+      o.npy_dir = value;
     } else {
       throw sb::UserError("unknown option " + arg + "; " + kUsage);
     }
@@ -72,6 +79,36 @@ void write_group(hid_t file, const char* name, const std::vector<sb::ParamSpec>&
   sb::h5::Handle group = sb::reference::create_group(file, name);
   for (const sb::ParamSpec& s : specs)
     sb::reference::write_floats(group.get(), s.name, flat.data() + s.offset, s.shape.dims);
+}
+
+// One tensor in numpy's .npy format (version 1.0, little-endian float32, C order).
+void write_npy(const std::filesystem::path& path, const float* data, const std::vector<int64_t>& shape) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    header += std::to_string(d) + ",";
+    n *= d;
+  }
+  header += "), }";
+  // Magic (6) + version (2) + length (2) + header + '\n' is a multiple of 64 bytes.
+  header += std::string((64 - (10 + header.size() + 1) % 64) % 64, ' ') + "\n";
+  std::ofstream f(path, std::ios::binary);
+  const uint16_t length = static_cast<uint16_t>(header.size());
+  f.write("\x93NUMPY\x01\x00", 8);
+  f.put(static_cast<char>(length & 0xFF)).put(static_cast<char>(length >> 8));
+  f << header;
+  f.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(n * sizeof(float)));
+  if (!f) throw sb::UserError("cannot write " + path.string());
+}
+
+void write_npy_dir(const std::filesystem::path& dir, const std::vector<sb::ParamSpec>& specs, const std::vector<float>& flat,
+                   const char* order_file) {
+  std::ofstream order(dir / order_file);
+  for (const sb::ParamSpec& s : specs) {
+    write_npy(dir / (s.name + ".npy"), flat.data() + s.offset, s.shape.dims);
+    order << s.name << "\n";
+  }
+  if (!order) throw sb::UserError("cannot write " + (dir / order_file).string());
 }
 
 std::vector<std::string> names(const std::vector<sb::ParamSpec>& specs) {
@@ -104,6 +141,11 @@ int main(int argc, char** argv) {
     sb::h5::write_string_list_attribute(root, "buffer_order", names(net.buffer_specs()));
     write_group(root, "params", net.param_specs(), net.params());
     write_group(root, "buffers", net.buffer_specs(), net.buffers());
+    if (!o.npy_dir.empty()) {
+      std::filesystem::create_directories(o.npy_dir);
+      write_npy_dir(o.npy_dir, net.param_specs(), net.params(), "param_order.txt");
+      write_npy_dir(o.npy_dir, net.buffer_specs(), net.buffers(), "buffer_order.txt");
+    }
     std::printf("wrote %s: %s, %zu parameters in %zu tensors, %zu buffer tensors\n", o.out.c_str(), o.c.model.c_str(),
                 net.params().size(), net.param_specs().size(), net.buffer_specs().size());
     return 0;

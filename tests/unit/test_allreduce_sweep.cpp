@@ -200,10 +200,15 @@ TEST(CommResults, TableAndAttributesRoundTrip) {
   row.bytes = 1199882 * 4, row.count = 1199882, row.is_model_size = 1, row.wrong = 7;
   file.append(row);
   {
-    h5::Handle access = h5::unlocked_file_access();  // as the writer opened it
-    h5::Handle f = h5::Handle::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, access.get()));  // while still open
+    // While the sweep runs, the path holds a published copy with every appended row.
+    h5::Handle access = h5::unlocked_file_access();
+    h5::Handle f = h5::Handle::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, access.get()));
     ASSERT_TRUE(f);
     EXPECT_EQ(h5::read_int_attribute(f.get(), "complete"), 0);
+    EXPECT_EQ(h5::read_string_attribute(f.get(), "end_time"), "");
+    h5::Handle partial = h5::Handle::dataset(H5Dopen2(f.get(), "comm", H5P_DEFAULT));
+    ASSERT_TRUE(partial);
+    EXPECT_EQ(h5::shape_of(partial.get()), (std::vector<hsize_t>{2}));
   }
   file.close();
 
@@ -230,6 +235,9 @@ TEST(CommResults, TableAndAttributesRoundTrip) {
   EXPECT_EQ(h5::read_int_attribute(table.get(), "model_elements"), 1199882);
   table = {};
   f = {};
+  std::vector<std::string> left;  // the working and staging copies are gone
+  for (const auto& entry : fs::directory_iterator(dir)) left.push_back(entry.path().filename().string());
+  EXPECT_EQ(left, std::vector<std::string>{"comm.h5"});
   fs::remove_all(dir);
 }
 

@@ -58,19 +58,27 @@ const DeviceTensor& BatchNorm2d::forward(const DeviceTensor& x, Mode mode) {
     CHECK_CUDA(cudaMemcpyAsync(running_mean, next, static_cast<size_t>(2 * c) * sizeof(float), cudaMemcpyDeviceToDevice,
                                ctx_.stream()));
   } else {
+    // The first of these that has an engine: the NORM_FORWARD inference phase, then the same affine map
+    // as pointwise nodes (cuDNN 9.19 on Hopper has no engine for the former), each with the ReLU fused
+    // first; then the legacy call.
     bn_inverse_std(running_var, saved + c, c, epsilon_, ctx_.stream());
+    float* coef = affine_.ensure_as<float>(static_cast<size_t>(2 * c));
+    bn_inference_coefficients(scale, bias, running_mean, running_var, epsilon_, coef, coef + c, c, ctx_.stream());
     BnForwardInference a;
     a.x = x.data; a.y = y_.data; a.scale = scale; a.bias = bias;
     a.mean = running_mean; a.inv_std = saved + c;
-    a.relu = relu_;
-    if (relu_ && bn_forward_inference_graph(ctx_, s, a)) {
-      relu_done = true;
-    } else {
-      a.relu = false;
-      if (!bn_forward_inference_graph(ctx_, s, a)) {
-        bn_forward_inference_legacy(ctx_, s, x.data, y_.data, scale, bias, running_mean, running_var, spec_.eps);
-        used_legacy_ = true;
-      }
+    BnAffine affine;
+    affine.x = x.data; affine.y = y_.data; affine.a = coef; affine.b = coef + c;
+    bool done = false;
+    for (const bool fuse : {true, false}) {
+      if (done || (fuse && !relu_)) continue;
+      a.relu = affine.relu = fuse;
+      done = bn_forward_inference_graph(ctx_, s, a) || bn_affine_graph(ctx_, s, affine);
+      relu_done = done && fuse;
+    }
+    if (!done) {
+      bn_forward_inference_legacy(ctx_, s, x.data, y_.data, scale, bias, running_mean, running_var, spec_.eps);
+      used_legacy_ = true;
     }
   }
   if (relu_ && !relu_done) kernels::relu_forward(y_.data, y_.data, y_.numel(), y_.dtype(), ctx_.stream());

@@ -4,7 +4,9 @@
 //
 // A following ReLU can be fused (enable_fused_relu, set by Sequential): the forward graph then ends in a
 // ReLU node, and the ReLU layer after it becomes a pass-through that masks the gradient. Where no engine
-// runs a graph, the legacy batch-norm call stands in (bn_legacy.h) and the ReLU runs as a kernel.
+// runs a graph, the legacy batch-norm call stands in (bn_legacy.h) and the ReLU runs as a kernel. Eval
+// tries the NORM_FORWARD inference phase, then the same maths as a pointwise graph (x * a + b), then the
+// legacy call.
 #pragma once
 #include "nn/cuda/context.h"
 #include "nn/cuda/device_buffer.h"
@@ -37,6 +39,7 @@ class BatchNorm2d final : public Layer {
   DeviceBuffer y_buffer_, dx_buffer_;
   DeviceBuffer saved_;        // [2C]: batch mean, then inverse std (or Eval's inverse running std)
   DeviceBuffer running_out_;  // [2C]: next running mean, then variance; copied over the buffers
+  DeviceBuffer affine_;       // [2C]: Eval's per-channel a, b when the pointwise graph stands in
 };
 
 }  // namespace sb::cuda

@@ -12,7 +12,7 @@ namespace {
 // Tensor uids inside the batch-norm graphs.
 enum : int64_t {
   kX = 1, kY, kScale, kBias, kMean, kInvStd, kEpsilon, kMomentum,
-  kRunMeanIn, kRunVarIn, kRunMeanOut, kRunVarOut, kNormOut, kDy, kDScale, kDBias, kDx
+  kRunMeanIn, kRunVarIn, kRunMeanOut, kRunVarOut, kNormOut, kDy, kDScale, kDBias, kDx, kA, kB, kScaled, kShifted
 };
 
 void* mut(const void* p) { return const_cast<void*>(p); }
@@ -155,6 +155,33 @@ bool bn_backward_graph(Context& ctx, const BnShape& s, const BnBackward& a) {
     if (!made) return std::nullopt;
     const auto& norm = b.og.arena.keep(std::move(*made));
     auto graph = cudnn::make_operation_graph(ctx.cudnn(), {&norm}, why);
+    if (!graph) return std::nullopt;
+    b.og.graph = std::move(*graph);
+    b.og.fp32_data = ctx.compute_dtype() == DType::F32;
+    return std::move(b.og);
+  };
+  return ctx.plans().run(key, build, uids, ptrs);
+}
+
+bool bn_affine_graph(Context& ctx, const BnShape& s, const BnAffine& a) {
+  const std::vector<int64_t> uids{kX, kY, kA, kB};
+  const std::vector<void*> ptrs{mut(a.x), a.y, mut(a.a), mut(a.b)};
+  const std::string key = key_of("bn_affine", s, ctx, a.relu) + cudnn::alignment_key(ptrs);
+  auto build = [&](std::string* why) -> std::optional<OpGraph> {
+    Builder b(s, ctx, uids, ptrs);
+    const auto& x = b.activation(kX);
+    const auto& ta = b.per_channel(kA);
+    const auto& tb = b.per_channel(kB);
+    const auto& scaled = b.activation(kScaled, true);
+    const auto& y = a.relu ? b.activation(kShifted, true) : b.activation(kY);
+    std::vector<const cudnn::Descriptor*> ops{
+        &b.og.arena.keep(cudnn::make_pointwise(b.og.arena, CUDNN_POINTWISE_MUL, x, &ta, scaled)),
+        &b.og.arena.keep(cudnn::make_pointwise(b.og.arena, CUDNN_POINTWISE_ADD, scaled, &tb, y))};
+    if (a.relu) {
+      const auto& out = b.activation(kY);
+      ops.push_back(&b.og.arena.keep(cudnn::make_pointwise(b.og.arena, CUDNN_POINTWISE_RELU_FWD, y, nullptr, out)));
+    }
+    auto graph = cudnn::make_operation_graph(ctx.cudnn(), ops, why);
     if (!graph) return std::nullopt;
     b.og.graph = std::move(*graph);
     b.og.fp32_data = ctx.compute_dtype() == DType::F32;

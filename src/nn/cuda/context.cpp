@@ -23,6 +23,7 @@ Context::Context(const ContextOptions& options, cudaStream_t stream) : options_(
   plans_ = std::make_unique<PlanCache>(cudnn_, stream_, workspace_);
   PlanCacheOptions plan_options;
   plan_options.autotune = options_.autotune;
+  plan_options.max_candidates = options_.autotune_candidates;
   plan_options.deterministic = options_.deterministic;
   plan_options.allow_tf32 = options_.tf32;
   plans_->set_options(plan_options);

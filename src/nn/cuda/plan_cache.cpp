@@ -13,6 +13,7 @@ struct PlanCache::Entry {
   std::vector<cudnn::Descriptor> configs;  // the heuristics' list (mode A, then the fallback mode's)
   cudnn::Descriptor plan;
   int64_t workspace = 0;
+  bool executed = false;  // a plan that was never timed proves itself on its first execution
 };
 
 namespace {
@@ -169,8 +170,17 @@ bool PlanCache::run(const std::string& key, const BuildGraph& build, const std::
                     const std::vector<void*>& pointers) {
   Entry& e = find_or_build(key, build, &uids, &pointers);
   if (!e.report.ok) return false;
-  if (!launch(e.plan, e.workspace, uids, pointers))
-    fatal("cuDNN execution failed for '" + key + "' with " + e.report.engine + ": " + cudnn::last_error());
+  if (!launch(e.plan, e.workspace, uids, pointers)) {
+    if (e.executed)
+      fatal("cuDNN execution failed for '" + key + "' with " + e.report.engine + ": " + cudnn::last_error());
+    // A plan that builds but cannot execute counts as no engine: the caller's fallback runs instead.
+    e.report.ok = false;
+    e.report.why = "the plan built but failed to execute: " + cudnn::last_error();
+    e.plan = cudnn::Descriptor();
+    e.graph.reset();
+    return false;
+  }
+  e.executed = true;
   return true;
 }
 
