@@ -85,15 +85,19 @@ std::vector<uint8_t> read_whole_file(const std::string& path, uint64_t max_bytes
   constexpr size_t kChunk = size_t{1} << 20;
   // Room for a plain file and the final probing chunk, so it is read without reallocating.
   if (!ec && on_disk <= max_bytes) bytes.reserve(on_disk + kChunk);
+  // A plain file's first read asks for one byte more than it holds, so that its end shows at once
+  // without a whole chunk to allocate and clear; a gzip file's data goes on in chunks.
+  size_t chunk = (!ec && on_disk < kChunk) ? static_cast<size_t>(on_disk) + 1 : kChunk;
   for (;;) {
     const size_t old_size = bytes.size();
     if (old_size > max_bytes)
       throw UserError(path + " is larger than the " + std::to_string(max_bytes) +
                       " bytes a file of this dataset can have; check that it is the right file");
-    bytes.resize(old_size + kChunk);
-    const size_t got = file.read(bytes.data() + old_size, kChunk);
+    bytes.resize(old_size + chunk);
+    const size_t got = file.read(bytes.data() + old_size, chunk);
     bytes.resize(old_size + got);
-    if (got < kChunk) break;
+    if (got < chunk) break;
+    chunk = kChunk;
   }
   if (bytes.size() > max_bytes)
     throw UserError(path + " is larger than the " + std::to_string(max_bytes) +

@@ -1,7 +1,10 @@
 #include "data/idx_reader.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <string>
+#include <system_error>
 
 #include "core/error.h"
 #include "data/gz_file.h"
@@ -46,9 +49,24 @@ std::vector<uint32_t> read_header(GzFile& file, uint32_t expected_magic, const c
   return dims;
 }
 
-// Reads exactly `bytes` data bytes and checks that nothing follows them.
-void read_body(GzFile& file, uint8_t* out, uint64_t bytes, const std::string& header_says) {
-  const size_t got = file.read(out, static_cast<size_t>(bytes));
+// Reads exactly `bytes` data bytes into `out` and checks that nothing follows them. The header alone
+// says how many bytes to expect, and a hostile one says up to kMaxIdxBytes in 16 bytes: memory grows
+// with the data that actually arrives (a chunk at a time, doubling), never with what the header claims.
+void read_body(GzFile& file, std::vector<uint8_t>& out, uint64_t bytes, const std::string& header_says) {
+  constexpr uint64_t kFirstChunk = uint64_t{64} << 10;
+  std::error_code ec;
+  const uint64_t on_disk = std::filesystem::file_size(file.path(), ec);  // all of a plain file's body in one go
+  uint64_t got = 0;
+  out.clear();
+  while (got < bytes) {
+    const uint64_t want = std::min(bytes - got, std::max({kFirstChunk, got, ec ? 0 : on_disk}));
+    out.reserve(static_cast<size_t>(got + want));  // exact: the last step ends at `bytes`, not beyond
+    out.resize(static_cast<size_t>(got + want));
+    const size_t n = file.read(out.data() + got, static_cast<size_t>(want));
+    got += n;
+    if (n < want) break;
+  }
+  out.resize(static_cast<size_t>(got));
   if (got < bytes) {
     const std::string follow = file.cut_short() ? "its gzip stream is cut short after " + std::to_string(got) + " bytes"
                                                 : "only " + std::to_string(got) + " bytes follow";
@@ -83,8 +101,7 @@ IdxImages read_idx_images(const std::string& path) {
   images.count = dims[0];
   images.rows = static_cast<int>(dims[1]);
   images.cols = static_cast<int>(dims[2]);
-  images.pixels.resize(per_image * dims[0]);
-  read_body(file, images.pixels.data(), images.pixels.size(), header_says);
+  read_body(file, images.pixels, per_image * dims[0], header_says);
   return images;
 }
 
@@ -98,8 +115,8 @@ std::vector<int32_t> read_idx_labels(const std::string& path, int num_classes) {
     throw UserError(path + " has an implausible header: it says " + header_says + ", more than the " +
                     std::to_string(kMaxIdxBytes) +
                     " bytes an IDX file may hold; the file is corrupt or not in MNIST format");
-  std::vector<uint8_t> raw(dims[0]);
-  read_body(file, raw.data(), raw.size(), header_says);
+  std::vector<uint8_t> raw;
+  read_body(file, raw, dims[0], header_says);
   std::vector<int32_t> labels(raw.size());
   for (size_t i = 0; i < raw.size(); ++i) {
     if (raw[i] >= num_classes)

@@ -1,8 +1,13 @@
 // IDX (MNIST-format) reader and the MNIST / Fashion-MNIST loader, on fixture files written here.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "core/error.h"
 #include "data/dataset_spec.h"
@@ -262,6 +267,69 @@ TEST(MnistLoader, InstalledFashionMnist) {
   const double n = static_cast<double>(data.train.images.size());
   EXPECT_NEAR(sum / n, data.train.mean[0], 1e-3);
   EXPECT_NEAR(std::sqrt(sum_sq / n - (sum / n) * (sum / n)), data.train.std[0], 1e-3);
+}
+
+// Regression, found by fuzzing (tests/fuzz, docs/fuzzing.md): a 19-byte file whose header claims 2^31
+// bytes made the reader allocate and clear 2 GiB before it found the file truncated. Memory now grows
+// with the data that arrives. The reads run in a child process whose address space can't grow by more
+// than 256 MiB, where the old reader died of std::bad_alloc.
+void limit_address_space_growth(uint64_t bytes) {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages = 0;
+  statm >> pages;
+  const uint64_t now = pages * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const rlimit limit{now + bytes, now + bytes};
+  if (pages == 0 || setrlimit(RLIMIT_AS, &limit) != 0) std::_Exit(2);
+}
+
+TEST(IdxReader, HugeHeaderOnATinyFileIsTruncationWithoutAllocatingIt) {
+  TempDir dir;
+  for (bool gzip : {false, true}) {
+    const std::string images = dir.file(gzip ? "imgs.gz" : "imgs"), labels = dir.file(gzip ? "labels.gz" : "labels");
+    Bytes b = testing::idx_header(0x00000803, {32768, 256, 256});  // 32768 x 65536 = 2^31 bytes
+    b.insert(b.end(), {1, 2, 3});
+    testing::write_file(images, b, gzip);
+    Bytes l = testing::idx_header(0x00000801, {1u << 31});
+    l.insert(l.end(), {1, 2, 3});
+    testing::write_file(labels, l, gzip);
+    EXPECT_EXIT(
+        {
+          limit_address_space_growth(uint64_t{256} << 20);
+          bool ok = false;
+          try {
+            read_idx_images(images);
+          } catch (const UserError& e) {
+            ok = testing::contains(e.what(), "is truncated: header says 32768 images of 256x256 but");
+          }
+          try {
+            read_idx_labels(labels);
+            ok = false;
+          } catch (const UserError& e) {
+            ok = ok && testing::contains(e.what(), "is truncated: header says 2147483648 labels but");
+          }
+          std::_Exit(ok ? 0 : 1);
+        },
+        ::testing::ExitedWithCode(0), "")
+        << (gzip ? "gzip" : "plain");
+  }
+}
+
+// The body is read in growing chunks: files around the chunk sizes read back byte for byte.
+TEST(IdxReader, BodiesAroundTheChunkSizesRoundTrip) {
+  TempDir dir;
+  for (uint32_t rows : {1u, 255u, 256u, 257u, 1024u}) {
+    for (bool gzip : {false, true}) {
+      const std::string path = dir.file(gzip ? "imgs.gz" : "imgs");
+      testing::write_file(path, testing::idx_images(257, rows, 256), gzip);  // 64 KiB x rows/256 (+1 image)
+      const IdxImages images = read_idx_images(path);
+      ASSERT_EQ(images.pixels.size(), size_t{257} * rows * 256) << rows << (gzip ? " gzip" : " plain");
+      EXPECT_EQ(images.pixels.capacity(), images.pixels.size());
+      const int64_t per = int64_t{rows} * 256;
+      for (int64_t i : {int64_t{0}, int64_t{128}, int64_t{256}})
+        for (int64_t k : {int64_t{0}, per / 2, per - 1})
+          ASSERT_EQ(images.pixels[static_cast<size_t>(i * per + k)], testing::fixture_pixel(i, k)) << i << " " << k;
+    }
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "nn/cuda/plan_cache.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "core/cuda_check.h"

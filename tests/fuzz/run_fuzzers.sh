@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Fuzzes the readers of hostile input (IDX, CIFAR, checkpoints) with libFuzzer for a bounded time.
+#
+#   tests/fuzz/run_fuzzers.sh [SECONDS [SCALEBENCH]]
+#
+# SECONDS     how long each target fuzzes (default 60); the targets run one after the other.
+# SCALEBENCH  the built scalebench binary (default build/scalebench), which writes a real checkpoint for
+#             the checkpoint target's seed corpus; without it the script warns and uses only the small
+#             checkpoints it writes itself with sb::save_checkpoint.
+#
+# Installs clang and libFuzzer (Debian: clang-14, libclang-rt-14-dev) when missing and it runs as root,
+# builds tests/fuzz into build-fuzz/ (FUZZ_BUILD_DIR overrides), writes the seed corpora, replays the
+# stored regression inputs (tests/fuzz/regressions/), then fuzzes each target. Exits 1 on any finding
+# (a crash, a sanitizer report, a leak, an uncaught exception, a timeout, an allocation over the limit),
+# printing the reproducer and the command that replays it. docs/fuzzing.md explains what is fuzzed.
+set -euo pipefail
+
+SECONDS_EACH=${1:-60}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SCALEBENCH=${2:-$ROOT/build/scalebench}
+BUILD=${FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
+TARGETS=(fuzz_idx_reader fuzz_cifar_reader fuzz_checkpoint_reader)
+# libFuzzer limits: a finding is anything beyond them.
+LIMITS=(-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10)
+
+if ! [[ $SECONDS_EACH =~ ^[0-9]+$ ]] || ((SECONDS_EACH < 1)); then
+  echo "usage: $0 [SECONDS [SCALEBENCH]]  (SECONDS: a whole number >= 1, got '$SECONDS_EACH')" >&2
+  exit 2
+fi
+cd "$ROOT"
+say() { printf 'fuzz: %s\n' "$*"; }
+
+# --- clang and libFuzzer --------------------------------------------------------------------------
+CXX=${FUZZ_CXX:-clang++}
+CC=${FUZZ_CC:-clang}
+probe_libfuzzer() {
+  local dir
+  dir=$(mktemp -d)
+  printf '%s\n' '#include <cstddef>' '#include <cstdint>' \
+    'extern "C" int LLVMFuzzerTestOneInput(const uint8_t*, size_t) { return 0; }' >"$dir/probe.cpp"
+  "$CXX" -fsanitize=fuzzer,address,undefined "$dir/probe.cpp" -o "$dir/probe" >/dev/null 2>&1
+  local rc=$?
+  rm -rf "$dir"
+  return $rc
+}
+if ! command -v "$CXX" >/dev/null 2>&1 || ! probe_libfuzzer; then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "fuzz: $CXX with libFuzzer is missing; as root: apt-get install -y clang-14 libclang-rt-14-dev llvm-14" >&2
+    exit 1
+  fi
+  say "installing clang and libFuzzer (clang-14, libclang-rt-14-dev, llvm-14)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq clang-14 libclang-rt-14-dev llvm-14 >/dev/null
+  if ! command -v "$CXX" >/dev/null 2>&1; then CXX=clang++-14 CC=clang-14; fi
+  probe_libfuzzer || { echo "fuzz: $CXX still can't link -fsanitize=fuzzer" >&2; exit 1; }
+fi
+# Symbolized stack traces in the reports.
+for s in llvm-symbolizer llvm-symbolizer-14 /usr/lib/llvm-14/bin/llvm-symbolizer; do
+  if command -v "$s" >/dev/null 2>&1; then export ASAN_SYMBOLIZER_PATH=$(command -v "$s"); break; fi
+done
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+# --- build ----------------------------------------------------------------------------------------
+say "building the fuzz targets in $BUILD ($("$CXX" --version | head -n 1))"
+cmake -S tests/fuzz -B "$BUILD" -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_C_COMPILER="$CC" >"$BUILD.configure.log" 2>&1 ||
+  { cat "$BUILD.configure.log" >&2; exit 1; }
+mv "$BUILD.configure.log" "$BUILD/configure.log"
+cmake --build "$BUILD" -j "$(nproc 2>/dev/null || echo 2)" >"$BUILD/build.log" 2>&1 ||
+  { tail -n 60 "$BUILD/build.log" >&2; exit 1; }
+
+# --- seed corpora ---------------------------------------------------------------------------------
+SEEDS=$BUILD/seeds
+rm -rf "$SEEDS"
+mkdir -p "$SEEDS"
+"$BUILD/make_seeds" "$SEEDS"
+"$BUILD/make_checkpoint_seed" "$SEEDS/fuzz_checkpoint_reader"
+if [[ -x $SCALEBENCH ]]; then
+  work=$(mktemp -d)
+  if (cd "$work" && "$SCALEBENCH" train --model mlp --data synthetic:1x4x4:2:16:8 --epochs 1 --checkpoint-every 1 \
+        --checkpoint seed.ckpt.h5 >run.log 2>&1); then
+    cp "$work/seed.ckpt.h5" "$SEEDS/fuzz_checkpoint_reader/scalebench_mlp_epoch1.h5"
+  else
+    echo "fuzz: warning: $SCALEBENCH did not write a checkpoint; the checkpoint corpus has only generated seeds:" >&2
+    tail -n 5 "$work/run.log" >&2
+  fi
+  rm -rf "$work"
+else
+  echo "fuzz: warning: $SCALEBENCH not found (build it with make, or pass its path); the checkpoint corpus has only generated seeds" >&2
+fi
+for t in "${TARGETS[@]}"; do
+  if [[ -d tests/fuzz/regressions/$t ]]; then cp tests/fuzz/regressions/"$t"/* "$SEEDS/$t/" 2>/dev/null || true; fi
+done
+
+# Scratch files of the targets (one directory per process) in memory where there is a tmpfs.
+if [[ -z ${TMPDIR:-} && -d /dev/shm && -w /dev/shm ]]; then export TMPDIR=/dev/shm; fi
+
+# --- replay and fuzz ------------------------------------------------------------------------------
+FINDINGS=$BUILD/findings
+LOGS=$BUILD/logs
+mkdir -p "$FINDINGS" "$LOGS"
+failed=()
+summary=()
+report_finding() {  # target log
+  local t=$1 log=$2 f
+  echo "fuzz: FINDING in $t; the end of its log ($log):" >&2
+  grep -v -E '^#[0-9]+.*(NEW|REDUCE|pulse)' "$log" | tail -n 60 >&2 || true
+  for f in "$FINDINGS/$t"-*; do
+    [[ -e $f ]] || continue
+    echo "fuzz: reproducer: $f" >&2
+    echo "fuzz:   replay: $BUILD/$t $f" >&2
+  done
+  failed+=("$t")
+}
+
+for t in "${TARGETS[@]}"; do
+  # Every seed and stored regression input first: each must pass (a result or a UserError).
+  log=$LOGS/$t.replay.log
+  if ! "$BUILD/$t" "${LIMITS[@]}" -artifact_prefix="$FINDINGS/$t-" "$SEEDS/$t"/* >"$log" 2>&1; then
+    report_finding "$t" "$log"
+    summary+=("$(printf '%-24s replay of %s seeds and regression inputs FAILED' "$t" "$(ls "$SEEDS/$t" | wc -l)")")
+    continue
+  fi
+
+  corpus=$BUILD/corpus/$t
+  mkdir -p "$corpus"
+  log=$LOGS/$t.log
+  say "$t: fuzzing for ${SECONDS_EACH} s (corpus $corpus, log $log)"
+  rc=0
+  "$BUILD/$t" "$corpus" "$SEEDS/$t" -max_total_time="$SECONDS_EACH" "${LIMITS[@]}" -jobs=1 -workers=1 \
+    -artifact_prefix="$FINDINGS/$t-" -print_final_stats=1 >"$log" 2>&1 || rc=$?
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -n 1)
+  cov=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | sed -n 's/.*cov: \([0-9]*\).*ft: \([0-9]*\).*corp: \([0-9]*\).*/cov \1, ft \2, corpus \3/p' | tail -n 1)
+  if ((rc != 0)) || compgen -G "$FINDINGS/$t-*" >/dev/null; then
+    report_finding "$t" "$log"
+    summary+=("$(printf '%-24s FINDING (exit %s) after %s runs' "$t" "$rc" "${runs:-?}")")
+  else
+    summary+=("$(printf '%-24s %4s s  %9s runs  %7s runs/s  %s  no findings' "$t" "${secs:-?}" "${runs:-?}" \
+      "$(( ${runs:-0} / (${secs:-1} > 0 ? ${secs:-1} : 1) ))" "${cov:-?}")")
+  fi
+done
+
+say "summary"
+printf '  %s\n' "${summary[@]}"
+if ((${#failed[@]})); then
+  echo "fuzz: FAILED: findings in ${failed[*]} (reproducers in $FINDINGS; docs/fuzzing.md says how to triage)" >&2
+  exit 1
+fi
+say "no findings"
