@@ -166,6 +166,12 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
   }
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   ctx_ = std::make_unique<cuda::Context>(context_options(config), stream_);
+  // Every rank runs rank 0's autotuned engine choices (plans are built in the same order everywhere).
+  ctx_->plans().set_agreement([&comm](const std::string&, int local_choice) {
+    int choice = local_choice;
+    comm.broadcast(std::span<int>(&choice, 1), 0);
+    return choice;
+  });
   net_ = std::make_unique<cuda::Network>(model_spec_for(config, train), config.seed, *ctx_);
   net_->set_random_stream(dropout_stream_key(config.seed, comm.rank()), 0);
   nccl_ = std::make_unique<cuda::NcclCommunicator>(comm);
