@@ -2,6 +2,7 @@
 // takes kPackElems elements per iteration through 16-byte loads and stores when every pointer is 16-byte
 // aligned (the flat buffers and cudaMalloc'd activations are), and falls back to one element at a time
 // otherwise. Inputs are converted to fp32 in registers, the op runs in fp32, the result is rounded once.
+#include <algorithm>
 #include "kernels/elementwise.h"
 
 #include "kernels/device_utils.cuh"
@@ -167,26 +168,54 @@ __global__ void bias_backward_nchw_kernel(const T* __restrict__ dy, float* dbias
   }
 }
 
-// NHWC: dy is a [rows = n*h*w, c] matrix; a block owns 32 channels (lanes, coalesced) and its 32 warps
-// stride over the rows, then combine in shared memory. Only ceil(c/32) blocks: fine for the Linear
-// layers' [n, c] and for few large-channel convolutions; a fused epilogue is faster where there is one.
-constexpr int kColumnWarps = 32;
+// NHWC: dy is a [rows = n*h*w, c] matrix. Pass 1: a grid of (channel groups of 32) x (row slices); in each
+// block, 8 warps stride over the slice's rows with the 32 lanes on 32 consecutive channels (coalesced),
+// and the block writes one partial sum per channel and slice. Pass 2 adds the slices in a fixed order, so
+// the result is deterministic (no atomics) while the whole GPU works on the reduction: a single block per
+// 32 channels left most of the GPU idle for convolutions with few channels and many pixels.
+constexpr int kColumnWarps = 8;
+constexpr int kRowSlices = 128;
 template <typename T>
-__global__ void __launch_bounds__(32 * kColumnWarps) bias_backward_nhwc_kernel(const T* __restrict__ dy,
-                                                                               float* dbias, int64_t rows,
-                                                                               int64_t c, bool accumulate) {
+__global__ void __launch_bounds__(32 * kColumnWarps) bias_partial_nhwc_kernel(const T* __restrict__ dy,
+                                                                              float* __restrict__ partial,
+                                                                              int64_t rows, int64_t c,
+                                                                              int64_t rows_per_slice) {
   const int64_t ch = static_cast<int64_t>(blockIdx.x) * 32 + threadIdx.x;
+  const int64_t begin = static_cast<int64_t>(blockIdx.y) * rows_per_slice;
+  const int64_t end = begin + rows_per_slice < rows ? begin + rows_per_slice : rows;
   float sum = 0.0f;
   if (ch < c)
-    for (int64_t r = threadIdx.y; r < rows; r += kColumnWarps) sum += to_float(dy[r * c + ch]);
-  __shared__ float partial[kColumnWarps][33];
-  partial[threadIdx.y][threadIdx.x] = sum;
+    for (int64_t r = begin + threadIdx.y; r < end; r += kColumnWarps) sum += to_float(dy[r * c + ch]);
+  __shared__ float column[kColumnWarps][33];
+  column[threadIdx.y][threadIdx.x] = sum;
   __syncthreads();
   if (threadIdx.y == 0 && ch < c) {
     float total = 0.0f;
-    for (int w = 0; w < kColumnWarps; ++w) total += partial[w][threadIdx.x];
-    dbias[ch] = accumulate ? dbias[ch] + total : total;
+    for (int w = 0; w < kColumnWarps; ++w) total += column[w][threadIdx.x];
+    partial[static_cast<int64_t>(blockIdx.y) * c + ch] = total;
   }
+}
+
+__global__ void bias_finish_kernel(const float* __restrict__ partial, float* dbias, int slices, int64_t c,
+                                   bool accumulate) {
+  const int64_t ch = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (ch >= c) return;
+  float total = 0.0f;
+  for (int s = 0; s < slices; ++s) total += partial[s * c + ch];
+  dbias[ch] = accumulate ? dbias[ch] + total : total;
+}
+
+// The partial sums' scratch space: grows on first use at each size (in the eager warm-up steps, never
+// inside a CUDA-graph capture, where allocation is not allowed) and is reused after.
+float* bias_scratch(size_t floats) {
+  static float* scratch = nullptr;
+  static size_t capacity = 0;
+  if (floats > capacity) {
+    if (scratch) CHECK_CUDA(cudaFree(scratch));
+    CHECK_CUDA(cudaMalloc(&scratch, floats * sizeof(float)));
+    capacity = floats;
+  }
+  return scratch;
 }
 
 }  // namespace
@@ -294,9 +323,14 @@ void bias_backward(const void* dy, DType dy_dtype, float* dbias, int64_t n, int6
   dispatch_dtype(dy_dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (layout == Layout::NHWC || hw == 1) {
-      const dim3 block(32, kColumnWarps);
-      bias_backward_nhwc_kernel<T><<<static_cast<unsigned>((c + 31) / 32), block, 0, stream>>>(
-          static_cast<const T*>(dy), dbias, n * hw, c, accumulate);
+      const int64_t rows = n * hw;
+      const int slices = static_cast<int>(std::min<int64_t>(kRowSlices, (rows + kColumnWarps * 4 - 1) / (kColumnWarps * 4)));
+      const int64_t rows_per_slice = (rows + slices - 1) / slices;
+      float* partial = bias_scratch(static_cast<size_t>(slices) * static_cast<size_t>(c));
+      const dim3 block(32, kColumnWarps), grid(static_cast<unsigned>((c + 31) / 32), static_cast<unsigned>(slices));
+      bias_partial_nhwc_kernel<T><<<grid, block, 0, stream>>>(static_cast<const T*>(dy), partial, rows, c, rows_per_slice);
+      CHECK_CUDA_LAUNCH();
+      bias_finish_kernel<<<static_cast<unsigned>((c + 255) / 256), 256, 0, stream>>>(partial, dbias, slices, c, accumulate);
     } else {
       bias_backward_nchw_kernel<T><<<static_cast<unsigned>(c), kReduceThreads, 0, stream>>>(
           static_cast<const T*>(dy), dbias, n, c, hw, accumulate);

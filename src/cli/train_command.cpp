@@ -1,3 +1,4 @@
+#include <cmath>
 #include <cstdio>
 #include <memory>
 
@@ -75,6 +76,10 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   if (results) results->close();
   log0("done: %d epoch(s), %s; best test accuracy %.2f%%%s%s\n", run.epochs_run, run.stop_reason.c_str(),
        100.0 * run.best_accuracy, config.out.empty() ? "" : "; results in ", config.out.c_str());
+  if (std::isfinite(run.time_to_target)) {
+    log0("time to %.2f%% test accuracy: %.3f s (training plus evaluation after every epoch)\n", 100.0 * config.target_accuracy,
+         run.time_to_target);
+  }
   if (run.interrupted) return kExitInterrupted;
   return run.diverged ? 4 : 0;
 }

@@ -131,6 +131,12 @@ class ReadHandle {
   Closer closer_;
 };
 
+std::string shortest(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", x);
+  return text;
+}
+
 // An optimizer has a handful of state buffers (Adam: 2); a longer `order` list is not ours.
 constexpr hssize_t kMaxOptimizerStates = 64;
 
@@ -186,8 +192,7 @@ struct Reader {
     double value = 0;
     number_attr(object, name, H5T_FLOAT, H5T_INTEGER, H5T_NATIVE_DOUBLE, &value);
     if (!(value >= lowest && value <= highest))  // NaN fails too
-      bad(std::string("has ") + name + " " + std::to_string(value) + ", outside " + std::to_string(lowest) + ".." +
-          std::to_string(highest));
+      bad(std::string("has ") + name + " " + shortest(value) + ", outside " + shortest(lowest) + ".." + shortest(highest));
     return value;
   }
 

@@ -29,10 +29,15 @@ struct GpuCase {
   Layout layout;
   double tol;
   bool per_tensor;  // hold each tensor to tol (fp32), or only all of them together (bf16)
+  // bf16 is held to tol on the network's output and loss only. Measured on an H100 (2026-11-26), its
+  // gradients after a whole network differ from the fp64 oracle by 9% (mnist-cnn) and 23% (small WRN)
+  // in relative L2, dominated by near-cancelling sums (BN biases) where any 8-bit mantissa loses;
+  // each layer's bf16 gradients are held to 2e-2 against the CPU reference in tests/gpu/test_layers_*.
+  double gradient_tol;
 };
-const GpuCase kCases[] = {{"fp32/NCHW", DType::F32, Layout::NCHW, 1e-5, true},
-                          {"fp32/NHWC", DType::F32, Layout::NHWC, 1e-5, true},
-                          {"bf16/NHWC", DType::BF16, Layout::NHWC, 2e-2, false}};
+const GpuCase kCases[] = {{"fp32/NCHW", DType::F32, Layout::NCHW, 1e-5, true, 1e-5},
+                          {"fp32/NHWC", DType::F32, Layout::NHWC, 1e-5, true, 1e-5},
+                          {"bf16/NHWC", DType::BF16, Layout::NHWC, 2e-2, false, 0.35}};
 
 class ReferenceFixtureGpuTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -51,7 +56,7 @@ class ReferenceFixtureGpuTest : public ::testing::TestWithParam<std::string> {
              const Tensors& want, const GpuCase& g) {
     check_tensors(what, flat.data(), specs, want, g.per_tensor ? g.tol : INFINITY);
     const double all = global_rel_l2(flat.data(), specs, want);
-    EXPECT_LE(all, g.tol) << what << ": all tensors together off by " << all;
+    EXPECT_LE(all, g.gradient_tol) << what << ": all tensors together off by " << all;
   }
 
   // One optimizer step with the fused kernel from `initial`, with the network's current gradients.

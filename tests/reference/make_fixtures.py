@@ -80,7 +80,13 @@ def write_h5(fixture, path):
         for name, attrs in fixture.attrs.items():
             obj = f[name] if name else f
             for key, value in attrs.items():
-                obj.attrs[key] = np.asarray(value, dtype=np.int64) if key == "shape" else value
+                if key == "shape":
+                    value = np.asarray(value, dtype=np.int64)
+                elif isinstance(value, (str, np.str_)):
+                    value = str(value)  # h5py stores Python str as variable-length UTF-8; numpy '<U' has no HDF5 type
+                elif isinstance(value, np.ndarray) and value.dtype.kind == "U":
+                    value = np.array([str(v) for v in value.ravel()], dtype=h5py.string_dtype())
+                obj.attrs[key] = value
 
 
 def write_npz(fixture, path):

@@ -111,6 +111,11 @@ class CudaEngine final : public Engine {
   PhaseTimes read_times(int slot);
   void track_memory();
   void drop_graphs();
+  // Records a phase event: as an event node of the graph while capturing, plainly otherwise.
+  void record_event(cudaEvent_t event) {
+    CHECK_CUDA(capturing_ ? cudaEventRecordWithFlags(event, stream_, cudaEventRecordExternal) : cudaEventRecord(event, stream_));
+  }
+  bool capturing_ = false;
 
   TrainConfig config_;
   const Dataset& train_;
@@ -303,9 +308,9 @@ const cuda::DeviceTensor& CudaEngine::loss_and_gradient(const cuda::DeviceTensor
 void CudaEngine::enqueue_step_body(int64_t batch, int slot) {
   auto& ev = events_[static_cast<size_t>(slot)];
   const auto* inputs = static_cast<const cuda::StepInputs*>(step_inputs_.data());
-  CHECK_CUDA(cudaEventRecordWithFlags(ev[kStart], stream_, cudaEventRecordExternal));
+  record_event(ev[kStart]);
   enqueue_batch(train_, train_data_, batch, config_.augment, inputs, 0, 0);
-  CHECK_CUDA(cudaEventRecordWithFlags(ev[kDataDone], stream_, cudaEventRecordExternal));
+  record_event(ev[kDataDone]);
 
   cuda::DeviceTensor x;
   x.data = input_.data();
@@ -313,13 +318,13 @@ void CudaEngine::enqueue_step_body(int64_t batch, int slot) {
   const cuda::DeviceTensor& output = net_->forward(x, cuda::Mode::Train);
   const cuda::DeviceTensor& dlogits =
       loss_and_gradient(output, batch, static_cast<kernels::LossCounters*>(train_counters_.data()), true);
-  CHECK_CUDA(cudaEventRecordWithFlags(ev[kForwardDone], stream_, cudaEventRecordExternal));
+  record_event(ev[kForwardDone]);
 
   buckets_->begin_step();
   net_->backward(dlogits);
-  CHECK_CUDA(cudaEventRecordWithFlags(ev[kBackwardDone], stream_, cudaEventRecordExternal));
+  record_event(ev[kBackwardDone]);
   buckets_->finish();
-  CHECK_CUDA(cudaEventRecordWithFlags(ev[kCommDone], stream_, cudaEventRecordExternal));
+  record_event(ev[kCommDone]);
 
   if (optimizer_.found_inf) {
     // fp16: every rank checks the same averaged gradients, so every rank skips the same steps.
@@ -329,7 +334,7 @@ void CudaEngine::enqueue_step_body(int64_t batch, int slot) {
   if (optimizer_.found_inf) {
     kernels::update_loss_scale(static_cast<kernels::LossScaleState*>(loss_scale_.data()), 2.0f, 0.5f, 2000, stream_);
   }
-  CHECK_CUDA(cudaEventRecordWithFlags(ev[kOptimizerDone], stream_, cudaEventRecordExternal));
+  record_event(ev[kOptimizerDone]);
 }
 
 void CudaEngine::capture_graphs(int64_t batch) {
@@ -337,7 +342,9 @@ void CudaEngine::capture_graphs(int64_t batch) {
   for (int slot = 0; slot < kSlots; ++slot) {
     cudaGraph_t graph = nullptr;
     CHECK_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    capturing_ = true;
     enqueue_step_body(batch, slot);
+    capturing_ = false;
     const cudaError_t end = cudaStreamEndCapture(stream_, &graph);
     cudaError_t inst = cudaErrorUnknown;
     if (end == cudaSuccess) inst = cudaGraphInstantiate(&graphs_[slot], graph, 0);

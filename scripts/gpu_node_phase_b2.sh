@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# One multi-GPU node session: weak and strong scaling studies of wrn and mnist-cnn on 1, 2, 4, ... GPUs
+# (`scalebench scale`), PyTorch DDP at the same GPU counts, and the all-reduce sweep. Expects .stage/
+# from scripts/stage_gpu_node.sh; writes under $OUT (packed into $OUT/phase_b.tgz).
+set -u
+V=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
+export LD_LIBRARY_PATH=$PWD/.stage/lib:$V/cudnn/lib:$V/nccl/lib:$V/cu13/lib NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
+P=/opt/torch/.venv/bin/python3
+S=.stage/bin/scalebench
+R=$OUT/b2
+mkdir -p "$R"
+N=$(nvidia-smi -L | wc -l)
+nvidia-smi -L | tee "$R/gpu.txt"
+nvidia-smi topo -m > "$R/topo.txt" 2>&1
+MPI=(mpirun --allow-run-as-root --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x PYTHONUNBUFFERED)
+say() { echo "$*" | tee -a "$R/summary.txt"; }
+gpus=1; list=1; while (( gpus * 2 <= N )); do gpus=$((gpus * 2)); list="$list,$gpus"; done
+say "GPUs: $N, study counts $list"
+
+study() {  # name, extra args...
+  local name=$1; shift
+  timeout 420 "${MPI[@]}" -np "$N" $S scale --device cuda --gpus "$list" --warmup-epochs 1 --epochs 2 --out "$R/$name.h5" "$@" > "$R/$name.log" 2>&1
+  say "$name rc=$?"; grep -A8 "images/s" "$R/$name.log" | tee -a "$R/summary.txt"
+}
+
+study mnist-weak --model mnist-cnn --data synthetic:1x28x28:10:60000:10000 --precision tf32 --batch-size 64 --scaling weak --optimizer adadelta --lr 1.0
+study mnist-strong --model mnist-cnn --data synthetic:1x28x28:10:60000:10000 --precision tf32 --batch-size 256 --scaling strong --optimizer adadelta --lr 1.0
+say "== PyTorch DDP mnist-cnn, same node"
+for n in ${list//,/ }; do
+  timeout 120 "${MPI[@]}" -np "$n" $P bench/pytorch_reference.py --model mnist-cnn --batch-size 64 --steps 200 --warmup 30 \
+      --reference-out "$R/pt-mnist-weak.json" > "$R/pt-mnist-$n.log" 2>&1
+  say "pt mnist $n gpus rc=$? $(tail -1 "$R/pt-mnist-$n.log")"
+done
+say "== all-reduce sweep"
+timeout 200 "${MPI[@]}" -np "$N" $S comm --device cuda --dtypes fp32,bf16 --min-bytes 1K --max-bytes 256M --comm-model wrn --out "$R/comm.h5" > "$R/comm.log" 2>&1
+say "comm rc=$?"; tail -25 "$R/comm.log" | tee -a "$R/summary.txt"
+tar czf "$OUT/phase_b2.tgz" -C "$OUT" b2
