@@ -32,9 +32,6 @@ for p in tf32 fp32; do
 done
 timeout 120 $P bench/pytorch_reference.py --model mnist-cnn --batch-size 64 --json "$R/pt-mnist-fp32.json" > "$R/pt-mnist-fp32.log" 2>&1
 say "pt mnist fp32 rc=$? $(grep -o '"images_per_s": [0-9.]*' "$R/pt-mnist-fp32.json" | head -1)"
-timeout 120 $S train --model mnist-cnn --data fashion-mnist:.stage-data/fashion-mnist --device cuda --precision tf32 --batch-size 64 --optimizer adadelta --lr 1.0 --scheduler step --gamma 0.7 --epochs 14 --target-accuracy 0.91 --out "$R/sb-tta.h5" > "$R/sb-tta.log" 2>&1
-say "sb tta rc=$? $(grep -E '^time to|^done' "$R/sb-tta.log" | tr '\n' ' ')"
-
 say "== wrn scaling studies"
 study wrn-weak --model wrn --data synthetic:3x32x32:100:76800:1000 --precision bf16 --layout nhwc --batch-size 256 --scaling weak
 study wrn-strong --model wrn --data synthetic:3x32x32:100:76800:1000 --precision bf16 --layout nhwc --batch-size 1024 --scaling strong

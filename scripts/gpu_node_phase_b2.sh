@@ -23,6 +23,10 @@ study() {  # name, extra args...
   say "$name rc=$?"; grep -A8 "images/s" "$R/$name.log" | tee -a "$R/summary.txt"
 }
 
+say "== time to 91% on Fashion-MNIST (one GPU)"
+timeout 120 $S train --model mnist-cnn --data fashion-mnist:.stage-data/fashion-mnist --device cuda --precision tf32 --batch-size 64 --optimizer adadelta --lr 1.0 --scheduler step --gamma 0.7 --epochs 14 --target-accuracy 0.91 --out "$R/sb-tta.h5" > "$R/sb-tta.log" 2>&1
+say "sb tta rc=$? $(grep -E '^time to|^done' "$R/sb-tta.log" | tr '\n' ' ')"
+
 study mnist-weak --model mnist-cnn --data synthetic:1x28x28:10:60000:10000 --precision tf32 --batch-size 64 --scaling weak --optimizer adadelta --lr 1.0
 study mnist-strong --model mnist-cnn --data synthetic:1x28x28:10:60000:10000 --precision tf32 --batch-size 256 --scaling strong --optimizer adadelta --lr 1.0
 say "== PyTorch DDP mnist-cnn, same node"
