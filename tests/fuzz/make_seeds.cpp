@@ -1,6 +1,7 @@
 // Writes the seed corpora of the IDX and CIFAR fuzz targets: small valid files in each of the modes
-// their first byte selects (see fuzz_idx_reader.cpp and fuzz_cifar_reader.cpp).
-//   make_seeds OUT_DIR   ->  OUT_DIR/fuzz_idx_reader/*, OUT_DIR/fuzz_cifar_reader/*
+// their first byte selects (see fuzz_idx_reader.cpp and fuzz_cifar_reader.cpp), and the one seed of
+// fuzz_checkpoint_fields.
+//   make_seeds OUT_DIR  ->  OUT_DIR/fuzz_idx_reader/*, OUT_DIR/fuzz_cifar_reader/*, OUT_DIR/fuzz_checkpoint_fields/*
 #include <zlib.h>
 
 #include <cstdint>
@@ -73,6 +74,13 @@ void seed(const std::filesystem::path& dir, const std::string& name, uint8_t mod
   if (!out) die("could not write " + (dir / name).string());
 }
 
+void seed_file(const std::filesystem::path& dir, const std::string& name, const Bytes& bytes) {
+  std::filesystem::create_directories(dir);
+  std::ofstream out(dir / name, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!out) die("could not write " + (dir / name).string());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -100,5 +108,8 @@ int main(int argc, char** argv) {
     seed(cifar, name + "_gzip_wrapped", static_cast<uint8_t>(cifar100 | 2), two);
     seed(cifar, name + "_nested_dir", static_cast<uint8_t>(cifar100 | 32), two);
   }
+
+  // fuzz_checkpoint_fields: the empty input chooses the valid option everywhere.
+  seed_file(out / "fuzz_checkpoint_fields", "valid_everywhere", {});
   return 0;
 }

@@ -3,7 +3,8 @@
 #
 #   tests/fuzz/run_fuzzers.sh [SECONDS [SCALEBENCH]]
 #
-# SECONDS     how long each target fuzzes (default 60); the targets run one after the other.
+# SECONDS     how long each target fuzzes (default 60); the targets run one after the other, each as one
+#             process (no -jobs/-workers: one core at a time).
 # SCALEBENCH  the built scalebench binary (default build/scalebench), which writes a real checkpoint for
 #             the checkpoint target's seed corpus; without it the script warns and uses only the small
 #             checkpoints it writes itself with sb::save_checkpoint.
@@ -18,8 +19,9 @@ set -euo pipefail
 SECONDS_EACH=${1:-60}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SCALEBENCH=${2:-$ROOT/build/scalebench}
+[[ $SCALEBENCH == /* ]] || SCALEBENCH=$PWD/$SCALEBENCH  # relative to where the script was called from
 BUILD=${FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
-TARGETS=(fuzz_idx_reader fuzz_cifar_reader fuzz_checkpoint_reader)
+TARGETS=(fuzz_idx_reader fuzz_cifar_reader fuzz_checkpoint_reader fuzz_checkpoint_fields)
 # libFuzzer limits: a finding is anything beyond them.
 LIMITS=(-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10)
 
@@ -57,7 +59,11 @@ if ! command -v "$CXX" >/dev/null 2>&1 || ! probe_libfuzzer; then
 fi
 # Symbolized stack traces in the reports.
 for s in llvm-symbolizer llvm-symbolizer-14 /usr/lib/llvm-14/bin/llvm-symbolizer; do
-  if command -v "$s" >/dev/null 2>&1; then export ASAN_SYMBOLIZER_PATH=$(command -v "$s"); break; fi
+  if command -v "$s" >/dev/null 2>&1; then
+    ASAN_SYMBOLIZER_PATH=$(command -v "$s")
+    export ASAN_SYMBOLIZER_PATH
+    break
+  fi
 done
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
@@ -118,7 +124,7 @@ for t in "${TARGETS[@]}"; do
   log=$LOGS/$t.replay.log
   if ! "$BUILD/$t" "${LIMITS[@]}" -artifact_prefix="$FINDINGS/$t-" "$SEEDS/$t"/* >"$log" 2>&1; then
     report_finding "$t" "$log"
-    summary+=("$(printf '%-24s replay of %s seeds and regression inputs FAILED' "$t" "$(ls "$SEEDS/$t" | wc -l)")")
+    summary+=("$(printf '%-24s replay of %s seeds and regression inputs FAILED' "$t" "$(find "$SEEDS/$t" -type f | wc -l)")")
     continue
   fi
 
@@ -126,12 +132,16 @@ for t in "${TARGETS[@]}"; do
   mkdir -p "$corpus"
   log=$LOGS/$t.log
   say "$t: fuzzing for ${SECONDS_EACH} s (corpus $corpus, log $log)"
+  extra=()
+  # A real run's checkpoint is 1.1 MB, over libFuzzer's default cap of 1 MiB.
+  if [[ $t == fuzz_checkpoint_reader ]]; then extra=(-max_len=2097152); fi
   rc=0
-  "$BUILD/$t" "$corpus" "$SEEDS/$t" -max_total_time="$SECONDS_EACH" "${LIMITS[@]}" -jobs=1 -workers=1 \
+  "$BUILD/$t" "$corpus" "$SEEDS/$t" -max_total_time="$SECONDS_EACH" "${LIMITS[@]}" "${extra[@]}" \
     -artifact_prefix="$FINDINGS/$t-" -print_final_stats=1 >"$log" 2>&1 || rc=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
   secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -n 1)
-  cov=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | sed -n 's/.*cov: \([0-9]*\).*ft: \([0-9]*\).*corp: \([0-9]*\).*/cov \1, ft \2, corpus \3/p' | tail -n 1)
+  cov=$(sed -n 's/^#[0-9]*[[:space:]]*DONE .*cov: \([0-9]*\).*ft: \([0-9]*\).*corp: \([0-9]*\).*/cov \1, ft \2, corpus \3/p' "$log" |
+    tail -n 1)
   if ((rc != 0)) || compgen -G "$FINDINGS/$t-*" >/dev/null; then
     report_finding "$t" "$log"
     summary+=("$(printf '%-24s FINDING (exit %s) after %s runs' "$t" "$rc" "${runs:-?}")")

@@ -181,8 +181,9 @@ TEST(WholeFileReader, SizesAroundTheFirstReadAndTheChunkRoundTrip) {
       const std::string path = dir.file(gzip ? "f.gz" : "f");
       testing::write_file(path, content, gzip);
       EXPECT_EQ(read_whole_file(path, size), content) << size << (gzip ? " gzip" : " plain");
-      if (size > 0)
+      if (size > 0) {
         EXPECT_CONTAINS(user_error_of([&] { read_whole_file(path, size - 1); }), " is larger than the ");
+      }
     }
   }
 }

@@ -317,10 +317,10 @@ TEST(IdxReader, HugeHeaderOnATinyFileIsTruncationWithoutAllocatingIt) {
 // The body is read in growing chunks: files around the chunk sizes read back byte for byte.
 TEST(IdxReader, BodiesAroundTheChunkSizesRoundTrip) {
   TempDir dir;
-  for (uint32_t rows : {1u, 255u, 256u, 257u, 1024u}) {
+  for (uint32_t rows : {1u, 2u, 3u, 64u}) {  // 64 KiB + 256 bytes .. 4 MiB + 16 KiB
     for (bool gzip : {false, true}) {
       const std::string path = dir.file(gzip ? "imgs.gz" : "imgs");
-      testing::write_file(path, testing::idx_images(257, rows, 256), gzip);  // 64 KiB x rows/256 (+1 image)
+      testing::write_file(path, testing::idx_images(257, rows, 256), gzip);
       const IdxImages images = read_idx_images(path);
       ASSERT_EQ(images.pixels.size(), size_t{257} * rows * 256) << rows << (gzip ? " gzip" : " plain");
       EXPECT_EQ(images.pixels.capacity(), images.pixels.size());
