@@ -37,6 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import argparse  # noqa: E402
 
+import step_skew  # noqa: E402
 import tables  # noqa: E402
 from scalebench_results import ResultError, load_reference, load_result  # noqa: E402
 from scaling_series import (all_runs, disambiguate, series_from_reference, series_from_runs,  # noqa: E402
@@ -130,6 +131,18 @@ def make_figures(report):
     return figures
 
 
+def _skew_rows(report):
+    rows = []
+    for result in report.results:
+        runs = [(result.label, result.run)] if result.run is not None else [
+            (f"{result.label}, {_gpus_text(gpus)}", run) for gpus, run in sorted(result.configs.items())]
+        for label, run in runs:
+            skew = step_skew.step_skew(run.steps) if run is not None and run.steps is not None else None
+            if skew:
+                rows.append((label, skew))
+    return rows
+
+
 def report_markdown(report, references, title, figure_names=()):
     out = [f"# {title}\n", "## Inputs\n", _inputs_markdown(report.results, references)]
     if report.series:
@@ -145,6 +158,12 @@ def report_markdown(report, references, title, figure_names=()):
             out.append(tables.amdahl_sentence(s) + "\n")
     if len(report.series) >= 2:
         out += ["## Comparison\n", tables.comparison_markdown(report.series)]
+    skew_rows = _skew_rows(report)
+    if skew_rows:
+        out.append("## Step-time skew across ranks\n")
+        out.append("From the sampled per-step phase times (/steps): per step, the slowest rank's time minus the "
+                   "fastest's, the wait that stragglers impose at every all-reduce.\n")
+        out.append(step_skew.skew_markdown(skew_rows))
     if figure_names:
         out.append("## Plots\n")
         for name, caption in figure_names:

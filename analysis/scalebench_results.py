@@ -47,6 +47,7 @@ class Run:
     config: dict               # the parsed config_json ({} when absent)
     epochs: np.ndarray         # structured array, one row per epoch, fields as EPOCH_COLUMNS
     complete: bool = True
+    steps: np.ndarray = None   # sampled per-step phase times [rank, step, phase] in ns, when stored
 
     @property
     def batch_size(self):
@@ -120,8 +121,9 @@ def _read_epochs(group, path):
 
 
 def _read_run(group, path, gpus, config, complete):
+    steps = group["steps"][()] if "steps" in group and isinstance(group["steps"], h5py.Dataset) else None
     return Run(path=path, group=group.name, gpus=int(gpus), config=config, epochs=_read_epochs(group, path),
-               complete=complete)
+               complete=complete, steps=steps)
 
 
 def load_result(path):
