@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "models/registry.h"
+#include "nn/flops.h"
 #include "data/dataset_spec.h"
 #include "metrics/results_output_check.h"
 #include "train/blas_threads.h"
@@ -70,12 +71,20 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
     results = std::make_unique<ResultsFile>(config.out, make_run_metadata(session, info, config, world.size()));
     writer = &results->main_run();
   }
+  const double flops_per_sample = training_flops_per_sample(
+      build_model(config.model, ModelInput{data.train.channels, data.train.height, data.train.width, data.train.num_classes}),
+      Shape{data.train.channels, data.train.height, data.train.width});
+  if (results) results->write_root_attribute("training_flops_per_sample", flops_per_sample);
   ResultsObserver observer(writer);
   install_stop_handlers();
   const RunSummary run = train(config, world, *engine, &observer, resume.get());
   if (results) results->close();
   log0("done: %d epoch(s), %s; best test accuracy %.2f%%%s%s\n", run.epochs_run, run.stop_reason.c_str(),
        100.0 * run.best_accuracy, config.out.empty() ? "" : "; results in ", config.out.c_str());
+  if (!run.epochs.empty()) {
+    log0("model FLOPs: %.3f GFLOP per training sample (3 x forward); last epoch %.1f TFLOP/s\n", flops_per_sample / 1e9,
+         flops_per_sample * run.epochs.back().images_per_s / 1e12);
+  }
   if (std::isfinite(run.time_to_target)) {
     log0("time to %.2f%% test accuracy: %.3f s (training plus evaluation after every epoch)\n", 100.0 * config.target_accuracy,
          run.time_to_target);

@@ -206,6 +206,13 @@ void ResultsFile::append_study_row(const StudyRow& row) {
   publish();
 }
 
+void ResultsFile::write_root_attribute(const char* name, double value) {
+  require_open();
+  h5::write_double_attribute(file_.get(), name, value);
+  flush(file_.get());
+  publish();
+}
+
 void ResultsFile::close() {
   require_open();
   h5::write_string_attribute(file_.get(), "end_time", utc_now_iso8601());

@@ -103,6 +103,8 @@ class ResultsFile {
   void begin_study(const StudyInfo& info);
   void append_study_row(const StudyRow& row);
 
+  // A numeric root attribute outside RunMetadata (e.g. model FLOPs per sample); published at once.
+  void write_root_attribute(const char* name, double value);
   // Records end_time and complete = 1, and closes the file. Nothing may be written afterwards.
   void close();
 
