@@ -2,9 +2,25 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
+#include <string>
+
 #include "core/cuda_check.h"
 
 namespace sb::cuda {
+namespace {
+std::string& out_of_memory_hint() {
+  static std::string hint = "lower --batch-size";
+  return hint;
+}
+std::string gib(size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return text;
+}
+}  // namespace
+
+void set_out_of_memory_hint(const std::string& hint) { out_of_memory_hint() = hint; }
 
 DeviceBuffer::~DeviceBuffer() {
   if (data_) cudaFree(data_);  // a destructor cannot stop the job; a failure here leaks at worst
@@ -28,7 +44,17 @@ void* DeviceBuffer::ensure(size_t bytes) {
   bytes_ = 0;
   // Round up to 256 bytes: every view into it is then aligned for vector loads and cuDNN's 16-byte rule.
   const size_t rounded = ((bytes > 0 ? bytes : 1) + 255) / 256 * 256;
-  CHECK_CUDA(cudaMalloc(&data_, rounded));
+  const cudaError_t status = cudaMalloc(&data_, rounded);
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    size_t free_bytes = 0, total_bytes = 0;
+    cudaMemGetInfo(&free_bytes, &total_bytes);
+    int device = -1;
+    cudaGetDevice(&device);
+    fatal("out of GPU memory: allocating " + gib(rounded) + " on device " + std::to_string(device) + " with " +
+          gib(free_bytes) + " free of " + gib(total_bytes) + "; " + out_of_memory_hint());
+  }
+  CHECK_CUDA(status);
   bytes_ = rounded;
   return data_;
 }

@@ -1,6 +1,7 @@
 // A grow-only block of device memory. Layers keep their outputs in these so that, after one warm-up
 // step, no address changes any more and the whole step can be captured in a CUDA graph.
 #pragma once
+#include <string>
 #include <cstddef>
 
 namespace sb::cuda {
@@ -28,5 +29,9 @@ class DeviceBuffer {
   void* data_ = nullptr;
   size_t bytes_ = 0;
 };
+
+// What an out-of-memory message suggests, e.g. "training wrn with a batch of 256 per rank in bf16; lower
+// --batch-size". A failed allocation stops the whole job with the sizes and this sentence.
+void set_out_of_memory_hint(const std::string& hint);
 
 }  // namespace sb::cuda

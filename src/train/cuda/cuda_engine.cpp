@@ -169,6 +169,9 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
     throw UserError("the CUDA batch kernel takes at most " + std::to_string(kernels::kMaxAugmentChannels) +
                     " channels; " + train.name + " has " + std::to_string(train.channels));
   }
+  cuda::set_out_of_memory_hint("training " + config.model + " with a batch of " + std::to_string(config.per_rank_batch(comm.size())) +
+                                " per rank (evaluation " + std::to_string(config.eval_batch_size) + ") in " + config.precision +
+                                "; lower --batch-size or --eval-batch-size, or use --precision bf16");
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   ctx_ = std::make_unique<cuda::Context>(context_options(config), stream_);
   // Every rank runs rank 0's autotuned engine choices (plans are built in the same order everywhere).

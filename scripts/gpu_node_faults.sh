@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# GPU-node checks of issue #7 on one GPU: a SIGTERM checkpoint resumed on the GPU gives the losses of an
+# uninterrupted run within tolerance, and running out of GPU memory stops with the sizes and the batch.
+set -u
+V=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
+export LD_LIBRARY_PATH=$PWD/.stage/lib:$V/cudnn/lib:$V/nccl/lib:$V/cu13/lib NCCL_NVLS_ENABLE=0
+S=.stage/bin/scalebench
+R=$OUT/f
+mkdir -p "$R"
+nvidia-smi -L | head -1 | tee "$R/summary.txt"
+ARGS=(train --model mnist-cnn --data synthetic:1x28x28:10:64000:2000 --device cuda --precision fp32 --deterministic
+      --batch-size 64 --optimizer adadelta --lr 1.0 --epochs 2)
+$S "${ARGS[@]}" --out "$R/full.h5" > "$R/full.log" 2>&1
+echo "full rc=$?" | tee -a "$R/summary.txt"
+$S "${ARGS[@]}" --out "$R/part.h5" --log-interval 100 > "$R/part.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 300); do grep -q "epoch 1 step 300/" "$R/part.log" && break; sleep 0.1; done
+kill -TERM $pid; wait $pid
+echo "interrupted rc=$? (75 expected) $(grep '^done' "$R/part.log")" | tee -a "$R/summary.txt"
+$S "${ARGS[@]}" --out "$R/resumed.h5" --resume "$R/part.h5.ckpt.h5" > "$R/resumed.log" 2>&1
+echo "resumed rc=$?" | tee -a "$R/summary.txt"
+grep '^epoch' "$R/full.log" "$R/resumed.log" | tee -a "$R/summary.txt"
+$S train --model wrn --data synthetic:3x32x32:100:200000:100 --device cuda --precision fp32 --batch-size 200000 --epochs 1 > "$R/oom.log" 2>&1
+echo "oom rc=$? $(grep -m1 'out of GPU memory' "$R/oom.log")" | tee -a "$R/summary.txt"
+tar czf "$OUT/faults.tgz" -C "$OUT" f
