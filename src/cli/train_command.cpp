@@ -74,7 +74,12 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   const double flops_per_sample = training_flops_per_sample(
       build_model(config.model, ModelInput{data.train.channels, data.train.height, data.train.width, data.train.num_classes}),
       Shape{data.train.channels, data.train.height, data.train.width});
-  if (results) results->write_root_attribute("training_flops_per_sample", flops_per_sample);
+  if (results) {
+    results->write_root_attribute("training_flops_per_sample", flops_per_sample);
+    results->write_root_attribute("peak_tflops_per_device", world.allreduce_min(engine->peak_tflops()));
+  } else {
+    world.allreduce_min(engine->peak_tflops());  // collective on every rank either way
+  }
   ResultsObserver observer(writer);
   install_stop_handlers();
   const RunSummary run = train(config, world, *engine, &observer, resume.get());
@@ -82,8 +87,11 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   log0("done: %d epoch(s), %s; best test accuracy %.2f%%%s%s\n", run.epochs_run, run.stop_reason.c_str(),
        100.0 * run.best_accuracy, config.out.empty() ? "" : "; results in ", config.out.c_str());
   if (!run.epochs.empty()) {
-    log0("model FLOPs: %.3f GFLOP per training sample (3 x forward); last epoch %.1f TFLOP/s\n", flops_per_sample / 1e9,
-         flops_per_sample * run.epochs.back().images_per_s / 1e12);
+    const double achieved = flops_per_sample * run.epochs.back().images_per_s / 1e12;
+    const double peak = engine->peak_tflops();
+    log0("model FLOPs: %.3f GFLOP per training sample (3 x forward); last epoch %.1f TFLOP/s", flops_per_sample / 1e9, achieved);
+    if (std::isfinite(peak)) log0(", MFU %.1f%% of the measured %.0f TFLOP/s per device", 100.0 * achieved / (peak * world.size()), peak);
+    log0("\n");
   }
   if (std::isfinite(run.time_to_target)) {
     log0("time to %.2f%% test accuracy: %.3f s (training plus evaluation after every epoch)\n", 100.0 * config.target_accuracy,

@@ -87,6 +87,9 @@ class Engine {
   // Copies of the run state (synchronous), for checkpoints; load_state restores one exactly.
   virtual EngineState save_state() = 0;
   virtual void load_state(const EngineState& state) = 0;
+  // The device's measured matrix rate in the run's precision, TFLOP/s (NaN where not measured): the
+  // denominator of MFU.
+  virtual double peak_tflops() const { return std::numeric_limits<double>::quiet_NaN(); }
   // Energy used since the engine was created, in joules; NaN where it can't be measured.
   virtual double energy_joules() const { return std::numeric_limits<double>::quiet_NaN(); }
 };

@@ -23,6 +23,7 @@
 #include "optim/optim_config.h"
 #include "train/cuda/device_info.h"
 #include "train/cuda/gpu_energy.h"
+#include "train/cuda/peak_rate.h"
 #include "train/cuda/gradient_buckets.h"
 #include "train/cuda/step_inputs.h"
 #include "train/run_setup.h"
@@ -98,6 +99,7 @@ class CudaEngine final : public Engine {
   void synchronize() override { CHECK_CUDA(cudaStreamSynchronize(stream_)); }
   PhaseTimes drain_step_times() override;
   double peak_memory_bytes() const override { return static_cast<double>(peak_memory_); }
+  double peak_tflops() const override { return peak_tflops_; }
   double energy_joules() const override { return energy_ ? energy_->joules() : std::numeric_limits<double>::quiet_NaN(); }
 
  private:
@@ -152,6 +154,7 @@ class CudaEngine final : public Engine {
   int pending_slot_ = 0;
   size_t peak_memory_ = 0;
   std::unique_ptr<GpuEnergyMeter> energy_;
+  double peak_tflops_ = std::numeric_limits<double>::quiet_NaN();
 };
 
 CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm,
@@ -230,6 +233,7 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
   for (auto& slot : events_)
     for (auto& e : slot) CHECK_CUDA(cudaEventCreate(&e));
   CHECK_CUDA(cudaStreamSynchronize(stream_));
+  peak_tflops_ = measure_gemm_tflops(ctx_->compute_dtype(), ctx_->tf32());  // ~0.1 s, once per engine
   track_memory();
 }
 
