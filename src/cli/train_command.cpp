@@ -89,7 +89,7 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   if (!run.epochs.empty()) {
     const double achieved = flops_per_sample * run.epochs.back().images_per_s / 1e12;
     const double peak = engine->peak_tflops();
-    log0("model FLOPs: %.3f GFLOP per training sample (3 x forward); last epoch %.1f TFLOP/s", flops_per_sample / 1e9, achieved);
+    log0("model FLOPs: %.3f GFLOP per training sample (3 x forward); last epoch %.3g TFLOP/s", flops_per_sample / 1e9, achieved);
     if (std::isfinite(peak)) log0(", MFU %.1f%% of the measured %.0f TFLOP/s per device", 100.0 * achieved / (peak * world.size()), peak);
     log0("\n");
   }
