@@ -11,45 +11,8 @@ namespace sb::kernels {
 namespace {
 using namespace detail;
 
-// ---- the step scalars, on the device: the same formulas as update_rules.h's host *_step_scalars ----
-// (those are host-only inline functions; a graph-captured step needs lr and the step number read from
-// device memory, so the few scalar lines are mirrored here, line for line.)
-__device__ SgdStep device_sgd_step_scalars(const SgdConfig& c, double lr, int64_t step) {
-  SgdStep s;
-  s.lr = static_cast<float>(lr);
-  s.momentum = static_cast<float>(c.momentum);
-  s.one_minus_dampening = static_cast<float>(1.0 - c.dampening);
-  s.weight_decay = static_cast<float>(c.weight_decay);
-  s.nesterov = c.nesterov;
-  s.first_step = step == 1;
-  return s;
-}
-
-__device__ AdadeltaStep device_adadelta_step_scalars(const AdadeltaConfig& c, double lr) {
-  AdadeltaStep s;
-  s.lr = static_cast<float>(lr);
-  s.rho = static_cast<float>(c.rho);
-  s.one_minus_rho = static_cast<float>(1.0 - c.rho);
-  s.eps = static_cast<float>(c.eps);
-  s.weight_decay = static_cast<float>(c.weight_decay);
-  return s;
-}
-
-__device__ AdamStep device_adam_step_scalars(const AdamConfig& c, double lr, int64_t step) {
-  const double t = static_cast<double>(step);
-  AdamStep s;
-  s.beta1 = static_cast<float>(c.beta1);
-  s.one_minus_beta1 = static_cast<float>(1.0 - c.beta1);
-  s.beta2 = static_cast<float>(c.beta2);
-  s.one_minus_beta2 = static_cast<float>(1.0 - c.beta2);
-  s.eps = static_cast<float>(c.eps);
-  s.l2_weight_decay = c.decoupled_weight_decay ? 0.0f : static_cast<float>(c.weight_decay);
-  s.decay_factor = c.decoupled_weight_decay ? static_cast<float>(1.0 - lr * c.weight_decay) : 1.0f;
-  s.step_size = static_cast<float>(lr / (1.0 - pow(c.beta1, t)));
-  s.bias_correction2_sqrt = static_cast<float>(sqrt(1.0 - pow(c.beta2, t)));
-  return s;
-}
-
+// The step scalars come from update_rules.h's *_step_scalars, computed on the device: a graph-captured
+// step reads lr and the step number from device memory.
 struct Scalars {
   SgdStep sgd;
   AdadeltaStep adadelta;
@@ -112,9 +75,9 @@ __global__ void fused_optimizer_kernel(FusedOptimizerArgs a) {
     skip = a.found_inf != nullptr && *a.found_inf != 0;
     step = a.step_counter ? a.step_counter->steps + 1 : a.step;
     const double lr = a.lr_device ? *a.lr_device : a.lr;
-    scalars.sgd = device_sgd_step_scalars(a.sgd, lr, step);
-    scalars.adadelta = device_adadelta_step_scalars(a.adadelta, lr);
-    scalars.adam = device_adam_step_scalars(a.adam, lr, step);
+    scalars.sgd = sgd_step_scalars(a.sgd, lr, step);
+    scalars.adadelta = adadelta_step_scalars(a.adadelta, lr);
+    scalars.adam = adam_step_scalars(a.adam, lr, step);
     // torch's unscale: the reciprocal in double, rounded to fp32, then one multiply per gradient.
     inv_scale = a.loss_scale ? static_cast<float>(1.0 / static_cast<double>(*a.loss_scale)) : 1.0f;
   }

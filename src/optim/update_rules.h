@@ -30,7 +30,7 @@ struct SgdStep {
   bool first_step;  // the momentum buffer starts as the gradient itself, without dampening
 };
 
-inline SgdStep sgd_step_scalars(const SgdConfig& c, double lr, int64_t step) {
+SB_HOST_DEVICE SgdStep sgd_step_scalars(const SgdConfig& c, double lr, int64_t step) {
   SgdStep s;
   s.lr = static_cast<float>(lr);
   s.momentum = static_cast<float>(c.momentum);
@@ -67,7 +67,7 @@ struct AdadeltaStep {
   float weight_decay;
 };
 
-inline AdadeltaStep adadelta_step_scalars(const AdadeltaConfig& c, double lr) {
+SB_HOST_DEVICE AdadeltaStep adadelta_step_scalars(const AdadeltaConfig& c, double lr) {
   AdadeltaStep s;
   s.lr = static_cast<float>(lr);
   s.rho = static_cast<float>(c.rho);
@@ -102,7 +102,7 @@ struct AdamStep {
 };
 
 // step is the 1-based number of this step (t in the formulas).
-inline AdamStep adam_step_scalars(const AdamConfig& c, double lr, int64_t step) {
+SB_HOST_DEVICE AdamStep adam_step_scalars(const AdamConfig& c, double lr, int64_t step) {
   const double t = static_cast<double>(step);
   AdamStep s;
   s.beta1 = static_cast<float>(c.beta1);
@@ -112,8 +112,8 @@ inline AdamStep adam_step_scalars(const AdamConfig& c, double lr, int64_t step) 
   s.eps = static_cast<float>(c.eps);
   s.l2_weight_decay = c.decoupled_weight_decay ? 0.0f : static_cast<float>(c.weight_decay);
   s.decay_factor = c.decoupled_weight_decay ? static_cast<float>(1.0 - lr * c.weight_decay) : 1.0f;
-  s.step_size = static_cast<float>(lr / (1.0 - std::pow(c.beta1, t)));
-  s.bias_correction2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(c.beta2, t)));
+  s.step_size = static_cast<float>(lr / (1.0 - ::pow(c.beta1, t)));
+  s.bias_correction2_sqrt = static_cast<float>(::sqrt(1.0 - ::pow(c.beta2, t)));
   return s;
 }
 
