@@ -94,7 +94,9 @@ def table_only_text(report):
             series = report.study_series[result.path]
             parts.append(f"### {result.path}: {series.mode} scaling study\n\n{tables.scaling_markdown(series)}")
         else:
-            parts.append(f"### {result.path}: {_gpus_text(result.run.gpus)}\n\n{tables.epoch_markdown(result.run)}")
+            on_cpu = all(str(m) == "cpu" for m in result.attrs.get("gpu_models", []) or ["?"])
+            where = f"{result.run.gpus} CPU rank{'s' if result.run.gpus != 1 else ''}" if on_cpu else _gpus_text(result.run.gpus)
+            parts.append(f"### {result.path}: {where}\n\n{tables.epoch_markdown(result.run)}")
     return "\n".join(parts)
 
 
