@@ -3,25 +3,9 @@
 # (`scalebench scale`), PyTorch DDP at the same GPU counts, and the all-reduce sweep. Expects .stage/
 # from scripts/stage_gpu_node.sh; writes under $OUT (packed into $OUT/phase_b.tgz).
 set -u
-V=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
-export LD_LIBRARY_PATH=$PWD/.stage/lib:$V/cudnn/lib:$V/nccl/lib:$V/cu13/lib NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
-P=/opt/torch/.venv/bin/python3
-S=.stage/bin/scalebench
 R=$OUT/b2
-mkdir -p "$R"
-N=$(nvidia-smi -L | wc -l)
-nvidia-smi -L | tee "$R/gpu.txt"
-nvidia-smi topo -m > "$R/topo.txt" 2>&1
-MPI=(mpirun --allow-run-as-root --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x PYTHONUNBUFFERED)
-say() { echo "$*" | tee -a "$R/summary.txt"; }
-gpus=1; list=1; while (( gpus * 2 <= N )); do gpus=$((gpus * 2)); list="$list,$gpus"; done
-say "GPUs: $N, study counts $list"
-
-study() {  # name, extra args...
-  local name=$1; shift
-  timeout 420 "${MPI[@]}" -np "$N" $S scale --device cuda --gpus "$list" --warmup-epochs 1 --epochs 2 --out "$R/$name.h5" "$@" > "$R/$name.log" 2>&1
-  say "$name rc=$?"; grep -A8 "images/s" "$R/$name.log" | tee -a "$R/summary.txt"
-}
+# shellcheck source=scripts/gpu_node_multi_gpu_env.sh
+source "$(dirname "$0")/gpu_node_multi_gpu_env.sh"
 
 say "== time to 91% on Fashion-MNIST (one GPU)"
 timeout 120 $S train --model mnist-cnn --data fashion-mnist:.stage-data/fashion-mnist --device cuda --precision tf32 --batch-size 64 --optimizer adadelta --lr 1.0 --scheduler step --gamma 0.7 --epochs 14 --target-accuracy 0.91 --out "$R/sb-tta.h5" > "$R/sb-tta.log" 2>&1
