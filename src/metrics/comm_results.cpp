@@ -8,6 +8,7 @@
 #include "metrics/hdf5_attributes.h"
 #include "metrics/hdf5_extendible.h"
 #include "metrics/results_output_check.h"
+#include "metrics/results_publish.h"
 
 namespace sb {
 
@@ -31,17 +32,6 @@ std::span<const Column> comm_columns() {
 }
 
 #undef SB_COLUMN
-
-namespace {
-// Replaces `to` with a copy of `from` (copy, then an atomic rename), as ResultsFile publishes its file.
-void publish_copy(const std::string& from, const std::string& to) {
-  const std::string staging = to + ".publishing";
-  std::error_code ec;
-  std::filesystem::copy_file(from, staging, std::filesystem::copy_options::overwrite_existing, ec);
-  if (!ec) std::filesystem::rename(staging, to, ec);
-  if (ec) fatal("could not publish the results file " + to + ": " + ec.message());
-}
-}  // namespace
 
 CommResultsFile::CommResultsFile(const std::string& path, const RunMetadata& metadata, const CommTableInfo& info)
     : path_(path), working_path_(path + ".writing") {

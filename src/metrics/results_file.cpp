@@ -9,6 +9,7 @@
 #include "metrics/hdf5_attributes.h"
 #include "metrics/hdf5_extendible.h"
 #include "metrics/results_output_check.h"
+#include "metrics/results_publish.h"
 
 namespace sb {
 namespace {
@@ -134,13 +135,7 @@ ResultsFile::ResultsFile(const std::string& path, const RunMetadata& metadata)
   publish();
 }
 
-void ResultsFile::publish() {
-  const std::string staging = path_ + ".publishing";
-  std::error_code ec;
-  std::filesystem::copy_file(working_path_, staging, std::filesystem::copy_options::overwrite_existing, ec);
-  if (!ec) std::filesystem::rename(staging, path_, ec);
-  if (ec) fatal("could not publish the results file " + path_ + ": " + ec.message());
-}
+void ResultsFile::publish() { publish_copy(working_path_, path_); }
 
 ResultsFile::~ResultsFile() = default;  // members close datasets, then groups, then the file
 
