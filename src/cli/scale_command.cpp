@@ -6,6 +6,7 @@
 #include "cli/engine_factory.h"
 #include "cli/options.h"
 #include "cli/run_metadata.h"
+#include "cli/training_data.h"
 #include "comm/config_check.h"
 #include "comm/root_check.h"
 #include "core/error.h"
@@ -64,15 +65,7 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   if (!config.out.empty()) check_on_root(world, 0, [&] { check_output_writable(config.out); });
   run_collectively(world, [&] { check_device_available(config, session.local_size()); });
 
-  TrainTest data;
-  run_collectively(world, [&] {
-    data = load_dataset(data_spec, config.train_limit);
-    build_model(config.model, ModelInput{data.train.channels, data.train.height, data.train.width, data.train.num_classes});
-  });
-  if (data.train.size() < counts.back()) {
-    throw UserError("the training set has " + std::to_string(data.train.size()) + " samples, fewer than the " +
-                    std::to_string(counts.back()) + " ranks of the largest configuration");
-  }
+  const TrainTest data = load_training_data(world, config, data_spec, counts.back());
   if (config.device == "cpu") share_blas_threads(session.local_size());
 
   const RuntimeInfo info = gather_runtime_info(session, config.device == "cuda");

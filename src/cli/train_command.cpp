@@ -6,6 +6,7 @@
 #include "cli/engine_factory.h"
 #include "cli/options.h"
 #include "cli/run_metadata.h"
+#include "cli/training_data.h"
 #include "comm/config_check.h"
 #include "comm/root_check.h"
 #include "core/error.h"
@@ -47,15 +48,7 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   if (!config.resume.empty()) run_collectively(world, [&] { resume = std::make_unique<Checkpoint>(read_checkpoint(config.resume)); });
   run_collectively(world, [&] { check_device_available(config, session.local_size()); });
 
-  TrainTest data;
-  run_collectively(world, [&] {
-    data = load_dataset(data_spec, config.train_limit);
-    build_model(config.model, ModelInput{data.train.channels, data.train.height, data.train.width, data.train.num_classes});
-  });
-  if (data.train.size() < world.size()) {
-    throw UserError("the training set has " + std::to_string(data.train.size()) + " samples but the job has " +
-                    std::to_string(world.size()) + " ranks; use fewer ranks or more samples (--train-limit)");
-  }
+  const TrainTest data = load_training_data(world, config, data_spec, world.size());
 
   if (config.device == "cpu") share_blas_threads(session.local_size());
   std::unique_ptr<Engine> engine = make_engine(config, data.train, data.test, world, session.local_rank(), session.local_size());

@@ -45,7 +45,7 @@ std::string utc_now_iso8601() {
 // ---------------------------------------------------------------------------------------------- RunWriter
 
 RunWriter::RunWriter(hid_t group, int64_t ranks, ResultsFile* owner)
-    : group_(group), ranks_(ranks), owner_(owner), epoch_type_(compound_type(epoch_columns(), sizeof(EpochRow))) {
+    : group_(group), owner_(owner), ranks_(ranks), epoch_type_(compound_type(epoch_columns(), sizeof(EpochRow))) {
   h5::Handle file_type = packed_copy(epoch_type_.get());
   epochs_ = h5::create_extendible(group_, "epochs", file_type.get(), {0}, 0, {64});
   h5::write_string_list_attribute(epochs_.get(), "units", column_units(epoch_columns()));

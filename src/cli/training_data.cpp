@@ -1,0 +1,22 @@
+#include "cli/training_data.h"
+
+#include "core/error.h"
+#include "models/registry.h"
+#include "train/collective.h"
+
+namespace sb {
+
+TrainTest load_training_data(Communicator& comm, const TrainConfig& config, const DatasetSpec& spec, int max_ranks) {
+  TrainTest data;
+  run_collectively(comm, [&] {
+    data = load_dataset(spec, config.train_limit);
+    build_model(config.model, ModelInput{data.train.channels, data.train.height, data.train.width, data.train.num_classes});
+  });
+  if (data.train.size() < max_ranks) {
+    throw UserError("the training set has " + std::to_string(data.train.size()) + " samples but the job runs " +
+                    std::to_string(max_ranks) + " ranks; use fewer ranks or more samples (--train-limit)");
+  }
+  return data;
+}
+
+}  // namespace sb
