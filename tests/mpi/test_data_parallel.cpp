@@ -9,6 +9,7 @@
 #include "data/sampler.h"
 #include "data/synthetic.h"
 #include "train/cpu_engine.h"
+#include "relative_l2.h"
 
 namespace sb {
 namespace {
@@ -43,15 +44,6 @@ std::vector<float> train_steps(const TrainConfig& config, const TrainTest& data,
   return engine.network().params();
 }
 
-double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-    norm += double(b[i]) * b[i];
-  }
-  return std::sqrt(diff / norm);
-}
-
 class DataParallel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DataParallel, NRanksEqualOneRankWithTheGlobalBatch) {
@@ -66,12 +58,12 @@ TEST_P(DataParallel, NRanksEqualOneRankWithTheGlobalBatch) {
   const std::vector<float> serial = train_steps(config, data, *alone, 3);
 
   const std::vector<float> initial = CpuEngine(config, data.train, data.test, *alone).network().params();
-  ASSERT_GT(relative_difference(serial, initial), 1e-4) << "the steps must actually move the parameters";
+  ASSERT_GT(testing::relative_l2(serial, initial), 1e-4) << "the steps must actually move the parameters";
   // Adam divides each gradient element by its own running magnitude, so the summation-order rounding of
   // near-zero gradients becomes an lr-sized update difference: it gets a looser bound than SGD and
   // Adadelta, which meet the 1e-5.
   const double tolerance = GetParam() == "adam" ? 1e-4 : 1e-5;
-  EXPECT_LT(relative_difference(parallel, serial), tolerance) << world->size() << " ranks vs 1 rank, " << GetParam();
+  EXPECT_LT(testing::relative_l2(parallel, serial), tolerance) << world->size() << " ranks vs 1 rank, " << GetParam();
 }
 
 TEST_P(DataParallel, EveryRankHoldsIdenticalParameters) {

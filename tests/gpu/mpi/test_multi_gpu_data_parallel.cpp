@@ -11,6 +11,7 @@
 #include "data/synthetic.h"
 #include "train/cuda/cuda_engine.h"
 #include "train/cuda/device_info.h"
+#include "relative_l2.h"
 
 namespace sb {
 namespace {
@@ -50,15 +51,6 @@ std::vector<float> train_steps(const TrainConfig& config, const TrainTest& data,
   return engine->save_state().params;
 }
 
-double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-    norm += double(b[i]) * b[i];
-  }
-  return std::sqrt(diff / norm);
-}
-
 TEST(MultiGpuDataParallel, TwoGpusEqualOneGpuWithTheGlobalBatch) {
   auto world = MpiCommunicator::world();
   if (!enough_gpus(*world)) GTEST_SKIP() << "needs one GPU per rank and at least 2 ranks";
@@ -69,9 +61,9 @@ TEST(MultiGpuDataParallel, TwoGpusEqualOneGpuWithTheGlobalBatch) {
   const std::vector<float> parallel = train_steps(config, data, *world, world->rank(), steps);
   auto alone = world->split(world->rank(), 0);
   const std::vector<float> serial = train_steps(config, data, *alone, world->rank(), steps);
-  EXPECT_LT(relative_difference(parallel, serial), 1e-5) << world->size() << " GPUs vs 1 GPU";
+  EXPECT_LT(testing::relative_l2(parallel, serial), 1e-5) << world->size() << " GPUs vs 1 GPU";
   const std::vector<float> initial = train_steps(config, data, *alone, world->rank(), 0);
-  EXPECT_GT(relative_difference(serial, initial), 1e-4) << "the steps must move the parameters";
+  EXPECT_GT(testing::relative_l2(serial, initial), 1e-4) << "the steps must move the parameters";
 }
 
 TEST(MultiGpuDataParallel, EveryRankHoldsIdenticalParametersAfterTheAllReduce) {
