@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdio>
 #include <string>
 
@@ -13,6 +14,7 @@ std::string& out_of_memory_hint() {
   static std::string hint = "lower --batch-size";
   return hint;
 }
+std::atomic<uint64_t> allocations{0};
 std::string gib(size_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
@@ -21,6 +23,8 @@ std::string gib(size_t bytes) {
 }  // namespace
 
 void set_out_of_memory_hint(const std::string& hint) { out_of_memory_hint() = hint; }
+
+uint64_t device_buffer_generation() { return allocations.load(); }
 
 DeviceBuffer::~DeviceBuffer() {
   if (data_) cudaFree(data_);  // a destructor cannot stop the job; a failure here leaks at worst
@@ -55,6 +59,7 @@ void* DeviceBuffer::ensure(size_t bytes) {
           gib(free_bytes) + " free of " + gib(total_bytes) + "; " + out_of_memory_hint());
   }
   CHECK_CUDA(status);
+  ++allocations;
   bytes_ = rounded;
   return data_;
 }

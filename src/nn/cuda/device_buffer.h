@@ -3,6 +3,7 @@
 #pragma once
 #include <string>
 #include <cstddef>
+#include <cstdint>
 
 namespace sb::cuda {
 
@@ -29,6 +30,10 @@ class DeviceBuffer {
   void* data_ = nullptr;
   size_t bytes_ = 0;
 };
+
+// How many times any DeviceBuffer has allocated a block so far in this process. A CUDA graph holds the
+// addresses it was captured with: while this count stays the same, none of them has moved.
+uint64_t device_buffer_generation();
 
 // What an out-of-memory message suggests, e.g. "training wrn with a batch of 256 per rank in bf16; lower
 // --batch-size". A failed allocation stops the whole job with the sizes and this sentence.

@@ -189,7 +189,7 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
 
   const int64_t n = net_->param_count();
   const auto bucket_elements = std::max<int64_t>(1, static_cast<int64_t>(config.bucket_mib * 1024 * 1024 / sizeof(float)));
-  buckets_ = std::make_unique<cuda::GradientBuckets>(cuda::plan_buckets(net_->param_specs(), bucket_elements),
+  buckets_ = std::make_unique<cuda::GradientBuckets>(plan_buckets(net_->param_specs(), bucket_elements, default_tail_elements(bucket_elements)),
                                                      net_->grads(), n, nccl_.get(), stream_, config.allreduce_bf16);
   ctx_->set_gradient_ready_hook([this](const float* first_final) { buckets_->gradients_ready_from(first_final - net_->grads()); });
 
@@ -354,7 +354,8 @@ void CudaEngine::capture_graphs(int64_t batch) {
     capturing_ = false;
     const cudaError_t end = cudaStreamEndCapture(stream_, &graph);
     cudaError_t inst = cudaErrorUnknown;
-    if (end == cudaSuccess) inst = cudaGraphInstantiate(&graphs_[slot], graph, 0);
+    // Per-node priorities: the all-reduce nodes keep the communication stream's high priority.
+    if (end == cudaSuccess) inst = cudaGraphInstantiateWithFlags(&graphs_[slot], graph, cudaGraphInstantiateFlagUseNodePriority);
     if (graph) cudaGraphDestroy(graph);
     if (end != cudaSuccess || inst != cudaSuccess) {
       cudaGetLastError();
@@ -431,6 +432,7 @@ EvalTotals CudaEngine::take_train_totals() {
 
 EvalTotals CudaEngine::evaluate(std::span<const int64_t> indices) {
   drain_step_times();
+  const uint64_t allocations_before = cuda::device_buffer_generation();
   auto* counters = static_cast<kernels::LossCounters*>(eval_counters_.data());
   CHECK_CUDA(cudaMemsetAsync(counters, 0, sizeof(kernels::LossCounters), stream_));
   const size_t eval_batch = static_cast<size_t>(config_.eval_batch_size);
@@ -450,9 +452,10 @@ EvalTotals CudaEngine::evaluate(std::span<const int64_t> indices) {
   CHECK_CUDA(cudaMemcpyAsync(&host, counters, sizeof host, cudaMemcpyDeviceToHost, stream_));
   CHECK_CUDA(cudaStreamSynchronize(stream_));
   track_memory();
-  // Evaluation batches may have grown the layers' buffers, moving addresses the graphs hold: the next
-  // full training step captures them again.
-  drop_graphs();
+  // Evaluation batches larger than the training batch grow the layers' buffers on the first evaluation,
+  // moving addresses the graphs hold: the next full training step then captures them again. Later
+  // evaluations allocate nothing and the graphs stay (a capture costs ~15 ms, once per epoch otherwise).
+  if (cuda::device_buffer_generation() != allocations_before) drop_graphs();
   return EvalTotals{host.loss_sum, static_cast<int64_t>(host.correct), static_cast<int64_t>(host.samples)};
 }
 

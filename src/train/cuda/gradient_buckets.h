@@ -1,8 +1,9 @@
 // Gradient all-reduce in buckets that start while backward is still running (DDP's scheme): parameters
 // are grouped from the last one backwards (the order in which backward finishes them) into buckets of
-// about --bucket-mib; when backward reports that every gradient from some offset on is final, each
-// bucket lying wholly past it is all-reduced on the communication stream, ordered after the compute
-// stream by an event (no host synchronisation). finish() makes the compute stream wait for them all.
+// about --bucket-mib (the last one, for the first layers, is kept small: train/bucket_plan.h); when
+// backward reports that every gradient from some offset on is final, each bucket lying wholly past it is
+// all-reduced on a high-priority communication stream, ordered after the compute stream by an event (no
+// host synchronisation). finish() makes the compute stream wait for them all.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -11,16 +12,9 @@
 
 #include "comm/cuda/nccl_communicator.h"
 #include "nn/spec.h"
+#include "train/bucket_plan.h"
 
 namespace sb::cuda {
-
-struct Bucket {
-  int64_t begin = 0, end = 0;  // element range of the flat gradient buffer
-};
-
-// Buckets of at least `bucket_elements` (except the last), aligned to parameter-tensor boundaries,
-// ordered by descending offset (the order in which they become ready).
-std::vector<Bucket> plan_buckets(const std::vector<ParamSpec>& params, int64_t bucket_elements);
 
 class GradientBuckets {
  public:
