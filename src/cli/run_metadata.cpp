@@ -1,11 +1,13 @@
 #include "cli/run_metadata.h"
 
+#include "core/build_info.h"
+
 namespace sb {
 
 RunMetadata make_run_metadata(const MpiSession& session, const RuntimeInfo& info, const TrainConfig& config,
                               int64_t world_size) {
   RunMetadata m;
-  m.git_sha = SCALEBENCH_GIT_SHA;
+  m.git_sha = build_git_sha();
   m.command_line = config.command_line;
   m.config_json = config.to_json();
   m.world_size = world_size;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/build_info.h"
 #include "nn/cpu/network.h"
 #include "reference/fixture_io.h"
 #include "reference/reference_case.h"
@@ -136,7 +137,7 @@ int main(int argc, char** argv) {
     sb::h5::write_string_attribute(root, "widths", join({o.c.widths.begin(), o.c.widths.end()}, ","));
     sb::h5::write_int_attribute(root, "seed", static_cast<int64_t>(o.c.seed));
     sb::h5::write_int_attribute(root, "param_count", static_cast<int64_t>(net.params().size()));
-    sb::h5::write_string_attribute(root, "scalebench_git_sha", SCALEBENCH_GIT_SHA);
+    sb::h5::write_string_attribute(root, "scalebench_git_sha", sb::build_git_sha());
     sb::h5::write_string_list_attribute(root, "param_order", names(net.param_specs()));
     sb::h5::write_string_list_attribute(root, "buffer_order", names(net.buffer_specs()));
     write_group(root, "params", net.param_specs(), net.params());
