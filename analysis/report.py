@@ -93,6 +93,9 @@ def table_only_text(report):
         if result.is_study:
             series = report.study_series[result.path]
             parts.append(f"### {result.path}: {series.mode} scaling study\n\n{tables.scaling_markdown(series)}")
+            phases = tables.phase_markdown(series)
+            if phases:
+                parts.append(f"Seconds per epoch by phase (share of the epoch):\n\n{phases}")
         else:
             on_cpu = all(str(m) == "cpu" for m in result.attrs.get("gpu_models", []) or ["?"])
             where = f"{result.run.gpus} CPU rank{'s' if result.run.gpus != 1 else ''}" if on_cpu else _gpus_text(result.run.gpus)
@@ -158,6 +161,14 @@ def report_markdown(report, references, title, figure_names=()):
                        f"{', '.join(s.sources)}.\n")
             out.append(tables.scaling_markdown(s))
             out.append(tables.amdahl_sentence(s) + "\n")
+            phases = tables.phase_markdown(s)
+            if phases:
+                out.append("Where the time goes: seconds per epoch in each timed phase (each the maximum over "
+                           "ranks) and its share of the epoch. \"epoch - phases\" is the epoch time the phases do "
+                           "not cover (host work between steps, launches, the epoch's start and end); it turns "
+                           "negative when the ranks differ, because a rank that waits for a slower one counts the "
+                           "wait as exposed comm while the slower one sets the compute maxima.\n")
+                out.append(phases)
     if len(report.series) >= 2:
         out += ["## Comparison\n", tables.comparison_markdown(report.series)]
     skew_rows = _skew_rows(report)

@@ -123,6 +123,29 @@ def scaling_markdown(series):
     return markdown_table(headers, rows, ["r"] * len(headers))
 
 
+# The timed phases, in step order, with their column names ("comm": only the part computation waited for).
+PHASE_TABLE = (("data", "data"), ("forward", "forward"), ("backward", "backward"), ("comm", "exposed comm"),
+               ("optimizer", "optimizer"))
+
+
+def phase_markdown(series):
+    """Seconds per steady epoch in each timed phase (each the maximum over ranks) and the epoch time less
+    their sum, each with its share of the epoch. Empty where no point has phase times."""
+    headers = ["GPUs"] + [label for _, label in PHASE_TABLE] + ["epoch - phases", "epoch (s)"]
+    rows = []
+    for p in series.points:
+        if not p.phases_s or _missing(p.epoch_time_s) or p.epoch_time_s <= 0:
+            continue
+        timed = [p.phases_s.get(name, math.nan) for name, _ in PHASE_TABLE]
+
+        def cell(seconds):
+            return NA if _missing(seconds) else f"{seconds:.3f} ({100.0 * seconds / p.epoch_time_s:.1f}%)"
+
+        outside = p.epoch_time_s - sum(v for v in timed if not _missing(v))
+        rows.append([p.gpus] + [cell(v) for v in timed] + [cell(outside), fmt_fixed(p.epoch_time_s, 3)])
+    return markdown_table(headers, rows, ["r"] * len(headers)) if rows else ""
+
+
 def amdahl_sentence(series):
     base = f" relative to {series.baseline_gpus} GPUs" if series.baseline_gpus != 1 else ""
     if series.fit is None:

@@ -1,4 +1,5 @@
 """report.py on hand-made run and study files: the tables hold the expected numbers."""
+import itertools
 import json
 import os
 import unittest
@@ -131,7 +132,10 @@ class StudyTest(TempDirTest):
         result = run_report(self.file, "--table-only", cwd=self.tmp)
         self.assert_ok(result)
         self.assertEqual(os.listdir(self.tmp), ["study.h5"])
-        lines = [line for line in result.stdout.splitlines() if line.startswith("|")]
+        # The scaling table is the first one (the phase table follows it).
+        text = result.stdout.splitlines()
+        first = next(i for i, line in enumerate(text) if line.startswith("|"))
+        lines = [line for line in itertools.takewhile(lambda line: line.startswith("|"), text[first:])]
         self.assertTrue(lines[0].startswith("| GPUs |"))
         self.assertEqual([int(line.strip("|").split("|")[0]) for line in lines[2:]], [1, 2, 4, 8])
         self.assertEqual(lines[2].strip("|").split("|")[2].strip(), "1.00")
@@ -231,6 +235,39 @@ class ComparisonTest(TempDirTest):
         self.assertEqual(result.returncode, 2)
         self.assertIn(reference, result.stderr)
         self.assertIn("images_per_s", result.stderr)
+
+
+class PhaseTableTest(TempDirTest):
+    """The report's "where the time goes" table: seconds per steady epoch per phase and the uncovered rest."""
+
+    def test_phase_seconds_shares_and_the_rest(self):
+        files = []
+        for n in (1, 2):
+            rows = []
+            for e in (1, 2, 3):  # epoch 1 is the warm-up; 2 and 3 take 1 s with forward 0.25 s of it
+                row = epoch(e, 1.0 if e > 1 else 3.0, 1000.0 * n, 0.1)
+                row["forward_s"] = 0.25 * row["wall_time_max_s"]
+                rows.append(row)
+            files.append(fixtures.write_run(self.path(f"mlp-np{n}.h5"), n, rows))
+        self.assert_ok(run_report(*files, "--out", self.path("out")))
+        with open(self.path("out", "report.md"), encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+        header = next(line for line in lines if line.startswith("| GPUs |") and "epoch - phases" in line)
+        self.assertEqual([c.strip() for c in header.strip("|").split("|")],
+                         ["GPUs", "data", "forward", "backward", "exposed comm", "optimizer", "epoch - phases", "epoch (s)"])
+        start = lines.index(header)
+        row2 = next(line for line in lines[start:] if line.replace(" ", "").startswith("|2|"))
+        self.assertEqual([c.strip() for c in row2.strip("|").split("|")],
+                         ["2", "0.100 (10.0%)", "0.250 (25.0%)", "0.400 (40.0%)", "0.100 (10.0%)", "0.100 (10.0%)",
+                          "0.050 (5.0%)", "1.000"])
+
+    def test_study_table_only_output_has_the_phase_table(self):
+        study = self.path("study.h5")
+        fixtures.amdahl_study(study)
+        result = run_report(study, "--table-only")
+        self.assert_ok(result)
+        self.assertIn("Seconds per epoch by phase", result.stdout)
+        self.assertIn("epoch - phases", result.stdout)
 
 
 if __name__ == "__main__":
