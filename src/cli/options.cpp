@@ -160,7 +160,7 @@ const std::vector<OptionSpec>& option_table() {
       {"trace", "DIR", "write a Chrome-trace timeline per rank (DIR/trace-rank<R>.json; open in ui.perfetto.dev)", run,
        [](CliConfig& c, const std::string& v) { c.train.trace = v; },
        [](const CliConfig& c) { return c.train.trace.empty() ? std::string("none") : c.train.trace; }},
-      {"checkpoint-every", "N", "write a checkpoint every N epochs (0: only when a stop signal arrives)", run,
+      {"checkpoint-every", "N", "write a checkpoint every N epochs (0: only when a stop signal arrives)", kTrain,
        [](CliConfig& c, const std::string& v) { c.train.checkpoint_every = static_cast<int>(to_int("checkpoint-every", v)); },
        TRAIN_FIELD(checkpoint_every)},
       {"checkpoint", "FILE", "checkpoint path (default: OUT.ckpt.h5)", kTrain,

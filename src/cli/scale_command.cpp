@@ -18,6 +18,7 @@
 #include "train/collective.h"
 #include "train/results_observer.h"
 #include "train/scaling_study.h"
+#include "train/stop_signal.h"
 #include "train/trainer.h"
 
 namespace sb {
@@ -77,7 +78,10 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
 
   TrainConfig run_config = config;
   run_config.epochs = config.epochs + scale.warmup_epochs;
+  run_config.resumable = false;  // a study starts over; a stop signal ends it after the current step
+  install_stop_handlers();
   std::vector<StudyPoint> points;
+  int stopped_by = 0, stopped_at = 0;
   for (int gpus : counts) {
     log0("== scale: %d of %d rank(s), %s scaling\n", gpus, world.size(), scaling_name(config.scaling));
     std::unique_ptr<Communicator> sub = world.split(world.rank() < gpus ? 0 : -1, world.rank());
@@ -89,6 +93,13 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
       run = train(run_config, *sub, *engine, &observer);
     }
     world.barrier();  // ranks outside this configuration wait here
+    // A signal that reached any rank (those outside the configuration too) ends the study here; the
+    // interrupted configuration keeps its finished epochs under /configs but gets no /study row.
+    if (const int signal = world.allreduce_max(stop_signal_received()); signal != 0) {
+      stopped_by = signal;
+      stopped_at = gpus;
+      break;
+    }
     points.push_back(summarize_run(gpus, run, scale.warmup_epochs));
   }
   compute_scaling(points, config.scaling);
@@ -97,6 +108,16 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
     log0("%6d %14.1f %12.3f %9.3f %10.1f%% %12.1f%%\n", p.gpus, p.images_per_s, p.epoch_time_s, p.speedup,
          100.0 * p.efficiency, 100.0 * p.exposed_comm_fraction);
     if (results) results->append_study_row(to_study_row(p));
+  }
+  if (stopped_by != 0) {
+    if (results) results->close(false);  // complete = 0: a study that did not finish
+    std::string rest;
+    for (int g : counts)
+      if (g >= stopped_at) rest += (rest.empty() ? "" : ",") + std::to_string(g);
+    log0("stopped by signal %d during the %d-GPU configuration; %s holds the %zu finished configuration(s); a study "
+         "does not resume: run the rest with --gpus %s\n",
+         stopped_by, stopped_at, config.out.empty() ? "no results file" : config.out.c_str(), points.size(), rest.c_str());
+    return kExitInterrupted;
   }
   if (results) results->close();
   return 0;

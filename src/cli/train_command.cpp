@@ -76,7 +76,7 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   ResultsObserver observer(writer);
   install_stop_handlers();
   const RunSummary run = train(config, world, *engine, &observer, resume.get());
-  if (results) results->close();
+  if (results) results->close(!run.interrupted);  // complete = 0 when a stop signal ended the run
   log0("done: %d epoch(s), %s; best test accuracy %.2f%%%s%s\n", run.epochs_run, run.stop_reason.c_str(),
        100.0 * run.best_accuracy, config.out.empty() ? "" : "; results in ", config.out.c_str());
   if (!run.epochs.empty()) {

@@ -208,10 +208,10 @@ void ResultsFile::write_root_attribute(const char* name, double value) {
   publish();
 }
 
-void ResultsFile::close() {
+void ResultsFile::close(bool finished) {
   require_open();
   h5::write_string_attribute(file_.get(), "end_time", utc_now_iso8601());
-  h5::write_int_attribute(file_.get(), "complete", 1);
+  h5::write_int_attribute(file_.get(), "complete", finished ? 1 : 0);
   study_ = {};
   study_type_ = {};
   runs_.clear();

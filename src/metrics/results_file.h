@@ -105,8 +105,9 @@ class ResultsFile {
 
   // A numeric root attribute outside RunMetadata (e.g. model FLOPs per sample); published at once.
   void write_root_attribute(const char* name, double value);
-  // Records end_time and complete = 1, and closes the file. Nothing may be written afterwards.
-  void close();
+  // Records end_time and complete = 1 (0 when the run did not finish, e.g. a stop signal ended it), and
+  // closes the file. Nothing may be written afterwards.
+  void close(bool finished = true);
 
  private:
   RunWriter& add_run(hid_t group, int64_t ranks);

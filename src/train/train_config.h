@@ -56,6 +56,8 @@ struct TrainConfig {
   int checkpoint_every = 0;      // epochs between checkpoints (0: only on a stop signal)
   std::string checkpoint;        // checkpoint path ("" : OUT.ckpt.h5, or scalebench.ckpt.h5 without --out)
   std::string resume;            // checkpoint to continue from
+  bool resumable = true;         // false: a stop signal ends the run without a checkpoint (a `scale`
+                                 // configuration cannot be resumed); not an option, not in to_json
 
   // Where checkpoints go.
   std::string checkpoint_path() const;

@@ -118,10 +118,13 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
         engine.synchronize();
         const LoopState here{epoch, static_cast<int64_t>(b + 1), step, elapsed + seconds_since(epoch_start), run.best_accuracy,
                              epochs_without_improvement};
-        save_checkpoint(comm, engine, config_json, here, checkpoint_path);
         run.interrupted = true;
         run.stop_reason = "stopped by signal " + std::to_string(signal) + " after step " + std::to_string(b + 1) + " of epoch " +
-                          std::to_string(epoch + 1) + "; checkpoint " + checkpoint_path + " (continue with --resume " + checkpoint_path + ")";
+                          std::to_string(epoch + 1);
+        if (config.resumable) {
+          save_checkpoint(comm, engine, config_json, here, checkpoint_path);
+          run.stop_reason += "; checkpoint " + checkpoint_path + " (continue with --resume " + checkpoint_path + ")";
+        }
         return run;
       }
       my_samples += static_cast<int64_t>(batches[b].size());

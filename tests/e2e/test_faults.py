@@ -18,9 +18,9 @@ BASE = ["train", "--model", "mnist-cnn", "--data", DATA, "--batch-size", "16", "
 EXIT_INTERRUPTED = 75
 
 
-def rank_pids(tag):
+def rank_pids(tag, command="train"):
     """PIDs of the scalebench ranks whose command line contains `tag` (not mpirun itself)."""
-    out = subprocess.run(["pgrep", "-f", f"scalebench train.*{tag}"], capture_output=True, text=True).stdout.split()
+    out = subprocess.run(["pgrep", "-f", f"scalebench {command}.*{tag}"], capture_output=True, text=True).stdout.split()
     pids = []
     for pid in out:
         try:
@@ -99,6 +99,29 @@ class Faults(unittest.TestCase):
 
     def test_sigterm_checkpoint_resumes_exactly_on_4_ranks(self):
         self.interrupted_run_resumes_exactly(4)
+
+    def test_sigterm_ends_a_study_keeping_its_finished_configurations(self):
+        with temp_dir() as tmp:
+            out = os.path.join(tmp, "study.h5")
+            args = ["scale", "--model", "mnist-cnn", "--data", DATA, "--batch-size", "16", "--optimizer", "adadelta",
+                    "--lr", "1.0", "--gpus", "1,2", "--epochs", "2", "--warmup-epochs", "1", "--out", out,
+                    "--log-interval", "5"]
+            proc = start(2, args)
+            wait_for_line(proc, "== scale: 2 of 2", 300)
+            wait_for_line(proc, "  epoch 1 step 5/", 120)  # inside the 2-GPU configuration
+            for pid in rank_pids(out, "scale"):
+                os.kill(pid, signal.SIGTERM)
+            text, err = proc.communicate(timeout=60)
+            self.assertEqual(proc.returncode, EXIT_INTERRUPTED, text + err)
+            self.assertIn("stopped by signal 15 during the 2-GPU configuration", text)
+            self.assertIn("--gpus 2", text)
+            with h5py.File(out, "r") as f:
+                self.assertEqual(f.attrs["complete"], 0)
+                self.assertNotEqual(f.attrs["end_time"], "")
+                self.assertEqual(list(f["study"]["gpus"]), [1])  # only the finished configuration
+                self.assertEqual(len(f["configs/gpus_1/epochs"]), 3)
+                self.assertIn("gpus_2", f["configs"])  # the interrupted one keeps what it finished
+            self.assertEqual(sorted(os.listdir(tmp)), ["study.h5"], "no checkpoint and no working file")
 
     def test_killed_rank_ends_the_job_quickly_and_keeps_results(self):
         with temp_dir() as tmp:
