@@ -76,8 +76,9 @@ class Faults(unittest.TestCase):
                 self.assertEqual(f.attrs["epoch"], 0)
                 self.assertGreaterEqual(f.attrs["step_in_epoch"], 10)
                 self.assertEqual(f["buffers"].shape[0], np_)
-            with h5py.File(part, "r") as f:  # the interrupted run's results stay readable
+            with h5py.File(part, "r") as f:  # the interrupted run's results stay readable, marked unfinished
                 self.assertEqual(f.attrs["schema_version"], 1)
+                self.assertEqual(f.attrs["complete"], 0)
 
             resumed = os.path.join(tmp, "resumed.h5")
             result = run_scalebench(np_, *BASE, "--epochs", "2", "--out", resumed, "--resume", checkpoint)
