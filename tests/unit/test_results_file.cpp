@@ -214,6 +214,19 @@ TEST_F(ResultsFileTest, KilledWriterLeavesEveryFinishedEpoch) {
   EXPECT_EQ(reader.epoch_times_per_rank()[1], (std::vector<double>{4, 5, 6}));
 }
 
+TEST_F(ResultsFileTest, StoppedRunEndsUnfinishedWithItsEndTime) {
+  {
+    ResultsFile file(path("stopped.h5"), three_rank_metadata());
+    file.main_run().append_epoch(row_for(1), std::vector<double>{1, 2, 3});
+    file.close(false);  // a stop signal ended the run
+  }
+  ResultsReader reader(path("stopped.h5"));
+  EXPECT_EQ(reader.int_attribute("complete"), 0);
+  EXPECT_TRUE(std::regex_match(reader.string_attribute("end_time"), std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")));
+  EXPECT_EQ(reader.epochs().size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(path("stopped.h5") + ".writing")) << "the working file is moved into place";
+}
+
 TEST_F(ResultsFileTest, ReadableWhileStillOpenForWriting) {
   ResultsFile file(path("live.h5"), three_rank_metadata());
   RunWriter& run = file.main_run();
