@@ -93,14 +93,15 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
       run = train(run_config, *sub, *engine, &observer);
     }
     world.barrier();  // ranks outside this configuration wait here
-    // A signal that reached any rank (those outside the configuration too) ends the study here; the
-    // interrupted configuration keeps its finished epochs under /configs but gets no /study row.
+    // A configuration cut short keeps its finished epochs under /configs but gets no /study row. A signal
+    // that reached any rank (those outside the configuration too) ends the study after it.
+    const bool cut_short = world.allreduce_max(run.interrupted ? 1 : 0) != 0;
+    if (!cut_short) points.push_back(summarize_run(gpus, run, scale.warmup_epochs));
     if (const int signal = world.allreduce_max(stop_signal_received()); signal != 0) {
       stopped_by = signal;
-      stopped_at = gpus;
+      stopped_at = cut_short ? gpus : 0;
       break;
     }
-    points.push_back(summarize_run(gpus, run, scale.warmup_epochs));
   }
   compute_scaling(points, config.scaling);
   log0("\n%6s %14s %12s %9s %11s %13s\n", "gpus", "images/s", "epoch s", "speedup", "efficiency", "exposed comm");
@@ -109,14 +110,14 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
          100.0 * p.efficiency, 100.0 * p.exposed_comm_fraction);
     if (results) results->append_study_row(to_study_row(p));
   }
-  if (stopped_by != 0) {
+  std::string rest;  // the GPU counts without a finished configuration
+  for (size_t i = points.size(); i < counts.size(); ++i) rest += (rest.empty() ? "" : ",") + std::to_string(counts[i]);
+  if (stopped_by != 0 && !rest.empty()) {
     if (results) results->close(false);  // complete = 0: a study that did not finish
-    std::string rest;
-    for (int g : counts)
-      if (g >= stopped_at) rest += (rest.empty() ? "" : ",") + std::to_string(g);
-    log0("stopped by signal %d during the %d-GPU configuration; %s holds the %zu finished configuration(s); a study "
-         "does not resume: run the rest with --gpus %s\n",
-         stopped_by, stopped_at, config.out.empty() ? "no results file" : config.out.c_str(), points.size(), rest.c_str());
+    const std::string where = stopped_at > 0 ? " during the " + std::to_string(stopped_at) + "-GPU configuration" : "";
+    log0("stopped by signal %d%s; %s holds the %zu finished configuration(s); a study does not resume: run the rest "
+         "with --gpus %s\n",
+         stopped_by, where.c_str(), config.out.empty() ? "no results file" : config.out.c_str(), points.size(), rest.c_str());
     return kExitInterrupted;
   }
   if (results) results->close();
