@@ -14,6 +14,7 @@
 #include "comm/config_check.h"
 #include "comm/root_check.h"
 #include "core/error.h"
+#include "core/json_text.h"
 #include "core/log.h"
 #include "metrics/comm_results.h"
 #include "metrics/results_output_check.h"
@@ -47,26 +48,12 @@ std::string describe_input(const ModelInput& in) {
          std::to_string(in.classes) + " classes";
 }
 
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 std::string quote_list(const std::vector<std::string>& items) {
   std::string out = "[";
   for (size_t i = 0; i < items.size(); ++i) {
     if (i) out += ',';
-    out += quote(items[i]);
+    out += json_quote(items[i]);
   }
   return out + "]";
 }
@@ -151,11 +138,11 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
 
   const SweepSettings settings{comm.iterations, comm.warmup_iterations};
   std::ostringstream json;
-  json << "{\"command\":\"comm\",\"device\":" << quote(config.device) << ",\"out\":" << quote(config.out)
+  json << "{\"command\":\"comm\",\"device\":" << json_quote(config.device) << ",\"out\":" << json_quote(config.out)
        << ",\"min_bytes\":" << comm.min_bytes << ",\"max_bytes\":" << comm.max_bytes
        << ",\"dtypes\":" << quote_list(comm.dtypes) << ",\"dtypes_run\":" << quote_list(names_of(dtypes))
        << ",\"iterations\":" << settings.iterations << ",\"warmup_iterations\":" << settings.warmup_iterations
-       << ",\"comm_model\":" << quote(config.model) << ",\"model_elements\":" << model_elements
+       << ",\"comm_model\":" << json_quote(config.model) << ",\"model_elements\":" << model_elements
        << ",\"op\":\"sum\",\"in_place\":true}";
   const std::string config_json = json.str();
   check_same_on_all_ranks(world, config_json);

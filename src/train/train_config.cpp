@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/json_text.h"
 
 namespace sb {
 
@@ -34,20 +35,6 @@ void require(bool ok, const std::string& message) {
 bool one_of(const std::string& v, std::initializer_list<const char*> valid) {
   for (const char* x : valid) if (v == x) return true;
   return false;
-}
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
 }
 std::string num(double v) {
   char buf[32];
@@ -84,23 +71,23 @@ void TrainConfig::validate() const {
 
 std::string TrainConfig::to_json() const {
   std::ostringstream j;
-  j << "{\"model\":" << quote(model) << ",\"data\":" << quote(data) << ",\"epochs\":" << epochs
-    << ",\"batch_size\":" << batch_size << ",\"scaling\":" << quote(scaling_name(scaling))
+  j << "{\"model\":" << json_quote(model) << ",\"data\":" << json_quote(data) << ",\"epochs\":" << epochs
+    << ",\"batch_size\":" << batch_size << ",\"scaling\":" << json_quote(scaling_name(scaling))
     << ",\"eval_batch_size\":" << eval_batch_size << ",\"train_limit\":" << train_limit
     << ",\"test_limit\":" << test_limit << ",\"drop_last\":" << (drop_last ? "true" : "false")
     << ",\"augment\":" << (augment ? "true" : "false") << ",\"dropout\":" << (dropout ? "true" : "false")
-    << ",\"optimizer\":" << quote(optimizer) << ",\"lr\":" << num(lr) << ",\"momentum\":" << num(momentum)
+    << ",\"optimizer\":" << json_quote(optimizer) << ",\"lr\":" << num(lr) << ",\"momentum\":" << num(momentum)
     << ",\"dampening\":" << num(dampening) << ",\"nesterov\":" << (nesterov ? "true" : "false")
     << ",\"weight_decay\":" << num(weight_decay) << ",\"rho\":" << num(rho) << ",\"eps\":" << num(eps)
-    << ",\"beta1\":" << num(beta1) << ",\"beta2\":" << num(beta2) << ",\"scheduler\":" << quote(scheduler)
+    << ",\"beta1\":" << num(beta1) << ",\"beta2\":" << num(beta2) << ",\"scheduler\":" << json_quote(scheduler)
     << ",\"step_size\":" << step_size << ",\"gamma\":" << num(gamma) << ",\"warmup_epochs\":" << num(warmup_epochs)
     << ",\"min_lr\":" << num(min_lr) << ",\"scale_lr\":" << (scale_lr ? "true" : "false")
-    << ",\"seed\":" << seed << ",\"device\":" << quote(device) << ",\"precision\":" << quote(precision)
-    << ",\"layout\":" << quote(layout) << ",\"cuda_graph\":" << (cuda_graph ? "true" : "false")
+    << ",\"seed\":" << seed << ",\"device\":" << json_quote(device) << ",\"precision\":" << json_quote(precision)
+    << ",\"layout\":" << json_quote(layout) << ",\"cuda_graph\":" << (cuda_graph ? "true" : "false")
     << ",\"bucket_mib\":" << num(bucket_mib) << ",\"allreduce_bf16\":" << (allreduce_bf16 ? "true" : "false")
     << ",\"deterministic\":" << (deterministic ? "true" : "false")
     << ",\"target_accuracy\":" << num(target_accuracy) << ",\"patience\":" << patience
-    << ",\"log_interval\":" << log_interval << ",\"sample_steps\":" << sample_steps << ",\"out\":" << quote(out) << ",\"checkpoint_every\":" << checkpoint_every << "}";
+    << ",\"log_interval\":" << log_interval << ",\"sample_steps\":" << sample_steps << ",\"out\":" << json_quote(out) << ",\"checkpoint_every\":" << checkpoint_every << "}";
   return j.str();
 }
 
