@@ -63,17 +63,23 @@ std::vector<std::string> read_strings(hid_t object, const char* name) {
     CHECK_HDF5(H5Tset_size(memory_type.get(), width));
     std::vector<char> buffer(width * static_cast<size_t>(count) + 1, '\0');
     CHECK_HDF5(H5Aread(attribute.get(), memory_type.get(), buffer.data()));
-    for (hssize_t i = 0; i < count; ++i) {
-      const char* start = buffer.data() + static_cast<size_t>(i) * width;
-      size_t length = 0;
-      while (length < width && start[length] != '\0') ++length;  // null-terminated or null-padded
-      strings.emplace_back(start, length);
-    }
+    strings = split_fixed_length_strings(buffer.data(), width, count);
   }
   return strings;
 }
 
 }  // namespace
+
+std::vector<std::string> split_fixed_length_strings(const char* buffer, size_t width, int64_t count) {
+  std::vector<std::string> strings;
+  for (int64_t i = 0; i < count; ++i) {
+    const char* start = buffer + static_cast<size_t>(i) * width;
+    size_t length = 0;
+    while (length < width && start[length] != '\0') ++length;
+    strings.emplace_back(start, length);
+  }
+  return strings;
+}
 
 void write_string_attribute(hid_t object, const char* name, const std::string& value) {
   Handle type = utf8_string_type();

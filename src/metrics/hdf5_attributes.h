@@ -20,4 +20,8 @@ std::vector<std::string> read_string_list_attribute(hid_t object, const char* na
 int64_t read_int_attribute(hid_t object, const char* name);
 double read_double_attribute(hid_t object, const char* name);
 
+// `count` fixed-length strings of `width` bytes each, laid end to end in `buffer` (as H5Aread gives
+// them), each ending at its first null byte or at its width (null-terminated or null-padded).
+std::vector<std::string> split_fixed_length_strings(const char* buffer, size_t width, int64_t count);
+
 }  // namespace sb::h5

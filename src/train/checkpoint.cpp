@@ -229,12 +229,7 @@ struct Reader {
       std::vector<char> buffer(width * static_cast<size_t>(count) + 1, '\0');
       if (H5Aread(attribute.get(), memory_type.get(), buffer.data()) < 0)
         bad(std::string("has an unreadable attribute '") + name + "'");
-      for (hssize_t i = 0; i < count; ++i) {
-        const char* start = buffer.data() + static_cast<size_t>(i) * width;
-        size_t length = 0;
-        while (length < width && start[length] != '\0') ++length;  // null-terminated or null-padded
-        strings.emplace_back(start, length);
-      }
+      strings = h5::split_fixed_length_strings(buffer.data(), width, count);
     }
     return strings;
   }
