@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpu_test_util.h"
+#include "gtest_param_name.h"
 #include "kernels/loss.h"
 #include "kernels/optimizer.h"
 #include "nn/cuda/context.h"
@@ -134,10 +135,7 @@ TEST_P(ReferenceFixtureGpuTest, TrainStepMatchesPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(PyTorchOracle, ReferenceFixtureGpuTest, ::testing::ValuesIn(fixture_groups()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string n = info.param;
-                           for (char& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
+                           return sb::testing::gtest_param_name(info.param);
                          });
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gtest_param_name.h"
 #include "nn/cpu/loss.h"
 #include "nn/cpu/network.h"
 #include "optim/adadelta.h"
@@ -119,10 +120,7 @@ TEST_P(ReferenceFixtureTest, Fp64StepMatchesPyTorchToStoredPrecision) {
 
 INSTANTIATE_TEST_SUITE_P(PyTorchOracle, ReferenceFixtureTest, ::testing::ValuesIn(fixture_groups()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string n = info.param;
-                           for (char& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
+                           return sb::testing::gtest_param_name(info.param);
                          });
 
 }  // namespace

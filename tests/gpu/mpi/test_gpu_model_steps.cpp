@@ -15,6 +15,7 @@
 #include "data/sampler.h"
 #include "data/synthetic.h"
 #include "model_step_settings.h"
+#include "gtest_param_name.h"
 #include "relative_l2.h"
 #include "train/run_setup.h"
 #include "train/cpu_engine.h"
@@ -165,12 +166,7 @@ TEST_P(GpuModelSteps, LossesAndParametersFollowTheCpuReference) {
   EXPECT_LT(spread.params, 1e-3) << c.model << ": the CPU's own spread is too wide for a meaningful comparison";
 }
 
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  std::string name = info.param.model;
-  for (char& ch : name)
-    if (ch == '-') ch = '_';
-  return name;
-}
+std::string case_name(const ::testing::TestParamInfo<Case>& info) { return testing::gtest_param_name(info.param.model); }
 
 INSTANTIATE_TEST_SUITE_P(Models, GpuModelSteps, ::testing::ValuesIn(testing::kPlainModelCases), case_name);
 INSTANTIATE_TEST_SUITE_P(BatchNormModels, GpuModelSteps, ::testing::ValuesIn(testing::kBatchNormModelCases), case_name);
