@@ -2,11 +2,9 @@
 # GPU-node checks of issue #7 on one GPU: a SIGTERM checkpoint resumed on the GPU gives the losses of an
 # uninterrupted run within tolerance, and running out of GPU memory stops with the sizes and the batch.
 set -u
-V=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
-export LD_LIBRARY_PATH=$PWD/.stage/lib:$V/cudnn/lib:$V/nccl/lib:$V/cu13/lib NCCL_NVLS_ENABLE=0
-S=.stage/bin/scalebench
 R=$OUT/f
-mkdir -p "$R"
+# shellcheck source=scripts/gpu_node_env.sh
+source "$(dirname "$0")/gpu_node_env.sh"
 nvidia-smi -L | head -1 | tee "$R/summary.txt"
 ARGS=(train --model mnist-cnn --data synthetic:1x28x28:10:64000:2000 --device cuda --precision fp32 --deterministic
       --batch-size 64 --optimizer adadelta --lr 1.0 --epochs 2)

@@ -1,16 +1,13 @@
-# Sourced by scripts/gpu_node_phase_b*.sh and c*.sh with R set: the node's library paths (NVLink multicast off),
+# shellcheck shell=bash disable=SC2034
+# Sourced by scripts/gpu_node_phase_b*.sh and c*.sh with R set: scripts/gpu_node_env.sh, then
 # the launcher, the GPU count N, the study's GPU counts `list`, `say`, `study NAME ARGS...`, and for the
 # 2-GPU investigations `wrn_variant`, `ddp_wrn_weak`, `sample_clocks` and `mpi_gpu_tests`.
-V=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
-export LD_LIBRARY_PATH=$PWD/.stage/lib:$V/cudnn/lib:$V/nccl/lib:$V/cu13/lib NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
-P=/opt/torch/.venv/bin/python3
-S=.stage/bin/scalebench
-mkdir -p "$R"
-N=$(nvidia-smi -L | wc -l)
-nvidia-smi -L | tee "$R/gpu.txt"
+# shellcheck source=scripts/gpu_node_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/gpu_node_env.sh"
+N=$(wc -l < "$R/gpu.txt")
+cat "$R/gpu.txt"
 nvidia-smi topo -m > "$R/topo.txt" 2>&1
 MPI=(mpirun --allow-run-as-root --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x PYTHONUNBUFFERED)
-say() { echo "$*" | tee -a "$R/summary.txt"; }
 gpus=1; list=1; while (( gpus * 2 <= N )); do gpus=$((gpus * 2)); list="$list,$gpus"; done
 say "GPUs: $N, study counts $list"
 

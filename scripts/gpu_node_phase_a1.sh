@@ -2,15 +2,10 @@
 # GPU-node session, part 1 (one GPU): the GPU tests and the PyTorch oracle fixture. Expects .stage/ from scripts/stage_gpu_node.sh and
 # writes everything under $OUT (packed into $OUT/phase_a1.tgz).
 set -u
-V=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
-export LD_LIBRARY_PATH=$PWD/.stage/lib:$V/cudnn/lib:$V/nccl/lib:$V/cu13/lib NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
-P=/opt/torch/.venv/bin/python3
-S=.stage/bin/scalebench
-T=.stage/tests
 R=$OUT/a
-mkdir -p "$R"
-say() { echo "$*" | tee -a "$R/summary.txt"; }
-nvidia-smi -L | tee "$R/gpu.txt"
+# shellcheck source=scripts/gpu_node_env.sh
+source "$(dirname "$0")/gpu_node_env.sh"
+cat "$R/gpu.txt"
 ldd "$S" | grep "not found" && say "MISSING LIBRARIES"
 
 say "== gpu tests"

@@ -3,15 +3,10 @@
 # to accuracy on Fashion-MNIST (.stage-data/). Expects .stage/ from scripts/stage_gpu_node.sh and
 # writes everything under $OUT (packed into $OUT/phase_a2.tgz).
 set -u
-V=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
-export LD_LIBRARY_PATH=$PWD/.stage/lib:$V/cudnn/lib:$V/nccl/lib:$V/cu13/lib NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
-P=/opt/torch/.venv/bin/python3
-S=.stage/bin/scalebench
-T=.stage/tests
 R=$OUT/a2
-mkdir -p "$R"
-say() { echo "$*" | tee -a "$R/summary.txt"; }
-nvidia-smi -L | tee "$R/gpu.txt"
+# shellcheck source=scripts/gpu_node_env.sh
+source "$(dirname "$0")/gpu_node_env.sh"
+cat "$R/gpu.txt"
 ldd "$S" | grep "not found" && say "MISSING LIBRARIES"
 
 run() {  # name, command...

@@ -2,12 +2,9 @@
 # GPU-node session: the PyTorch oracle fixture and its tests, then part 2 (throughput side by side and
 # time to accuracy). Carry .stage and .stage-data.
 set -u
-V=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
-export LD_LIBRARY_PATH=$PWD/.stage/lib:$V/cudnn/lib:$V/nccl/lib:$V/cu13/lib NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
-P=/opt/torch/.venv/bin/python3
-T=.stage/tests
 R=$OUT/a3
-mkdir -p "$R"
+# shellcheck source=scripts/gpu_node_env.sh
+source "$(dirname "$0")/gpu_node_env.sh"
 timeout 240 $P tests/reference/make_fixtures.py --dump-tool "$T/dump_initial_weights" --out "$R/fixtures.h5" > "$R/fixtures.log" 2>&1
 echo "make_fixtures rc=$?" | tee "$R/summary.txt"
 export SCALEBENCH_REFERENCE_FIXTURE=$R/fixtures.h5
