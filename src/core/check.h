@@ -22,10 +22,17 @@ inline std::string mpi_error_string(int code) {
       ::sb::fatal_call(__FILE__, __LINE__, #call, ::sb::detail::mpi_error_string(sb_mpi_status_)); \
   } while (0)
 
+namespace sb::detail {
+// Defined with the HDF5 setup (metrics/hdf5_handle.cpp). Reads HDF5's error stack for the file and the
+// operating system's reason (e.g. "No space left on device"), says them in one line with a hint, and
+// aborts the job through fatal_call. SCALEBENCH_HDF5_TRACE=1 prints the whole stack as well.
+[[noreturn]] void hdf5_call_failed(const char* file, int line, const char* call);
+}  // namespace sb::detail
+
 // HDF5 calls return a negative value (herr_t or hid_t) on failure.
-#define CHECK_HDF5(call)                                                                             \
-  ([&]() {                                                                                           \
-    auto sb_h5_result_ = (call);                                                                     \
-    if (sb_h5_result_ < 0) ::sb::fatal_call(__FILE__, __LINE__, #call, "HDF5 returned an error");    \
-    return sb_h5_result_;                                                                            \
+#define CHECK_HDF5(call)                                                               \
+  ([&]() {                                                                             \
+    auto sb_h5_result_ = (call);                                                       \
+    if (sb_h5_result_ < 0) ::sb::detail::hdf5_call_failed(__FILE__, __LINE__, #call);  \
+    return sb_h5_result_;                                                              \
   }())

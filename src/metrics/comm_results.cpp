@@ -34,7 +34,7 @@ std::span<const Column> comm_columns() {
 #undef SB_COLUMN
 
 CommResultsFile::CommResultsFile(const std::string& path, const RunMetadata& metadata, const CommTableInfo& info)
-    : path_(path), working_path_(path + ".writing") {
+    : path_(path), working_path_(unique_working_path(path, "writing")) {
   check_output_writable(path);  // named as the user gave it, before anything is created
   // ResultsFile writes the root attributes: a finished file at our working path, which we then reopen,
   // mark as running again, and give the /comm table. `path` only ever receives published copies.

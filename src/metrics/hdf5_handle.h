@@ -45,8 +45,8 @@ class Handle {
 };
 
 // Once per process, before the first HDF5 call of ours: stops HDF5 printing its error stack on every
-// failed call (some failures are expected, e.g. probing), and registers an abort hook that prints the
-// stack when a CHECK_HDF5 failure stops the job, where it explains the one-line message.
+// failed call (some failures are expected, e.g. probing; a CHECK_HDF5 failure says the stack's gist in one
+// line, see core/check.h), and ignores SIGXFSZ so that a file-size limit fails a write with EFBIG.
 void init_hdf5();
 
 // The linked library's version, e.g. "1.10.8".

@@ -12,14 +12,18 @@
 namespace sb {
 namespace {
 
-[[noreturn]] void cannot_write(const std::string& path, const std::string& reason) {
-  throw UserError("cannot write the results file '" + path + "': " + reason);
-}
+struct Refusal {
+  const std::string& what;
+  [[noreturn]] void operator()(const std::string& path, const std::string& reason) const {
+    throw UserError("cannot write " + what + " '" + path + "': " + reason);
+  }
+};
 
 }  // namespace
 
-void check_output_writable(const std::string& path) {
+void check_output_writable(const std::string& path, const std::string& what) {
   namespace fs = std::filesystem;
+  const Refusal cannot_write{what};
   if (path.empty()) cannot_write(path, "the path is empty");
   const fs::path target(path);
   if (!target.has_filename()) cannot_write(path, "the path names a directory, not a file");
