@@ -20,6 +20,7 @@
 #include "train/stop_signal.h"
 #include "train/collective.h"
 #include "train/results_observer.h"
+#include "train/resume_check.h"
 #include "train/trainer.h"
 
 namespace sb {
@@ -46,9 +47,22 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   check_on_root(world, 0, [&] { check_output_writable(config.checkpoint_path()); });
   std::unique_ptr<Checkpoint> resume;
   if (!config.resume.empty()) run_collectively(world, [&] { resume = std::make_unique<Checkpoint>(read_checkpoint(config.resume)); });
+  if (resume) {  // the same run, continued in the same results file; checked before anything is written
+    run_collectively(world, [&] { check_resume(*resume, config, world.size()); });
+    if (!config.out.empty()) {
+      check_on_root(world, 0, [&] { check_results_continuation(config.out, *resume, config.resume, world.size()); });
+    }
+    if (resume_is_finished(*resume, config)) {
+      log0("checkpoint %s: the run is finished (%d of %d epochs done); nothing to resume, nothing changed\n",
+           config.resume.c_str(), resume->loop.epoch, config.epochs);
+      return 0;
+    }
+  }
   run_collectively(world, [&] { check_device_available(config, session.local_size()); });
 
   const TrainTest data = load_training_data(world, config, data_spec, world.size());
+  const DataIdentity identity = data_identity(config.data, data);
+  if (resume) run_collectively(world, [&] { check_same_data(resume->data, identity, config.resume); });
 
   if (config.device == "cpu") share_blas_threads(session.local_size());
   std::unique_ptr<Engine> engine = make_engine(config, data.train, data.test, world, session.local_rank(), session.local_size());
@@ -61,7 +75,8 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   std::unique_ptr<ResultsFile> results;
   RunWriter* writer = nullptr;
   if (!config.out.empty() && world.rank() == 0) {
-    results = std::make_unique<ResultsFile>(config.out, make_run_metadata(session, info, config, world.size()));
+    results = std::make_unique<ResultsFile>(config.out, make_run_metadata(session, info, config, world.size()),
+                                            resume ? ResultsOpen::Continue : ResultsOpen::Create);
     writer = &results->main_run();
   }
   const double flops_per_sample = training_flops_per_sample(
@@ -75,7 +90,7 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   }
   ResultsObserver observer(writer);
   install_stop_handlers();
-  const RunSummary run = train(config, world, *engine, &observer, resume.get());
+  const RunSummary run = train(config, world, *engine, &observer, resume.get(), &identity);
   if (results) results->close(!run.interrupted);  // complete = 0 when a stop signal ended the run
   log0("done: %d epoch(s), %s; best test accuracy %.2f%%%s%s\n", run.epochs_run, run.stop_reason.c_str(),
        100.0 * run.best_accuracy, config.out.empty() ? "" : "; results in ", config.out.c_str());

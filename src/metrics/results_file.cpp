@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/check.h"
+#include "core/error.h"
 #include "metrics/hdf5_attributes.h"
 #include "metrics/hdf5_extendible.h"
 #include "metrics/results_output_check.h"
@@ -46,6 +47,12 @@ std::string utc_now_iso8601() {
 
 RunWriter::RunWriter(hid_t group, int64_t ranks, ResultsFile* owner)
     : group_(group), owner_(owner), ranks_(ranks), epoch_type_(compound_type(epoch_columns(), sizeof(EpochRow))) {
+  if (CHECK_HDF5(H5Lexists(group_, "epochs", H5P_DEFAULT)) > 0) open_tables();
+  else create_tables();
+  flush();
+}
+
+void RunWriter::create_tables() {
   h5::Handle file_type = packed_copy(epoch_type_.get());
   epochs_ = h5::create_extendible(group_, "epochs", file_type.get(), {0}, 0, {64});
   h5::write_string_list_attribute(epochs_.get(), "units", column_units(epoch_columns()));
@@ -54,7 +61,22 @@ RunWriter::RunWriter(hid_t group, int64_t ranks, ResultsFile* owner)
   epoch_times_ = h5::create_extendible(group_, "epoch_times_per_rank", H5T_IEEE_F64LE, {0, ranks_extent}, 0,
                                        {rows_per_chunk(ranks_), ranks_extent});
   h5::write_string_attribute(epoch_times_.get(), "units", "s");
-  flush();
+}
+
+// The tables of a continued file (resume_check.h checked their layout against this run first).
+void RunWriter::open_tables() {
+  const auto open = [&](const char* name) { return h5::Handle::dataset(CHECK_HDF5(H5Dopen2(group_, name, H5P_DEFAULT))); };
+  epochs_ = open("epochs");
+  epoch_times_ = open("epoch_times_per_rank");
+  const std::vector<hsize_t> times_shape = h5::shape_of(epoch_times_.get());
+  if (times_shape.size() != 2 || times_shape[1] != static_cast<hsize_t>(ranks_))
+    throw std::invalid_argument("the results file to continue holds epoch times of another rank count than " +
+                                std::to_string(ranks_));
+  epochs_written_ = static_cast<int64_t>(h5::shape_of(epochs_.get())[0]);
+  if (CHECK_HDF5(H5Lexists(group_, "steps", H5P_DEFAULT)) > 0) {
+    steps_ = open("steps");
+    step_numbers_ = open("step_numbers");
+  }
 }
 
 void RunWriter::flush() {
@@ -66,6 +88,7 @@ void RunWriter::append_epoch(const EpochRow& row, std::span<const double> epoch_
   if (static_cast<int64_t>(epoch_time_per_rank_s.size()) != ranks_)
     throw std::invalid_argument("append_epoch: " + std::to_string(epoch_time_per_rank_s.size()) +
                                 " epoch times for a run of " + std::to_string(ranks_) + " ranks");
+  owner_->held_back_ = false;  // a new row: from here on `path` follows the working file
   h5::append_along(epochs_.get(), epoch_type_.get(), 0, 1, &row);
   h5::append_along(epoch_times_.get(), H5T_NATIVE_DOUBLE, 0, 1, epoch_time_per_rank_s.data());
   ++epochs_written_;
@@ -79,6 +102,7 @@ void RunWriter::append_steps(std::span<const int64_t> step_numbers, std::span<co
                                 std::to_string(ranks_) + " ranks x " + std::to_string(step_numbers.size()) +
                                 " steps x " + std::to_string(phases) + " phases");
   if (step_numbers.empty()) return;
+  owner_->held_back_ = false;
   if (!steps_) {  // optional: only runs that sample steps have these datasets
     steps_ = h5::create_extendible(group_, "steps", H5T_STD_I64LE, {static_cast<hsize_t>(ranks_), 0, phases}, 1,
                                    {1, 256, phases});
@@ -93,20 +117,32 @@ void RunWriter::append_steps(std::span<const int64_t> step_numbers, std::span<co
 
 // -------------------------------------------------------------------------------------------- ResultsFile
 
-ResultsFile::ResultsFile(const std::string& path, const RunMetadata& metadata)
+ResultsFile::ResultsFile(const std::string& path, const RunMetadata& metadata, ResultsOpen mode)
     : path_(path), world_size_(metadata.world_size) {
   // Everything that can be wrong with the input is found before the file exists.
   validate(metadata);
   check_output_writable(path);
   h5::init_hdf5();
+  // HDF5 writes go to a working file of this run; after every flush a copy of it replaces `path`
+  // atomically (copy, then rename), so a job killed even in the middle of a write leaves `path` holding
+  // every finished epoch.
+  working_path_ = unique_working_path(path, "writing");
+  if (mode == ResultsOpen::Create) create_file(metadata);
+  else continue_file(metadata);
+}
 
+namespace {
+// The 1.8 format: dense attribute storage (no 64 KiB limit for the per-rank lists), readable by any
+// HDF5 since 1.8, and no "file is open for writing" flag that would make a killed job's file need h5clear.
+h5::Handle results_file_access() {
   h5::Handle access = h5::unlocked_file_access();
-  // The 1.8 format: dense attribute storage (no 64 KiB limit for the per-rank lists), readable by any
-  // HDF5 since 1.8, and no "file is open for writing" flag that would make a killed job's file need h5clear.
   CHECK_HDF5(H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_V18));
-  // HDF5 writes go to a working copy; after every flush a copy of it replaces `path` atomically (copy,
-  // then rename), so a job killed even in the middle of a write leaves `path` holding every finished epoch.
-  working_path_ = path + ".writing";
+  return access;
+}
+}  // namespace
+
+void ResultsFile::create_file(const RunMetadata& metadata) {
+  h5::Handle access = results_file_access();
   file_ = h5::Handle::file(CHECK_HDF5(H5Fcreate(working_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get())));
 
   const hid_t root = file_.get();
@@ -135,9 +171,58 @@ ResultsFile::ResultsFile(const std::string& path, const RunMetadata& metadata)
   publish();
 }
 
-void ResultsFile::publish() { publish_copy(working_path_, path_); }
+void ResultsFile::continue_file(const RunMetadata& metadata) {
+  std::error_code ec;
+  std::filesystem::copy_file(path_, working_path_, std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec) {
+    std::filesystem::remove(working_path_, ec);
+    throw UserError("cannot continue the results file '" + path_ + "': copying it failed (" + ec.message() +
+                    "); check the free space and permissions of its directory");
+  }
+  held_back_ = true;
+  h5::Handle access = results_file_access();
+  file_ = h5::Handle::file(CHECK_HDF5(H5Fopen(working_path_.c_str(), H5F_ACC_RDWR, access.get())));
+  const hid_t root = file_.get();
+  const int64_t world_size = h5::read_int_attribute(root, "world_size");
+  if (world_size != metadata.world_size) {
+    close_handles();
+    std::filesystem::remove(working_path_, ec);
+    throw std::invalid_argument("the results file to continue was written by " + std::to_string(world_size) +
+                                " ranks, not " + std::to_string(metadata.world_size));
+  }
+  // The start, the job and its versions stay those of the first run; the configuration is the latest
+  // (a resume may change only the options that do not shape the run), each resume's command line is kept.
+  std::vector<std::string> resumes;
+  if (h5::has_attribute(root, "resume_command_lines")) resumes = h5::read_string_list_attribute(root, "resume_command_lines");
+  resumes.push_back(metadata.command_line);
+  h5::write_string_list_attribute(root, "resume_command_lines", resumes);
+  h5::write_string_attribute(root, "config_json", metadata.config_json);
+  h5::write_string_attribute(root, "end_time", "");
+  h5::write_int_attribute(root, "complete", 0);
+  flush(root);
+}
 
-ResultsFile::~ResultsFile() = default;  // members close datasets, then groups, then the file
+void ResultsFile::publish() {
+  if (!held_back_) publish_copy(working_path_, path_);
+}
+
+ResultsFile::~ResultsFile() {
+  if (!file_) return;
+  // An exception unwound past close(): keep what was written (complete stays 0) and leave no working
+  // file behind. A continued file with no new row leaves `path` exactly as it was.
+  close_handles();
+  std::error_code ec;
+  if (held_back_) std::filesystem::remove(working_path_, ec);
+  else std::filesystem::rename(working_path_, path_, ec);
+}
+
+void ResultsFile::close_handles() {
+  study_ = {};
+  study_type_ = {};
+  runs_.clear();
+  groups_.clear();
+  file_.reset();  // H5Fclose writes everything out
+}
 
 void ResultsFile::require_open() const {
   if (!file_) throw std::logic_error("the results file '" + path_ + "' is already closed");
@@ -212,11 +297,7 @@ void ResultsFile::close(bool finished) {
   require_open();
   h5::write_string_attribute(file_.get(), "end_time", utc_now_iso8601());
   h5::write_int_attribute(file_.get(), "complete", finished ? 1 : 0);
-  study_ = {};
-  study_type_ = {};
-  runs_.clear();
-  groups_.clear();
-  file_.reset();  // H5Fclose writes everything out
+  close_handles();
   std::error_code ec;
   std::filesystem::rename(working_path_, path_, ec);  // the finished file replaces the last published copy
   if (ec) fatal("could not move " + working_path_ + " to " + path_ + ": " + ec.message());

@@ -5,6 +5,11 @@
 // every root attribute and `complete` = 0. Each append writes its rows and flushes, so a job killed
 // between appends leaves a valid file holding every finished epoch. close() records end_time and
 // `complete` = 1; a file closed without it (an exception unwound past it) stays valid with `complete` = 0.
+//
+// A resumed run continues its file (ResultsOpen::Continue): the rows already there stay, new ones are
+// appended, and `path` is not touched until the first new row, so a resume that fails before it leaves
+// the file byte-identical. Writes go to a working file of this run (unique_working_path), published to
+// `path` after every flush and moved into place when the file is closed or destroyed.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -68,7 +73,10 @@ class RunWriter {
 
  private:
   friend class ResultsFile;
+  // Creates the run's tables in `group`, or opens them where the group has them (a continued file).
   RunWriter(hid_t group, int64_t ranks, ResultsFile* owner);
+  void open_tables();
+  void create_tables();
   void flush();
 
   hid_t group_;  // owned by ResultsFile
@@ -82,11 +90,18 @@ class RunWriter {
   h5::Handle step_numbers_;
 };
 
+enum class ResultsOpen {
+  Create,    // create the file, replacing one at the path
+  Continue,  // append to the `train` file of the run being resumed (check it first: src/train/resume_check.h)
+};
+
 class ResultsFile {
  public:
   // Validates `path` (check_output_writable: sb::UserError) and `metadata` (std::invalid_argument)
-  // before creating anything, then creates or replaces the file and writes the root attributes.
-  ResultsFile(const std::string& path, const RunMetadata& metadata);
+  // before creating anything. Create: creates or replaces the file and writes the root attributes.
+  // Continue: copies the existing file to the working file, sets `complete` = 0 and `end_time` = "",
+  // records the new configuration in `config_json` and the command line in `resume_command_lines`.
+  ResultsFile(const std::string& path, const RunMetadata& metadata, ResultsOpen mode = ResultsOpen::Create);
   ~ResultsFile();
   ResultsFile(const ResultsFile&) = delete;
   ResultsFile& operator=(const ResultsFile&) = delete;
@@ -112,10 +127,16 @@ class ResultsFile {
  private:
   RunWriter& add_run(hid_t group, int64_t ranks);
   friend class RunWriter;
-  // Replaces `path` with a copy of the working file (copy, then an atomic rename).
+  void create_file(const RunMetadata& metadata);
+  void continue_file(const RunMetadata& metadata);
+  // Replaces `path` with a copy of the working file (copy, then an atomic rename); nothing while held back.
   void publish();
-  std::string working_path_;
   void require_open() const;
+  // Closes every HDF5 object and the file (end of close() and of the destructor).
+  void close_handles();
+
+  std::string working_path_;
+  bool held_back_ = false;  // Continue: `path` keeps its bytes until the first new row
 
   std::string path_;
   int64_t world_size_;

@@ -75,6 +75,21 @@ std::vector<EpochRow> ResultsReader::epochs(const std::string& run) const {
   return rows;
 }
 
+std::vector<std::string> ResultsReader::epoch_column_names(const std::string& run) const {
+  h5::Handle dataset = open_dataset(run, "epochs");
+  h5::Handle type = h5::Handle::datatype(CHECK_HDF5(H5Dget_type(dataset.get())));
+  std::vector<std::string> names;
+  if (CHECK_HDF5(H5Tget_class(type.get())) != H5T_COMPOUND) return names;
+  const int members = CHECK_HDF5(H5Tget_nmembers(type.get()));
+  for (int i = 0; i < members; ++i) {
+    char* name = H5Tget_member_name(type.get(), static_cast<unsigned>(i));
+    if (!name) detail::hdf5_call_failed(__FILE__, __LINE__, "H5Tget_member_name");
+    names.emplace_back(name);
+    H5free_memory(name);
+  }
+  return names;
+}
+
 std::vector<std::vector<double>> ResultsReader::epoch_times_per_rank(const std::string& run) const {
   h5::Handle dataset = open_dataset(run, "epoch_times_per_rank");
   const std::vector<hsize_t> shape = h5::shape_of(dataset.get());

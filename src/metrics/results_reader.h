@@ -33,6 +33,7 @@ class ResultsReader {
 
   // The tables of a run: `run` is "/" for `train`, "/configs/gpus_<n>" for a configuration of `scale`.
   std::vector<EpochRow> epochs(const std::string& run = "/") const;
+  std::vector<std::string> epoch_column_names(const std::string& run = "/") const;  // as stored, in order
   std::vector<std::vector<double>> epoch_times_per_rank(const std::string& run = "/") const;  // [epoch][rank]
   StepSamples steps(const std::string& run = "/") const;  // empty when the run sampled no steps
 

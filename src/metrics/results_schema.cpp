@@ -28,6 +28,7 @@ std::span<const Column> epoch_columns() {
       SB_COLUMN(EpochRow, backward_s, "s"),
       SB_COLUMN(EpochRow, comm_s, "s"),
       SB_COLUMN(EpochRow, optimizer_s, "s"),
+      SB_COLUMN(EpochRow, steps_resumed, "1"),
   };
   return columns;
 }

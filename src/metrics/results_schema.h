@@ -22,6 +22,7 @@ inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 inline constexpr std::array<const char*, 5> kStepPhases = {"data", "forward", "backward", "comm", "optimizer"};
 
 // One row of /epochs. Times are seconds of wall time; "max" is over ranks (the slowest rank sets the pace).
+// NaN, never 0, where nothing was timed (an epoch resumed after its last step).
 struct EpochRow {
   int64_t epoch = 0;                      // 1 for the first epoch
   double wall_time_max_s = kNotMeasured;  // the epoch's wall time: max, mean, min over ranks
@@ -40,6 +41,9 @@ struct EpochRow {
   double backward_s = kNotMeasured;
   double comm_s = kNotMeasured;           // all communication, overlapped with compute or not
   double optimizer_s = kNotMeasured;
+  // Steps of this epoch done before a --resume (by the run that wrote the checkpoint); 0 for an epoch
+  // run whole. Where it is > 0 the row is partial: its timings cover only the steps after the resume.
+  int64_t steps_resumed = 0;
 };
 
 // One row of /study: one GPU count of a scaling study.

@@ -16,12 +16,13 @@
 #include "core/error.h"
 #include "metrics/hdf5_attributes.h"
 #include "metrics/hdf5_handle.h"
+#include "metrics/results_publish.h"
 
 namespace sb {
 namespace {
 
 constexpr const char* kSchema = "scalebench-checkpoint";
-constexpr int64_t kSchemaVersion = 1;
+constexpr int64_t kSchemaVersion = 2;  // 2: the data identity
 
 // The seal: the HDF5 library does not survive corrupt files (it reads out of bounds, allocates what a
 // corrupt size field says, loops forever: docs/fuzzing.md), so a checkpoint carries a checksum of its
@@ -84,6 +85,10 @@ void write_file(const std::string& path, const Checkpoint& c) {
   h5::write_int_attribute(f, "optimizer_steps", c.engine.optimizer_steps);
   h5::write_double_attribute(f, "loss_scale", c.engine.loss_scale);
   h5::write_int_attribute(f, "scale_growth", c.engine.scale_growth);
+  h5::write_string_attribute(f, "data_spec", c.data.spec);
+  h5::write_int_attribute(f, "data_train_samples", c.data.train_samples);
+  h5::write_int_attribute(f, "data_test_samples", c.data.test_samples);
+  h5::write_int_attribute(f, "data_labels_crc32", c.data.labels_crc32);
 
   const auto& p = c.engine.params;
   write_array(f, "params", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {p.size()}, p.data());
@@ -295,8 +300,8 @@ void seal_checkpoint(const std::string& path) {
   if (!file) fatal("could not write the seal of checkpoint " + path);
 }
 
-void save_checkpoint(Communicator& comm, Engine& engine, const std::string& config_json, const LoopState& loop,
-                     const std::string& path) {
+void save_checkpoint(Communicator& comm, Engine& engine, const std::string& config_json, const DataIdentity& data,
+                     const LoopState& loop, const std::string& path) {
   EngineState state = engine.save_state();
   std::vector<float> all_buffers = comm.gather(std::span<const float>(state.buffers), 0);
   const double mine[3] = {state.train_totals.loss_sum, static_cast<double>(state.train_totals.correct),
@@ -305,6 +310,7 @@ void save_checkpoint(Communicator& comm, Engine& engine, const std::string& conf
   if (comm.rank() == 0) {
     Checkpoint c;
     c.config_json = config_json;
+    c.data = data;
     c.world_size = comm.size();
     c.loop = loop;
     const size_t nb = state.buffers.size();
@@ -314,7 +320,7 @@ void save_checkpoint(Communicator& comm, Engine& engine, const std::string& conf
                                          static_cast<int64_t>(all_totals[static_cast<size_t>(3 * r + 2)])});
     }
     c.engine = std::move(state);
-    const std::string temporary = path + ".writing";
+    const std::string temporary = unique_working_path(path, "writing");
     write_file(temporary, c);
     seal_checkpoint(temporary);
     std::error_code ec;
@@ -355,7 +361,11 @@ Checkpoint read_checkpoint(const std::string& path) {
   ReadHandle file(r.must(H5Fopen(path.c_str(), H5F_ACC_RDONLY, access.get()), "HDF5 structure"), H5Fclose);
   const hid_t f = file.get();
   if (!r.has_attribute(f, "schema") || r.string_attr(f, "schema") != kSchema) r.bad("is not a scalebench checkpoint");
-  if (r.int_attr(f, "schema_version", INT64_MIN, INT64_MAX) != kSchemaVersion) r.bad("has an unknown schema_version");
+  const int64_t version = r.int_attr(f, "schema_version", INT64_MIN, INT64_MAX);
+  if (version == 1)
+    throw UserError("checkpoint " + path + " was written by an older scalebench (checkpoint schema 1), which did not record "
+                    "the data it trained on, so a resume could not check it; start the run again");
+  if (version != kSchemaVersion) r.bad("has an unknown schema_version");
   constexpr int64_t kIntMax = std::numeric_limits<int>::max(), kInt64Max = std::numeric_limits<int64_t>::max();
   constexpr double kHuge = std::numeric_limits<double>::max();
   Checkpoint c;
@@ -371,6 +381,10 @@ Checkpoint read_checkpoint(const std::string& path) {
   c.engine.optimizer_steps = r.int_attr(f, "optimizer_steps", 0, kInt64Max);
   c.engine.loss_scale = static_cast<float>(r.double_attr(f, "loss_scale", 0, std::numeric_limits<float>::max()));
   c.engine.scale_growth = static_cast<int32_t>(r.int_attr(f, "scale_growth", 0, std::numeric_limits<int32_t>::max()));
+  c.data.spec = r.string_attr(f, "data_spec");
+  c.data.train_samples = r.int_attr(f, "data_train_samples", 0, kInt64Max);
+  c.data.test_samples = r.int_attr(f, "data_test_samples", 0, kInt64Max);
+  c.data.labels_crc32 = static_cast<uint32_t>(r.int_attr(f, "data_labels_crc32", 0, std::numeric_limits<uint32_t>::max()));
 
   std::vector<hsize_t> shape;
   c.engine.params = r.array<float>(f, "params", H5T_NATIVE_FLOAT, 1, shape);
@@ -395,13 +409,17 @@ Checkpoint read_checkpoint(const std::string& path) {
   return c;
 }
 
-void restore_checkpoint(const Checkpoint& c, Communicator& comm, Engine& engine) {
-  const bool same_world = c.world_size == comm.size();
-  if (!same_world && c.loop.step_in_epoch != 0) {
+void check_resumable_on_ranks(const Checkpoint& c, int ranks) {
+  if (c.world_size != ranks && c.loop.step_in_epoch != 0) {
     throw UserError("the checkpoint was written by " + std::to_string(c.world_size) + " ranks in the middle of epoch " +
                     std::to_string(c.loop.epoch + 1) + "; resume it with " + std::to_string(c.world_size) +
                     " ranks (a different rank count can resume only from an epoch-boundary checkpoint, --checkpoint-every)");
   }
+}
+
+void restore_checkpoint(const Checkpoint& c, Communicator& comm, Engine& engine) {
+  check_resumable_on_ranks(c, comm.size());
+  const bool same_world = c.world_size == comm.size();
   EngineState state = c.engine;
   const size_t me = same_world ? static_cast<size_t>(comm.rank()) : 0;
   state.buffers = c.rank_buffers.at(me);

@@ -5,10 +5,11 @@
 // the HDF5 content after it. read_checkpoint checks it before the HDF5 library reads anything, since
 // that library is not safe on corrupt files (docs/fuzzing.md).
 //
-// Layout (schema "scalebench-checkpoint", version 1):
+// Layout (schema "scalebench-checkpoint", version 2):
 //   attributes: schema, schema_version, config_json, world_size, epoch (the next epoch to run, 0-based),
 //     step_in_epoch (the next step within it), global_step, elapsed_s, best_accuracy,
-//     epochs_without_improvement, optimizer_steps, loss_scale, scale_growth
+//     epochs_without_improvement, optimizer_steps, loss_scale, scale_growth,
+//     data_spec, data_train_samples, data_test_samples, data_labels_crc32 (the data's DataIdentity)
 //   /params             float32 [P]          master weights (the same on every rank)
 //   /buffers            float32 [world, B]   each rank's BN running statistics
 //   /train_totals       float64 [world, 3]   each rank's partial epoch loss sum, correct, count
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "train/data_identity.h"
 #include "train/engine.h"
 
 namespace sb {
@@ -32,7 +34,8 @@ struct LoopState {
 };
 
 struct Checkpoint {
-  std::string config_json;
+  std::string config_json;  // TrainConfig::to_json() of the run that wrote it
+  DataIdentity data;
   int world_size = 1;
   LoopState loop;
   EngineState engine;                           // params and optimizer state from rank 0
@@ -40,20 +43,23 @@ struct Checkpoint {
   std::vector<EvalTotals> rank_totals;          // per rank
 };
 
-// Collective: gathers every rank's buffers and partial totals; rank 0 writes `path` atomically.
-void save_checkpoint(Communicator& comm, Engine& engine, const std::string& config_json, const LoopState& loop,
-                     const std::string& path);
+// Collective: gathers every rank's buffers and partial totals; rank 0 writes `path` atomically (through
+// a working file of its own, unique_working_path).
+void save_checkpoint(Communicator& comm, Engine& engine, const std::string& config_json, const DataIdentity& data,
+                     const LoopState& loop, const std::string& path);
 
 // Writes the seal of `path`, an HDF5 file created with the 512-byte user block (save_checkpoint does
 // both; the fuzz harness reseals mutated files to reach the HDF5 layer). Aborts the job on I/O errors.
 void seal_checkpoint(const std::string& path);
 
-// Reads a checkpoint (any rank). Throws UserError naming the file for anything missing or malformed.
+// Reads a checkpoint (any rank). Throws UserError naming the file for anything missing or malformed, and
+// for a version 1 checkpoint (written before the data identity, so a resume could not check its data).
 Checkpoint read_checkpoint(const std::string& path);
 
 // Restores this rank's part of a checkpoint into the engine. A different world size is accepted only at
 // an epoch boundary (the sampler then re-shards the next epoch; every rank takes rank 0's BN statistics);
-// mid-epoch it is refused with a UserError.
+// mid-epoch it is refused with a UserError (check_resumable_on_ranks, also asked before any work).
 void restore_checkpoint(const Checkpoint& checkpoint, Communicator& comm, Engine& engine);
+void check_resumable_on_ranks(const Checkpoint& checkpoint, int ranks);
 
 }  // namespace sb

@@ -23,6 +23,7 @@ EpochRow to_epoch_row(const EpochSummary& s) {
   row.backward_s = s.phases_max.seconds[kPhaseBackward];
   row.comm_s = s.phases_max.seconds[kPhaseComm];
   row.optimizer_s = s.phases_max.seconds[kPhaseOptimizer];
+  row.steps_resumed = s.steps_resumed;
   return row;
 }
 
@@ -31,11 +32,10 @@ void ResultsObserver::on_epoch(const EpochSummary& s) {
     writer_->append_epoch(to_epoch_row(s), s.rank_wall_times);
     if (s.sampled_steps > 0) {
       std::vector<int64_t> numbers(static_cast<size_t>(s.sampled_steps));
-      for (int64_t i = 0; i < s.sampled_steps; ++i) numbers[static_cast<size_t>(i)] = steps_before_ + i;
+      for (int64_t i = 0; i < s.sampled_steps; ++i) numbers[static_cast<size_t>(i)] = s.first_sampled_step + i;
       writer_->append_steps(numbers, s.step_phase_ns);
     }
   }
-  steps_before_ += s.steps;
 }
 
 }  // namespace sb

@@ -15,7 +15,6 @@ class ResultsObserver final : public EpochObserver {
 
  private:
   RunWriter* writer_;
-  int64_t steps_before_ = 0;  // global step number of the current epoch's first step
 };
 
 }  // namespace sb

@@ -32,6 +32,7 @@ EvalTotals reduce_totals(Communicator& comm, const EvalTotals& local) {
 }
 
 std::string with_thousands(double v) {
+  if (!std::isfinite(v)) return "n/a";  // an epoch resumed after its last step ran no timed step here
   std::string digits = std::to_string(static_cast<int64_t>(std::llround(v)));
   for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<size_t>(i), ",");
   return digits;
@@ -39,7 +40,7 @@ std::string with_thousands(double v) {
 }  // namespace
 
 RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, EpochObserver* observer,
-                 const Checkpoint* resume) {
+                 const Checkpoint* resume, const DataIdentity* data) {
   const int world = comm.size(), rank = comm.rank();
   const int64_t per_rank_batch = config.per_rank_batch(world);
   const int64_t test_n = config.test_limit > 0 ? std::min(config.test_limit, engine.test_size()) : engine.test_size();
@@ -70,6 +71,7 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
   double elapsed = start.elapsed_s;
   const std::string checkpoint_path = config.checkpoint_path();
   const std::string config_json = config.to_json();
+  const DataIdentity identity = data ? *data : DataIdentity{};
   std::unique_ptr<ChromeTrace> trace;
   if (!config.trace.empty()) trace = std::make_unique<ChromeTrace>(config.trace + "/trace-rank" + std::to_string(rank) + ".json", rank);
   const auto run_start = Clock::now();
@@ -80,7 +82,13 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     EpochSummary s;
     s.epoch = epoch;
     s.steps = static_cast<int64_t>(batches.size());
-    const int64_t sampled = std::min<int64_t>(config.sample_steps, s.steps);
+    // The resumed epoch starts where the checkpoint stopped; its row says how many steps came before.
+    const size_t first_batch = epoch == start.epoch ? static_cast<size_t>(std::min<int64_t>(start.step_in_epoch, s.steps)) : 0;
+    s.steps_resumed = static_cast<int64_t>(first_batch);
+    const int64_t steps_run = s.steps - s.steps_resumed;  // by this process, the same on every rank
+    s.first_sampled_step = step;
+    s.learning_rate = schedule->lr(epoch, s.steps - 1, s.steps);  // the epoch's last step, run here or not
+    const int64_t sampled = std::min<int64_t>(config.sample_steps, steps_run);
     std::vector<int64_t> my_steps(static_cast<size_t>(sampled * kPhaseCount));
     PhaseTimes phases;
     int64_t my_samples = 0;
@@ -105,7 +113,6 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
       }
       ++timed_steps;
     };
-    const size_t first_batch = epoch == start.epoch ? static_cast<size_t>(std::min<int64_t>(start.step_in_epoch, s.steps)) : 0;
     for (size_t b = 0; b < first_batch; ++b) position += static_cast<uint64_t>(batches[b].size());
     for (size_t b = first_batch; b < batches.size(); ++b) {
       s.learning_rate = schedule->lr(epoch, static_cast<int64_t>(b), s.steps);
@@ -122,7 +129,7 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
         run.stop_reason = "stopped by signal " + std::to_string(signal) + " after step " + std::to_string(b + 1) + " of epoch " +
                           std::to_string(epoch + 1);
         if (config.resumable) {
-          save_checkpoint(comm, engine, config_json, here, checkpoint_path);
+          save_checkpoint(comm, engine, config_json, identity, here, checkpoint_path);
           run.stop_reason += "; checkpoint " + checkpoint_path + " (continue with --resume " + checkpoint_path + ")";
         }
         return run;
@@ -159,9 +166,20 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     energy_before = energy_now;
     s.peak_memory_bytes = comm.allreduce_max(engine.peak_memory_bytes());
     s.rank_wall_times = comm.gather(my_wall, 0);
-    s.sampled_steps = sampled;
+    // Only steps whose times arrived on every rank are sampled: no row of zeros stands for a step.
+    s.sampled_steps = comm.allreduce_min(std::min(timed_steps, sampled));
+    my_steps.resize(static_cast<size_t>(s.sampled_steps * kPhaseCount));
     s.step_phase_ns = comm.gather(std::span<const int64_t>(my_steps), 0);
-    elapsed += s.wall_max + s.eval_seconds;
+    if (steps_run == 0) {  // resumed after the epoch's last step: nothing of it was timed here
+      s.wall_max = s.wall_mean = s.wall_min = s.images_per_s = NAN;
+      for (double& t : s.rank_wall_times) t = NAN;
+    } else {
+      elapsed += s.wall_max;  // the checkpoint's elapsed_s holds the steps before the resume
+    }
+    if (comm.allreduce_min(timed_steps) == 0) {
+      for (int p = 0; p < kPhaseCount; ++p) s.phases_max.seconds[p] = s.phases_mean.seconds[p] = NAN;
+    }
+    elapsed += s.eval_seconds;
     if (trace) {
       trace->complete("train epoch", "epoch", epoch_start_us, my_wall * 1e6, 0, "{\"epoch\":" + std::to_string(epoch + 1) + "}");
       trace->complete("evaluate", "epoch", epoch_start_us + my_wall * 1e6, s.eval_seconds * 1e6, 0);
@@ -189,8 +207,8 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
       ++epochs_without_improvement;
     }
     if (config.checkpoint_every > 0 && (epoch + 1) % config.checkpoint_every == 0) {
-      save_checkpoint(comm, engine, config_json, LoopState{epoch + 1, 0, step, elapsed, run.best_accuracy, epochs_without_improvement},
-                      checkpoint_path);
+      save_checkpoint(comm, engine, config_json, identity,
+                      LoopState{epoch + 1, 0, step, elapsed, run.best_accuracy, epochs_without_improvement}, checkpoint_path);
     }
     if (config.target_accuracy > 0 && s.test_accuracy >= config.target_accuracy) {
       run.time_to_target = elapsed;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "train/data_identity.h"
 #include "train/engine.h"
 #include "train/train_config.h"
 
@@ -18,6 +19,7 @@ struct EpochSummary {
   double images_per_s = 0;                          // global training samples / wall_max
   int64_t global_samples = 0;
   int64_t steps = 0;
+  int64_t steps_resumed = 0;  // steps of this epoch done before the resume (the checkpoint's); 0 for a whole epoch
   double train_loss = 0, train_accuracy = 0;
   double test_loss = 0, test_accuracy = 0;
   double eval_seconds = 0;    // evaluation wall time (max over ranks)
@@ -30,6 +32,7 @@ struct EpochSummary {
   // Root only: every rank's epoch wall time, and sampled per-step phase times [rank][step][phase] in ns.
   std::vector<double> rank_wall_times;
   int64_t sampled_steps = 0;
+  int64_t first_sampled_step = 0;  // global step number of the first sampled step
   std::vector<int64_t> step_phase_ns;
 };
 
@@ -54,8 +57,9 @@ struct RunSummary {
 struct Checkpoint;
 
 // Runs config.epochs epochs (or fewer on early stop or a stop signal), from the start or from `resume`.
-// Collective over comm.
+// `data` is what checkpoints record about the data (train_command passes it; none: an empty identity,
+// which no resume accepts). Collective over comm.
 RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, EpochObserver* observer = nullptr,
-                 const Checkpoint* resume = nullptr);
+                 const Checkpoint* resume = nullptr, const DataIdentity* data = nullptr);
 
 }  // namespace sb
