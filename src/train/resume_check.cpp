@@ -103,8 +103,9 @@ std::vector<std::pair<std::string, std::string>> flat_json_members(const std::st
     if (text[i] != ',') bad();
     ++i;
   }
+  ++i;  // past the closing brace
   skip_space();
-  if (++i != text.size()) bad();
+  if (i != text.size()) bad();
   return members;
 }
 
@@ -125,7 +126,7 @@ void check_same_run_options(const std::string& stored_json, const std::string& s
     if (rule && rule->rule == ResumeRule::SameData && s != stored.end() && g != given.end()) {
       // JSON strings of scalebench's own --data texts: no escapes to undo in a canonical comparison.
       const auto canonical = [](const std::string& json) {
-        return "\"" + canonical_data_spec(json.size() >= 2 ? json.substr(1, json.size() - 2) : json) + "\"";
+        return canonical_data_spec(json.size() >= 2 ? json.substr(1, json.size() - 2) : json);
       };
       if (canonical(was) == canonical(is)) continue;
     }

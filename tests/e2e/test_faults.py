@@ -80,10 +80,10 @@ class Faults(unittest.TestCase):
                 self.assertEqual(f.attrs["schema_version"], 1)
                 self.assertEqual(f.attrs["complete"], 0)
 
-            resumed = os.path.join(tmp, "resumed.h5")
-            result = run_scalebench(np_, *BASE, "--epochs", "2", "--out", resumed, "--resume", checkpoint)
+            # The resume continues the interrupted run's own results file.
+            result = run_scalebench(np_, *BASE, "--epochs", "2", "--out", part, "--resume", checkpoint)
             self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-            a, b = epochs(full), epochs(resumed)
+            a, b = epochs(full), epochs(part)
             self.assertEqual(list(b["epoch"]), [1, 2])
             # Bit-exact on the CPU: the same losses as the uninterrupted run.
             np.testing.assert_array_equal(a["train_loss"], b["train_loss"])

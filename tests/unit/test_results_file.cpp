@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <stdexcept>
 #include <string>
@@ -107,6 +108,7 @@ void expect_same_row(const EpochRow& a, const EpochRow& b) {
   expect_same(a.backward_s, b.backward_s, "backward_s");
   expect_same(a.comm_s, b.comm_s, "comm_s");
   expect_same(a.optimizer_s, b.optimizer_s, "optimizer_s");
+  EXPECT_EQ(a.steps_resumed, b.steps_resumed);
 }
 
 TEST_F(ResultsFileTest, AttributesAndRowsRoundTrip) {
@@ -149,7 +151,8 @@ TEST_F(ResultsFileTest, AttributesAndRowsRoundTrip) {
   expect_same_row(rows[0], row_for(1));
   expect_same_row(rows[1], row_for(2));
   EXPECT_EQ(reader.epoch_times_per_rank(), (std::vector<std::vector<double>>{{12.5, 11.5, 12.0}, {13.5, 12.5, 13.0}}));
-  EXPECT_EQ(reader.string_list_attribute("units", "/epochs").size(), 17u);
+  EXPECT_EQ(reader.string_list_attribute("units", "/epochs").size(), 18u);
+  EXPECT_EQ(reader.string_list_attribute("units", "/epochs").back(), "1");  // steps_resumed, a count
   EXPECT_EQ(reader.string_attribute("units", "/epoch_times_per_rank"), "s");
   EXPECT_TRUE(reader.steps().step_numbers.empty());  // optional, and not written
   EXPECT_FALSE(reader.has("/study"));
@@ -224,7 +227,7 @@ TEST_F(ResultsFileTest, StoppedRunEndsUnfinishedWithItsEndTime) {
   EXPECT_EQ(reader.int_attribute("complete"), 0);
   EXPECT_TRUE(std::regex_match(reader.string_attribute("end_time"), std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")));
   EXPECT_EQ(reader.epochs().size(), 1u);
-  EXPECT_FALSE(std::filesystem::exists(path("stopped.h5") + ".writing")) << "the working file is moved into place";
+  EXPECT_EQ(entries(), std::vector<std::string>{"stopped.h5"}) << "the working file is moved into place";
 }
 
 TEST_F(ResultsFileTest, ReadableWhileStillOpenForWriting) {
@@ -276,6 +279,101 @@ TEST_F(ResultsFileTest, StepsRoundTrip) {
   EXPECT_EQ(reader.string_list_attribute("phases", "/steps"),
             (std::vector<std::string>{"data", "forward", "backward", "comm", "optimizer"}));
   EXPECT_EQ(reader.string_attribute("units", "/steps"), "ns");
+}
+
+// A file as a resumed run finds it: two epochs of three ranks and their sampled steps, closed.
+void write_two_epochs(const std::string& file_path) {
+  ResultsFile file(file_path, three_rank_metadata());
+  RunWriter& run = file.main_run();
+  run.append_epoch(row_for(1), std::vector<double>{1, 2, 3});
+  run.append_steps(std::vector<int64_t>{0, 1}, std::vector<int64_t>(3 * 2 * kStepPhases.size(), 7));
+  run.append_epoch(row_for(2), std::vector<double>{4, 5, 6});
+  file.close(false);
+}
+
+std::string bytes_of(const std::string& file_path) {
+  std::ifstream in(file_path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+RunMetadata resumed_metadata() {
+  RunMetadata m = three_rank_metadata();
+  m.command_line = "scalebench train --model wrn --epochs 3 --out run.h5 --resume run.h5.ckpt.h5";
+  m.config_json = R"({"model":"wrn","epochs":3})";
+  m.start_time = "2026-11-27T08:00:00Z";
+  return m;
+}
+
+TEST_F(ResultsFileTest, ContinuedFileKeepsItsRowsAndAppends) {
+  const std::string file_path = path("run.h5");
+  write_two_epochs(file_path);
+  const std::string before = bytes_of(file_path);
+  {
+    ResultsFile file(file_path, resumed_metadata(), ResultsOpen::Continue);
+    RunWriter& run = file.main_run();
+    EXPECT_EQ(run.epochs_written(), 2);
+    file.write_root_attribute("training_flops_per_sample", 1.5);
+    EXPECT_EQ(bytes_of(file_path), before) << "nothing is published before the first new row";
+
+    EpochRow partial = row_for(3);
+    partial.steps_resumed = 5;
+    run.append_epoch(partial, std::vector<double>{7, 8, 9});
+    ResultsReader live(file_path);  // published: the old rows and the new one, not complete
+    EXPECT_EQ(live.epochs().size(), 3u);
+    EXPECT_EQ(live.int_attribute("complete"), 0);
+    EXPECT_EQ(live.string_attribute("end_time"), "");
+    run.append_steps(std::vector<int64_t>{69, 70}, std::vector<int64_t>(3 * 2 * kStepPhases.size(), 9));
+    file.close();
+  }
+  EXPECT_EQ(entries(), std::vector<std::string>{"run.h5"}) << "no working file is left";
+  ResultsReader reader(file_path);
+  EXPECT_EQ(reader.int_attribute("complete"), 1);
+  EXPECT_EQ(reader.string_attribute("start_time"), "2026-11-26T10:22:31Z") << "the first run's start stays";
+  EXPECT_EQ(reader.string_attribute("command_line"), three_rank_metadata().command_line);
+  EXPECT_EQ(reader.string_list_attribute("resume_command_lines"), std::vector<std::string>{resumed_metadata().command_line});
+  EXPECT_EQ(reader.string_attribute("config_json"), resumed_metadata().config_json);
+  EXPECT_EQ(reader.double_attribute("training_flops_per_sample"), 1.5);
+  const std::vector<EpochRow> rows = reader.epochs();
+  ASSERT_EQ(rows.size(), 3u);
+  expect_same_row(rows[0], row_for(1));
+  expect_same_row(rows[1], row_for(2));
+  EXPECT_EQ(rows[2].steps_resumed, 5);
+  EXPECT_EQ(reader.epoch_times_per_rank()[2], (std::vector<double>{7, 8, 9}));
+  const StepSamples steps = reader.steps();
+  EXPECT_EQ(steps.step_numbers, (std::vector<int64_t>{0, 1, 69, 70}));
+  EXPECT_EQ(steps.phase_ns.back(), 9);
+  EXPECT_EQ(steps.phase_ns.front(), 7);
+}
+
+TEST_F(ResultsFileTest, ContinuedFileLeftWithoutARowStaysByteIdentical) {
+  const std::string file_path = path("run.h5");
+  write_two_epochs(file_path);
+  const std::string before = bytes_of(file_path);
+  {
+    ResultsFile file(file_path, resumed_metadata(), ResultsOpen::Continue);
+    file.main_run();  // then an exception unwinds past it, as a failed check would
+  }
+  EXPECT_EQ(bytes_of(file_path), before);
+  EXPECT_EQ(entries(), std::vector<std::string>{"run.h5"});
+
+  RunMetadata other_ranks = resumed_metadata();
+  other_ranks.world_size = 2;
+  other_ranks.hosts.resize(2);
+  other_ranks.gpu_models.resize(2);
+  EXPECT_THROW(ResultsFile(file_path, other_ranks, ResultsOpen::Continue), std::invalid_argument);
+  EXPECT_EQ(bytes_of(file_path), before);
+  EXPECT_EQ(entries(), std::vector<std::string>{"run.h5"});
+}
+
+TEST_F(ResultsFileTest, FileDestroyedAfterRowsKeepsThemAndLeavesNoWorkingFile) {
+  {
+    ResultsFile file(path("unwound.h5"), three_rank_metadata());
+    file.main_run().append_epoch(row_for(1), std::vector<double>{1, 2, 3});
+  }  // no close(): an exception unwound past it
+  EXPECT_EQ(entries(), std::vector<std::string>{"unwound.h5"});
+  ResultsReader reader(path("unwound.h5"));
+  EXPECT_EQ(reader.int_attribute("complete"), 0);
+  EXPECT_EQ(reader.epochs().size(), 1u);
 }
 
 TEST_F(ResultsFileTest, StudyRoundTrip) {
