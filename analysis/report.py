@@ -36,6 +36,7 @@ _ensure_packages()
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import argparse  # noqa: E402
+import dataclasses  # noqa: E402
 
 import step_skew  # noqa: E402
 import tables  # noqa: E402
@@ -68,19 +69,33 @@ def warn(message):
     print(f"{PROG}: warning: {message}", file=sys.stderr)
 
 
+def whole_epochs(run):
+    """The run with only its whole epochs. A partial one (`steps_resumed` > 0: resumed from a checkpoint
+    taken inside it) is timed only after the resume, so it stays out of the steady-state figures."""
+    if run is None or "steps_resumed" not in (run.epochs.dtype.names or ()):
+        return run
+    return dataclasses.replace(run, epochs=run.epochs[run.epochs["steps_resumed"] == 0])
+
+
+def without_partial_epochs(result):
+    return dataclasses.replace(result, run=whole_epochs(result.run),
+                               configs={gpus: whole_epochs(run) for gpus, run in result.configs.items()})
+
+
 class Report:
     """Everything the outputs are made from."""
 
     def __init__(self, results, references, warmup_epochs):
         self.results = results
-        self.study_series = {r.path: series_from_study(r, warmup_epochs) for r in results if r.is_study}
-        run_results = [r for r in results if not r.is_study]
-        self.series = [self.study_series[r.path] for r in results if r.is_study]
+        steady = [without_partial_epochs(r) for r in results]  # the epoch tables (self.runs) keep every row
+        self.study_series = {r.path: series_from_study(r, warmup_epochs) for r in steady if r.is_study}
+        run_results = [r for r in steady if not r.is_study]
+        self.series = [self.study_series[r.path] for r in steady if r.is_study]
         self.series += series_from_runs(run_results, warmup_epochs, warn)
         self.series += [series_from_reference(ref) for ref in references]
         disambiguate(self.series)
         self.runs = all_runs(results)
-        self.batch_groups = throughput_by_batch(results, warmup_epochs)
+        self.batch_groups = throughput_by_batch(steady, warmup_epochs)
 
 
 def _gpus_text(n):
