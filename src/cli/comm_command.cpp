@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/engine_factory.h"
 #include "cli/options.h"
+#include "cli/output_locks.h"
 #include "cli/run_metadata.h"
 #include "comm/allreduce_sweep.h"
 #include "comm/config_check.h"
@@ -147,6 +148,7 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
   const std::string config_json = json.str();
   check_same_on_all_ranks(world, config_json);
   if (!config.out.empty()) check_on_root(world, 0, [&] { check_output_writable(config.out); });
+  const auto output_locks = lock_outputs(world, config.out);  // one live run per output
   run_collectively(world, [&] { check_device_available(config, session.local_size()); });
 
 #ifdef SCALEBENCH_HAVE_CUDA

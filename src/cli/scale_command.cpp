@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/engine_factory.h"
 #include "cli/options.h"
+#include "cli/output_locks.h"
 #include "cli/run_metadata.h"
 #include "cli/training_data.h"
 #include "comm/config_check.h"
@@ -64,6 +65,7 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   const DatasetSpec data_spec = parse_dataset_spec(config.data);
   model_info(config.model);
   if (!config.out.empty()) check_on_root(world, 0, [&] { check_output_writable(config.out); });
+  const auto output_locks = lock_outputs(world, config.out);  // one live run per output
   run_collectively(world, [&] { check_device_available(config, session.local_size()); });
 
   const TrainTest data = load_training_data(world, config, data_spec, counts.back());

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/engine_factory.h"
 #include "cli/options.h"
+#include "cli/output_locks.h"
 #include "cli/run_metadata.h"
 #include "cli/training_data.h"
 #include "comm/config_check.h"
@@ -44,7 +45,8 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   const DatasetSpec data_spec = parse_dataset_spec(config.data);
   model_info(config.model);
   if (!config.out.empty()) check_on_root(world, 0, [&] { check_output_writable(config.out); });
-  check_on_root(world, 0, [&] { check_output_writable(config.checkpoint_path()); });
+  check_on_root(world, 0, [&] { check_output_writable(config.checkpoint_path(), "the checkpoint file (--checkpoint)"); });
+  const auto output_locks = lock_outputs(world, config.out, config.checkpoint);  // one live run per output
   std::unique_ptr<Checkpoint> resume;
   if (!config.resume.empty()) run_collectively(world, [&] { resume = std::make_unique<Checkpoint>(read_checkpoint(config.resume)); });
   if (resume) {  // the same run, continued in the same results file; checked before anything is written
