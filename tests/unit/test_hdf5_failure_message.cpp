@@ -12,6 +12,7 @@
 #include "child_process.h"
 #include "core/check.h"
 #include "metrics/hdf5_handle.h"
+#include "scratch_dir.h"
 
 namespace sb {
 namespace {
@@ -34,15 +35,7 @@ void write_past_the_size_limit(const std::string& path) {
   CHECK_HDF5(H5Fflush(file.get(), H5F_SCOPE_LOCAL));
 }
 
-class Hdf5FailureMessage : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("sb-h5fail-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+using Hdf5FailureMessage = test::ScratchDirTest;
 
 TEST_F(Hdf5FailureMessage, IsOneLineWithTheFileAndTheSystemReason) {
   const std::string path = (dir_ / "big.h5").string();

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/host_name.h"
 #include "metrics/results_publish.h"
+#include "scratch_dir.h"
 
 namespace sb {
 namespace {
@@ -21,16 +22,8 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::seconds;
 
-class OutputLockTest : public ::testing::Test {
+class OutputLockTest : public test::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("sb-lock-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   std::string out() const { return (dir_ / "F.h5").string(); }
   std::string lock() const { return out() + ".lock"; }
 
@@ -42,14 +35,6 @@ class OutputLockTest : public ::testing::Test {
     const utimbuf times{then, then};
     ASSERT_EQ(::utime(lock().c_str(), &times), 0);
   }
-  std::string read_text(const std::string& path) const {
-    std::ifstream in(path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-
-  fs::path dir_;
 };
 
 LockOwner other(const std::string& host, long long pid) { return LockOwner{host, pid, "2026-01-02T03:04:05Z"}; }

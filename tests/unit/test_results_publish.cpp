@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -13,22 +14,15 @@
 #include "child_process.h"
 #include "core/error.h"
 #include "core/host_name.h"
+#include "scratch_dir.h"
 
 namespace sb {
 namespace {
 
 namespace fs = std::filesystem;
 
-class ResultsPublishTest : public ::testing::Test {
+class ResultsPublishTest : public test::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("sb-publish-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   std::string path(const char* name) const { return (dir_ / name).string(); }
   static std::string read_text(const std::string& file) {
     std::ifstream in(file);
@@ -42,8 +36,6 @@ class ResultsPublishTest : public ::testing::Test {
     std::sort(found.begin(), found.end());
     return found;
   }
-
-  fs::path dir_;
 };
 
 TEST(UniqueWorkingPath, NamesTheSuffixHostAndProcess) {
