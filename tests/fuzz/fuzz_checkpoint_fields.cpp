@@ -223,7 +223,7 @@ void write_checkpoint(FuzzedDataProvider& p, const std::string& path) {
   const double kInt = std::numeric_limits<double>::quiet_NaN();  // "the valid value is an int64"
   const int64_t world = p.ConsumeIntegralInRange<int64_t>(1, 4);
   attribute(p, f, "schema", 0, 0, "scalebench-checkpoint");
-  attribute(p, f, "schema_version", 1, kInt, nullptr);
+  attribute(p, f, "schema_version", 2, kInt, nullptr);
   attribute(p, f, "config_json", 0, 0, "{\"model\":\"fuzz\"}");
   attribute(p, f, "world_size", world, kInt, nullptr);
   attribute(p, f, "epoch", 1, kInt, nullptr);
@@ -235,6 +235,10 @@ void write_checkpoint(FuzzedDataProvider& p, const std::string& path) {
   attribute(p, f, "optimizer_steps", 3, kInt, nullptr);
   attribute(p, f, "loss_scale", 0, 0.0, nullptr);
   attribute(p, f, "scale_growth", 0, kInt, nullptr);
+  attribute(p, f, "data_spec", 0, 0, "synthetic:1x4x4:2:16:8");
+  attribute(p, f, "data_train_samples", 16, kInt, nullptr);
+  attribute(p, f, "data_test_samples", 8, kInt, nullptr);
+  attribute(p, f, "data_labels_crc32", 12345, kInt, nullptr);
 
   const hsize_t params = p.ConsumeIntegralInRange<hsize_t>(3, 6), buffers = p.ConsumeIntegralInRange<hsize_t>(0, 2);
   const auto w = static_cast<hsize_t>(world);
@@ -284,6 +288,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     SB_FUZZ_REQUIRE(c.loop.epoch >= 0 && c.loop.step_in_epoch >= 0 && c.loop.global_step >= 0);
     SB_FUZZ_REQUIRE(c.loop.best_accuracy >= 0 && c.loop.best_accuracy <= 1 && std::isfinite(c.engine.loss_scale));
     for (const auto& [name, values] : c.engine.optimizer_state) SB_FUZZ_REQUIRE(!name.empty());
+    SB_FUZZ_REQUIRE(c.data.train_samples >= 0 && c.data.test_samples >= 0);
   } catch (const UserError& e) {
     fuzz::expected(e);  // the answer to a bad file
   }

@@ -75,7 +75,8 @@ void write_seed(const std::filesystem::path& path, const std::vector<std::string
   s.train_totals = {1.5, 2, 4};
   SoloCommunicator comm;
   StateOnlyEngine engine(s);
-  save_checkpoint(comm, engine, R"({"model":"seed","epochs":2})", loop, path.string());
+  const DataIdentity data{"synthetic:1x4x4:2:16:8", 16, 8, 0x1234abcdu};
+  save_checkpoint(comm, engine, R"({"model":"seed","epochs":2})", data, loop, path.string());
 }
 
 }  // namespace
