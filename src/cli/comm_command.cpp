@@ -12,6 +12,7 @@
 #include "cli/output_locks.h"
 #include "cli/run_metadata.h"
 #include "comm/allreduce_sweep.h"
+#include "comm/collective_watchdog.h"
 #include "comm/config_check.h"
 #include "comm/root_check.h"
 #include "core/error.h"
@@ -93,7 +94,8 @@ CommRow to_comm_row(const SweepResult& r) {
 
 int comm_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line) {
   MpiCommunicator& world = session.world();
-  CliConfig cli = parse_options("comm", kComm, args);
+  CliConfig cli;  // checks that can fail run collectively: one sentence, every rank stops (train_command.cpp)
+  run_collectively(world, [&] { cli = parse_options("comm", kComm, args); });
   if (cli.help) {
     if (session.rank() == 0) std::fputs(help_text("comm", kComm, kSummary).c_str(), stdout);
     return 0;
@@ -104,38 +106,42 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
   const bool on_gpu = config.device == "cuda";
 
   // Cheap checks first: values, then the model, the ranks' agreement, the output path, the device.
-  if (config.device != "cpu" && config.device != "cuda")
-    throw UserError("--device must be cpu or cuda (got '" + config.device + "')");
-  if (comm.iterations < 1) throw UserError("--iterations must be at least 1 (got " + std::to_string(comm.iterations) + ")");
-  const std::vector<int64_t> sizes = power_of_two_sizes(comm.min_bytes, comm.max_bytes);
-  const std::vector<SweepDtype> asked = parse_sweep_dtypes(comm.dtypes);
   std::vector<SweepDtype> dtypes;
   std::vector<std::string> skipped;
-  for (SweepDtype d : asked) {
-    if (on_gpu || mpi_can_reduce(d)) dtypes.push_back(d);
-    else skipped.emplace_back(sweep_dtype_name(d));
-  }
-  if (dtypes.empty()) {
-    throw UserError("--dtypes " + join(comm.dtypes, ",") +
-                    ": the CPU backend (MPI) reduces only fp32 and fp64; bf16 and fp16 need --device cuda");
-  }
-  const std::string skip_note =
-      skipped.empty() ? "" : join(skipped, ", ") + " skipped: MPI has no bf16/fp16 reduction; they need --device cuda";
-  try {
-    model_info(config.model);
-  } catch (const UserError& e) {
-    throw UserError(std::string("--comm-model: ") + e.what());
-  }
-  const ModelInput input = model_home_input(config.model);
-  const int64_t model_elements = count_elements(collect_params(build_model(config.model, input)));
-  const std::vector<SweepPoint> points = sweep_points(sizes, dtypes, model_elements);
-  for (const SweepPoint& p : points) {
-    if (!on_gpu && p.count > INT_MAX) {
-      throw UserError("--max-bytes " + std::to_string(comm.max_bytes) + " asks for an all-reduce of " + std::to_string(p.count) +
-                      " elements; MPI counts are int, so the CPU backend reduces at most " + std::to_string(INT_MAX) +
-                      " elements per call (8 GiB of fp32)");
+  std::string skip_note;
+  ModelInput input;
+  int64_t model_elements = 0;
+  std::vector<SweepPoint> points;
+  run_collectively(world, [&] {
+    if (config.device != "cpu" && config.device != "cuda")
+      throw UserError("--device must be cpu or cuda (got '" + config.device + "')");
+    if (comm.iterations < 1) throw UserError("--iterations must be at least 1 (got " + std::to_string(comm.iterations) + ")");
+    const std::vector<int64_t> sizes = power_of_two_sizes(comm.min_bytes, comm.max_bytes);
+    for (SweepDtype d : parse_sweep_dtypes(comm.dtypes)) {
+      if (on_gpu || mpi_can_reduce(d)) dtypes.push_back(d);
+      else skipped.emplace_back(sweep_dtype_name(d));
     }
-  }
+    if (dtypes.empty()) {
+      throw UserError("--dtypes " + join(comm.dtypes, ",") +
+                      ": the CPU backend (MPI) reduces only fp32 and fp64; bf16 and fp16 need --device cuda");
+    }
+    skip_note = skipped.empty() ? "" : join(skipped, ", ") + " skipped: MPI has no bf16/fp16 reduction; they need --device cuda";
+    try {
+      model_info(config.model);
+    } catch (const UserError& e) {
+      throw UserError(std::string("--comm-model: ") + e.what());
+    }
+    input = model_home_input(config.model);
+    model_elements = count_elements(collect_params(build_model(config.model, input)));
+    points = sweep_points(sizes, dtypes, model_elements);
+    for (const SweepPoint& p : points) {
+      if (!on_gpu && p.count > INT_MAX) {
+        throw UserError("--max-bytes " + std::to_string(comm.max_bytes) + " asks for an all-reduce of " + std::to_string(p.count) +
+                        " elements; MPI counts are int, so the CPU backend reduces at most " + std::to_string(INT_MAX) +
+                        " elements per call (8 GiB of fp32)");
+      }
+    }
+  });
 
   const SweepSettings settings{comm.iterations, comm.warmup_iterations};
   std::ostringstream json;
@@ -147,6 +153,7 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
        << ",\"op\":\"sum\",\"in_place\":true}";
   const std::string config_json = json.str();
   check_same_on_all_ranks(world, config_json);
+  set_collective_timeout(config.collective_timeout);  // every rank agreed on it just now
   if (!config.out.empty()) check_on_root(world, 0, [&] { check_output_writable(config.out); });
   const auto output_locks = lock_outputs(world, config.out);  // one live run per output
   run_collectively(world, [&] { check_device_available(config, session.local_size()); });

@@ -6,6 +6,8 @@
 #include "cli/commands.h"
 #include "comm/mpi_session.h"
 #include "core/error.h"
+#include "core/shell_quote.h"
+#include "train/stop_signal.h"
 
 namespace {
 const char* kUsage =
@@ -19,15 +21,14 @@ const char* kUsage =
     "\n"
     "scalebench COMMAND --help lists the options of a command.\n";
 
-std::string join_command_line(int argc, char** argv) {
-  std::string line;
-  for (int i = 0; i < argc; ++i) line += (i ? " " : "") + std::string(argv[i]);
-  return line;
-}
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string command_line = join_command_line(argc, argv);
+  // First of all: a stop signal that arrives while MPI starts or data loads is remembered and honoured
+  // at the next check, instead of killing the process without a word.
+  sb::install_stop_handlers();
+  sb::install_terminate_handler();
+  const std::string command_line = sb::shell_command_line(std::vector<std::string>(argv, argv + argc));
   sb::MpiSession session(argc, argv);
   const bool root = session.rank() == 0;
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
@@ -41,10 +42,18 @@ int main(int argc, char** argv) {
     if (command == "scale") return sb::scale_command(session, args, command_line);
     if (command == "comm") return sb::comm_command(session, args, command_line);
     if (command == "info") return sb::info_command(session, args);
-    throw sb::UserError("unknown command '" + command + "'; valid commands: train, scale, comm, info (see scalebench --help)");
-  } catch (const sb::UserError& e) {
-    // Every rank reaches the same error (arguments and collective checks agree), so rank 0 speaks.
-    if (root) std::fprintf(stderr, "scalebench: error: %s\n", e.what());
+    // argv is the launcher's, the same on every rank: every rank stops here together.
+    throw sb::AgreedError("unknown command '" + command + "'; valid commands: train, scale, comm, info (see scalebench --help)",
+                          session.size(), root);
+  } catch (const sb::AgreedError& e) {
+    // Every rank of the job met the same error together (the collective checks), so rank 0 speaks and all
+    // return. Agreed by part of the job only (a `scale` configuration), the others may be waiting.
+    if (e.ranks() != session.size()) sb::abort_job_after_agreed_error(e, 2);
+    if (e.speaker()) std::fprintf(stderr, "scalebench: error: %s\n", e.what());
     return 2;
+  } catch (const sb::UserError& e) {
+    sb::abort_job_after_error(e.what(), 2);  // this rank alone: the others may wait in a collective
+  } catch (...) {
+    sb::abort_job_after_error(sb::describe_current_exception(), 3);
   }
 }

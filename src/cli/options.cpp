@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "core/error.h"
@@ -19,6 +20,16 @@ int64_t to_int(const std::string& option, const std::string& v) {
   if (ec != std::errc() || end != v.data() + v.size()) bad_value(option, v, "an integer");
   return x;
 }
+// An integer option that must fit its field: a value outside [lowest, highest] is refused, never wrapped.
+int64_t to_int_in(const std::string& option, const std::string& v, int64_t lowest, int64_t highest) {
+  const int64_t x = to_int(option, v);
+  if (x < lowest || x > highest)
+    bad_value(option, v, "an integer from " + std::to_string(lowest) + " to " + std::to_string(highest));
+  return x;
+}
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
 double to_double(const std::string& option, const std::string& v) {
   try {
     size_t used = 0;
@@ -75,9 +86,9 @@ const std::vector<OptionSpec>& option_table() {
       {"data", "SPEC", "fashion-mnist[:DIR], mnist:DIR, cifar10:DIR, cifar100:DIR, synthetic:CxHxW:CLASSES[:NTRAIN[:NTEST]]", run,
        [](CliConfig& c, const std::string& v) { c.train.data = v; }, [](const CliConfig& c) { return c.train.data; }},
       {"epochs", "N", "training epochs", run,
-       [](CliConfig& c, const std::string& v) { c.train.epochs = static_cast<int>(to_int("epochs", v)); }, TRAIN_FIELD(epochs)},
+       [](CliConfig& c, const std::string& v) { c.train.epochs = static_cast<int>(to_int_in("epochs", v, 1, kIntMax)); }, TRAIN_FIELD(epochs)},
       {"batch-size", "B", "per-rank batch (--scaling weak) or global batch (--scaling strong)", run,
-       [](CliConfig& c, const std::string& v) { c.train.batch_size = to_int("batch-size", v); }, TRAIN_FIELD(batch_size)},
+       [](CliConfig& c, const std::string& v) { c.train.batch_size = to_int_in("batch-size", v, 1, kInt64Max); }, TRAIN_FIELD(batch_size)},
       {"scaling", "MODE", "weak: fixed per-rank batch; strong: fixed global batch split across ranks", run,
        [](CliConfig& c, const std::string& v) {
          if (v == "weak") c.train.scaling = Scaling::Weak;
@@ -86,11 +97,11 @@ const std::vector<OptionSpec>& option_table() {
        },
        [](const CliConfig& c) { return std::string(scaling_name(c.train.scaling)); }},
       {"eval-batch-size", "B", "per-rank batch for evaluation", run,
-       [](CliConfig& c, const std::string& v) { c.train.eval_batch_size = to_int("eval-batch-size", v); }, TRAIN_FIELD(eval_batch_size)},
+       [](CliConfig& c, const std::string& v) { c.train.eval_batch_size = to_int_in("eval-batch-size", v, 1, kInt64Max); }, TRAIN_FIELD(eval_batch_size)},
       {"train-limit", "N", "use the first N training samples (0: all)", run,
-       [](CliConfig& c, const std::string& v) { c.train.train_limit = to_int("train-limit", v); }, TRAIN_FIELD(train_limit)},
+       [](CliConfig& c, const std::string& v) { c.train.train_limit = to_int_in("train-limit", v, 0, kInt64Max); }, TRAIN_FIELD(train_limit)},
       {"test-limit", "N", "use the first N test samples (0: all)", run,
-       [](CliConfig& c, const std::string& v) { c.train.test_limit = to_int("test-limit", v); }, TRAIN_FIELD(test_limit)},
+       [](CliConfig& c, const std::string& v) { c.train.test_limit = to_int_in("test-limit", v, 0, kInt64Max); }, TRAIN_FIELD(test_limit)},
       {"drop-last", "", "drop the last incomplete batch of each epoch", run,
        [](CliConfig& c, const std::string& v) { c.train.drop_last = to_bool("drop-last", v); },
        [](const CliConfig& c) { return on_off(c.train.drop_last); }},
@@ -118,7 +129,7 @@ const std::vector<OptionSpec>& option_table() {
       {"scheduler", "NAME", "none, step (StepLR per epoch), cosine (per step, with --lr-warmup-epochs)", run,
        [](CliConfig& c, const std::string& v) { c.train.scheduler = v; }, [](const CliConfig& c) { return c.train.scheduler; }},
       {"step-size", "N", "StepLR step size in epochs", run,
-       [](CliConfig& c, const std::string& v) { c.train.step_size = static_cast<int>(to_int("step-size", v)); }, TRAIN_FIELD(step_size)},
+       [](CliConfig& c, const std::string& v) { c.train.step_size = static_cast<int>(to_int_in("step-size", v, 1, kIntMax)); }, TRAIN_FIELD(step_size)},
       {"gamma", "X", "StepLR decay factor", run,
        [](CliConfig& c, const std::string& v) { c.train.gamma = to_double("gamma", v); }, TRAIN_FIELD(gamma)},
       {"lr-warmup-epochs", "X", "linear LR warm-up length in epochs (cosine)", run,
@@ -129,7 +140,7 @@ const std::vector<OptionSpec>& option_table() {
        [](CliConfig& c, const std::string& v) { c.train.scale_lr = to_bool("scale-lr", v); },
        [](const CliConfig& c) { return on_off(c.train.scale_lr); }},
       {"seed", "N", "seed of the initialisation, shuffling, dropout and augmentation", run,
-       [](CliConfig& c, const std::string& v) { c.train.seed = static_cast<uint64_t>(to_int("seed", v)); }, TRAIN_FIELD(seed)},
+       [](CliConfig& c, const std::string& v) { c.train.seed = static_cast<uint64_t>(to_int_in("seed", v, 0, kInt64Max)); }, TRAIN_FIELD(seed)},
       {"device", "DEV", "cpu or cuda", run | kComm,
        [](CliConfig& c, const std::string& v) { c.train.device = v; }, [](const CliConfig& c) { return c.train.device; }},
       {"precision", "P", "fp32, tf32, fp16 (dynamic loss scaling) or bf16 (CUDA)", run,
@@ -150,18 +161,24 @@ const std::vector<OptionSpec>& option_table() {
       {"target-accuracy", "X", "stop once the test accuracy reaches X (a fraction, e.g. 0.9; 0: off)", run,
        [](CliConfig& c, const std::string& v) { c.train.target_accuracy = to_double("target-accuracy", v); }, TRAIN_FIELD(target_accuracy)},
       {"patience", "N", "stop after N epochs without a better test accuracy (0: off)", run,
-       [](CliConfig& c, const std::string& v) { c.train.patience = static_cast<int>(to_int("patience", v)); }, TRAIN_FIELD(patience)},
+       [](CliConfig& c, const std::string& v) { c.train.patience = static_cast<int>(to_int_in("patience", v, 0, kIntMax)); }, TRAIN_FIELD(patience)},
       {"log-interval", "N", "print a progress line every N steps (0: epoch lines only)", run,
-       [](CliConfig& c, const std::string& v) { c.train.log_interval = static_cast<int>(to_int("log-interval", v)); }, TRAIN_FIELD(log_interval)},
+       [](CliConfig& c, const std::string& v) { c.train.log_interval = static_cast<int>(to_int_in("log-interval", v, 0, kIntMax)); }, TRAIN_FIELD(log_interval)},
       {"sample-steps", "N", "per-step phase times kept for the first N steps of each epoch", run,
-       [](CliConfig& c, const std::string& v) { c.train.sample_steps = to_int("sample-steps", v); }, TRAIN_FIELD(sample_steps)},
+       [](CliConfig& c, const std::string& v) { c.train.sample_steps = to_int_in("sample-steps", v, 0, kInt64Max); }, TRAIN_FIELD(sample_steps)},
+      {"collective-timeout", "S",
+       "seconds a rank waits in one collective (MPI, or an NCCL operation) before it ends the job naming the ranks "
+       "that did not arrive (0: wait forever)",
+       run | kComm,
+       [](CliConfig& c, const std::string& v) { c.train.collective_timeout = to_double("collective-timeout", v); },
+       TRAIN_FIELD(collective_timeout)},
       {"out", "FILE", "HDF5 results file (written by rank 0 after every epoch)", run | kComm,
        [](CliConfig& c, const std::string& v) { c.train.out = v; }, [](const CliConfig& c) { return c.train.out.empty() ? std::string("none") : c.train.out; }},
       {"trace", "DIR", "write a Chrome-trace timeline per rank (DIR/trace-rank<R>.json; open in ui.perfetto.dev)", run,
        [](CliConfig& c, const std::string& v) { c.train.trace = v; },
        [](const CliConfig& c) { return c.train.trace.empty() ? std::string("none") : c.train.trace; }},
       {"checkpoint-every", "N", "write a checkpoint every N epochs (0: only when a stop signal arrives)", kTrain,
-       [](CliConfig& c, const std::string& v) { c.train.checkpoint_every = static_cast<int>(to_int("checkpoint-every", v)); },
+       [](CliConfig& c, const std::string& v) { c.train.checkpoint_every = static_cast<int>(to_int_in("checkpoint-every", v, 0, kIntMax)); },
        TRAIN_FIELD(checkpoint_every)},
       {"checkpoint", "FILE", "checkpoint path (default: OUT.ckpt.h5)", kTrain,
        [](CliConfig& c, const std::string& v) { c.train.checkpoint = v; },
@@ -180,7 +197,7 @@ const std::vector<OptionSpec>& option_table() {
        },
        [](const CliConfig&) { return std::string("1,2,4,...,world size"); }},
       {"warmup-epochs", "N", "epochs per configuration excluded from the study's figures", kScale,
-       [](CliConfig& c, const std::string& v) { c.scale.warmup_epochs = static_cast<int>(to_int("warmup-epochs", v)); },
+       [](CliConfig& c, const std::string& v) { c.scale.warmup_epochs = static_cast<int>(to_int_in("warmup-epochs", v, 0, kIntMax)); },
        [](const CliConfig& c) { return std::to_string(c.scale.warmup_epochs); }},
       {"min-bytes", "SIZE", "smallest all-reduce size (e.g. 1K)", kComm,
        [](CliConfig& c, const std::string& v) { c.comm.min_bytes = to_bytes("min-bytes", v); },
@@ -192,7 +209,7 @@ const std::vector<OptionSpec>& option_table() {
        [](CliConfig& c, const std::string& v) { c.comm.dtypes = split_list(v); },
        [](const CliConfig&) { return std::string("fp32,bf16"); }},
       {"iterations", "N", "timed all-reduces per size", kComm,
-       [](CliConfig& c, const std::string& v) { c.comm.iterations = static_cast<int>(to_int("iterations", v)); },
+       [](CliConfig& c, const std::string& v) { c.comm.iterations = static_cast<int>(to_int_in("iterations", v, 1, kIntMax)); },
        [](const CliConfig& c) { return std::to_string(c.comm.iterations); }},
       {"comm-model", "NAME", "also time an all-reduce of this model's gradient size", kComm,
        [](CliConfig& c, const std::string& v) { c.train.model = v; }, [](const CliConfig& c) { return c.train.model; }},

@@ -8,11 +8,13 @@
 #include "cli/output_locks.h"
 #include "cli/run_metadata.h"
 #include "cli/training_data.h"
+#include "comm/collective_watchdog.h"
 #include "comm/config_check.h"
 #include "comm/root_check.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "data/dataset_spec.h"
+#include "metrics/chrome_trace.h"
 #include "metrics/results_output_check.h"
 #include "models/registry.h"
 #include "train/blas_threads.h"
@@ -39,7 +41,8 @@ StudyRow to_study_row(const StudyPoint& p) {
 
 int scale_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line) {
   MpiCommunicator& world = session.world();
-  CliConfig cli = parse_options("scale", kScale, args);
+  CliConfig cli;  // checks that can fail run collectively: one sentence, every rank stops (train_command.cpp)
+  run_collectively(world, [&] { cli = parse_options("scale", kScale, args); });
   if (cli.help) {
     if (session.rank() == 0) {
       std::fputs(help_text("scale", kScale,
@@ -56,16 +59,21 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   const ScaleSettings& scale = cli.scale;
   std::vector<int> counts = scale.gpus.empty() ? default_gpu_counts(world.size()) : scale.gpus;
 
-  config.validate();
-  if (scale.warmup_epochs < 0) throw UserError("--warmup-epochs must not be negative (got " + std::to_string(scale.warmup_epochs) + ")");
-  check_gpu_counts(counts, world.size());
-  std::sort(counts.begin(), counts.end());
-  for (int g : counts) config.per_rank_batch(g);  // every configuration's batch must split
+  DatasetSpec data_spec;
+  run_collectively(world, [&] {
+    config.validate();
+    if (scale.warmup_epochs < 0) throw UserError("--warmup-epochs must not be negative (got " + std::to_string(scale.warmup_epochs) + ")");
+    check_gpu_counts(counts, world.size());
+    std::sort(counts.begin(), counts.end());
+    for (int g : counts) config.per_rank_batch(g);  // every configuration's batch must split
+    data_spec = parse_dataset_spec(config.data);
+    model_info(config.model);
+  });
   check_same_on_all_ranks(world, config.to_json() + std::to_string(scale.warmup_epochs));
-  const DatasetSpec data_spec = parse_dataset_spec(config.data);
-  model_info(config.model);
+  set_collective_timeout(config.collective_timeout);  // every rank agreed on it just now
   if (!config.out.empty()) check_on_root(world, 0, [&] { check_output_writable(config.out); });
   const auto output_locks = lock_outputs(world, config.out);  // one live run per output
+  if (!config.trace.empty()) run_collectively(world, [&] { check_trace_writable(config.trace, world.rank()); });
   run_collectively(world, [&] { check_device_available(config, session.local_size()); });
 
   const TrainTest data = load_training_data(world, config, data_spec, counts.back());

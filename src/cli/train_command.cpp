@@ -8,6 +8,7 @@
 #include "cli/output_locks.h"
 #include "cli/run_metadata.h"
 #include "cli/training_data.h"
+#include "comm/collective_watchdog.h"
 #include "comm/config_check.h"
 #include "comm/root_check.h"
 #include "core/error.h"
@@ -15,6 +16,7 @@
 #include "models/registry.h"
 #include "nn/flops.h"
 #include "data/dataset_spec.h"
+#include "metrics/chrome_trace.h"
 #include "metrics/results_output_check.h"
 #include "train/blas_threads.h"
 #include "train/checkpoint.h"
@@ -28,7 +30,10 @@ namespace sb {
 
 int train_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line) {
   MpiCommunicator& world = session.world();
-  CliConfig cli = parse_options("train", kTrain, args);
+  // Every check that can fail runs collectively, so that a rank that differs (its arguments, files or
+  // memory) stops every rank with one sentence instead of leaving them in a collective.
+  CliConfig cli;
+  run_collectively(world, [&] { cli = parse_options("train", kTrain, args); });
   if (cli.help) {
     if (session.rank() == 0) {
       std::fputs(help_text("train", kTrain, "Data-parallel training of one model; one process per GPU (or CPU rank).").c_str(), stdout);
@@ -39,14 +44,19 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   config.command_line = command_line;
 
   // Cheap checks first, in the order a user would fix them: values, ranks, output, device, then data.
-  config.validate();
+  DatasetSpec data_spec;
+  run_collectively(world, [&] {
+    config.validate();
+    config.per_rank_batch(world.size());
+    data_spec = parse_dataset_spec(config.data);
+    model_info(config.model);
+  });
   check_same_on_all_ranks(world, config.to_json());
-  config.per_rank_batch(world.size());
-  const DatasetSpec data_spec = parse_dataset_spec(config.data);
-  model_info(config.model);
+  set_collective_timeout(config.collective_timeout);  // every rank agreed on it just now
   if (!config.out.empty()) check_on_root(world, 0, [&] { check_output_writable(config.out); });
   check_on_root(world, 0, [&] { check_output_writable(config.checkpoint_path(), "the checkpoint file (--checkpoint)"); });
   const auto output_locks = lock_outputs(world, config.out, config.checkpoint);  // one live run per output
+  if (!config.trace.empty()) run_collectively(world, [&] { check_trace_writable(config.trace, world.rank()); });
   std::unique_ptr<Checkpoint> resume;
   if (!config.resume.empty()) run_collectively(world, [&] { resume = std::make_unique<Checkpoint>(read_checkpoint(config.resume)); });
   if (resume) {  // the same run, continued in the same results file; checked before anything is written
@@ -93,7 +103,8 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   ResultsObserver observer(writer);
   install_stop_handlers();
   const RunSummary run = train(config, world, *engine, &observer, resume.get(), &identity);
-  if (results) results->close(!run.interrupted);  // complete = 0 when a stop signal ended the run
+  // complete = 0 when a stop signal or a diverged loss ended the run: its epochs are not all there.
+  if (results) results->close(!run.interrupted && !run.diverged);
   log0("done: %d epoch(s), %s; best test accuracy %.2f%%%s%s\n", run.epochs_run, run.stop_reason.c_str(),
        100.0 * run.best_accuracy, config.out.empty() ? "" : "; results in ", config.out.c_str());
   if (!run.epochs.empty()) {

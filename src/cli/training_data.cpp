@@ -1,6 +1,7 @@
 #include "cli/training_data.h"
 
 #include "core/error.h"
+#include "core/fault_injection.h"
 #include "models/registry.h"
 #include "train/collective.h"
 
@@ -9,13 +10,14 @@ namespace sb {
 TrainTest load_training_data(Communicator& comm, const TrainConfig& config, const DatasetSpec& spec, int max_ranks) {
   TrainTest data;
   run_collectively(comm, [&] {
+    inject_fault_if_asked("load");
     data = load_dataset(spec, config.train_limit);
     build_model(config.model, ModelInput{data.train.channels, data.train.height, data.train.width, data.train.num_classes});
+    if (data.train.size() < max_ranks) {  // each rank read its own copy of the files
+      throw UserError("the training set has " + std::to_string(data.train.size()) + " samples but the job runs " +
+                      std::to_string(max_ranks) + " ranks; use fewer ranks or more samples (--train-limit)");
+    }
   });
-  if (data.train.size() < max_ranks) {
-    throw UserError("the training set has " + std::to_string(data.train.size()) + " samples but the job runs " +
-                    std::to_string(max_ranks) + " ranks; use fewer ranks or more samples (--train-limit)");
-  }
   return data;
 }
 

@@ -27,7 +27,7 @@ void check_same_on_all_ranks(Communicator& comm, std::string_view config_text) {
                   "rank %zu's configuration differs from rank 0's (hash %016" PRIx64 " vs %016" PRIx64
                   "); launch every rank with the same arguments",
                   r, hashes[r], hashes[0]);
-    throw UserError(message);
+    throw AgreedError(message, comm.size(), comm.rank() == 0);  // every rank compared the same hashes
   }
 }
 

@@ -3,6 +3,7 @@
 #include <climits>
 #include <string>
 
+#include "comm/collective_watchdog.h"
 #include "core/check.h"
 
 namespace sb {
@@ -22,6 +23,25 @@ MPI_Op mpi_op(ReduceOp op) {
     case ReduceOp::Min: return MPI_MIN;
   }
   fatal("unknown ReduceOp");
+}
+
+// With the watchdog on, a collective is started non-blocking and awaited under its watch; off, the
+// blocking call runs as before (MPI's own algorithms, no polling).
+template <typename Blocking, typename Started>
+void run_collective(MPI_Comm comm, const char* operation, Blocking blocking, Started started) {
+  if (collective_timeout() <= 0) {
+    CHECK_MPI(blocking());
+    return;
+  }
+  MPI_Request request = MPI_REQUEST_NULL;
+  CHECK_MPI(started(&request));
+  wait_with_watchdog(
+      [&] {
+        int done = 0;
+        CHECK_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+        return done != 0;
+      },
+      operation, comm);
 }
 
 }  // namespace
@@ -55,7 +75,10 @@ MpiCommunicator::~MpiCommunicator() {
   if (!finalized) CHECK_MPI(MPI_Comm_free(&comm_));  // after MPI_Finalize MPI has freed it already
 }
 
-void MpiCommunicator::barrier() { CHECK_MPI(MPI_Barrier(comm_)); }
+void MpiCommunicator::barrier() {
+  run_collective(comm_, "an MPI barrier", [&] { return MPI_Barrier(comm_); },
+                 [&](MPI_Request* r) { return MPI_Ibarrier(comm_, r); });
+}
 
 std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
   MPI_Comm child = MPI_COMM_NULL;
@@ -72,22 +95,30 @@ std::unique_ptr<MpiCommunicator> MpiCommunicator::split_node_local() {
 
 void MpiCommunicator::allreduce_elements(void* data, size_t count, ElementType type, ReduceOp op) {
   if (count == 0) return;
-  CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, data, mpi_count(count), mpi_datatype(type), mpi_op(op), comm_));
+  const int n = mpi_count(count);
+  run_collective(comm_, "an MPI allreduce", [&] { return MPI_Allreduce(MPI_IN_PLACE, data, n, mpi_datatype(type), mpi_op(op), comm_); },
+                 [&](MPI_Request* r) { return MPI_Iallreduce(MPI_IN_PLACE, data, n, mpi_datatype(type), mpi_op(op), comm_, r); });
 }
 
 void MpiCommunicator::broadcast_elements(void* data, size_t count, ElementType type, int root) {
   if (count == 0) return;
-  CHECK_MPI(MPI_Bcast(data, mpi_count(count), mpi_datatype(type), root, comm_));
+  const int n = mpi_count(count);
+  run_collective(comm_, "an MPI broadcast", [&] { return MPI_Bcast(data, n, mpi_datatype(type), root, comm_); },
+                 [&](MPI_Request* r) { return MPI_Ibcast(data, n, mpi_datatype(type), root, comm_, r); });
 }
 
 void MpiCommunicator::gather_elements(const void* mine, size_t count, void* all, ElementType type, int root) {
   const MPI_Datatype datatype = mpi_datatype(type);
-  CHECK_MPI(MPI_Gather(mine, mpi_count(count), datatype, all, mpi_count(count), datatype, root, comm_));
+  const int n = mpi_count(count);
+  run_collective(comm_, "an MPI gather", [&] { return MPI_Gather(mine, n, datatype, all, n, datatype, root, comm_); },
+                 [&](MPI_Request* r) { return MPI_Igather(mine, n, datatype, all, n, datatype, root, comm_, r); });
 }
 
 void MpiCommunicator::allgather_elements(const void* mine, size_t count, void* all, ElementType type) {
   const MPI_Datatype datatype = mpi_datatype(type);
-  CHECK_MPI(MPI_Allgather(mine, mpi_count(count), datatype, all, mpi_count(count), datatype, comm_));
+  const int n = mpi_count(count);
+  run_collective(comm_, "an MPI allgather", [&] { return MPI_Allgather(mine, n, datatype, all, n, datatype, comm_); },
+                 [&](MPI_Request* r) { return MPI_Iallgather(mine, n, datatype, all, n, datatype, comm_, r); });
 }
 
 }  // namespace sb

@@ -1,5 +1,6 @@
 #include "comm/mpi_session.h"
 
+#include "comm/collective_watchdog.h"
 #include "comm/string_collectives.h"
 #include "core/check.h"
 #include "core/log.h"
@@ -19,6 +20,7 @@ MpiSession::MpiSession(int& argc, char**& argv) {
   // Errors come back to CHECK_MPI, which names the rank, host and call before aborting the job.
   CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   world_ = MpiCommunicator::world();
+  init_collective_watchdog();
   const std::string host = processor_name();
   set_process_identity(world_->rank(), host);
 
@@ -33,7 +35,10 @@ MpiSession::MpiSession(int& argc, char**& argv) {
 
 MpiSession::~MpiSession() {
   world_.reset();
-  if (finalize_) CHECK_MPI(MPI_Finalize());
+  if (finalize_) {
+    finalize_collective_watchdog();
+    CHECK_MPI(MPI_Finalize());
+  }
 }
 
 std::string mpi_library_version() {

@@ -23,7 +23,7 @@ void check_on_root(Communicator& comm, int root, const std::function<void()>& ch
     }
   }
   comm.broadcast(std::span<int32_t>(&failed, 1), root);
-  if (failed) throw UserError(broadcast_string(comm, message, root));
+  if (failed) throw AgreedError(broadcast_string(comm, message, root), comm.size(), comm.rank() == 0);
 }
 
 }  // namespace sb

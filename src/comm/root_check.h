@@ -7,8 +7,8 @@
 
 namespace sb {
 
-// Collective. Runs `check` on `root` only. A sb::UserError it throws is rethrown, with the same
-// message, on every rank; any other exception is a bug and aborts the job.
+// Collective. Runs `check` on `root` only. A sb::UserError it throws is rethrown as an AgreedError,
+// with the same message, on every rank; any other exception is a bug and aborts the job.
 void check_on_root(Communicator& comm, int root, const std::function<void()>& check);
 
 }  // namespace sb

@@ -2,8 +2,12 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <new>
+#include <thread>
 #include <vector>
 
 namespace sb {
@@ -46,5 +50,47 @@ void fatal(const std::string& message) {
   std::fprintf(stderr, "[rank %d on %s] fatal: %s\n", g_rank, g_host.c_str(), message.c_str());
   abort_job(3);
 }
+
+void abort_job_after_error(const std::string& message, int exit_code) {
+  std::fprintf(stderr, "scalebench: error on rank %d (%s): %s\n", g_rank, g_host.c_str(), message.c_str());
+  abort_job(exit_code);
+}
+
+void abort_job_after_agreed_error(const AgreedError& error, int exit_code) {
+  if (error.speaker()) {
+    std::fprintf(stderr, "scalebench: error: %s\n", error.what());
+  } else {
+    std::this_thread::sleep_for(std::chrono::seconds(2));  // let the speaker's sentence out first
+  }
+  abort_job(exit_code);
+}
+
+std::string describe_current_exception() {
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    return "out of host memory (std::bad_alloc); give each rank less data (--train-limit), run fewer ranks per node, "
+           "or ask for more memory per rank";
+  } catch (const std::exception& e) {
+    return std::string("unexpected error: ") + e.what();
+  } catch (...) {
+    return "unexpected error: an exception of unknown type";
+  }
+}
+
+namespace {
+[[noreturn]] void terminate_with_sentence() {
+  if (std::current_exception()) {
+    try {
+      std::rethrow_exception(std::current_exception());
+    } catch (...) {
+      abort_job_after_error(describe_current_exception(), 3);
+    }
+  }
+  abort_job_after_error("std::terminate was called without an exception", 3);
+}
+}  // namespace
+
+void install_terminate_handler() { std::set_terminate(terminate_with_sentence); }
 
 }  // namespace sb

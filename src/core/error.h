@@ -13,6 +13,20 @@ class UserError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A UserError that every rank of one communicator raised together (run_collectively, check_on_root), so
+// those ranks can leave without waiting for each other. `ranks` is the size of that communicator; the
+// job may end quietly only when it is the whole job. `speaker` is true on its rank 0, which prints.
+class AgreedError : public UserError {
+ public:
+  AgreedError(const std::string& message, int ranks, bool speaker) : UserError(message), ranks_(ranks), speaker_(speaker) {}
+  int ranks() const { return ranks_; }
+  bool speaker() const { return speaker_; }
+
+ private:
+  int ranks_;
+  bool speaker_;
+};
+
 // Who this process is, for error messages. Set once by the MPI bootstrap.
 void set_process_identity(int rank, const std::string& host);
 int process_rank();             // -1 before the bootstrap
@@ -27,5 +41,21 @@ void add_abort_hook(std::function<void()> hook);
 
 // Aborts the whole job with a plain message (for invariants that can't hold).
 [[noreturn]] void fatal(const std::string& message);
+
+// The end of an error that this rank met alone: prints "scalebench: error on rank R (HOST): MESSAGE",
+// then aborts the whole job with `exit_code`, since the other ranks may be waiting in a collective.
+[[noreturn]] void abort_job_after_error(const std::string& message, int exit_code);
+
+// Ends the job after an AgreedError that only part of the job raised: its speaker prints the sentence,
+// the others give it a moment to do so, and every one of them aborts the job.
+[[noreturn]] void abort_job_after_agreed_error(const AgreedError& error, int exit_code);
+
+// The sentence for an exception that reached the top of a rank: its message, with a hint for the kinds
+// a user can act on (out of memory). Call inside a catch block.
+std::string describe_current_exception();
+
+// Makes std::terminate (an exception thrown where nothing catches it: a noexcept function, a thread)
+// end the job with the rank's sentence instead of a bare "terminate called" and a backtrace.
+void install_terminate_handler();
 
 }  // namespace sb

@@ -7,6 +7,18 @@
 
 namespace sb {
 
+std::string trace_path(const std::string& directory, int rank) {
+  return directory + "/trace-rank" + std::to_string(rank) + ".json";
+}
+
+void check_trace_writable(const std::string& directory, int rank) {
+  const std::string path = trace_path(directory, rank);
+  std::FILE* probe = std::fopen(path.c_str(), "w");
+  if (!probe) throw UserError("--trace " + directory + ": cannot write " + path + ": " + std::strerror(errno) +
+                              "; the folder must exist and be writable on every node");
+  std::fclose(probe);
+}
+
 ChromeTrace::ChromeTrace(const std::string& path, int rank) : rank_(rank) {
   file_ = std::fopen(path.c_str(), "w");
   if (!file_) throw UserError("--trace: cannot write " + path + ": " + std::strerror(errno));

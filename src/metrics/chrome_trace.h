@@ -7,6 +7,13 @@
 
 namespace sb {
 
+// The trace file of `rank` in `directory`: DIRECTORY/trace-rank<R>.json.
+std::string trace_path(const std::string& directory, int rank);
+
+// Throws a UserError naming the file when this rank cannot write its trace file (it is created empty);
+// run before any work, so that a missing node-local folder costs nothing.
+void check_trace_writable(const std::string& directory, int rank);
+
 class ChromeTrace {
  public:
   // Creates `path` (UserError naming it when it cannot be written). pid is the rank.

@@ -6,7 +6,8 @@
 #include "comm/communicator.h"
 
 namespace sb {
-// Collective. If `step` throws UserError on any rank, every rank throws a UserError with the message of
-// the lowest failing rank (prefixed with "rank N: " when N is not 0).
+// Collective. If `step` throws UserError (or std::bad_alloc) on any rank, every rank throws an AgreedError with the message of
+// the lowest failing rank (prefixed with "rank N: " when N is not 0). Any other exception is not caught:
+// it reaches main, which ends the job from that rank.
 void run_collectively(Communicator& comm, const std::function<void()>& step);
 }  // namespace sb

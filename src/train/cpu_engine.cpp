@@ -4,7 +4,9 @@
 
 #include "core/error.h"
 #include "nn/cpu/loss.h"
+#include "nn/cpu/step_interrupt.h"
 #include "train/run_setup.h"
+#include "train/stop_signal.h"
 
 namespace sb {
 namespace {
@@ -31,25 +33,43 @@ float CpuEngine::loss_and_gradient(const Tensor<float>& output, const std::vecto
 
 PhaseTimes CpuEngine::train_step(std::span<const int64_t> indices, const StepInfo& info) {
   PhaseTimes t;
+  // A stop signal abandons the step between layers (the launcher's grace may be shorter than a step);
+  // what the step changed before its update (BN statistics, the epoch's totals) is put back.
+  const EvalTotals totals_before = train_totals_;
+  const std::vector<float> buffers_before = net_.buffers();
+  bool abandoned = false;
+  try {
+    cpu::ScopedStepInterrupt interruptible(stop_signal_received);
+    auto t0 = Clock::now();
+    assemble_batch(train_, indices, augmentation_, AugmentKey{config_.seed, info.epoch, comm_.rank()}, info.position,
+                   images_, labels_);
+    t.seconds[kPhaseData] = seconds_since(t0);
+
+    t0 = Clock::now();
+    net_.set_random_stream(dropout_key_, static_cast<uint64_t>(info.step));
+    const Tensor<float>& output = net_.forward(images_, cpu::Mode::Train);
+    const float loss = loss_and_gradient(output, labels_, grad_);
+    t.seconds[kPhaseForward] = seconds_since(t0);
+    train_totals_.loss_sum += static_cast<double>(loss) * static_cast<double>(indices.size());
+    train_totals_.correct += cpu::count_correct(output, labels_.data());
+    train_totals_.count += static_cast<int64_t>(indices.size());
+
+    t0 = Clock::now();
+    net_.backward(grad_);
+    t.seconds[kPhaseBackward] = seconds_since(t0);
+  } catch (const cpu::StepInterrupted&) {
+    abandoned = true;
+  }
+  // Every rank learns whether any abandoned its step before the gradients are combined: all of them
+  // then skip the update together, and the step counts as not taken.
+  if (comm_.allreduce_max(abandoned ? 1 : 0) != 0) {
+    train_totals_ = totals_before;
+    net_.buffers() = buffers_before;
+    t.abandoned = true;
+    return t;
+  }
+
   auto t0 = Clock::now();
-  assemble_batch(train_, indices, augmentation_, AugmentKey{config_.seed, info.epoch, comm_.rank()}, info.position,
-                 images_, labels_);
-  t.seconds[kPhaseData] = seconds_since(t0);
-
-  t0 = Clock::now();
-  net_.set_random_stream(dropout_key_, static_cast<uint64_t>(info.step));
-  const Tensor<float>& output = net_.forward(images_, cpu::Mode::Train);
-  const float loss = loss_and_gradient(output, labels_, grad_);
-  t.seconds[kPhaseForward] = seconds_since(t0);
-  train_totals_.loss_sum += static_cast<double>(loss) * static_cast<double>(indices.size());
-  train_totals_.correct += cpu::count_correct(output, labels_.data());
-  train_totals_.count += static_cast<int64_t>(indices.size());
-
-  t0 = Clock::now();
-  net_.backward(grad_);
-  t.seconds[kPhaseBackward] = seconds_since(t0);
-
-  t0 = Clock::now();
   comm_.allreduce_avg(std::span<float>(net_.grads()));
   t.seconds[kPhaseComm] = seconds_since(t0);
 

@@ -22,6 +22,8 @@ struct PhaseTimes {
   // False for "no step finished yet": an engine that times on the device reports each step one call
   // later (it never waits for the step it just queued) and hands the last one over in drain_step_times.
   bool valid = true;
+  // True when a stop signal abandoned the step before its update: the model is as after the last step.
+  bool abandoned = false;
   double total() const {
     double t = 0;
     for (double s : seconds) t += s;

@@ -67,6 +67,7 @@ void TrainConfig::validate() const {
   require(warmup_epochs >= 0, "--lr-warmup-epochs must not be negative (got " + num(warmup_epochs) + ")");
   require(checkpoint_every >= 0, "--checkpoint-every must not be negative (got " + std::to_string(checkpoint_every) + ")");
   require(sample_steps >= 0, "--sample-steps must not be negative");
+  require(collective_timeout >= 0, "--collective-timeout must be 0 (off) or a number of seconds (got " + num(collective_timeout) + ")");
 }
 
 std::string TrainConfig::to_json() const {
@@ -87,7 +88,7 @@ std::string TrainConfig::to_json() const {
     << ",\"bucket_mib\":" << num(bucket_mib) << ",\"allreduce_bf16\":" << (allreduce_bf16 ? "true" : "false")
     << ",\"deterministic\":" << (deterministic ? "true" : "false")
     << ",\"target_accuracy\":" << num(target_accuracy) << ",\"patience\":" << patience
-    << ",\"log_interval\":" << log_interval << ",\"sample_steps\":" << sample_steps << ",\"out\":" << json_quote(out) << ",\"checkpoint_every\":" << checkpoint_every << "}";
+    << ",\"log_interval\":" << log_interval << ",\"sample_steps\":" << sample_steps << ",\"collective_timeout\":" << num(collective_timeout) << ",\"out\":" << json_quote(out) << ",\"checkpoint_every\":" << checkpoint_every << "}";
   return j.str();
 }
 

@@ -50,6 +50,7 @@ struct TrainConfig {
   int patience = 0;              // stop after this many epochs without improvement (0: off)
   int log_interval = 0;          // steps between progress lines (0: epoch lines only)
   int64_t sample_steps = 64;     // per-step phase times stored in /steps for the first N steps of an epoch
+  double collective_timeout = 600;  // s a rank waits in one collective before it ends the job (0: forever)
 
   std::string out;               // HDF5 results path ("" writes none)
   std::string trace;             // folder for per-rank Chrome trace files ("" : none)

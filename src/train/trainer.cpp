@@ -5,10 +5,13 @@
 #include <memory>
 
 #include "core/error.h"
+#include "core/fault_injection.h"
 #include "core/log.h"
 #include "data/sampler.h"
 #include "metrics/chrome_trace.h"
+#include "comm/collective_watchdog.h"
 #include "train/checkpoint.h"
+#include "train/collective.h"
 #include "train/run_setup.h"
 #include "train/stop_signal.h"
 
@@ -44,16 +47,21 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
   const int world = comm.size(), rank = comm.rank();
   const int64_t per_rank_batch = config.per_rank_batch(world);
   const int64_t test_n = config.test_limit > 0 ? std::min(config.test_limit, engine.test_size()) : engine.test_size();
-  if (engine.train_size() < world) {
-    throw UserError("the training set has " + std::to_string(engine.train_size()) + " samples but the job has " +
-                    std::to_string(world) + " ranks; use fewer ranks or more data (--train-limit)");
-  }
+  // The checks below agree across `comm` (a `scale` configuration is part of the job): one sentence.
+  run_collectively(comm, [&] {
+    if (engine.train_size() < world) {
+      throw UserError("the training set has " + std::to_string(engine.train_size()) + " samples but the job has " +
+                      std::to_string(world) + " ranks; use fewer ranks or more data (--train-limit)");
+    }
+  });
   DistributedSampler sampler(engine.train_size(), world, rank, true, config.seed, config.drop_last);
   const int64_t steps_per_epoch = num_batches(sampler.num_samples(), per_rank_batch, config.drop_last);
-  if (steps_per_epoch == 0) {
-    throw UserError("--batch-size gives " + std::to_string(per_rank_batch) + " samples per rank but each rank has only " +
-                    std::to_string(sampler.num_samples()) + " per epoch with --drop-last; lower the batch size");
-  }
+  run_collectively(comm, [&] {
+    if (steps_per_epoch == 0) {
+      throw UserError("--batch-size gives " + std::to_string(per_rank_batch) + " samples per rank but each rank has only " +
+                      std::to_string(sampler.num_samples()) + " per epoch with --drop-last; lower the batch size");
+    }
+  });
   const auto schedule = schedule_for(config, world);
   const std::vector<int64_t> test_indices = test_shard(test_n, rank, world);
 
@@ -73,7 +81,10 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
   const std::string config_json = config.to_json();
   const DataIdentity identity = data ? *data : DataIdentity{};
   std::unique_ptr<ChromeTrace> trace;
-  if (!config.trace.empty()) trace = std::make_unique<ChromeTrace>(config.trace + "/trace-rank" + std::to_string(rank) + ".json", rank);
+  // Each rank writes its own trace file, perhaps on node-local scratch that one node lacks: agree first.
+  run_collectively(comm, [&] {
+    if (!config.trace.empty()) trace = std::make_unique<ChromeTrace>(trace_path(config.trace, rank), rank);
+  });
   const auto run_start = Clock::now();
   double trace_cursor_us = 0;  // phases are laid end to end on the rank's own (device or host) time
   double energy_before = engine.energy_joules();
@@ -117,17 +128,23 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     for (size_t b = first_batch; b < batches.size(); ++b) {
       s.learning_rate = schedule->lr(epoch, static_cast<int64_t>(b), s.steps);
       StepInfo info{epoch, step, position, s.learning_rate};
-      record(engine.train_step(batches[b], info));
-      position += static_cast<uint64_t>(batches[b].size());
-      ++step;
+      set_collective_position(epoch, static_cast<int64_t>(b));
+      inject_fault_if_asked("step", static_cast<long>(step - start.global_step));
+      const PhaseTimes times = engine.train_step(batches[b], info);
+      if (!times.abandoned) {  // an abandoned step changed nothing: the checkpoint below is the one before it
+        record(times);
+        position += static_cast<uint64_t>(batches[b].size());
+        ++step;
+      }
+      const size_t steps_done = times.abandoned ? b : b + 1;
       // Every rank learns of a signal that reached any of them, and all stop after the same step.
       if (const int signal = comm.allreduce_max(stop_signal_received()); signal != 0) {
         engine.synchronize();
-        const LoopState here{epoch, static_cast<int64_t>(b + 1), step, elapsed + seconds_since(epoch_start), run.best_accuracy,
-                             epochs_without_improvement};
+        const LoopState here{epoch, static_cast<int64_t>(steps_done), step, elapsed + seconds_since(epoch_start),
+                             run.best_accuracy, epochs_without_improvement};
         run.interrupted = true;
-        run.stop_reason = "stopped by signal " + std::to_string(signal) + " after step " + std::to_string(b + 1) + " of epoch " +
-                          std::to_string(epoch + 1);
+        run.stop_reason = "stopped by signal " + std::to_string(signal) + " after step " + std::to_string(steps_done) +
+                          " of epoch " + std::to_string(epoch + 1) + (times.abandoned ? " (the step under way was abandoned)" : "");
         if (config.resumable) {
           save_checkpoint(comm, engine, config_json, identity, here, checkpoint_path);
           run.stop_reason += "; checkpoint " + checkpoint_path + " (continue with --resume " + checkpoint_path + ")";
@@ -194,17 +211,18 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     run.epochs_run = epoch + 1;
     run.final_accuracy = s.test_accuracy;
 
-    if (!std::isfinite(s.train_loss)) {
-      run.diverged = true;
-      run.stop_reason = "the training loss became " + std::string(std::isnan(s.train_loss) ? "NaN" : "infinite") +
-                        " in epoch " + std::to_string(epoch + 1) + "; lower --lr or use --precision fp32";
-      break;
-    }
-    if (s.test_accuracy > run.best_accuracy) {
+    if (s.test_accuracy > run.best_accuracy) {  // before the divergence check: that epoch was evaluated too
       run.best_accuracy = s.test_accuracy;
       epochs_without_improvement = 0;
     } else {
       ++epochs_without_improvement;
+    }
+    if (!std::isfinite(s.train_loss)) {
+      run.diverged = true;
+      run.stop_reason = "the training loss became " + std::string(std::isnan(s.train_loss) ? "NaN" : "infinite") +
+                        " in epoch " + std::to_string(epoch + 1) + "; lower --lr" +
+                        (config.precision == "fp32" ? "" : " or use --precision fp32");
+      break;
     }
     if (config.checkpoint_every > 0 && (epoch + 1) % config.checkpoint_every == 0) {
       save_checkpoint(comm, engine, config_json, identity,

@@ -2,6 +2,7 @@
 
 #include "nn/cpu/factory.h"
 #include "nn/cpu/residual_add.h"
+#include "nn/cpu/step_interrupt.h"
 
 namespace sb::cpu {
 namespace {
@@ -34,13 +35,19 @@ void Sequential<T>::set_random_stream(uint64_t key, uint64_t step) {
 template <typename T>
 const Tensor<T>& Sequential<T>::forward(const Tensor<T>& x, Mode mode) {
   const Tensor<T>* h = &x;
-  for (auto& c : children_) h = &c->forward(*h, mode);
+  for (auto& c : children_) {
+    interrupt_point();
+    h = &c->forward(*h, mode);
+  }
   return *h;
 }
 template <typename T>
 const Tensor<T>& Sequential<T>::backward(const Tensor<T>& dy) {
   const Tensor<T>* g = &dy;
-  for (auto it = children_.rbegin(); it != children_.rend(); ++it) g = &(*it)->backward(*g);
+  for (auto it = children_.rbegin(); it != children_.rend(); ++it) {
+    interrupt_point();
+    g = &(*it)->backward(*g);
+  }
   return *g;
 }
 

@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <functional>
 #include <limits>
 
+#include "comm/collective_watchdog.h"
 #include "comm/cuda/nccl_communicator.h"
+#include "comm/mpi_communicator.h"
 #include "core/cuda_check.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -96,7 +99,7 @@ class CudaEngine final : public Engine {
   EvalTotals evaluate(std::span<const int64_t> indices) override;
   EngineState save_state() override;
   void load_state(const EngineState& state) override;
-  void synchronize() override { CHECK_CUDA(cudaStreamSynchronize(stream_)); }
+  void synchronize() override;
   PhaseTimes drain_step_times() override;
   double peak_memory_bytes() const override { return static_cast<double>(peak_memory_); }
   double peak_tflops() const override { return peak_tflops_; }
@@ -369,9 +372,37 @@ void CudaEngine::capture_graphs(int64_t batch) {
   graph_batch_ = batch;
 }
 
+namespace {
+// Waits for the GPU under the collective watchdog: behind the step's work is an NCCL all-reduce, and a
+// rank that never joins it would leave this one blocked in CUDA forever.
+void wait_for_gpu(const std::function<cudaError_t()>& query, const Communicator& members) {
+  const auto* mpi = dynamic_cast<const MpiCommunicator*>(&members);
+  wait_with_watchdog(
+      [&] {
+        const cudaError_t status = query();
+        if (status == cudaErrorNotReady) return false;
+        CHECK_CUDA(status);
+        return true;
+      },
+      "the wait for the GPU step (its NCCL gradient all-reduce)", mpi ? mpi->handle() : MPI_COMM_WORLD);
+}
+}  // namespace
+
+void CudaEngine::synchronize() {
+  if (collective_timeout() <= 0) {
+    CHECK_CUDA(cudaStreamSynchronize(stream_));
+    return;
+  }
+  wait_for_gpu([&] { return cudaStreamQuery(stream_); }, comm_);
+}
+
 PhaseTimes CudaEngine::read_times(int slot) {
   auto& ev = events_[static_cast<size_t>(slot)];
-  CHECK_CUDA(cudaEventSynchronize(ev[kOptimizerDone]));
+  if (collective_timeout() <= 0) {
+    CHECK_CUDA(cudaEventSynchronize(ev[kOptimizerDone]));
+  } else {
+    wait_for_gpu([&] { return cudaEventQuery(ev[kOptimizerDone]); }, comm_);
+  }
   PhaseTimes t;
   const int phase_end[kPhaseCount] = {kDataDone, kForwardDone, kBackwardDone, kCommDone, kOptimizerDone};
   for (int p = 0; p < kPhaseCount; ++p) {
