@@ -5,8 +5,10 @@ import math
 import os
 import shutil
 import signal
+import struct
 import sys
 import unittest
+import zlib
 
 import h5py
 import numpy as np
@@ -37,6 +39,16 @@ def contents(folder):
         with open(os.path.join(folder, name), "rb") as f:
             files[name] = f.read()
     return files
+
+
+def reseal_checkpoint(path):
+    """Writes a checkpoint's seal again after an edit (src/train/checkpoint.cpp: magic, content length, and
+    CRC-32 and Adler-32 of the content after the 512-byte header)."""
+    with open(path, "r+b") as f:
+        content = f.read()[512:]
+        digest = (zlib.crc32(content) << 32) | zlib.adler32(content)
+        f.seek(0)
+        f.write(b"SBCKPT01" + struct.pack("<QQ", len(content), digest))
 
 
 def interrupt(args, out, *wait_for):
@@ -179,31 +191,46 @@ class Resume(unittest.TestCase):
         self.assertRegex(stderr, r"3 epochs.*2 epochs")
 
     def test_checkpoint_after_an_epochs_last_step_gives_a_partial_row(self):
-        # Two steps an epoch, slow ones: the signal sent during step 2 is seen after the epoch's last step.
+        # A signal that lands after an epoch's last step, before its row is written: the checkpoint says
+        # "epoch 1, step 2 of 2" and the file holds no row yet. Made here from the epoch-boundary
+        # checkpoint of the same point (same weights), as a signal there can't be timed from outside.
         args = ["train", "--model", "mnist-cnn", "--data", "synthetic:1x28x28:10:1024:64", "--batch-size", "256",
-                "--optimizer", "adadelta", "--lr", "1.0", "--epochs", "2", "--log-interval", "1"]
+                "--optimizer", "adadelta", "--lr", "1.0", "--epochs", "2"]
         folder = os.path.join(self.tmp.name, "last-step")
         os.makedirs(folder)
         out = os.path.join(folder, "run.h5")
-        interrupt(args + ["--out", out], out, "epoch   1/2", "  epoch 2 step 1/2")
-        with h5py.File(out + ".ckpt.h5", "r") as f:
-            self.assertEqual((f.attrs["epoch"], f.attrs["step_in_epoch"], f.attrs["global_step"]), (1, 2, 4))
+        stop = run_scalebench(RANKS, *args, "--epochs", "1", "--checkpoint-every", "1", "--out", out, timeout=600)
+        self.assertEqual(stop.returncode, 0, stop.stdout + stop.stderr)
+        with h5py.File(out + ".ckpt.h5", "r+") as f:
+            self.assertEqual((f.attrs["epoch"], f.attrs["step_in_epoch"], f.attrs["global_step"]), (1, 0, 2))
+            f.attrs["epoch"], f.attrs["step_in_epoch"] = 0, 2
+            f["train_totals"][...] = [[2.25 * 512, 60, 512]] * RANKS  # each rank's epoch so far
+        reseal_checkpoint(out + ".ckpt.h5")
+        with h5py.File(out, "r+") as f:  # the file as the signal left it: no row of epoch 1 yet
+            f["epochs"].resize((0,))
+            f["epoch_times_per_rank"].resize((0, RANKS))
+            f["steps"].resize((RANKS, 0, 5))
+            f["step_numbers"].resize((0,))
+            f.attrs["complete"] = 0
+
         result = run_scalebench(RANKS, *args, "--out", out, "--resume", out + ".ckpt.h5", timeout=600)
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
         attrs, rows, numbers, steps = read(out)
         self.assertEqual(attrs["complete"], 1)
         self.assertEqual(list(rows["epoch"]), [1, 2])
-        self.assertEqual(list(rows["steps_resumed"]), [0, 2])
-        last = rows[1]
-        for column in ("wall_time_max_s", "wall_time_mean_s", "wall_time_min_s", "images_per_s", "data_s", "forward_s"):
+        self.assertEqual(list(rows["steps_resumed"]), [2, 0])
+        last = rows[0]
+        for column in ("wall_time_max_s", "wall_time_mean_s", "wall_time_min_s", "images_per_s", "data_s", "forward_s",
+                       "exposed_comm_s"):
             self.assertTrue(math.isnan(last[column]), f"{column} is {last[column]}: nothing was timed, so NaN (never 0)")
         self.assertEqual(last["learning_rate"], 1.0)
-        self.assertTrue(np.isfinite(last["train_loss"]) and np.isfinite(last["test_accuracy"]))
-        self.assertEqual(list(numbers), [0, 1], "no step of epoch 2 ran after the resume, so none is sampled")
+        self.assertEqual(last["train_loss"], 2.25)
+        self.assertTrue(np.isfinite(last["test_accuracy"]))
+        self.assertTrue(rows[1]["wall_time_max_s"] > 0)
+        self.assertEqual(list(numbers), [2, 3], "epoch 1 ran no step after the resume; epoch 2's steps are 2 and 3")
         self.assertTrue(np.all(steps.sum(axis=2) > 0))
         with h5py.File(out, "r") as f:
-            self.assertTrue(np.all(np.isnan(f["epoch_times_per_rank"][1])))
-
+            self.assertTrue(np.all(np.isnan(f["epoch_times_per_rank"][0])))
 
 if __name__ == "__main__":
     unittest.main()
