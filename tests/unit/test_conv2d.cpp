@@ -1,4 +1,6 @@
-// Conv2d: forward and backward against direct loops, finite-difference gradients, float vs double.
+// Conv2d: forward and backward against direct loops, finite-difference gradients, float vs double. The
+// comparisons allow each element the rounding bound of its own sums (unit/rounding_bound.h), which holds
+// whatever order the BLAS kernels add in.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,11 +13,14 @@
 #include "core/error.h"
 #include "nn/cpu/conv2d.h"
 #include "unit/gradcheck.h"
+#include "unit/rounding_bound.h"
 
 namespace sb {
 namespace {
 
+using testing::absolute;
 using testing::random_tensor;
+using testing::within_rounding;
 
 struct ConvCase {
   std::string label;
@@ -27,6 +32,15 @@ std::ostream& operator<<(std::ostream& os, const ConvCase& c) { return os << c.l
 
 LayerSpec spec_of(const ConvCase& c) { return conv2d("conv", c.in, c.out, c.kernel, c.stride, c.pad, c.bias); }
 Shape input_shape(const ConvCase& c) { return Shape{c.batch, c.in, c.height, c.width}; }
+
+// How many products each output sums (the bias counts as one): its rounding bound grows with them.
+int64_t forward_terms(const ConvCase& c) { return c.in * c.kernel * c.kernel + (c.bias ? 1 : 0); }
+int64_t input_gradient_terms(const ConvCase& c) { return c.out * c.kernel * c.kernel; }
+int64_t param_gradient_terms(const ConvCase& c) {
+  const int64_t oh_n = (c.height + 2 * c.pad - c.kernel) / c.stride + 1;
+  const int64_t ow_n = (c.width + 2 * c.pad - c.kernel) / c.stride + 1;
+  return c.batch * oh_n * ow_n;
+}
 
 // A Conv2d with its own parameter and gradient storage, parameters drawn at random.
 template <typename T>
@@ -135,7 +149,9 @@ TEST_P(Conv2dCase, ForwardMatchesDirectLoops) {
   const Tensor<double>& y = conv.layer.forward(x, cpu::Mode::Train);
   const Tensor<double> expected = naive_forward(c, x, params);
   ASSERT_EQ(y.shape(), expected.shape());
-  for (int64_t i = 0; i < y.numel(); ++i) ASSERT_NEAR(y[i], expected[i], 1e-12) << "at " << i;
+  const Tensor<double> magnitude = naive_forward(c, absolute(x), absolute(params));
+  EXPECT_TRUE(within_rounding(y.data(), expected.data(), magnitude.data(), y.numel(),
+                              testing::double_against_double(forward_terms(c))));
 }
 
 TEST_P(Conv2dCase, BackwardMatchesDirectLoops) {
@@ -148,8 +164,12 @@ TEST_P(Conv2dCase, BackwardMatchesDirectLoops) {
   const Tensor<double>& dx = conv.layer.backward(dy);
   const NaiveGrads expected = naive_backward(c, x, params, dy);
   ASSERT_EQ(dx.shape(), x.shape());
-  for (int64_t i = 0; i < dx.numel(); ++i) ASSERT_NEAR(dx[i], expected.dx[i], 1e-12) << "dx at " << i;
-  for (size_t i = 0; i < params.size(); ++i) ASSERT_NEAR(conv.grads[i], expected.dparams[i], 1e-12) << "dparam " << i;
+  const NaiveGrads magnitude = naive_backward(c, absolute(x), absolute(params), absolute(dy));
+  EXPECT_TRUE(within_rounding(dx.data(), expected.dx.data(), magnitude.dx.data(), dx.numel(),
+                              testing::double_against_double(input_gradient_terms(c)))) << "dx";
+  EXPECT_TRUE(within_rounding(conv.grads.data(), expected.dparams.data(), magnitude.dparams.data(),
+                              static_cast<int64_t>(params.size()), testing::double_against_double(param_gradient_terms(c))))
+      << "dparams";
 }
 
 TEST_P(Conv2dCase, GradientsMatchFiniteDifferences) {
@@ -171,12 +191,18 @@ TEST_P(Conv2dCase, FloatAgreesWithDouble) {
   const Tensor<double>& y_d = conv_d.layer.forward(x, cpu::Mode::Train);
   const Tensor<float> x_f = cast<float>(x);
   const Tensor<float>& y_f = conv_f.layer.forward(x_f, cpu::Mode::Train);
-  for (int64_t i = 0; i < y_d.numel(); ++i) ASSERT_NEAR(y_f[i], y_d[i], 1e-5) << "y at " << i;
+  const Tensor<double> y_magnitude = naive_forward(c, absolute(x), absolute(params));
+  EXPECT_TRUE(within_rounding(y_f.data(), y_d.data(), y_magnitude.data(), y_d.numel(),
+                              testing::float_against_double(forward_terms(c)))) << "y";
   const Tensor<double> dy = random_tensor(y_d.shape(), rng);
   const Tensor<double>& dx_d = conv_d.layer.backward(dy);
   const Tensor<float>& dx_f = conv_f.layer.backward(cast<float>(dy));
-  for (int64_t i = 0; i < dx_d.numel(); ++i) ASSERT_NEAR(dx_f[i], dx_d[i], 1e-5) << "dx at " << i;
-  for (size_t i = 0; i < params.size(); ++i) ASSERT_NEAR(conv_f.grads[i], conv_d.grads[i], 1e-4) << "dparam " << i;
+  const NaiveGrads magnitude = naive_backward(c, absolute(x), absolute(params), absolute(dy));
+  EXPECT_TRUE(within_rounding(dx_f.data(), dx_d.data(), magnitude.dx.data(), dx_d.numel(),
+                              testing::float_against_double(input_gradient_terms(c)))) << "dx";
+  EXPECT_TRUE(within_rounding(conv_f.grads.data(), conv_d.grads.data(), magnitude.dparams.data(),
+                              static_cast<int64_t>(params.size()), testing::float_against_double(param_gradient_terms(c))))
+      << "dparams";
 }
 
 INSTANTIATE_TEST_SUITE_P(Configurations, Conv2dCase, ::testing::ValuesIn(kCases),
@@ -206,7 +232,9 @@ TEST(Conv2d, BatchSizeMayChangeBetweenCalls) {
     const Tensor<double>& y = conv.layer.forward(x, cpu::Mode::Eval);
     const Tensor<double> expected = naive_forward(c, x, params);
     ASSERT_EQ(y.shape(), expected.shape());
-    for (int64_t i = 0; i < y.numel(); ++i) ASSERT_NEAR(y[i], expected[i], 1e-12);
+    const Tensor<double> magnitude = naive_forward(c, absolute(x), absolute(params));
+    EXPECT_TRUE(within_rounding(y.data(), expected.data(), magnitude.data(), y.numel(),
+                                testing::double_against_double(forward_terms(c)))) << "batch " << batch;
     const Tensor<double> dy = random_tensor(y.shape(), rng);
     EXPECT_EQ(conv.layer.backward(dy).shape(), x.shape());
   }

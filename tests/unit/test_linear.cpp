@@ -1,4 +1,6 @@
-// Linear: forward against direct loops, finite-difference gradients, float vs double.
+// Linear: forward against direct loops, finite-difference gradients, float vs double. The comparisons
+// allow each element the rounding bound of its own sums (unit/rounding_bound.h), which holds whatever
+// order the BLAS kernels add in.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -10,11 +12,14 @@
 #include "core/error.h"
 #include "nn/cpu/linear.h"
 #include "unit/gradcheck.h"
+#include "unit/rounding_bound.h"
 
 namespace sb {
 namespace {
 
+using testing::absolute;
 using testing::random_tensor;
+using testing::within_rounding;
 
 struct LinearCase {
   std::string label;
@@ -64,6 +69,26 @@ Tensor<double> naive_forward(const LinearCase& c, const Tensor<double>& x, const
   return y;
 }
 
+// How many products each output sums (the bias counts as one): its rounding bound grows with them.
+int64_t forward_terms(const LinearCase& c) { return c.in + (c.bias ? 1 : 0); }
+int64_t input_gradient_terms(const LinearCase& c) { return c.out; }
+int64_t param_gradient_terms(const LinearCase& c) { return c.batch; }
+
+// Each gradient element's sum |a_j b_j|: the same backward pass over the operands' absolute values.
+struct GradientMagnitudes {
+  Tensor<double> dx;
+  std::vector<double> dparams;
+};
+GradientMagnitudes gradient_magnitudes(const LinearCase& c, const Tensor<double>& x, const std::vector<double>& params,
+                                       const Tensor<double>& dy) {
+  BoundLinear<double> fc(spec_of(c), absolute(params));
+  const Tensor<double> x_magnitude = absolute(x);  // the layer keeps a pointer to its input for backward
+  fc.layer.forward(x_magnitude, cpu::Mode::Train);
+  GradientMagnitudes m{fc.layer.backward(absolute(dy)), {}};
+  m.dparams = fc.grads;
+  return m;
+}
+
 const std::vector<LinearCase> kCases = {
     {"bias_batch4", 4, 7, 3, true},
     {"nobias_batch4", 4, 7, 3, false},
@@ -83,7 +108,9 @@ TEST_P(LinearCaseTest, ForwardMatchesDirectLoops) {
   const Tensor<double>& y = fc.layer.forward(x, cpu::Mode::Train);
   const Tensor<double> expected = naive_forward(c, x, params);
   ASSERT_EQ(y.shape(), expected.shape());
-  for (int64_t i = 0; i < y.numel(); ++i) ASSERT_NEAR(y[i], expected[i], 1e-12) << "at " << i;
+  const Tensor<double> magnitude = naive_forward(c, absolute(x), absolute(params));
+  EXPECT_TRUE(within_rounding(y.data(), expected.data(), magnitude.data(), y.numel(),
+                              testing::double_against_double(forward_terms(c))));
 }
 
 TEST_P(LinearCaseTest, GradientsMatchFiniteDifferences) {
@@ -105,12 +132,17 @@ TEST_P(LinearCaseTest, FloatAgreesWithDouble) {
   const Tensor<double>& y_d = fc_d.layer.forward(x, cpu::Mode::Train);
   const Tensor<float> x_f = cast<float>(x);
   const Tensor<float>& y_f = fc_f.layer.forward(x_f, cpu::Mode::Train);
-  for (int64_t i = 0; i < y_d.numel(); ++i) ASSERT_NEAR(y_f[i], y_d[i], 1e-5) << "y at " << i;
+  const Tensor<double> y_magnitude = naive_forward(c, absolute(x), absolute(params));
+  EXPECT_TRUE(within_rounding(y_f.data(), y_d.data(), y_magnitude.data(), y_d.numel(),
+                              testing::float_against_double(forward_terms(c)))) << "y";
   const Tensor<double> dy = random_tensor(y_d.shape(), rng);
   const Tensor<double>& dx_d = fc_d.layer.backward(dy);
   const Tensor<float>& dx_f = fc_f.layer.backward(cast<float>(dy));
-  for (int64_t i = 0; i < dx_d.numel(); ++i) ASSERT_NEAR(dx_f[i], dx_d[i], 1e-5) << "dx at " << i;
-  for (size_t i = 0; i < params.size(); ++i) ASSERT_NEAR(fc_f.grads[i], fc_d.grads[i], 1e-5) << "dparam " << i;
+  const GradientMagnitudes m = gradient_magnitudes(c, x, params, dy);
+  EXPECT_TRUE(within_rounding(dx_f.data(), dx_d.data(), m.dx.data(), dx_d.numel(),
+                              testing::float_against_double(input_gradient_terms(c)))) << "dx";
+  EXPECT_TRUE(within_rounding(fc_f.grads.data(), fc_d.grads.data(), m.dparams.data(), static_cast<int64_t>(params.size()),
+                              testing::float_against_double(param_gradient_terms(c)))) << "dparams";
 }
 
 INSTANTIATE_TEST_SUITE_P(Configurations, LinearCaseTest, ::testing::ValuesIn(kCases),
@@ -140,7 +172,9 @@ TEST(Linear, BatchSizeMayChangeBetweenCalls) {
     const Tensor<double>& y = fc.layer.forward(x, cpu::Mode::Eval);
     const Tensor<double> expected = naive_forward(c, x, params);
     ASSERT_EQ(y.shape(), expected.shape());
-    for (int64_t i = 0; i < y.numel(); ++i) ASSERT_NEAR(y[i], expected[i], 1e-12);
+    const Tensor<double> magnitude = naive_forward(c, absolute(x), absolute(params));
+    EXPECT_TRUE(within_rounding(y.data(), expected.data(), magnitude.data(), y.numel(),
+                                testing::double_against_double(forward_terms(c)))) << "batch " << batch;
     EXPECT_EQ(fc.layer.backward(random_tensor(y.shape(), rng)).shape(), x.shape());
   }
 }
