@@ -37,8 +37,18 @@ std::optional<std::chrono::seconds> age_of(const std::string& path) {
   return std::max(age, std::chrono::seconds{0});
 }
 
+// A killed process may linger as a zombie until its parent (or init) reaps it: it holds nothing.
+bool is_zombie(long long pid) {
+  std::ifstream stat_file("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat_file, line)) return false;
+  const size_t name_end = line.rfind(')');  // the state follows the command name, which may hold spaces
+  return name_end != std::string::npos && name_end + 2 < line.size() && line[name_end + 2] == 'Z';
+}
+
 bool process_alive(long long pid) {
-  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;  // EPERM: alive, another user's
+  const bool exists = ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;  // EPERM: alive, another user's
+  return exists && !is_zombie(pid);
 }
 
 // Writes `owner` to a new file `path` (O_EXCL when `exclusive`). Returns 0 or the errno of the failure,

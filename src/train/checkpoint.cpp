@@ -300,33 +300,42 @@ void seal_checkpoint(const std::string& path) {
   if (!file) fatal("could not write the seal of checkpoint " + path);
 }
 
-void save_checkpoint(Communicator& comm, Engine& engine, const std::string& config_json, const DataIdentity& data,
-                     const LoopState& loop, const std::string& path) {
+Checkpoint gather_checkpoint(Communicator& comm, Engine& engine, const std::string& config_json, const DataIdentity& data,
+                             const LoopState& loop) {
   EngineState state = engine.save_state();
   std::vector<float> all_buffers = comm.gather(std::span<const float>(state.buffers), 0);
   const double mine[3] = {state.train_totals.loss_sum, static_cast<double>(state.train_totals.correct),
                           static_cast<double>(state.train_totals.count)};
   std::vector<double> all_totals = comm.gather(std::span<const double>(mine, 3), 0);
-  if (comm.rank() == 0) {
-    Checkpoint c;
-    c.config_json = config_json;
-    c.data = data;
-    c.world_size = comm.size();
-    c.loop = loop;
-    const size_t nb = state.buffers.size();
-    for (int r = 0; r < comm.size(); ++r) {
-      c.rank_buffers.emplace_back(all_buffers.begin() + static_cast<ptrdiff_t>(r * nb), all_buffers.begin() + static_cast<ptrdiff_t>((r + 1) * nb));
-      c.rank_totals.push_back(EvalTotals{all_totals[static_cast<size_t>(3 * r)], static_cast<int64_t>(all_totals[static_cast<size_t>(3 * r + 1)]),
-                                         static_cast<int64_t>(all_totals[static_cast<size_t>(3 * r + 2)])});
-    }
-    c.engine = std::move(state);
-    const std::string temporary = unique_working_path(path, "writing");
-    write_file(temporary, c);
-    seal_checkpoint(temporary);
-    std::error_code ec;
-    std::filesystem::rename(temporary, path, ec);
-    if (ec) fatal("could not rename " + temporary + " to " + path + ": " + ec.message());
+  Checkpoint c;
+  if (comm.rank() != 0) return c;
+  c.config_json = config_json;
+  c.data = data;
+  c.world_size = comm.size();
+  c.loop = loop;
+  const size_t nb = state.buffers.size();
+  for (int r = 0; r < comm.size(); ++r) {
+    c.rank_buffers.emplace_back(all_buffers.begin() + static_cast<ptrdiff_t>(r * nb), all_buffers.begin() + static_cast<ptrdiff_t>((r + 1) * nb));
+    c.rank_totals.push_back(EvalTotals{all_totals[static_cast<size_t>(3 * r)], static_cast<int64_t>(all_totals[static_cast<size_t>(3 * r + 1)]),
+                                       static_cast<int64_t>(all_totals[static_cast<size_t>(3 * r + 2)])});
   }
+  c.engine = std::move(state);
+  return c;
+}
+
+void write_checkpoint(const Checkpoint& c, const std::string& path) {
+  const std::string temporary = unique_working_path(path, "writing");
+  write_file(temporary, c);
+  seal_checkpoint(temporary);
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) fatal("could not rename " + temporary + " to " + path + ": " + ec.message());
+}
+
+void save_checkpoint(Communicator& comm, Engine& engine, const std::string& config_json, const DataIdentity& data,
+                     const LoopState& loop, const std::string& path) {
+  const Checkpoint c = gather_checkpoint(comm, engine, config_json, data, loop);
+  if (comm.rank() == 0) write_checkpoint(c, path);
   comm.barrier();  // the checkpoint exists before any rank moves on (or exits)
 }
 

@@ -48,6 +48,12 @@ struct Checkpoint {
 void save_checkpoint(Communicator& comm, Engine& engine, const std::string& config_json, const DataIdentity& data,
                      const LoopState& loop, const std::string& path);
 
+// The two halves of save_checkpoint. gather_checkpoint is collective and returns the whole state on rank 0
+// (an empty Checkpoint elsewhere); write_checkpoint writes it (rank 0, no collective: a thread may call it).
+Checkpoint gather_checkpoint(Communicator& comm, Engine& engine, const std::string& config_json, const DataIdentity& data,
+                             const LoopState& loop);
+void write_checkpoint(const Checkpoint& checkpoint, const std::string& path);
+
 // Writes the seal of `path`, an HDF5 file created with the 512-byte user block (save_checkpoint does
 // both; the fuzz harness reseals mutated files to reach the HDF5 layer). Aborts the job on I/O errors.
 void seal_checkpoint(const std::string& path);

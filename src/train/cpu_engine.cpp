@@ -74,7 +74,10 @@ PhaseTimes CpuEngine::train_step(std::span<const int64_t> indices, const StepInf
   t.seconds[kPhaseComm] = seconds_since(t0);
 
   t0 = Clock::now();
-  optimizer_->step(net_.params().data(), net_.grads().data(), info.lr);
+  {
+    const std::lock_guard<std::mutex> updating(update_mutex_);
+    optimizer_->step(net_.params().data(), net_.grads().data(), info.lr);
+  }
   t.seconds[kPhaseOptimizer] = seconds_since(t0);
   return t;
 }
@@ -104,13 +107,27 @@ EvalTotals CpuEngine::evaluate(std::span<const int64_t> indices) {
 
 namespace sb {
 
-EngineState CpuEngine::save_state() {
+EngineState CpuEngine::save_model_state() {
   EngineState s;
   s.params = net_.params();
-  s.buffers = net_.buffers();
   for (const NamedState& st : optimizer_->state()) s.optimizer_state.emplace_back(st.name, std::vector<float>(st.data, st.data + st.count));
   s.optimizer_steps = optimizer_->step_count();
+  return s;
+}
+
+EngineState CpuEngine::save_running_state() {
+  EngineState s;
+  s.buffers = net_.buffers();
   s.train_totals = train_totals_;
+  s.optimizer_steps = optimizer_->step_count();
+  return s;
+}
+
+EngineState CpuEngine::save_state() {
+  EngineState s = save_model_state();
+  EngineState running = save_running_state();
+  s.buffers = std::move(running.buffers);
+  s.train_totals = running.train_totals;
   return s;
 }
 

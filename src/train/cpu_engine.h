@@ -27,6 +27,9 @@ class CpuEngine final : public Engine {
   EvalTotals evaluate(std::span<const int64_t> indices) override;
   EngineState save_state() override;
   void load_state(const EngineState& state) override;
+  std::mutex* update_mutex() override { return &update_mutex_; }
+  EngineState save_model_state() override;
+  EngineState save_running_state() override;
 
   cpu::Network<float>& network() { return net_; }
   Optimizer& optimizer() { return *optimizer_; }
@@ -40,6 +43,7 @@ class CpuEngine final : public Engine {
   Communicator& comm_;
   cpu::Network<float> net_;
   std::unique_ptr<Optimizer> optimizer_;
+  std::mutex update_mutex_;  // held while the update changes the parameters and optimizer state
   bool log_probabilities_;
   BatchOptions augmentation_;
   uint64_t dropout_key_;

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <span>
 #include <string>
 #include <utility>
@@ -89,6 +90,16 @@ class Engine {
   // Copies of the run state (synchronous), for checkpoints; load_state restores one exactly.
   virtual EngineState save_state() = 0;
   virtual void load_state(const EngineState& state) = 0;
+  // For a checkpoint written by another thread while a step runs (a stop signal during a step longer than
+  // the launcher's grace): the mutex the engine holds while its update changes the parameters and the
+  // optimizer state, or nullptr where steps are short enough to wait for (the GPU).
+  virtual std::mutex* update_mutex() { return nullptr; }
+  // With update_mutex() held: the parameters, the optimizer state and its step count (not the buffers
+  // or totals, which the running step changes).
+  virtual EngineState save_model_state() { return {}; }
+  // The part the running step changes, cheap enough for every step: buffers, train_totals and
+  // optimizer_steps (where update_mutex() is not nullptr).
+  virtual EngineState save_running_state() { return {}; }
   // The device's measured matrix rate in the run's precision, TFLOP/s (NaN where not measured): the
   // denominator of MFU.
   virtual double peak_tflops() const { return std::numeric_limits<double>::quiet_NaN(); }

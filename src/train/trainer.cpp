@@ -12,6 +12,7 @@
 #include "comm/collective_watchdog.h"
 #include "train/checkpoint.h"
 #include "train/collective.h"
+#include "train/stop_checkpoint.h"
 #include "train/run_setup.h"
 #include "train/stop_signal.h"
 
@@ -85,6 +86,7 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
   run_collectively(comm, [&] {
     if (!config.trace.empty()) trace = std::make_unique<ChromeTrace>(trace_path(config.trace, rank), rank);
   });
+  StopCheckpointer stopper(comm, engine, config_json, identity, checkpoint_path, config.resumable);
   const auto run_start = Clock::now();
   double trace_cursor_us = 0;  // phases are laid end to end on the rank's own (device or host) time
   double energy_before = engine.energy_joules();
@@ -125,6 +127,8 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
       ++timed_steps;
     };
     for (size_t b = 0; b < first_batch; ++b) position += static_cast<uint64_t>(batches[b].size());
+    stopper.at_step_boundary(LoopState{epoch, static_cast<int64_t>(first_batch), step, elapsed, run.best_accuracy,
+                                       epochs_without_improvement});
     for (size_t b = first_batch; b < batches.size(); ++b) {
       s.learning_rate = schedule->lr(epoch, static_cast<int64_t>(b), s.steps);
       StepInfo info{epoch, step, position, s.learning_rate};
@@ -137,6 +141,10 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
         ++step;
       }
       const size_t steps_done = times.abandoned ? b : b + 1;
+      if (!times.abandoned) {
+        stopper.at_step_boundary(LoopState{epoch, static_cast<int64_t>(steps_done), step, elapsed + seconds_since(epoch_start),
+                                           run.best_accuracy, epochs_without_improvement});
+      }
       // Every rank learns of a signal that reached any of them, and all stop after the same step.
       if (const int signal = comm.allreduce_max(stop_signal_received()); signal != 0) {
         engine.synchronize();
@@ -146,7 +154,10 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
         run.stop_reason = "stopped by signal " + std::to_string(signal) + " after step " + std::to_string(steps_done) +
                           " of epoch " + std::to_string(epoch + 1) + (times.abandoned ? " (the step under way was abandoned)" : "");
         if (config.resumable) {
-          save_checkpoint(comm, engine, config_json, identity, here, checkpoint_path);
+          if (!stopper.finish(here)) {  // the stop checkpointer's thread may have written this very point
+            const auto hdf5 = stopper.exclusive();
+            save_checkpoint(comm, engine, config_json, identity, here, checkpoint_path);
+          }
           run.stop_reason += "; checkpoint " + checkpoint_path + " (continue with --resume " + checkpoint_path + ")";
         }
         return run;
@@ -156,6 +167,7 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
         log0("  epoch %d step %zu/%zu lr %.4g\n", epoch + 1, b + 1, batches.size(), s.learning_rate);
       }
     }
+    stopper.suspend();  // until the next epoch's first boundary: this epoch's row is yet to be written
     engine.synchronize();
     record(engine.drain_step_times());
     const double my_wall = seconds_since(epoch_start);
@@ -206,7 +218,10 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     log0("epoch %3d/%d  time %8.3f s  train loss %.4f  test loss %.4f  test acc %6.2f%%  %s img/s  lr %.4g\n",
          epoch + 1, config.epochs, s.wall_max, s.train_loss, s.test_loss, 100.0 * s.test_accuracy,
          with_thousands(s.images_per_s).c_str(), s.learning_rate);
-    if (observer) observer->on_epoch(s);
+    if (observer) {
+      const auto hdf5 = stopper.exclusive();
+      observer->on_epoch(s);
+    }
     run.epochs.push_back(s);
     run.epochs_run = epoch + 1;
     run.final_accuracy = s.test_accuracy;
@@ -225,6 +240,7 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
       break;
     }
     if (config.checkpoint_every > 0 && (epoch + 1) % config.checkpoint_every == 0) {
+      const auto hdf5 = stopper.exclusive();
       save_checkpoint(comm, engine, config_json, identity,
                       LoopState{epoch + 1, 0, step, elapsed, run.best_accuracy, epochs_without_improvement}, checkpoint_path);
     }

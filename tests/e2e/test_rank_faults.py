@@ -175,6 +175,38 @@ class StopSignals(unittest.TestCase):
             self.assertIn("stopped by signal 15", text)
 
 
+    def test_sigterm_to_mpirun_during_a_step_longer_than_the_grace(self):
+        """mpirun forwards SIGTERM and kills the ranks about a second later (odls_base_sigkill_timeout):
+        a step longer than that is abandoned and the last finished step's checkpoint is written at once."""
+        with temp_dir() as tmp:
+            out = os.path.join(tmp, "long.h5")
+            args = ["train", "--model", "mnist-cnn", "--data", "synthetic:1x28x28:10:9600:256", "--batch-size", "1600",
+                    "--epochs", "2", "--log-interval", "1", "--out", out]
+            env = {k: v for k, v in os.environ.items() if not k.startswith("OMPI_MCA_odls")}  # the default grace
+            proc = subprocess.Popen(scalebench_command(2, *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    env=env)
+            wait_for_line(proc, "  epoch 1 step 1/", HANG_LIMIT)
+            time.sleep(0.3)  # inside the second step, which takes seconds
+            proc.send_signal(signal.SIGTERM)  # to mpirun itself, as scancel and a terminal's kill do
+            text, err = proc.communicate(timeout=HANG_LIMIT)
+            checkpoint = out + ".ckpt.h5"
+            self.assertIn("stop signal: checkpoint " + checkpoint, text, text + err)
+            with h5py.File(checkpoint, "r") as f:
+                self.assertEqual(f.attrs["epoch"], 0)
+                self.assertGreaterEqual(f.attrs["step_in_epoch"], 1)
+            with h5py.File(out, "r") as f:
+                self.assertEqual(f.attrs["complete"], 0)
+            deadline = time.time() + 30  # the killed ranks are gone before the job is resubmitted
+            while rank_pids(out) and time.time() < deadline:
+                time.sleep(0.1)
+            self.assertFalse(rank_pids(out), "no rank may outlive the job")
+            resumed = run_scalebench(2, *args, "--resume", checkpoint, timeout=600)
+            self.assertEqual(resumed.returncode, 0, resumed.stdout + resumed.stderr)
+            with h5py.File(out, "r") as f:
+                self.assertEqual(f.attrs["complete"], 1)
+                self.assertEqual(list(f["epochs"]["epoch"]), [1, 2])
+
+
 def catches_sigterm(pid):
     """True once the process has installed its own SIGTERM handler (SigCgt in /proc)."""
     try:
