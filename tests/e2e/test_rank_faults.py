@@ -15,6 +15,7 @@ import h5py
 
 sys.path.insert(0, os.path.dirname(__file__))
 from e2e_util import run_scalebench, scalebench_command, temp_dir  # noqa: E402
+from test_faults import rank_pids, wait_for_line  # noqa: E402
 
 DATA = "synthetic:1x28x28:10:1024:256"
 MLP = ["train", "--model", "mlp", "--data", DATA, "--batch-size", "32"]
@@ -32,32 +33,6 @@ def run(command, env=None, timeout=HANG_LIMIT):
 
 def error_lines(stderr):
     return [line for line in stderr.splitlines() if line.startswith("scalebench: error")]
-
-
-def rank_pids(tag):
-    """PIDs of scalebench ranks (not mpirun) whose command line contains tag."""
-    found = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True).stdout.split()
-    pids = []
-    for pid in found:
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if f.read().split(b"\0")[0].decode().endswith("scalebench"):
-                    pids.append(int(pid))
-        except OSError:
-            continue
-    return sorted(pids)
-
-
-def wait_for_line(proc, prefix, timeout):
-    lines, deadline = [], time.time() + timeout
-    while time.time() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        lines.append(line)
-        if line.startswith(prefix):
-            return lines
-    raise AssertionError("never saw %r:\n%s" % (prefix, "".join(lines)))
 
 
 class FaultOnOneRank(unittest.TestCase):
