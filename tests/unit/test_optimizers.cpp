@@ -46,7 +46,7 @@ Inputs random_inputs(uint64_t seed, double grad_scale_after_first = 1.0) {
 Vec to_double(const std::vector<float>& v) { return Vec(v.begin(), v.end()); }
 
 // |actual - expected| within a tolerance relative to the largest expected magnitude of the buffer
-// (fp32 arithmetic against double).
+// (fp32 arithmetic against double). The updates are elementwise, no BLAS: the same on every CPU.
 void expect_buffer_near(const float* actual, const Vec& expected, const std::string& what) {
   double scale = 0;
   for (double e : expected) scale = std::max(scale, std::abs(e));
