@@ -19,6 +19,7 @@
 #include "data/synthetic.h"
 #include "relative_l2.h"
 #include "train/cpu_engine.h"
+#include "unit/rounding_bound.h"
 
 namespace sb {
 namespace {
@@ -50,18 +51,6 @@ std::vector<std::vector<int64_t>> share_batches(const TrainConfig& config, const
   return split_batches(sampler.indices(0), config.per_rank_batch(ranks), false);
 }
 
-// Runs `steps` steps with `comm` and returns the parameters they end with.
-std::vector<float> train_steps(const TrainConfig& config, const TrainTest& data, Communicator& comm, int steps) {
-  CpuEngine engine(config, data.train, data.test, comm);
-  const auto batches = share_batches(config, data, comm.size(), comm.rank());
-  uint64_t position = 0;
-  for (int k = 0; k < steps; ++k) {
-    engine.train_step(batches[static_cast<size_t>(k)], StepInfo{0, k, position, config.lr});
-    position += batches[static_cast<size_t>(k)].size();
-  }
-  return engine.network().params();
-}
-
 // One step as a rank saw it: the state it started from, the all-reduced gradient, the parameters after.
 struct RecordedStep {
   EngineState before;
@@ -85,6 +74,11 @@ std::vector<RecordedStep> record_steps(const TrainConfig& config, const TrainTes
   return recorded;
 }
 
+// Runs `steps` (>= 1) steps with `comm` and returns the parameters they end with.
+std::vector<float> train_steps(const TrainConfig& config, const TrainTest& data, Communicator& comm, int steps) {
+  return record_steps(config, data, comm, steps).back().params_after;
+}
+
 // The gradient one rank computes for `batch` from `state`.
 std::vector<float> one_rank_gradient(const TrainConfig& config, const TrainTest& data, Communicator& alone,
                                      const EngineState& state, std::span<const int64_t> batch, int step) {
@@ -93,8 +87,6 @@ std::vector<float> one_rank_gradient(const TrainConfig& config, const TrainTest&
   engine.train_step(batch, StepInfo{0, step, static_cast<uint64_t>(step) * batch.size(), config.lr});
   return engine.network().grads();
 }
-
-constexpr double kFp32Unit = 0x1p-24;  // fp32 unit roundoff
 
 class DataParallel : public ::testing::TestWithParam<std::string> {};
 
@@ -141,7 +133,7 @@ TEST_P(DataParallel, EveryStepAppliesTheUpdateOfTheAveragedShareGradients) {
     }
     size_t outside = 0, first = 0;
     for (size_t i = 0; i < mean.size(); ++i) {
-      if (std::fabs(static_cast<double>(step.gradient[i]) - mean[i]) > ranks * kFp32Unit * magnitude[i]) {
+      if (std::fabs(static_cast<double>(step.gradient[i]) - mean[i]) > ranks * testing::kFloatUnit * magnitude[i]) {
         if (outside++ == 0) first = i;
       }
     }
