@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU-node checks of issue #7 on one GPU: a SIGTERM checkpoint resumed on the GPU gives the losses of an
+# GPU-node fault checks on one GPU: a SIGTERM checkpoint resumed on the GPU gives the losses of an
 # uninterrupted run within tolerance, and running out of GPU memory stops with the sizes and the batch.
 set -u
 R=$OUT/f
@@ -15,7 +15,7 @@ pid=$!
 for _ in $(seq 1 300); do grep -q "epoch 1 step 300/" "$R/part.log" && break; sleep 0.1; done
 kill -TERM $pid; wait $pid
 echo "interrupted rc=$? (75 expected) $(grep '^done' "$R/part.log")" | tee -a "$R/summary.txt"
-$S "${ARGS[@]}" --out "$R/resumed.h5" --resume "$R/part.h5.ckpt.h5" > "$R/resumed.log" 2>&1
+$S "${ARGS[@]}" --out "$R/part.h5" --resume "$R/part.h5.ckpt.h5" > "$R/resumed.log" 2>&1
 echo "resumed rc=$?" | tee -a "$R/summary.txt"
 grep '^epoch' "$R/full.log" "$R/resumed.log" | tee -a "$R/summary.txt"
 $S train --model wrn --data synthetic:3x32x32:100:200000:100 --device cuda --precision fp32 --batch-size 200000 --epochs 1 > "$R/oom.log" 2>&1

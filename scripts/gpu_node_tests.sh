@@ -3,9 +3,12 @@
 # single-GPU tests one by one, the multi-GPU ones (tests/gpu/mpi) on 2 ranks where 2 GPUs are visible,
 # then the fault checks on the GPU: a rank stopped mid-training is named by the collective watchdog, and
 # the per-step wait it polls costs no throughput (mnist-cnn, batch 64, watchdog off and on, twice each).
-# Usage: scripts/gpu_node_tests.sh [OUTPUT_DIR]     (default: $OUT/gpu-tests; summary.txt there)
+# Usage: scripts/gpu_node_tests.sh [OUTPUT_DIR] [PARTS]
+#   OUTPUT_DIR  default $OUT/gpu-tests (summary.txt there); PARTS  any of tests,watchdog,latency (default all)
 set -u
 R=${1:-$OUT/gpu-tests}
+PARTS=${2:-tests,watchdog,latency}
+part() { [[ ",$PARTS," == *",$1,"* ]]; }
 # shellcheck source=scripts/gpu_node_env.sh
 source "$(dirname "$0")/gpu_node_env.sh"
 MPI=(mpirun --allow-run-as-root --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE)
@@ -14,7 +17,7 @@ RANKS=$(( N >= 2 ? 2 : 1 ))
 say "$(head -1 "$R/gpu.txt"); $N GPU(s); multi-GPU tests on $RANKS rank(s)"
 
 failed=0
-for t in "$T"/test_*; do
+part tests && for t in "$T"/test_*; do
   name=$(basename "$t")
   if [[ -f tests/gpu/mpi/$name.cpp ]]; then
     timeout 600 "${MPI[@]}" -np "$RANKS" "$t" > "$R/$name.log" 2>&1
@@ -23,13 +26,13 @@ for t in "$T"/test_*; do
   fi
   rc=$?
   (( rc != 0 )) && failed=$((failed + 1))
-  say "$name rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$R/$name.log" | tr '\n' ' ')"
+  say "$name rc=$rc $(sed 's/\x1b\[[0-9;]*m//g' "$R/$name.log" | grep -E '^\[  (PASSED|FAILED|SKIPPED) ' | tr '\n' ' ')"
 done
-say "GPU tests failed: $failed"
+part tests && say "GPU tests failed: $failed"
 
 # The watchdog on the GPU: rank 1 stopped in the middle of training.
-if (( RANKS == 2 )); then
-  "${MPI[@]}" -np 2 "$S" train --device cuda --model mnist-cnn --data synthetic:1x28x28:10:640000:1000 --batch-size 64 \
+if part watchdog && (( RANKS == 2 )); then
+  timeout 120 "${MPI[@]}" -np 2 "$S" train --device cuda --model mnist-cnn --data synthetic:1x28x28:10:640000:1000 --batch-size 64 \
     --epochs 2 --log-interval 500 --collective-timeout 10 > "$R/watchdog.log" 2>&1 &
   for _ in $(seq 1 600); do grep -q "step 500/" "$R/watchdog.log" && break; sleep 0.1; done
   victim=$(pgrep -f "^$S train --device cuda --model mnist-cnn" | tail -1)
@@ -39,7 +42,7 @@ if (( RANKS == 2 )); then
 fi
 
 # The polled per-step wait against the blocking one, on the most latency-bound step we run.
-for run in 1 2; do
+part latency && for run in 1 2; do
   for timeout_s in 0 600; do
     "$S" train --device cuda --model mnist-cnn --data synthetic:1x28x28:10:64000:1000 --batch-size 64 --precision tf32 \
       --epochs 3 --collective-timeout "$timeout_s" > "$R/latency-$timeout_s-$run.log" 2>&1

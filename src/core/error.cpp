@@ -2,10 +2,12 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <memory>
 #include <new>
 #include <thread>
 #include <vector>
@@ -18,9 +20,21 @@ std::vector<std::function<void()>>& abort_hooks() {
   static std::vector<std::function<void()>> hooks;
   return hooks;
 }
+// The hooks run on a thread of their own, given a few seconds: one may block for ever (ncclCommAbort
+// while an NCCL kernel still waits for a peer that stopped), and the job must end all the same.
+void run_abort_hooks_for_at_most(std::chrono::seconds limit) {
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  std::thread([done] {
+    auto& hooks = abort_hooks();
+    for (auto it = hooks.rbegin(); it != hooks.rend(); ++it) (*it)();
+    *done = true;
+  }).detach();
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!*done && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
 [[noreturn]] void abort_job(int code) {
-  auto& hooks = abort_hooks();
-  for (auto it = hooks.rbegin(); it != hooks.rend(); ++it) (*it)();
+  run_abort_hooks_for_at_most(std::chrono::seconds(10));
   std::fflush(stdout);
   std::fflush(stderr);
   int initialized = 0, finalized = 0;
