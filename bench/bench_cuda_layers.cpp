@@ -1,5 +1,5 @@
 // Google Benchmark micro-benchmarks of the CUDA layers (docs/benchmarks.md): forward + backward of each
-// WRN layer shape at batch 256 in bf16 NHWC (the training configuration of DESIGN.md), whole-network
+// WRN layer shape at batch 256 in bf16 NHWC (the WRN's training configuration), whole-network
 // forward + backward of wrn and mnist-cnn, and the fused optimizer over the WRN's 17M parameters.
 // Times are CUDA-event times of the GPU work (manual time); plans are built and autotuned in an untimed
 // warm-up. Every benchmark skips itself, with "no CUDA device", where there is no GPU.
@@ -22,6 +22,7 @@
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/network.h"
 #include "nn/spec.h"
+#include "optim/cuda/fused_step_hyperparameters.h"
 
 namespace {
 
@@ -123,7 +124,7 @@ double conv_flops(int64_t n, int64_t cin, int64_t cout, int64_t k, int64_t hout,
 
 constexpr int64_t kBatch = 256;
 
-// The WRN's convolutions at batch 256, bf16 NHWC (the shapes of DESIGN.md's cuDNN table).
+// The WRN's convolutions at batch 256, bf16 NHWC (the shapes of docs/cudnn.md's tables).
 void BM_conv3x3(benchmark::State& state) {
   const int64_t cin = state.range(0), cout = state.range(1), hw = state.range(2);
   run_network(state, sb::conv2d("conv", cin, cout, 3, 1, 1, false), Shape{kBatch, cin, hw, hw}, DType::BF16, Layout::NHWC,
@@ -170,6 +171,7 @@ void BM_fused_optimizer(benchmark::State& state) {
   sb::kernels::FusedOptimizerArgs a;
   a.kind = adadelta ? sb::kernels::OptimizerKind::Adadelta : sb::kernels::OptimizerKind::Sgd;
   a.sgd.momentum = 0.9;
+  a.adadelta = sb::fused_step_hyperparameters(sb::AdadeltaConfig{});  // torch's defaults
   a.n = n;
   a.params = static_cast<float*>(params.data());
   a.grads = static_cast<const float*>(grads.data());

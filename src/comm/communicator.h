@@ -26,7 +26,6 @@ class Communicator {
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  bool is_root() const { return rank() == 0; }
 
   // In-place reductions: afterwards every rank holds the element-wise result.
   template <ReducibleElement T> void allreduce_sum(std::span<T> data) { reduce(data, ReduceOp::Sum); }

@@ -1,4 +1,4 @@
-// The element types the collectives accept, and the traits that name each one. A collective call
+// The element types the collectives accept, and the traits that map each C++ type to one. A collective call
 // carries a span of one of these types, so its count is always in elements, never in bytes.
 #pragma once
 #include <concepts>
@@ -33,7 +33,5 @@ concept AveragedElement = ReducibleElement<T> && std::floating_point<std::remove
 
 template <typename T>
 inline constexpr ElementType element_type_of = ElementTraits<std::remove_cv_t<T>>::type;
-
-const char* element_type_name(ElementType type);
 
 }  // namespace sb

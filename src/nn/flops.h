@@ -1,7 +1,8 @@
 // Model FLOPs of a spec, for throughput in TFLOP/s and MFU (model FLOPs utilisation). Counts the
 // multiply-adds of convolutions and linear layers as 2 FLOPs each (the convention of MFU figures);
 // elementwise layers, pooling and BN are left out. Training costs 3x forward (forward, data gradient,
-// weight gradient), as DESIGN.md counts the WRN's 14.47 GFLOP per 32x32 image.
+// weight gradient), which gives the WRN's 14.47 GFLOP per 32x32 image
+// (docs/performance.md, MFU).
 #pragma once
 #include <cstdint>
 

@@ -1,7 +1,7 @@
 // The optimizer interface over one flat fp32 parameter buffer and its matching gradient buffer
-// (DESIGN.md, "Flat buffers"). Each step updates the whole buffer in one pass, as the fused CUDA kernel
+// (docs/architecture.md, "Flat buffers"). Each step updates the whole buffer in one pass, as the fused CUDA kernel
 // does. The state buffers and the step counter are exposed by name so that the run state's checkpoint
-// can save and restore them (DESIGN.md, "One run state").
+// can save and restore them (docs/architecture.md, "One run state").
 #pragma once
 #include <cstdint>
 #include <string>

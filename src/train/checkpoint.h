@@ -1,4 +1,4 @@
-// Checkpoints: the run state of DESIGN.md ("One run state") in one HDF5 file, written by rank 0 to a
+// Checkpoints: the run state (docs/architecture.md, "One run state") in one HDF5 file, written by rank 0 to a
 // temporary name and renamed into place, so that a job killed while writing keeps the previous one.
 //
 // The file starts with a 512-byte seal (an HDF5 user block): "SBCKPT01", the length and a checksum of

@@ -51,7 +51,7 @@ struct StepInfo {
   double lr = 0;
 };
 
-// Everything a checkpoint needs from an engine (the run state of DESIGN.md, less the loop's counters).
+// Everything a checkpoint needs from an engine (the run state of docs/architecture.md, less the loop's counters).
 struct EngineState {
   std::vector<float> params, buffers;
   std::vector<std::pair<std::string, std::vector<float>>> optimizer_state;  // by torch.optim's names

@@ -26,8 +26,6 @@ std::string TrainConfig::checkpoint_path() const {
   return out.empty() ? std::string("scalebench.ckpt.h5") : out + ".ckpt.h5";
 }
 
-int64_t TrainConfig::global_batch(int ranks) const { return per_rank_batch(ranks) * ranks; }
-
 namespace {
 void require(bool ok, const std::string& message) {
   if (!ok) throw UserError(message);

@@ -66,7 +66,6 @@ struct TrainConfig {
 
   // Per-rank batch for a world of `ranks`; throws UserError when a strong-scaling batch doesn't divide.
   int64_t per_rank_batch(int ranks) const;
-  int64_t global_batch(int ranks) const;
   // Checks values that need no files or ranks (ranges, names); throws UserError naming the option.
   void validate() const;
   // The configuration as a JSON object (for the results file and the cross-rank hash).

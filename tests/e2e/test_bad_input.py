@@ -1,5 +1,4 @@
-"""Bad input gets one sentence from rank 0 naming the problem, a non-zero exit, and no results file
-(issue #3, section 6)."""
+"""Bad input gets one sentence from rank 0 naming the problem, a non-zero exit, and no results file."""
 import gzip
 import os
 import struct

@@ -1,5 +1,5 @@
 """`mpirun -np N scalebench comm --device cpu` sweeps MPI all-reduces, checks them and writes a consistent
-/comm table (issue #5, section 2)."""
+/comm table."""
 import json
 import os
 import sys

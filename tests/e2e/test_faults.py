@@ -1,4 +1,4 @@
-"""Never lose a run (issue #7): a stop signal writes a checkpoint that resumes bit-exactly, a killed rank
+"""Never lose a run: a stop signal writes a checkpoint that resumes bit-exactly, a killed rank
 ends the job quickly with a valid results file, and a diverging loss stops with a clear message."""
 import os
 import signal

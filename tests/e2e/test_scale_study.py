@@ -1,5 +1,5 @@
 """`mpirun -np 4 scalebench scale --device cpu` on synthetic data writes a study whose table is
-consistent (issue #5, section 5)."""
+consistent."""
 import json
 import math
 import os

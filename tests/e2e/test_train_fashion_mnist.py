@@ -1,5 +1,5 @@
 """2-rank CPU training of mnist-cnn on Fashion-MNIST reaches >= 80% test accuracy, and its HDF5 file
-holds what the run printed (issue #3, section 7)."""
+holds what the run printed."""
 import json
 import math
 import os

@@ -153,7 +153,7 @@ inline std::vector<float> from_layout(const std::vector<float>& x, Layout l, int
   return l == Layout::NCHW ? x : nhwc_to_nchw(x, n, c, h, w);
 }
 
-// The tolerance of the brief: fp32 1e-5 relative; fp16/bf16 2e-2.
+// The layer tolerance: fp32 1e-5 relative; fp16/bf16 2e-2.
 inline double tolerance(DType t) { return t == DType::F32 ? 1e-5 : 2e-2; }
 
 inline double max_abs(const std::vector<float>& v) {

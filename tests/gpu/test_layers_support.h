@@ -23,7 +23,7 @@ namespace sb::layertest {
 
 using gputest::DeviceMem;
 
-// The precisions of the brief and their tolerances (relative L2 error).
+// The precisions the layers support and their tolerances (relative L2 error).
 struct Precision {
   const char* name;
   DType dtype;

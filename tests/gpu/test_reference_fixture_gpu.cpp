@@ -1,4 +1,4 @@
-// PyTorch as the oracle (issue #4, section 6), on the CUDA path: the fixture's training step (forward,
+// PyTorch as the oracle (tests/reference/README.md), on the CUDA path: the fixture's training step (forward,
 // loss kernel, backward, then the fused SGD and Adadelta kernels from the same start) through
 // sb::cuda::Network, against PyTorch's float64 results (tests/reference/make_fixtures.py).
 //   fp32, TF32 off (NCHW and NHWC): every tensor within 1e-5 (relative L2 per tensor);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch as the oracle (issue #4, section 6): writes tests/reference/fixtures.h5 (README.md here).
+"""PyTorch as the oracle: writes tests/reference/fixtures.h5 (README.md here).
 
 For each case (mnist-cnn on 1x28x28, and a narrow wrn on 3x32x32) it
   1. has scalebench write its initial weights for a fixed seed (tests/reference/dump_initial_weights),

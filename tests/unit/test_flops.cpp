@@ -1,4 +1,4 @@
-// Model FLOP counts against hand counts and DESIGN.md's WRN figure.
+// Model FLOP counts against hand counts and the WRN's published figure (docs/performance.md, MFU).
 #include <gtest/gtest.h>
 
 #include "models/registry.h"
@@ -16,7 +16,7 @@ TEST(Flops, MnistCnnMatchesAHandCount) {
 }
 
 TEST(Flops, WideResNetTrainingCostIsDesignsFigure) {
-  // DESIGN.md: 14.47 GFLOP per 32x32x3 image for training (3 x forward).
+  // 14.47 GFLOP per 32x32x3 image for training (3 x forward).
   const LayerSpec spec = build_model("wrn", ModelInput{3, 32, 32, 100});
   EXPECT_NEAR(training_flops_per_sample(spec, Shape{3, 32, 32}) / 1e9, 14.47, 0.01);
 }

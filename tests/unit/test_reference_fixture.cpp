@@ -1,4 +1,4 @@
-// PyTorch as the oracle (issue #4, section 6), on the CPU reference: one training step of mnist-cnn and of
+// PyTorch as the oracle (tests/reference/README.md), on the CPU reference: one training step of mnist-cnn and of
 // a narrow wrn from scalebench's seeded weights on the fixture's batch, against what PyTorch computed in
 // float64 (tests/reference/make_fixtures.py). fp32: output, loss, every gradient and the BN running
 // statistics, each within 1e-5 (relative L2 per tensor); one SGD and one Adadelta step applied to the

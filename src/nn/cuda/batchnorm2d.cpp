@@ -32,7 +32,6 @@ const DeviceTensor& BatchNorm2d::forward(const DeviceTensor& x, Mode mode) {
   float* running_mean = views_.buffers;
   float* running_var = views_.buffers + c;
   bool relu_done = false;
-  used_legacy_ = false;
 
   if (mode == Mode::Train) {
     float* next = running_out_.ensure_as<float>(static_cast<size_t>(2 * c));
@@ -47,10 +46,7 @@ const DeviceTensor& BatchNorm2d::forward(const DeviceTensor& x, Mode mode) {
       relu_done = true;
     } else {
       a.relu = false;
-      if (!bn_forward_training_graph(ctx_, s, a)) {
-        bn_forward_training_legacy(ctx_, s, a);
-        used_legacy_ = true;
-      }
+      if (!bn_forward_training_graph(ctx_, s, a)) bn_forward_training_legacy(ctx_, s, a);
     }
     // The graph writes the next statistics beside the old ones (its inputs must not alias its outputs,
     // and autotuning runs it several times); they replace the old ones here. Mean and variance are
@@ -76,10 +72,7 @@ const DeviceTensor& BatchNorm2d::forward(const DeviceTensor& x, Mode mode) {
       done = bn_forward_inference_graph(ctx_, s, a) || bn_affine_graph(ctx_, s, affine);
       relu_done = done && fuse;
     }
-    if (!done) {
-      bn_forward_inference_legacy(ctx_, s, x.data, y_.data, scale, bias, running_mean, running_var, spec_.eps);
-      used_legacy_ = true;
-    }
+    if (!done) bn_forward_inference_legacy(ctx_, s, x.data, y_.data, scale, bias, running_mean, running_var, spec_.eps);
   }
   if (relu_ && !relu_done) kernels::relu_forward(y_.data, y_.data, y_.numel(), y_.dtype(), ctx_.stream());
   return y_;

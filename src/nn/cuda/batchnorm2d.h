@@ -24,15 +24,12 @@ class BatchNorm2d final : public Layer {
 
   // The output becomes max(bn(x), 0). Backward then expects dy already masked by the ReLU.
   void enable_fused_relu() { relu_ = true; }
-  // Whether the last forward fell back to the legacy call (for tests and logs).
-  bool used_legacy() const { return used_legacy_; }
 
  private:
   LayerSpec spec_;
   Context& ctx_;
   ParamViews views_;
   bool relu_ = false;
-  bool used_legacy_ = false;
   Mode mode_ = Mode::Train;
   float epsilon_, momentum_;  // host scalars the graph reads by value
   DeviceTensor x_, y_, dx_;

@@ -23,9 +23,9 @@ struct ContextOptions {
   bool deterministic = false;    // no non-deterministic cuDNN engines
   bool autotune = true;          // time the heuristics' engine configurations on first use
   int autotune_candidates = 8;   // at most this many configurations are built and timed per graph
-  bool fuse_bn_relu = true;      // BatchNorm2d followed by ReLU as one cuDNN graph (nearly free, DESIGN.md)
+  bool fuse_bn_relu = true;      // BatchNorm2d followed by ReLU as one cuDNN graph (nearly free, docs/cudnn.md)
   bool fuse_conv_bias = false;   // conv + bias as one graph: runtime-compiled and slower than conv then a
-                                 // bias kernel in DESIGN.md's measurements, so off unless asked for
+                                 // bias kernel in docs/cudnn.md's measurements, so off unless asked for
 };
 
 class Context {

@@ -3,7 +3,7 @@
 // Weights: the compute-dtype copy of the [K, C, R, S] weights is used as it is under NCHW; under NHWC it is
 // transposed to KRSC in every forward (one pass over the weights; the optimizer changes them each step).
 // Gradients: fp32 compute writes dw straight into the fp32 flat gradient under NCHW; bf16/fp16 compute
-// has cuDNN write dw in the compute dtype (the fast wgrad engines, DESIGN.md) and a kernel then widens it
+// has cuDNN write dw in the compute dtype (the fast wgrad engines, docs/cudnn.md) and a kernel then widens it
 // into the fp32 gradient, transposing back from KRSC under NHWC. The bias is added by a kernel, or fused
 // into the fprop graph when the context asks for it and an engine runs that graph.
 #pragma once

@@ -24,7 +24,7 @@ bool conv_forward(Context& ctx, const ConvGeometry& g, const void* x, const void
 void conv_backward_data(Context& ctx, const ConvGeometry& g, const void* dy, const void* w, void* dx);
 
 // dw = the gradient with respect to the filter, written (not accumulated) in dw_dtype, in the filter's
-// layout. With bf16/fp16 activations, dw in the same dtype is many times faster than fp32 dw (DESIGN.md).
+// layout. With bf16/fp16 activations, dw in the same dtype is many times faster than fp32 dw (docs/cudnn.md).
 void conv_backward_filter(Context& ctx, const ConvGeometry& g, const void* x, const void* dy, void* dw, DType dw_dtype);
 
 }  // namespace sb::cuda

@@ -42,9 +42,6 @@ Descriptor& Descriptor::set_bool(cudnnBackendAttributeName_t name, bool value) {
 Descriptor& Descriptor::set_float(cudnnBackendAttributeName_t name, float value) {
   return set(name, CUDNN_TYPE_FLOAT, 1, &value);
 }
-Descriptor& Descriptor::set_double(cudnnBackendAttributeName_t name, double value) {
-  return set(name, CUDNN_TYPE_DOUBLE, 1, &value);
-}
 Descriptor& Descriptor::set_data_type(cudnnBackendAttributeName_t name, cudnnDataType_t value) {
   return set(name, CUDNN_TYPE_DATA_TYPE, 1, &value);
 }

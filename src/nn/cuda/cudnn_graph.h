@@ -38,7 +38,6 @@ class Descriptor {
   Descriptor& set_int64s(cudnnBackendAttributeName_t name, const std::vector<int64_t>& values);
   Descriptor& set_bool(cudnnBackendAttributeName_t name, bool value);
   Descriptor& set_float(cudnnBackendAttributeName_t name, float value);
-  Descriptor& set_double(cudnnBackendAttributeName_t name, double value);
   Descriptor& set_data_type(cudnnBackendAttributeName_t name, cudnnDataType_t value);
   Descriptor& set_desc(cudnnBackendAttributeName_t name, const Descriptor& value);
   Descriptor& set_descs(cudnnBackendAttributeName_t name, const std::vector<const Descriptor*>& values);

@@ -36,10 +36,4 @@ void check_activation(const DeviceTensor& x, const Context& ctx, const LayerSpec
     fatal(who + " got an " + layout_name(x.layout()) + " input but the context's layout is " + layout_name(ctx.layout()));
 }
 
-std::string dims_key(const Shape& shape) {
-  std::string s;
-  for (size_t i = 0; i < shape.rank(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
-  return s;
-}
-
 }  // namespace sb::cuda

@@ -1,8 +1,5 @@
-// Small helpers shared by the CUDA layers: output tensors over grow-only buffers, activation checks,
-// and the text pieces of plan-cache keys.
+// Small helpers shared by the CUDA layers: output tensors over grow-only buffers and activation checks.
 #pragma once
-#include <string>
-
 #include "nn/cuda/context.h"
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/layer.h"
@@ -22,8 +19,5 @@ DeviceTensor reshaped(const DeviceTensor& x, const Shape& shape, Layout layout);
 
 // Stops with a sentence when x is not in the context's dtype and layout or not of the expected rank.
 void check_activation(const DeviceTensor& x, const Context& ctx, const LayerSpec& spec, size_t rank);
-
-// "8x3x32x32": for plan-cache keys.
-std::string dims_key(const Shape& shape);
 
 }  // namespace sb::cuda

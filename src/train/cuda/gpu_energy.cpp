@@ -21,28 +21,18 @@ F symbol(void* library, const char* name) {
 
 GpuEnergyMeter::GpuEnergyMeter(int device) {
   library_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!library_) {
-    why_ = "libnvidia-ml.so.1 not found";
-    return;
-  }
+  if (!library_) return;  // no NVML on this node
   auto init = symbol<InitFn>(library_, "nvmlInit_v2");
   auto by_bus = symbol<HandleByBusIdFn>(library_, "nvmlDeviceGetHandleByPciBusId_v2");
   auto energy = symbol<EnergyFn>(library_, "nvmlDeviceGetTotalEnergyConsumption");
   char bus_id[32] = {0};
-  if (!init || !by_bus || !energy || init() != 0) {
-    why_ = "NVML did not initialise";
-    return;
-  }
+  if (!init || !by_bus || !energy || init() != 0) return;  // NVML did not initialise
   if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device) != cudaSuccess) {
-    cudaGetLastError();
-    why_ = "no PCI bus id for the device";
+    cudaGetLastError();  // no PCI bus id for the device
     return;
   }
   void* handle = nullptr;
-  if (by_bus(bus_id, &handle) != 0 || energy(handle, &start_mj_) != 0) {
-    why_ = "the GPU has no energy counter";
-    return;
-  }
+  if (by_bus(bus_id, &handle) != 0 || energy(handle, &start_mj_) != 0) return;  // no energy counter
   device_ = handle;
 }
 

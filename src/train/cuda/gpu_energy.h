@@ -1,7 +1,6 @@
 // The GPU's energy counter through NVML, loaded at run time (dlopen), so that the build needs no NVML
 // and a node without it simply reports no energy (NaN).
 #pragma once
-#include <string>
 
 namespace sb {
 
@@ -13,16 +12,13 @@ class GpuEnergyMeter {
   GpuEnergyMeter(const GpuEnergyMeter&) = delete;
   GpuEnergyMeter& operator=(const GpuEnergyMeter&) = delete;
 
-  bool available() const { return device_ != nullptr; }
   // Joules since the meter was created; NaN when NVML or the counter (Volta and later) is missing.
   double joules() const;
-  const std::string& why_unavailable() const { return why_; }
 
  private:
   void* library_ = nullptr;
   void* device_ = nullptr;
   unsigned long long start_mj_ = 0;
-  std::string why_;
 };
 
 }  // namespace sb

@@ -33,9 +33,6 @@ class GradientBuckets {
   // Launches whatever is left and makes the compute stream wait for every bucket.
   void finish();
 
-  cudaStream_t comm_stream() const { return comm_; }
-  size_t bucket_count() const { return buckets_.size(); }
-
  private:
   void launch(size_t b);
 

@@ -1,4 +1,4 @@
-// The captured training step survives evaluation only while no buffer it uses has moved (issue #4). The
+// The captured training step survives evaluation only while no buffer it uses has moved. The
 // first evaluation, with a larger batch than training, grows the layers' buffers, so the graph must be
 // captured again; the second allocates nothing, so the graph is kept and replayed. Either way the steps
 // must equal eager steps: 2 ranks with NCCL, dropout on (masks drawn from the step in device memory),

@@ -1,4 +1,4 @@
-// Each whole model's training on the GPU against the CPU reference (issue #4): the same weights, data and
+// Each whole model's training on the GPU against the CPU reference: the same weights, data and
 // steps (dropout off, fp32 without TF32, deterministic cuDNN engines) give per-step losses, and parameters
 // and BN running statistics after K steps, within twice the spread of the CPU's own runs from slightly
 // perturbed weights (at least 1e-5 relative; see cpu_spread). Every rank checks on its own GPU. The

@@ -1,4 +1,4 @@
-// Data parallelism on GPUs through NCCL (issue #4): 2 ranks with per-rank batch B/2 end with the same
+// Data parallelism on GPUs through NCCL: 2 ranks with per-rank batch B/2 end with the same
 // parameters after K steps as 1 rank with batch B (dropout off, fp32 without TF32), and after steps with
 // dropout on every rank holds bit-identical parameters (the all-reduce hands every rank the same
 // average). Runs under mpiexec -np 2 and skips unless every rank sees at least 2 GPUs.
