@@ -30,8 +30,8 @@ void scale(const void* x, void* y, float alpha, int64_t n, DType dtype, cudaStre
 void cast(const void* src, DType src_dtype, void* dst, DType dst_dtype, int64_t n, cudaStream_t stream);
 
 // dst (fp32) = src (any dtype) when accumulate is false, dst += src when true: takes a bf16/fp16
-// gradient from cuDNN/cuBLAS into the fp32 flat gradient buffer in one pass (DESIGN.md, "compute wgrad
-// with bf16 dw, then accumulate it into the fp32 flat gradient").
+// gradient from cuDNN/cuBLAS into the fp32 flat gradient buffer in one pass (docs/cudnn.md: wgrad writes
+// dw in the compute dtype, which is many times faster than fp32 dw).
 void accumulate_into_f32(const void* src, DType src_dtype, float* dst, int64_t n, bool accumulate,
                          cudaStream_t stream);
 

@@ -1,5 +1,5 @@
-// The fused optimizer step: ONE launch updates the whole flat fp32 master buffer (DESIGN.md, "Flat
-// buffers"), with torch.optim's semantics. The per-element maths is literally the CPU optimizers': the
+// The fused optimizer step: ONE launch updates the whole flat fp32 master buffer (docs/architecture.md,
+// "Flat buffers"), with torch.optim's semantics. The per-element maths is literally the CPU optimizers': the
 // kernel calls the SB_HOST_DEVICE update functions of src/optim/update_rules.h.
 //
 // For a CUDA graph, nothing that changes between steps is a kernel argument: the learning rate can be read
