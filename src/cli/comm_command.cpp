@@ -6,20 +6,17 @@
 #include <memory>
 #include <sstream>
 
+#include "cli/command_setup.h"
 #include "cli/commands.h"
 #include "cli/engine_factory.h"
 #include "cli/options.h"
-#include "cli/output_locks.h"
 #include "cli/run_metadata.h"
 #include "comm/allreduce_sweep.h"
-#include "comm/collective_watchdog.h"
-#include "comm/config_check.h"
-#include "comm/root_check.h"
 #include "core/error.h"
+#include "core/exit_codes.h"
 #include "core/json_text.h"
 #include "core/log.h"
 #include "metrics/comm_results.h"
-#include "metrics/results_output_check.h"
 #include "models/registry.h"
 #include "train/collective.h"
 #ifdef SCALEBENCH_HAVE_CUDA
@@ -29,7 +26,6 @@
 namespace sb {
 namespace {
 
-constexpr int kWrongResultsExit = 3;
 
 const char* kSummary =
     "An all-reduce sweep in the manner of nccl-tests: for each --dtypes and each power of two from --min-bytes\n"
@@ -94,15 +90,11 @@ CommRow to_comm_row(const SweepResult& r) {
 
 int comm_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line) {
   MpiCommunicator& world = session.world();
-  CliConfig cli;  // checks that can fail run collectively: one sentence, every rank stops (train_command.cpp)
-  run_collectively(world, [&] { cli = parse_options("comm", kComm, args); });
-  if (cli.help) {
-    if (session.rank() == 0) std::fputs(help_text("comm", kComm, kSummary).c_str(), stdout);
-    return 0;
-  }
-  TrainConfig& config = cli.train;  // --device, --out and --comm-model (config.model) live here
-  config.command_line = command_line;
-  const CommSettings& comm = cli.comm;
+  // Checks that can fail run collectively: one sentence, every rank stops (train_command.cpp).
+  std::optional<CliConfig> cli = parse_command(session, "comm", kComm, kSummary, args, command_line);
+  if (!cli) return 0;  // --help
+  TrainConfig& config = cli->train;  // --device, --out and --comm-model (config.model) live here
+  const CommSettings& comm = cli->comm;
   const bool on_gpu = config.device == "cuda";
 
   // Cheap checks first: values, then the model, the ranks' agreement, the output path, the device.
@@ -152,10 +144,8 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
        << ",\"comm_model\":" << json_quote(config.model) << ",\"model_elements\":" << model_elements
        << ",\"op\":\"sum\",\"in_place\":true}";
   const std::string config_json = json.str();
-  check_same_on_all_ranks(world, config_json);
-  set_collective_timeout(config.collective_timeout);  // every rank agreed on it just now
-  if (!config.out.empty()) check_on_root(world, 0, [&] { check_output_writable(config.out); });
-  const auto output_locks = lock_outputs(world, config.out);  // one live run per output
+  agree_on_configuration(world, config_json, config.collective_timeout);
+  const auto output_locks = prepare_outputs(world, {config.out, "", "", ""});
   run_collectively(world, [&] { check_device_available(config, session.local_size()); });
 
 #ifdef SCALEBENCH_HAVE_CUDA
@@ -229,7 +219,7 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
                    "all-reduce corrupted data on this system\n",
                    static_cast<long long>(total_wrong), on_gpu ? "NCCL" : "MPI");
     }
-    return kWrongResultsExit;
+    return kExitFailure;
   }
   return 0;
 }

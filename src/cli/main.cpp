@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "comm/mpi_session.h"
 #include "core/error.h"
+#include "core/exit_codes.h"
 #include "core/shell_quote.h"
 #include "train/stop_signal.h"
 
@@ -33,7 +34,7 @@ int main(int argc, char** argv) {
   const bool root = session.rank() == 0;
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     if (root) std::fputs(kUsage, argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+    return argc < 2 ? sb::kExitBadInput : 0;
   }
   const std::string command = argv[1];
   const std::vector<std::string> args(argv + 2, argv + argc);
@@ -48,12 +49,12 @@ int main(int argc, char** argv) {
   } catch (const sb::AgreedError& e) {
     // Every rank of the job met the same error together (the collective checks), so rank 0 speaks and all
     // return. Agreed by part of the job only (a `scale` configuration), the others may be waiting.
-    if (e.ranks() != session.size()) sb::abort_job_after_agreed_error(e, 2);
+    if (e.ranks() != session.size()) sb::abort_job_after_agreed_error(e, sb::kExitBadInput);
     if (e.speaker()) std::fprintf(stderr, "scalebench: error: %s\n", e.what());
-    return 2;
+    return sb::kExitBadInput;
   } catch (const sb::UserError& e) {
-    sb::abort_job_after_error(e.what(), 2);  // this rank alone: the others may wait in a collective
+    sb::abort_job_after_error(e.what(), sb::kExitBadInput);  // this rank alone: the others may wait in a collective
   } catch (...) {
-    sb::abort_job_after_error(sb::describe_current_exception(), 3);
+    sb::abort_job_after_error(sb::describe_current_exception(), sb::kExitFailure);
   }
 }

@@ -2,20 +2,16 @@
 #include <cstdio>
 #include <memory>
 
+#include "cli/command_setup.h"
 #include "cli/commands.h"
 #include "cli/engine_factory.h"
 #include "cli/options.h"
-#include "cli/output_locks.h"
 #include "cli/run_metadata.h"
 #include "cli/training_data.h"
-#include "comm/collective_watchdog.h"
-#include "comm/config_check.h"
-#include "comm/root_check.h"
 #include "core/error.h"
+#include "core/exit_codes.h"
 #include "core/log.h"
 #include "data/dataset_spec.h"
-#include "metrics/chrome_trace.h"
-#include "metrics/results_output_check.h"
 #include "models/registry.h"
 #include "train/blas_threads.h"
 #include "train/collective.h"
@@ -41,22 +37,16 @@ StudyRow to_study_row(const StudyPoint& p) {
 
 int scale_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line) {
   MpiCommunicator& world = session.world();
-  CliConfig cli;  // checks that can fail run collectively: one sentence, every rank stops (train_command.cpp)
-  run_collectively(world, [&] { cli = parse_options("scale", kScale, args); });
-  if (cli.help) {
-    if (session.rank() == 0) {
-      std::fputs(help_text("scale", kScale,
-                           "The scaling study in one job: trains on 1, 2, 4, ... of the job's ranks in turn (sub-communicators)\n"
-                           "and writes every configuration plus a /study table of speedup and efficiency.\n"
-                           "--epochs counts the measured epochs of each configuration; --warmup-epochs come before them.")
-                     .c_str(),
-                 stdout);
-    }
-    return 0;
-  }
-  TrainConfig config = cli.train;
-  config.command_line = command_line;
-  const ScaleSettings& scale = cli.scale;
+  // Checks that can fail run collectively: one sentence, every rank stops (train_command.cpp).
+  const std::optional<CliConfig> cli =
+      parse_command(session, "scale", kScale,
+                    "The scaling study in one job: trains on 1, 2, 4, ... of the job's ranks in turn (sub-communicators)\n"
+                    "and writes every configuration plus a /study table of speedup and efficiency.\n"
+                    "--epochs counts the measured epochs of each configuration; --warmup-epochs come before them.",
+                    args, command_line);
+  if (!cli) return 0;  // --help
+  TrainConfig config = cli->train;
+  const ScaleSettings& scale = cli->scale;
   std::vector<int> counts = scale.gpus.empty() ? default_gpu_counts(world.size()) : scale.gpus;
 
   DatasetSpec data_spec;
@@ -69,11 +59,8 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
     data_spec = parse_dataset_spec(config.data);
     model_info(config.model);
   });
-  check_same_on_all_ranks(world, config.to_json() + std::to_string(scale.warmup_epochs));
-  set_collective_timeout(config.collective_timeout);  // every rank agreed on it just now
-  if (!config.out.empty()) check_on_root(world, 0, [&] { check_output_writable(config.out); });
-  const auto output_locks = lock_outputs(world, config.out);  // one live run per output
-  if (!config.trace.empty()) run_collectively(world, [&] { check_trace_writable(config.trace, world.rank()); });
+  agree_on_configuration(world, config.to_json() + std::to_string(scale.warmup_epochs), config.collective_timeout);
+  const auto output_locks = prepare_outputs(world, {config.out, "", "", config.trace});  // a study writes no checkpoint
   run_collectively(world, [&] { check_device_available(config, session.local_size()); });
 
   const TrainTest data = load_training_data(world, config, data_spec, counts.back());

@@ -2,22 +2,20 @@
 #include <cstdio>
 #include <memory>
 
+#include "cli/command_setup.h"
 #include "cli/commands.h"
 #include "cli/engine_factory.h"
 #include "cli/options.h"
-#include "cli/output_locks.h"
 #include "cli/run_metadata.h"
 #include "cli/training_data.h"
-#include "comm/collective_watchdog.h"
-#include "comm/config_check.h"
 #include "comm/root_check.h"
 #include "core/error.h"
+#include "core/exit_codes.h"
 #include "core/log.h"
+#include "metrics/flops_rate.h"
 #include "models/registry.h"
 #include "nn/flops.h"
 #include "data/dataset_spec.h"
-#include "metrics/chrome_trace.h"
-#include "metrics/results_output_check.h"
 #include "train/blas_threads.h"
 #include "train/checkpoint.h"
 #include "train/stop_signal.h"
@@ -32,16 +30,11 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   MpiCommunicator& world = session.world();
   // Every check that can fail runs collectively, so that a rank that differs (its arguments, files or
   // memory) stops every rank with one sentence instead of leaving them in a collective.
-  CliConfig cli;
-  run_collectively(world, [&] { cli = parse_options("train", kTrain, args); });
-  if (cli.help) {
-    if (session.rank() == 0) {
-      std::fputs(help_text("train", kTrain, "Data-parallel training of one model; one process per GPU (or CPU rank).").c_str(), stdout);
-    }
-    return 0;
-  }
-  TrainConfig& config = cli.train;
-  config.command_line = command_line;
+  std::optional<CliConfig> cli = parse_command(session, "train", kTrain,
+                                               "Data-parallel training of one model; one process per GPU (or CPU rank).",
+                                               args, command_line);
+  if (!cli) return 0;  // --help
+  TrainConfig& config = cli->train;
 
   // Cheap checks first, in the order a user would fix them: values, ranks, output, device, then data.
   DatasetSpec data_spec;
@@ -51,12 +44,8 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
     data_spec = parse_dataset_spec(config.data);
     model_info(config.model);
   });
-  check_same_on_all_ranks(world, config.to_json());
-  set_collective_timeout(config.collective_timeout);  // every rank agreed on it just now
-  if (!config.out.empty()) check_on_root(world, 0, [&] { check_output_writable(config.out); });
-  check_on_root(world, 0, [&] { check_output_writable(config.checkpoint_path(), "the checkpoint file (--checkpoint)"); });
-  const auto output_locks = lock_outputs(world, config.out, config.checkpoint);  // one live run per output
-  if (!config.trace.empty()) run_collectively(world, [&] { check_trace_writable(config.trace, world.rank()); });
+  agree_on_configuration(world, config.to_json(), config.collective_timeout);
+  const auto output_locks = prepare_outputs(world, {config.out, config.checkpoint_path(), config.checkpoint, config.trace});
   std::unique_ptr<Checkpoint> resume;
   if (!config.resume.empty()) run_collectively(world, [&] { resume = std::make_unique<Checkpoint>(read_checkpoint(config.resume)); });
   if (resume) {  // the same run, continued in the same results file; checked before anything is written
@@ -108,10 +97,11 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   log0("done: %d epoch(s), %s; best test accuracy %.2f%%%s%s\n", run.epochs_run, run.stop_reason.c_str(),
        100.0 * run.best_accuracy, config.out.empty() ? "" : "; results in ", config.out.c_str());
   if (!run.epochs.empty()) {
-    const double achieved = flops_per_sample * run.epochs.back().images_per_s / 1e12;
     const double peak = engine->peak_tflops();
-    log0("model FLOPs: %.3f GFLOP per training sample (3 x forward); last epoch %.3g TFLOP/s", flops_per_sample / 1e9, achieved);
-    if (std::isfinite(peak)) log0(", MFU %.1f%% of the measured %.0f TFLOP/s per device", 100.0 * achieved / (peak * world.size()), peak);
+    const FlopsRate rate = flops_rate(flops_per_sample, run.epochs.back().images_per_s, peak, world.size());
+    log0("model FLOPs: %.3f GFLOP per training sample (3 x forward); last epoch %.3g TFLOP/s", flops_per_sample / 1e9,
+         rate.achieved_tflops);
+    if (std::isfinite(rate.mfu)) log0(", MFU %.1f%% of the measured %.0f TFLOP/s per device", 100.0 * rate.mfu, peak);
     log0("\n");
   }
   if (std::isfinite(run.time_to_target)) {
@@ -119,7 +109,7 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
          run.time_to_target);
   }
   if (run.interrupted) return kExitInterrupted;
-  return run.diverged ? 4 : 0;
+  return run.diverged ? kExitDiverged : 0;
 }
 
 }  // namespace sb

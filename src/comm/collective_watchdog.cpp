@@ -11,6 +11,7 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "core/exit_codes.h"
 
 namespace sb {
 namespace {
@@ -126,7 +127,7 @@ void roll_call_and_abort(const std::function<bool()>& done, const char* operatio
   sentence += "; ending the job (--collective-timeout " + std::string(timeout_text) + "; 0 turns the watchdog off)";
   // One sentence for the job: the lowest rank that answered speaks; the others give it a moment.
   if (*std::min_element(answered.begin(), answered.end()) != me) std::this_thread::sleep_for(std::chrono::seconds(2));
-  abort_job_after_error(sentence, 3);
+  abort_job_after_error(sentence, kExitFailure);
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/exit_codes.h"
+
 namespace sb {
 namespace {
 int g_rank = -1;
@@ -57,12 +59,12 @@ void add_abort_hook(std::function<void()> hook) { abort_hooks().push_back(std::m
 void fatal_call(const char* file, int line, const char* call, const std::string& message) {
   std::fprintf(stderr, "[rank %d on %s] %s:%d: %s failed: %s\n", g_rank, g_host.c_str(), file, line, call,
                message.c_str());
-  abort_job(3);
+  abort_job(kExitFailure);
 }
 
 void fatal(const std::string& message) {
   std::fprintf(stderr, "[rank %d on %s] fatal: %s\n", g_rank, g_host.c_str(), message.c_str());
-  abort_job(3);
+  abort_job(kExitFailure);
 }
 
 void abort_job_after_error(const std::string& message, int exit_code) {
@@ -98,10 +100,10 @@ namespace {
     try {
       std::rethrow_exception(std::current_exception());
     } catch (...) {
-      abort_job_after_error(describe_current_exception(), 3);
+      abort_job_after_error(describe_current_exception(), kExitFailure);
     }
   }
-  abort_job_after_error("std::terminate was called without an exception", 3);
+  abort_job_after_error("std::terminate was called without an exception", kExitFailure);
 }
 }  // namespace
 

@@ -1,0 +1,42 @@
+#include "cli/command_setup.h"
+
+#include <cstdio>
+
+#include "cli/output_locks.h"
+#include "comm/collective_watchdog.h"
+#include "comm/config_check.h"
+#include "comm/root_check.h"
+#include "metrics/chrome_trace.h"
+#include "metrics/results_output_check.h"
+#include "train/collective.h"
+
+namespace sb {
+
+std::optional<CliConfig> parse_command(MpiSession& session, const char* command, unsigned mask, const char* summary,
+                                       const std::vector<std::string>& args, const std::string& command_line) {
+  CliConfig cli;
+  run_collectively(session.world(), [&] { cli = parse_options(command, mask, args); });
+  if (cli.help) {
+    if (session.rank() == 0) std::fputs(help_text(command, mask, summary).c_str(), stdout);
+    return std::nullopt;
+  }
+  cli.train.command_line = command_line;
+  return cli;
+}
+
+void agree_on_configuration(Communicator& world, const std::string& config_text, double collective_timeout) {
+  check_same_on_all_ranks(world, config_text);
+  set_collective_timeout(collective_timeout);
+}
+
+std::vector<std::unique_ptr<OutputLock>> prepare_outputs(Communicator& world, const CommandOutputs& outputs) {
+  if (!outputs.out.empty()) check_on_root(world, 0, [&] { check_output_writable(outputs.out); });
+  if (!outputs.checkpoint.empty()) {
+    check_on_root(world, 0, [&] { check_output_writable(outputs.checkpoint, "the checkpoint file (--checkpoint)"); });
+  }
+  auto locks = lock_outputs(world, outputs.out, outputs.checkpoint_option);
+  if (!outputs.trace.empty()) run_collectively(world, [&] { check_trace_writable(outputs.trace, world.rank()); });
+  return locks;
+}
+
+}  // namespace sb
