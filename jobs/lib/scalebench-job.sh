@@ -128,6 +128,36 @@ sb_launch() {
   return "$rc"
 }
 
+# The start shared by the jobs/mpirun scripts: sb_job_init with a job id from the clock and the PID, one
+# rank per visible GPU unless SCALEBENCH_NP says otherwise (2 ranks on the CPU), and SB_ARGS.
+sb_mpirun_job_init() {
+  SCALEBENCH_LAUNCH=mpirun
+  sb_job_init "$1" "$(date +%Y%m%d-%H%M%S)-$$"
+  if [[ -z ${SCALEBENCH_NP:-} ]]; then
+    SCALEBENCH_NP=2
+    if [[ $SCALEBENCH_DEVICE == cuda ]]; then
+      SCALEBENCH_NP=$(sb_visible_gpus)
+      ((SCALEBENCH_NP > 0)) ||
+        sb_die "no GPU visible (nvidia-smi -L, CUDA_VISIBLE_DEVICES); set SCALEBENCH_DEVICE=cpu to run on the CPU"
+    fi
+  fi
+  # More CPU ranks than cores is fine for a functional run; Open MPI refuses it without this.
+  if [[ $SCALEBENCH_DEVICE == cpu ]]; then SCALEBENCH_MPIRUN_FLAGS+=" --oversubscribe"; fi
+  sb_common_args
+}
+
+# The GPUs this process may use: as many as CUDA_VISIBLE_DEVICES names when it is set (none when it
+# is empty), else as many as nvidia-smi lists (0 without nvidia-smi).
+sb_visible_gpus() {
+  if [[ -n ${CUDA_VISIBLE_DEVICES+set} ]]; then
+    local ids
+    IFS=, read -r -a ids <<< "$CUDA_VISIBLE_DEVICES"
+    echo "${#ids[@]}"
+  else
+    nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true
+  fi
+}
+
 # Powers of two up to $1, comma-separated: the GPU counts of a study that fits $1 ranks.
 sb_powers_of_two() {
   local n=1 list=""

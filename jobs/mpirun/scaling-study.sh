@@ -11,7 +11,7 @@
 # and the process id (YYYYmmdd-HHMMSS-PID).
 #
 # Environment variables:
-#   SCALEBENCH_NP           ranks (the largest GPU count)           [the GPUs nvidia-smi lists; 2 with cpu]
+#   SCALEBENCH_NP           ranks (the largest GPU count)           [the visible GPUs (CUDA_VISIBLE_DEVICES, else nvidia-smi -L); 2 with cpu]
 #   SCALEBENCH_GPUS         --gpus: the counts of the study         [1,2,4,... up to SCALEBENCH_NP]
 #   SCALEBENCH_SCALING      --scaling: weak or strong               [weak]
 #   SCALEBENCH_WARMUP_EPOCHS --warmup-epochs: epochs per count left out of the figures [1]
@@ -35,17 +35,7 @@ export SCALEBENCH_HOME=${SCALEBENCH_HOME:-$(dirname "$(dirname "$here")")}
 # shellcheck source=../lib/scalebench-job.sh
 source "$here/../lib/scalebench-job.sh"
 
-SCALEBENCH_LAUNCH=mpirun
-sb_job_init "${SCALEBENCH_JOB_NAME:-sb-scaling}" "$(date +%Y%m%d-%H%M%S)-$$"
-if [[ -z ${SCALEBENCH_NP:-} ]]; then
-  SCALEBENCH_NP=2
-  if [[ $SCALEBENCH_DEVICE == cuda ]]; then
-    SCALEBENCH_NP=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-    ((SCALEBENCH_NP > 0)) || sb_die "no GPU visible (nvidia-smi -L); set SCALEBENCH_DEVICE=cpu to run on the CPU"
-  fi
-fi
-[[ $SCALEBENCH_DEVICE == cpu ]] && SCALEBENCH_MPIRUN_FLAGS+=" --oversubscribe"
-sb_common_args
+sb_mpirun_job_init "${SCALEBENCH_JOB_NAME:-sb-scaling}"
 SB_ARGS+=(--gpus "${SCALEBENCH_GPUS:-$(sb_powers_of_two "$SCALEBENCH_NP")}" --scaling "${SCALEBENCH_SCALING:-weak}"
           --warmup-epochs "${SCALEBENCH_WARMUP_EPOCHS:-1}")
 sb_show_env

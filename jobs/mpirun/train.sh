@@ -10,7 +10,7 @@
 # and the process id (YYYYmmdd-HHMMSS-PID).
 #
 # Environment variables:
-#   SCALEBENCH_NP           ranks                                   [the GPUs nvidia-smi lists; 2 with cpu]
+#   SCALEBENCH_NP           ranks                                   [the visible GPUs (CUDA_VISIBLE_DEVICES, else nvidia-smi -L); 2 with cpu]
 #   SCALEBENCH_JOB_NAME     the name in the results file's name     [sb-train]
 #   SCALEBENCH_BIN          the binary                              [build/scalebench of this checkout]
 #   SCALEBENCH_MODULES      modules to load; empty: none            []
@@ -32,17 +32,6 @@ export SCALEBENCH_HOME=${SCALEBENCH_HOME:-$(dirname "$(dirname "$here")")}
 # shellcheck source=../lib/scalebench-job.sh
 source "$here/../lib/scalebench-job.sh"
 
-SCALEBENCH_LAUNCH=mpirun
-sb_job_init "${SCALEBENCH_JOB_NAME:-sb-train}" "$(date +%Y%m%d-%H%M%S)-$$"
-if [[ -z ${SCALEBENCH_NP:-} ]]; then
-  SCALEBENCH_NP=2
-  if [[ $SCALEBENCH_DEVICE == cuda ]]; then
-    SCALEBENCH_NP=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-    ((SCALEBENCH_NP > 0)) || sb_die "no GPU visible (nvidia-smi -L); set SCALEBENCH_DEVICE=cpu to run on the CPU"
-  fi
-fi
-# More CPU ranks than cores is fine for a functional run; Open MPI refuses it without this.
-[[ $SCALEBENCH_DEVICE == cpu ]] && SCALEBENCH_MPIRUN_FLAGS+=" --oversubscribe"
-sb_common_args
+sb_mpirun_job_init "${SCALEBENCH_JOB_NAME:-sb-train}"
 sb_show_env
 sb_launch "$SCALEBENCH_NP" train "${SB_ARGS[@]}"
