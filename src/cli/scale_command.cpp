@@ -15,10 +15,8 @@
 #include "models/registry.h"
 #include "train/blas_threads.h"
 #include "train/collective.h"
-#include "train/results_observer.h"
 #include "train/scaling_study.h"
 #include "train/stop_signal.h"
-#include "train/trainer.h"
 
 namespace sb {
 namespace {
@@ -77,29 +75,12 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   run_config.epochs = config.epochs + scale.warmup_epochs;
   run_config.resumable = false;  // a study starts over; a stop signal ends it after the current step
   install_stop_handlers();
-  std::vector<StudyPoint> points;
-  int stopped_by = 0, stopped_at = 0;
-  for (int gpus : counts) {
-    log0("== scale: %d of %d rank(s), %s scaling\n", gpus, world.size(), scaling_name(config.scaling));
-    std::unique_ptr<Communicator> sub = world.split(world.rank() < gpus ? 0 : -1, world.rank());
-    RunSummary run;
-    if (sub) {
-      std::unique_ptr<Engine> engine = make_engine(run_config, data.train, data.test, *sub, session.local_rank(), session.local_size());
-      RunWriter* writer = results ? &results->add_config(gpus, run_config.to_json()) : nullptr;
-      ResultsObserver observer(writer);
-      run = train(run_config, *sub, *engine, &observer);
-    }
-    world.barrier();  // ranks outside this configuration wait here
-    // A configuration cut short keeps its finished epochs under /configs but gets no /study row. A signal
-    // that reached any rank (those outside the configuration too) ends the study after it.
-    const bool cut_short = world.allreduce_max(run.interrupted ? 1 : 0) != 0;
-    if (!cut_short) points.push_back(summarize_run(gpus, run, scale.warmup_epochs));
-    if (const int signal = world.allreduce_max(stop_signal_received()); signal != 0) {
-      stopped_by = signal;
-      stopped_at = cut_short ? gpus : 0;
-      break;
-    }
-  }
+  StudyOutcome study = run_scaling_study(
+      world, counts, run_config, scale.warmup_epochs,
+      [&](Communicator& sub) { return make_engine(run_config, data.train, data.test, sub, session.local_rank(), session.local_size()); },
+      [&](int gpus) { return results ? &results->add_config(gpus, run_config.to_json()) : nullptr; });
+  std::vector<StudyPoint>& points = study.points;
+  const int stopped_by = study.stopped_by, stopped_at = study.stopped_at;
   compute_scaling(points, config.scaling);
   log0("\n%6s %14s %12s %9s %11s %13s\n", "gpus", "images/s", "epoch s", "speedup", "efficiency", "exposed comm");
   for (const StudyPoint& p : points) {

@@ -4,6 +4,9 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/log.h"
+#include "train/results_observer.h"
+#include "train/stop_signal.h"
 
 namespace sb {
 
@@ -55,6 +58,33 @@ void compute_scaling(std::vector<StudyPoint>& points, Scaling mode) {
     p.speedup = mode == Scaling::Strong ? base.epoch_time_s / p.epoch_time_s : p.images_per_s / base.images_per_s;
     p.efficiency = p.speedup / (static_cast<double>(p.gpus) / base.gpus);
   }
+}
+
+StudyOutcome run_scaling_study(Communicator& world, const std::vector<int>& counts, const TrainConfig& run_config,
+                               int warmup_epochs, const std::function<std::unique_ptr<Engine>(Communicator&)>& make_engine,
+                               const std::function<RunWriter*(int gpus)>& writer_for) {
+  StudyOutcome outcome;
+  for (int gpus : counts) {
+    log0("== scale: %d of %d rank(s), %s scaling\n", gpus, world.size(), scaling_name(run_config.scaling));
+    std::unique_ptr<Communicator> sub = world.split(world.rank() < gpus ? 0 : -1, world.rank());
+    RunSummary run;
+    if (sub) {
+      std::unique_ptr<Engine> engine = make_engine(*sub);
+      ResultsObserver observer(writer_for(gpus));
+      run = train(run_config, *sub, *engine, &observer);
+    }
+    world.barrier();  // ranks outside this configuration wait here
+    // A configuration cut short keeps its finished epochs under /configs but gets no /study row. A signal
+    // that reached any rank (those outside the configuration too) ends the study after it.
+    const bool cut_short = world.allreduce_max(run.interrupted ? 1 : 0) != 0;
+    if (!cut_short) outcome.points.push_back(summarize_run(gpus, run, warmup_epochs));
+    if (const int signal = world.allreduce_max(stop_signal_received()); signal != 0) {
+      outcome.stopped_by = signal;
+      outcome.stopped_at = cut_short ? gpus : 0;
+      break;
+    }
+  }
+  return outcome;
 }
 
 }  // namespace sb

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "metrics/results_file.h"
 #include "train/engine.h"
 #include "train/trainer.h"
 
@@ -30,6 +31,23 @@ void check_gpu_counts(const std::vector<int>& counts, int world);
 // Figures of one configuration's run, skipping the first `warmup_epochs` epochs (all of them when the
 // run was shorter, e.g. stopped early).
 StudyPoint summarize_run(int gpus, const RunSummary& run, int warmup_epochs);
+// How a study ended: the finished configurations' points, and the stop signal that cut it short (0: none)
+// with the GPU count it cut (0: between configurations).
+struct StudyOutcome {
+  std::vector<StudyPoint> points;
+  int stopped_by = 0;
+  int stopped_at = 0;
+};
+
+// Collective over `world`: for each GPU count (ascending), trains `run_config` on a sub-communicator of
+// that many ranks while the others wait, and summarises the run without its first `warmup_epochs`.
+// `make_engine` builds a configuration's engine on its communicator; `writer_for` gives the tables its
+// epochs go to (called on the configuration's ranks; nullptr: none). A configuration cut short by a stop
+// signal keeps its epochs but yields no point, and the study ends after it.
+StudyOutcome run_scaling_study(Communicator& world, const std::vector<int>& counts, const TrainConfig& run_config,
+                               int warmup_epochs, const std::function<std::unique_ptr<Engine>(Communicator&)>& make_engine,
+                               const std::function<RunWriter*(int gpus)>& writer_for);
+
 // Fills speedup and efficiency relative to points[0]: strong scaling compares epoch times (the same
 // work), weak scaling compares throughputs (work grows with the GPUs).
 void compute_scaling(std::vector<StudyPoint>& points, Scaling mode);
