@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "optim/optimizer_kind.h"
 
 namespace sb {
 namespace {
@@ -80,6 +81,7 @@ std::string on_off(bool b) { return b ? "on" : "off"; }
 
 const std::vector<OptionSpec>& option_table() {
   const unsigned run = kTrain | kScale;
+  static const std::string optimizer_help = optimizer_name_list() + " (any case)";
   static const std::vector<OptionSpec> table = {
       {"model", "NAME", "model: mnist-cnn, wrn, cifar-cnn, mlp, resnet18", run,
        [](CliConfig& c, const std::string& v) { c.train.model = v; }, [](const CliConfig& c) { return c.train.model; }},
@@ -111,8 +113,13 @@ const std::vector<OptionSpec>& option_table() {
       {"dropout", "", "dropout layers active in training (--no-dropout makes them the identity)", run,
        [](CliConfig& c, const std::string& v) { c.train.dropout = to_bool("dropout", v); },
        [](const CliConfig& c) { return on_off(c.train.dropout); }},
-      {"optimizer", "NAME", "sgd, adadelta, adam, adamw", run,
-       [](CliConfig& c, const std::string& v) { c.train.optimizer = v; }, [](const CliConfig& c) { return c.train.optimizer; }},
+      {"optimizer", "NAME", optimizer_help.c_str(), run,
+       [](CliConfig& c, const std::string& v) {
+         const auto kind = find_optimizer_kind(v);
+         if (!kind) bad_value("optimizer", v, "one of " + optimizer_name_list() + " (any case)");
+         c.train.optimizer = optimizer_name(*kind);  // one spelling for the results file, hash and resume
+       },
+       [](const CliConfig& c) { return c.train.optimizer; }},
       {"lr", "X", "learning rate", run, [](CliConfig& c, const std::string& v) { c.train.lr = to_double("lr", v); }, TRAIN_FIELD(lr)},
       {"momentum", "X", "SGD momentum", run,
        [](CliConfig& c, const std::string& v) { c.train.momentum = to_double("momentum", v); }, TRAIN_FIELD(momentum)},
@@ -121,11 +128,21 @@ const std::vector<OptionSpec>& option_table() {
       {"nesterov", "", "SGD with Nesterov momentum", run,
        [](CliConfig& c, const std::string& v) { c.train.nesterov = to_bool("nesterov", v); },
        [](const CliConfig& c) { return on_off(c.train.nesterov); }},
-      {"weight-decay", "X", "L2 weight decay (decoupled for adamw)", run,
-       [](CliConfig& c, const std::string& v) { c.train.weight_decay = to_double("weight-decay", v); }, TRAIN_FIELD(weight_decay)},
+      {"weight-decay", "X", "L2 weight decay (decoupled for adamw); default by optimizer", run,
+       [](CliConfig& c, const std::string& v) { c.train.weight_decay = to_double("weight-decay", v); },
+       [](const CliConfig& c) {
+         return c.train.weight_decay ? show(*c.train.weight_decay) : "default: " + defaults_by_optimizer(default_weight_decay);
+       }},
       {"rho", "X", "Adadelta rho", run, [](CliConfig& c, const std::string& v) { c.train.rho = to_double("rho", v); }, TRAIN_FIELD(rho)},
-      {"eps", "X", "optimizer epsilon (negative: the optimizer's default)", run,
-       [](CliConfig& c, const std::string& v) { c.train.eps = to_double("eps", v); }, TRAIN_FIELD(eps)},
+      {"eps", "X", "epsilon of adadelta, adam and adamw (negative: the optimizer's default)", run,
+       [](CliConfig& c, const std::string& v) { c.train.eps = to_double("eps", v); },
+       [](const CliConfig& c) {
+         return c.train.eps >= 0 ? show(c.train.eps) : "default: " + defaults_by_optimizer(default_eps, has_eps);
+       }},
+      {"beta1", "X", "Adam and AdamW: decay of the gradient's running average, in [0, 1)", run,
+       [](CliConfig& c, const std::string& v) { c.train.beta1 = to_double("beta1", v); }, TRAIN_FIELD(beta1)},
+      {"beta2", "X", "Adam and AdamW: decay of the squared gradient's running average, in [0, 1)", run,
+       [](CliConfig& c, const std::string& v) { c.train.beta2 = to_double("beta2", v); }, TRAIN_FIELD(beta2)},
       {"scheduler", "NAME", "none, step (StepLR per epoch), cosine (per step, with --lr-warmup-epochs)", run,
        [](CliConfig& c, const std::string& v) { c.train.scheduler = v; }, [](const CliConfig& c) { return c.train.scheduler; }},
       {"step-size", "N", "StepLR step size in epochs", run,

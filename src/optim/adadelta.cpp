@@ -7,9 +7,7 @@ namespace sb {
 
 Adadelta::Adadelta(int64_t n, const AdadeltaConfig& config)
     : Optimizer(n), config_(config), square_avg_(static_cast<size_t>(n), 0.0f), acc_delta_(static_cast<size_t>(n), 0.0f) {
-  require_option(config_.rho >= 0.0 && config_.rho <= 1.0, "Adadelta", "rho", "in [0, 1]", config_.rho);
-  require_option(config_.eps >= 0.0, "Adadelta", "eps", ">= 0", config_.eps);
-  require_option(config_.weight_decay >= 0.0, "Adadelta", "weight decay", ">= 0", config_.weight_decay);
+  check_config(config_);
 }
 
 std::vector<NamedState> Adadelta::state() {

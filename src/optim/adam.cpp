@@ -7,11 +7,7 @@ namespace sb {
 
 Adam::Adam(int64_t n, const AdamConfig& config)
     : Optimizer(n), config_(config), exp_avg_(static_cast<size_t>(n), 0.0f), exp_avg_sq_(static_cast<size_t>(n), 0.0f) {
-  const char* who = config_.decoupled_weight_decay ? "AdamW" : "Adam";
-  require_option(config_.beta1 >= 0.0 && config_.beta1 < 1.0, who, "beta1", "in [0, 1)", config_.beta1);
-  require_option(config_.beta2 >= 0.0 && config_.beta2 < 1.0, who, "beta2", "in [0, 1)", config_.beta2);
-  require_option(config_.eps >= 0.0, who, "eps", ">= 0", config_.eps);
-  require_option(config_.weight_decay >= 0.0, who, "weight decay", ">= 0", config_.weight_decay);
+  check_config(config_);
   if (config_.amsgrad) max_exp_avg_sq_.assign(static_cast<size_t>(n), 0.0f);
 }
 

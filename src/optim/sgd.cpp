@@ -1,24 +1,12 @@
 #include "optim/sgd.h"
 
-#include "core/error.h"
 #include "optim/option_checks.h"
 #include "optim/update_rules.h"
 
 namespace sb {
 
-namespace {
-void validate(const SgdConfig& c) {
-  require_option(c.momentum >= 0.0, "SGD", "momentum", ">= 0", c.momentum);
-  require_option(c.dampening >= 0.0 && c.dampening <= 1.0, "SGD", "dampening", "in [0, 1]", c.dampening);
-  require_option(c.weight_decay >= 0.0, "SGD", "weight decay", ">= 0", c.weight_decay);
-  if (c.nesterov && (c.momentum <= 0.0 || c.dampening != 0.0))
-    throw UserError("SGD with Nesterov needs momentum > 0 and dampening 0, got momentum " +
-                    format_option_value(c.momentum) + " and dampening " + format_option_value(c.dampening) + ".");
-}
-}  // namespace
-
 Sgd::Sgd(int64_t n, const SgdConfig& config) : Optimizer(n), config_(config) {
-  validate(config_);
+  check_config(config_);
   if (config_.momentum != 0.0) momentum_buffer_.assign(static_cast<size_t>(n), 0.0f);
 }
 

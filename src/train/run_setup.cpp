@@ -17,8 +17,9 @@ LayerSpec model_spec_for(const TrainConfig& config, const Dataset& train) {
   return spec;
 }
 
-std::unique_ptr<Optimizer> optimizer_for(const TrainConfig& config, int64_t parameter_count) {
+OptimizerSpec optimizer_spec_for(const TrainConfig& config) {
   OptimizerOptions o;
+  o.lr = config.lr;
   o.momentum = config.momentum;
   o.dampening = config.dampening;
   o.nesterov = config.nesterov;
@@ -27,7 +28,11 @@ std::unique_ptr<Optimizer> optimizer_for(const TrainConfig& config, int64_t para
   o.beta2 = config.beta2;
   o.weight_decay = config.weight_decay;
   if (config.eps >= 0) o.eps = config.eps;
-  return make_optimizer(config.optimizer, o, parameter_count);
+  return resolve_optimizer_spec(parse_optimizer_kind(config.optimizer), o);
+}
+
+std::unique_ptr<Optimizer> optimizer_for(const TrainConfig& config, int64_t parameter_count) {
+  return make_optimizer(optimizer_spec_for(config), parameter_count);
 }
 
 std::unique_ptr<LrSchedule> schedule_for(const TrainConfig& config, int ranks) {

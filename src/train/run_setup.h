@@ -1,4 +1,4 @@
-// Shared pieces that both engines need: the model spec for a config and dataset, the optimizer and
+// Shared pieces that both engines need: the model spec for a config and dataset, the optimizer spec and
 // schedule from the config, and the dropout stream key of a rank.
 #pragma once
 #include <memory>
@@ -6,6 +6,7 @@
 #include "data/dataset.h"
 #include "models/registry.h"
 #include "optim/optimizer.h"
+#include "optim/optimizer_spec.h"
 #include "optim/schedule.h"
 #include "train/train_config.h"
 
@@ -15,6 +16,10 @@ namespace sb {
 // has p = 0 (the identity).
 LayerSpec model_spec_for(const TrainConfig& config, const Dataset& train);
 
+// The optimizer setup of the run, every default resolved: the one place both engines take it from (the
+// CPU engine through optimizer_for, the CUDA engine for its fused update). Throws UserError for an
+// unknown name (any case is accepted) or an out-of-range option.
+OptimizerSpec optimizer_spec_for(const TrainConfig& config);
 std::unique_ptr<Optimizer> optimizer_for(const TrainConfig& config, int64_t parameter_count);
 // The LR schedule; with --scale-lr the base LR is multiplied by the number of ranks.
 std::unique_ptr<LrSchedule> schedule_for(const TrainConfig& config, int ranks);

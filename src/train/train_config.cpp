@@ -6,6 +6,9 @@
 
 #include "core/error.h"
 #include "core/json_text.h"
+#include "optim/optimizer_kind.h"
+#include "optim/option_checks.h"
+#include "train/run_setup.h"
 
 namespace sb {
 
@@ -49,7 +52,10 @@ void TrainConfig::validate() const {
   require(test_limit >= 0, "--test-limit must be 0 (all) or positive (got " + std::to_string(test_limit) + ")");
   require(std::isfinite(lr) && lr > 0, "--lr must be a positive number (got " + num(lr) + ")");
   require(momentum >= 0 && momentum < 1 + 1e-12, "--momentum must lie in [0, 1] (got " + num(momentum) + ")");
-  require(weight_decay >= 0, "--weight-decay must not be negative (got " + num(weight_decay) + ")");
+  require(weight_decay.value_or(0) >= 0, "--weight-decay must not be negative (got " + num(weight_decay.value_or(0)) + ")");
+  require(beta1 >= 0 && beta1 < 1, "--beta1 must lie in [0, 1) (got " + format_option_value(beta1) + "); Adam's default is 0.9");
+  require(beta2 >= 0 && beta2 < 1, "--beta2 must lie in [0, 1) (got " + format_option_value(beta2) + "); Adam's default is 0.999");
+  optimizer_spec_for(*this);  // the optimizer's name and its remaining rules, before any data is read
   require(gamma > 0, "--gamma must be positive (got " + num(gamma) + ")");
   require(step_size >= 1, "--step-size must be at least 1 (got " + std::to_string(step_size) + ")");
   require(one_of(device, {"cpu", "cuda"}), "--device must be cpu or cuda (got '" + device + "')");
@@ -69,15 +75,18 @@ void TrainConfig::validate() const {
 }
 
 std::string TrainConfig::to_json() const {
+  // The optimizer by its canonical name and the weight decay it applies, so that a default and the same
+  // value given explicitly record (and resume) alike.
+  const std::optional<OptimizerKind> kind = find_optimizer_kind(optimizer);
   std::ostringstream j;
   j << "{\"model\":" << json_quote(model) << ",\"data\":" << json_quote(data) << ",\"epochs\":" << epochs
     << ",\"batch_size\":" << batch_size << ",\"scaling\":" << json_quote(scaling_name(scaling))
     << ",\"eval_batch_size\":" << eval_batch_size << ",\"train_limit\":" << train_limit
     << ",\"test_limit\":" << test_limit << ",\"drop_last\":" << (drop_last ? "true" : "false")
     << ",\"augment\":" << (augment ? "true" : "false") << ",\"dropout\":" << (dropout ? "true" : "false")
-    << ",\"optimizer\":" << json_quote(optimizer) << ",\"lr\":" << num(lr) << ",\"momentum\":" << num(momentum)
+    << ",\"optimizer\":" << json_quote(kind ? optimizer_name(*kind) : optimizer) << ",\"lr\":" << num(lr) << ",\"momentum\":" << num(momentum)
     << ",\"dampening\":" << num(dampening) << ",\"nesterov\":" << (nesterov ? "true" : "false")
-    << ",\"weight_decay\":" << num(weight_decay) << ",\"rho\":" << num(rho) << ",\"eps\":" << num(eps)
+    << ",\"weight_decay\":" << num(weight_decay.value_or(kind ? default_weight_decay(*kind) : 0.0)) << ",\"rho\":" << num(rho) << ",\"eps\":" << num(eps)
     << ",\"beta1\":" << num(beta1) << ",\"beta2\":" << num(beta2) << ",\"scheduler\":" << json_quote(scheduler)
     << ",\"step_size\":" << step_size << ",\"gamma\":" << num(gamma) << ",\"warmup_epochs\":" << num(warmup_epochs)
     << ",\"min_lr\":" << num(min_lr) << ",\"scale_lr\":" << (scale_lr ? "true" : "false")

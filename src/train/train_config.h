@@ -2,7 +2,10 @@
 // the engines and the results file read it. It hashes the same on every rank or the job refuses to run.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
+
+#include "optim/optim_config.h"
 
 namespace sb {
 
@@ -21,15 +24,16 @@ struct TrainConfig {
   bool augment = false;  // CIFAR random crop + flip
   bool dropout = true;   // false turns every dropout layer into the identity (equivalence tests)
 
-  std::string optimizer = "sgd";
+  // The optimizer options; optimizer_spec_for (train/run_setup.h) resolves them for both engines.
+  std::string optimizer = "sgd";  // any case; the CLI stores the canonical name (optim/optimizer_kind.h)
   double lr = 0.01;
-  double momentum = 0.0;
-  double dampening = 0.0;
-  bool nesterov = false;
-  double weight_decay = 0.0;
-  double rho = 0.9;      // Adadelta
-  double eps = -1.0;     // optimizer epsilon; <0 picks the optimizer's own default
-  double beta1 = 0.9, beta2 = 0.999;
+  double momentum = SgdConfig{}.momentum;
+  double dampening = SgdConfig{}.dampening;
+  bool nesterov = SgdConfig{}.nesterov;
+  std::optional<double> weight_decay;  // unset: the optimizer's default (0; 1e-2 for adamw)
+  double rho = AdadeltaConfig{}.rho;
+  double eps = -1.0;  // optimizer epsilon; <0 picks the optimizer's own default
+  double beta1 = AdamConfig{}.beta1, beta2 = AdamConfig{}.beta2;
   std::string scheduler = "none";  // none | step | cosine
   int step_size = 1;
   double gamma = 0.7;

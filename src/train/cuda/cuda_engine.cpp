@@ -48,24 +48,23 @@ cuda::ContextOptions context_options(const TrainConfig& c) {
   return o;
 }
 
-kernels::FusedOptimizerArgs optimizer_args(const TrainConfig& c) {
+// The fused update of the run's optimizer spec, which the CPU engine builds its optimizer from too.
+kernels::FusedOptimizerArgs optimizer_args(const OptimizerSpec& spec) {
   kernels::FusedOptimizerArgs a;
-  const double wd = c.weight_decay;
-  if (c.optimizer == "sgd") {
-    a.kind = kernels::OptimizerKind::Sgd;
-    a.sgd = SgdConfig{c.momentum, c.dampening, c.nesterov, wd};
-  } else if (c.optimizer == "adadelta") {
-    a.kind = kernels::OptimizerKind::Adadelta;
-    a.adadelta = AdadeltaConfig{c.rho, c.eps >= 0 ? c.eps : 1e-6, wd};
-  } else if (c.optimizer == "adam" || c.optimizer == "adamw") {
-    a.kind = kernels::OptimizerKind::Adam;
-    a.adam = c.optimizer == "adamw" ? adamw_config() : AdamConfig{};
-    a.adam.beta1 = c.beta1;
-    a.adam.beta2 = c.beta2;
-    if (c.eps >= 0) a.adam.eps = c.eps;
-    if (c.optimizer == "adam" || wd > 0) a.adam.weight_decay = wd;
-  } else {
-    throw UserError("--optimizer '" + c.optimizer + "' has no fused CUDA update; use sgd, adadelta, adam or adamw");
+  switch (spec.kind) {
+    case OptimizerKind::Sgd:
+      a.kind = kernels::OptimizerKind::Sgd;
+      a.sgd = sgd_config(spec);
+      break;
+    case OptimizerKind::Adadelta:
+      a.kind = kernels::OptimizerKind::Adadelta;
+      a.adadelta = adadelta_config(spec);
+      break;
+    case OptimizerKind::Adam:
+    case OptimizerKind::AdamW:
+      a.kind = kernels::OptimizerKind::Adam;
+      a.adam = adam_config(spec);
+      break;
   }
   return a;
 }
@@ -196,7 +195,7 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
                                                      net_->grads(), n, nccl_.get(), stream_, config.allreduce_bf16);
   ctx_->set_gradient_ready_hook([this](const float* first_final) { buckets_->gradients_ready_from(first_final - net_->grads()); });
 
-  optimizer_ = optimizer_args(config);
+  optimizer_ = optimizer_args(optimizer_spec_for(config));
   optimizer_.n = n;
   optimizer_.params = net_->params();
   optimizer_.grads = net_->grads();
