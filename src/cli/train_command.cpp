@@ -49,6 +49,7 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   std::unique_ptr<Checkpoint> resume;
   if (!config.resume.empty()) run_collectively(world, [&] { resume = std::make_unique<Checkpoint>(read_checkpoint(config.resume)); });
   if (resume) {  // the same run, continued in the same results file; checked before anything is written
+    check_same_checkpoint_on_ranks(world, *resume, config.resume);
     run_collectively(world, [&] { check_resume(*resume, config, world.size()); });
     if (!config.out.empty()) {
       check_on_root(world, 0, [&] { check_results_continuation(config.out, *resume, config.resume, world.size()); });

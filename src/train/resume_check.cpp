@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 
+#include "comm/config_check.h"
 #include "core/error.h"
 #include "metrics/results_reader.h"
 #include "metrics/results_schema.h"
@@ -187,6 +188,22 @@ void check_results_continuation(const std::string& out, const Checkpoint& c, con
                     (rows > done ? "; the file is ahead of the checkpoint (a later checkpoint, or another run's file): resume from the "
                                    "checkpoint written last, or pass the results file of this checkpoint's run"
                                  : "; pass the results file of the run that wrote the checkpoint"));
+  }
+}
+
+void check_same_checkpoint_on_ranks(Communicator& comm, const Checkpoint& checkpoint, const std::string& path) {
+  const LoopState& loop = checkpoint.loop;
+  std::string text = checkpoint.config_json + "|" + std::to_string(checkpoint.world_size) + "|" + std::to_string(loop.epoch) +
+                     "|" + std::to_string(loop.step_in_epoch) + "|" + std::to_string(loop.global_step) + "|" +
+                     std::to_string(checkpoint.engine.optimizer_steps) + "|";
+  const auto& params = checkpoint.engine.params;
+  text.append(reinterpret_cast<const char*>(params.data()), params.size() * sizeof(float));
+  const std::vector<uint64_t> prints = comm.allgather(fnv1a_64(text));
+  for (size_t r = 1; r < prints.size(); ++r) {
+    if (prints[r] == prints[0]) continue;
+    throw AgreedError("--resume " + path + ": rank " + std::to_string(r) + " reads another checkpoint than rank 0 (a different " +
+                          "file or an older copy at that path on its node); every rank must read the same file",
+                      comm.size(), comm.rank() == 0);
   }
 }
 

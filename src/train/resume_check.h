@@ -45,6 +45,11 @@ int epochs_begun(const Checkpoint& checkpoint);
 // True when nothing is left to run: the checkpoint is at an epoch boundary with every epoch done.
 bool resume_is_finished(const Checkpoint& checkpoint, const TrainConfig& config);
 
+// Collective: every rank read the same checkpoint (its configuration, position and parameters), so that
+// no rank resumes from an older copy on its own node. Throws an AgreedError naming the first rank that
+// differs from rank 0.
+void check_same_checkpoint_on_ranks(Communicator& comm, const Checkpoint& checkpoint, const std::string& path);
+
 // Everything a resume can check from the checkpoint and the configuration alone (every rank): the
 // options (resume_option_table), --epochs not fewer than the epochs begun, and the rank count.
 void check_resume(const Checkpoint& checkpoint, const TrainConfig& config, int ranks);

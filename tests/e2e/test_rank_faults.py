@@ -79,6 +79,24 @@ class FaultOnOneRank(unittest.TestCase):
             self.assertEqual(len(error_lines(result.stderr)), 1, result.stderr)
             self.assertIn("rank 1", error_lines(result.stderr)[0])
 
+    def test_older_checkpoint_copy_on_rank_1(self):
+        """The same run's checkpoint, one epoch older on rank 1's node: refused before any work."""
+        with temp_dir() as tmp:
+            node_a, node_b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+            for folder, epochs in ((node_a, "2"), (node_b, "1")):
+                os.makedirs(folder)
+                made = run_scalebench(1, *MLP, "--epochs", epochs, "--checkpoint-every", "1",
+                                      "--checkpoint", os.path.join(folder, "ck.h5"), "--out", os.path.join(folder, "run.h5"))
+                self.assertEqual(made.returncode, 0, made.stderr)
+            before = open(os.path.join(node_a, "run.h5"), "rb").read()
+            args = [os.environ["SCALEBENCH"], *MLP, "--epochs", "3", "--checkpoint", "ck.h5", "--resume", "ck.h5",
+                    "--out", "run.h5"]
+            result = run([*mpiexec_prefix(), "-np", "1", "-wdir", node_a, *args, ":", "-np", "1", "-wdir", node_b, *args])
+            self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
+            self.assertEqual(len(error_lines(result.stderr)), 1, result.stderr)
+            self.assertIn("rank 1 reads another checkpoint than rank 0", error_lines(result.stderr)[0])
+            self.assertEqual(open(os.path.join(node_a, "run.h5"), "rb").read(), before, "nothing is written")
+
     def test_out_of_memory_while_loading_on_rank_1(self):
         with temp_dir() as tmp:
             out = os.path.join(tmp, "run.h5")
