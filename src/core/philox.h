@@ -4,11 +4,7 @@
 #pragma once
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define SB_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define SB_HOST_DEVICE inline
-#endif
+#include "core/host_device.h"
 
 namespace sb {
 

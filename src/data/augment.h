@@ -22,6 +22,7 @@
 #pragma once
 #include <cstdint>
 
+#include "core/host_device.h"
 #include "core/philox.h"
 
 namespace sb {

@@ -9,13 +9,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/host_device.h"
 #include "optim/optim_config.h"
-
-#if defined(__CUDACC__)
-#define SB_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define SB_HOST_DEVICE inline
-#endif
 
 namespace sb {
 
