@@ -8,7 +8,7 @@ MPIRUN ?= mpirun
 MPIRUN_FLAGS ?= $(shell [ "$$(id -u)" = 0 ] && echo --allow-run-as-root) --oversubscribe
 TEST_LABELS ?= unit|mpi|e2e|analysis|gpu|slurm
 
-.PHONY: all deps configure build test run bench report clean
+.PHONY: all deps configure build test run bench bench-gpu report clean
 
 all: build
 
@@ -33,6 +33,11 @@ run: build
 
 bench: build
 	scripts/run_bench.sh $(BUILD_DIR)
+
+# Every headline figure of docs/performance.md on this GPU node, into results/<gpu>-x<count>-<date>/
+# (docs/benchmarks.md). Needs PyTorch: make bench-gpu BENCH_GPU_ARGS="--python /path/to/venv/bin/python3"
+bench-gpu: build
+	bench/gpu_node.sh --bin $(BUILD_DIR)/scalebench $(BENCH_GPU_ARGS)
 
 report: deps
 	python3 analysis/report.py results/*.h5 --out report/

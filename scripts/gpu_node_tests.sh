@@ -11,7 +11,6 @@ PARTS=${2:-tests,watchdog,latency}
 part() { [[ ",$PARTS," == *",$1,"* ]]; }
 # shellcheck source=scripts/gpu_node_env.sh
 source "$(dirname "$0")/gpu_node_env.sh"
-MPI=(mpirun --allow-run-as-root --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE)
 N=$(grep -c '^GPU' "$R/gpu.txt")
 RANKS=$(( N >= 2 ? 2 : 1 ))
 say "$(head -1 "$R/gpu.txt"); $N GPU(s); multi-GPU tests on $RANKS rank(s)"

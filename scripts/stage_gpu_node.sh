@@ -1,24 +1,59 @@
 #!/usr/bin/env bash
-# Stages what a GPU node without our build dependencies needs into .stage/ (git-ignored): the CUDA build's
-# binaries, its GPU tests and benchmarks, the libraries the node lacks, and Fashion-MNIST.
+# Stages what a GPU node without scalebench's build dependencies needs (git-ignored folders): the CUDA
+# build's binary and GPU tests, the libraries of this machine that such a node lacks, and Fashion-MNIST.
+# scripts/gpu_node_env.sh (sourced by scripts/gpu_node_tests.sh, scripts/gpu_node_faults.sh and
+# bench/gpu_node.sh) finds them there. cuDNN, NCCL and the CUDA runtime are not staged: the node has
+# them, system-wide or in PyTorch's wheels (SCALEBENCH_GPU_LIBS, see gpu_node_env.sh).
+#
 # Usage: scripts/stage_gpu_node.sh [BUILD_DIR]   (default build-cuda, configured with -DSCALEBENCH_CUDA=ON)
-# A call to the node carries at most 64 MiB, so the data goes to .stage-data/, carried by a second call
-# while .stage/ stays on the warm machine. The CPU BLAS is the small reference one (the GPU runs need
-# BLAS only for the CPU side of the tests).
+# Environment (defaults in brackets):
+#   SCALEBENCH_STAGE        the binaries, tests and libraries                       [.stage]
+#   SCALEBENCH_STAGE_DATA   the data; kept apart so that it can be copied once      [.stage-data]
+#   SCALEBENCH_FMNIST       the Fashion-MNIST IDX files to copy                     [/usr/share/datasets/fashion-mnist]
+#   SCALEBENCH_STAGE_LIBS   names (prefixes) of the libraries to copy, as the binary's ldd resolves them
+#                           [libhdf5_serial libsz libaec libgfortran libquadmath libbenchmark]
+#   SCALEBENCH_STAGE_BLAS   a BLAS to stage as libopenblas.so.0: the CPU side of the GPU tests needs only a
+#                           small one [Debian's reference BLAS (libblas3) beside the binary's OpenBLAS,
+#                           else that OpenBLAS]
 set -euo pipefail
+shopt -s nullglob
 build=${1:-build-cuda}
-stage=.stage
-rm -rf "$stage" .stage-data && mkdir -p "$stage/bin" "$stage/tests" "$stage/lib" .stage-data/fashion-mnist
+stage=${SCALEBENCH_STAGE:-.stage}
+data=${SCALEBENCH_STAGE_DATA:-.stage-data}
+fmnist=${SCALEBENCH_FMNIST:-/usr/share/datasets/fashion-mnist}
+read -r -a lib_names <<< "${SCALEBENCH_STAGE_LIBS:-libhdf5_serial libsz libaec libgfortran libquadmath libbenchmark}"
+
+die() { echo "stage_gpu_node.sh: $*" >&2; exit 2; }
+[[ -x $build/scalebench ]] || die "no scalebench in '$build'; build it with the CUDA backend (cmake -DSCALEBENCH_CUDA=ON) or name its folder"
+fmnist_files=("$fmnist"/*-idx*-ubyte*)
+[[ ${#fmnist_files[@]} -gt 0 ]] ||
+  die "no Fashion-MNIST IDX files in '$fmnist'; install dataset-fashion-mnist or set SCALEBENCH_FMNIST"
+
+rm -rf "$stage" "$data" && mkdir -p "$stage/bin" "$stage/tests" "$stage/lib" "$data/fashion-mnist"
 cp "$build/scalebench" "$stage/bin/"
-for t in "$build"/tests/gpu/test_* "$build"/tests/test_reference_fixture "$build"/tests/reference/dump_initial_weights \
-         ; do
+for t in "$build"/tests/gpu/test_* "$build"/tests/test_reference_fixture "$build"/tests/reference/dump_initial_weights; do
   [[ $t == *timing* ]] && continue
   [[ -x $t && ! -d $t ]] && cp "$t" "$stage/tests/"
 done
-strip --strip-unneeded "$stage"/bin/* "$stage"/tests/* 2>/dev/null || true
-for lib in libhdf5_serial.so.103 libsz.so.2 libaec.so.0 libgfortran.so.5 libquadmath.so.0 libbenchmark.so.1; do
-  [[ -e /lib/x86_64-linux-gnu/$lib ]] && cp -L "/lib/x86_64-linux-gnu/$lib" "$stage/lib/"
+staged=("$stage"/bin/* "$stage"/tests/*)
+strip --strip-unneeded "${staged[@]}" 2>/dev/null || true
+
+# The libraries named, where this machine's loader resolves them for the staged programs.
+resolved=$(ldd "${staged[@]}" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u)
+for name in "${lib_names[@]}"; do
+  while read -r soname path; do
+    [[ -n $soname ]] && cp -L "$path" "$stage/lib/$soname"
+  done < <(awk -v n="$name" 'index($1, n ".so") == 1' <<< "$resolved")
 done
-cp -L /usr/lib/x86_64-linux-gnu/blas/libblas.so.3 "$stage/lib/libopenblas.so.0"
-cp /usr/share/datasets/fashion-mnist/*.gz .stage-data/fashion-mnist/
-du -sh "$stage" .stage-data
+openblas=$(awk '$1 == "libopenblas.so.0" {print $2; exit}' <<< "$resolved")
+blas=${SCALEBENCH_STAGE_BLAS:-}
+if [[ -z $blas && -n $openblas ]]; then
+  # Debian keeps the reference BLAS (libblas3) in blas/ beside OpenBLAS's own folder.
+  lib_dir=$(dirname "$(dirname "$openblas")")
+  blas=$openblas
+  [[ -e $lib_dir/blas/libblas.so.3 ]] && blas=$lib_dir/blas/libblas.so.3
+fi
+if [[ -n $blas ]]; then cp -L "$blas" "$stage/lib/libopenblas.so.0"; fi
+
+cp "${fmnist_files[@]}" "$data/fashion-mnist/"
+du -sh "$stage" "$data"

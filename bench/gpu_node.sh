@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# Reproduces the headline figures of docs/performance.md on one GPU node, in one invocation, and writes
+# them with their logs and a report to OUT_ROOT/<gpu>-x<count>-<date>/ (docs/benchmarks.md, "One GPU
+# node: bench/gpu_node.sh"). Parts, in order (--parts picks some):
+#   one-gpu  scalebench against PyTorch eager on GPU 0: wrn bf16 NHWC vs AMP bf16 channels_last, wrn tf32
+#            NCHW vs fp32 (TF32 convolutions), wrn tf32 NHWC (MFU), mnist-cnn fp32 and tf32 vs fp32 eager
+#   compile  PyTorch torch.compile on GPU 0: wrn bf16 channels_last, mnist-cnn (reduce-overhead)
+#   tta      time to 91% Fashion-MNIST test accuracy: scalebench fp32 and tf32, PyTorch
+#   scaling  weak and strong studies of wrn and mnist-cnn on 1, 2, 4, ... of the visible GPUs
+#            (`scalebench scale`) and PyTorch DDP at the same counts (at least 2 GPUs)
+#   comm     the all-reduce sweep, fp32 and bf16, 1 KiB to 256 MiB, on every visible GPU (at least 2)
+#
+# Usage: bench/gpu_node.sh [--python PY] [--data DIR] [--bin SCALEBENCH] [--out OUT_ROOT] [--parts LIST]
+# Each option has an environment variable; the option wins. Defaults in brackets:
+#   --python  SCALEBENCH_TORCH_PYTHON  PyTorch's interpreter, e.g. /opt/torch/.venv/bin/python3 [python3]
+#   --data    SCALEBENCH_FMNIST        Fashion-MNIST IDX files [.stage-data/fashion-mnist when staged,
+#                                      else /usr/share/datasets/fashion-mnist (Debian's dataset-fashion-mnist)]
+#   --bin     SCALEBENCH_BIN           the scalebench binary, built with CUDA [.stage/bin/scalebench when
+#                                      staged (scripts/stage_gpu_node.sh), else build/scalebench]
+#   --out     SCALEBENCH_BENCH_OUT     where the run's folder goes [results]
+#   --parts   SCALEBENCH_BENCH_PARTS   comma-separated [one-gpu,compile,tta,scaling,comm]
+# Also: SCALEBENCH_REPORT_PYTHON, a python with h5py and matplotlib for analysis/report.py [python3];
+# SCALEBENCH_GPU_LIBS, SCALEBENCH_STAGE and NCCL_NVLS_ENABLE as scripts/gpu_node_env.sh says.
+# Run it from the checkout's root with nothing else on the GPUs. Exit status 0 when every command
+# succeeded, 1 when one failed (summary.txt says which), 2 for bad arguments.
+# shellcheck source-path=SCRIPTDIR/..
+set -uo pipefail
+
+usage() { sed -n '/^# Usage:/,/^#   --parts/p' "$0" | sed 's/^# \{0,1\}//' >&2; }
+die() { echo "gpu_node.sh: $*" >&2; exit 2; }
+
+python=${SCALEBENCH_TORCH_PYTHON:-python3}
+data=${SCALEBENCH_FMNIST:-}
+bin=${SCALEBENCH_BIN:-}
+out_root=${SCALEBENCH_BENCH_OUT:-results}
+parts=${SCALEBENCH_BENCH_PARTS:-one-gpu,compile,tta,scaling,comm}
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --python|--data|--bin|--out|--parts)
+      [[ $# -ge 2 ]] || die "$1 needs a value"
+      case $1 in
+        --python) python=$2 ;; --data) data=$2 ;; --bin) bin=$2 ;; --out) out_root=$2 ;; --parts) parts=$2 ;;
+      esac
+      shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage; die "unknown argument '$1'" ;;
+  esac
+done
+
+# Every check before the first measurement.
+[[ -f bench/pytorch_reference.py && -f analysis/report.py ]] || die "run it from the scalebench checkout's root"
+for part in ${parts//,/ }; do
+  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm)$ ]] ||
+    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm"
+done
+part() { [[ ",$parts," == *",$1,"* ]]; }
+if [[ -z $bin ]]; then
+  bin=build/scalebench
+  [[ -x .stage/bin/scalebench ]] && bin=.stage/bin/scalebench
+fi
+[[ -x $bin ]] || die "no scalebench binary at '$bin'; build with -DSCALEBENCH_CUDA=ON or stage one (scripts/stage_gpu_node.sh), or pass --bin"
+if [[ -z $data ]]; then
+  data=/usr/share/datasets/fashion-mnist
+  [[ -d .stage-data/fashion-mnist ]] && data=.stage-data/fashion-mnist
+fi
+if part tta && ! compgen -G "$data/train-images-idx3-ubyte*" > /dev/null; then
+  die "no Fashion-MNIST in '$data'; install dataset-fashion-mnist, pass --data DIR, or leave tta out of --parts"
+fi
+"$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null ||
+  die "'$python' cannot import torch or sees no GPU; pass PyTorch's interpreter with --python"
+nvidia-smi -L > /dev/null 2>&1 || die "nvidia-smi lists no GPU: run this on a GPU node"
+source jobs/lib/scalebench-job.sh  # sb_visible_gpus, sb_powers_of_two
+N=$(sb_visible_gpus)
+((N > 0)) || die "no GPU visible (CUDA_VISIBLE_DEVICES is empty)"
+report_python=${SCALEBENCH_REPORT_PYTHON:-python3}
+make_report=1
+"$report_python" -c 'import h5py, matplotlib' 2>/dev/null || make_report=0
+
+# The run's folder: a new one, never one that holds an earlier run.
+model=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+short=$(grep -oE '[A-Z]+[0-9]+[A-Z]*' <<< "${model#NVIDIA }" | head -1)
+[[ -n $short ]] || short=${model#NVIDIA }
+short=$(tr '[:upper:] ' '[:lower:]-' <<< "$short" | tr -cd 'a-z0-9-')
+R=$out_root/${short:-gpu}-x$N-$(date -u +%Y-%m-%d)
+base=$R
+for ((i = 2; ; i++)); do [[ -e $R ]] || break; R=$base-$i; done
+mkdir -p "$R" || die "cannot create '$R'"
+export SCALEBENCH_TORCH_PYTHON=$python SCALEBENCH_BIN=$bin
+source scripts/gpu_node_env.sh  # P, S, MPI, say, LD_LIBRARY_PATH; gpu.txt
+
+say "scalebench GPU-node benchmark: $N GPU(s) ($model), parts $parts, into $R"
+nvidia-smi -q > "$R/nvidia-smi.txt" 2>&1
+nvidia-smi topo -m > "$R/topo.txt" 2>&1
+"$S" info > "$R/info.txt" 2>&1 || say "note: '$S info' failed (see $R/info.txt)"
+"$P" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn",
+torch.backends.cudnn.version(), "nccl", torch.cuda.nccl.version())' > "$R/torch.txt" 2>&1
+failed=0
+# run NAME TIMEOUT COMMAND...: the command's output in NAME.log, the command in commands.txt, its status
+# and headline lines in summary.txt.
+run() {
+  local name=$1 limit=$2 rc
+  shift 2
+  echo "$*" >> "$R/commands.txt"
+  timeout "$limit" "$@" > "$R/$name.log" 2>&1
+  rc=$?
+  ((rc == 0)) || failed=$((failed + 1))
+  say "$name rc=$rc $(grep -E '^epoch|^time to|images/s|img/s|test accuracy' "$R/$name.log" | tail -2 | tr -s ' ' | tr '\n' ' ')"
+}
+PT=("$P" bench/pytorch_reference.py)
+WRN=(--model wrn --device cuda --batch-size 256)
+MNIST=(--model mnist-cnn --device cuda --batch-size 64 --optimizer adadelta --lr 1.0)
+WRN_DATA=synthetic:3x32x32:100:25600:1000
+MNIST_DATA=synthetic:1x28x28:10:64000:1000
+
+if part one-gpu; then
+  say "== one GPU: scalebench and PyTorch eager, side by side"
+  run sb-wrn-bf16 900 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3 --out "$R/sb-wrn-bf16.h5"
+  run pt-wrn-bf16 900 "${PT[@]}" --model wrn --precision bf16 --channels-last --steps 60 --warmup 15 --json "$R/pt-wrn-bf16.json"
+  run sb-wrn-tf32 900 "$S" train "${WRN[@]}" --data synthetic:3x32x32:100:12800:1000 --precision tf32 --layout nchw --epochs 2 --out "$R/sb-wrn-tf32.h5"
+  run pt-wrn-fp32 900 "${PT[@]}" --model wrn --precision fp32 --steps 40 --warmup 10 --json "$R/pt-wrn-fp32.json"
+  run sb-wrn-tf32-nhwc 900 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision tf32 --layout nhwc --epochs 2 --out "$R/sb-wrn-tf32-nhwc.h5"
+  run sb-mnist-fp32 600 "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision fp32 --epochs 3 --out "$R/sb-mnist-fp32.h5"
+  run sb-mnist-tf32 600 "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision tf32 --epochs 3 --out "$R/sb-mnist-tf32.h5"
+  run pt-mnist-fp32 600 "${PT[@]}" --model mnist-cnn --batch-size 64 --json "$R/pt-mnist-fp32.json"
+fi
+if part compile; then
+  say "== one GPU: PyTorch torch.compile"
+  run pt-wrn-bf16-compile 1800 "${PT[@]}" --model wrn --precision bf16 --channels-last --compile --steps 60 --warmup 15 --json "$R/pt-wrn-bf16-compile.json"
+  run pt-mnist-fp32-compile 1800 "${PT[@]}" --model mnist-cnn --batch-size 64 --compile --compile-mode reduce-overhead --json "$R/pt-mnist-fp32-compile.json"
+fi
+if part tta; then
+  say "== one GPU: time to 91% Fashion-MNIST test accuracy (batch 64, Adadelta lr 1.0, StepLR 0.7)"
+  for p in fp32 tf32; do
+    run "sb-tta-$p" 600 "$S" train "${MNIST[@]}" --data "fashion-mnist:$data" --precision $p --scheduler step --gamma 0.7 --epochs 14 \
+        --target-accuracy 0.91 --out "$R/sb-tta-$p.h5"
+  done
+  run pt-tta 600 "${PT[@]}" --time-to-accuracy "$data" --json "$R/pt-tta.json"
+fi
+list=$(sb_powers_of_two "$N")
+counts=$(tr ',' '\n' <<< "$list" | wc -l)
+if part scaling && ((N >= 2)); then
+  say "== scaling on $list GPUs: scalebench scale, then PyTorch DDP"
+  study() {  # name, options...
+    local name=$1
+    shift
+    run "$name" 1800 "${MPI[@]}" -np "$N" "$S" scale --device cuda --gpus "$list" --warmup-epochs 1 --epochs 2 --out "$R/$name.h5" "$@"
+    grep -A"$counts" 'images/s' "$R/$name.log" >> "$R/summary.txt"
+  }
+  study wrn-weak "${WRN[@]}" --data synthetic:3x32x32:100:76800:1000 --precision bf16 --layout nhwc --scaling weak
+  study wrn-strong --model wrn --batch-size 1024 --data synthetic:3x32x32:100:76800:1000 --precision bf16 --layout nhwc --scaling strong
+  study mnist-weak "${MNIST[@]}" --data synthetic:1x28x28:10:60000:10000 --precision tf32 --scaling weak
+  study mnist-strong --model mnist-cnn --batch-size 256 --optimizer adadelta --lr 1.0 --data synthetic:1x28x28:10:60000:10000 --precision tf32 --scaling strong
+  for n in ${list//,/ }; do
+    run "pt-wrn-$n" 900 "${MPI[@]}" -np "$n" "${PT[@]}" --model wrn --precision bf16 --channels-last --batch-size 256 --steps 50 --warmup 15 \
+        --reference-out "$R/pt-wrn-weak.json"
+    run "pt-mnist-$n" 900 "${MPI[@]}" -np "$n" "${PT[@]}" --model mnist-cnn --batch-size 64 --steps 200 --warmup 30 \
+        --reference-out "$R/pt-mnist-weak.json"
+  done
+elif part scaling; then
+  say "== scaling: skipped, one GPU visible"
+fi
+if part comm && ((N >= 2)); then
+  say "== all-reduce sweep on $N GPUs"
+  run comm 900 "${MPI[@]}" -np "$N" "$S" comm --device cuda --dtypes fp32,bf16 --min-bytes 1K --max-bytes 256M --comm-model wrn --out "$R/comm.h5"
+  grep -E 'wrn gradients|avg busbw|wrong' "$R/comm.log" >> "$R/summary.txt"
+elif part comm; then
+  say "== comm: skipped, one GPU visible"
+fi
+
+# The reports: one per group, of the files that exist, each naming its files relative to the run's folder.
+report() {  # folder, title, results files and PyTorch's .json files...
+  local dir=$1 title=$2 args=() f runs=0
+  shift 2
+  for f in "$@"; do
+    [[ -e $R/$f ]] || continue
+    if [[ $f == *.json ]]; then args+=(--reference "$f"); else args+=("$f"); runs=$((runs + 1)); fi
+  done
+  ((runs > 0)) || return 0
+  (cd "$R" && "$report_python" "$root/analysis/report.py" "${args[@]}" --title "$title" --out "$dir") > "$R/$dir.log" 2>&1 ||
+    { failed=$((failed + 1)); say "report $dir failed (see $R/$dir.log)"; }
+}
+root=$PWD
+gpu_label="$N x ${model:-GPU}"
+if ((make_report)); then
+  report report-one-gpu "One GPU against PyTorch, ${model:-GPU}" sb-wrn-bf16.h5 sb-wrn-tf32.h5 sb-wrn-tf32-nhwc.h5 \
+      sb-mnist-fp32.h5 sb-mnist-tf32.h5 pt-wrn-bf16.json pt-wrn-fp32.json pt-mnist-fp32.json pt-wrn-bf16-compile.json \
+      pt-mnist-fp32-compile.json
+  report report-tta "Time to 91% Fashion-MNIST accuracy, ${model:-GPU}" sb-tta-fp32.h5 sb-tta-tf32.h5
+  report report-wrn "wrn scaling, $gpu_label" wrn-weak.h5 wrn-strong.h5 pt-wrn-weak.json
+  report report-mnist "mnist-cnn scaling, $gpu_label" mnist-weak.h5 mnist-strong.h5 pt-mnist-weak.json
+else
+  say "no report: '$report_python' lacks h5py or matplotlib; on a machine with both, run for each group, e.g."
+  say "  (cd $R && python3 $PWD/analysis/report.py wrn-weak.h5 wrn-strong.h5 --reference pt-wrn-weak.json --out report-wrn)"
+fi
+say "done: $failed command(s) failed; results in $R"
+((failed == 0))
