@@ -4,6 +4,7 @@
 // the uint8 reads are gathers within one 3 KiB image and hit L1.
 #include "kernels/augment.h"
 
+#include "data/augment.h"
 #include "kernels/device_utils.cuh"
 
 namespace sb::kernels {

@@ -5,18 +5,25 @@
 // The result equals the CPU batch assembly (src/data/batch.h, assemble_batch) element for element: the
 // kernel calls the same SB_HOST_DEVICE functions of src/data/augment.h (draw_crop_flip, crop_flip_pixel,
 // normalize_pixel<float>), so the Philox draws and the arithmetic are literally shared; fp16/bf16 outputs
-// are that fp32 value rounded once.
+// are that fp32 value rounded once. This interface depends on nothing above core/: the draws' key is the
+// plain AugmentDrawKey below, which the callers fill with sb::AugmentKey's values.
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 
 #include "core/dtype.h"
-#include "data/augment.h"
 
 namespace sb::kernels {
 
 constexpr int kMaxAugmentChannels = 4;
+
+// The fields of sb::AugmentKey (src/data/augment.h): the Philox key and the high counter word.
+struct AugmentDrawKey {
+  uint64_t seed = 0;
+  int64_t epoch = 0;
+  int rank = 0;
+};
 
 struct GatherBatchArgs {
   const uint8_t* images = nullptr;   // the dataset, N x C x H x W uint8, on the device
@@ -32,7 +39,7 @@ struct GatherBatchArgs {
   bool random_crop = false;
   int crop_padding = 4;
   bool horizontal_flip = false;
-  AugmentKey key;
+  AugmentDrawKey key;
   uint64_t first_position = 0;
   // Optional device-resident values that override key.epoch and first_position, so that a captured CUDA
   // graph sees each step's values.

@@ -1,6 +1,8 @@
 // The fused optimizer step: ONE launch updates the whole flat fp32 master buffer (docs/architecture.md,
 // "Flat buffers"), with torch.optim's semantics. The per-element maths is literally the CPU optimizers': the
 // kernel calls the SB_HOST_DEVICE update functions of src/optim/update_rules.h.
+// This interface depends on nothing above core/: the hyper-parameters come as the plain structs below,
+// which the callers fill from the optimizer configs of src/optim/ (optim/cuda/fused_step_hyperparameters.h).
 //
 // For a CUDA graph, nothing that changes between steps is a kernel argument: the learning rate can be read
 // from device memory (lr_device) and the step number from a device counter that the kernel advances
@@ -14,14 +16,35 @@
 #include <cstdint>
 
 #include "core/dtype.h"
-#include "optim/optim_config.h"
 
 namespace sb::kernels {
 
 enum class OptimizerKind {
-  Sgd,       // SgdConfig: momentum, dampening, Nesterov, L2 weight decay
-  Adadelta,  // AdadeltaConfig
-  Adam,      // AdamConfig: Adam, or AdamW when decoupled_weight_decay (see adamw_config()), AMSGrad too
+  Sgd,       // SgdHyperparameters: momentum, dampening, Nesterov, L2 weight decay
+  Adadelta,  // AdadeltaHyperparameters
+  Adam,      // AdamHyperparameters: Adam, or AdamW when decoupled_weight_decay, AMSGrad too
+};
+
+// The fields of sb::SgdConfig, sb::AdadeltaConfig and sb::AdamConfig (src/optim/optim_config.h, which
+// documents them and holds torch's defaults); all zero here, so a caller always converts a config.
+struct SgdHyperparameters {
+  double momentum = 0.0;
+  double dampening = 0.0;
+  bool nesterov = false;
+  double weight_decay = 0.0;
+};
+struct AdadeltaHyperparameters {
+  double rho = 0.0;
+  double eps = 0.0;
+  double weight_decay = 0.0;
+};
+struct AdamHyperparameters {
+  double beta1 = 0.0;
+  double beta2 = 0.0;
+  double eps = 0.0;
+  double weight_decay = 0.0;
+  bool decoupled_weight_decay = false;
+  bool amsgrad = false;
 };
 
 // Device memory, zero-initialised by the owner (set steps to restore a checkpoint).
@@ -33,9 +56,9 @@ struct OptimizerStepCounter {
 
 struct FusedOptimizerArgs {
   OptimizerKind kind = OptimizerKind::Sgd;
-  SgdConfig sgd;
-  AdadeltaConfig adadelta;
-  AdamConfig adam;
+  SgdHyperparameters sgd;  // only the one that `kind` names is read
+  AdadeltaHyperparameters adadelta;
+  AdamHyperparameters adam;
 
   int64_t n = 0;                  // elements of every buffer below
   float* params = nullptr;        // fp32 master weights, updated in place

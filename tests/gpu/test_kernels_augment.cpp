@@ -77,7 +77,7 @@ TEST(KernelsAugment, GatherBatchMatchesCpuAssembly) {
           a.random_crop = options.random_crop;
           a.crop_padding = options.crop_padding;
           a.horizontal_flip = options.horizontal_flip;
-          a.key = key;
+          a.key = kernels::AugmentDrawKey{key.seed, key.epoch, key.rank};
           a.first_position = first_position;
           a.out = out.get();
           a.dtype = t;

@@ -11,6 +11,7 @@
 #include "kernels/optimizer.h"
 #include "optim/adadelta.h"
 #include "optim/adam.h"
+#include "optim/cuda/fused_step_hyperparameters.h"
 #include "optim/sgd.h"
 
 namespace {
@@ -106,9 +107,9 @@ TEST(KernelsOptimizer, FusedStepMatchesCpuOptimizers) {
           dcopy.poison();
           kernels::FusedOptimizerArgs a;
           a.kind = v.kind;
-          a.sgd = v.sgd;
-          a.adadelta = v.adadelta;
-          a.adam = v.adam;
+          a.sgd = fused_step_hyperparameters(v.sgd);
+          a.adadelta = fused_step_hyperparameters(v.adadelta);
+          a.adam = fused_step_hyperparameters(v.adam);
           a.n = n;
           a.params = dp.as<float>() + shift;
           a.grads = dg.as<float>() + shift;
@@ -167,7 +168,7 @@ TEST(KernelsOptimizer, FoundInfSkipsAndLossScaleUnscales) {
   cudaMemset(dcounter.get(), 0, sizeof(kernels::OptimizerStepCounter));
   kernels::FusedOptimizerArgs a;
   a.kind = kernels::OptimizerKind::Adam;
-  a.adam = adamw_config();
+  a.adam = fused_step_hyperparameters(adamw_config());
   a.n = n;
   a.params = dp.as<float>();
   a.grads = dg.as<float>();

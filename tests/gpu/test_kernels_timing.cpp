@@ -12,6 +12,7 @@
 #include "kernels/loss.h"
 #include "kernels/optimizer.h"
 #include "kernels/pooling.h"
+#include "optim/cuda/fused_step_hyperparameters.h"
 
 namespace {
 
@@ -54,7 +55,7 @@ TEST(KernelsTiming, PrintBandwidth) {
     cudaMemset(v.get(), 0, n * 4);
     kernels::FusedOptimizerArgs a;
     a.kind = kernels::OptimizerKind::Adam;
-    a.adam = adamw_config();
+    a.adam = fused_step_hyperparameters(adamw_config());
     a.n = n;
     a.params = p.as<float>();
     a.grads = g.as<float>();
@@ -65,7 +66,7 @@ TEST(KernelsTiming, PrintBandwidth) {
     a.copy_dtype = DType::BF16;
     report("fused AdamW 36.5M + bf16 copy", n * 30.0, [&] { kernels::fused_optimizer_step(a, nullptr); });
     a.kind = kernels::OptimizerKind::Sgd;
-    a.sgd = SgdConfig{0.9, 0.0, true, 5e-4};
+    a.sgd = fused_step_hyperparameters(SgdConfig{0.9, 0.0, true, 5e-4});
     a.params_copy = nullptr;
     report("fused SGD-Nesterov 36.5M", n * 20.0, [&] { kernels::fused_optimizer_step(a, nullptr); });
   }

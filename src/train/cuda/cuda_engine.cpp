@@ -23,6 +23,7 @@
 #include "nn/cuda/context.h"
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/network.h"
+#include "optim/cuda/fused_step_hyperparameters.h"
 #include "optim/optim_config.h"
 #include "train/cuda/device_info.h"
 #include "train/cuda/gpu_energy.h"
@@ -54,16 +55,16 @@ kernels::FusedOptimizerArgs optimizer_args(const OptimizerSpec& spec) {
   switch (spec.kind) {
     case OptimizerKind::Sgd:
       a.kind = kernels::OptimizerKind::Sgd;
-      a.sgd = sgd_config(spec);
+      a.sgd = fused_step_hyperparameters(sgd_config(spec));
       break;
     case OptimizerKind::Adadelta:
       a.kind = kernels::OptimizerKind::Adadelta;
-      a.adadelta = adadelta_config(spec);
+      a.adadelta = fused_step_hyperparameters(adadelta_config(spec));
       break;
     case OptimizerKind::Adam:
     case OptimizerKind::AdamW:
       a.kind = kernels::OptimizerKind::Adam;
-      a.adam = adam_config(spec);
+      a.adam = fused_step_hyperparameters(adam_config(spec));
       break;
   }
   return a;
@@ -282,7 +283,7 @@ void CudaEngine::enqueue_batch(const Dataset& data, const DeviceDataset& device,
     a.crop_padding = augmentation_.crop_padding;
     a.horizontal_flip = augmentation_.horizontal_flip;
   }
-  a.key = AugmentKey{config_.seed, epoch, comm_.rank()};
+  a.key = kernels::AugmentDrawKey{config_.seed, epoch, comm_.rank()};
   a.first_position = first_position;
   if (step_inputs_device) {
     a.epoch_device = &step_inputs_device->epoch;
