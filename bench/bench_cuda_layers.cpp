@@ -23,7 +23,6 @@
 #include "nn/cuda/network.h"
 #include "nn/spec.h"
 #include "optim/cuda/fused_step_hyperparameters.h"
-#include "optim/cuda/fused_step_hyperparameters.h"
 
 namespace {
 
@@ -172,7 +171,6 @@ void BM_fused_optimizer(benchmark::State& state) {
   sb::kernels::FusedOptimizerArgs a;
   a.kind = adadelta ? sb::kernels::OptimizerKind::Adadelta : sb::kernels::OptimizerKind::Sgd;
   a.sgd.momentum = 0.9;
-  a.adadelta = sb::fused_step_hyperparameters(sb::AdadeltaConfig{});  // torch's defaults
   a.adadelta = sb::fused_step_hyperparameters(sb::AdadeltaConfig{});  // torch's defaults
   a.n = n;
   a.params = static_cast<float*>(params.data());
