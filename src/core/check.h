@@ -23,7 +23,7 @@ inline std::string mpi_error_string(int code) {
   } while (0)
 
 namespace sb::detail {
-// Defined with the HDF5 setup (metrics/hdf5_handle.cpp). Reads HDF5's error stack for the file and the
+// Defined with the HDF5 setup (h5/handle.cpp). Reads HDF5's error stack for the file and the
 // operating system's reason (e.g. "No space left on device"), says them in one line with a hint, and
 // aborts the job through fatal_call. SCALEBENCH_HDF5_TRACE=1 prints the whole stack as well.
 [[noreturn]] void hdf5_call_failed(const char* file, int line, const char* call);

@@ -5,8 +5,8 @@
 #include <type_traits>
 
 #include "core/check.h"
-#include "metrics/hdf5_attributes.h"
-#include "metrics/hdf5_extendible.h"
+#include "h5/attributes.h"
+#include "h5/extendible.h"
 #include "metrics/results_output_check.h"
 #include "metrics/results_publish.h"
 

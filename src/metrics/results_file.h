@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/hdf5_handle.h"
+#include "h5/handle.h"
 #include "metrics/results_schema.h"
 
 namespace sb {

@@ -6,8 +6,8 @@
 
 #include "core/check.h"
 #include "core/error.h"
-#include "metrics/hdf5_attributes.h"
-#include "metrics/hdf5_extendible.h"
+#include "h5/attributes.h"
+#include "h5/extendible.h"
 
 namespace sb {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/hdf5_handle.h"
+#include "h5/handle.h"
 
 namespace sb {
 

@@ -14,8 +14,8 @@
 
 #include "core/check.h"
 #include "core/error.h"
-#include "metrics/hdf5_attributes.h"
-#include "metrics/hdf5_handle.h"
+#include "h5/attributes.h"
+#include "h5/handle.h"
 #include "metrics/results_publish.h"
 
 namespace sb {

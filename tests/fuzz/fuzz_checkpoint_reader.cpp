@@ -15,7 +15,7 @@
 
 #include "core/error.h"
 #include "fuzz_util.h"
-#include "metrics/hdf5_handle.h"
+#include "h5/handle.h"
 #include "train/checkpoint.h"
 
 using namespace sb;

@@ -1,5 +1,5 @@
 // Small HDF5 helpers of the PyTorch-oracle fixture: whole datasets of numbers in and out by path, and
-// the layout of a fixture group (tests/reference/README.md). Header-only; built on metrics/hdf5_*.
+// the layout of a fixture group (tests/reference/README.md). Header-only; built on src/h5/.
 #pragma once
 #include <hdf5.h>
 
@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "core/check.h"
-#include "metrics/hdf5_attributes.h"
-#include "metrics/hdf5_extendible.h"
-#include "metrics/hdf5_handle.h"
+#include "h5/attributes.h"
+#include "h5/extendible.h"
+#include "h5/handle.h"
 #include "reference/reference_case.h"
 
 namespace sb::reference {

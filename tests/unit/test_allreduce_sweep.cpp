@@ -14,8 +14,8 @@
 #include "comm/allreduce_sweep.h"
 #include "core/error.h"
 #include "metrics/comm_results.h"
-#include "metrics/hdf5_attributes.h"
-#include "metrics/hdf5_extendible.h"
+#include "h5/attributes.h"
+#include "h5/extendible.h"
 
 namespace sb {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "child_process.h"
 #include "core/check.h"
-#include "metrics/hdf5_handle.h"
+#include "h5/handle.h"
 #include "scratch_dir.h"
 
 namespace sb {

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "metrics/hdf5_handle.h"
+#include "h5/handle.h"
 
 namespace sb::h5 {
 

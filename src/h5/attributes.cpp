@@ -1,9 +1,9 @@
-#include "metrics/hdf5_attributes.h"
+#include "h5/attributes.h"
 
 #include <stdexcept>
 
 #include "core/check.h"
-#include "metrics/hdf5_handle.h"
+#include "h5/handle.h"
 
 namespace sb::h5 {
 namespace {

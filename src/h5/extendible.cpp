@@ -1,4 +1,4 @@
-#include "metrics/hdf5_extendible.h"
+#include "h5/extendible.h"
 
 #include "core/check.h"
 

@@ -1,4 +1,4 @@
-#include "metrics/hdf5_handle.h"
+#include "h5/handle.h"
 
 #include <csignal>
 #include <cstdio>
