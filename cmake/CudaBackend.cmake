@@ -1,9 +1,14 @@
 # The CUDA backend: our kernels (kernels/*.cu) and every src/<folder>/cuda/ source, in one library.
+# Device code lives only in kernels/ (docs/kernels.md): the src/ folders contribute host C++ only.
 find_package(CUDAToolkit REQUIRED)
 file(GLOB sb_cuda_sources CONFIGURE_DEPENDS
      ${CMAKE_CURRENT_SOURCE_DIR}/kernels/*.cu
-     ${CMAKE_CURRENT_SOURCE_DIR}/src/*/cuda/*.cpp
-     ${CMAKE_CURRENT_SOURCE_DIR}/src/*/cuda/*.cu)
+     ${CMAKE_CURRENT_SOURCE_DIR}/src/*/cuda/*.cpp)
+file(GLOB_RECURSE sb_misplaced_kernels CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cu)
+if(sb_misplaced_kernels)
+  message(FATAL_ERROR "CUDA sources under src/ (${sb_misplaced_kernels}): kernels belong in kernels/, "
+                      "behind a header with plain C++ signatures (docs/kernels.md)")
+endif()
 if(NOT sb_cuda_sources)
   set(sb_cuda_sources ${CMAKE_CURRENT_SOURCE_DIR}/cmake/empty.cu)
 endif()

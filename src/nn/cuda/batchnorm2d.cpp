@@ -2,6 +2,7 @@
 
 #include "core/cuda_check.h"
 #include "core/error.h"
+#include "kernels/batchnorm.h"
 #include "kernels/elementwise.h"
 #include "nn/cuda/bn_legacy.h"
 #include "nn/cuda/bn_ops.h"
@@ -57,9 +58,9 @@ const DeviceTensor& BatchNorm2d::forward(const DeviceTensor& x, Mode mode) {
     // The first of these that has an engine: the NORM_FORWARD inference phase, then the same affine map
     // as pointwise nodes (cuDNN 9.19 on Hopper has no engine for the former), each with the ReLU fused
     // first; then the legacy call.
-    bn_inverse_std(running_var, saved + c, c, epsilon_, ctx_.stream());
+    kernels::bn_inverse_std(running_var, saved + c, c, epsilon_, ctx_.stream());
     float* coef = affine_.ensure_as<float>(static_cast<size_t>(2 * c));
-    bn_inference_coefficients(scale, bias, running_mean, running_var, epsilon_, coef, coef + c, c, ctx_.stream());
+    kernels::bn_inference_coefficients(scale, bias, running_mean, running_var, epsilon_, coef, coef + c, c, ctx_.stream());
     BnForwardInference a;
     a.x = x.data; a.y = y_.data; a.scale = scale; a.bias = bias;
     a.mean = running_mean; a.inv_std = saved + c;

@@ -55,7 +55,8 @@ struct BnBackward {
 bool bn_backward_graph(Context& ctx, const BnShape& s, const BnBackward& a);
 
 // Inference as a per-channel affine map through pointwise nodes: y = x * a[c] + b[c] (then ReLU), with a
-// and b from bn_inference_coefficients. For when no engine runs the NORM_FORWARD inference phase.
+// and b from kernels::bn_inference_coefficients (kernels/batchnorm.h). For when no engine runs the
+// NORM_FORWARD inference phase.
 struct BnAffine {
   const void* x = nullptr;
   void* y = nullptr;
@@ -64,12 +65,5 @@ struct BnAffine {
   bool relu = false;
 };
 bool bn_affine_graph(Context& ctx, const BnShape& s, const BnAffine& args);
-
-// inv_std[i] = 1/sqrt(var[i] + eps) for i < c (for the inference graph), on the context's stream.
-void bn_inverse_std(const float* var, float* inv_std, int64_t c, float eps, cudaStream_t stream);
-
-// a = scale / sqrt(var + eps), b = bias - mean * a (for the affine graph).
-void bn_inference_coefficients(const float* scale, const float* bias, const float* mean, const float* var, float eps,
-                               float* a, float* b, int64_t c, cudaStream_t stream);
 
 }  // namespace sb::cuda

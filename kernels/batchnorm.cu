@@ -1,10 +1,9 @@
-// The only kernels of the layer code: the per-channel coefficients of BN inference (1/sqrt(var + eps) for
-// the NORM_FORWARD inference graph, or the affine a, b of the pointwise graph), which nothing in kernels/
-// computes. C elements, so one small launch each.
-#include "core/cuda_check.h"
-#include "nn/cuda/bn_ops.h"
+// The batch-norm inference coefficients (see batchnorm.h): C elements, so one small launch each.
+#include "kernels/batchnorm.h"
 
-namespace sb::cuda {
+#include "core/cuda_check.h"
+
+namespace sb::kernels {
 namespace {
 __global__ void inverse_std_kernel(const float* var, float* inv_std, int64_t c, float eps) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -37,4 +36,4 @@ void bn_inverse_std(const float* var, float* inv_std, int64_t c, float eps, cuda
   CHECK_CUDA_LAUNCH();
 }
 
-}  // namespace sb::cuda
+}  // namespace sb::kernels
