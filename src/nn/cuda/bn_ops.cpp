@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/cuda/cudnn_graph.h"
+#include "nn/cuda/cudnn_graph_builder.h"
 
 namespace sb::cuda {
 namespace {

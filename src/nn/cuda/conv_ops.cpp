@@ -3,7 +3,7 @@
 #include <string>
 
 #include "core/error.h"
-#include "nn/cuda/cudnn_graph.h"
+#include "nn/cuda/cudnn_graph_builder.h"
 
 namespace sb::cuda {
 namespace {

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/cuda/cudnn_graph.h"
+#include "nn/cuda/cudnn_graph_builder.h"
 #include "nn/cuda/device_buffer.h"
 
 namespace sb::cuda {

@@ -1,4 +1,4 @@
-#include "nn/cuda/cudnn_graph.h"
+#include "nn/cuda/cudnn_graph_builder.h"
 
 #include "core/cuda_check.h"
 #include "core/error.h"

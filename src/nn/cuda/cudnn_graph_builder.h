@@ -1,6 +1,7 @@
-// A small RAII builder over cuDNN's backend (graph) API of cudnn_graph.h: tensors, convolution and
+// A small RAII builder over cuDNN's backend (graph) API of <cudnn_graph.h>: tensors, convolution and
 // pointwise descriptors, operation nodes (conv fprop/dgrad/wgrad, pointwise, batch-norm forward and
-// backward), operation graphs, heuristics, execution plans and variant packs.
+// backward), operation graphs, heuristics, execution plans and variant packs. Named apart from cuDNN's
+// header so that no include can pick the wrong one.
 //
 // Every descriptor is owned by a move-only Descriptor. Builders finalize what they make and stop the job
 // on a failed call, except where failure is a normal answer ("no engine supports this graph"): those
