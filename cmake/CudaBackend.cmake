@@ -1,22 +1,44 @@
-# The CUDA backend: our kernels (kernels/*.cu) and every src/<folder>/cuda/ source, in one library.
+# The CUDA backend: one static library per layer, each linking only the layers below it
+# (docs/architecture.md):
+#   sb_kernels    kernels/*.cu           core (and the SB_HOST_DEVICE maths headers of data/ and optim/)
+#   sb_nn_cuda    src/nn/cuda/           kernels, nn: the CUDA layers over cuDNN and cuBLAS
+#   sb_comm_cuda  src/comm/cuda/         comm: the NCCL communicator and sweep
+#   sb_cuda       src/train/cuda/ and any other src/<folder>/cuda/: the CUDA engine, on train, nn_cuda
+#                 and comm_cuda; the program and the GPU tests link this one
 # Device code lives only in kernels/ (docs/kernels.md): the src/ folders contribute host C++ only.
 find_package(CUDAToolkit REQUIRED)
-file(GLOB sb_cuda_sources CONFIGURE_DEPENDS
-     ${CMAKE_CURRENT_SOURCE_DIR}/kernels/*.cu
-     ${CMAKE_CURRENT_SOURCE_DIR}/src/*/cuda/*.cpp)
 file(GLOB_RECURSE sb_misplaced_kernels CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cu)
 if(sb_misplaced_kernels)
   message(FATAL_ERROR "CUDA sources under src/ (${sb_misplaced_kernels}): kernels belong in kernels/, "
                       "behind a header with plain C++ signatures (docs/kernels.md)")
 endif()
-if(NOT sb_cuda_sources)
-  set(sb_cuda_sources ${CMAKE_CURRENT_SOURCE_DIR}/cmake/empty.cu)
-endif()
-add_library(sb_cuda STATIC ${sb_cuda_sources})
-target_include_directories(sb_cuda PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR}
+
+# What every CUDA-backend source compiles and links against: core/cuda_check.h includes the headers of
+# cuBLAS, NCCL and cuDNN alike.
+add_library(sb_cuda_toolkit INTERFACE)
+target_include_directories(sb_cuda_toolkit INTERFACE ${CMAKE_CURRENT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR}
                            ${CUDNN_INCLUDE_DIR} ${NCCL_INCLUDE_DIR})
-target_link_libraries(sb_cuda PUBLIC sb_train CUDA::cudart CUDA::cublas CUDA::cublasLt
-                      ${CUDNN_LIBRARY} ${NCCL_LIBRARY})
-target_link_libraries(sb_cuda PUBLIC ${CMAKE_DL_LIBS})  # NVML is loaded at run time (gpu_energy.cpp)
-set_target_properties(sb_cuda PROPERTIES CUDA_SEPARABLE_COMPILATION OFF POSITION_INDEPENDENT_CODE ON)
-target_compile_options(sb_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo>)
+target_link_libraries(sb_cuda_toolkit INTERFACE CUDA::cudart CUDA::cublas CUDA::cublasLt ${CUDNN_LIBRARY} ${NCCL_LIBRARY})
+
+# sb_cuda_layer(<name> <sources> <libraries below it>...)
+function(sb_cuda_layer name sources)
+  if(NOT sources)
+    set(sources ${CMAKE_CURRENT_SOURCE_DIR}/cmake/empty.cu)
+  endif()
+  add_library(${name} STATIC ${sources})
+  target_link_libraries(${name} PUBLIC sb_cuda_toolkit ${ARGN})
+  set_target_properties(${name} PROPERTIES CUDA_SEPARABLE_COMPILATION OFF POSITION_INDEPENDENT_CODE ON)
+endfunction()
+
+file(GLOB sb_kernels_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/kernels/*.cu)
+file(GLOB sb_nn_cuda_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/nn/cuda/*.cpp)
+file(GLOB sb_comm_cuda_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/comm/cuda/*.cpp)
+file(GLOB sb_cuda_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*/cuda/*.cpp)
+list(FILTER sb_cuda_sources EXCLUDE REGEX "/src/(nn|comm)/cuda/[^/]*$")
+
+sb_cuda_layer(sb_kernels "${sb_kernels_sources}" sb_core)
+target_compile_options(sb_kernels PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo>)
+sb_cuda_layer(sb_nn_cuda "${sb_nn_cuda_sources}" sb_kernels sb_nn)
+sb_cuda_layer(sb_comm_cuda "${sb_comm_cuda_sources}" sb_comm)
+sb_cuda_layer(sb_cuda "${sb_cuda_sources}" sb_train sb_nn_cuda sb_comm_cuda sb_kernels
+              ${CMAKE_DL_LIBS})  # NVML is loaded at run time (gpu_energy.cpp)
