@@ -129,7 +129,8 @@ class FaultOnOneRank(unittest.TestCase):
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             try:
                 wait_for_line(proc, "  epoch 1 step 4/", HANG_LIMIT)
-                victim = rank_pids(out)[-1]  # rank 1 started last
+                victim = rank_pids(out)[-1]
+                victim_rank = launcher_rank(victim)
                 os.kill(victim, signal.SIGSTOP)
                 stopped_at = time.time()
                 _, err = proc.communicate(timeout=HANG_LIMIT)
@@ -142,7 +143,7 @@ class FaultOnOneRank(unittest.TestCase):
             self.assertNotEqual(proc.returncode, 0)
             errors = error_lines(err)
             self.assertEqual(len(errors), 1, err)
-            self.assertIn("rank 1 of 2, which did not arrive", errors[0])
+            self.assertIn(f"rank {victim_rank} of 2, which did not arrive", errors[0])
             self.assertIn("epoch 1, step", errors[0])
             self.assertIn("--collective-timeout 5", errors[0])
 
@@ -198,6 +199,15 @@ class StopSignals(unittest.TestCase):
             with h5py.File(out, "r") as f:
                 self.assertEqual(f.attrs["complete"], 1)
                 self.assertEqual(list(f["epochs"]["epoch"]), [1, 2])
+
+
+def launcher_rank(pid):
+    """The MPI rank mpirun gave a process (OMPI_COMM_WORLD_RANK in its environment)."""
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        for entry in f.read().split(b"\0"):
+            if entry.startswith(b"OMPI_COMM_WORLD_RANK="):
+                return int(entry.split(b"=", 1)[1])
+    raise AssertionError(f"process {pid} has no OMPI_COMM_WORLD_RANK")
 
 
 def catches_sigterm(pid):
