@@ -16,7 +16,6 @@
 #include "train/blas_threads.h"
 #include "train/collective.h"
 #include "train/scaling_study.h"
-#include "train/stop_signal.h"
 
 namespace sb {
 namespace {
@@ -74,7 +73,6 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   TrainConfig run_config = config;
   run_config.epochs = config.epochs + scale.warmup_epochs;
   run_config.resumable = false;  // a study starts over; a stop signal ends it after the current step
-  install_stop_handlers();
   StudyOutcome study = run_scaling_study(
       world, counts, run_config, scale.warmup_epochs,
       [&](Communicator& sub) { return make_engine(run_config, data.train, data.test, sub, session.local_rank(), session.local_size()); },

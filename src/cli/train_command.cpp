@@ -18,7 +18,6 @@
 #include "data/dataset_spec.h"
 #include "train/blas_threads.h"
 #include "train/checkpoint.h"
-#include "train/stop_signal.h"
 #include "train/collective.h"
 #include "train/results_observer.h"
 #include "train/resume_check.h"
@@ -91,7 +90,6 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
     world.allreduce_min(engine->peak_tflops());  // collective on every rank either way
   }
   ResultsObserver observer(writer);
-  install_stop_handlers();
   const RunSummary run = train(config, world, *engine, &observer, resume.get(), &identity);
   // complete = 0 when a stop signal or a diverged loss ended the run: its epochs are not all there.
   if (results) results->close(!run.interrupted && !run.diverged);

@@ -300,25 +300,32 @@ void seal_checkpoint(const std::string& path) {
   if (!file) fatal("could not write the seal of checkpoint " + path);
 }
 
-Checkpoint gather_checkpoint(Communicator& comm, Engine& engine, const std::string& config_json, const DataIdentity& data,
-                             const LoopState& loop) {
-  EngineState state = engine.save_state();
+void gather_rank_state(Communicator& comm, const EngineState& state, Checkpoint& into) {
   std::vector<float> all_buffers = comm.gather(std::span<const float>(state.buffers), 0);
   const double mine[3] = {state.train_totals.loss_sum, static_cast<double>(state.train_totals.correct),
                           static_cast<double>(state.train_totals.count)};
   std::vector<double> all_totals = comm.gather(std::span<const double>(mine, 3), 0);
+  if (comm.rank() != 0) return;
+  const size_t nb = state.buffers.size();
+  into.rank_buffers.clear();
+  into.rank_totals.clear();
+  for (int r = 0; r < comm.size(); ++r) {
+    into.rank_buffers.emplace_back(all_buffers.begin() + static_cast<ptrdiff_t>(r * nb), all_buffers.begin() + static_cast<ptrdiff_t>((r + 1) * nb));
+    into.rank_totals.push_back(EvalTotals{all_totals[static_cast<size_t>(3 * r)], static_cast<int64_t>(all_totals[static_cast<size_t>(3 * r + 1)]),
+                                          static_cast<int64_t>(all_totals[static_cast<size_t>(3 * r + 2)])});
+  }
+}
+
+Checkpoint gather_checkpoint(Communicator& comm, Engine& engine, const std::string& config_json, const DataIdentity& data,
+                             const LoopState& loop) {
+  EngineState state = engine.save_state();
   Checkpoint c;
+  gather_rank_state(comm, state, c);
   if (comm.rank() != 0) return c;
   c.config_json = config_json;
   c.data = data;
   c.world_size = comm.size();
   c.loop = loop;
-  const size_t nb = state.buffers.size();
-  for (int r = 0; r < comm.size(); ++r) {
-    c.rank_buffers.emplace_back(all_buffers.begin() + static_cast<ptrdiff_t>(r * nb), all_buffers.begin() + static_cast<ptrdiff_t>((r + 1) * nb));
-    c.rank_totals.push_back(EvalTotals{all_totals[static_cast<size_t>(3 * r)], static_cast<int64_t>(all_totals[static_cast<size_t>(3 * r + 1)]),
-                                       static_cast<int64_t>(all_totals[static_cast<size_t>(3 * r + 2)])});
-  }
   c.engine = std::move(state);
   return c;
 }

@@ -48,6 +48,10 @@ struct Checkpoint {
 void save_checkpoint(Communicator& comm, Engine& engine, const std::string& config_json, const DataIdentity& data,
                      const LoopState& loop, const std::string& path);
 
+// Collective: every rank's BN buffers and partial epoch totals of `state`, into into.rank_buffers and
+// into.rank_totals on rank 0 (left as they are elsewhere).
+void gather_rank_state(Communicator& comm, const EngineState& state, Checkpoint& into);
+
 // The two halves of save_checkpoint. gather_checkpoint is collective and returns the whole state on rank 0
 // (an empty Checkpoint elsewhere); write_checkpoint writes it (rank 0, no collective: a thread may call it).
 Checkpoint gather_checkpoint(Communicator& comm, Engine& engine, const std::string& config_json, const DataIdentity& data,

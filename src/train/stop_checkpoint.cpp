@@ -25,23 +25,14 @@ StopCheckpointer::~StopCheckpointer() {
 void StopCheckpointer::at_step_boundary(const LoopState& loop) {
   if (!engine_mutex_) return;
   const EngineState running = engine_.save_running_state();
-  const std::vector<float> buffers = comm_.gather(std::span<const float>(running.buffers), 0);
-  const double totals[3] = {running.train_totals.loss_sum, static_cast<double>(running.train_totals.correct),
-                            static_cast<double>(running.train_totals.count)};
-  const std::vector<double> all_totals = comm_.gather(std::span<const double>(totals, 3), 0);
+  Checkpoint gathered;  // gathered outside the lock: the thread may hold it while it writes
+  gather_rank_state(comm_, running, gathered);
   if (comm_.rank() != 0) return;
   const std::lock_guard<std::mutex> lock(held_mutex_);
   held_.loop = loop;
   held_.engine.optimizer_steps = running.optimizer_steps;
-  const size_t per_rank = running.buffers.size();
-  held_.rank_buffers.resize(static_cast<size_t>(comm_.size()));
-  held_.rank_totals.resize(static_cast<size_t>(comm_.size()));
-  for (size_t r = 0; r < held_.rank_buffers.size(); ++r) {
-    held_.rank_buffers[r].assign(buffers.begin() + static_cast<ptrdiff_t>(r * per_rank),
-                                 buffers.begin() + static_cast<ptrdiff_t>((r + 1) * per_rank));
-    held_.rank_totals[r] = EvalTotals{all_totals[3 * r], static_cast<int64_t>(all_totals[3 * r + 1]),
-                                      static_cast<int64_t>(all_totals[3 * r + 2])};
-  }
+  held_.rank_buffers = std::move(gathered.rank_buffers);
+  held_.rank_totals = std::move(gathered.rank_totals);
   has_held_ = true;
 }
 

@@ -4,12 +4,12 @@
 #include <cmath>
 #include <memory>
 
+#include "comm/collective_watchdog.h"
 #include "core/error.h"
 #include "core/fault_injection.h"
 #include "core/log.h"
 #include "data/sampler.h"
 #include "metrics/chrome_trace.h"
-#include "comm/collective_watchdog.h"
 #include "train/checkpoint.h"
 #include "train/collective.h"
 #include "train/stop_checkpoint.h"
@@ -135,13 +135,11 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
       set_collective_position(epoch, static_cast<int64_t>(b));
       inject_fault_if_asked("step", static_cast<long>(step - start.global_step));
       const PhaseTimes times = engine.train_step(batches[b], info);
+      const size_t steps_done = times.abandoned ? b : b + 1;
       if (!times.abandoned) {  // an abandoned step changed nothing: the checkpoint below is the one before it
         record(times);
         position += static_cast<uint64_t>(batches[b].size());
         ++step;
-      }
-      const size_t steps_done = times.abandoned ? b : b + 1;
-      if (!times.abandoned) {
         stopper.at_step_boundary(LoopState{epoch, static_cast<int64_t>(steps_done), step, elapsed + seconds_since(epoch_start),
                                            run.best_accuracy, epochs_without_improvement});
       }
