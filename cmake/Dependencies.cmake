@@ -1,6 +1,6 @@
 # Required host dependencies: MPI, HDF5 (C), zlib, a CBLAS (OpenBLAS). Optional: GoogleTest, Google Benchmark.
 # On a cluster, point CMake at module-provided installs with MPI_HOME / MPI_CXX_COMPILER, HDF5_ROOT,
-# BLAS_ROOT (or CMAKE_PREFIX_PATH), as docs/building.md explains.
+# BLAS_ROOT (or CMAKE_PREFIX_PATH), as README.md ("Building on a cluster") explains.
 find_package(MPI REQUIRED COMPONENTS CXX)
 # We use the C API only; the deprecated MPI C++ bindings would add a link dependency.
 add_compile_definitions(OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)

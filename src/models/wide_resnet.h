@@ -7,7 +7,7 @@
 //   global average pooling, fc 640->classes
 // Each block: conv3x3-BN-ReLU, dropout 0.01, conv3x3-BN-ReLU, plus the shortcut (no ReLU after the add).
 // The guide's AvgPool2d(7) reads only 7x7 of the 8x8 map a 32x32 input leaves; we use global average
-// pooling (docs/models.md).
+// pooling (docs/decisions.md).
 #pragma once
 #include <array>
 
