@@ -54,6 +54,8 @@ for part in ${parts//,/ }; do
     die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm"
 done
 part() { [[ ",$parts," == *",$1,"* ]]; }
+source scripts/unpack_stage.sh
+unpack_stage "${SCALEBENCH_STAGE:-.stage}" || exit 2
 if [[ -z $bin ]]; then
   bin=build/scalebench
   [[ -x .stage/bin/scalebench ]] && bin=.stage/bin/scalebench

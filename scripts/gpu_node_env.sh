@@ -14,6 +14,9 @@
 # the figures of docs/performance.md were measured without it.
 P=${SCALEBENCH_TORCH_PYTHON:-python3}
 STAGE=$(realpath -m "${SCALEBENCH_STAGE:-.stage}")
+# shellcheck source=scripts/unpack_stage.sh
+source "$(dirname "${BASH_SOURCE[0]}")/unpack_stage.sh"
+unpack_stage "$STAGE" || exit 2
 S=${SCALEBENCH_BIN:-$STAGE/bin/scalebench}
 T=$STAGE/tests
 if [[ -z ${SCALEBENCH_GPU_LIBS+set} ]]; then

@@ -12,6 +12,8 @@
 #   SCALEBENCH_FMNIST       the Fashion-MNIST IDX files to copy                     [/usr/share/datasets/fashion-mnist]
 #   SCALEBENCH_STAGE_LIBS   names (prefixes) of the libraries to copy, as the binary's ldd resolves them
 #                           [libhdf5_serial libsz libaec libgfortran libquadmath libbenchmark]
+#   SCALEBENCH_STAGE_ARCHIVE  also pack the stage as STAGE.tar.xz (about a tenth of its size) for a copy
+#                           to the node in one piece; gpu_node_env.sh unpacks it where STAGE is missing [0]
 #   SCALEBENCH_STAGE_BLAS   a BLAS to stage as libopenblas.so.0: the CPU side of the GPU tests needs only a
 #                           small one [Debian's reference BLAS (libblas3) beside the binary's OpenBLAS,
 #                           else that OpenBLAS]
@@ -56,4 +58,8 @@ fi
 if [[ -n $blas ]]; then cp -L "$blas" "$stage/lib/libopenblas.so.0"; fi
 
 cp "${fmnist_files[@]}" "$data/fashion-mnist/"
+if [[ ${SCALEBENCH_STAGE_ARCHIVE:-0} == 1 ]]; then
+  tar -C "$(dirname "$stage")" -cf - "$(basename "$stage")" | xz -T0 -6 > "$stage.tar.xz.tmp" && mv "$stage.tar.xz.tmp" "$stage.tar.xz"
+  du -sh "$stage.tar.xz"
+fi
 du -sh "$stage" "$data"
