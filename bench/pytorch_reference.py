@@ -8,6 +8,11 @@ synthetic GPU-resident tensors (no DataLoader) and reports images/s = global bat
     torchrun --nproc-per-node 2 bench/pytorch_reference.py --model wrn --precision bf16 --channels-last
     mpirun -np 2 python3 bench/pytorch_reference.py --model mnist-cnn --batch-size 64
 
+Learning: the wrn trained with SGD on a CIFAR-100 binary folder, test accuracy per epoch
+(bench/torch_learning.py; Fashion-MNIST in that format comes from bench/fashion_mnist_as_cifar100.py).
+
+    python3 bench/pytorch_reference.py --learn DIR --precision bf16 --channels-last --lr 0.01 --batch-size 256
+
 Time to accuracy: mnist-cnn on Fashion-MNIST (IDX files, GPU-resident), Adadelta lr 1.0, StepLR gamma
 0.7, batch 64, evaluated after every epoch until the test accuracy reaches the target.
 
@@ -61,8 +66,19 @@ def parse_args(argv=None):
     p.add_argument("--max-epochs", type=int, default=14, help="time-to-accuracy epoch limit")
     p.add_argument("--normalize", default="0.2860,0.3530",
                    help="time-to-accuracy mean,std (scalebench's Fashion-MNIST values; MNIST's are 0.1307,0.3081)")
+    p.add_argument("--learn", metavar="DIR",
+                   help="train the wrn on the CIFAR-100 binary files in DIR (bench/torch_learning.py) instead of throughput")
+    p.add_argument("--epochs", type=int, default=2, help="--learn: training epochs")
+    p.add_argument("--lr", type=float, default=0.01, help="--learn: SGD learning rate")
+    p.add_argument("--momentum", type=float, default=0.0, help="--learn: SGD momentum")
     p.add_argument("--seed", type=int, default=1)
     args = p.parse_args(argv)
+    if args.learn and args.time_to_accuracy:
+        p.error("--learn and --time-to-accuracy are two different runs; choose one")
+    if args.learn and args.model not in (None, "wrn"):
+        p.error("--learn trains the wrn; leave --model out")
+    if args.epochs < 1:
+        p.error("--epochs must be positive")
     if args.time_to_accuracy and args.model not in (None, "mnist-cnn"):
         p.error("--time-to-accuracy trains mnist-cnn; leave --model out")
     if args.model is None:
@@ -370,7 +386,10 @@ def time_to_accuracy(args):
 
 def main(argv=None):
     args = parse_args(argv)
-    if args.time_to_accuracy:
+    if args.learn:
+        import torch_learning  # noqa: E402 (only this mode needs it)
+        torch_learning.learn(args, lambda *a: log(0, *a))
+    elif args.time_to_accuracy:
         time_to_accuracy(args)
     else:
         throughput(args)
