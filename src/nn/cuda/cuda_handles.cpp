@@ -22,7 +22,7 @@ CudaStream CudaStream::create_non_blocking(int priority) {
   cudaStream_t s = nullptr;
   CHECK_CUDA(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority));
   CudaStream out;
-  out.stream_ = CudaHandle<StreamTraits>(s);
+  out.stream_ = decltype(out.stream_)(s);
   return out;
 }
 
@@ -55,7 +55,7 @@ CudaEvent CudaEvent::create(unsigned int flags) {
   cudaEvent_t e = nullptr;
   CHECK_CUDA(cudaEventCreateWithFlags(&e, flags));
   CudaEvent out;
-  out.event_ = CudaHandle<EventTraits>(e);
+  out.event_ = decltype(out.event_)(e);
   return out;
 }
 
@@ -76,7 +76,7 @@ float CudaEvent::elapsed_ms(const CudaEvent& start, const CudaEvent& end) {
 cudaError_t CudaGraphExec::instantiate(const CudaGraph& graph, unsigned long long flags, CudaGraphExec& out) {
   cudaGraphExec_t exec = nullptr;
   const cudaError_t status = cudaGraphInstantiateWithFlags(&exec, graph.get(), flags);
-  out.exec_ = CudaHandle<GraphExecTraits>(status == cudaSuccess ? exec : nullptr);
+  out.exec_ = decltype(out.exec_)(status == cudaSuccess ? exec : nullptr);
   return status;
 }
 

@@ -16,69 +16,53 @@ namespace detail {
 void log_release_failure(const char* call, cudaError_t status) noexcept;
 }  // namespace detail
 
-// Owns one handle described by Traits (Handle: its type; release(h): the CUDA call that frees it; name:
-// that call's name, for the log). Empty when it holds Handle{}.
-template <typename Traits>
+// Owns one handle of type H, freed by the CUDA call Release (named `kName` in the log); empty when it
+// holds H{}.
+template <typename H, cudaError_t (*Release)(H), const char* kName>
 class CudaHandle {
  public:
-  using Handle = typename Traits::Handle;
   CudaHandle() = default;
-  explicit CudaHandle(Handle handle) : handle_(handle) {}
+  explicit CudaHandle(H handle) : handle_(handle) {}
   ~CudaHandle() { reset(); }
-  CudaHandle(CudaHandle&& o) noexcept : handle_(std::exchange(o.handle_, Handle{})) {}
+  CudaHandle(CudaHandle&& o) noexcept : handle_(std::exchange(o.handle_, H{})) {}
   CudaHandle& operator=(CudaHandle&& o) noexcept {
     if (this != &o) {
       reset();
-      handle_ = std::exchange(o.handle_, Handle{});
+      handle_ = std::exchange(o.handle_, H{});
     }
     return *this;
   }
   CudaHandle(const CudaHandle&) = delete;
   CudaHandle& operator=(const CudaHandle&) = delete;
 
-  Handle get() const { return handle_; }
-  explicit operator bool() const { return handle_ != Handle{}; }
+  H get() const { return handle_; }
+  explicit operator bool() const { return handle_ != H{}; }
   // Releases the handle now (logging a failure, never throwing); empty afterwards.
   void reset() noexcept {
-    if (handle_ == Handle{}) return;
-    const cudaError_t status = Traits::release(handle_);
-    if (status != cudaSuccess) detail::log_release_failure(Traits::name, status);
-    handle_ = Handle{};
+    if (handle_ == H{}) return;
+    const cudaError_t status = Release(handle_);
+    if (status != cudaSuccess) detail::log_release_failure(kName, status);
+    handle_ = H{};
   }
 
  private:
-  Handle handle_{};
+  H handle_{};
 };
 
-struct StreamTraits {
-  using Handle = cudaStream_t;
-  static constexpr const char* name = "cudaStreamDestroy";
-  static cudaError_t release(Handle h) { return cudaStreamDestroy(h); }
-};
-struct EventTraits {
-  using Handle = cudaEvent_t;
-  static constexpr const char* name = "cudaEventDestroy";
-  static cudaError_t release(Handle h) { return cudaEventDestroy(h); }
-};
-struct GraphTraits {
-  using Handle = cudaGraph_t;
-  static constexpr const char* name = "cudaGraphDestroy";
-  static cudaError_t release(Handle h) { return cudaGraphDestroy(h); }
-};
-struct GraphExecTraits {
-  using Handle = cudaGraphExec_t;
-  static constexpr const char* name = "cudaGraphExecDestroy";
-  static cudaError_t release(Handle h) { return cudaGraphExecDestroy(h); }
-};
+namespace detail {
+inline constexpr char kStreamDestroy[] = "cudaStreamDestroy";
+inline constexpr char kEventDestroy[] = "cudaEventDestroy";
+inline constexpr char kGraphDestroy[] = "cudaGraphDestroy";
+inline constexpr char kGraphExecDestroy[] = "cudaGraphExecDestroy";
+inline constexpr char kFreeHost[] = "cudaFreeHost";
 template <typename T>
-struct PinnedTraits {
-  using Handle = T*;
-  static constexpr const char* name = "cudaFreeHost";
-  static cudaError_t release(Handle h) { return cudaFreeHost(h); }
-};
+cudaError_t free_pinned(T* p) {
+  return cudaFreeHost(p);
+}
+}  // namespace detail
 
 // A captured (not yet executable) graph.
-using CudaGraph = CudaHandle<GraphTraits>;
+using CudaGraph = CudaHandle<cudaGraph_t, &cudaGraphDestroy, detail::kGraphDestroy>;
 
 // A stream; created non-blocking (it never synchronises with the legacy default stream).
 class CudaStream {
@@ -106,7 +90,7 @@ class CudaStream {
   cudaError_t end_capture(CudaGraph& graph) const;
 
  private:
-  CudaHandle<StreamTraits> stream_;
+  CudaHandle<cudaStream_t, &cudaStreamDestroy, detail::kStreamDestroy> stream_;
 };
 
 // An event; timing events by default, cudaEventDisableTiming for pure ordering.
@@ -128,7 +112,7 @@ class CudaEvent {
   static float elapsed_ms(const CudaEvent& start, const CudaEvent& end);
 
  private:
-  CudaHandle<EventTraits> event_;
+  CudaHandle<cudaEvent_t, &cudaEventDestroy, detail::kEventDestroy> event_;
 };
 
 // An executable graph.
@@ -144,7 +128,7 @@ class CudaGraphExec {
   void reset() noexcept { exec_.reset(); }
 
  private:
-  CudaHandle<GraphExecTraits> exec_;
+  CudaHandle<cudaGraphExec_t, &cudaGraphExecDestroy, detail::kGraphExecDestroy> exec_;
 };
 
 // Page-locked host memory for `count` elements of T (asynchronous copies need it), uninitialised.
@@ -164,7 +148,7 @@ class PinnedArray {
   T& operator[](size_t i) const { return data_.get()[i]; }
 
  private:
-  CudaHandle<PinnedTraits<T>> data_;
+  CudaHandle<T*, &detail::free_pinned<T>, detail::kFreeHost> data_;
   size_t count_ = 0;
 };
 
