@@ -12,11 +12,7 @@ namespace {
 
 using gputest::DeviceMem;
 
-int32_t read_int(const DeviceMem& m) {
-  int32_t v = 0;
-  EXPECT_EQ(cudaMemcpy(&v, m.get(), sizeof v, cudaMemcpyDeviceToHost), cudaSuccess);
-  return v;
-}
+int32_t read_int(const DeviceMem& m) { return gputest::download_raw<int32_t>(m.get(), 1).at(0); }
 
 TEST(StepGraphs, EachSlotReplaysItsOwnCapture) {
   SKIP_WITHOUT_GPU();
