@@ -15,14 +15,9 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 }  // namespace
 
 CpuEngine::CpuEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm)
-    : config_(config),
-      train_(train),
-      test_(test),
-      comm_(comm),
+    : EngineBase(config, train, test, comm),
       net_(model_spec_for(config, train), config.seed),
       optimizer_(optimizer_for(config, static_cast<int64_t>(net_.params().size()))),
-      log_probabilities_(model_info(config.model).outputs_log_probabilities),
-      augmentation_(config.augment ? cifar_augmentation() : BatchOptions{}),
       dropout_key_(dropout_stream_key(config.seed, comm.rank())) {}
 
 float CpuEngine::loss_and_gradient(const Tensor<float>& output, const std::vector<int32_t>& labels,

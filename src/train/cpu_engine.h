@@ -3,25 +3,19 @@
 #pragma once
 #include <memory>
 
-#include "comm/communicator.h"
-#include "data/batch.h"
-#include "data/dataset.h"
 #include "nn/cpu/network.h"
 #include "optim/optimizer.h"
-#include "train/engine.h"
-#include "train/train_config.h"
+#include "train/engine_base.h"
 
 namespace sb {
 
-class CpuEngine final : public Engine {
+class CpuEngine final : public EngineBase {
  public:
   // The datasets must outlive the engine.
   CpuEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm);
 
   std::string device_name() const override { return "cpu"; }
   int64_t parameter_count() const override { return static_cast<int64_t>(net_.params().size()); }
-  int64_t train_size() const override { return train_.size(); }
-  int64_t test_size() const override { return test_.size(); }
   PhaseTimes train_step(std::span<const int64_t> indices, const StepInfo& info) override;
   EvalTotals take_train_totals() override;
   EvalTotals evaluate(std::span<const int64_t> indices) override;
@@ -37,15 +31,9 @@ class CpuEngine final : public Engine {
  private:
   float loss_and_gradient(const Tensor<float>& output, const std::vector<int32_t>& labels, Tensor<float>& grad);
 
-  TrainConfig config_;
-  const Dataset& train_;
-  const Dataset& test_;
-  Communicator& comm_;
   cpu::Network<float> net_;
   std::unique_ptr<Optimizer> optimizer_;
   std::mutex update_mutex_;  // held while the update changes the parameters and optimizer state
-  bool log_probabilities_;
-  BatchOptions augmentation_;
   uint64_t dropout_key_;
   Tensor<float> images_, grad_;
   std::vector<int32_t> labels_;

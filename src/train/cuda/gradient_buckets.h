@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "comm/cuda/nccl_communicator.h"
+#include "nn/cuda/cuda_handles.h"
+#include "nn/cuda/device_buffer.h"
 #include "nn/spec.h"
 #include "train/bucket_plan.h"
 
@@ -22,7 +24,6 @@ class GradientBuckets {
   // averaged in bf16 and cast back (half the bytes on the wire).
   GradientBuckets(std::vector<Bucket> buckets, float* grads, int64_t n, NcclCommunicator* nccl,
                   cudaStream_t compute, bool reduce_in_bf16);
-  ~GradientBuckets();
   GradientBuckets(const GradientBuckets&) = delete;
   GradientBuckets& operator=(const GradientBuckets&) = delete;
 
@@ -41,11 +42,11 @@ class GradientBuckets {
   int64_t n_;
   NcclCommunicator* nccl_;
   cudaStream_t compute_;
-  cudaStream_t comm_ = nullptr;
+  CudaStream comm_;
   bool bf16_;
-  void* bf16_buffer_ = nullptr;
-  std::vector<cudaEvent_t> ready_;
-  cudaEvent_t done_ = nullptr;
+  DeviceBuffer bf16_buffer_;
+  std::vector<CudaEvent> ready_;
+  CudaEvent done_;
   size_t next_ = 0;  // buckets_[0..next_) are launched this step
 };
 
