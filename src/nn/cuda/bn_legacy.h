@@ -1,7 +1,8 @@
 // THE ISOLATED LEGACY FALLBACK (docs/cudnn.md): cuDNN 9's deprecated cudnnBatchNormalization* calls, used
 // only for a batch-norm shape/dtype/layout for which no graph-API engine builds a plan (bn_ops.h returns
-// false). Same arguments and results as the graph versions, so a layer can mix them (e.g. graph forward,
-// legacy backward). No ReLU fusion here: the caller applies the ReLU kernel.
+// false), or when --batchnorm-path legacy forces them. Same arguments and results as the graph versions,
+// so a layer can mix them (e.g. graph forward, legacy backward). No ReLU fusion here: the caller applies
+// the ReLU kernel.
 #pragma once
 #include "nn/cuda/bn_ops.h"
 
