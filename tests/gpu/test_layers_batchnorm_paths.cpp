@@ -35,14 +35,21 @@ std::set<std::string> graphs_of(BatchNormPath path, cuda::Mode mode, bool fused_
   }
 }
 
-// Whether the path must run here on every GPU: auto and legacy always; the training graphs have engines
-// for every dtype and layout (docs/cudnn.md). The pointwise path has no training forward at all. The
-// inference graphs run only where cuDNN has an engine for them.
+// Whether the path must run here on every GPU: auto always; legacy inference in every dtype (auto runs
+// it for NCHW Eval) and legacy training in fp32 and fp16 (cuDNN's documented configurations; bf16 may
+// be refused); the training graphs have engines for every dtype and layout (docs/cudnn.md). The
+// pointwise path has no training forward at all. The inference graphs run only where cuDNN has an
+// engine for them.
 enum class Expect { Runs, Refuses, Either };
-Expect expectation(BatchNormPath path, cuda::Mode mode) {
-  if (path == BatchNormPath::Auto || path == BatchNormPath::Legacy) return Expect::Runs;
-  if (mode == cuda::Mode::Eval) return Expect::Either;
-  return path == BatchNormPath::Graph ? Expect::Runs : Expect::Refuses;
+Expect expectation(BatchNormPath path, cuda::Mode mode, DType dtype) {
+  const bool train = mode == cuda::Mode::Train;
+  switch (path) {
+    case BatchNormPath::Auto: return Expect::Runs;
+    case BatchNormPath::Legacy: return train && dtype == DType::BF16 ? Expect::Either : Expect::Runs;
+    case BatchNormPath::Graph: return train ? Expect::Runs : Expect::Either;
+    case BatchNormPath::Pointwise: return train ? Expect::Refuses : Expect::Either;
+  }
+  return Expect::Either;
 }
 
 std::map<std::string, bool> plans_by_key(cuda::Context& ctx) {
@@ -87,7 +94,7 @@ int check_path(BatchNormPath path, bool fused_relu, uint64_t seed) {
           EXPECT_EQ(tried, graphs_of(path, mode, fused_relu)) << what;
         }
 
-        const Expect expect = expectation(path, mode);
+        const Expect expect = expectation(path, mode, p.dtype);
         if (refusal.empty()) {
           ++ran;
           std::printf("[path] %-40s ran: %s\n", what.c_str(), e.str().c_str());
@@ -124,9 +131,9 @@ TEST(CudaBatchNormPaths, PointwiseRunsEvalOnlyAndRefusesTraining) {
   for (const bool fused_relu : {false, true}) EXPECT_LE(check_path(BatchNormPath::Pointwise, fused_relu, 43), 6);
 }
 
-TEST(CudaBatchNormPaths, LegacyRunsEverywhereWithoutGraphs) {
+TEST(CudaBatchNormPaths, LegacyRunsWithoutGraphs) {
   SKIP_WITHOUT_GPU();
-  for (const bool fused_relu : {false, true}) EXPECT_EQ(check_path(BatchNormPath::Legacy, fused_relu, 44), 12);
+  for (const bool fused_relu : {false, true}) EXPECT_GE(check_path(BatchNormPath::Legacy, fused_relu, 44), 10);
 }
 
 TEST(CudaBatchNormPaths, DefaultIsAuto) {

@@ -15,11 +15,13 @@ BatchNorm2d::BatchNorm2d(const LayerSpec& spec, Context& ctx)
   if (spec.in <= 0) throw UserError("BatchNorm2d '" + spec.name + "' needs a positive channel count");
 }
 
-void BatchNorm2d::forced_path_cannot_run(const std::string& what) const {
-  const std::string path = batchnorm_path_name(ctx_.options().batchnorm_path);
-  throw UserError("BatchNorm2d '" + spec_.name + "': --batchnorm-path " + path + " cannot run " + what + " for input " +
-                  x_.shape().str() + " (" + dtype_name(ctx_.compute_dtype()) + ", " + layout_name(ctx_.layout()) +
-                  "); --batchnorm-path auto takes the first path that runs (docs/cudnn.md)");
+void BatchNorm2d::path_cannot_run(const std::string& what) const {
+  const BatchNormPath path = ctx_.options().batchnorm_path;
+  throw UserError("BatchNorm2d '" + spec_.name + "': --batchnorm-path " + batchnorm_path_name(path) + " cannot run " +
+                  what + " for input " + x_.shape().str() + " (" + dtype_name(ctx_.compute_dtype()) + ", " +
+                  layout_name(ctx_.layout()) + "); " +
+                  (path == BatchNormPath::Auto ? "it was the last path left"
+                                               : "--batchnorm-path auto takes the first path that runs (docs/cudnn.md)"));
 }
 
 const DeviceTensor& BatchNorm2d::forward(const DeviceTensor& x, Mode mode) {
@@ -41,8 +43,8 @@ const DeviceTensor& BatchNorm2d::forward(const DeviceTensor& x, Mode mode) {
 bool BatchNorm2d::forward_training(const BnShape& s) {
   const BatchNormPath path = ctx_.options().batchnorm_path;
   if (path == BatchNormPath::Pointwise)
-    forced_path_cannot_run("a Train-mode forward (the pointwise graph is Eval's affine map only; train with graph "
-                           "or legacy)");
+    path_cannot_run("a Train-mode forward (the pointwise graph is Eval's affine map only; train with graph or "
+                    "legacy)");
   const int64_t c = s.c;
   float* saved = saved_.ensure_as<float>(static_cast<size_t>(2 * c));
   float* running = views_.buffers;  // [2C]: mean, then variance
@@ -66,9 +68,9 @@ bool BatchNorm2d::forward_training(const BnShape& s) {
       graph_ran = bn_forward_training_graph(ctx_, s, a);
     }
     if (!graph_ran && path == BatchNormPath::Graph)
-      forced_path_cannot_run(std::string("the NORM_FORWARD training graph") + (relu_ ? " with the fused ReLU" : ""));
+      path_cannot_run(std::string("the NORM_FORWARD training graph") + (relu_ ? " with the fused ReLU" : ""));
   }
-  if (!graph_ran) bn_forward_training_legacy(ctx_, s, a);
+  if (!graph_ran && !bn_forward_training_legacy(ctx_, s, a)) path_cannot_run("the legacy training forward");
   // The graph writes the next statistics beside the old ones (its inputs must not alias its outputs, and
   // autotuning runs it several times); they replace the old ones here. Mean and variance are adjacent in
   // the flat buffer, so it is one copy.
@@ -84,10 +86,12 @@ bool BatchNorm2d::forward_inference(const BnShape& s) {
   const float* bias = views_.params + c;
   const float* running_mean = views_.buffers;
   const float* running_var = views_.buffers + c;
-  if (path == BatchNormPath::Legacy) {
-    bn_forward_inference_legacy(ctx_, s, x_.data, y_.data, scale, bias, running_mean, running_var, spec_.eps);
-    return false;
-  }
+  auto legacy = [&] {
+    if (!bn_forward_inference_legacy(ctx_, s, x_.data, y_.data, scale, bias, running_mean, running_var, spec_.eps))
+      path_cannot_run("the legacy inference forward");
+    return false;  // the ReLU is left to the kernel
+  };
+  if (path == BatchNormPath::Legacy) return legacy();
   const bool norm_graph = path == BatchNormPath::Auto || path == BatchNormPath::Graph;
   const bool affine_graph = path == BatchNormPath::Auto || path == BatchNormPath::Pointwise;
   BnForwardInference norm;
@@ -104,8 +108,8 @@ bool BatchNorm2d::forward_inference(const BnShape& s) {
                                        ctx_.stream());
     affine.x = x_.data; affine.y = y_.data; affine.a = coef; affine.b = coef + c;
   }
-  // With the ReLU fused first (cuDNN 9.19 on Hopper has no engine for the NORM_FORWARD inference phase,
-  // docs/cudnn.md); a forced path with a fused ReLU runs only the fused graph.
+  // The path's graphs with the ReLU fused first, then (auto only) without. The pointwise graph stands in
+  // for the NORM_FORWARD inference phase, which has no engine with cuDNN 9.19 on Hopper (docs/cudnn.md).
   for (const bool fuse : {true, false}) {
     if (fuse != relu_ && (fuse || path != BatchNormPath::Auto)) continue;
     norm.relu = affine.relu = fuse;
@@ -113,11 +117,10 @@ bool BatchNorm2d::forward_inference(const BnShape& s) {
       return fuse;
   }
   if (path != BatchNormPath::Auto)
-    forced_path_cannot_run(std::string(path == BatchNormPath::Graph ? "the NORM_FORWARD inference graph"
-                                                                    : "the pointwise inference graph") +
-                               (relu_ ? " with the fused ReLU" : ""));
-  bn_forward_inference_legacy(ctx_, s, x_.data, y_.data, scale, bias, running_mean, running_var, spec_.eps);
-  return false;
+    path_cannot_run(std::string(path == BatchNormPath::Graph ? "the NORM_FORWARD inference graph"
+                                                             : "the pointwise inference graph") +
+                    (relu_ ? " with the fused ReLU" : ""));
+  return legacy();
 }
 
 const DeviceTensor& BatchNorm2d::backward(const DeviceTensor& dy) {
@@ -141,8 +144,8 @@ const DeviceTensor& BatchNorm2d::backward(const DeviceTensor& dy) {
   // A Train-mode forward already refused the pointwise path.
   const BatchNormPath path = ctx_.options().batchnorm_path;
   const bool graph_ran = path != BatchNormPath::Legacy && bn_backward_graph(ctx_, s, a);
-  if (!graph_ran && path == BatchNormPath::Graph) forced_path_cannot_run("the NORM_BACKWARD graph");
-  if (!graph_ran) bn_backward_legacy(ctx_, s, a, spec_.eps);
+  if (!graph_ran && path == BatchNormPath::Graph) path_cannot_run("the NORM_BACKWARD graph");
+  if (!graph_ran && !bn_backward_legacy(ctx_, s, a, spec_.eps)) path_cannot_run("the legacy backward");
   ctx_.gradients_ready(views_.grads);
   return dx_;
 }

@@ -11,7 +11,8 @@
 // without, then the legacy call (bn_legacy.h); Eval tries the NORM_FORWARD inference graph, then the same
 // maths as a pointwise graph (x * a + b), each with the ReLU fused first, then the legacy call; backward
 // tries the NORM_BACKWARD graph, then the legacy call. A forced path runs only itself (with the ReLU fused
-// into the graph when asked for) and otherwise throws a UserError naming the option and the layer.
+// into the graph when asked for) and otherwise throws a UserError naming the option and the layer, as
+// auto does when even the legacy call has no kernel.
 #pragma once
 #include <string>
 
@@ -38,8 +39,9 @@ class BatchNorm2d final : public Layer {
   // Each writes y_ (Train also the running statistics) and returns whether its graph applied the ReLU.
   bool forward_training(const BnShape& s);
   bool forward_inference(const BnShape& s);
-  // The forced path has no engine (or no implementation) for `what`.
-  [[noreturn]] void forced_path_cannot_run(const std::string& what) const;
+  // The chosen path (the last one, under auto) has no engine or kernel for `what`: a UserError naming the
+  // option, the layer and the input.
+  [[noreturn]] void path_cannot_run(const std::string& what) const;
 
   LayerSpec spec_;
   Context& ctx_;
