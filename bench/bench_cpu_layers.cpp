@@ -20,8 +20,12 @@
 #include "optim/adadelta.h"
 #include "optim/sgd.h"
 
+#include "layer_rates.h"
+
 namespace {
 
+using sb::bench::conv_flops;
+using sb::bench::report_layer_rates;
 using sb::Shape;
 using sb::Tensor;
 
@@ -59,14 +63,7 @@ void run_layer(benchmark::State& state, const sb::LayerSpec& spec, const Shape& 
     benchmark::DoNotOptimize(l.layer->forward(x, sb::cpu::Mode::Train).data());
     benchmark::DoNotOptimize(l.layer->backward(dy).data());
   }
-  state.SetItemsProcessed(state.iterations() * input[0]);
-  if (forward_flops > 0)
-    state.counters["FLOP/s"] = benchmark::Counter(3.0 * forward_flops, benchmark::Counter::kIsIterationInvariantRate,
-                                                  benchmark::Counter::OneK::kIs1000);
-}
-
-double conv_flops(int64_t n, int64_t cin, int64_t cout, int64_t k, int64_t hout, int64_t wout) {
-  return 2.0 * static_cast<double>(n * cout * hout * wout * cin * k * k);
+  report_layer_rates(state, input[0], forward_flops);
 }
 
 // mnist-cnn's layers at batch 64 (1x28x28).

@@ -24,8 +24,12 @@
 #include "nn/spec.h"
 #include "optim/cuda/fused_step_hyperparameters.h"
 
+#include "layer_rates.h"
+
 namespace {
 
+using sb::bench::conv_flops;
+using sb::bench::report_layer_rates;
 using sb::DType;
 using sb::Layout;
 using sb::Shape;
@@ -112,14 +116,7 @@ void run_network(benchmark::State& state, const sb::LayerSpec& spec, const Shape
   ctx.synchronize();
   EventTimer timer(ctx.stream());
   for (auto _ : state) state.SetIterationTime(timer.seconds(step));
-  state.SetItemsProcessed(state.iterations() * input[0]);
-  if (forward_flops > 0)
-    state.counters["FLOP/s"] = benchmark::Counter(3.0 * forward_flops, benchmark::Counter::kIsIterationInvariantRate,
-                                                  benchmark::Counter::OneK::kIs1000);
-}
-
-double conv_flops(int64_t n, int64_t cin, int64_t cout, int64_t k, int64_t hout, int64_t wout) {
-  return 2.0 * static_cast<double>(n * cout * hout * wout * cin * k * k);
+  report_layer_rates(state, input[0], forward_flops);
 }
 
 constexpr int64_t kBatch = 256;

@@ -20,13 +20,8 @@ struct MaxArg {
   int64_t index;
 };
 
-template <typename T>
-__device__ MaxArg warp_row_argmax(const T* row, int64_t c, int lane) {
-  MaxArg best{-INFINITY, -1};
-  for (int64_t j = lane; j < c; j += 32) {
-    const float v = to_float(row[j]);
-    if (best.index < 0 || v > best.value) best = MaxArg{v, j};  // lanes scan increasing j: first wins
-  }
+// The warp's arg-max from each lane's own (index -1: the lane holds none).
+__device__ MaxArg warp_argmax(MaxArg best) {
   for (int offset = 16; offset > 0; offset >>= 1) {
     const float ov = __shfl_xor_sync(0xffffffffu, best.value, offset);
     const int64_t oi = __shfl_xor_sync(0xffffffffu, best.index, offset);
@@ -34,6 +29,16 @@ __device__ MaxArg warp_row_argmax(const T* row, int64_t c, int lane) {
     if (take) best = MaxArg{ov, oi};
   }
   return best;
+}
+
+template <typename T>
+__device__ MaxArg warp_row_argmax(const T* row, int64_t c, int lane) {
+  MaxArg best{-INFINITY, -1};
+  for (int64_t j = lane; j < c; j += 32) {
+    const float v = to_float(row[j]);
+    if (best.index < 0 || v > best.value) best = MaxArg{v, j};  // lanes scan increasing j: first wins
+  }
+  return warp_argmax(best);
 }
 
 // Combines the per-warp row sums in warp order and publishes the batch results. Called by all threads.
@@ -63,6 +68,33 @@ __device__ void finish_batch(double warp_loss, unsigned long long warp_correct, 
   }
 }
 
+// A row's arg-max and loss term (only read where the row's label is in range).
+struct RowLoss {
+  MaxArg best;
+  float loss;
+};
+
+// The batch loop of the losses: warp w takes rows w, w + kLossWarps, ... in order; row(r, label, valid,
+// lane) writes row r's gradient and returns its RowLoss; lane 0 sums the losses (NaN for a bad label)
+// and the correct predictions. Called by every thread of the one block.
+template <typename Row>
+__device__ void sum_rows_then_finish(const int32_t* labels, int64_t n, int64_t c, float* loss_out,
+                                     LossCounters* counters, Row row) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  double warp_loss = 0.0;
+  unsigned long long warp_correct = 0;
+  for (int64_t r = warp; r < n; r += kLossWarps) {
+    const int label = labels[r];
+    const bool valid = label >= 0 && label < c;  // a bad label makes the loss NaN rather than read astray
+    const RowLoss got = row(r, label, valid, lane);
+    if (lane == 0) {
+      warp_loss += valid ? static_cast<double>(got.loss) : NAN;
+      warp_correct += got.best.index == label ? 1 : 0;
+    }
+  }
+  finish_batch(warp_loss, warp_correct, n, loss_out, counters);
+}
+
 __device__ __forceinline__ float gradient_scale(float grad_scale, const float* loss_scale, int64_t n) {
   const float s = loss_scale ? grad_scale * *loss_scale : grad_scale;
   return s / static_cast<float>(n);
@@ -77,13 +109,7 @@ __device__ MaxArg warp_cached_argmax(const float (&v)[K], int64_t c, int lane) {
     const int64_t j = lane + 32 * k;
     if (j < c && (best.index < 0 || v[k] > best.value)) best = MaxArg{v[k], j};
   }
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    const float ov = __shfl_xor_sync(0xffffffffu, best.value, offset);
-    const int64_t oi = __shfl_xor_sync(0xffffffffu, best.index, offset);
-    const bool take = oi >= 0 && (best.index < 0 || ov > best.value || (ov == best.value && oi < best.index));
-    if (take) best = MaxArg{ov, oi};
-  }
-  return best;
+  return warp_argmax(best);
 }
 
 // K > 0: rows of up to 32*K classes are read once into registers (one memory round trip per row instead
@@ -92,14 +118,9 @@ template <typename T, int K>
 __global__ void __launch_bounds__(kLossThreads) softmax_cross_entropy_kernel(
     const T* __restrict__ logits, const int32_t* __restrict__ labels, T* __restrict__ dlogits, int64_t n, int64_t c,
     float grad_scale, const float* loss_scale, float* loss_out, LossCounters* counters) {
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const float g = gradient_scale(grad_scale, loss_scale, n);
-  double warp_loss = 0.0;
-  unsigned long long warp_correct = 0;
-  for (int64_t r = warp; r < n; r += kLossWarps) {
+  sum_rows_then_finish(labels, n, c, loss_out, counters, [&](int64_t r, int label, bool valid, int lane) {
     const T* x = logits + r * c;
-    const int label = labels[r];
-    const bool valid = label >= 0 && label < c;  // a bad label makes the loss NaN rather than read astray
     float v[K > 0 ? K : 1];
     MaxArg best;
     float sum = 0.0f;
@@ -121,10 +142,6 @@ __global__ void __launch_bounds__(kLossThreads) softmax_cross_entropy_kernel(
     }
     sum = warp_sum(sum);
     const float log_sum = logf(sum);
-    if (lane == 0) {
-      warp_loss += valid ? static_cast<double>(best.value + log_sum - to_float(x[label])) : NAN;
-      warp_correct += best.index == label ? 1 : 0;
-    }
     if (dlogits) {
       T* d = dlogits + r * c;
       const float inv_sum = g / sum;
@@ -144,8 +161,8 @@ __global__ void __launch_bounds__(kLossThreads) softmax_cross_entropy_kernel(
         }
       }
     }
-  }
-  finish_batch(warp_loss, warp_correct, n, loss_out, counters);
+    return RowLoss{best, valid ? best.value + log_sum - to_float(x[label]) : 0.0f};
+  });
 }
 
 template <typename T>
@@ -154,25 +171,15 @@ __global__ void __launch_bounds__(kLossThreads) nll_loss_kernel(const T* __restr
                                                                  T* __restrict__ dlogp, int64_t n, int64_t c,
                                                                  float grad_scale, const float* loss_scale,
                                                                  float* loss_out, LossCounters* counters) {
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const float g = gradient_scale(grad_scale, loss_scale, n);
-  double warp_loss = 0.0;
-  unsigned long long warp_correct = 0;
-  for (int64_t r = warp; r < n; r += kLossWarps) {
+  sum_rows_then_finish(labels, n, c, loss_out, counters, [&](int64_t r, int label, bool valid, int lane) {
     const T* x = logp + r * c;
-    const int label = labels[r];
-    const bool valid = label >= 0 && label < c;  // a bad label makes the loss NaN rather than read astray
-    const MaxArg best = warp_row_argmax(x, c, lane);
-    if (lane == 0) {
-      warp_loss -= valid ? static_cast<double>(to_float(x[label])) : NAN;
-      warp_correct += best.index == label ? 1 : 0;
-    }
     if (dlogp) {
       T* d = dlogp + r * c;
       for (int64_t j = lane; j < c; j += 32) d[j] = from_float<T>(j == label ? -g : 0.0f);
     }
-  }
-  finish_batch(warp_loss, warp_correct, n, loss_out, counters);
+    return RowLoss{warp_row_argmax(x, c, lane), valid ? -to_float(x[label]) : 0.0f};
+  });
 }
 
 // Row-parallel kernels (no batch reduction): a warp per row, many blocks.

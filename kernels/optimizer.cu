@@ -11,36 +11,8 @@ namespace sb::kernels {
 namespace {
 using namespace detail;
 
-// The shared step-scalar functions take the optimizer configs: the kernel's plain hyper-parameters
-// go back into them field by field.
-__device__ SgdConfig config_of(const SgdHyperparameters& h) {
-  SgdConfig c;
-  c.momentum = h.momentum;
-  c.dampening = h.dampening;
-  c.nesterov = h.nesterov;
-  c.weight_decay = h.weight_decay;
-  return c;
-}
-__device__ AdadeltaConfig config_of(const AdadeltaHyperparameters& h) {
-  AdadeltaConfig c;
-  c.rho = h.rho;
-  c.eps = h.eps;
-  c.weight_decay = h.weight_decay;
-  return c;
-}
-__device__ AdamConfig config_of(const AdamHyperparameters& h) {
-  AdamConfig c;
-  c.beta1 = h.beta1;
-  c.beta2 = h.beta2;
-  c.eps = h.eps;
-  c.weight_decay = h.weight_decay;
-  c.decoupled_weight_decay = h.decoupled_weight_decay;
-  c.amsgrad = h.amsgrad;
-  return c;
-}
-
-// The step scalars come from update_rules.h's *_step_scalars, computed on the device: a graph-captured
-// step reads lr and the step number from device memory.
+// The step scalars come from update_rules.h's *_step_scalars, computed on the device from the plain
+// hyper-parameters: a graph-captured step reads lr and the step number from device memory.
 struct Scalars {
   SgdStep sgd;
   AdadeltaStep adadelta;
@@ -103,9 +75,9 @@ __global__ void fused_optimizer_kernel(FusedOptimizerArgs a) {
     skip = a.found_inf != nullptr && *a.found_inf != 0;
     step = a.step_counter ? a.step_counter->steps + 1 : a.step;
     const double lr = a.lr_device ? *a.lr_device : a.lr;
-    scalars.sgd = sgd_step_scalars(config_of(a.sgd), lr, step);
-    scalars.adadelta = adadelta_step_scalars(config_of(a.adadelta), lr);
-    scalars.adam = adam_step_scalars(config_of(a.adam), lr, step);
+    scalars.sgd = sgd_step_scalars(a.sgd, lr, step);
+    scalars.adadelta = adadelta_step_scalars(a.adadelta, lr);
+    scalars.adam = adam_step_scalars(a.adam, lr, step);
     // torch's unscale: the reciprocal in double, rounded to fp32, then one multiply per gradient.
     inv_scale = a.loss_scale ? static_cast<float>(1.0 / static_cast<double>(*a.loss_scale)) : 1.0f;
   }

@@ -104,22 +104,29 @@ __device__ __forceinline__ void covering(I i, I k, I s, I out, I& first, I& last
   if (last > out - 1) last = out - 1;
 }
 
+// The gradient of input element i: add(sum, oy, ox) for every output (oy, ox) whose window covers it,
+// rows then columns, the order in which the CPU reference scatters.
+template <bool Nhwc, typename I, typename Add>
+__device__ __forceinline__ float gather_windows(I i, const Geom<I>& g, Add add) {
+  const Coord<I> q = decode<Nhwc, I>(i, g.c, g.h, g.w);
+  I y_first, y_last, x_first, x_last;
+  covering<I>(q.y, g.k, g.s, g.oh, y_first, y_last);
+  covering<I>(q.x, g.k, g.s, g.ow, x_first, x_last);
+  float sum = 0.0f;
+  for (I oy = y_first; oy <= y_last; ++oy)
+    for (I ox = x_first; ox <= x_last; ++ox) add(sum, q, oy, ox);
+  return sum;
+}
+
 template <typename T, bool Nhwc, typename I>
 __global__ void maxpool_backward_kernel(const T* __restrict__ x, const T* __restrict__ dy, T* __restrict__ dx,
                                         Geom<I> g) {
   const I total = g.n * g.c * g.h * g.w;
-  for (I i = static_cast<I>(global_thread()); i < total; i += static_cast<I>(grid_threads())) {
-    const Coord<I> q = decode<Nhwc, I>(i, g.c, g.h, g.w);
-    I y_first, y_last, x_first, x_last;
-    covering<I>(q.y, g.k, g.s, g.oh, y_first, y_last);
-    covering<I>(q.x, g.k, g.s, g.ow, x_first, x_last);
-    float sum = 0.0f;
-    for (I oy = y_first; oy <= y_last; ++oy)
-      for (I ox = x_first; ox <= x_last; ++ox)
-        if (window_argmax<T, Nhwc, I>(x, g, q.img, q.ch, oy, ox) == i)
-          sum += to_float(dy[offset<Nhwc, I>(q.img, q.ch, oy, ox, g.c, g.oh, g.ow)]);
-    dx[i] = from_float<T>(sum);
-  }
+  for (I i = static_cast<I>(global_thread()); i < total; i += static_cast<I>(grid_threads()))
+    dx[i] = from_float<T>(gather_windows<Nhwc, I>(i, g, [&](float& sum, const Coord<I>& q, I oy, I ox) {
+      if (window_argmax<T, Nhwc, I>(x, g, q.img, q.ch, oy, ox) == i)
+        sum += to_float(dy[offset<Nhwc, I>(q.img, q.ch, oy, ox, g.c, g.oh, g.ow)]);
+    }));
 }
 
 template <typename T, bool Nhwc, typename I>
@@ -139,17 +146,10 @@ __global__ void avgpool_forward_kernel(const T* __restrict__ x, T* __restrict__ 
 template <typename T, bool Nhwc, typename I>
 __global__ void avgpool_backward_kernel(const T* __restrict__ dy, T* __restrict__ dx, Geom<I> g, float inv_area) {
   const I total = g.n * g.c * g.h * g.w;
-  for (I i = static_cast<I>(global_thread()); i < total; i += static_cast<I>(grid_threads())) {
-    const Coord<I> q = decode<Nhwc, I>(i, g.c, g.h, g.w);
-    I y_first, y_last, x_first, x_last;
-    covering<I>(q.y, g.k, g.s, g.oh, y_first, y_last);
-    covering<I>(q.x, g.k, g.s, g.ow, x_first, x_last);
-    float sum = 0.0f;
-    for (I oy = y_first; oy <= y_last; ++oy)
-      for (I ox = x_first; ox <= x_last; ++ox)
-        sum += to_float(dy[offset<Nhwc, I>(q.img, q.ch, oy, ox, g.c, g.oh, g.ow)]) * inv_area;
-    dx[i] = from_float<T>(sum);
-  }
+  for (I i = static_cast<I>(global_thread()); i < total; i += static_cast<I>(grid_threads()))
+    dx[i] = from_float<T>(gather_windows<Nhwc, I>(i, g, [&](float& sum, const Coord<I>& q, I oy, I ox) {
+      sum += to_float(dy[offset<Nhwc, I>(q.img, q.ch, oy, ox, g.c, g.oh, g.ow)]) * inv_area;
+    }));
 }
 
 // Global average pool, NCHW: a warp per (n, c) plane of hw contiguous elements.

@@ -1,8 +1,11 @@
 // The per-element update maths of every optimizer, shared by the CPU loops (optimizer .cpp files) and
 // the fused CUDA kernels, so that both backends apply exactly the same formula in the same order.
-// Each step first turns the config, the learning rate and the step number into a small struct of fp32
-// scalars on the host (bias corrections in double, once per step); the per-element functions then use
-// only those. Plain C++17 (CUDA sources compile as C++17). docs/optimizers.md states each formula.
+// Each step first turns the hyper-parameters, the learning rate and the step number into a small struct
+// of fp32 scalars (bias corrections in double, once per step); the per-element functions then use only
+// those. The *_step_scalars functions are templates over where the hyper-parameters come from: the CPU
+// optimizers pass their configs (optim_config.h), the fused kernel its plain argument structs
+// (kernels/optimizer.h), whose fields have the same names; both then compute the scalars with this one
+// code. Plain C++17 (CUDA sources compile as C++17). docs/optimizers.md states each formula.
 #pragma once
 #include <math.h>  // sqrtf, usable in host and device code
 
@@ -10,7 +13,6 @@
 #include <cstdint>
 
 #include "core/host_device.h"
-#include "optim/optim_config.h"
 
 namespace sb {
 
@@ -25,7 +27,9 @@ struct SgdStep {
   bool first_step;  // the momentum buffer starts as the gradient itself, without dampening
 };
 
-SB_HOST_DEVICE SgdStep sgd_step_scalars(const SgdConfig& c, double lr, int64_t step) {
+// Hyper: SgdConfig or kernels::SgdHyperparameters (momentum, dampening, nesterov, weight_decay).
+template <typename Hyper>
+SB_HOST_DEVICE SgdStep sgd_step_scalars(const Hyper& c, double lr, int64_t step) {
   SgdStep s;
   s.lr = static_cast<float>(lr);
   s.momentum = static_cast<float>(c.momentum);
@@ -62,7 +66,9 @@ struct AdadeltaStep {
   float weight_decay;
 };
 
-SB_HOST_DEVICE AdadeltaStep adadelta_step_scalars(const AdadeltaConfig& c, double lr) {
+// Hyper: AdadeltaConfig or kernels::AdadeltaHyperparameters (rho, eps, weight_decay).
+template <typename Hyper>
+SB_HOST_DEVICE AdadeltaStep adadelta_step_scalars(const Hyper& c, double lr) {
   AdadeltaStep s;
   s.lr = static_cast<float>(lr);
   s.rho = static_cast<float>(c.rho);
@@ -96,8 +102,11 @@ struct AdamStep {
   float bias_correction2_sqrt;  // sqrt(1 - beta2^t)
 };
 
-// step is the 1-based number of this step (t in the formulas).
-SB_HOST_DEVICE AdamStep adam_step_scalars(const AdamConfig& c, double lr, int64_t step) {
+// Hyper: AdamConfig or kernels::AdamHyperparameters (beta1, beta2, eps, weight_decay,
+// decoupled_weight_decay; amsgrad picks the update function, not a scalar). step is the 1-based number
+// of this step (t in the formulas).
+template <typename Hyper>
+SB_HOST_DEVICE AdamStep adam_step_scalars(const Hyper& c, double lr, int64_t step) {
   const double t = static_cast<double>(step);
   AdamStep s;
   s.beta1 = static_cast<float>(c.beta1);

@@ -15,6 +15,15 @@ BatchNorm2d::BatchNorm2d(const LayerSpec& spec, Context& ctx)
   if (spec.in <= 0) throw UserError("BatchNorm2d '" + spec.name + "' needs a positive channel count");
 }
 
+void BatchNorm2d::path_cannot_run(const std::string& what) const {
+  const BatchNormPath path = ctx_.options().batchnorm_path;
+  throw UserError("BatchNorm2d '" + spec_.name + "': --batchnorm-path " + batchnorm_path_name(path) + " cannot run " +
+                  what + " for input " + x_.shape().str() + " (" + dtype_name(ctx_.compute_dtype()) + ", " +
+                  layout_name(ctx_.layout()) + "); " +
+                  (path == BatchNormPath::Auto ? "it was the last path left"
+                                               : "--batchnorm-path auto takes the first path that runs (docs/cudnn.md)"));
+}
+
 const DeviceTensor& BatchNorm2d::forward(const DeviceTensor& x, Mode mode) {
   if (!views_.params || !views_.buffers) fatal("BatchNorm2d '" + spec_.name + "': forward before bind");
   check_activation(x, ctx_, spec_, 4);
@@ -26,57 +35,92 @@ const DeviceTensor& BatchNorm2d::forward(const DeviceTensor& x, Mode mode) {
   x_ = x;
   mode_ = mode;
   y_ = output_tensor(y_buffer_, shape, ctx_);
-  const int64_t c = s.c;
-  float* saved = saved_.ensure_as<float>(static_cast<size_t>(2 * c));
-  const float* scale = views_.params;
-  const float* bias = views_.params + c;
-  float* running_mean = views_.buffers;
-  float* running_var = views_.buffers + c;
-  bool relu_done = false;
-
-  if (mode == Mode::Train) {
-    float* next = running_out_.ensure_as<float>(static_cast<size_t>(2 * c));
-    BnForwardTraining a;
-    a.x = x.data; a.y = y_.data; a.scale = scale; a.bias = bias;
-    a.saved_mean = saved; a.saved_inv_std = saved + c;
-    a.running_mean_in = running_mean; a.running_var_in = running_var;
-    a.running_mean_out = next; a.running_var_out = next + c;
-    a.epsilon = &epsilon_; a.momentum = &momentum_;
-    a.relu = relu_;
-    if (relu_ && bn_forward_training_graph(ctx_, s, a)) {
-      relu_done = true;
-    } else {
-      a.relu = false;
-      if (!bn_forward_training_graph(ctx_, s, a)) bn_forward_training_legacy(ctx_, s, a);
-    }
-    // The graph writes the next statistics beside the old ones (its inputs must not alias its outputs,
-    // and autotuning runs it several times); they replace the old ones here. Mean and variance are
-    // adjacent in the flat buffer, so it is one copy.
-    CHECK_CUDA(cudaMemcpyAsync(running_mean, next, static_cast<size_t>(2 * c) * sizeof(float), cudaMemcpyDeviceToDevice,
-                               ctx_.stream()));
-  } else {
-    // The first of these that has an engine: the NORM_FORWARD inference phase, then the same affine map
-    // as pointwise nodes (cuDNN 9.19 on Hopper has no engine for the former), each with the ReLU fused
-    // first; then the legacy call.
-    kernels::bn_inverse_std(running_var, saved + c, c, epsilon_, ctx_.stream());
-    float* coef = affine_.ensure_as<float>(static_cast<size_t>(2 * c));
-    kernels::bn_inference_coefficients(scale, bias, running_mean, running_var, epsilon_, coef, coef + c, c, ctx_.stream());
-    BnForwardInference a;
-    a.x = x.data; a.y = y_.data; a.scale = scale; a.bias = bias;
-    a.mean = running_mean; a.inv_std = saved + c;
-    BnAffine affine;
-    affine.x = x.data; affine.y = y_.data; affine.a = coef; affine.b = coef + c;
-    bool done = false;
-    for (const bool fuse : {true, false}) {
-      if (done || (fuse && !relu_)) continue;
-      a.relu = affine.relu = fuse;
-      done = bn_forward_inference_graph(ctx_, s, a) || bn_affine_graph(ctx_, s, affine);
-      relu_done = done && fuse;
-    }
-    if (!done) bn_forward_inference_legacy(ctx_, s, x.data, y_.data, scale, bias, running_mean, running_var, spec_.eps);
-  }
+  const bool relu_done = mode == Mode::Train ? forward_training(s) : forward_inference(s);
   if (relu_ && !relu_done) kernels::relu_forward(y_.data, y_.data, y_.numel(), y_.dtype(), ctx_.stream());
   return y_;
+}
+
+bool BatchNorm2d::forward_training(const BnShape& s) {
+  const BatchNormPath path = ctx_.options().batchnorm_path;
+  if (path == BatchNormPath::Pointwise)
+    path_cannot_run("a Train-mode forward (the pointwise graph is Eval's affine map only; train with graph or "
+                    "legacy)");
+  const int64_t c = s.c;
+  float* saved = saved_.ensure_as<float>(static_cast<size_t>(2 * c));
+  float* running = views_.buffers;  // [2C]: mean, then variance
+  float* next = running_out_.ensure_as<float>(static_cast<size_t>(2 * c));
+  BnForwardTraining a;
+  a.x = x_.data; a.y = y_.data; a.scale = views_.params; a.bias = views_.params + c;
+  a.saved_mean = saved; a.saved_inv_std = saved + c;
+  a.running_mean_in = running; a.running_var_in = running + c;
+  a.running_mean_out = next; a.running_var_out = next + c;
+  a.epsilon = &epsilon_; a.momentum = &momentum_;
+
+  bool graph_ran = false, relu_done = false;
+  if (path != BatchNormPath::Legacy) {
+    if (relu_) {
+      a.relu = true;
+      relu_done = graph_ran = bn_forward_training_graph(ctx_, s, a);
+    }
+    // A forced graph path with a fused ReLU runs only the fused graph.
+    if (!graph_ran && (path == BatchNormPath::Auto || !relu_)) {
+      a.relu = false;
+      graph_ran = bn_forward_training_graph(ctx_, s, a);
+    }
+    if (!graph_ran && path == BatchNormPath::Graph)
+      path_cannot_run(std::string("the NORM_FORWARD training graph") + (relu_ ? " with the fused ReLU" : ""));
+  }
+  if (!graph_ran && !bn_forward_training_legacy(ctx_, s, a)) path_cannot_run("the legacy training forward");
+  // The graph writes the next statistics beside the old ones (its inputs must not alias its outputs, and
+  // autotuning runs it several times); they replace the old ones here. Mean and variance are adjacent in
+  // the flat buffer, so it is one copy.
+  CHECK_CUDA(cudaMemcpyAsync(running, next, static_cast<size_t>(2 * c) * sizeof(float), cudaMemcpyDeviceToDevice,
+                             ctx_.stream()));
+  return relu_done;
+}
+
+bool BatchNorm2d::forward_inference(const BnShape& s) {
+  const BatchNormPath path = ctx_.options().batchnorm_path;
+  const int64_t c = s.c;
+  const float* scale = views_.params;
+  const float* bias = views_.params + c;
+  const float* running_mean = views_.buffers;
+  const float* running_var = views_.buffers + c;
+  auto legacy = [&] {
+    if (!bn_forward_inference_legacy(ctx_, s, x_.data, y_.data, scale, bias, running_mean, running_var, spec_.eps))
+      path_cannot_run("the legacy inference forward");
+    return false;  // the ReLU is left to the kernel
+  };
+  if (path == BatchNormPath::Legacy) return legacy();
+  const bool norm_graph = path == BatchNormPath::Auto || path == BatchNormPath::Graph;
+  const bool affine_graph = path == BatchNormPath::Auto || path == BatchNormPath::Pointwise;
+  BnForwardInference norm;
+  if (norm_graph) {
+    float* inv_std = saved_.ensure_as<float>(static_cast<size_t>(2 * c)) + c;
+    kernels::bn_inverse_std(running_var, inv_std, c, epsilon_, ctx_.stream());
+    norm.x = x_.data; norm.y = y_.data; norm.scale = scale; norm.bias = bias;
+    norm.mean = running_mean; norm.inv_std = inv_std;
+  }
+  BnAffine affine;
+  if (affine_graph) {
+    float* coef = affine_.ensure_as<float>(static_cast<size_t>(2 * c));
+    kernels::bn_inference_coefficients(scale, bias, running_mean, running_var, epsilon_, coef, coef + c, c,
+                                       ctx_.stream());
+    affine.x = x_.data; affine.y = y_.data; affine.a = coef; affine.b = coef + c;
+  }
+  // The path's graphs with the ReLU fused first, then (auto only) without. The pointwise graph stands in
+  // for the NORM_FORWARD inference phase, which has no engine with cuDNN 9.19 on Hopper (docs/cudnn.md).
+  for (const bool fuse : {true, false}) {
+    if (fuse != relu_ && (fuse || path != BatchNormPath::Auto)) continue;
+    norm.relu = affine.relu = fuse;
+    if ((norm_graph && bn_forward_inference_graph(ctx_, s, norm)) || (affine_graph && bn_affine_graph(ctx_, s, affine)))
+      return fuse;
+  }
+  if (path != BatchNormPath::Auto)
+    path_cannot_run(std::string(path == BatchNormPath::Graph ? "the NORM_FORWARD inference graph"
+                                                             : "the pointwise inference graph") +
+                    (relu_ ? " with the fused ReLU" : ""));
+  return legacy();
 }
 
 const DeviceTensor& BatchNorm2d::backward(const DeviceTensor& dy) {
@@ -97,7 +141,11 @@ const DeviceTensor& BatchNorm2d::backward(const DeviceTensor& dy) {
   a.saved_mean = saved; a.saved_inv_std = saved + s.c;
   a.dscale = views_.grads; a.dbias = views_.grads + s.c;
   a.dx = dx_.data;
-  if (!bn_backward_graph(ctx_, s, a)) bn_backward_legacy(ctx_, s, a, spec_.eps);
+  // A Train-mode forward already refused the pointwise path.
+  const BatchNormPath path = ctx_.options().batchnorm_path;
+  const bool graph_ran = path != BatchNormPath::Legacy && bn_backward_graph(ctx_, s, a);
+  if (!graph_ran && path == BatchNormPath::Graph) path_cannot_run("the NORM_BACKWARD graph");
+  if (!graph_ran && !bn_backward_legacy(ctx_, s, a, spec_.eps)) path_cannot_run("the legacy backward");
   ctx_.gradients_ready(views_.grads);
   return dx_;
 }

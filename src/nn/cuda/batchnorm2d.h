@@ -2,18 +2,28 @@
 // momentum-0.1 running update using the unbiased variance; running statistics in Eval mode; eps 1e-5).
 // Scale, bias, running statistics and their gradients are fp32; x and y are in the compute dtype.
 //
-// A following ReLU can be fused (enable_fused_relu, set by Sequential): the forward graph then ends in a
-// ReLU node, and the ReLU layer after it becomes a pass-through that masks the gradient. Where no engine
-// runs a graph, the legacy batch-norm call stands in (bn_legacy.h) and the ReLU runs as a kernel. Eval
-// tries the NORM_FORWARD inference phase, then the same maths as a pointwise graph (x * a + b), then the
-// legacy call.
+// A following ReLU can be fused (enable_fused_relu, set by Sequential): the output is then max(bn(x), 0),
+// from a ReLU node at the end of the forward graph where the path has one, otherwise from our ReLU kernel,
+// and the ReLU layer after it becomes a pass-through that masks the gradient.
+//
+// The implementation is ContextOptions::batchnorm_path (nn/batchnorm_path.h, docs/cudnn.md). Auto takes
+// the first that runs: Train forward tries the NORM_FORWARD training graph with the ReLU fused, then
+// without, then the legacy call (bn_legacy.h); Eval tries the NORM_FORWARD inference graph, then the same
+// maths as a pointwise graph (x * a + b), each with the ReLU fused first, then the legacy call; backward
+// tries the NORM_BACKWARD graph, then the legacy call. A forced path runs only itself (with the ReLU fused
+// into the graph when asked for) and otherwise throws a UserError naming the option and the layer, as
+// auto does when even the legacy call has no kernel.
 #pragma once
+#include <string>
+
 #include "nn/cuda/context.h"
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/layer.h"
 #include "nn/spec.h"
 
 namespace sb::cuda {
+
+struct BnShape;
 
 class BatchNorm2d final : public Layer {
  public:
@@ -26,6 +36,13 @@ class BatchNorm2d final : public Layer {
   void enable_fused_relu() { relu_ = true; }
 
  private:
+  // Each writes y_ (Train also the running statistics) and returns whether its graph applied the ReLU.
+  bool forward_training(const BnShape& s);
+  bool forward_inference(const BnShape& s);
+  // The chosen path (the last one, under auto) has no engine or kernel for `what`: a UserError naming the
+  // option, the layer and the input.
+  [[noreturn]] void path_cannot_run(const std::string& what) const;
+
   LayerSpec spec_;
   Context& ctx_;
   ParamViews views_;

@@ -67,18 +67,42 @@ struct Builder {
   // y (or, with relu, a virtual tensor that a ReLU node turns into y) for a forward node.
   const cudnn::Descriptor& norm_output(bool relu) { return relu ? activation(kNormOut, true) : activation(kY); }
 
-  std::optional<OpGraph> finish(const cudnn::Descriptor& norm, const cudnn::Descriptor& norm_out, bool relu,
-                                std::string* why) {
-    std::vector<const cudnn::Descriptor*> ops{&norm};
-    if (relu) {
-      const auto& y = activation(kY);
-      ops.push_back(&og.arena.keep(cudnn::make_pointwise(og.arena, CUDNN_POINTWISE_RELU_FWD, norm_out, nullptr, y)));
-    }
+  // The tensors both forward phases share; the batch statistics (training) or the running mean and its
+  // inverse std (inference) sit in mean and inv_variance.
+  cudnn::NormForwardTensors norm_forward_tensors(bool relu) {
+    cudnn::NormForwardTensors t;
+    t.x = &activation(kX);
+    t.y = &norm_output(relu);
+    t.scale = &per_channel(kScale);
+    t.bias = &per_channel(kBias);
+    t.mean = &per_channel(kMean);
+    t.inv_variance = &per_channel(kInvStd);
+    return t;
+  }
+
+  // The graph of `ops`, in the order they run.
+  std::optional<OpGraph> finish(std::vector<const cudnn::Descriptor*> ops, std::string* why) {
     auto graph = cudnn::make_operation_graph(ctx.cudnn(), ops, why);
     if (!graph) return std::nullopt;
     og.graph = std::move(*graph);
     og.fp32_data = ctx.compute_dtype() == DType::F32;
     return std::move(og);
+  }
+
+  // A forward NORM node made from `t`, then (with relu) the ReLU node from t.y to y.
+  std::optional<OpGraph> finish_forward(cudnnBackendNormFwdPhase_t phase, const cudnn::NormForwardTensors& t,
+                                        bool relu, std::string* why) {
+    auto norm = cudnn::make_batchnorm_forward(phase, t, why);
+    if (!norm) return std::nullopt;
+    std::vector<const cudnn::Descriptor*> ops{&og.arena.keep(std::move(*norm))};
+    if (relu) ops.push_back(&relu_node(*t.y));
+    return finish(std::move(ops), why);
+  }
+
+  // max(in, 0) into y.
+  const cudnn::Descriptor& relu_node(const cudnn::Descriptor& in) {
+    const auto& y = activation(kY);
+    return og.arena.keep(cudnn::make_pointwise(og.arena, CUDNN_POINTWISE_RELU_FWD, in, nullptr, y));
   }
 };
 
@@ -95,22 +119,14 @@ bool bn_forward_training_graph(Context& ctx, const BnShape& s, const BnForwardTr
   const std::string key = key_of("bn_fwd_train", s, ctx, a.relu) + cudnn::alignment_key(device);
   auto build = [&](std::string* why) -> std::optional<OpGraph> {
     Builder b(s, ctx, uids, ptrs);
-    cudnn::NormForwardTensors t;
-    t.x = &b.activation(kX);
-    t.y = &b.norm_output(a.relu);
-    t.scale = &b.per_channel(kScale);
-    t.bias = &b.per_channel(kBias);
-    t.mean = &b.per_channel(kMean);
-    t.inv_variance = &b.per_channel(kInvStd);
+    cudnn::NormForwardTensors t = b.norm_forward_tensors(a.relu);
     t.epsilon = &b.scalar(kEpsilon);
     t.momentum = &b.scalar(kMomentum);
     t.in_running_mean = &b.per_channel(kRunMeanIn);
     t.in_running_var = &b.per_channel(kRunVarIn);
     t.out_running_mean = &b.per_channel(kRunMeanOut);
     t.out_running_var = &b.per_channel(kRunVarOut);
-    auto norm = cudnn::make_batchnorm_forward(CUDNN_NORM_FWD_TRAINING, t, why);
-    if (!norm) return std::nullopt;
-    return b.finish(b.og.arena.keep(std::move(*norm)), *t.y, a.relu, why);
+    return b.finish_forward(CUDNN_NORM_FWD_TRAINING, t, a.relu, why);
   };
   return ctx.plans().run(key, build, uids, ptrs);
 }
@@ -121,16 +137,8 @@ bool bn_forward_inference_graph(Context& ctx, const BnShape& s, const BnForwardI
   const std::string key = key_of("bn_fwd_infer", s, ctx, a.relu) + cudnn::alignment_key(ptrs);
   auto build = [&](std::string* why) -> std::optional<OpGraph> {
     Builder b(s, ctx, uids, ptrs);
-    cudnn::NormForwardTensors t;
-    t.x = &b.activation(kX);
-    t.y = &b.norm_output(a.relu);
-    t.scale = &b.per_channel(kScale);
-    t.bias = &b.per_channel(kBias);
-    t.mean = &b.per_channel(kMean);
-    t.inv_variance = &b.per_channel(kInvStd);
-    auto norm = cudnn::make_batchnorm_forward(CUDNN_NORM_FWD_INFERENCE, t, why);  // eps is inside inv_std
-    if (!norm) return std::nullopt;
-    return b.finish(b.og.arena.keep(std::move(*norm)), *t.y, a.relu, why);
+    // eps is inside inv_std
+    return b.finish_forward(CUDNN_NORM_FWD_INFERENCE, b.norm_forward_tensors(a.relu), a.relu, why);
   };
   return ctx.plans().run(key, build, uids, ptrs);
 }
@@ -151,14 +159,9 @@ bool bn_backward_graph(Context& ctx, const BnShape& s, const BnBackward& a) {
     t.dscale = &b.per_channel(kDScale);
     t.dbias = &b.per_channel(kDBias);
     t.dx = &b.activation(kDx);
-    auto made = cudnn::make_batchnorm_backward(t, why);
-    if (!made) return std::nullopt;
-    const auto& norm = b.og.arena.keep(std::move(*made));
-    auto graph = cudnn::make_operation_graph(ctx.cudnn(), {&norm}, why);
-    if (!graph) return std::nullopt;
-    b.og.graph = std::move(*graph);
-    b.og.fp32_data = ctx.compute_dtype() == DType::F32;
-    return std::move(b.og);
+    auto norm = cudnn::make_batchnorm_backward(t, why);
+    if (!norm) return std::nullopt;
+    return b.finish({&b.og.arena.keep(std::move(*norm))}, why);
   };
   return ctx.plans().run(key, build, uids, ptrs);
 }
@@ -177,15 +180,8 @@ bool bn_affine_graph(Context& ctx, const BnShape& s, const BnAffine& a) {
     std::vector<const cudnn::Descriptor*> ops{
         &b.og.arena.keep(cudnn::make_pointwise(b.og.arena, CUDNN_POINTWISE_MUL, x, &ta, scaled)),
         &b.og.arena.keep(cudnn::make_pointwise(b.og.arena, CUDNN_POINTWISE_ADD, scaled, &tb, y))};
-    if (a.relu) {
-      const auto& out = b.activation(kY);
-      ops.push_back(&b.og.arena.keep(cudnn::make_pointwise(b.og.arena, CUDNN_POINTWISE_RELU_FWD, y, nullptr, out)));
-    }
-    auto graph = cudnn::make_operation_graph(ctx.cudnn(), ops, why);
-    if (!graph) return std::nullopt;
-    b.og.graph = std::move(*graph);
-    b.og.fp32_data = ctx.compute_dtype() == DType::F32;
-    return std::move(b.og);
+    if (a.relu) ops.push_back(&b.relu_node(y));
+    return b.finish(std::move(ops), why);
   };
   return ctx.plans().run(key, build, uids, ptrs);
 }

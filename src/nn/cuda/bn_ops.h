@@ -2,7 +2,8 @@
 // CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR (training and inference phases) and
 // NORM_BACKWARD_DESCRIPTOR, with an optional ReLU fused after the forward. x, y, dy and dx are in the
 // context's compute dtype and layout; scale, bias, statistics and their gradients are fp32.
-// Each function returns false when no engine runs its graph; the caller then uses bn_legacy.h.
+// Each function returns false when no engine runs its graph; the caller then takes its next path or, when
+// the path is forced, stops (batchnorm2d.h).
 #pragma once
 #include <cstdint>
 

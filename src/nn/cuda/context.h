@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "core/dtype.h"
+#include "nn/batchnorm_path.h"
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/plan_cache.h"
 
@@ -26,6 +27,7 @@ struct ContextOptions {
   bool fuse_bn_relu = true;      // BatchNorm2d followed by ReLU as one cuDNN graph (nearly free, docs/cudnn.md)
   bool fuse_conv_bias = false;   // conv + bias as one graph: runtime-compiled and slower than conv then a
                                  // bias kernel in docs/cudnn.md's measurements, so off unless asked for
+  BatchNormPath batchnorm_path = BatchNormPath::Auto;  // BatchNorm2d's implementation; forced ones never fall back
 };
 
 class Context {

@@ -6,7 +6,7 @@
 
 namespace sb::cuda {
 
-Pool2d::Pool2d(const LayerSpec& spec, Context& ctx) : spec_(spec), ctx_(ctx) {
+Pool2d::Pool2d(const LayerSpec& spec, Context& ctx) : ParameterFreeLayer(spec, ctx) {
   const bool windowed = spec.kind == LayerKind::MaxPool2d || spec.kind == LayerKind::AvgPool2d;
   if (!windowed && spec.kind != LayerKind::GlobalAvgPool) fatal("Pool2d: not a pooling spec: " + spec.name);
   if (windowed && (spec.kernel <= 0 || spec.stride <= 0))

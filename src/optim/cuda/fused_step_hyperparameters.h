@@ -1,10 +1,18 @@
 // The optimizer configs of src/optim/ as the fused optimizer kernel takes them (kernels/optimizer.h):
-// the kernels sit below src/ and know nothing of its types, so the callers convert here.
+// the kernels sit below src/ and know nothing of its types, so the callers convert here, the one place
+// that does. The kernel computes its step scalars from these fields by the same templates as the CPU
+// optimizers (update_rules.h's *_step_scalars).
 #pragma once
 #include "kernels/optimizer.h"
 #include "optim/optim_config.h"
 
 namespace sb {
+
+// A field added to a config must reach the kernel too.
+static_assert(sizeof(SgdConfig) == sizeof(kernels::SgdHyperparameters), "SgdConfig and the kernel's fields differ");
+static_assert(sizeof(AdadeltaConfig) == sizeof(kernels::AdadeltaHyperparameters),
+              "AdadeltaConfig and the kernel's fields differ");
+static_assert(sizeof(AdamConfig) == sizeof(kernels::AdamHyperparameters), "AdamConfig and the kernel's fields differ");
 
 inline kernels::SgdHyperparameters fused_step_hyperparameters(const SgdConfig& c) {
   kernels::SgdHyperparameters h;
