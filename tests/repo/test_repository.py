@@ -26,7 +26,8 @@ SOURCE_SUFFIXES = (".cpp", ".cu", ".py", ".sh")
 def tracked_text_files():
     listed = subprocess.run(["git", "-C", ROOT, "ls-files", "-z"], capture_output=True, check=True).stdout
     for name in listed.decode().split("\0"):
-        if not name or name.endswith(BINARY_SUFFIXES) or name.startswith("tests/data/"):
+        # This file names missing paths on purpose, to test the checks.
+        if not name or name.endswith(BINARY_SUFFIXES) or name == "tests/repo/test_repository.py":
             continue
         path = os.path.join(ROOT, name)
         if not os.path.isfile(path):
