@@ -159,6 +159,28 @@ __device__ __forceinline__ Pack<T, kGroup> load_group(const T* p, int64_t at) {
   return *reinterpret_cast<const Pack<T, kGroup>*>(p + at);
 }
 
+template <typename I>
+__device__ __forceinline__ void load_channels(const float* p, I ch0, Group& out) {
+#pragma unroll
+  for (int j = 0; j < kGroup; ++j) out[j] = p[ch0 + j];
+}
+
+// Calls f(offset, keep) for each pixel of the thread's items in the column at ch0, where bit j of keep says
+// whether channel ch0 + j is kept by the dropout (all ones without).
+template <bool Drop, typename I, typename F>
+__device__ __forceinline__ void for_each_nhwc_pixel(I ch0, I n, I c, I h, I w, const DropoutMask& d, F&& f) {
+  const uint64_t step = Drop ? mask_step(d) : 0;
+  const uint64_t group_stride = static_cast<uint64_t>(h * w / kRun);
+  const I items = n * h * (w / kRun);
+  for (I t = static_cast<I>(blockIdx.y * blockDim.y + threadIdx.y); t < items;
+       t += static_cast<I>(gridDim.y * blockDim.y)) {
+    const NhwcItem<I> it = nhwc_item(t, ch0, c, h, w);
+    const uint32_t keep = nhwc_keep_bits<Drop>(d, step, it.group, group_stride);
+#pragma unroll
+    for (int q = 0; q < kRun; ++q) f(it.stored + q * c, keep >> (q * kGroup));
+  }
+}
+
 template <typename T, typename I>
 __global__ void stats_nhwc_kernel(const T* x, I n, I c, I h, I w, double* sums) {
   const I ch0 = static_cast<I>(blockIdx.x * blockDim.x + threadIdx.x) * kGroup;
@@ -193,34 +215,21 @@ __global__ void apply_nhwc_kernel(I n, I c, I h, I w, BnApply a, DropoutMask d) 
   const T* res = static_cast<const T*>(a.residual);
   T* y = static_cast<T*>(a.y);
   Group ca, cb;
+  load_channels(a.a, ch0, ca);
+  load_channels(a.b, ch0, cb);
+  for_each_nhwc_pixel<Drop>(ch0, n, c, h, w, d, [&](I at, uint32_t keep) {
+    const Pack<T, kGroup> v = load_group(x, at);
+    Pack<T, kGroup> r;
+    if (res) r = load_group(res, at);
+    Pack<T, kGroup> out;
 #pragma unroll
-  for (int j = 0; j < kGroup; ++j) {
-    ca[j] = a.a[ch0 + j];
-    cb[j] = a.b[ch0 + j];
-  }
-  const uint64_t step = Drop ? mask_step(d) : 0;
-  const uint64_t group_stride = static_cast<uint64_t>(h * w / kRun);
-  const I items = n * h * (w / kRun);
-  for (I t = static_cast<I>(blockIdx.y * blockDim.y + threadIdx.y); t < items;
-       t += static_cast<I>(gridDim.y * blockDim.y)) {
-    const NhwcItem<I> it = nhwc_item(t, ch0, c, h, w);
-    const uint32_t keep = nhwc_keep_bits<Drop>(d, step, it.group, group_stride);
-#pragma unroll
-    for (int q = 0; q < kRun; ++q) {
-      const I at = it.stored + q * c;
-      const Pack<T, kGroup> v = load_group(x, at);
-      Pack<T, kGroup> r;
-      if (res) r = load_group(res, at);
-      Pack<T, kGroup> out;
-#pragma unroll
-      for (int j = 0; j < kGroup; ++j) {
-        float o = apply_value<Drop>(to_float(v.v[j]), ca[j], cb[j], a.relu, (keep >> (q * kGroup + j)) & 1u, d.scale);
-        if (res) o += to_float(r.v[j]);
-        out.v[j] = from_float<T>(o);
-      }
-      *reinterpret_cast<Pack<T, kGroup>*>(y + at) = out;
+    for (int j = 0; j < kGroup; ++j) {
+      float o = apply_value<Drop>(to_float(v.v[j]), ca[j], cb[j], a.relu, (keep >> j) & 1u, d.scale);
+      if (res) o += to_float(r.v[j]);
+      out.v[j] = from_float<T>(o);
     }
-  }
+    *reinterpret_cast<Pack<T, kGroup>*>(y + at) = out;
+  });
 }
 
 // Pass 1 (Dx = false) accumulates the sums; pass 2 (Dx = true) writes dx and the parameter gradients.
@@ -235,12 +244,12 @@ __global__ void backward_nhwc_kernel(I n, I c, I h, I w, BnBackward a, DropoutMa
   const double count = static_cast<double>(n) * static_cast<double>(h) * static_cast<double>(w);
   Group ca = {}, cb = {}, mean = {}, k1 = {}, k2 = {}, k3 = {}, s1 = {}, s2 = {};
   if (active) {
+    load_channels(a.a, ch0, ca);
+    load_channels(a.b, ch0, cb);
+    load_channels(a.saved_mean, ch0, mean);
+    if constexpr (Dx) {
 #pragma unroll
-    for (int j = 0; j < kGroup; ++j) {
-      ca[j] = a.a[ch0 + j];
-      cb[j] = a.b[ch0 + j];
-      mean[j] = a.saved_mean[ch0 + j];
-      if constexpr (Dx) {
+      for (int j = 0; j < kGroup; ++j) {
         const DxCoefficients k = dx_coefficients(a, c, ch0 + j, count);
         k1[j] = k.k1;
         k2[j] = k.k2;
@@ -248,33 +257,22 @@ __global__ void backward_nhwc_kernel(I n, I c, I h, I w, BnBackward a, DropoutMa
         if (blockIdx.y == 0 && threadIdx.y == 0) write_param_grads(a, c, ch0 + j);
       }
     }
-    const uint64_t step = Drop ? mask_step(d) : 0;
-    const uint64_t group_stride = static_cast<uint64_t>(h * w / kRun);
-    const I items = n * h * (w / kRun);
-    for (I t = static_cast<I>(blockIdx.y * blockDim.y + threadIdx.y); t < items;
-         t += static_cast<I>(gridDim.y * blockDim.y)) {
-      const NhwcItem<I> it = nhwc_item(t, ch0, c, h, w);
-      const uint32_t keep = nhwc_keep_bits<Drop>(d, step, it.group, group_stride);
+    for_each_nhwc_pixel<Drop>(ch0, n, c, h, w, d, [&](I at, uint32_t keep) {
+      const Pack<T, kGroup> xv = load_group(x, at), gv = load_group(dy, at);
+      Pack<T, kGroup> out;
 #pragma unroll
-      for (int q = 0; q < kRun; ++q) {
-        const I at = it.stored + q * c;
-        const Pack<T, kGroup> xv = load_group(x, at), gv = load_group(dy, at);
-        Pack<T, kGroup> out;
-#pragma unroll
-        for (int j = 0; j < kGroup; ++j) {
-          const float xf = to_float(xv.v[j]);
-          const float g = bn_output_grad<Drop>(to_float(gv.v[j]), xf, ca[j], cb[j], a.relu,
-                                               (keep >> (q * kGroup + j)) & 1u, d.scale);
-          if constexpr (Dx) {
-            out.v[j] = from_float<T>(k1[j] * g - k2[j] - k3[j] * (xf - mean[j]));
-          } else {
-            s1[j] += g;
-            s2[j] = fmaf(g, xf - mean[j], s2[j]);
-          }
+      for (int j = 0; j < kGroup; ++j) {
+        const float xf = to_float(xv.v[j]);
+        const float g = bn_output_grad<Drop>(to_float(gv.v[j]), xf, ca[j], cb[j], a.relu, (keep >> j) & 1u, d.scale);
+        if constexpr (Dx) {
+          out.v[j] = from_float<T>(k1[j] * g - k2[j] - k3[j] * (xf - mean[j]));
+        } else {
+          s1[j] += g;
+          s2[j] = fmaf(g, xf - mean[j], s2[j]);
         }
-        if constexpr (Dx) *reinterpret_cast<Pack<T, kGroup>*>(dx + at) = out;
       }
-    }
+      if constexpr (Dx) *reinterpret_cast<Pack<T, kGroup>*>(dx + at) = out;
+    });
   }
   if constexpr (!Dx) reduce_columns(s1, s2, active, ch0, c, a.sums);
 }
@@ -290,6 +288,20 @@ __device__ __forceinline__ I nchw_offset(I q, I ch, I c, I plane) {
 template <typename T>
 __device__ __forceinline__ Quad<T> load_quad(const T* p, int64_t at) {
   return *reinterpret_cast<const Quad<T>*>(p + at);
+}
+
+// Calls f(offset, words) for each quad of the thread's items in channel ch, with the quad's Philox words.
+template <bool Drop, typename I, typename F>
+__device__ __forceinline__ void for_each_nchw_quad(I ch, I n, I c, I plane, const DropoutMask& d, F&& f) {
+  const uint64_t step = Drop ? mask_step(d) : 0;
+  const I items = n * (plane / kRun);
+  for (I q = static_cast<I>(blockIdx.y * blockDim.x + threadIdx.x); q < items;
+       q += static_cast<I>(gridDim.y * blockDim.x)) {
+    const I at = nchw_offset(q, ch, c, plane);
+    Philox4 words{};
+    if constexpr (Drop) words = mask_words(d, step, static_cast<uint64_t>(at) / kRun);
+    f(at, words);
+  }
 }
 
 template <typename T, typename I>
@@ -319,16 +331,10 @@ __global__ void apply_nchw_kernel(I n, I c, I plane, BnApply a, DropoutMask d) {
   const T* res = static_cast<const T*>(a.residual);
   T* y = static_cast<T*>(a.y);
   const float ca = a.a[ch], cb = a.b[ch];
-  const uint64_t step = Drop ? mask_step(d) : 0;
-  const I items = n * (plane / kRun);
-  for (I q = static_cast<I>(blockIdx.y * blockDim.x + threadIdx.x); q < items;
-       q += static_cast<I>(gridDim.y * blockDim.x)) {
-    const I at = nchw_offset(q, ch, c, plane);
+  for_each_nchw_quad<Drop>(ch, n, c, plane, d, [&](I at, const Philox4& words) {
     const Quad<T> v = load_quad(x, at);
     Quad<T> r;
     if (res) r = load_quad(res, at);
-    Philox4 words{};
-    if constexpr (Drop) words = mask_words(d, step, static_cast<uint64_t>(at) / kRun);
     Quad<T> out;
 #pragma unroll
     for (int k = 0; k < kRun; ++k) {
@@ -337,7 +343,7 @@ __global__ void apply_nchw_kernel(I n, I c, I plane, BnApply a, DropoutMask d) {
       out.v[k] = from_float<T>(o);
     }
     *reinterpret_cast<Quad<T>*>(y + at) = out;
-  }
+  });
 }
 
 template <typename T, typename I, bool Drop, bool Dx>
@@ -353,14 +359,8 @@ __global__ void backward_nchw_kernel(I n, I c, I plane, BnBackward a, DropoutMas
     if (blockIdx.y == 0 && threadIdx.x == 0) write_param_grads(a, c, ch);
   }
   float s1 = 0.0f, s2 = 0.0f;
-  const uint64_t step = Drop ? mask_step(d) : 0;
-  const I items = n * (plane / kRun);
-  for (I q = static_cast<I>(blockIdx.y * blockDim.x + threadIdx.x); q < items;
-       q += static_cast<I>(gridDim.y * blockDim.x)) {
-    const I at = nchw_offset(q, ch, c, plane);
+  for_each_nchw_quad<Drop>(ch, n, c, plane, d, [&](I at, const Philox4& words) {
     const Quad<T> xv = load_quad(x, at), gv = load_quad(dy, at);
-    Philox4 words{};
-    if constexpr (Drop) words = mask_words(d, step, static_cast<uint64_t>(at) / kRun);
     Quad<T> out;
 #pragma unroll
     for (int j = 0; j < kRun; ++j) {
@@ -375,7 +375,7 @@ __global__ void backward_nchw_kernel(I n, I c, I plane, BnBackward a, DropoutMas
       }
     }
     if constexpr (Dx) *reinterpret_cast<Quad<T>*>(dx + at) = out;
-  }
+  });
   if constexpr (!Dx) reduce_block(s1, s2, ch, c, a.sums);
 }
 
@@ -458,6 +458,28 @@ DropoutMask mask_of(const BnDropout& d) {
   return make_dropout_mask(d.p, d.mask_key, d.step, d.step_device, "fused batch norm dropout");
 }
 
+// The template arguments of an element pass: element type, index type, whether it drops out.
+template <typename Element, typename Index, bool Drop>
+struct PassTypes {
+  using T = Element;
+  using I = Index;
+  static constexpr bool drop = Drop;
+};
+
+// Calls f(PassTypes<...>{}, geometry) to launch an element pass (4 elements along w per item), then checks
+// the launch.
+template <typename F>
+void dispatch_element_pass(const BnFusedShape& s, const BnDropout& dropout, F&& f) {
+  const Geometry g = s.layout == Layout::NHWC ? nhwc_geometry(s, s.n * s.h * (s.w / kRun)) : nchw_geometry(s);
+  dispatch_types(s, [&](auto type, auto index) {
+    using T = typename decltype(type)::type;
+    using I = typename decltype(index)::type;
+    if (dropout.p > 0.0) f(PassTypes<T, I, true>{}, g);
+    else f(PassTypes<T, I, false>{}, g);
+  });
+  CHECK_CUDA_LAUNCH();
+}
+
 bool positive_shape(const BnFusedShape& s) { return s.n > 0 && s.c > 0 && s.h > 0 && s.w > 0; }
 
 }  // namespace
@@ -503,48 +525,29 @@ void bn_finalize_statistics(int64_t c, const BnFinalize& f, cudaStream_t stream)
 void bn_apply_forward(const BnFusedShape& s, const BnApply& a, cudaStream_t stream) {
   require_supported(s, {a.x, a.y, a.residual}, "bn_apply_forward");
   const DropoutMask d = mask_of(a.dropout);
-  const bool drop = a.dropout.p > 0.0;
-  dispatch_types(s, [&](auto type, auto index) {
-    using T = typename decltype(type)::type;
-    using I = typename decltype(index)::type;
-    auto launch = [&](auto drop_tag) {
-      constexpr bool Drop = decltype(drop_tag)::value;
-      if (s.layout == Layout::NHWC) {
-        const Geometry g = nhwc_geometry(s, s.n * s.h * (s.w / kRun));
-        apply_nhwc_kernel<T, I, Drop><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), a, d);
-      } else {
-        const Geometry g = nchw_geometry(s);
-        apply_nchw_kernel<T, I, Drop><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h * s.w), a, d);
-      }
-    };
-    if (drop) launch(std::true_type{});
-    else launch(std::false_type{});
+  dispatch_element_pass(s, a.dropout, [&](auto types, const Geometry& g) {
+    using K = decltype(types);
+    using I = typename K::I;
+    if (s.layout == Layout::NHWC)
+      apply_nhwc_kernel<typename K::T, I, K::drop><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), a, d);
+    else
+      apply_nchw_kernel<typename K::T, I, K::drop><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h * s.w), a, d);
   });
-  CHECK_CUDA_LAUNCH();
 }
 
 namespace {
 template <bool Dx>
 void launch_backward(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream) {
   const DropoutMask d = mask_of(a.dropout);
-  const bool drop = a.dropout.p > 0.0;
-  dispatch_types(s, [&](auto type, auto index) {
-    using T = typename decltype(type)::type;
-    using I = typename decltype(index)::type;
-    auto launch = [&](auto drop_tag) {
-      constexpr bool Drop = decltype(drop_tag)::value;
-      if (s.layout == Layout::NHWC) {
-        const Geometry g = nhwc_geometry(s, s.n * s.h * (s.w / kRun));
-        backward_nhwc_kernel<T, I, Drop, Dx><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), a, d);
-      } else {
-        const Geometry g = nchw_geometry(s);
-        backward_nchw_kernel<T, I, Drop, Dx><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h * s.w), a, d);
-      }
-    };
-    if (drop) launch(std::true_type{});
-    else launch(std::false_type{});
+  dispatch_element_pass(s, a.dropout, [&](auto types, const Geometry& g) {
+    using K = decltype(types);
+    using T = typename K::T;
+    using I = typename K::I;
+    if (s.layout == Layout::NHWC)
+      backward_nhwc_kernel<T, I, K::drop, Dx><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), a, d);
+    else
+      backward_nchw_kernel<T, I, K::drop, Dx><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h * s.w), a, d);
   });
-  CHECK_CUDA_LAUNCH();
 }
 }  // namespace
 
