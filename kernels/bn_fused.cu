@@ -8,8 +8,9 @@
 //    consecutive integers starting at a multiple of 4).
 //  - NCHW: blockIdx.x is the channel, blockIdx.y and the threads walk its n planes 4 elements at a time
 //    (4 consecutive logical elements: one draw).
-// Sums are accumulated per thread in fp32, combined over the block in fp32 and across blocks in double
-// (atomicAdd on the workspace).
+// Sums are accumulated per thread in fp32 and over the block in fp32; each block stores its partial sums
+// (no atomics), and a per-channel pass adds them up in double in block order, so that every result is
+// the same from run to run (bitwise comparisons of CUDA graph replays, --deterministic).
 #include "kernels/bn_fused.h"
 
 #include <algorithm>
@@ -31,6 +32,20 @@ struct alignas(kRun * sizeof(T)) Quad {
   T v[kRun];
 };
 using Group = float[kGroup];
+
+// The workspace (bn_fused_workspace_bytes): double sums[2c] | float shift[c] | float partials[blocks][2c].
+struct Workspace {
+  double* sums;
+  float* shift;
+  float* partials;
+};
+__host__ __device__ inline Workspace carve(void* base, int64_t c) {
+  Workspace w;
+  w.sums = static_cast<double*>(base);
+  w.shift = reinterpret_cast<float*>(w.sums + 2 * c);
+  w.partials = w.shift + c;
+  return w;
+}
 
 // ---- the element maths, shared by every traversal ----
 
@@ -59,25 +74,27 @@ struct DxCoefficients {
   float mean, k1, k2, k3;
 };
 __device__ __forceinline__ DxCoefficients dx_coefficients(const BnBackward& a, int64_t c, int64_t ch, double count) {
+  const double* sums = carve(a.workspace, c).sums;
   const float inv_std = a.saved_inv_std[ch];
   const float k1 = a.scale[ch] * inv_std;
   DxCoefficients k;
   k.mean = a.saved_mean[ch];
   k.k1 = k1;
-  k.k2 = static_cast<float>(k1 * (a.sums[ch] / count));
-  k.k3 = static_cast<float>(k1 * inv_std * inv_std * (a.sums[c + ch] / count));
+  k.k2 = static_cast<float>(k1 * (sums[ch] / count));
+  k.k3 = static_cast<float>(k1 * inv_std * inv_std * (sums[c + ch] / count));
   return k;
 }
 __device__ __forceinline__ void write_param_grads(const BnBackward& a, int64_t c, int64_t ch) {
-  a.dbias[ch] = static_cast<float>(a.sums[ch]);
-  a.dscale[ch] = static_cast<float>(a.sums[c + ch] * a.saved_inv_std[ch]);
+  const double* sums = carve(a.workspace, c).sums;
+  a.dbias[ch] = static_cast<float>(sums[ch]);
+  a.dscale[ch] = static_cast<float>(sums[c + ch] * a.saved_inv_std[ch]);
 }
 
-// ---- block reductions into the double workspace ----
+// ---- block reductions into the workspace's partials: row blockIdx.y, [0, c) first sums, [c, 2c) second ----
 
 // NHWC: every thread holds 2 * kGroup partial sums for the channels of its column; the block adds them over
-// threadIdx.y and adds the result to out[ch] and out[c + ch].
-__device__ void reduce_columns(const Group& s1, const Group& s2, bool active, int64_t ch0, int64_t c, double* out) {
+// threadIdx.y.
+__device__ void reduce_columns(const Group& s1, const Group& s2, bool active, int64_t ch0, int64_t c, float* partials) {
   __shared__ float partial[kThreads * 2 * kGroup];
   const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
   float* mine = partial + (ty * bx + tx) * 2 * kGroup;
@@ -92,12 +109,12 @@ __device__ void reduce_columns(const Group& s1, const Group& s2, bool active, in
     float total = 0.0f;
     for (int r = 0; r < by; ++r) total += partial[(r * bx + tx) * 2 * kGroup + k];
     const int64_t ch = ch0 + (k % kGroup);
-    atomicAdd(out + (k < kGroup ? ch : c + ch), static_cast<double>(total));
+    partials[blockIdx.y * 2 * c + (k < kGroup ? ch : c + ch)] = total;
   }
 }
 
 // NCHW: the block's threads share one channel.
-__device__ void reduce_block(float s1, float s2, int64_t ch, int64_t c, double* out) {
+__device__ void reduce_block(float s1, float s2, int64_t ch, int64_t c, float* partials) {
   __shared__ float partial[2][kThreads / 32];
   s1 = warp_sum(s1);
   s2 = warp_sum(s2);
@@ -113,8 +130,8 @@ __device__ void reduce_block(float s1, float s2, int64_t ch, int64_t c, double* 
     t1 += partial[0][i];
     t2 += partial[1][i];
   }
-  atomicAdd(out + ch, static_cast<double>(t1));
-  atomicAdd(out + c + ch, static_cast<double>(t2));
+  partials[blockIdx.y * 2 * c + ch] = t1;
+  partials[blockIdx.y * 2 * c + c + ch] = t2;
 }
 
 // ---- NHWC traversal ----
@@ -182,7 +199,7 @@ __device__ __forceinline__ void for_each_nhwc_pixel(I ch0, I n, I c, I h, I w, c
 }
 
 template <typename T, typename I>
-__global__ void stats_nhwc_kernel(const T* x, I n, I c, I h, I w, double* sums) {
+__global__ void stats_nhwc_kernel(const T* x, I n, I c, I h, I w, Workspace ws) {
   const I ch0 = static_cast<I>(blockIdx.x * blockDim.x + threadIdx.x) * kGroup;
   const bool active = ch0 < c;
   Group shift = {}, s1 = {}, s2 = {};
@@ -202,9 +219,9 @@ __global__ void stats_nhwc_kernel(const T* x, I n, I c, I h, I w, double* sums) 
       }
     }
     if (blockIdx.y == 0 && threadIdx.y == 0)
-      for (int j = 0; j < kGroup; ++j) sums[2 * c + ch0 + j] = shift[j];
+      for (int j = 0; j < kGroup; ++j) ws.shift[ch0 + j] = shift[j];
   }
-  reduce_columns(s1, s2, active, ch0, c, sums);
+  reduce_columns(s1, s2, active, ch0, c, ws.partials);
 }
 
 template <typename T, typename I, bool Drop>
@@ -274,7 +291,7 @@ __global__ void backward_nhwc_kernel(I n, I c, I h, I w, BnBackward a, DropoutMa
       if constexpr (Dx) *reinterpret_cast<Pack<T, kGroup>*>(dx + at) = out;
     });
   }
-  if constexpr (!Dx) reduce_columns(s1, s2, active, ch0, c, a.sums);
+  if constexpr (!Dx) reduce_columns(s1, s2, active, ch0, c, carve(a.workspace, c).partials);
 }
 
 // ---- NCHW traversal: blockIdx.x = channel; quad q of the channel is image q / (h*w/4), at (q % (h*w/4)) * 4 ----
@@ -305,7 +322,7 @@ __device__ __forceinline__ void for_each_nchw_quad(I ch, I n, I c, I plane, cons
 }
 
 template <typename T, typename I>
-__global__ void stats_nchw_kernel(const T* x, I n, I c, I plane, double* sums) {
+__global__ void stats_nchw_kernel(const T* x, I n, I c, I plane, Workspace ws) {
   const I ch = static_cast<I>(blockIdx.x);
   const float shift = to_float(x[ch * plane]);
   float s1 = 0.0f, s2 = 0.0f;
@@ -320,8 +337,8 @@ __global__ void stats_nchw_kernel(const T* x, I n, I c, I plane, double* sums) {
       s2 = fmaf(dv, dv, s2);
     }
   }
-  if (blockIdx.y == 0 && threadIdx.x == 0) sums[2 * c + ch] = shift;
-  reduce_block(s1, s2, ch, c, sums);
+  if (blockIdx.y == 0 && threadIdx.x == 0) ws.shift[ch] = shift;
+  reduce_block(s1, s2, ch, c, ws.partials);
 }
 
 template <typename T, typename I, bool Drop>
@@ -376,22 +393,31 @@ __global__ void backward_nchw_kernel(I n, I c, I plane, BnBackward a, DropoutMas
     }
     if constexpr (Dx) *reinterpret_cast<Quad<T>*>(dx + at) = out;
   });
-  if constexpr (!Dx) reduce_block(s1, s2, ch, c, a.sums);
+  if constexpr (!Dx) reduce_block(s1, s2, ch, c, carve(a.workspace, c).partials);
 }
 
-__global__ void finalize_kernel(int64_t c, BnFinalize f) {
+// sums[i] = the partials of column i (of 2c) added up over the blocks, in block order.
+__global__ void combine_partials_kernel(Workspace ws, int64_t c, int64_t blocks) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= 2 * c) return;
+  double total = 0.0;
+  for (int64_t b = 0; b < blocks; ++b) total += ws.partials[b * 2 * c + i];
+  ws.sums[i] = total;
+}
+
+__global__ void finalize_kernel(int64_t c, int64_t count, Workspace ws, BnFinalize f) {
   const int64_t ch = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (ch >= c) return;
-  const double count = static_cast<double>(f.count);
-  const double centred = f.sums[ch] / count;  // mean - shift
-  const double var = fmax(f.sums[c + ch] / count - centred * centred, 0.0);
-  const double mean = f.sums[2 * c + ch] + centred;
+  const double m_count = static_cast<double>(count);
+  const double centred = ws.sums[ch] / m_count;  // mean - shift
+  const double var = fmax(ws.sums[c + ch] / m_count - centred * centred, 0.0);
+  const double mean = static_cast<double>(ws.shift[ch]) + centred;
   const float inv_std = 1.0f / sqrtf(static_cast<float>(var) + f.eps);  // as the CPU's 1/sqrt(var + eps)
   f.saved_mean[ch] = static_cast<float>(mean);
   f.saved_inv_std[ch] = inv_std;
   const double m = f.momentum;
   f.running_mean[ch] = static_cast<float>((1.0 - m) * f.running_mean[ch] + m * mean);
-  f.running_var[ch] = static_cast<float>((1.0 - m) * f.running_var[ch] + m * var * count / (count - 1.0));
+  f.running_var[ch] = static_cast<float>((1.0 - m) * f.running_var[ch] + m * var * m_count / (m_count - 1.0));
   const float a = f.scale[ch] * inv_std;
   f.a[ch] = a;
   f.b[ch] = f.bias[ch] - static_cast<float>(mean) * a;
@@ -400,13 +426,17 @@ __global__ void finalize_kernel(int64_t c, BnFinalize f) {
 // ---- launch geometry ----
 
 int multiprocessors() {
-  int device = 0, sms = 0;
+  static thread_local int cached_device = -1, cached_sms = 0;
+  int device = 0;
   CHECK_CUDA(cudaGetDevice(&device));
-  CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
+  if (device != cached_device) {
+    CHECK_CUDA(cudaDeviceGetAttribute(&cached_sms, cudaDevAttrMultiProcessorCount, device));
+    cached_device = device;
+  }
+  return cached_sms;
 }
 
-// Enough blocks for a few waves; fewer blocks also mean fewer atomics in the reductions.
+// Enough blocks for two waves; fewer blocks also mean fewer partial sums to add up.
 int64_t block_budget() { return static_cast<int64_t>(multiprocessors()) * (2048 / kThreads) * 2; }
 
 struct Geometry {
@@ -434,6 +464,17 @@ Geometry nchw_geometry(const BnFusedShape& s) {
   g.block = dim3(kThreads);
   g.grid = dim3(static_cast<unsigned>(s.c), static_cast<unsigned>(gy));
   return g;
+}
+
+// Every pass over a tensor uses this geometry, so that the reductions' partials have one row per blockIdx.y.
+Geometry pass_geometry(const BnFusedShape& s) {
+  return s.layout == Layout::NHWC ? nhwc_geometry(s, s.n * s.h * (s.w / kRun)) : nchw_geometry(s);
+}
+
+void combine_partials(const BnFusedShape& s, void* workspace, cudaStream_t stream) {
+  const unsigned blocks = static_cast<unsigned>((2 * s.c + kThreads - 1) / kThreads);
+  combine_partials_kernel<<<blocks, kThreads, 0, stream>>>(carve(workspace, s.c), s.c, pass_geometry(s).grid.y);
+  CHECK_CUDA_LAUNCH();
 }
 
 void require_supported(const BnFusedShape& s, std::initializer_list<const void*> tensors, const char* what) {
@@ -470,7 +511,7 @@ struct PassTypes {
 // the launch.
 template <typename F>
 void dispatch_element_pass(const BnFusedShape& s, const BnDropout& dropout, F&& f) {
-  const Geometry g = s.layout == Layout::NHWC ? nhwc_geometry(s, s.n * s.h * (s.w / kRun)) : nchw_geometry(s);
+  const Geometry g = pass_geometry(s);
   dispatch_types(s, [&](auto type, auto index) {
     using T = typename decltype(type)::type;
     using I = typename decltype(index)::type;
@@ -496,29 +537,35 @@ bool bn_fused_supports(const BnFusedShape& s, std::initializer_list<const void*>
   return true;
 }
 
+size_t bn_fused_workspace_bytes(const BnFusedShape& s) {
+  if (!positive_shape(s)) return 0;
+  const auto c = static_cast<size_t>(s.c);
+  return 2 * c * sizeof(double) + c * sizeof(float) + pass_geometry(s).grid.y * 2 * c * sizeof(float);
+}
+
 void bn_channel_statistics(const BnFusedShape& s, const BnStatistics& a, cudaStream_t stream) {
   require_supported(s, {a.x}, "bn_channel_statistics");
-  CHECK_CUDA(cudaMemsetAsync(a.sums, 0, static_cast<size_t>(2 * s.c) * sizeof(double), stream));
+  const Geometry g = pass_geometry(s);
+  const Workspace ws = carve(a.workspace, s.c);
   dispatch_types(s, [&](auto type, auto index) {
     using T = typename decltype(type)::type;
     using I = typename decltype(index)::type;
     const T* x = static_cast<const T*>(a.x);
-    if (s.layout == Layout::NHWC) {
-      const Geometry g = nhwc_geometry(s, s.n * s.h * s.w);
-      stats_nhwc_kernel<T, I><<<g.grid, g.block, 0, stream>>>(x, I(s.n), I(s.c), I(s.h), I(s.w), a.sums);
-    } else {
-      const Geometry g = nchw_geometry(s);
-      stats_nchw_kernel<T, I><<<g.grid, g.block, 0, stream>>>(x, I(s.n), I(s.c), I(s.h * s.w), a.sums);
-    }
+    if (s.layout == Layout::NHWC)
+      stats_nhwc_kernel<T, I><<<g.grid, g.block, 0, stream>>>(x, I(s.n), I(s.c), I(s.h), I(s.w), ws);
+    else
+      stats_nchw_kernel<T, I><<<g.grid, g.block, 0, stream>>>(x, I(s.n), I(s.c), I(s.h * s.w), ws);
   });
   CHECK_CUDA_LAUNCH();
+  combine_partials(s, a.workspace, stream);
 }
 
-void bn_finalize_statistics(int64_t c, const BnFinalize& f, cudaStream_t stream) {
-  if (c <= 0) return;
-  if (f.count <= 1) fatal("bn_finalize_statistics: needs more than one value per channel, got " + std::to_string(f.count));
-  const unsigned blocks = static_cast<unsigned>((c + kThreads - 1) / kThreads);
-  finalize_kernel<<<blocks, kThreads, 0, stream>>>(c, f);
+void bn_finalize_statistics(const BnFusedShape& s, const BnFinalize& f, cudaStream_t stream) {
+  const int64_t count = s.n * s.h * s.w;
+  if (!positive_shape(s) || count <= 1)
+    fatal("bn_finalize_statistics: needs more than one value per channel, got " + std::to_string(count));
+  const unsigned blocks = static_cast<unsigned>((s.c + kThreads - 1) / kThreads);
+  finalize_kernel<<<blocks, kThreads, 0, stream>>>(s.c, count, carve(const_cast<void*>(f.workspace), s.c), f);
   CHECK_CUDA_LAUNCH();
 }
 
@@ -553,8 +600,8 @@ void launch_backward(const BnFusedShape& s, const BnBackward& a, cudaStream_t st
 
 void bn_backward_reduce(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream) {
   require_supported(s, {a.x, a.dy}, "bn_backward_reduce");
-  CHECK_CUDA(cudaMemsetAsync(a.sums, 0, static_cast<size_t>(2 * s.c) * sizeof(double), stream));
   launch_backward<false>(s, a, stream);
+  combine_partials(s, a.workspace, stream);
 }
 
 void bn_backward_dx(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream) {

@@ -17,6 +17,7 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 
@@ -34,22 +35,25 @@ struct BnFusedShape {
 // Whether the fused passes run on this shape with these tensors (nullptr entries are ignored).
 bool bn_fused_supports(const BnFusedShape& s, std::initializer_list<const void*> tensors);
 
-// Per-channel sums over n*h*w, in a double workspace of 3c elements: [0, c) sum of (x - shift),
-// [c, 2c) sum of (x - shift)^2, [2c, 3c) the shift, which is the channel's first element: summing
-// around a value of the batch keeps the sum of squares from cancelling when |mean| >> std.
+// The scratch memory of the reductions: per-block partial sums, added up in a fixed order so that the
+// passes are deterministic (no atomics). One workspace serves a layer's forward and backward.
+size_t bn_fused_workspace_bytes(const BnFusedShape& s);
+
+// Pass 1 of training forward: per-channel sums of (x - shift) and (x - shift)^2 over n*h*w, where the shift
+// is the channel's first element: summing around a value of the batch keeps the sum of squares from
+// cancelling when |mean| >> std.
 struct BnStatistics {
   const void* x = nullptr;
-  double* sums = nullptr;  // [3c], overwritten
+  void* workspace = nullptr;  // bn_fused_workspace_bytes(s)
 };
 void bn_channel_statistics(const BnFusedShape& s, const BnStatistics& a, cudaStream_t stream);
 
-// From the sums: the batch mean and 1/sqrt(var + eps) for backward, PyTorch's running update (unbiased
-// variance, in place), and the coefficients y = x * a + b of the apply pass.
+// From the sums (C elements): the batch mean and 1/sqrt(var + eps) for backward, PyTorch's running update
+// (unbiased variance, in place), and the coefficients y = x * a + b of the apply pass.
 struct BnFinalize {
-  const double* sums = nullptr;  // [3c] from bn_channel_statistics
-  int64_t count = 0;             // n*h*w, > 1
-  const float* scale = nullptr;  // gamma [c]
-  const float* bias = nullptr;   // beta [c]
+  const void* workspace = nullptr;  // after bn_channel_statistics on the same shape
+  const float* scale = nullptr;     // gamma [c]
+  const float* bias = nullptr;      // beta [c]
   float eps = 1e-5f;
   double momentum = 0.1;
   float* saved_mean = nullptr;     // [c]
@@ -59,7 +63,7 @@ struct BnFinalize {
   float* a = nullptr;              // [c]
   float* b = nullptr;              // [c]
 };
-void bn_finalize_statistics(int64_t c, const BnFinalize& f, cudaStream_t stream);
+void bn_finalize_statistics(const BnFusedShape& s, const BnFinalize& f, cudaStream_t stream);
 
 // The dropout of a fused pass: p == 0 is none (also Eval mode). Keys as kernels::dropout_forward.
 struct BnDropout {
@@ -94,14 +98,14 @@ struct BnBackward {
   const float* scale = nullptr;          // gamma [c]
   const float* saved_mean = nullptr;     // [c]
   const float* saved_inv_std = nullptr;  // [c]
-  double* sums = nullptr;                // [2c] workspace: sum g, sum g * (x - mean)
+  void* workspace = nullptr;             // bn_fused_workspace_bytes(s): sum g and sum g * (x - mean)
   float* dscale = nullptr;               // [c], written (not accumulated) by bn_backward_dx
   float* dbias = nullptr;                // [c], idem
   void* dx = nullptr;
 };
-// Pass 1: fills a.sums.
+// Pass 1: the sums, into the workspace.
 void bn_backward_reduce(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream);
-// Pass 2: writes dx, dscale and dbias from a.sums.
+// Pass 2: writes dx, dscale and dbias from the workspace's sums.
 void bn_backward_dx(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream);
 
 }  // namespace sb::kernels
