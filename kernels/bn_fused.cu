@@ -396,13 +396,21 @@ __global__ void backward_nchw_kernel(I n, I c, I plane, BnBackward a, DropoutMas
   if constexpr (!Dx) reduce_block(s1, s2, ch, c, carve(a.workspace, c).partials);
 }
 
-// sums[i] = the partials of column i (of 2c) added up over the blocks, in block order.
+// sums[i] = the partials of column i (of 2c) added up over the blocks: one block per column, each thread a
+// fixed stride of rows, then a tree in shared memory, so the order is the same on every run.
+constexpr int kCombineThreads = 128;
 __global__ void combine_partials_kernel(Workspace ws, int64_t c, int64_t blocks) {
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= 2 * c) return;
+  __shared__ double partial[kCombineThreads];
+  const int64_t i = blockIdx.x;
   double total = 0.0;
-  for (int64_t b = 0; b < blocks; ++b) total += ws.partials[b * 2 * c + i];
-  ws.sums[i] = total;
+  for (int64_t b = threadIdx.x; b < blocks; b += kCombineThreads) total += ws.partials[b * 2 * c + i];
+  partial[threadIdx.x] = total;
+  __syncthreads();
+  for (int half = kCombineThreads / 2; half > 0; half /= 2) {
+    if (static_cast<int>(threadIdx.x) < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) ws.sums[i] = partial[0];
 }
 
 __global__ void finalize_kernel(int64_t c, int64_t count, Workspace ws, BnFinalize f) {
@@ -472,8 +480,8 @@ Geometry pass_geometry(const BnFusedShape& s) {
 }
 
 void combine_partials(const BnFusedShape& s, void* workspace, cudaStream_t stream) {
-  const unsigned blocks = static_cast<unsigned>((2 * s.c + kThreads - 1) / kThreads);
-  combine_partials_kernel<<<blocks, kThreads, 0, stream>>>(carve(workspace, s.c), s.c, pass_geometry(s).grid.y);
+  combine_partials_kernel<<<static_cast<unsigned>(2 * s.c), kCombineThreads, 0, stream>>>(carve(workspace, s.c), s.c,
+                                                                                         pass_geometry(s).grid.y);
   CHECK_CUDA_LAUNCH();
 }
 
