@@ -433,19 +433,9 @@ __global__ void finalize_kernel(int64_t c, int64_t count, Workspace ws, BnFinali
 
 // ---- launch geometry ----
 
-int multiprocessors() {
-  static thread_local int cached_device = -1, cached_sms = 0;
-  int device = 0;
-  CHECK_CUDA(cudaGetDevice(&device));
-  if (device != cached_device) {
-    CHECK_CUDA(cudaDeviceGetAttribute(&cached_sms, cudaDevAttrMultiProcessorCount, device));
-    cached_device = device;
-  }
-  return cached_sms;
-}
-
-// Enough blocks for two waves; fewer blocks also mean fewer partial sums to add up.
-int64_t block_budget() { return static_cast<int64_t>(multiprocessors()) * (2048 / kThreads) * 2; }
+// Enough blocks for two waves (half of grid_for's cap of four); fewer blocks also mean fewer partial sums
+// to add up.
+int64_t block_budget() { return std::max<int64_t>(1, grid_for(int64_t{1} << 40) / 2); }
 
 struct Geometry {
   dim3 grid, block;
