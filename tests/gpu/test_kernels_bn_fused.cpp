@@ -30,7 +30,8 @@ TEST(KernelsBnFused, StatisticsAndFinalizeMatchDoubleReference) {
   struct Dims {
     int64_t n, c, h, w;
   };
-  for (Dims d : {Dims{4, 16, 8, 8}, Dims{3, 24, 4, 12}, Dims{64, 8, 4, 4}})
+  // One block; partly idle channel columns (320 = 40 groups of 8 over blocks of 32); many blocks of rows.
+  for (Dims d : {Dims{4, 16, 8, 8}, Dims{3, 24, 4, 12}, Dims{2, 320, 4, 4}, Dims{64, 8, 8, 8}})
     for (DType t : kDtypes)
       for (Layout l : kLayouts) {
         SCOPED_TRACE(case_name(t, l) + " c " + std::to_string(d.c));

@@ -38,6 +38,16 @@ TEST(CudaFusedBn, BnReluDropoutTrainAndEval) {
   check_everywhere(c, "bn+relu+dropout eval", 52);
 }
 
+// Many blocks per channel (their partial sums added up) and channel columns spread over several blocks,
+// some of them partly idle (320 channels = 40 groups of 8 over blocks of 32).
+TEST(CudaFusedBn, ManyBlocksAndWideChannels) {
+  SKIP_WITHOUT_GPU();
+  LayerCase c{bn_relu_dropout(16, 0.2), Shape{32, 16, 16, 16}};
+  c.step = 2;
+  check_everywhere(c, "bn+relu+dropout 32x16x16x16", 65);
+  check_everywhere({bn_relu_dropout(320, 0.2), Shape{2, 320, 4, 8}}, "bn+relu+dropout c320", 66);
+}
+
 TEST(CudaFusedBn, BnReluTrainAndEval) {
   SKIP_WITHOUT_GPU();
   const LayerSpec seq = sequential("stem", {batchnorm2d("stem.bn", 32), relu("stem.relu")});
