@@ -10,23 +10,15 @@
 
 #include <cmath>
 
-#include "core/philox.h"
 #include "kernels/device_utils.cuh"
+#include "kernels/dropout_mask.cuh"
 
 namespace sb::kernels {
-namespace {
-using namespace detail;
 
-struct DropParams {
-  uint64_t key, step;
-  const uint64_t* step_device;  // overrides step when not null
-  uint32_t threshold;  // keep iff (bits >> 8) >= threshold
-  float scale;         // 1 / (1 - p), rounded once from double as the CPU layer does
-};
-
-DropParams make_params(double p, uint64_t key, uint64_t step, const uint64_t* step_device) {
-  if (!(p >= 0.0 && p <= 1.0)) fatal("dropout: probability " + std::to_string(p) + " is outside [0, 1]");
-  DropParams d;
+detail::DropoutMask detail::make_dropout_mask(double p, uint64_t key, uint64_t step, const uint64_t* step_device,
+                                              const char* what) {
+  if (!(p >= 0.0 && p <= 1.0)) fatal(std::string(what) + ": probability " + std::to_string(p) + " is outside [0, 1]");
+  DropoutMask d;
   d.key = key;
   d.step = step;
   d.step_device = step_device;
@@ -35,9 +27,8 @@ DropParams make_params(double p, uint64_t key, uint64_t step, const uint64_t* st
   return d;
 }
 
-__device__ __forceinline__ uint64_t step_of(const DropParams& d) { return d.step_device ? *d.step_device : d.step; }
-
-__device__ __forceinline__ bool keeps(uint32_t bits, uint32_t threshold) { return (bits >> 8) >= threshold; }
+namespace {
+using namespace detail;
 
 // Dropped elements are written as 0 rather than x * 0 (NaN for p == 1), as the CPU layer does.
 template <typename T>
@@ -53,11 +44,11 @@ struct alignas(4 * sizeof(T)) Quad {
 
 // NCHW (or any tensor whose storage order is the logical order): group g = elements 4g..4g+3.
 template <typename T, bool Vector>
-__global__ void dropout_contiguous_kernel(const T* x, T* y, int64_t total, DropParams d) {
+__global__ void dropout_contiguous_kernel(const T* x, T* y, int64_t total, DropoutMask d) {
   const int64_t groups = (total + 3) / 4;
-  const uint64_t step = step_of(d);
+  const uint64_t step = mask_step(d);
   for (int64_t g = global_thread(); g < groups; g += grid_threads()) {
-    const Philox4 r = philox4x32(step, static_cast<uint64_t>(g), d.key);
+    const Philox4 r = mask_words(d, step, static_cast<uint64_t>(g));
     const int64_t base = g * 4;
     if (base + 4 <= total) {
       Quad<T> v;
@@ -68,7 +59,7 @@ __global__ void dropout_contiguous_kernel(const T* x, T* y, int64_t total, DropP
         for (int j = 0; j < 4; ++j) v.v[j] = x[base + j];
       }
 #pragma unroll
-      for (int j = 0; j < 4; ++j) v.v[j] = drop(v.v[j], keeps(r.v[j], d.threshold), d.scale);
+      for (int j = 0; j < 4; ++j) v.v[j] = drop(v.v[j], mask_keeps(r.v[j], d.threshold), d.scale);
       if constexpr (Vector) {
         reinterpret_cast<Quad<T>*>(y)[g] = v;
       } else {
@@ -76,7 +67,7 @@ __global__ void dropout_contiguous_kernel(const T* x, T* y, int64_t total, DropP
         for (int j = 0; j < 4; ++j) y[base + j] = v.v[j];
       }
     } else {
-      for (int j = 0; base + j < total; ++j) y[base + j] = drop(x[base + j], keeps(r.v[j], d.threshold), d.scale);
+      for (int j = 0; base + j < total; ++j) y[base + j] = drop(x[base + j], mask_keeps(r.v[j], d.threshold), d.scale);
     }
   }
 }
@@ -87,10 +78,10 @@ __global__ void dropout_contiguous_kernel(const T* x, T* y, int64_t total, DropP
 // NHWC with w % 4 == 0: thread item = (n, h, w/4, c), c fastest. Logical index of (n, c, h, w0) is
 // ((n*C + c)*H + h)*W + w0, a multiple of 4, so its group is that index / 4 and covers w0..w0+3.
 template <typename T, typename I>
-__global__ void dropout_nhwc_w4_kernel(const T* x, T* y, I n, I c, I h, I w, DropParams d) {
+__global__ void dropout_nhwc_w4_kernel(const T* x, T* y, I n, I c, I h, I w, DropoutMask d) {
   const I w4 = w / 4;
   const I items = n * h * w4 * c;
-  const uint64_t step = step_of(d);
+  const uint64_t step = mask_step(d);
   for (I t = static_cast<I>(global_thread()); t < items; t += static_cast<I>(grid_threads())) {
     const I ch = t % c;
     I rest = t / c;
@@ -98,18 +89,18 @@ __global__ void dropout_nhwc_w4_kernel(const T* x, T* y, I n, I c, I h, I w, Dro
     rest /= w4;
     const I row = rest % h, image = rest / h;
     const I logical = ((image * c + ch) * h + row) * w + wq * 4;
-    const Philox4 r = philox4x32(step, static_cast<uint64_t>(logical) >> 2, d.key);
+    const Philox4 r = mask_words(d, step, static_cast<uint64_t>(logical) >> 2);
     const I stored = ((image * h + row) * w + wq * 4) * c + ch;
 #pragma unroll
-    for (int j = 0; j < 4; ++j) y[stored + j * c] = drop(x[stored + j * c], keeps(r.v[j], d.threshold), d.scale);
+    for (int j = 0; j < 4; ++j) y[stored + j * c] = drop(x[stored + j * c], mask_keeps(r.v[j], d.threshold), d.scale);
   }
 }
 
 // Any NHWC shape: one element (and one draw) per thread item, in storage order.
 template <typename T, typename I>
-__global__ void dropout_nhwc_any_kernel(const T* x, T* y, I n, I c, I h, I w, DropParams d) {
+__global__ void dropout_nhwc_any_kernel(const T* x, T* y, I n, I c, I h, I w, DropoutMask d) {
   const I total = n * c * h * w;
-  const uint64_t step = step_of(d);
+  const uint64_t step = mask_step(d);
   for (I s = static_cast<I>(global_thread()); s < total; s += static_cast<I>(grid_threads())) {
     const I ch = s % c;
     I rest = s / c;
@@ -117,10 +108,7 @@ __global__ void dropout_nhwc_any_kernel(const T* x, T* y, I n, I c, I h, I w, Dr
     rest /= w;
     const I row = rest % h, image = rest / h;
     const uint64_t logical = static_cast<uint64_t>(((image * c + ch) * h + row) * w + col);
-    const Philox4 r = philox4x32(step, logical >> 2, d.key);
-    // Select the word without a run-time array index (which would put r in local memory).
-    const uint32_t lo = (logical & 1) ? r.v[1] : r.v[0], hi = (logical & 1) ? r.v[3] : r.v[2];
-    y[s] = drop(x[s], keeps((logical & 2) ? hi : lo, d.threshold), d.scale);
+    y[s] = drop(x[s], mask_keeps_at(d, step, logical), d.scale);
   }
 }
 
@@ -136,7 +124,7 @@ void launch_dropout(const void* in, void* out, int64_t n, int64_t c, int64_t h, 
                                  stream));
     return;
   }
-  const DropParams d = make_params(p, key, step, step_device);
+  const DropoutMask d = make_dropout_mask(p, key, step, step_device, "dropout");
   // With one channel, or h = w = 1, NHWC stores the logical order too.
   const bool logical_order = layout == Layout::NCHW || c == 1 || h * w == 1;
   const bool small = total < (int64_t{1} << 30);

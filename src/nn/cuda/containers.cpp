@@ -4,47 +4,112 @@
 #include "kernels/elementwise.h"
 #include "nn/cuda/activations.h"
 #include "nn/cuda/batchnorm2d.h"
+#include "nn/cuda/bn_fused_run.h"
 #include "nn/cuda/factory.h"
 #include "nn/cuda/tensor_util.h"
+#include "nn/fusion_plan.h"
 
 namespace sb::cuda {
+namespace {
 
-Sequential::Sequential(const LayerSpec& spec, Context& ctx) : child_specs_(spec.children) {
-  for (const auto& c : child_specs_) children_.push_back(make_layer(c, ctx));
-  if (!ctx.options().fuse_bn_relu) return;
-  for (size_t i = 0; i + 1 < children_.size(); ++i) {
-    if (child_specs_[i].kind != LayerKind::BatchNorm2d || child_specs_[i + 1].kind != LayerKind::ReLU) continue;
-    static_cast<BatchNorm2d&>(*children_[i]).enable_fused_relu();
-    static_cast<ReLU&>(*children_[i + 1]).set_applied_by_previous_layer();
+FusionAvailability availability(const Context& ctx) {
+  FusionAvailability a;
+  a.fused_kernels = ctx.options().fused_bn_kernels;
+  a.cudnn_bn_relu = ctx.options().fuse_bn_relu;
+  a.layout = ctx.layout();
+  return a;
+}
+
+}  // namespace
+
+Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main) {
+  const std::vector<LayerSpec>& children = spec.children;
+  const FusionPlan plan = plan_fusion(children, availability(ctx), residual_main);
+  plan_record_ = plan.record;
+  for (size_t i = 0; i < children.size(); ++i) {
+    const FusionStep& step = plan.steps[i];
+    const LayerSpec& c = children[i];
+    if (step.path == FusionPath::FusedMember) {  // counted in its run's step
+      steps_.back().params += count_elements(collect_params(c));
+      steps_.back().buffers += count_elements(collect_buffers(c));
+      continue;
+    }
+    Step s;
+    s.params = count_elements(collect_params(c));
+    s.buffers = count_elements(collect_buffers(c));
+    switch (step.path) {
+      case FusionPath::FusedHead: {
+        auto run = std::make_unique<FusedBnRun>(
+            std::vector<LayerSpec>(children.begin() + static_cast<std::ptrdiff_t>(i),
+                                   children.begin() + static_cast<std::ptrdiff_t>(i + step.run)),
+            step.adds_residual, ctx);
+        if (step.adds_residual) residual_run_ = run.get();
+        s.layer = std::move(run);
+        break;
+      }
+      case FusionPath::CudnnBnRelu: {
+        auto bn = std::make_unique<BatchNorm2d>(c, ctx);
+        bn->enable_fused_relu();
+        s.layer = std::move(bn);
+        break;
+      }
+      case FusionPath::ReluInPrevious: {
+        auto relu = std::make_unique<ReLU>(c, ctx);
+        relu->set_applied_by_previous_layer();
+        s.layer = std::move(relu);
+        break;
+      }
+      case FusionPath::Separate:
+      case FusionPath::FusedMember: s.layer = make_layer(c, ctx); break;
+    }
+    steps_.push_back(std::move(s));
   }
 }
 
 void Sequential::bind(const ParamViews& views) {
   ParamViews v = views;
-  for (size_t i = 0; i < children_.size(); ++i) {
-    children_[i]->bind(v);
-    v = v.advanced(count_elements(collect_params(child_specs_[i])), count_elements(collect_buffers(child_specs_[i])));
+  for (auto& s : steps_) {
+    s.layer->bind(v);
+    v = v.advanced(s.params, s.buffers);
   }
 }
 
 void Sequential::set_random_stream(uint64_t key, uint64_t step) {
-  for (auto& c : children_) c->set_random_stream(key, step);
+  for (auto& s : steps_) s.layer->set_random_stream(key, step);
+}
+
+void Sequential::set_residual(const DeviceTensor* residual) {
+  if (!residual_run_) fatal("Sequential: set_residual on a container whose last run does not take the add");
+  residual_run_->set_residual(residual);
 }
 
 const DeviceTensor& Sequential::forward(const DeviceTensor& x, Mode mode) {
   const DeviceTensor* h = &x;
-  for (auto& c : children_) h = &c->forward(*h, mode);
+  for (auto& s : steps_) h = &s.layer->forward(*h, mode);
   return *h;
 }
 
 const DeviceTensor& Sequential::backward(const DeviceTensor& dy) {
   const DeviceTensor* g = &dy;
-  for (auto it = children_.rbegin(); it != children_.rend(); ++it) g = &(*it)->backward(*g);
+  for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) g = &it->layer->backward(*g);
   return *g;
 }
 
+std::string Sequential::fusion_report() const {
+  std::string r = plan_record_;
+  for (const auto& s : steps_) r += cuda::fusion_report(*s.layer);
+  return r;
+}
+
 Residual::Residual(const LayerSpec& spec, Context& ctx) : spec_(spec), ctx_(ctx) {
-  main_ = make_layer(spec.children.at(0), ctx);
+  const LayerSpec& main = spec.children.at(0);
+  if (main.kind == LayerKind::Sequential) {
+    auto seq = std::make_unique<Sequential>(main, ctx, true);
+    if (seq->adds_residual()) fused_add_main_ = seq.get();
+    main_ = std::move(seq);
+  } else {
+    main_ = make_layer(main, ctx);
+  }
   if (spec.children.size() > 1) shortcut_ = make_layer(spec.children[1], ctx);
 }
 
@@ -61,6 +126,13 @@ void Residual::set_random_stream(uint64_t key, uint64_t step) {
 }
 
 const DeviceTensor& Residual::forward(const DeviceTensor& x, Mode mode) {
+  if (fused_add_main_) {  // the main branch's last pass adds the shortcut
+    const DeviceTensor& b = shortcut_ ? shortcut_->forward(x, mode) : x;
+    fused_add_main_->set_residual(&b);
+    const DeviceTensor& y = main_->forward(x, mode);
+    y_ = y;
+    return y_;
+  }
   const DeviceTensor& a = main_->forward(x, mode);
   const DeviceTensor& b = shortcut_ ? shortcut_->forward(x, mode) : x;
   if (a.shape() != b.shape())
@@ -80,6 +152,17 @@ const DeviceTensor& Residual::backward(const DeviceTensor& dy) {
   dx_ = output_tensor(dx_buffer_, da.shape(), ctx_);
   kernels::add(da.data, db.data, dx_.data, da.numel(), da.dtype(), ctx_.stream());
   return dx_;
+}
+
+std::string Residual::fusion_report() const {
+  return cuda::fusion_report(*main_) + (shortcut_ ? cuda::fusion_report(*shortcut_) : std::string());
+}
+
+std::string fusion_report(const Layer& root) {
+  if (const auto* s = dynamic_cast<const Sequential*>(&root)) return s->fusion_report();
+  if (const auto* r = dynamic_cast<const Residual*>(&root)) return r->fusion_report();
+  if (const auto* run = dynamic_cast<const FusedBnRun*>(&root)) return run->fallback_note();
+  return "";
 }
 
 }  // namespace sb::cuda

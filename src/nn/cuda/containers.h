@@ -1,7 +1,10 @@
 // Sequential and residual containers over CUDA layers, binding their children's views in spec order.
-// Sequential also fuses BatchNorm2d + ReLU pairs when the context allows it.
+// Sequential runs its children as the fusion planner (nn/fusion_plan.h) says: runs of BatchNorm2d, ReLU
+// (and Dropout, and the Residual's add) as one FusedBnRun, BatchNorm2d + ReLU pairs as one cuDNN graph,
+// the rest as their own layers.
 #pragma once
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "nn/cuda/context.h"
@@ -11,20 +14,35 @@
 
 namespace sb::cuda {
 
+class FusedBnRun;
+
 class Sequential final : public Layer {
  public:
-  Sequential(const LayerSpec& spec, Context& ctx);
+  // residual_main: the Sequential is a Residual's main branch, whose add a final fused run may take.
+  Sequential(const LayerSpec& spec, Context& ctx, bool residual_main = false);
   void bind(const ParamViews& views) override;
   void set_random_stream(uint64_t key, uint64_t step) override;
   const DeviceTensor& forward(const DeviceTensor& x, Mode mode) override;
   const DeviceTensor& backward(const DeviceTensor& dy) override;
 
+  // Whether forward adds the tensor of set_residual (its last run took the Residual's add).
+  bool adds_residual() const { return residual_run_ != nullptr; }
+  void set_residual(const DeviceTensor* residual);
+  // The plan of this container and those inside it, one line per run or pair.
+  std::string fusion_report() const;
+
  private:
-  std::vector<LayerSpec> child_specs_;
-  std::vector<std::unique_ptr<Layer>> children_;
+  struct Step {
+    std::unique_ptr<Layer> layer;
+    int64_t params = 0, buffers = 0;  // flat-buffer elements of the specs the step covers
+  };
+  std::vector<Step> steps_;
+  FusedBnRun* residual_run_ = nullptr;
+  std::string plan_record_;
 };
 
-// y = main(x) + shortcut(x), with an identity shortcut when the spec has none.
+// y = main(x) + shortcut(x), with an identity shortcut when the spec has none. When the main branch's
+// last run takes the add, the shortcut runs first and main's output is y.
 class Residual final : public Layer {
  public:
   Residual(const LayerSpec& spec, Context& ctx);
@@ -32,13 +50,18 @@ class Residual final : public Layer {
   void set_random_stream(uint64_t key, uint64_t step) override;
   const DeviceTensor& forward(const DeviceTensor& x, Mode mode) override;
   const DeviceTensor& backward(const DeviceTensor& dy) override;
+  std::string fusion_report() const;
 
  private:
   LayerSpec spec_;
   Context& ctx_;
   std::unique_ptr<Layer> main_, shortcut_;
+  Sequential* fused_add_main_ = nullptr;  // main_, when it takes the add
   DeviceTensor y_, dx_;
   DeviceBuffer y_buffer_, dx_buffer_;
 };
+
+// The fusion plan of a layer tree, for the plan report (empty for layers that are not containers).
+std::string fusion_report(const Layer& root);
 
 }  // namespace sb::cuda

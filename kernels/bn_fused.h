@@ -1,0 +1,111 @@
+// Fused memory-bound passes of batch norm in training and inference, for the run
+//   y = [residual +] dropout(relu(bn(x)))
+// that follows each convolution of the Wide ResNet. Per step they make four passes over the activation
+// instead of the separate layers' eight or more (docs/kernels.md counts the bytes):
+//   forward:  bn_channel_statistics (reads x) -> bn_finalize_statistics (C elements) -> bn_apply_forward
+//             (reads x [and residual], writes y)
+//   backward: bn_backward_reduce (reads x, dy) -> bn_backward_dx (reads x, dy, writes dx, dgamma, dbeta)
+// The ReLU condition and the dropout mask are recomputed in backward, never stored: the mask is the one of
+// kernels/dropout.h (Philox at the logical NCHW index), so the CPU layers drop the same elements.
+// Semantics are PyTorch's BatchNorm2d (biased batch variance for normalising, unbiased for the running
+// variance, momentum update); statistics, scale, bias and their gradients are fp32.
+//
+// Supported tensors (bn_fused_supports): NHWC with c % 8 == 0 and w % 4 == 0 (16-byte loads of 8 channels
+// at 4 consecutive w, one Philox draw per channel and 4 w), or NCHW with h*w % 4 == 0 (4 consecutive
+// elements, one draw); pointers aligned to 16 bytes (NHWC) or 4 elements (NCHW). The CUDA layers keep
+// the separate layers for anything else.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+
+#include "core/dtype.h"
+
+namespace sb::kernels {
+
+// A logical [n, c, h, w] activation stored in `layout` with elements of `dtype`.
+struct BnFusedShape {
+  int64_t n = 0, c = 0, h = 0, w = 0;
+  Layout layout = Layout::NCHW;
+  DType dtype = DType::F32;
+};
+
+// Whether the fused passes run on this shape with these tensors (nullptr entries are ignored).
+bool bn_fused_supports(const BnFusedShape& s, std::initializer_list<const void*> tensors);
+
+// The scratch memory of the reductions: per-block partial sums, added up in a fixed order so that the
+// passes are deterministic (no atomics). One workspace serves a layer's forward and backward.
+size_t bn_fused_workspace_bytes(const BnFusedShape& s);
+
+// Pass 1 of training forward: per-channel sums of (x - shift) and (x - shift)^2 over n*h*w, where the shift
+// is the channel's first element: summing around a value of the batch keeps the sum of squares from
+// cancelling when |mean| >> std.
+struct BnStatistics {
+  const void* x = nullptr;
+  void* workspace = nullptr;  // bn_fused_workspace_bytes(s)
+};
+void bn_channel_statistics(const BnFusedShape& s, const BnStatistics& a, cudaStream_t stream);
+
+// From the sums (C elements): the batch mean and 1/sqrt(var + eps) for backward, PyTorch's running update
+// (unbiased variance, in place), and the coefficients y = x * a + b of the apply pass.
+struct BnFinalize {
+  const void* workspace = nullptr;  // after bn_channel_statistics on the same shape
+  const float* scale = nullptr;     // gamma [c]
+  const float* bias = nullptr;      // beta [c]
+  float eps = 1e-5f;
+  double momentum = 0.1;
+  float* saved_mean = nullptr;     // [c]
+  float* saved_inv_std = nullptr;  // [c]
+  float* running_mean = nullptr;   // [c], updated in place
+  float* running_var = nullptr;    // [c], updated in place
+  float* a = nullptr;              // [c]
+  float* b = nullptr;              // [c]
+};
+void bn_finalize_statistics(const BnFusedShape& s, const BnFinalize& f, cudaStream_t stream);
+
+// The dropout of a fused pass: p == 0 is none (also Eval mode). Keys as kernels::dropout_forward.
+struct BnDropout {
+  double p = 0.0;
+  uint64_t mask_key = 0, step = 0;
+  const uint64_t* step_device = nullptr;  // overrides step when not null (CUDA graph replays)
+};
+
+// y = [residual +] dropout(relu(x * a + b)), the ReLU optional. y may not alias x.
+struct BnApply {
+  const void* x = nullptr;
+  const float* a = nullptr;  // [c]
+  const float* b = nullptr;  // [c]
+  bool relu = true;
+  BnDropout dropout;
+  const void* residual = nullptr;  // same shape and layout as y, or nullptr
+  void* y = nullptr;
+};
+void bn_apply_forward(const BnFusedShape& s, const BnApply& a, cudaStream_t stream);
+
+// Backward of bn_apply_forward in training (batch statistics), given dy = dL/dy. With
+// g = dy * mask * scale * [x*a + b > 0] (the gradient at the BN output) and xhat = (x - mean) * inv_std:
+//   dbias = sum g, dscale = sum g * xhat, dx = scale * inv_std * (g - dbias/M - xhat * dscale/M).
+// The residual's gradient is dy itself and is not written here.
+struct BnBackward {
+  const void* x = nullptr;
+  const void* dy = nullptr;
+  const float* a = nullptr;  // the forward's coefficients (the ReLU condition is recomputed from them)
+  const float* b = nullptr;
+  bool relu = true;
+  BnDropout dropout;
+  const float* scale = nullptr;          // gamma [c]
+  const float* saved_mean = nullptr;     // [c]
+  const float* saved_inv_std = nullptr;  // [c]
+  void* workspace = nullptr;             // bn_fused_workspace_bytes(s): sum g and sum g * (x - mean)
+  float* dscale = nullptr;               // [c], written (not accumulated) by bn_backward_dx
+  float* dbias = nullptr;                // [c], idem
+  void* dx = nullptr;
+};
+// Pass 1: the sums, into the workspace.
+void bn_backward_reduce(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream);
+// Pass 2: writes dx, dscale and dbias from the workspace's sums.
+void bn_backward_dx(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream);
+
+}  // namespace sb::kernels

@@ -1,0 +1,169 @@
+#include "nn/cuda/bn_fused_run.h"
+
+#include "core/error.h"
+#include "kernels/batchnorm.h"
+#include "kernels/bn_fused.h"
+#include "kernels/elementwise.h"
+#include "nn/cpu/dropout.h"
+#include "nn/cuda/activations.h"
+#include "nn/cuda/batchnorm2d.h"
+#include "nn/cuda/factory.h"
+#include "nn/cuda/tensor_util.h"
+
+namespace sb::cuda {
+namespace {
+
+kernels::BnFusedShape fused_shape(const DeviceTensor& t) {
+  const Shape& s = t.shape();
+  return kernels::BnFusedShape{s[0], s[1], s[2], s[3], t.layout(), t.dtype()};
+}
+
+bool has_dropout(const std::vector<LayerSpec>& specs) { return specs.size() > 2; }
+
+}  // namespace
+
+FusedBnRun::FusedBnRun(std::vector<LayerSpec> specs, bool adds_residual, Context& ctx)
+    : specs_(std::move(specs)), adds_residual_(adds_residual), ctx_(ctx) {
+  const bool kinds_ok = (specs_.size() == 2 || specs_.size() == 3) && specs_[0].kind == LayerKind::BatchNorm2d &&
+                        specs_[1].kind == LayerKind::ReLU &&
+                        (specs_.size() == 2 || specs_[2].kind == LayerKind::Dropout);
+  if (!kinds_ok) fatal("FusedBnRun: expects [BatchNorm2d, ReLU] or [BatchNorm2d, ReLU, Dropout]");
+  // The run's own layers (they validate the specs, e.g. the dropout probability) for the shapes the kernels
+  // do not take; with BN and ReLU paired as Sequential pairs them.
+  for (const auto& s : specs_) separate_.push_back(make_layer(s, ctx));
+  if (ctx.options().fuse_bn_relu) {
+    static_cast<BatchNorm2d&>(*separate_[0]).enable_fused_relu();
+    static_cast<ReLU&>(*separate_[1]).set_applied_by_previous_layer();
+  }
+  if (has_dropout(specs_)) mask_key_ = dropout_mask_key(0, specs_[2].name);
+}
+
+void FusedBnRun::bind(const ParamViews& views) {
+  views_ = views;
+  separate_[0]->bind(views);
+}
+
+void FusedBnRun::set_random_stream(uint64_t key, uint64_t step) {
+  if (has_dropout(specs_)) mask_key_ = dropout_mask_key(key, specs_[2].name);
+  step_ = step;
+  for (auto& layer : separate_) layer->set_random_stream(key, step);
+}
+
+double FusedBnRun::dropout_p(Mode mode) const {
+  return mode == Mode::Train && has_dropout(specs_) ? specs_[2].p : 0.0;
+}
+
+const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
+  const LayerSpec& bn = specs_[0];
+  if (!views_.params || !views_.buffers) fatal("fused run '" + bn.name + "': forward before bind");
+  check_activation(x, ctx_, bn, 4);
+  const Shape shape = output_shape(bn, x.shape());
+  const DeviceTensor* residual = residual_;
+  residual_ = nullptr;  // one forward's worth
+  if (adds_residual_) {
+    if (!residual) fatal("fused run '" + bn.name + "': forward without the Residual's shortcut output");
+    if (residual->shape() != shape)
+      throw UserError("Residual of '" + bn.name + "': main branch gives " + shape.str() + " but shortcut gives " +
+                      residual->shape().str());
+  }
+  x_ = x;
+  mode_ = mode;
+  y_ = output_tensor(y_buffer_, shape, ctx_);
+  const kernels::BnFusedShape s = fused_shape(x);
+  fused_ = kernels::bn_fused_supports(s, {x.data, y_.data, residual ? residual->data : nullptr});
+  if (!fused_) return forward_separately(x, mode, residual);
+  if (mode == Mode::Train && s.n * s.h * s.w <= 1)
+    throw UserError("BatchNorm2d '" + bn.name + "' needs more than one value per channel in training, got input " +
+                    x.shape().str());
+
+  const int64_t c = s.c;
+  float* state = channel_state_.ensure_as<float>(static_cast<size_t>(4 * c));
+  const float* scale = views_.params;
+  const float* bias = views_.params + c;
+  float* running_mean = views_.buffers;
+  float* running_var = views_.buffers + c;
+  kernels::BnApply apply;
+  apply.a = state + 2 * c;
+  apply.b = state + 3 * c;
+  if (mode == Mode::Train) {
+    void* workspace = workspace_.ensure(kernels::bn_fused_workspace_bytes(s));
+    kernels::bn_channel_statistics(s, kernels::BnStatistics{x.data, workspace}, ctx_.stream());
+    kernels::BnFinalize f;
+    f.workspace = workspace;
+    f.scale = scale;
+    f.bias = bias;
+    f.eps = static_cast<float>(bn.eps);
+    f.momentum = bn.momentum;
+    f.saved_mean = state;
+    f.saved_inv_std = state + c;
+    f.running_mean = running_mean;
+    f.running_var = running_var;
+    f.a = state + 2 * c;
+    f.b = state + 3 * c;
+    kernels::bn_finalize_statistics(s, f, ctx_.stream());
+  } else {
+    kernels::bn_inference_coefficients(scale, bias, running_mean, running_var, static_cast<float>(bn.eps),
+                                       state + 2 * c, state + 3 * c, c, ctx_.stream());
+  }
+  last_p_ = dropout_p(mode);
+  apply.x = x.data;
+  apply.relu = true;
+  apply.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step()};
+  apply.residual = residual ? residual->data : nullptr;
+  apply.y = y_.data;
+  kernels::bn_apply_forward(s, apply, ctx_.stream());
+  return y_;
+}
+
+const DeviceTensor& FusedBnRun::forward_separately(const DeviceTensor& x, Mode mode, const DeviceTensor* residual) {
+  if (fallback_note_.empty())
+    fallback_note_ = specs_[0].name + ": " + x.shape().str() + " " + layout_name(x.layout()) +
+                     " not taken by the fused kernels, separate layers\n";
+  const DeviceTensor* h = &x;
+  for (auto& layer : separate_) h = &layer->forward(*h, mode);
+  if (!residual) return *h;
+  kernels::add(h->data, residual->data, y_.data, y_.numel(), y_.dtype(), ctx_.stream());
+  return y_;
+}
+
+const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
+  const LayerSpec& bn = specs_[0];
+  if (!x_.data) fatal("fused run '" + bn.name + "': backward before forward");
+  if (dy.shape() != y_.shape())
+    throw UserError("BatchNorm2d '" + bn.name + "' (fused run) got an output gradient of shape " + dy.shape().str() +
+                    " for an output of shape " + y_.shape().str());
+  if (!fused_) {
+    const DeviceTensor* g = &dy;
+    for (auto it = separate_.rbegin(); it != separate_.rend(); ++it) g = &(*it)->backward(*g);
+    return *g;
+  }
+  if (!views_.grads) fatal("fused run '" + bn.name + "': backward without gradient buffers");
+  if (mode_ != Mode::Train) fatal("fused run '" + bn.name + "': the CUDA path has no backward after an Eval-mode forward");
+  check_activation(dy, ctx_, bn, 4);
+  dx_ = output_tensor(dx_buffer_, y_.shape(), ctx_);
+  const kernels::BnFusedShape s = fused_shape(x_);
+  if (!kernels::bn_fused_supports(s, {dy.data, dx_.data}))
+    fatal("fused run '" + bn.name + "': the output gradient is not aligned for the fused kernels");
+  const int64_t c = s.c;
+  const float* state = static_cast<const float*>(channel_state_.data());
+  kernels::BnBackward b;
+  b.x = x_.data;
+  b.dy = dy.data;
+  b.a = state + 2 * c;
+  b.b = state + 3 * c;
+  b.relu = true;
+  b.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step()};
+  b.scale = views_.params;
+  b.saved_mean = state;
+  b.saved_inv_std = state + c;
+  b.workspace = workspace_.ensure(kernels::bn_fused_workspace_bytes(s));
+  b.dscale = views_.grads;
+  b.dbias = views_.grads + c;
+  b.dx = dx_.data;
+  kernels::bn_backward_reduce(s, b, ctx_.stream());
+  kernels::bn_backward_dx(s, b, ctx_.stream());
+  ctx_.gradients_ready(views_.grads);
+  return dx_;
+}
+
+}  // namespace sb::cuda

@@ -1,0 +1,58 @@
+// One fused run of a Sequential: [BatchNorm2d, ReLU] or [BatchNorm2d, ReLU, Dropout], optionally followed
+// by the Residual's add, as the passes of kernels/bn_fused.h (y = [shortcut +] dropout(relu(bn(x)))).
+// Chosen by the fusion planner (nn/fusion_plan.h); it stands in for the run's layers with their
+// semantics: the BN's parameter and buffer views (running statistics updated in place, so checkpoints see
+// them), the dropout's mask key from its own name and its step from set_random_stream or the context's
+// device step (CUDA graph replays). Where the kernels do not take a tensor (bn_fused_supports), the run's
+// separate layers compute it instead, and the plan report says so.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/cuda/context.h"
+#include "nn/cuda/device_buffer.h"
+#include "nn/cuda/layer.h"
+#include "nn/spec.h"
+
+namespace sb::cuda {
+
+class FusedBnRun final : public Layer {
+ public:
+  // specs: the run's layers in order (BatchNorm2d, ReLU[, Dropout]). adds_residual: forward adds the
+  // tensor given by set_residual.
+  FusedBnRun(std::vector<LayerSpec> specs, bool adds_residual, Context& ctx);
+  void bind(const ParamViews& views) override;
+  void set_random_stream(uint64_t key, uint64_t step) override;
+  // The shortcut's output for the next forward (shape and layout of the output); must stay valid until
+  // that forward returns.
+  void set_residual(const DeviceTensor* residual) { residual_ = residual; }
+  // The gradient of the residual input is dy itself, which the Residual passes to its shortcut.
+  const DeviceTensor& forward(const DeviceTensor& x, Mode mode) override;
+  const DeviceTensor& backward(const DeviceTensor& dy) override;
+  // Empty, or a line saying which shapes the fused kernels did not take.
+  const std::string& fallback_note() const { return fallback_note_; }
+
+ private:
+  const DeviceTensor& forward_separately(const DeviceTensor& x, Mode mode, const DeviceTensor* residual);
+  double dropout_p(Mode mode) const;
+
+  std::vector<LayerSpec> specs_;  // [0] BatchNorm2d, [1] ReLU, [2] Dropout when present
+  bool adds_residual_;
+  Context& ctx_;
+  ParamViews views_;
+  uint64_t mask_key_ = 0, step_ = 0;
+  const DeviceTensor* residual_ = nullptr;
+  std::vector<std::unique_ptr<Layer>> separate_;  // the run's own layers, for shapes the kernels do not take
+  bool fused_ = true;                             // the last forward took the fused kernels
+  Mode mode_ = Mode::Train;
+  double last_p_ = 0.0;                           // the last forward's dropout probability (0 in Eval)
+  std::string fallback_note_;
+  DeviceTensor x_, y_, dx_;
+  DeviceBuffer y_buffer_, dx_buffer_;
+  DeviceBuffer channel_state_;  // float [4C]: saved mean, saved inverse std, a, b of y = x*a + b
+  DeviceBuffer workspace_;      // the reductions' partial sums (kernels::bn_fused_workspace_bytes)
+};
+
+}  // namespace sb::cuda

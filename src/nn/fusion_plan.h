@@ -1,0 +1,56 @@
+// The fusion planner of the CUDA containers: which layers of a Sequential run as one fused pass, which as
+// cuDNN's BN+ReLU graph, and which separately. Pure host logic over the specs (no CUDA), so that its
+// choices are tested with made-up availabilities.
+//
+// Patterns, tried at each BatchNorm2d in order:
+//   [BatchNorm2d, ReLU, Dropout]  -> the fused kernels (no cuDNN pattern takes a dropout)
+//   [BatchNorm2d, ReLU] (+ add)   -> the fused kernels, taking the Residual's add when the run ends the
+//                                    main branch of a Residual
+//   [BatchNorm2d, ReLU]           -> cuDNN's BN+ReLU graph when the fused kernels are off or cannot take
+//                                    the channel count (their dropout then runs as its own layer)
+// Everything else runs as its own layer.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "nn/spec.h"
+
+namespace sb {
+
+// What the CUDA side offers.
+struct FusionAvailability {
+  bool fused_kernels = true;        // kernels/bn_fused.h
+  bool cudnn_bn_relu = true;        // cuDNN's BatchNorm2d + ReLU forward graph
+  bool fuse_plain_bn_relu = true;   // a [BatchNorm2d, ReLU] with neither dropout nor add (the stem) takes the
+                                    // fused kernels too; off where cuDNN's graph measures faster
+  Layout layout = Layout::NCHW;     // the fused kernels need c % 8 == 0 in NHWC (h*w % 4 is checked per shape)
+};
+
+enum class FusionPath {
+  Separate,         // its own layer
+  FusedHead,        // first layer of a fused run: the run's layer is built here
+  FusedMember,      // later layer of a fused run: no layer of its own
+  CudnnBnRelu,      // BatchNorm2d with the following ReLU in its cuDNN graph
+  ReluInPrevious,   // the ReLU of a CudnnBnRelu pair: passes through, masks the gradient
+};
+const char* fusion_path_name(FusionPath path);
+
+struct FusionStep {
+  FusionPath path = FusionPath::Separate;
+  size_t run = 1;             // FusedHead: how many layers the run covers
+  bool adds_residual = false;  // FusedHead: the run also adds the Residual's shortcut
+};
+
+struct FusionPlan {
+  std::vector<FusionStep> steps;  // one per child spec
+  std::string record;             // one line per fused or paired run, for the plan report
+};
+
+// `children`: a Sequential's child specs. `ends_residual_main`: the Sequential is the main branch of a
+// Residual, whose add a fused run at its very end may take.
+FusionPlan plan_fusion(const std::vector<LayerSpec>& children, const FusionAvailability& available,
+                       bool ends_residual_main);
+
+}  // namespace sb

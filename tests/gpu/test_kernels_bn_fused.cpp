@@ -1,0 +1,171 @@
+// The fused batch-norm kernels (kernels/bn_fused.h) on their own: the statistics and finalize pass against
+// a double reference (saved mean and inverse std, running statistics, the apply coefficients), also for
+// channels whose mean dwarfs their spread; the apply pass's dropout mask against kernels/dropout.h's
+// (bit-identical, by value or device step) with and without the residual; and which tensors they take.
+// The layer tests (test_layers_bn_fused.cpp) check the full forward and backward against the CPU layers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "gpu_test_util.h"
+#include "kernels/bn_fused.h"
+#include "kernels/dropout.h"
+
+namespace {
+
+using namespace sb;
+using namespace sb::gputest;
+
+const DType kDtypes[] = {DType::F32, DType::BF16, DType::F16};
+const Layout kLayouts[] = {Layout::NCHW, Layout::NHWC};
+
+kernels::BnFusedShape shape_of(int64_t n, int64_t c, int64_t h, int64_t w, Layout l, DType t) {
+  return kernels::BnFusedShape{n, c, h, w, l, t};
+}
+
+TEST(KernelsBnFused, StatisticsAndFinalizeMatchDoubleReference) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(41);
+  struct Dims {
+    int64_t n, c, h, w;
+  };
+  // One block; partly idle channel columns (320 = 40 groups of 8 over blocks of 32); many blocks of rows.
+  for (Dims d : {Dims{4, 16, 8, 8}, Dims{3, 24, 4, 12}, Dims{2, 320, 4, 4}, Dims{64, 8, 8, 8}})
+    for (DType t : kDtypes)
+      for (Layout l : kLayouts) {
+        SCOPED_TRACE(case_name(t, l) + " c " + std::to_string(d.c));
+        const int64_t plane = d.h * d.w, count = d.n * plane;
+        // Channel means up to 40 with spreads of 0.5: a plain sum of squares would cancel in fp32.
+        std::normal_distribution<float> normal(0.0f, 0.5f);
+        std::uniform_real_distribution<float> centre(-40.0f, 40.0f);
+        std::vector<float> mu(static_cast<size_t>(d.c));
+        for (float& m : mu) m = centre(rng);
+        std::vector<float> x(static_cast<size_t>(d.n * d.c * plane));
+        for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i)
+          x[static_cast<size_t>(i)] = quantize(mu[static_cast<size_t>((i / plane) % d.c)] + normal(rng), t);
+        const std::vector<float> gamma = random_values(static_cast<size_t>(d.c), rng, 0.5f, 1.5f);
+        const std::vector<float> beta = random_values(static_cast<size_t>(d.c), rng, 0.1f, 0.5f);
+        const std::vector<float> rm = random_values(static_cast<size_t>(d.c), rng, 0.1f, 0.5f);
+        const std::vector<float> rv = random_values(static_cast<size_t>(d.c), rng, 0.5f, 2.0f, false);
+
+        std::vector<float> want_mean, want_inv, want_rm, want_rv, want_a, want_b;
+        for (int64_t c = 0; c < d.c; ++c) {
+          double sum = 0, sq = 0;
+          for (int64_t n = 0; n < d.n; ++n)
+            for (int64_t p = 0; p < plane; ++p) sum += x[static_cast<size_t>((n * d.c + c) * plane + p)];
+          const double mean = sum / count;
+          for (int64_t n = 0; n < d.n; ++n)
+            for (int64_t p = 0; p < plane; ++p) {
+              const double v = x[static_cast<size_t>((n * d.c + c) * plane + p)] - mean;
+              sq += v * v;
+            }
+          const double var = sq / count, inv = 1.0 / std::sqrt(var + 1e-5);
+          const size_t k = static_cast<size_t>(c);
+          want_mean.push_back(static_cast<float>(mean));
+          want_inv.push_back(static_cast<float>(inv));
+          want_rm.push_back(static_cast<float>(0.9 * rm[k] + 0.1 * mean));
+          want_rv.push_back(static_cast<float>(0.9 * rv[k] + 0.1 * var * count / (count - 1)));
+          want_a.push_back(static_cast<float>(gamma[k] * inv));
+          want_b.push_back(static_cast<float>(beta[k] - mean * gamma[k] * inv));
+        }
+
+        DeviceMem dx = to_device(to_layout(x, l, d.n, d.c, d.h, d.w), t);
+        DeviceMem dgamma = to_device(gamma, DType::F32), dbeta = to_device(beta, DType::F32);
+        DeviceMem drm = to_device(rm, DType::F32), drv = to_device(rv, DType::F32);
+        const kernels::BnFusedShape s = shape_of(d.n, d.c, d.h, d.w, l, t);
+        DeviceMem workspace(kernels::bn_fused_workspace_bytes(s)), out(static_cast<size_t>(4 * d.c) * 4);
+        workspace.poison();  // every partial sum must be written
+        out.poison();
+        ASSERT_TRUE(kernels::bn_fused_supports(s, {dx.get()}));
+        kernels::bn_channel_statistics(s, kernels::BnStatistics{dx.get(), workspace.get()}, nullptr);
+        kernels::BnFinalize f;
+        f.workspace = workspace.get();
+        f.scale = dgamma.as<float>();
+        f.bias = dbeta.as<float>();
+        f.saved_mean = out.as<float>();
+        f.saved_inv_std = out.as<float>() + d.c;
+        f.running_mean = drm.as<float>();
+        f.running_var = drv.as<float>();
+        f.a = out.as<float>() + 2 * d.c;
+        f.b = out.as<float>() + 3 * d.c;
+        kernels::bn_finalize_statistics(s, f, nullptr);
+        ASSERT_CUDA(cudaDeviceSynchronize());
+        const std::vector<float> got = download(out.get(), static_cast<size_t>(4 * d.c), DType::F32);
+        auto part = [&](int k) {
+          return std::vector<float>(got.begin() + k * d.c, got.begin() + (k + 1) * d.c);
+        };
+        EXPECT_TRUE(all_close(part(0), want_mean, 1e-5));
+        EXPECT_TRUE(all_close(part(1), want_inv, 1e-4));  // 1/std of a 0.5 spread around |mean| <= 40
+        EXPECT_TRUE(all_close(part(2), want_a, 1e-4));
+        EXPECT_TRUE(all_close(part(3), want_b, 1e-4, max_abs(want_b)));  // beta - mean * a cancels
+        EXPECT_TRUE(all_close(download(drm.get(), static_cast<size_t>(d.c), DType::F32), want_rm, 1e-5));
+        EXPECT_TRUE(all_close(download(drv.get(), static_cast<size_t>(d.c), DType::F32), want_rv, 1e-4));
+      }
+}
+
+// With a = 1, b = 0 and positive x, the apply pass is the dropout alone: its mask and values must be those
+// of kernels::dropout_forward bit for bit, also when the step comes from device memory, and the residual
+// is added on top.
+TEST(KernelsBnFused, ApplyDrawsTheDropoutKernelsMask) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(42);
+  const int64_t n = 3, c = 16, h = 4, w = 8, size = n * c * h * w;
+  const uint64_t key = 0x1234abcdull, step = 77;
+  const double p = 0.4;
+  for (DType t : kDtypes)
+    for (Layout l : kLayouts) {
+      SCOPED_TRACE(case_name(t, l));
+      std::vector<float> x = random_values(static_cast<size_t>(size), rng, 0.1f, 2.0f, false);
+      std::vector<float> r = random_values(static_cast<size_t>(size), rng);
+      quantize(x, t);
+      quantize(r, t);
+      DeviceMem dx = to_device(x, t), dres = to_device(r, t);
+      DeviceMem ones = to_device(std::vector<float>(static_cast<size_t>(c), 1.0f), DType::F32);
+      DeviceMem zeros = to_device(std::vector<float>(static_cast<size_t>(c), 0.0f), DType::F32);
+      DeviceMem want(static_cast<size_t>(size) * dtype_size(t)), got(want.bytes()), got_res(want.bytes());
+      DeviceMem dstep = to_device_raw(std::vector<uint64_t>{step});
+      got.poison();
+      got_res.poison();
+      kernels::dropout_forward(dx.get(), want.get(), n, c, h, w, l, t, p, key, step, nullptr);
+      kernels::BnApply a;
+      a.x = dx.get();
+      a.a = ones.as<float>();
+      a.b = zeros.as<float>();
+      a.dropout = kernels::BnDropout{p, key, step + 5, dstep.as<uint64_t>()};  // the device step wins
+      a.y = got.get();
+      const kernels::BnFusedShape s = shape_of(n, c, h, w, l, t);
+      kernels::bn_apply_forward(s, a, nullptr);
+      a.dropout.step_device = nullptr;
+      a.dropout.step = step;
+      a.residual = dres.get();
+      a.y = got_res.get();
+      kernels::bn_apply_forward(s, a, nullptr);
+      const std::vector<float> dropped = download(want.get(), static_cast<size_t>(size), t);
+      EXPECT_EQ(download(got.get(), static_cast<size_t>(size), t), dropped);
+      std::vector<float> with_res(dropped.size());
+      size_t kept = 0;
+      for (size_t i = 0; i < dropped.size(); ++i) {
+        with_res[i] = dropped[i] + r[i];
+        kept += dropped[i] != 0.0f;
+      }
+      EXPECT_NEAR(static_cast<double>(kept) / size, 1.0 - p, 0.06);
+      EXPECT_TRUE(all_close(download(got_res.get(), static_cast<size_t>(size), t), with_res,
+                            t == DType::F32 ? 1e-6 : tolerance(t) / 4, max_abs(with_res)));
+    }
+}
+
+TEST(KernelsBnFused, SupportsNamesItsConditions) {
+  float aligned[16] __attribute__((aligned(16)));
+  const void* odd = reinterpret_cast<const char*>(aligned) + 4;
+  EXPECT_TRUE(kernels::bn_fused_supports(shape_of(2, 16, 4, 8, Layout::NHWC, DType::BF16), {aligned}));
+  EXPECT_FALSE(kernels::bn_fused_supports(shape_of(2, 12, 4, 8, Layout::NHWC, DType::BF16), {}));  // c % 8
+  EXPECT_FALSE(kernels::bn_fused_supports(shape_of(2, 16, 4, 6, Layout::NHWC, DType::BF16), {}));  // w % 4
+  EXPECT_FALSE(kernels::bn_fused_supports(shape_of(2, 16, 4, 8, Layout::NHWC, DType::BF16), {odd}));
+  EXPECT_TRUE(kernels::bn_fused_supports(shape_of(2, 12, 2, 6, Layout::NCHW, DType::F32), {aligned}));
+  EXPECT_FALSE(kernels::bn_fused_supports(shape_of(2, 12, 3, 5, Layout::NCHW, DType::F32), {}));  // h*w % 4
+  EXPECT_FALSE(kernels::bn_fused_supports(shape_of(2, 12, 2, 6, Layout::NCHW, DType::F32), {odd}));
+  EXPECT_FALSE(kernels::bn_fused_supports(shape_of(0, 16, 4, 8, Layout::NHWC, DType::F32), {}));
+}
+
+}  // namespace

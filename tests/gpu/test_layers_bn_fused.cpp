@@ -1,0 +1,193 @@
+// The fused runs (FusedBnRun, planned by the containers) against the CPU reference layers (BatchNorm2d,
+// ReLU, Dropout, the residual add): y, dx, dgamma, dbeta and the running statistics in fp32/tf32/bf16/fp16,
+// NCHW and NHWC, Train and Eval; a Wide ResNet block with the fused kernels on against off; the device step
+// of CUDA graph replays; and the separate layers standing in for shapes the kernels do not take.
+#include <string>
+
+#include "nn/cuda/containers.h"
+#include "test_layers_support.h"
+
+namespace sb::layertest {
+namespace {
+
+LayerSpec bn_relu_dropout(int64_t c, double p) {
+  return sequential("run", {batchnorm2d("run.bn", c), relu("run.relu"), dropout("run.drop", p)});
+}
+
+// A Wide ResNet block as src/models/wide_resnet.cpp builds it.
+LayerSpec wide_block(int64_t in, int64_t out, double p) {
+  LayerSpec main = sequential("blk.main", {conv2d("blk.conv1", in, out, 3, 1, 1, false), batchnorm2d("blk.bn1", out),
+                                           relu("blk.relu1"), dropout("blk.dropout", p),
+                                           conv2d("blk.conv2", out, out, 3, 1, 1, false), batchnorm2d("blk.bn2", out),
+                                           relu("blk.relu2")});
+  std::vector<LayerSpec> shortcut;
+  if (in != out) shortcut.push_back(conv2d("blk.shortcut", in, out, 1, 1, 0, true));
+  return residual("blk", std::move(main), std::move(shortcut));
+}
+
+void fused_off(cuda::ContextOptions& o) { o.fused_bn_kernels = false; }
+
+TEST(CudaFusedBn, BnReluDropoutTrainAndEval) {
+  SKIP_WITHOUT_GPU();
+  LayerCase c{bn_relu_dropout(16, 0.3), Shape{4, 16, 8, 8}};
+  c.stream_key = 0xfeed;
+  c.step = 5;
+  check_everywhere(c, "bn+relu+dropout train", 51);
+  c.mode = cuda::Mode::Eval;
+  c.backward = false;
+  check_everywhere(c, "bn+relu+dropout eval", 52);
+}
+
+// Many blocks per channel (their partial sums added up) and channel columns spread over several blocks,
+// some of them partly idle (320 channels = 40 groups of 8 over blocks of 32).
+TEST(CudaFusedBn, ManyBlocksAndWideChannels) {
+  SKIP_WITHOUT_GPU();
+  LayerCase c{bn_relu_dropout(16, 0.2), Shape{32, 16, 16, 16}};
+  c.step = 2;
+  check_everywhere(c, "bn+relu+dropout 32x16x16x16", 65);
+  check_everywhere({bn_relu_dropout(320, 0.2), Shape{2, 320, 4, 8}}, "bn+relu+dropout c320", 66);
+}
+
+TEST(CudaFusedBn, BnReluTrainAndEval) {
+  SKIP_WITHOUT_GPU();
+  const LayerSpec seq = sequential("stem", {batchnorm2d("stem.bn", 32), relu("stem.relu")});
+  check_everywhere({seq, Shape{4, 32, 8, 4}}, "bn+relu train", 53);
+  check_everywhere({seq, Shape{4, 32, 8, 4}, cuda::Mode::Eval, false}, "bn+relu eval", 54);
+}
+
+TEST(CudaFusedBn, ResidualAddTakenByTheLastRun) {
+  SKIP_WITHOUT_GPU();
+  const LayerSpec identity = residual(
+      "res", sequential("res.main", {conv2d("res.conv", 16, 16, 3, 1, 1, false), batchnorm2d("res.bn", 16),
+                                     relu("res.relu")}),
+      {});
+  check_everywhere({identity, Shape{4, 16, 8, 8}}, "residual identity", 55);
+  check_everywhere({identity, Shape{4, 16, 8, 8}, cuda::Mode::Eval, false}, "residual identity eval", 56);
+}
+
+TEST(CudaFusedBn, WideResNetBlock) {
+  SKIP_WITHOUT_GPU();
+  LayerCase c{wide_block(16, 32, 0.3), Shape{4, 16, 8, 8}};
+  c.stream_key = 3;
+  c.step = 11;
+  check_everywhere(c, "wrn block (fused)", 57);
+  check_everywhere(c, "wrn block (fused off)", 57, fused_off);
+  LayerCase same{wide_block(16, 16, 0.3), Shape{4, 16, 8, 8}};
+  check_everywhere(same, "wrn block identity (fused)", 58);
+}
+
+// The unfused twin stays tested: the cuDNN BN+ReLU pair and a separate dropout.
+TEST(CudaFusedBn, FusedKernelsOffKeepTheSeparateLayers) {
+  SKIP_WITHOUT_GPU();
+  check_everywhere({bn_relu_dropout(16, 0.3), Shape{4, 16, 8, 8}}, "bn+relu+dropout (fused off)", 59, fused_off);
+}
+
+// w % 4 != 0 in NHWC (and h*w % 4 != 0 in NCHW): the run's separate layers compute it.
+TEST(CudaFusedBn, UnsupportedShapesFallBack) {
+  SKIP_WITHOUT_GPU();
+  check_everywhere({bn_relu_dropout(16, 0.3), Shape{2, 16, 5, 5}}, "bn+relu+dropout 5x5", 60);
+  const LayerSpec identity = residual(
+      "res", sequential("res.main", {conv2d("res.conv", 16, 16, 3, 1, 1, false), batchnorm2d("res.bn", 16),
+                                     relu("res.relu")}),
+      {});
+  check_everywhere({identity, Shape{2, 16, 5, 5}}, "residual identity 5x5", 61);
+}
+
+// One training step of a layer tree on the GPU, from case_params/case_buffers as run_case draws them.
+struct GpuStep {
+  std::vector<float> y, dx, grads, buffers;
+  std::string report;
+};
+GpuStep gpu_step(const LayerSpec& spec, const Shape& input, const cuda::ContextOptions& o, uint64_t seed,
+                 uint64_t step, bool device_step) {
+  cuda::Context ctx(o);
+  const DType dtype = o.compute;
+  std::mt19937_64 rng(seed);
+  const std::vector<float> params = case_params(spec, seed, dtype, rng);
+  const std::vector<float> buffers = case_buffers(spec, rng);
+  const std::vector<float> x = normal_values(static_cast<size_t>(input.numel()), rng, dtype);
+  const Shape out = output_shape(spec, input);
+  const std::vector<float> dy = normal_values(static_cast<size_t>(out.numel()), rng, dtype);
+  const size_t np = params.size(), nb = buffers.size();
+  DeviceMem d_params(np * 4), d_grads(np * 4), d_compute(np * dtype_size(dtype)), d_buffers(nb * 4);
+  gputest::upload(params, DType::F32, d_params.get());
+  gputest::upload(params, dtype, d_compute.get());
+  gputest::upload(buffers, DType::F32, d_buffers.get());
+  d_grads.poison();
+  DeviceMem d_step = gputest::to_device_raw(std::vector<uint64_t>{step});
+  if (device_step) ctx.set_device_step(d_step.as<uint64_t>());
+  auto layer = cuda::make_layer(spec, ctx);
+  cuda::ParamViews views;
+  views.params = d_params.as<float>();
+  views.grads = d_grads.as<float>();
+  views.compute_params = dtype == DType::F32 ? d_params.get() : d_compute.get();
+  views.buffers = d_buffers.as<float>();
+  views.compute = dtype;
+  layer->bind(views);
+  layer->set_random_stream(9, device_step ? step + 100 : step);  // the device step must win
+  DeviceMem d_x(x.size() * dtype_size(dtype)), d_dy(dy.size() * dtype_size(dtype));
+  gputest::upload(to_device_order(x, input, o.layout), dtype, d_x.get());
+  gputest::upload(to_device_order(dy, out, o.layout), dtype, d_dy.get());
+  const cuda::DeviceTensor& y = layer->forward({d_x.get(), TensorDesc{input, dtype, o.layout}}, cuda::Mode::Train);
+  GpuStep r;
+  r.y = from_device(y);
+  r.dx = from_device(layer->backward({d_dy.get(), TensorDesc{out, dtype, o.layout}}));
+  r.grads = gputest::download(d_grads.get(), np, DType::F32);
+  r.buffers = gputest::download(d_buffers.get(), nb, DType::F32);
+  r.report = cuda::fusion_report(*layer);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return r;
+}
+
+void expect_same_step(const GpuStep& a, const GpuStep& b, double tol, const std::string& what) {
+  EXPECT_LE(gputest::rel_l2(a.y, b.y), tol) << what << " y";
+  EXPECT_LE(gputest::rel_l2(a.dx, b.dx), tol) << what << " dx";
+  EXPECT_LE(gputest::rel_l2(a.grads, b.grads), tol) << what << " grads";
+  EXPECT_LE(gputest::rel_l2(a.buffers, b.buffers), tol) << what << " buffers";
+}
+
+TEST(CudaFusedBn, WideResNetBlockFusedMatchesUnfused) {
+  SKIP_WITHOUT_GPU();
+  const LayerSpec block = wide_block(16, 32, 0.3);
+  for (const Precision& p : kPrecisions)
+    for (Layout layout : kLayouts) {
+      const std::string name = label(p, layout, "wrn block fused vs unfused");
+      cuda::ContextOptions on = options_for(p, layout), off = on;
+      off.fused_bn_kernels = false;
+      const GpuStep fused = gpu_step(block, Shape{4, 16, 8, 8}, on, 62, 4, false);
+      const GpuStep separate = gpu_step(block, Shape{4, 16, 8, 8}, off, 62, 4, false);
+      expect_same_step(fused, separate, p.tol, name);
+      EXPECT_NE(fused.report.find("blk.bn1 + blk.relu1 + blk.dropout: fused kernels"), std::string::npos)
+          << fused.report;
+      EXPECT_NE(fused.report.find("blk.bn2 + blk.relu2 + residual add: fused kernels"), std::string::npos)
+          << fused.report;
+      EXPECT_EQ(fused.report.find("not taken"), std::string::npos) << fused.report;
+      EXPECT_EQ(separate.report.find("fused kernels\n"), std::string::npos) << separate.report;
+    }
+}
+
+// Inside a CUDA graph the step comes from device memory: the fused run must follow it as Dropout does.
+TEST(CudaFusedBn, DeviceStepDrivesTheMask) {
+  SKIP_WITHOUT_GPU();
+  const LayerSpec run = bn_relu_dropout(16, 0.5);
+  for (Layout layout : kLayouts) {
+    const cuda::ContextOptions o = options_for(kPrecisions[2], layout);  // bf16
+    const GpuStep by_value = gpu_step(run, Shape{4, 16, 8, 8}, o, 63, 21, false);
+    const GpuStep by_device = gpu_step(run, Shape{4, 16, 8, 8}, o, 63, 21, true);
+    EXPECT_EQ(by_value.y, by_device.y) << layout_name(layout);
+    EXPECT_EQ(by_value.dx, by_device.dx) << layout_name(layout);
+    const GpuStep other = gpu_step(run, Shape{4, 16, 8, 8}, o, 63, 22, true);
+    EXPECT_NE(by_value.y, other.y) << "another step must draw another mask";
+  }
+}
+
+TEST(CudaFusedBn, ReportNamesTheFallback) {
+  SKIP_WITHOUT_GPU();
+  const GpuStep r = gpu_step(bn_relu_dropout(16, 0.3), Shape{2, 16, 5, 5},
+                             options_for(kPrecisions[2], Layout::NHWC), 64, 1, false);
+  EXPECT_NE(r.report.find("run.bn: [2x16x5x5] NHWC not taken by the fused kernels"), std::string::npos)
+      << r.report;
+}
+
+}  // namespace
+}  // namespace sb::layertest

@@ -1,0 +1,118 @@
+// The fusion planner's choice per layer for the Wide ResNet's containers under made-up availabilities:
+// which runs take the fused kernels, which fall back to cuDNN's BN+ReLU graph or to separate layers, and
+// the record of the plan report.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "models/wide_resnet.h"
+#include "nn/fusion_plan.h"
+#include "nn/spec.h"
+
+namespace {
+
+using namespace sb;
+
+// The main branch of a Wide ResNet block, as src/models/wide_resnet.cpp builds it.
+std::vector<LayerSpec> block_main(int64_t channels, double p) {
+  return {conv2d("b.conv1", channels, channels, 3, 1, 1, false), batchnorm2d("b.bn1", channels), relu("b.relu1"),
+          dropout("b.dropout", p), conv2d("b.conv2", channels, channels, 3, 1, 1, false),
+          batchnorm2d("b.bn2", channels), relu("b.relu2")};
+}
+
+std::vector<FusionPath> paths(const FusionPlan& plan) {
+  std::vector<FusionPath> out;
+  for (const auto& s : plan.steps) out.push_back(s.path);
+  return out;
+}
+
+using P = FusionPath;
+
+TEST(FusionPlan, BlockMainFusesBothRunsAndTakesTheAdd) {
+  FusionAvailability all;
+  all.layout = Layout::NHWC;
+  const FusionPlan plan = plan_fusion(block_main(160, 0.3), all, true);
+  EXPECT_EQ(paths(plan), (std::vector<P>{P::Separate, P::FusedHead, P::FusedMember, P::FusedMember, P::Separate,
+                                         P::FusedHead, P::FusedMember}));
+  EXPECT_EQ(plan.steps[1].run, 3u);
+  EXPECT_FALSE(plan.steps[1].adds_residual);
+  EXPECT_EQ(plan.steps[5].run, 2u);
+  EXPECT_TRUE(plan.steps[5].adds_residual);
+  EXPECT_NE(plan.record.find("b.bn1 + b.relu1 + b.dropout: fused kernels"), std::string::npos) << plan.record;
+  EXPECT_NE(plan.record.find("b.bn2 + b.relu2 + residual add: fused kernels"), std::string::npos) << plan.record;
+}
+
+TEST(FusionPlan, NoAddOutsideAResidualMain) {
+  const FusionPlan plan = plan_fusion(block_main(160, 0.3), FusionAvailability{}, false);
+  EXPECT_EQ(plan.steps[5].path, P::FusedHead);
+  EXPECT_FALSE(plan.steps[5].adds_residual);
+}
+
+TEST(FusionPlan, AddOnlyWhenTheRunEndsTheBranch) {
+  std::vector<LayerSpec> main = block_main(160, 0.3);
+  main.push_back(conv2d("b.conv3", 160, 160, 1, 1, 0, false));  // the branch no longer ends with the run
+  const FusionPlan plan = plan_fusion(main, FusionAvailability{}, true);
+  EXPECT_EQ(plan.steps[5].path, P::FusedHead);
+  EXPECT_FALSE(plan.steps[5].adds_residual);
+}
+
+TEST(FusionPlan, FusedKernelsOffFallBackToCudnnPairs) {
+  FusionAvailability off;
+  off.fused_kernels = false;
+  const FusionPlan plan = plan_fusion(block_main(160, 0.3), off, true);
+  EXPECT_EQ(paths(plan), (std::vector<P>{P::Separate, P::CudnnBnRelu, P::ReluInPrevious, P::Separate, P::Separate,
+                                         P::CudnnBnRelu, P::ReluInPrevious}));
+  EXPECT_NE(plan.record.find("b.bn1 + b.relu1: cudnn bn+relu graph (fused kernels off)"), std::string::npos)
+      << plan.record;
+}
+
+TEST(FusionPlan, NothingAvailableKeepsSeparateLayers) {
+  FusionAvailability none;
+  none.fused_kernels = false;
+  none.cudnn_bn_relu = false;
+  const FusionPlan plan = plan_fusion(block_main(160, 0.3), none, true);
+  EXPECT_EQ(paths(plan), std::vector<P>(7, P::Separate));
+  EXPECT_NE(plan.record.find("b.bn2 + b.relu2: separate layers"), std::string::npos) << plan.record;
+}
+
+TEST(FusionPlan, NhwcChannelsNotAMultipleOf8UseCudnn) {
+  FusionAvailability nhwc;
+  nhwc.layout = Layout::NHWC;
+  const FusionPlan plan = plan_fusion(block_main(12, 0.3), nhwc, true);
+  EXPECT_EQ(plan.steps[1].path, P::CudnnBnRelu);
+  EXPECT_EQ(plan.steps[3].path, P::Separate);  // the dropout keeps its own layer
+  EXPECT_NE(plan.record.find("12 channels"), std::string::npos) << plan.record;
+  nhwc.layout = Layout::NCHW;  // NCHW has no channel condition
+  EXPECT_EQ(plan_fusion(block_main(12, 0.3), nhwc, true).steps[1].path, P::FusedHead);
+}
+
+TEST(FusionPlan, PlainBnReluFollowsItsSwitch) {
+  const std::vector<LayerSpec> stem = {conv2d("stem.conv", 3, 16, 3, 1, 1, false), batchnorm2d("stem.bn", 16),
+                                       relu("stem.relu"), maxpool2d("pool", 2, 2)};
+  FusionAvailability a;
+  EXPECT_EQ(plan_fusion(stem, a, false).steps[1].path, P::FusedHead);
+  a.fuse_plain_bn_relu = false;
+  EXPECT_EQ(plan_fusion(stem, a, false).steps[1].path, P::CudnnBnRelu);
+  // Runs with a dropout or the add still fuse.
+  EXPECT_EQ(plan_fusion(block_main(160, 0.3), a, true).steps[1].path, P::FusedHead);
+  EXPECT_EQ(plan_fusion(block_main(160, 0.3), a, true).steps[5].path, P::FusedHead);
+}
+
+TEST(FusionPlan, LoneLayersStaySeparate) {
+  const std::vector<LayerSpec> odd = {batchnorm2d("bn", 16), dropout("drop", 0.5), relu("relu"),
+                                      batchnorm2d("last", 16)};
+  const FusionPlan plan = plan_fusion(odd, FusionAvailability{}, true);
+  EXPECT_EQ(paths(plan), std::vector<P>(4, P::Separate));
+  EXPECT_TRUE(plan.record.empty());
+}
+
+TEST(FusionPlan, WideResNetTopLevelFusesTheStem) {
+  const LayerSpec wrn = wide_resnet(ModelInput{3, 32, 32, 100});
+  const FusionPlan plan = plan_fusion(wrn.children, FusionAvailability{}, false);
+  ASSERT_GE(plan.steps.size(), 3u);
+  EXPECT_EQ(plan.steps[1].path, P::FusedHead);
+  EXPECT_EQ(plan.steps[1].run, 2u);
+  EXPECT_FALSE(plan.steps[1].adds_residual);
+}
+
+}  // namespace
