@@ -14,7 +14,9 @@ namespace {
 
 FusionAvailability availability(const Context& ctx) {
   FusionAvailability a;
-  a.fused_kernels = ctx.options().fused_bn_kernels;
+  // A forced batch-norm path (--batchnorm-path) means BatchNorm2d's own graphs or legacy calls: our fused
+  // kernels would bypass that choice.
+  a.fused_kernels = ctx.options().fused_bn_kernels && ctx.options().batchnorm_path == BatchNormPath::Auto;
   a.cudnn_bn_relu = ctx.options().fuse_bn_relu;
   a.layout = ctx.layout();
   return a;
