@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every staged GPU test on a GPU node (stage first with scripts/stage_gpu_node.sh BUILD_DIR): the
-# single-GPU tests one by one, the multi-GPU ones (tests/gpu/mpi) on 2 ranks where 2 GPUs are visible,
+# single-GPU tests one lane per GPU, the multi-GPU ones (tests/gpu/mpi) on 2 ranks where 2 GPUs are visible,
 # then the fault checks on the GPU: a rank stopped mid-training is named by the collective watchdog, and
 # the per-step wait it polls costs no throughput (mnist-cnn, batch 64, watchdog off and on, twice each).
 # Usage: scripts/gpu_node_tests.sh [OUTPUT_DIR] [PARTS]
@@ -15,8 +15,10 @@ N=$(grep -c '^GPU' "$R/gpu.txt")
 RANKS=$(( N >= 2 ? 2 : 1 ))
 say "$(head -1 "$R/gpu.txt"); $N GPU(s); multi-GPU tests on $RANKS rank(s)"
 
-failed=0
-part tests && for t in "$T"/test_*; do
+# One test: its log in R/NAME.log, its status in R/NAME.rc. The single-GPU tests run in one lane per visible
+# GPU (CUDA_VISIBLE_DEVICES), so a node with several GPUs finishes them sooner; the multi-GPU ones after.
+run_test() {
+  local t=$1 name rc
   name=$(basename "$t")
   if [[ -f tests/gpu/mpi/$name.cpp ]]; then
     timeout 600 "${MPI[@]}" -np "$RANKS" "$t" > "$R/$name.log" 2>&1
@@ -24,9 +26,26 @@ part tests && for t in "$T"/test_*; do
     timeout 600 "$t" > "$R/$name.log" 2>&1
   fi
   rc=$?
-  (( rc != 0 )) && failed=$((failed + 1))
-  say "$name rc=$rc $(sed 's/\x1b\[[0-9;]*m//g' "$R/$name.log" | grep -E '^\[  (PASSED|FAILED|SKIPPED) ' | tr '\n' ' ')"
-done
+  echo "$rc" > "$R/$name.rc"
+}
+failed=0
+if part tests; then
+  single=() multi=()
+  for t in "$T"/test_*; do
+    if [[ -f tests/gpu/mpi/$(basename "$t").cpp ]]; then multi+=("$t"); else single+=("$t"); fi
+  done
+  for ((lane = 0; lane < N; lane++)); do
+    (for ((i = lane; i < ${#single[@]}; i += N)); do CUDA_VISIBLE_DEVICES=$lane run_test "${single[i]}"; done) &
+  done
+  wait
+  for t in "${multi[@]}"; do run_test "$t"; done
+  for t in "$T"/test_*; do
+    name=$(basename "$t")
+    rc=$(cat "$R/$name.rc")
+    (( rc != 0 )) && failed=$((failed + 1))
+    say "$name rc=$rc $(sed 's/\x1b\[[0-9;]*m//g' "$R/$name.log" | grep -E '^\[  (PASSED|FAILED|SKIPPED) ' | tr '\n' ' ')"
+  done
+fi
 part tests && say "GPU tests failed: $failed"
 
 # The watchdog on the GPU: rank 1 stopped in the middle of training.
@@ -48,4 +67,4 @@ part latency && for run in 1 2; do
     say "mnist-cnn bs64 tf32 --collective-timeout $timeout_s run $run: $(grep '^epoch' "$R/latency-$timeout_s-$run.log" | awk '{print $(NF-3)}' | tr '\n' ' ')img/s"
   done
 done
-tar czf "$OUT/gpu-tests.tgz" -C "$(dirname "$R")" "$(basename "$R")"
+tar czf "$R.tgz" -C "$(dirname "$R")" "$(basename "$R")"  # every log in one file
