@@ -28,7 +28,7 @@ constexpr uint32_t kMaxKnobs = 256;
 constexpr uint32_t kMaxPlanBytes = 16u << 20;
 constexpr uintmax_t kMaxFileBytes = 256u << 20;
 // Each entry takes at least this many bytes, which bounds the entry count by the file's size.
-constexpr size_t kMinEntryBytes = 4 + 8 + 4 + 1 + 4 + 4;
+constexpr size_t kMinEntryBytes = 4 + 8 + 4 + 1 + 4 + 4 + 4;
 
 class Writer {
  public:
@@ -261,6 +261,7 @@ std::vector<uint8_t> encode_plan_file(const std::string& identity, const PlanEnt
     w.u8(r.tuned ? 1 : 0);
     w.f32(r.ms);
     w.text(r.plan);
+    w.text(r.plan_build);
   }
   w.u32(checksum(w.bytes().data(), w.bytes().size()));
   return std::move(w.bytes());
@@ -301,6 +302,7 @@ std::optional<PlanFile> decode_plan_file(const uint8_t* data, size_t size, std::
     rec.tuned = tuned == 1;
     if (!r.f32(&rec.ms) || !(rec.ms >= 0.0f && rec.ms < 1e9f)) return fail(why, at + "bad time");
     if (!r.text(&rec.plan, kMaxPlanBytes)) return fail(why, at + "bad serialised plan field");
+    if (!r.text(&rec.plan_build, kMaxKey)) return fail(why, at + "bad plan build field");
     if (!file.entries.emplace(std::move(key), std::move(rec)).second) return fail(why, at + "duplicate graph key");
   }
   if (r.left() != 0) return fail(why, std::to_string(r.left()) + " unexpected bytes after the last entry");

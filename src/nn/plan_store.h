@@ -7,7 +7,7 @@
 // versions), named by a hash of that identity. Layout (integers little-endian):
 //   "SBPLANS1"  u32 format version  u32 len + identity  u32 entry count
 //   per entry:  u32 len + graph key  i64 engine  u32 knob count + (i64 type, i64 value)...
-//               u8 tuned  f32 ms  u32 len + serialised plan
+//               u8 tuned  f32 ms  u32 len + serialised plan  u32 len + the build that serialised it
 //   u32 crc32 (zlib) of every byte before it
 // A file is replaced by writing a unique temporary in the same folder and renaming it over the old one,
 // so a reader sees the old file or the new one, never half of one. A writer re-reads the file and merges
@@ -49,6 +49,8 @@ struct PlanRecord {
   bool tuned = false;  // chosen by timing candidates (else the heuristics' first that ran)
   float ms = 0.0f;     // the chosen plan's time per execution when tuned
   std::string plan;    // cuDNN's serialised execution plan, when the engine allows it; may be empty
+  std::string plan_build;  // the build (commit) that serialised it: the plan embeds our operation graph,
+                           // which another build may construct differently, so only that build uses it
   bool operator==(const PlanRecord&) const = default;
 };
 

@@ -36,8 +36,8 @@ int main(int argc, char** argv) {
   const std::string identity = DeviceIdentity{"NVIDIA H100 80GB HBM3", 132, 90, 12080, 12080, 91900}.str();
 
   PlanEntries entries;
-  entries["conv_fprop|x=256,16,32,32|w=64,16,3,3|bf16|nhwc"] = {{12, {{2, 3}, {14, 4}, {43, 0}}}, true, 0.125f, ""};
-  entries["bn_relu_fwd|c=64|bf16"] = {{5, {}}, false, 0.0f, "{\"engine\":5,\"rtc\":\"...\"}"};
+  entries["conv_fprop|x=256,16,32,32|w=64,16,3,3|bf16|nhwc"] = {{12, {{2, 3}, {14, 4}, {43, 0}}}, true, 0.125f, "", ""};
+  entries["bn_relu_fwd|c=64|bf16"] = {{5, {}}, false, 0.0f, "{\"engine\":5,\"rtc\":\"...\"}", "0123abcd"};
   const std::vector<uint8_t> two = encode_plan_file(identity, entries);
   const std::vector<uint8_t> empty = encode_plan_file(identity, {});
   for (uint8_t mode = 0; mode < 4; ++mode) {

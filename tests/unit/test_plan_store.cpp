@@ -23,6 +23,7 @@ PlanRecord record(int64_t engine, bool tuned, const std::string& plan = "") {
   r.tuned = tuned;
   r.ms = tuned ? 0.25f : 0.0f;
   r.plan = plan;
+  r.plan_build = plan.empty() ? "" : "0123abcd";
   return r;
 }
 
@@ -39,7 +40,7 @@ void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
 TEST(PlanFileFormat, RoundTripsEveryField) {
   PlanEntries entries{{"conv_fprop|n=256", record(12, true, std::string("{\"json\":1}\0binary", 17))},
                       {"bn_fwd|c=64", record(3, false)},
-                      {"empty_knobs", PlanRecord{PlanChoice{7, {}}, false, 0.0f, ""}}};
+                      {"empty_knobs", PlanRecord{PlanChoice{7, {}}, false, 0.0f, "", ""}}};
   const std::vector<uint8_t> bytes = encode_plan_file(kIdentity, entries);
   std::string why;
   const auto file = decode_plan_file(bytes.data(), bytes.size(), &why);

@@ -6,6 +6,7 @@
 #include <limits>
 #include <thread>
 
+#include "core/build_info.h"
 #include "core/cuda_check.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -95,6 +96,14 @@ void on_threads(size_t n, const Work& work) {
   for (auto& t : threads) t.join();
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
+}
+
+// The build whose serialised plans this process may use: one identified by a clean commit only (a
+// serialised plan embeds the operation graph, which another build of the code may make differently).
+std::string serialising_build() {
+  const std::string sha = build_git_sha();
+  if (sha.empty() || sha == "unknown" || sha.find("dirty") != std::string::npos) return "";
+  return sha;
 }
 
 DeviceIdentity current_device_identity() {
@@ -216,7 +225,10 @@ std::optional<PlanCache::Pick> PlanCache::from_store(Entry& e, const std::string
   const cudnn::EngineInfo info = cudnn::engine_info(config->config);
   if (excluded(info, *e.graph, options_, /*strict_tf32=*/false)) return std::nullopt;
   Pick p;
-  if (auto restored = cudnn::plan_from_json(handle_, record->plan)) {
+  const std::string build = serialising_build();
+  std::optional<cudnn::Descriptor> restored;
+  if (!build.empty() && record->plan_build == build) restored = cudnn::plan_from_json(handle_, record->plan);
+  if (restored) {
     p.plan = std::move(*restored);
     p.serialised = true;
   } else if (auto plan = cudnn::make_plan(handle_, config->config)) {
@@ -346,7 +358,9 @@ PlanCache::Entry& PlanCache::find_or_build(const std::string& key, const BuildGr
         record.choice = p.choice;
         record.tuned = options_.autotune;
         record.ms = p.ms;
-        if (p.rtc) record.plan = cudnn::plan_json(p.plan);
+        record.plan_build = p.rtc ? serialising_build() : "";
+        if (!record.plan_build.empty()) record.plan = cudnn::plan_json(p.plan);
+        if (record.plan.empty()) record.plan_build.clear();
         store_->put(stored_as, record);
       }
       e.plan = std::move(p.plan);
