@@ -375,13 +375,17 @@ bool PlanStore::save() {
   if (error.empty()) {
     MergeLock lock(path_ + ".lock");
     PlanEntries merged = read_file(/*warn=*/!loaded_);  // a damaged file was already reported when loaded
+    bool changed = false;
     for (const std::string& key : pending_) {
       const PlanRecord& mine = entries_.at(key);
       auto it = merged.find(key);
-      if (it != merged.end() && it->second.tuned && !mine.tuned) continue;
+      // What is on disk stays when it is as good: any entry against an untuned one, and the same tuned
+      // choice (another rank's, timed there) against a tuned one.
+      if (it != merged.end() && (!mine.tuned || (it->second.tuned && it->second.choice == mine.choice))) continue;
       merged[key] = mine;
+      changed = true;
     }
-    error = replace_file(path_, encode_plan_file(identity_, merged));
+    if (changed) error = replace_file(path_, encode_plan_file(identity_, merged));
     if (error.empty()) {
       for (auto& [k, r] : merged) entries_[k] = r;
       loaded_ = true;

@@ -97,8 +97,9 @@ class PlanStore {
   void put(const std::string& key, const PlanRecord& record);
   size_t pending() const { return pending_.size(); }
   // Merges the pending entries into the file as it is now (another process may have written since it was
-  // read) and replaces it atomically. A tuned record on disk is kept over an untuned pending one. Returns
-  // false, after one warning, when the folder or file cannot be written: the run goes on without saving.
+  // read) and replaces it atomically; an entry on disk is kept over an untuned pending one, and over a
+  // tuned one of the same choice, and a file that would not change is not written. Returns false, after
+  // one warning, when the folder or file cannot be written: the run goes on without saving.
   bool save();
 
  private:

@@ -3,6 +3,7 @@
 #include "nn/plan_store.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -30,6 +31,12 @@ PlanRecord record(int64_t engine, bool tuned, const std::string& plan = "") {
 std::vector<uint8_t> read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+ino_t inode_of(const std::string& path) {
+  struct stat st{};
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  return st.st_ino;
 }
 
 void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
@@ -140,6 +147,31 @@ TEST_F(PlanStoreTest, TwoWritersKeepEachOthersEntries) {
   // A tuned entry is not replaced by an untuned one written later.
   EXPECT_EQ(reader.find("shared")->choice.engine, 4);
   EXPECT_TRUE(reader.find("shared")->tuned);
+}
+
+TEST_F(PlanStoreTest, TheSameChoiceFromAnotherWriterLeavesTheFileAlone) {
+  PlanStore first(dir_.string(), kIdentity), second(dir_.string(), kIdentity);
+  first.put("k", record(7, true));
+  ASSERT_TRUE(first.save());
+  const std::vector<uint8_t> before = read_bytes(first.path());
+  PlanRecord timed_elsewhere = record(7, true);
+  timed_elsewhere.ms = 9.0f;
+  second.put("k", timed_elsewhere);
+  second.put("untuned_only_here", record(8, false));
+  ASSERT_TRUE(second.save());  // adds its new key, keeps the first writer's record of "k"
+  PlanStore reader(dir_.string(), kIdentity);
+  ASSERT_NE(reader.find("k"), nullptr);
+  EXPECT_EQ(*reader.find("k"), record(7, true));
+  ASSERT_NE(reader.find("untuned_only_here"), nullptr);
+
+  PlanStore third(dir_.string(), kIdentity);
+  third.put("k", timed_elsewhere);
+  const std::vector<uint8_t> with_both = read_bytes(first.path());
+  const ino_t inode = inode_of(first.path());
+  ASSERT_TRUE(third.save());
+  EXPECT_EQ(inode_of(first.path()), inode) << "nothing new: the file is not replaced";
+  EXPECT_EQ(read_bytes(first.path()), with_both);
+  EXPECT_NE(before, with_both);
 }
 
 TEST_F(PlanStoreTest, AnotherDevicesFileIsIgnoredWithOneWarning) {
