@@ -124,13 +124,11 @@ std::optional<PlanFile> fail(std::string* why, const std::string& reason) {
   return std::nullopt;
 }
 
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
+// 64 bits naming an identity's file: zlib's crc32 and adler32 of it side by side.
+uint64_t name_hash(const std::string& s) {
+  const auto* p = reinterpret_cast<const uint8_t*>(s.data());
+  const auto adler = static_cast<uint32_t>(adler32(adler32(0L, Z_NULL, 0), p, static_cast<uInt>(s.size())));
+  return (static_cast<uint64_t>(checksum(p, s.size())) << 32) | adler;
 }
 
 std::string hex16(uint64_t v) {
@@ -319,7 +317,7 @@ std::string default_plan_cache_dir() {
 
 PlanStore::PlanStore(std::string folder, std::string identity)
     : folder_(std::move(folder)), identity_(std::move(identity)) {
-  path_ = (std::filesystem::path(folder_) / ("plans-" + hex16(fnv1a(identity_)) + ".sbplans")).string();
+  path_ = (std::filesystem::path(folder_) / ("plans-" + hex16(name_hash(identity_)) + ".sbplans")).string();
 }
 
 void PlanStore::warn_once(const std::string& message) {

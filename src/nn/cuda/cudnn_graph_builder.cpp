@@ -246,25 +246,31 @@ std::optional<Descriptor> make_operation_graph(cudnnHandle_t handle, const std::
   return g;
 }
 
+namespace {
+// The descriptors an attribute holds (heuristics results, knob choices): cuDNN fills descriptors of
+// `type` that the caller creates, after saying how many there are.
+std::vector<Descriptor> held_descriptors(const Descriptor& d, cudnnBackendAttributeName_t name,
+                                         cudnnBackendDescriptorType_t type) {
+  int64_t count = 0;
+  CHECK_CUDNN(cudnnBackendGetAttribute(d.get(), name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
+  std::vector<Descriptor> held;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (int64_t i = 0; i < count; ++i) {
+    held.emplace_back(type);
+    raw.push_back(held.back().get());
+  }
+  int64_t returned = 0;
+  if (count > 0) CHECK_CUDNN(cudnnBackendGetAttribute(d.get(), name, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &returned, raw.data()));
+  held.resize(static_cast<size_t>(std::clamp<int64_t>(returned, 0, count)));
+  return held;
+}
+}  // namespace
+
 std::vector<Descriptor> heuristic_configs(const Descriptor& graph, cudnnBackendHeurMode_t mode) {
   Descriptor heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
   heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph).set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
   if (heur.try_finalize() != CUDNN_STATUS_SUCCESS) return {};  // no heuristics for this graph
-  int64_t count = 0;
-  CHECK_CUDNN(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
-                                       &count, nullptr));
-  std::vector<Descriptor> configs;
-  std::vector<cudnnBackendDescriptor_t> raw;
-  for (int64_t i = 0; i < count; ++i) {
-    configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-    raw.push_back(configs.back().get());
-  }
-  int64_t returned = 0;
-  if (count > 0)
-    CHECK_CUDNN(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                                         count, &returned, raw.data()));
-  configs.resize(static_cast<size_t>(returned));
-  return configs;
+  return held_descriptors(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
 }
 
 bool EngineInfo::has(cudnnBackendNumericalNote_t note) const {
@@ -323,26 +329,11 @@ std::optional<Descriptor> make_plan(cudnnHandle_t handle, const Descriptor& conf
 PlanChoice engine_choice(const Descriptor& config) {
   PlanChoice choice;
   choice.engine = engine_info(config).global_index;
-  int64_t count = 0;
-  CHECK_CUDNN(cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
-                                       &count, nullptr));
-  std::vector<Descriptor> knobs;
-  std::vector<cudnnBackendDescriptor_t> raw;
-  for (int64_t i = 0; i < count; ++i) {
-    knobs.emplace_back(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
-    raw.push_back(knobs.back().get());
-  }
-  int64_t returned = 0;
-  if (count > 0)
-    CHECK_CUDNN(cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                                         count, &returned, raw.data()));
-  for (int64_t i = 0; i < returned; ++i) {
+  for (const Descriptor& knob : held_descriptors(config, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR)) {
     cudnnBackendKnobType_t type{};
     int64_t value = 0, n = 0;
-    CHECK_CUDNN(cudnnBackendGetAttribute(raw[static_cast<size_t>(i)], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
-                                         CUDNN_TYPE_KNOB_TYPE, 1, &n, &type));
-    CHECK_CUDNN(cudnnBackendGetAttribute(raw[static_cast<size_t>(i)], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64,
-                                         1, &n, &value));
+    CHECK_CUDNN(cudnnBackendGetAttribute(knob.get(), CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &n, &type));
+    CHECK_CUDNN(cudnnBackendGetAttribute(knob.get(), CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &n, &value));
     choice.knobs.push_back({static_cast<int64_t>(type), value});
   }
   return choice;
