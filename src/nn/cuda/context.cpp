@@ -26,6 +26,7 @@ Context::Context(const ContextOptions& options, cudaStream_t stream) : options_(
   plan_options.max_candidates = options_.autotune_candidates;
   plan_options.deterministic = options_.deterministic;
   plan_options.allow_tf32 = options_.tf32;
+  plan_options.store_folder = options_.plan_cache_dir;
   plans_->set_options(plan_options);
 }
 

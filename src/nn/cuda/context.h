@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "core/dtype.h"
 #include "nn/batchnorm_path.h"
@@ -24,6 +25,8 @@ struct ContextOptions {
   bool deterministic = false;    // no non-deterministic cuDNN engines
   bool autotune = true;          // time the heuristics' engine configurations on first use
   int autotune_candidates = 8;   // at most this many configurations are built and timed per graph
+  std::string plan_cache_dir;    // the on-disk cuDNN plan cache (docs/cudnn.md); empty: none. The command
+                                 // line's default is default_plan_cache_dir() (nn/plan_store.h)
   bool fuse_bn_relu = true;      // BatchNorm2d followed by ReLU as one cuDNN graph (nearly free, docs/cudnn.md)
   bool fused_bn_kernels = true;  // BatchNorm2d + ReLU (+ Dropout, + a Residual's add) as our fused passes
                                  // (kernels/bn_fused.h, planned by nn/fusion_plan.h); off: the layers above

@@ -1,5 +1,7 @@
 #include "nn/cuda/cudnn_graph_builder.h"
 
+#include <algorithm>
+
 #include "core/cuda_check.h"
 #include "core/error.h"
 
@@ -244,25 +246,31 @@ std::optional<Descriptor> make_operation_graph(cudnnHandle_t handle, const std::
   return g;
 }
 
+namespace {
+// The descriptors an attribute holds (heuristics results, knob choices): cuDNN fills descriptors of
+// `type` that the caller creates, after saying how many there are.
+std::vector<Descriptor> held_descriptors(const Descriptor& d, cudnnBackendAttributeName_t name,
+                                         cudnnBackendDescriptorType_t type) {
+  int64_t count = 0;
+  CHECK_CUDNN(cudnnBackendGetAttribute(d.get(), name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
+  std::vector<Descriptor> held;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (int64_t i = 0; i < count; ++i) {
+    held.emplace_back(type);
+    raw.push_back(held.back().get());
+  }
+  int64_t returned = 0;
+  if (count > 0) CHECK_CUDNN(cudnnBackendGetAttribute(d.get(), name, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &returned, raw.data()));
+  held.resize(static_cast<size_t>(std::clamp<int64_t>(returned, 0, count)));
+  return held;
+}
+}  // namespace
+
 std::vector<Descriptor> heuristic_configs(const Descriptor& graph, cudnnBackendHeurMode_t mode) {
   Descriptor heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
   heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph).set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
   if (heur.try_finalize() != CUDNN_STATUS_SUCCESS) return {};  // no heuristics for this graph
-  int64_t count = 0;
-  CHECK_CUDNN(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
-                                       &count, nullptr));
-  std::vector<Descriptor> configs;
-  std::vector<cudnnBackendDescriptor_t> raw;
-  for (int64_t i = 0; i < count; ++i) {
-    configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-    raw.push_back(configs.back().get());
-  }
-  int64_t returned = 0;
-  if (count > 0)
-    CHECK_CUDNN(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                                         count, &returned, raw.data()));
-  configs.resize(static_cast<size_t>(returned));
-  return configs;
+  return held_descriptors(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
 }
 
 bool EngineInfo::has(cudnnBackendNumericalNote_t note) const {
@@ -315,6 +323,81 @@ std::optional<Descriptor> make_plan(cudnnHandle_t handle, const Descriptor& conf
   Descriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
   plan.set_handle(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, handle).set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config);
   if (plan.try_finalize() != CUDNN_STATUS_SUCCESS) return std::nullopt;
+  return plan;
+}
+
+PlanChoice engine_choice(const Descriptor& config) {
+  PlanChoice choice;
+  choice.engine = engine_info(config).global_index;
+  for (const Descriptor& knob : held_descriptors(config, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR)) {
+    cudnnBackendKnobType_t type{};
+    int64_t value = 0, n = 0;
+    CHECK_CUDNN(cudnnBackendGetAttribute(knob.get(), CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &n, &type));
+    CHECK_CUDNN(cudnnBackendGetAttribute(knob.get(), CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &n, &value));
+    choice.knobs.push_back({static_cast<int64_t>(type), value});
+  }
+  return choice;
+}
+
+namespace {
+// A setter for values read from a file: cuDNN may reject them, which is an answer, not a fault.
+bool try_set(const Descriptor& d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, int64_t count,
+             const void* values) {
+  return cudnnBackendSetAttribute(d.get(), name, type, count, values) == CUDNN_STATUS_SUCCESS;
+}
+}  // namespace
+
+std::optional<EngineConfig> make_engine_config(const Descriptor& graph, const PlanChoice& choice) {
+  if (choice.engine < 0) return std::nullopt;
+  EngineConfig c{Descriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR), {}, Descriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)};
+  const cudnnBackendDescriptor_t raw_graph = graph.get();
+  if (!try_set(c.engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw_graph) ||
+      !try_set(c.engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &choice.engine) ||
+      c.engine.try_finalize() != CUDNN_STATUS_SUCCESS)
+    return std::nullopt;
+  std::vector<cudnnBackendDescriptor_t> raw_knobs;
+  for (const PlanKnob& k : choice.knobs) {
+    if (k.type < 0 || k.type >= CUDNN_KNOB_TYPE_COUNTS) return std::nullopt;
+    const auto type = static_cast<cudnnBackendKnobType_t>(k.type);
+    Descriptor& knob = c.knobs.emplace_back(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
+    if (!try_set(knob, CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &type) ||
+        !try_set(knob, CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &k.value) ||
+        knob.try_finalize() != CUDNN_STATUS_SUCCESS)
+      return std::nullopt;
+    raw_knobs.push_back(knob.get());
+  }
+  const cudnnBackendDescriptor_t raw_engine = c.engine.get();
+  if (!try_set(c.config, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw_engine)) return std::nullopt;
+  if (!raw_knobs.empty() && !try_set(c.config, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                     static_cast<int64_t>(raw_knobs.size()), raw_knobs.data()))
+    return std::nullopt;
+  if (c.config.try_finalize() != CUDNN_STATUS_SUCCESS) return std::nullopt;
+  return c;
+}
+
+std::string plan_json(const Descriptor& plan) {
+  int64_t count = 0;
+  if (cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, 0, &count,
+                               nullptr) != CUDNN_STATUS_SUCCESS ||
+      count <= 0)
+    return "";
+  std::string text(static_cast<size_t>(count), '\0');
+  if (cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, count, &count,
+                               text.data()) != CUDNN_STATUS_SUCCESS)
+    return "";
+  text.resize(std::min(text.size(), static_cast<size_t>(std::max<int64_t>(count, 0))));
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  return text;
+}
+
+std::optional<Descriptor> plan_from_json(cudnnHandle_t handle, const std::string& json) {
+  if (json.empty()) return std::nullopt;
+  Descriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+  plan.set_handle(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, handle);
+  if (!try_set(plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, static_cast<int64_t>(json.size()),
+               json.data()) ||
+      plan.try_finalize() != CUDNN_STATUS_SUCCESS)
+    return std::nullopt;
   return plan;
 }
 

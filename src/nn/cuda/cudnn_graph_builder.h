@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "nn/plan_store.h"
 
 namespace sb::cuda::cudnn {
 
@@ -146,9 +147,28 @@ struct EngineInfo {
 };
 EngineInfo engine_info(const Descriptor& engine_config);
 
+// An engine configuration by name: its engine's global index and knob choices (what the plan cache stores
+// and the ranks agree on, rather than a position in one process's heuristics list).
+PlanChoice engine_choice(const Descriptor& engine_config);
+
+// An engine configuration rebuilt from a choice for a graph, with the descriptors it refers to. Empty when
+// this cuDNN does not accept the choice for the graph (another version, a damaged cache entry).
+struct EngineConfig {
+  Descriptor engine;
+  std::vector<Descriptor> knobs;
+  Descriptor config;
+};
+std::optional<EngineConfig> make_engine_config(const Descriptor& graph, const PlanChoice& choice);
+
 // An execution plan for one engine configuration; empty when the configuration cannot run this graph.
 std::optional<Descriptor> make_plan(cudnnHandle_t handle, const Descriptor& engine_config);
 int64_t plan_workspace_bytes(const Descriptor& plan);
+
+// cuDNN's serialised form of a plan (CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION); empty when the plan's
+// engine cannot be serialised. Only runtime-compiled engines can, and only for the same GPU and cuDNN.
+std::string plan_json(const Descriptor& plan);
+// A plan restored from plan_json's text; empty when cuDNN refuses it.
+std::optional<Descriptor> plan_from_json(cudnnHandle_t handle, const std::string& json);
 
 // The uid -> device pointer binding of one execution, plus the workspace.
 Descriptor make_variant_pack(const std::vector<int64_t>& uids, const std::vector<void*>& pointers, void* workspace);

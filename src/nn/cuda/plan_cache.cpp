@@ -1,10 +1,15 @@
 #include "nn/cuda/plan_cache.h"
 
 #include <algorithm>
+#include <chrono>
+#include <exception>
 #include <limits>
+#include <thread>
 
+#include "core/build_info.h"
 #include "core/cuda_check.h"
 #include "core/error.h"
+#include "core/log.h"
 
 namespace sb::cuda {
 
@@ -12,18 +17,38 @@ struct PlanCache::Entry {
   PlanReport report;
   std::optional<OpGraph> graph;
   std::vector<cudnn::Descriptor> configs;  // the heuristics' list (mode A, then the fallback mode's)
+  std::optional<cudnn::EngineConfig> rebuilt;  // a configuration made from a stored or agreed choice
   cudnn::Descriptor plan;
   int64_t workspace = 0;
   bool executed = false;  // a plan that was never timed proves itself on its first execution
 };
 
+// A plan chosen for a key, with what the report and the store need to know about it.
+struct PlanCache::Pick {
+  PlanChoice choice;
+  cudnn::Descriptor plan;
+  int64_t workspace = 0;
+  std::string engine;
+  bool rtc = false;  // a runtime-compiled engine: its plan can be serialised
+  int index = -1;    // in the heuristics' list, when searched
+  float ms = 0.0f;
+  bool cached = false;
+  bool serialised = false;
+};
+
 namespace {
+
+constexpr double kSaveEveryS = 10.0;  // while plans are being built, new choices reach the disk this often
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 struct Candidate {
   int index;
   cudnn::Descriptor plan;
   int64_t workspace;
-  std::string engine;
+  cudnn::EngineInfo info;
 };
 
 // Whether the options exclude an engine for this graph. The determinism rule is strict; the TF32 rule
@@ -41,21 +66,109 @@ void append_configs(std::vector<cudnn::Descriptor>& list, const cudnn::Descripto
   for (auto& c : cudnn::heuristic_configs(graph, mode)) list.push_back(std::move(c));
 }
 
+int build_threads(const PlanCacheOptions& o) {
+  if (o.build_threads > 0) return o.build_threads;
+  return static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+}
+
+// Runs work(0..n-1) on n host threads, each with this thread's CUDA device current (plans may compile
+// kernels for it). An exception on a worker is rethrown here.
+template <class Work>
+void on_threads(size_t n, const Work& work) {
+  if (n <= 1) {
+    if (n == 1) work(size_t{0});
+    return;
+  }
+  int device = 0;
+  CHECK_CUDA(cudaGetDevice(&device));
+  std::vector<std::exception_ptr> errors(n);
+  std::vector<std::thread> threads;
+  threads.reserve(n);
+  for (size_t i = 0; i < n; ++i)
+    threads.emplace_back([&, i] {
+      try {
+        CHECK_CUDA(cudaSetDevice(device));
+        work(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+// The build whose serialised plans this process may use: one identified by a clean commit only (a
+// serialised plan embeds the operation graph, which another build of the code may make differently).
+std::string serialising_build() {
+  const std::string sha = build_git_sha();
+  if (sha.empty() || sha == "unknown" || sha.find("dirty") != std::string::npos) return "";
+  return sha;
+}
+
+DeviceIdentity current_device_identity() {
+  int device = 0, driver = 0, runtime = 0;
+  CHECK_CUDA(cudaGetDevice(&device));
+  cudaDeviceProp prop{};
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
+  CHECK_CUDA(cudaDriverGetVersion(&driver));
+  CHECK_CUDA(cudaRuntimeGetVersion(&runtime));
+  DeviceIdentity id;
+  id.gpu = prop.name;
+  id.sm_count = prop.multiProcessorCount;
+  id.compute_capability = prop.major * 10 + prop.minor;
+  id.driver = driver;
+  id.cuda_runtime = runtime;
+  id.cudnn = static_cast<int64_t>(cudnnGetVersion());
+  return id;
+}
+
 }  // namespace
 
 PlanCache::PlanCache(cudnnHandle_t handle, cudaStream_t stream, DeviceBuffer& workspace)
-    : handle_(handle), stream_(stream), workspace_(workspace) {}
+    : handle_(handle), stream_(stream), workspace_(workspace), last_save_s_(now_s()) {}
 
-PlanCache::~PlanCache() = default;
+PlanCache::~PlanCache() {
+  // Failures here must not end the job: the store already turns its own into a warning.
+  try {
+    save();
+    if (hits_ + misses_ + failed_ > 0)
+      log_all("cuDNN plans: %d from the plan cache, %d searched, %d without an engine, %.1f s building (%s)\n", hits_,
+              misses_, failed_, build_s_, store_ ? store_->path().c_str() : "no plan cache");
+  } catch (...) {
+  }
+}
 
 void PlanCache::clear() { entries_.clear(); }
+
+const std::string& PlanCache::store_path() const {
+  static const std::string none;
+  return store_ ? store_->path() : none;
+}
+
+void PlanCache::save() {
+  if (store_) store_->save();
+  last_save_s_ = now_s();
+}
 
 void PlanCache::set_options(const PlanCacheOptions& o) {
   const bool same = o.autotune == options_.autotune && o.deterministic == options_.deterministic &&
                     o.allow_tf32 == options_.allow_tf32 && o.max_candidates == options_.max_candidates &&
-                    o.timing_runs == options_.timing_runs && o.max_workspace == options_.max_workspace;
-  options_ = o;
+                    o.timing_runs == options_.timing_runs && o.max_workspace == options_.max_workspace &&
+                    o.store_folder == options_.store_folder;
   if (!same) entries_.clear();
+  if (o.store_folder != options_.store_folder || (!store_ && !o.store_folder.empty())) {
+    save();
+    store_.reset();
+    if (!o.store_folder.empty())
+      store_ = std::make_unique<PlanStore>(o.store_folder, current_device_identity().str());
+  }
+  options_ = o;
+}
+
+std::string PlanCache::store_key(const std::string& key) const {
+  // The options that filter engines are part of what a stored choice answers.
+  return key + "|det=" + (options_.deterministic ? "1" : "0") + "|tf32=" + (options_.allow_tf32 ? "1" : "0");
 }
 
 bool PlanCache::launch(const cudnn::Descriptor& plan, int64_t workspace_bytes, const std::vector<int64_t>& uids,
@@ -83,6 +196,135 @@ float PlanCache::time_plan(const cudnn::Descriptor& plan, int64_t workspace_byte
   return ok ? ms / static_cast<float>(options_.timing_runs) : -1.0f;
 }
 
+// A configuration made from a choice, and its plan; empty when this cuDNN refuses the choice for the graph
+// or the options exclude its engine.
+std::optional<PlanCache::Pick> PlanCache::rebuild(Entry& e, const PlanChoice& choice) {
+  auto config = cudnn::make_engine_config(e.graph->graph, choice);
+  if (!config) return std::nullopt;
+  const cudnn::EngineInfo info = cudnn::engine_info(config->config);
+  if (excluded(info, *e.graph, options_, /*strict_tf32=*/false)) return std::nullopt;
+  auto plan = cudnn::make_plan(handle_, config->config);
+  if (!plan) return std::nullopt;
+  Pick p;
+  p.choice = choice;
+  p.workspace = cudnn::plan_workspace_bytes(*plan);
+  p.plan = std::move(*plan);
+  p.engine = info.str();
+  p.rtc = info.has(CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION);
+  e.rebuilt = std::move(config);
+  return p;
+}
+
+std::optional<PlanCache::Pick> PlanCache::from_store(Entry& e, const std::string& key) {
+  if (!store_) return std::nullopt;
+  const PlanRecord* record = store_->find(key);
+  // An untuned choice does not answer a tuning run; that run searches and replaces it.
+  if (!record || (options_.autotune && !record->tuned)) return std::nullopt;
+  auto config = cudnn::make_engine_config(e.graph->graph, record->choice);
+  if (!config) return std::nullopt;
+  const cudnn::EngineInfo info = cudnn::engine_info(config->config);
+  if (excluded(info, *e.graph, options_, /*strict_tf32=*/false)) return std::nullopt;
+  Pick p;
+  const std::string build = serialising_build();
+  std::optional<cudnn::Descriptor> restored;
+  if (!build.empty() && record->plan_build == build) restored = cudnn::plan_from_json(handle_, record->plan);
+  if (restored) {
+    p.plan = std::move(*restored);
+    p.serialised = true;
+  } else if (auto plan = cudnn::make_plan(handle_, config->config)) {
+    p.plan = std::move(*plan);
+  } else {
+    return std::nullopt;
+  }
+  p.workspace = cudnn::plan_workspace_bytes(p.plan);
+  if (static_cast<size_t>(p.workspace) > options_.max_workspace) return std::nullopt;
+  p.choice = record->choice;
+  p.engine = info.str();
+  p.rtc = info.has(CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION);
+  p.ms = record->ms;
+  p.cached = true;
+  e.rebuilt = std::move(config);
+  return p;
+}
+
+std::optional<PlanCache::Pick> PlanCache::search(Entry& e, const std::vector<int64_t>* uids,
+                                                 const std::vector<void*>* pointers) {
+  append_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_A);
+  std::vector<Candidate> candidates;
+  const size_t wanted = options_.autotune ? static_cast<size_t>(std::max(1, options_.max_candidates)) : 1;
+  const size_t threads = static_cast<size_t>(build_threads(options_));
+  // Mode A first; if nothing of it builds, the fallback mode's list is appended (same order on every
+  // rank); if still nothing, the TF32 rule is relaxed rather than failing the graph.
+  for (int pass = 0; pass < 3 && candidates.empty(); ++pass) {
+    const size_t begin = pass == 1 ? e.configs.size() : 0;
+    if (pass == 1) append_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_FALLBACK);
+    if (pass == 2) e.report.why = "no engine without TF32 for fp32 data: TF32 allowed for this graph";
+    std::vector<std::pair<size_t, cudnn::EngineInfo>> eligible;
+    for (size_t i = begin; i < e.configs.size(); ++i) {
+      cudnn::EngineInfo info = cudnn::engine_info(e.configs[i]);
+      if (!excluded(info, *e.graph, options_, /*strict_tf32=*/pass < 2)) eligible.emplace_back(i, std::move(info));
+    }
+    // Plans are built a batch at a time, one thread each, in the heuristics' order, until enough built.
+    for (size_t next = 0; next < eligible.size() && candidates.size() < wanted;) {
+      const size_t batch = std::min({eligible.size() - next, wanted - candidates.size(), threads});
+      std::vector<std::optional<cudnn::Descriptor>> plans(batch);
+      on_threads(batch, [&](size_t b) { plans[b] = cudnn::make_plan(handle_, e.configs[eligible[next + b].first]); });
+      for (size_t b = 0; b < batch; ++b) {
+        if (!plans[b]) continue;
+        const int64_t ws = cudnn::plan_workspace_bytes(*plans[b]);
+        if (static_cast<size_t>(ws) > options_.max_workspace) continue;
+        candidates.push_back({static_cast<int>(eligible[next + b].first), std::move(*plans[b]), ws,
+                              std::move(eligible[next + b].second)});
+      }
+      next += batch;
+    }
+  }
+  e.report.heuristics = static_cast<int>(e.configs.size());
+  e.report.built = static_cast<int>(candidates.size());
+  if (candidates.empty()) return std::nullopt;
+
+  // Autotune: the fastest candidate on the real data; a candidate that fails to execute is dropped.
+  int best = 0;
+  float best_ms = 0.0f;
+  if (options_.autotune && uids && pointers && candidates.size() > 1) {
+    best = -1;
+    best_ms = std::numeric_limits<float>::max();
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      const float ms = time_plan(candidates[c].plan, candidates[c].workspace, *uids, *pointers);
+      if (ms >= 0.0f && ms < best_ms) {
+        best_ms = ms;
+        best = static_cast<int>(c);
+      }
+    }
+    if (best < 0) return std::nullopt;
+  }
+  Candidate& chosen = candidates[static_cast<size_t>(best)];
+  Pick p;
+  p.choice = cudnn::engine_choice(e.configs[static_cast<size_t>(chosen.index)]);
+  p.plan = std::move(chosen.plan);
+  p.workspace = chosen.workspace;
+  p.engine = chosen.info.str();
+  p.rtc = chosen.info.has(CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION);
+  p.index = chosen.index;
+  p.ms = best_ms;
+  return p;
+}
+
+PlanChoice PlanCache::agree(const std::string& key, const PlanChoice& local) {
+  if (!agreement_) return local;
+  const std::vector<int32_t> mine = encode_choice(local);
+  const int count = agreement_(key, mine[0]);
+  // Rank 0's word count: 4 words of engine and knob count, 4 per knob, within the store's knob bound.
+  if (count < 4 || count > 4 + 4 * 256)
+    fatal("cuDNN plan for '" + key + "': the agreed choice has " + std::to_string(count) + " words");
+  std::vector<int32_t> words{count};
+  for (int i = 1; i <= count; ++i)
+    words.push_back(agreement_(key, static_cast<size_t>(i) < mine.size() ? mine[static_cast<size_t>(i)] : 0));
+  const std::optional<PlanChoice> agreed = decode_choice(words);
+  if (!agreed) fatal("cuDNN plan for '" + key + "': the agreed engine choice is malformed");
+  return *agreed;
+}
+
 PlanCache::Entry& PlanCache::find_or_build(const std::string& key, const BuildGraph& build,
                                            const std::vector<int64_t>* uids, const std::vector<void*>* pointers) {
   if (auto it = entries_.find(key); it != entries_.end()) return *it->second;
@@ -92,78 +334,56 @@ PlanCache::Entry& PlanCache::find_or_build(const std::string& key, const BuildGr
   if (capturing != cudaStreamCaptureStatusNone)
     fatal("cuDNN plan for '" + key + "' is first needed inside a CUDA graph capture; run one warm-up step first");
 
+  const double start = now_s();
   auto entry = std::make_unique<Entry>();
   Entry& e = *entry;
   e.report.key = key;
   e.graph = build(&e.report.why);
   if (e.graph) {
-    append_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_A);
-    std::vector<Candidate> candidates;
-    const int wanted = options_.autotune ? std::max(1, options_.max_candidates) : 1;
-    // Mode A first; if nothing of it builds, the fallback mode's list is appended (same order on every
-    // rank); if still nothing, the TF32 rule is relaxed rather than failing the graph.
-    for (int pass = 0; pass < 3 && candidates.empty(); ++pass) {
-      const size_t begin = pass == 1 ? e.configs.size() : 0;
-      if (pass == 1) append_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_FALLBACK);
-      if (pass == 2) e.report.why = "no engine without TF32 for fp32 data: TF32 allowed for this graph";
-      for (size_t i = begin; i < e.configs.size() && static_cast<int>(candidates.size()) < wanted; ++i) {
-        const cudnn::EngineInfo info = cudnn::engine_info(e.configs[i]);
-        if (excluded(info, *e.graph, options_, /*strict_tf32=*/pass < 2)) continue;
-        auto plan = cudnn::make_plan(handle_, e.configs[i]);
-        if (!plan) continue;
-        const int64_t ws = cudnn::plan_workspace_bytes(*plan);
-        if (static_cast<size_t>(ws) > options_.max_workspace) continue;
-        candidates.push_back({static_cast<int>(i), std::move(*plan), ws, info.str()});
-      }
-    }
-    e.report.heuristics = static_cast<int>(e.configs.size());
-    e.report.built = static_cast<int>(candidates.size());
+    const std::string stored_as = store_key(key);
+    std::optional<Pick> local = from_store(e, stored_as);
+    if (!local) local = search(e, uids, pointers);
+    const PlanChoice agreed = agree(key, local ? local->choice : PlanChoice{});
 
-    // Autotune: the fastest candidate on the real data; a candidate that fails to execute is dropped.
-    int best = candidates.empty() ? -1 : 0;
-    std::vector<float> times(candidates.size(), 0.0f);
-    if (options_.autotune && uids && pointers && candidates.size() > 1) {
-      float best_ms = std::numeric_limits<float>::max();
-      best = -1;
-      for (size_t c = 0; c < candidates.size(); ++c) {
-        times[c] = time_plan(candidates[c].plan, candidates[c].workspace, *uids, *pointers);
-        if (times[c] >= 0.0f && times[c] < best_ms) {
-          best_ms = times[c];
-          best = static_cast<int>(c);
-        }
+    if (agreed.engine >= 0) {
+      if (!local || !(local->choice == agreed)) {  // rank 0 chose another engine: build that one here
+        local = rebuild(e, agreed);
+        if (!local)
+          fatal("cuDNN plan for '" + key + "': the agreed engine configuration " + agreed.str() +
+                " does not build on this rank");
       }
-    }
-    int local_choice = best >= 0 ? candidates[static_cast<size_t>(best)].index : -1;
-    int choice = agreement_ ? agreement_(key, local_choice) : local_choice;
-
-    if (choice >= 0) {
-      int found = -1;
-      for (size_t c = 0; c < candidates.size(); ++c)
-        if (candidates[c].index == choice) found = static_cast<int>(c);
-      if (found < 0) {  // rank 0 chose a configuration this rank did not build: build it now
-        if (choice >= static_cast<int>(e.configs.size()))
-          fatal("cuDNN plan for '" + key + "': the agreed engine configuration " + std::to_string(choice) +
-                " does not exist on this rank (" + std::to_string(e.configs.size()) + " configurations)");
-        auto plan = cudnn::make_plan(handle_, e.configs[static_cast<size_t>(choice)]);
-        if (!plan) fatal("cuDNN plan for '" + key + "': the agreed engine configuration does not build on this rank");
-        const int64_t ws = cudnn::plan_workspace_bytes(*plan);
-        candidates.push_back({choice, std::move(*plan), ws, cudnn::engine_info(e.configs[static_cast<size_t>(choice)]).str()});
-        times.push_back(0.0f);
-        found = static_cast<int>(candidates.size()) - 1;
+      Pick& p = *local;
+      if (store_ && !p.cached) {
+        PlanRecord record;
+        record.choice = p.choice;
+        record.tuned = options_.autotune;
+        record.ms = p.ms;
+        record.plan_build = p.rtc ? serialising_build() : "";
+        if (!record.plan_build.empty()) record.plan = cudnn::plan_json(p.plan);
+        if (record.plan.empty()) record.plan_build.clear();
+        store_->put(stored_as, record);
       }
-      Candidate& chosen = candidates[static_cast<size_t>(found)];
-      e.plan = std::move(chosen.plan);
-      e.workspace = chosen.workspace;
+      e.plan = std::move(p.plan);
+      e.workspace = p.workspace;
       e.report.ok = true;
-      e.report.choice = choice;
-      e.report.engine = chosen.engine;
-      e.report.ms = times[static_cast<size_t>(found)];
-      e.report.workspace = chosen.workspace;
+      e.report.choice = p.index;
+      e.report.engine = p.engine;
+      e.report.chosen = p.choice.str();
+      e.report.cached = p.cached;
+      e.report.serialised = p.serialised;
+      e.report.ms = p.ms;
+      e.report.workspace = p.workspace;
     } else {
-      e.report.why = local_choice < 0 ? "no engine configuration builds a plan" : "rank 0 found no engine";
+      e.report.why = !local ? "no engine configuration builds a plan" : "rank 0 found no engine";
     }
   }
   if (!e.report.ok) e.graph.reset();  // nothing will run it
+  e.report.build_s = now_s() - start;
+  build_s_ += e.report.build_s;
+  if (!e.report.ok) ++failed_;
+  else if (e.report.cached) ++hits_;
+  else ++misses_;
+  if (store_ && store_->pending() > 0 && now_s() - last_save_s_ > kSaveEveryS) save();
   return *entries_.emplace(key, std::move(entry)).first->second;
 }
 

@@ -1,13 +1,18 @@
 // One cuDNN execution plan per key (operation, shapes, dtype, layout, fusion), built on first use and
-// kept for the life of the process context. On first use the heuristics' engine configurations are
-// optionally timed on the real data (autotuning) and the fastest is kept; a deterministic mode excludes
-// engines with the NONDETERMINISTIC note; fp32 graphs exclude tensor-core (TF32) and down-converting
-// engines unless TF32 is allowed. All plans share one grow-only workspace.
+// kept for the life of the process context. On first use the heuristics' engine configurations are built
+// on several host threads, optionally timed on the real data (autotuning) and the fastest is kept; a
+// deterministic mode excludes engines with the NONDETERMINISTIC note; fp32 graphs exclude tensor-core
+// (TF32) and down-converting engines unless TF32 is allowed. All plans share one grow-only workspace.
 //
-// Rank agreement: every rank must run the same kernels. set_agreement() installs a callback that gets
-// each new key and this rank's choice (an index into the heuristics' list) and returns the choice to use
-// (rank 0's, broadcast by the caller). It is called once per key, in the order the keys first appear,
-// which is the same on every rank of an SPMD program. This file needs no MPI.
+// With a store folder, the choices also live on disk (src/nn/plan_store.h, docs/cudnn.md): a key found
+// there is rebuilt from its engine and knob choices (or restored from cuDNN's serialised plan) without a
+// search or timing, and new choices are saved for later processes.
+//
+// Rank agreement: every rank must run the same kernels. set_agreement() installs a callback that carries
+// one int from rank 0 to every rank (a broadcast by the caller). For each new key it is called with the
+// words of this rank's choice (encode_choice: first the number of words after it, then the words) and
+// returns rank 0's, one word per call; rank 0's first word decides how many calls follow. Keys come in
+// the order they first appear, which is the same on every rank of an SPMD program. This file needs no MPI.
 #pragma once
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
@@ -21,6 +26,7 @@
 
 #include "nn/cuda/cudnn_graph_builder.h"
 #include "nn/cuda/device_buffer.h"
+#include "nn/plan_store.h"
 
 namespace sb::cuda {
 
@@ -38,17 +44,23 @@ struct PlanCacheOptions {
   int max_candidates = 8;       // engine configurations built and timed per key, at most
   int timing_runs = 3;          // timed executions per candidate (after one warm-up)
   size_t max_workspace = size_t{1} << 30;  // candidates needing more are skipped
+  std::string store_folder;     // the on-disk plan cache; empty: none
+  int build_threads = 0;        // host threads building candidate plans; 0: the machine's cores, at most 8
 };
 
 // What was chosen for one key (for logs and docs/cudnn.md).
 struct PlanReport {
   std::string key;
   bool ok = false;          // false: no engine could run this graph (the caller used its fallback)
-  int choice = -1;          // index into the heuristics' list
-  int heuristics = 0;       // configurations the heuristics proposed
+  int choice = -1;          // index into this process's heuristics list; -1 when not searched for
+  int heuristics = 0;       // configurations the heuristics proposed (0 on a cache hit: not asked)
   int built = 0;            // candidates that built a plan
   std::string engine;       // the chosen engine's index and notes
-  float ms = 0.0f;          // the chosen candidate's time (autotune only)
+  std::string chosen;       // the chosen engine and knob choices, e.g. "eng12{2=3,14=4}"
+  bool cached = false;      // found in the on-disk cache: no search, no timing
+  bool serialised = false;  // restored from cuDNN's serialised plan (a cache hit of a runtime-compiled engine)
+  float ms = 0.0f;          // the chosen candidate's time (autotune; on a hit, the time stored with it)
+  double build_s = 0.0;     // host seconds spent on this key: graph, search or cache, timing, agreement
   int64_t workspace = 0;    // bytes
   std::string why;          // why no plan, when !ok
 };
@@ -57,11 +69,13 @@ class PlanCache {
  public:
   // Builds the graph of a key; returns nullopt (with a reason) when cuDNN cannot express it.
   using BuildGraph = std::function<std::optional<OpGraph>(std::string* why)>;
-  // (key, this rank's choice or -1) -> the choice every rank uses.
-  using Agreement = std::function<int(const std::string& key, int local_choice)>;
+  // (key, one word of this rank's choice) -> the same word of rank 0's choice (see the file comment).
+  using Agreement = std::function<int(const std::string& key, int local_word)>;
 
   PlanCache(cudnnHandle_t handle, cudaStream_t stream, DeviceBuffer& workspace);
-  ~PlanCache();
+  ~PlanCache();  // saves new choices to the store and logs one summary line
+  PlanCache(const PlanCache&) = delete;
+  PlanCache& operator=(const PlanCache&) = delete;
 
   void set_options(const PlanCacheOptions& options);  // clears the cache when the options change
   const PlanCacheOptions& options() const { return options_; }
@@ -76,11 +90,21 @@ class PlanCache {
   std::vector<PlanReport> reports() const;
   size_t size() const { return entries_.size(); }
   void clear();
+  // Writes choices made since the last save to the store (also done every few seconds while plans are
+  // built, and on destruction). A store that cannot be written warns once; the run goes on.
+  void save();
+  const std::string& store_path() const;  // empty without a store
 
  private:
   struct Entry;
+  struct Pick;
   Entry& find_or_build(const std::string& key, const BuildGraph& build, const std::vector<int64_t>* uids,
                        const std::vector<void*>* pointers);
+  std::optional<Pick> from_store(Entry& e, const std::string& store_key);
+  std::optional<Pick> search(Entry& e, const std::vector<int64_t>* uids, const std::vector<void*>* pointers);
+  std::optional<Pick> rebuild(Entry& e, const PlanChoice& choice);
+  PlanChoice agree(const std::string& key, const PlanChoice& local);
+  std::string store_key(const std::string& key) const;
   bool launch(const cudnn::Descriptor& plan, int64_t workspace_bytes, const std::vector<int64_t>& uids,
               const std::vector<void*>& pointers);
   float time_plan(const cudnn::Descriptor& plan, int64_t workspace_bytes, const std::vector<int64_t>& uids,
@@ -92,6 +116,10 @@ class PlanCache {
   PlanCacheOptions options_;
   Agreement agreement_;
   std::map<std::string, std::unique_ptr<Entry>> entries_;
+  std::unique_ptr<PlanStore> store_;
+  double last_save_s_ = 0.0;  // steady-clock seconds
+  int hits_ = 0, misses_ = 0, failed_ = 0;
+  double build_s_ = 0.0;
 };
 
 }  // namespace sb::cuda

@@ -1,0 +1,401 @@
+#include "nn/plan_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <thread>
+
+#include "core/log.h"
+
+namespace sb {
+
+namespace {
+
+constexpr char kMagic[8] = {'S', 'B', 'P', 'L', 'A', 'N', 'S', '1'};
+// Bounds no honest file comes near; a length beyond them marks the file as damaged before any allocation.
+constexpr uint32_t kMaxIdentity = 4096;
+constexpr uint32_t kMaxKey = 1 << 16;
+constexpr uint32_t kMaxKnobs = 256;
+constexpr uint32_t kMaxPlanBytes = 16u << 20;
+constexpr uintmax_t kMaxFileBytes = 256u << 20;
+// Each entry takes at least this many bytes, which bounds the entry count by the file's size.
+constexpr size_t kMinEntryBytes = 4 + 8 + 4 + 1 + 4 + 4 + 4;
+
+class Writer {
+ public:
+  void u8(uint8_t v) { bytes_.push_back(v); }
+  void u32(uint32_t v) {
+    for (int i = 0; i < 4; ++i) bytes_.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  void i64(int64_t v) {
+    const auto u = static_cast<uint64_t>(v);
+    for (int i = 0; i < 8; ++i) bytes_.push_back(static_cast<uint8_t>(u >> (8 * i)));
+  }
+  void f32(float v) {
+    uint32_t u;
+    std::memcpy(&u, &v, sizeof u);
+    u32(u);
+  }
+  void text(const std::string& s) {
+    u32(static_cast<uint32_t>(s.size()));
+    bytes_.insert(bytes_.end(), s.begin(), s.end());
+  }
+  void raw(const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    bytes_.insert(bytes_.end(), b, b + n);
+  }
+  std::vector<uint8_t>& bytes() { return bytes_; }
+
+ private:
+  std::vector<uint8_t> bytes_;
+};
+
+// Reads fields, failing (with a reason) instead of reading past the end or trusting an absurd length.
+class Reader {
+ public:
+  Reader(const uint8_t* data, size_t size) : p_(data), left_(size) {}
+  size_t left() const { return left_; }
+  bool take(void* out, size_t n) {
+    if (n > left_) return false;
+    if (n) std::memcpy(out, p_, n);
+    p_ += n;
+    left_ -= n;
+    return true;
+  }
+  bool u8(uint8_t* v) { return take(v, 1); }
+  bool u32(uint32_t* v) {
+    uint8_t b[4];
+    if (!take(b, 4)) return false;
+    *v = 0;
+    for (int i = 0; i < 4; ++i) *v |= static_cast<uint32_t>(b[i]) << (8 * i);
+    return true;
+  }
+  bool i64(int64_t* v) {
+    uint8_t b[8];
+    if (!take(b, 8)) return false;
+    uint64_t u = 0;
+    for (int i = 0; i < 8; ++i) u |= static_cast<uint64_t>(b[i]) << (8 * i);
+    *v = static_cast<int64_t>(u);
+    return true;
+  }
+  bool f32(float* v) {
+    uint32_t u;
+    if (!u32(&u)) return false;
+    std::memcpy(v, &u, sizeof u);
+    return true;
+  }
+  bool text(std::string* s, uint32_t max) {
+    uint32_t n;
+    if (!u32(&n) || n > max || n > left_) return false;
+    s->assign(reinterpret_cast<const char*>(p_), n);
+    p_ += n;
+    left_ -= n;
+    return true;
+  }
+
+ private:
+  const uint8_t* p_;
+  size_t left_;
+};
+
+uint32_t checksum(const uint8_t* data, size_t size) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  // zlib takes the length as uInt: feed large buffers in pieces.
+  while (size > 0) {
+    const uInt n = static_cast<uInt>(std::min<size_t>(size, 1u << 30));
+    crc = crc32(crc, data, n);
+    data += n;
+    size -= n;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+std::optional<PlanFile> fail(std::string* why, const std::string& reason) {
+  if (why) *why = reason;
+  return std::nullopt;
+}
+
+// 64 bits naming an identity's file: zlib's crc32 and adler32 of it side by side.
+uint64_t name_hash(const std::string& s) {
+  const auto* p = reinterpret_cast<const uint8_t*>(s.data());
+  const auto adler = static_cast<uint32_t>(adler32(adler32(0L, Z_NULL, 0), p, static_cast<uInt>(s.size())));
+  return (static_cast<uint64_t>(checksum(p, s.size())) << 32) | adler;
+}
+
+std::string hex16(uint64_t v) {
+  static const char digits[] = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4) s[static_cast<size_t>(i)] = digits[v & 15];
+  return s;
+}
+
+// An advisory lock (POSIX record lock, which NFS and Lustre honour) held while a writer merges. It is
+// only a courtesy: without it (a file system that refuses locks, or a holder that never lets go) the
+// writer goes on, and at worst an entry written at the same instant by another process is lost.
+class MergeLock {
+ public:
+  explicit MergeLock(const std::string& path) {
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) return;
+    struct flock lock{};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (::fcntl(fd_, F_SETLK, &lock) != 0) {
+      if ((errno != EACCES && errno != EAGAIN) || std::chrono::steady_clock::now() > deadline) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  ~MergeLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  MergeLock(const MergeLock&) = delete;
+  MergeLock& operator=(const MergeLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// Writes bytes to a unique temporary next to `path`, flushes them to disk and renames it over `path`.
+// Returns an empty string on success, else what failed and why.
+std::string replace_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::string temporary = path + ".XXXXXX";
+  const int fd = ::mkstemp(temporary.data());
+  if (fd < 0) return "cannot create a temporary next to it: " + std::string(std::strerror(errno));
+  std::string error;
+  size_t done = 0;
+  while (error.empty() && done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) error = "write failed: " + std::string(std::strerror(errno));
+    else done += static_cast<size_t>(n);
+  }
+  if (error.empty() && ::fchmod(fd, 0644) != 0) error = "chmod failed: " + std::string(std::strerror(errno));
+  if (error.empty() && ::fsync(fd) != 0) error = "fsync failed: " + std::string(std::strerror(errno));
+  if (::close(fd) != 0 && error.empty()) error = "close failed: " + std::string(std::strerror(errno));
+  if (error.empty() && ::rename(temporary.c_str(), path.c_str()) != 0)
+    error = "rename failed: " + std::string(std::strerror(errno));
+  if (!error.empty()) ::unlink(temporary.c_str());
+  return error;
+}
+
+}  // namespace
+
+std::string PlanChoice::str() const {
+  std::string s = "eng" + std::to_string(engine) + "{";
+  for (size_t i = 0; i < knobs.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(knobs[i].type);
+    s += '=';
+    s += std::to_string(knobs[i].value);
+  }
+  return s + "}";
+}
+
+std::vector<int32_t> encode_choice(const PlanChoice& c) {
+  // Each 64-bit field as two words (low, high), so that no value is cut short.
+  std::vector<int32_t> w{0};
+  auto put = [&w](int64_t v) {
+    const auto u = static_cast<uint64_t>(v);
+    w.push_back(static_cast<int32_t>(static_cast<uint32_t>(u)));
+    w.push_back(static_cast<int32_t>(static_cast<uint32_t>(u >> 32)));
+  };
+  put(c.engine);
+  put(static_cast<int64_t>(c.knobs.size()));
+  for (const PlanKnob& k : c.knobs) {
+    put(k.type);
+    put(k.value);
+  }
+  w[0] = static_cast<int32_t>(w.size() - 1);
+  return w;
+}
+
+std::optional<PlanChoice> decode_choice(const std::vector<int32_t>& w) {
+  if (w.size() < 5 || w[0] != static_cast<int32_t>(w.size() - 1) || (w.size() - 5) % 4 != 0) return std::nullopt;
+  auto get = [&w](size_t at) {
+    return static_cast<int64_t>(static_cast<uint64_t>(static_cast<uint32_t>(w[at])) |
+                                (static_cast<uint64_t>(static_cast<uint32_t>(w[at + 1])) << 32));
+  };
+  PlanChoice c;
+  c.engine = get(1);
+  const int64_t knobs = get(3);
+  if (knobs < 0 || static_cast<size_t>(knobs) != (w.size() - 5) / 4) return std::nullopt;
+  for (int64_t i = 0; i < knobs; ++i) {
+    const size_t at = 5 + 4 * static_cast<size_t>(i);
+    c.knobs.push_back({get(at), get(at + 2)});
+  }
+  return c;
+}
+
+std::string DeviceIdentity::str() const {
+  return gpu + "|sm_count=" + std::to_string(sm_count) + "|cc=" + std::to_string(compute_capability) +
+         "|driver=" + std::to_string(driver) + "|cuda=" + std::to_string(cuda_runtime) +
+         "|cudnn=" + std::to_string(cudnn);
+}
+
+std::vector<uint8_t> encode_plan_file(const std::string& identity, const PlanEntries& entries) {
+  Writer w;
+  w.raw(kMagic, sizeof kMagic);
+  w.u32(kPlanFileVersion);
+  w.text(identity);
+  w.u32(static_cast<uint32_t>(entries.size()));
+  for (const auto& [key, r] : entries) {
+    w.text(key);
+    w.i64(r.choice.engine);
+    w.u32(static_cast<uint32_t>(r.choice.knobs.size()));
+    for (const PlanKnob& k : r.choice.knobs) {
+      w.i64(k.type);
+      w.i64(k.value);
+    }
+    w.u8(r.tuned ? 1 : 0);
+    w.f32(r.ms);
+    w.text(r.plan);
+    w.text(r.plan_build);
+  }
+  w.u32(checksum(w.bytes().data(), w.bytes().size()));
+  return std::move(w.bytes());
+}
+
+std::optional<PlanFile> decode_plan_file(const uint8_t* data, size_t size, std::string* why) {
+  if (size < sizeof kMagic + 4 + 4 + 4 + 4) return fail(why, "too short to be a plan file");
+  if (std::memcmp(data, kMagic, sizeof kMagic) != 0) return fail(why, "not a plan file (bad magic)");
+  Reader crc_reader(data + size - 4, 4);
+  uint32_t stored = 0;
+  crc_reader.u32(&stored);
+  if (checksum(data, size - 4) != stored) return fail(why, "checksum mismatch (damaged or truncated)");
+
+  Reader r(data + sizeof kMagic, size - sizeof kMagic - 4);
+  uint32_t version = 0, count = 0;
+  PlanFile file;
+  r.u32(&version);
+  if (version != kPlanFileVersion)
+    return fail(why, "format version " + std::to_string(version) + ", expected " + std::to_string(kPlanFileVersion));
+  if (!r.text(&file.identity, kMaxIdentity)) return fail(why, "bad device identity field");
+  if (!r.u32(&count) || count > r.left() / kMinEntryBytes) return fail(why, "bad entry count");
+  for (uint32_t i = 0; i < count; ++i) {
+    const std::string at = "entry " + std::to_string(i) + ": ";
+    std::string key;
+    PlanRecord rec;
+    uint32_t knobs = 0;
+    uint8_t tuned = 0;
+    if (!r.text(&key, kMaxKey) || key.empty()) return fail(why, at + "bad graph key");
+    if (!r.i64(&rec.choice.engine) || rec.choice.engine < 0) return fail(why, at + "bad engine index");
+    if (!r.u32(&knobs) || knobs > kMaxKnobs || knobs > r.left() / 16) return fail(why, at + "bad knob count");
+    for (uint32_t k = 0; k < knobs; ++k) {
+      PlanKnob knob;
+      r.i64(&knob.type);
+      r.i64(&knob.value);
+      rec.choice.knobs.push_back(knob);
+    }
+    if (!r.u8(&tuned) || tuned > 1) return fail(why, at + "bad tuned flag");
+    rec.tuned = tuned == 1;
+    if (!r.f32(&rec.ms) || !(rec.ms >= 0.0f && rec.ms < 1e9f)) return fail(why, at + "bad time");
+    if (!r.text(&rec.plan, kMaxPlanBytes)) return fail(why, at + "bad serialised plan field");
+    if (!r.text(&rec.plan_build, kMaxKey)) return fail(why, at + "bad plan build field");
+    if (!file.entries.emplace(std::move(key), std::move(rec)).second) return fail(why, at + "duplicate graph key");
+  }
+  if (r.left() != 0) return fail(why, std::to_string(r.left()) + " unexpected bytes after the last entry");
+  return file;
+}
+
+std::string default_plan_cache_dir() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg && xdg[0] == '/') return std::string(xdg) + "/scalebench";  // the XDG spec ignores relative paths
+  const char* home = std::getenv("HOME");
+  if (home && home[0] != '\0') return std::string(home) + "/.cache/scalebench";
+  return "";
+}
+
+PlanStore::PlanStore(std::string folder, std::string identity)
+    : folder_(std::move(folder)), identity_(std::move(identity)) {
+  path_ = (std::filesystem::path(folder_) / ("plans-" + hex16(name_hash(identity_)) + ".sbplans")).string();
+}
+
+void PlanStore::warn_once(const std::string& message) {
+  if (!warned_.insert(message.substr(0, message.find(':'))).second) return;
+  log_all("warning: cuDNN plan cache %s\n", message.c_str());
+}
+
+PlanEntries PlanStore::read_file(bool warn) {
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path_, ec);
+  if (ec) return {};  // no file yet (or unreadable: treated alike, the run builds its plans)
+  std::string why;
+  std::optional<PlanFile> file;
+  if (size > kMaxFileBytes) {
+    why = "larger than " + std::to_string(kMaxFileBytes >> 20) + " MiB";
+  } else {
+    std::ifstream in(path_, std::ios::binary);
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    file = decode_plan_file(bytes.data(), bytes.size(), &why);
+    if (file && file->identity != identity_) {
+      why = "written for another device or software (" + file->identity + ")";
+      file.reset();
+    }
+  }
+  if (!file) {
+    if (warn) warn_once("ignores " + path_ + ": " + why);
+    return {};
+  }
+  return std::move(file->entries);
+}
+
+const PlanRecord* PlanStore::find(const std::string& key) {
+  if (!loaded_) {
+    loaded_ = true;
+    PlanEntries on_disk = read_file(/*warn=*/true);
+    for (auto& [k, r] : on_disk) entries_.emplace(k, std::move(r));  // put() before the first read wins
+  }
+  auto it = entries_.find(key);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+void PlanStore::put(const std::string& key, const PlanRecord& record) {
+  entries_[key] = record;
+  pending_.insert(key);
+}
+
+bool PlanStore::save() {
+  if (pending_.empty()) return true;
+  if (write_failed_) return false;
+  std::error_code ec;
+  std::filesystem::create_directories(folder_, ec);
+  std::string error = ec ? "cannot create the folder: " + ec.message() : "";
+  if (error.empty()) {
+    MergeLock lock(path_ + ".lock");
+    PlanEntries merged = read_file(/*warn=*/!loaded_);  // a damaged file was already reported when loaded
+    bool changed = false;
+    for (const std::string& key : pending_) {
+      const PlanRecord& mine = entries_.at(key);
+      auto it = merged.find(key);
+      // What is on disk stays when it is as good: any entry against an untuned one, and the same tuned
+      // choice (another rank's, timed there) against a tuned one.
+      if (it != merged.end() && (!mine.tuned || (it->second.tuned && it->second.choice == mine.choice))) continue;
+      merged[key] = mine;
+      changed = true;
+    }
+    if (changed) error = replace_file(path_, encode_plan_file(identity_, merged));
+    if (error.empty()) {
+      for (auto& [k, r] : merged) entries_[k] = r;
+      loaded_ = true;
+    }
+  }
+  if (!error.empty()) {
+    write_failed_ = true;
+    warn_once("cannot save " + path_ + ": " + error + " (plans are not kept for later runs)");
+    return false;
+  }
+  pending_.clear();
+  return true;
+}
+
+}  // namespace sb
