@@ -42,9 +42,9 @@ constexpr int kSlots = 2;  // steps in flight: the host fills slot k%2 while the
 
 cuda::ContextOptions context_options(const TrainConfig& c) {
   cuda::ContextOptions o;
-  o.compute = c.precision == "bf16" ? DType::BF16 : c.precision == "fp16" ? DType::F16 : DType::F32;
-  o.tf32 = c.precision == "tf32";
-  o.layout = c.layout == "nchw" ? Layout::NCHW : Layout::NHWC;
+  o.compute = compute_dtype(c.precision);
+  o.tf32 = c.precision == Precision::TF32;
+  o.layout = c.layout;
   o.deterministic = c.deterministic;
   return o;
 }
@@ -176,7 +176,7 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
                     " channels; " + train.name + " has " + std::to_string(train.channels));
   }
   cuda::set_out_of_memory_hint("training " + config.model + " with a batch of " + std::to_string(config.per_rank_batch(comm.size())) +
-                                " per rank (evaluation " + std::to_string(config.eval_batch_size) + ") in " + config.precision +
+                                " per rank (evaluation " + std::to_string(config.eval_batch_size) + ") in " + name_of(config.precision) +
                                 "; lower --batch-size or --eval-batch-size, or use --precision bf16");
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   ctx_ = std::make_unique<cuda::Context>(context_options(config), stream_);
@@ -525,12 +525,12 @@ void CudaEngine::load_state(const EngineState& st) {
     throw UserError("the checkpoint holds " + std::to_string(st.params.size()) + " parameters but model '" + config_.model +
                     "' has " + std::to_string(n) + "; resume with the model and data it was written for");
   }
-  if (st.optimizer_state.size() != names.size()) throw UserError("the checkpoint's optimizer state does not match --optimizer " + config_.optimizer);
+  if (st.optimizer_state.size() != names.size()) throw UserError("the checkpoint's optimizer state does not match --optimizer " + std::string(optimizer_name(config_.optimizer)));
   net_->set_params(st.params);
   net_->set_buffers(st.buffers);
   for (size_t i = 0; i < names.size(); ++i) {
     if (st.optimizer_state[i].first != names[i] || st.optimizer_state[i].second.size() != n) {
-      throw UserError("the checkpoint's optimizer state '" + st.optimizer_state[i].first + "' does not match --optimizer " + config_.optimizer);
+      throw UserError("the checkpoint's optimizer state '" + st.optimizer_state[i].first + "' does not match --optimizer " + optimizer_name(config_.optimizer));
     }
     CHECK_CUDA(cudaMemcpy(optimizer_.state[i], st.optimizer_state[i].second.data(), n * sizeof(float), cudaMemcpyHostToDevice));
   }
