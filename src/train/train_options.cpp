@@ -49,7 +49,7 @@ void check_bounds(const Bounds& bounds, double value, const std::string& shown, 
                   (*bounds.hint ? std::string("; ") + bounds.hint : ""));
 }
 
-// The shortest text that reads back as the same double, for the configuration JSON.
+// 17 significant digits, which read back as the same double, for the configuration JSON.
 std::string json_number(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%.17g", v);
