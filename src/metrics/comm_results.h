@@ -20,17 +20,17 @@ namespace sb {
 
 // /comm: one row per all-reduce size and dtype, in the X(...) form of results_schema.h. Times are per
 // all-reduce, in microseconds.
-#define SB_COMM_COLUMNS(X)                                                                                          \
-  X(int64_t, bytes, 0, "bytes", "count * element size")                                                             \
-  X(int64_t, count, 0, "1", "elements")                                                                             \
-  X(int64_t, dtype, 0, "1", "code; the table's dtype_names attribute names it")                                     \
-  X(double, time_us_mean, kNotMeasured, "us", "each rank's mean over the timed iterations, mean over ranks")       \
-  X(double, time_us_min_rank, kNotMeasured, "us", "each rank's mean over the timed iterations, min over ranks")   \
-  X(double, time_us_max_rank, kNotMeasured, "us", "each rank's mean over the timed iterations, max over ranks")   \
-  X(double, algbw_gbps, kNotMeasured, "GB/s", "bytes / time_us_max_rank (1e9 bytes/s)")                            \
-  X(double, busbw_gbps, kNotMeasured, "GB/s", "algbw * 2(n-1)/n")                                                  \
-  X(int64_t, wrong, 0, "1", "wrong elements after the checked all-reduce, all ranks")                              \
-  X(int64_t, is_model_size, 0, "1", "1: the gradient size of the table's model")
+#define SB_COMM_COLUMNS(X)                         \
+  X(int64_t, bytes, 0, "bytes")                    \
+  X(int64_t, count, 0, "1")                        \
+  X(int64_t, dtype, 0, "1")                        \
+  X(double, time_us_mean, kNotMeasured, "us")      \
+  X(double, time_us_min_rank, kNotMeasured, "us")  \
+  X(double, time_us_max_rank, kNotMeasured, "us")  \
+  X(double, algbw_gbps, kNotMeasured, "GB/s")      \
+  X(double, busbw_gbps, kNotMeasured, "GB/s")      \
+  X(int64_t, wrong, 0, "1")                        \
+  X(int64_t, is_model_size, 0, "1")
 
 struct CommRow {
   SB_COMM_COLUMNS(SB_ROW_FIELD)

@@ -21,45 +21,44 @@ inline constexpr int64_t kResultsSchemaVersion = 1;
 // Marks a column that was not measured (no evaluation this epoch, no power sensor, ...).
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 
-// The tables' columns, one row each: X(type, name, value where not measured, unit, meaning). The row
-// structs below and the column lists of the writer and the reader (epoch_columns(), ...) are made from
-// these rows; a column's type is int64_t or double.
+// The tables' columns, one row each: X(type, name, value where not measured, unit). The row structs
+// below and the column lists of the writer and the reader (epoch_columns(), ...) are made from these
+// rows; a column's type is int64_t or double. results/README.md says what each column means.
 //
 // /epochs: one row per epoch. Times are seconds of wall time; "max" is over ranks (the slowest rank sets
 // the pace); NaN, never 0, where nothing was timed (an epoch resumed after its last step).
-#define SB_EPOCH_COLUMNS(X)                                                                                      \
-  X(int64_t, epoch, 0, "1", "1 for the first epoch")                                                             \
-  X(double, wall_time_max_s, kNotMeasured, "s", "the epoch's wall time, max over ranks")                         \
-  X(double, wall_time_mean_s, kNotMeasured, "s", "the epoch's wall time, mean over ranks")                       \
-  X(double, wall_time_min_s, kNotMeasured, "s", "the epoch's wall time, min over ranks")                         \
-  X(double, images_per_s, kNotMeasured, "images/s", "training images of all ranks / wall_time_max_s")            \
-  X(double, train_loss, kNotMeasured, "1", "mean over the epoch's training samples, all ranks")                  \
-  X(double, test_loss, kNotMeasured, "1", "mean over the test set")                                              \
-  X(double, test_accuracy, kNotMeasured, "1", "fraction in [0, 1]")                                              \
-  X(double, learning_rate, kNotMeasured, "1", "at the epoch's last step")                                        \
-  X(double, exposed_comm_s, kNotMeasured, "s", "time compute waited for communication, max over ranks")          \
-  X(double, energy_j, kNotMeasured, "J", "energy of all GPUs together during the epoch")                         \
-  X(int64_t, peak_memory_bytes, -1, "bytes", "peak device memory, max over ranks; -1 where not measured")        \
-  X(double, data_s, kNotMeasured, "s", "data phase total over the epoch, max over ranks")                        \
-  X(double, forward_s, kNotMeasured, "s", "forward phase total over the epoch, max over ranks")                  \
-  X(double, backward_s, kNotMeasured, "s", "backward phase total over the epoch, max over ranks")                \
-  X(double, comm_s, kNotMeasured, "s", "all communication, overlapped with compute or not, max over ranks")      \
-  X(double, optimizer_s, kNotMeasured, "s", "optimizer phase total over the epoch, max over ranks")              \
-  X(int64_t, steps_resumed, 0, "1",                                                                              \
-    "steps of this epoch done before a --resume; where > 0 the timings cover only the steps after it")
+#define SB_EPOCH_COLUMNS(X)                          \
+  X(int64_t, epoch, 0, "1")                          \
+  X(double, wall_time_max_s, kNotMeasured, "s")      \
+  X(double, wall_time_mean_s, kNotMeasured, "s")     \
+  X(double, wall_time_min_s, kNotMeasured, "s")      \
+  X(double, images_per_s, kNotMeasured, "images/s")  \
+  X(double, train_loss, kNotMeasured, "1")           \
+  X(double, test_loss, kNotMeasured, "1")            \
+  X(double, test_accuracy, kNotMeasured, "1")        \
+  X(double, learning_rate, kNotMeasured, "1")        \
+  X(double, exposed_comm_s, kNotMeasured, "s")       \
+  X(double, energy_j, kNotMeasured, "J")             \
+  X(int64_t, peak_memory_bytes, -1, "bytes")         \
+  X(double, data_s, kNotMeasured, "s")               \
+  X(double, forward_s, kNotMeasured, "s")            \
+  X(double, backward_s, kNotMeasured, "s")           \
+  X(double, comm_s, kNotMeasured, "s")               \
+  X(double, optimizer_s, kNotMeasured, "s")          \
+  X(int64_t, steps_resumed, 0, "1")
 
 // /study: one row per GPU count of a scaling study.
-#define SB_STUDY_COLUMNS(X)                                                                                      \
-  X(int64_t, gpus, 0, "1", "the GPU count of this configuration")                                               \
-  X(double, images_per_s, kNotMeasured, "images/s", "training throughput of the configuration")                  \
-  X(double, epoch_time_s, kNotMeasured, "s", "wall time of one epoch (max over ranks)")                         \
-  X(double, speedup, kNotMeasured, "1", "strong: T(baseline) / T(gpus); weak: throughput ratio")                \
-  X(double, efficiency, kNotMeasured, "1", "speedup / (gpus / baseline_gpus)")                                  \
-  X(double, exposed_comm_fraction, kNotMeasured, "1", "exposed communication / epoch time")                     \
-  X(double, time_to_accuracy_s, kNotMeasured, "s", "NaN when the study has no target or never reached it")
+#define SB_STUDY_COLUMNS(X)                            \
+  X(int64_t, gpus, 0, "1")                             \
+  X(double, images_per_s, kNotMeasured, "images/s")    \
+  X(double, epoch_time_s, kNotMeasured, "s")           \
+  X(double, speedup, kNotMeasured, "1")                \
+  X(double, efficiency, kNotMeasured, "1")             \
+  X(double, exposed_comm_fraction, kNotMeasured, "1")  \
+  X(double, time_to_accuracy_s, kNotMeasured, "s")
 
 // A field of a row struct, with the value that means "not measured".
-#define SB_ROW_FIELD(type, name, missing, unit, meaning) type name = missing;
+#define SB_ROW_FIELD(type, name, missing, unit) type name = missing;
 
 struct EpochRow {
   SB_EPOCH_COLUMNS(SB_ROW_FIELD)
@@ -79,7 +78,6 @@ struct Column {
   const char* unit;
   ColumnType type;
   size_t offset;
-  const char* meaning;
 };
 
 template <class T>
@@ -90,8 +88,7 @@ constexpr ColumnType column_type_of() {
 
 // The Column of one X(...) row, inside a function that names the row struct `Row`:
 //   using Row = EpochRow; static const Column columns[] = {SB_EPOCH_COLUMNS(SB_COLUMN_ENTRY)};
-#define SB_COLUMN_ENTRY(type, name, missing, unit, meaning) \
-  Column{#name, unit, column_type_of<type>(), offsetof(Row, name), meaning},
+#define SB_COLUMN_ENTRY(type, name, missing, unit) Column{#name, unit, column_type_of<type>(), offsetof(Row, name)},
 
 std::span<const Column> epoch_columns();
 std::span<const Column> study_columns();
