@@ -95,7 +95,7 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
   if (!cli) return 0;  // --help
   TrainConfig& config = cli->train;  // --device, --out and --comm-model (config.model) live here
   const CommSettings& comm = cli->comm;
-  const bool on_gpu = config.device == "cuda";
+  const bool on_gpu = config.device == Device::Cuda;
 
   // Cheap checks first: values, then the model, the ranks' agreement, the output path, the device.
   std::vector<SweepDtype> dtypes;
@@ -105,8 +105,6 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
   int64_t model_elements = 0;
   std::vector<SweepPoint> points;
   run_collectively(world, [&] {
-    if (config.device != "cpu" && config.device != "cuda")
-      throw UserError("--device must be cpu or cuda (got '" + config.device + "')");
     if (comm.iterations < 1) throw UserError("--iterations must be at least 1 (got " + std::to_string(comm.iterations) + ")");
     const std::vector<int64_t> sizes = power_of_two_sizes(comm.min_bytes, comm.max_bytes);
     for (SweepDtype d : parse_sweep_dtypes(comm.dtypes)) {
@@ -137,7 +135,7 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
 
   const SweepSettings settings{comm.iterations, comm.warmup_iterations};
   std::ostringstream json;
-  json << "{\"command\":\"comm\",\"device\":" << json_quote(config.device) << ",\"out\":" << json_quote(config.out)
+  json << "{\"command\":\"comm\",\"device\":" << json_quote(name_of(config.device)) << ",\"out\":" << json_quote(config.out)
        << ",\"min_bytes\":" << comm.min_bytes << ",\"max_bytes\":" << comm.max_bytes
        << ",\"dtypes\":" << quote_list(comm.dtypes) << ",\"dtypes_run\":" << quote_list(names_of(dtypes))
        << ",\"iterations\":" << settings.iterations << ",\"warmup_iterations\":" << settings.warmup_iterations

@@ -10,7 +10,7 @@
 namespace sb {
 
 void check_device_available(const TrainConfig& config, int local_size) {
-  if (config.device != "cuda") return;
+  if (config.device != Device::Cuda) return;
 #ifdef SCALEBENCH_HAVE_CUDA
   const int gpus = visible_gpu_count();
   if (gpus == 0) {
@@ -27,7 +27,7 @@ void check_device_available(const TrainConfig& config, int local_size) {
 
 std::unique_ptr<Engine> make_engine(const TrainConfig& config, const Dataset& train, const Dataset& test,
                                     Communicator& comm, int local_rank, int local_size) {
-  if (config.device == "cpu") return std::make_unique<CpuEngine>(config, train, test, comm);
+  if (config.device == Device::Cpu) return std::make_unique<CpuEngine>(config, train, test, comm);
   check_device_available(config, local_size);
 #ifdef SCALEBENCH_HAVE_CUDA
   return make_cuda_engine(config, train, test, comm, local_rank, local_size);

@@ -20,7 +20,7 @@ int info_command(MpiSession& session, const std::vector<std::string>& args) {
   }
   const RuntimeInfo info = gather_runtime_info(session);
   if (session.rank() == 0) std::fputs(format_runtime_info(info, session).c_str(), stdout);
-  if (cli.train.device == "cuda" && info.gpu_count_min == 0) {
+  if (cli.train.device == Device::Cuda && info.gpu_count_min == 0) {
     // gpu_count_min is reduced over the job: every rank throws together.
     throw AgreedError(info.cuda_built ? "--device cuda: no CUDA device is visible on at least one rank"
                                     : "--device cuda: this build has no CUDA backend (configure with -DSCALEBENCH_CUDA=ON)",

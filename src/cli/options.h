@@ -1,14 +1,14 @@
-// The option table: one row per option, used both by the parser and by --help.
+// The option table of the command line, used both by the parser and by --help: the rows of TrainConfig's
+// options (train/train_options.h), then the settings of `scale` and `comm`.
 #pragma once
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "cli/cli_config.h"
+#include "train/train_options.h"
 
 namespace sb {
-
-enum CommandMask : unsigned { kTrain = 1u, kScale = 2u, kComm = 4u, kInfo = 8u };
 
 struct OptionSpec {
   const char* name;        // without the leading dashes

@@ -61,9 +61,9 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   run_collectively(world, [&] { check_device_available(config, session.local_size()); });
 
   const TrainTest data = load_training_data(world, config, data_spec, counts.back());
-  if (config.device == "cpu") share_blas_threads(session.local_size());
+  if (config.device == Device::Cpu) share_blas_threads(session.local_size());
 
-  const RuntimeInfo info = gather_runtime_info(session, config.device == "cuda");
+  const RuntimeInfo info = gather_runtime_info(session, config.device == Device::Cuda);
   std::unique_ptr<ResultsFile> results;
   if (!config.out.empty() && world.rank() == 0) {
     results = std::make_unique<ResultsFile>(config.out, make_run_metadata(session, info, config, world.size()));

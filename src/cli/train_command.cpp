@@ -65,9 +65,9 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   const DataIdentity identity = data_identity(config.data, data);
   if (resume) run_collectively(world, [&] { check_same_data(resume->data, identity, config.resume); });
 
-  if (config.device == "cpu") share_blas_threads(session.local_size());
+  if (config.device == Device::Cpu) share_blas_threads(session.local_size());
   std::unique_ptr<Engine> engine = make_engine(config, data.train, data.test, world, session.local_rank(), session.local_size());
-  const RuntimeInfo info = gather_runtime_info(session, config.device == "cuda");
+  const RuntimeInfo info = gather_runtime_info(session, config.device == Device::Cuda);
   log0("scalebench train: %s on %s, %d rank(s) on %d node(s), %s, %lld parameters, batch %lld per rank (%s scaling)\n",
        config.model.c_str(), config.data.c_str(), world.size(), session.node_count(), info.rank_devices[0].c_str(),
        static_cast<long long>(engine->parameter_count()), static_cast<long long>(config.per_rank_batch(world.size())),

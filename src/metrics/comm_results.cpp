@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <stdexcept>
-#include <type_traits>
 
 #include "core/check.h"
 #include "h5/attributes.h"
@@ -12,26 +11,11 @@
 
 namespace sb {
 
-#define SB_COLUMN(Row, field, unit) \
-  Column { #field, unit, offsetof(Row, field), std::is_same_v<decltype(Row::field), int64_t> }
-
 std::span<const Column> comm_columns() {
-  static const Column columns[] = {
-      SB_COLUMN(CommRow, bytes, "bytes"),
-      SB_COLUMN(CommRow, count, "1"),
-      SB_COLUMN(CommRow, dtype, "1"),
-      SB_COLUMN(CommRow, time_us_mean, "us"),
-      SB_COLUMN(CommRow, time_us_min_rank, "us"),
-      SB_COLUMN(CommRow, time_us_max_rank, "us"),
-      SB_COLUMN(CommRow, algbw_gbps, "GB/s"),
-      SB_COLUMN(CommRow, busbw_gbps, "GB/s"),
-      SB_COLUMN(CommRow, wrong, "1"),
-      SB_COLUMN(CommRow, is_model_size, "1"),
-  };
+  using Row = CommRow;
+  static const Column columns[] = {SB_COMM_COLUMNS(SB_COLUMN_ENTRY)};
   return columns;
 }
-
-#undef SB_COLUMN
 
 CommResultsFile::CommResultsFile(const std::string& path, const RunMetadata& metadata, const CommTableInfo& info)
     : path_(path), working_path_(unique_working_path(path, "writing")) {

@@ -18,18 +18,22 @@
 
 namespace sb {
 
-// One row of /comm. Times are per all-reduce, in microseconds.
+// /comm: one row per all-reduce size and dtype, in the X(...) form of results_schema.h. Times are per
+// all-reduce, in microseconds.
+#define SB_COMM_COLUMNS(X)                         \
+  X(int64_t, bytes, 0, "bytes")                    \
+  X(int64_t, count, 0, "1")                        \
+  X(int64_t, dtype, 0, "1")                        \
+  X(double, time_us_mean, kNotMeasured, "us")      \
+  X(double, time_us_min_rank, kNotMeasured, "us")  \
+  X(double, time_us_max_rank, kNotMeasured, "us")  \
+  X(double, algbw_gbps, kNotMeasured, "GB/s")      \
+  X(double, busbw_gbps, kNotMeasured, "GB/s")      \
+  X(int64_t, wrong, 0, "1")                        \
+  X(int64_t, is_model_size, 0, "1")
+
 struct CommRow {
-  int64_t bytes = 0;               // count * element size
-  int64_t count = 0;               // elements
-  int64_t dtype = 0;               // code; the table's `dtype_names` attribute names it
-  double time_us_mean = kNotMeasured;      // each rank's mean over the timed iterations, mean over ranks
-  double time_us_min_rank = kNotMeasured;  // ... min over ranks
-  double time_us_max_rank = kNotMeasured;  // ... max over ranks (the headline)
-  double algbw_gbps = kNotMeasured;        // bytes / time_us_max_rank, GB/s (1e9 bytes/s)
-  double busbw_gbps = kNotMeasured;        // algbw * 2(n-1)/n
-  int64_t wrong = 0;               // wrong elements after the checked all-reduce, all ranks
-  int64_t is_model_size = 0;       // 1: the gradient size of the table's `model`
+  SB_COMM_COLUMNS(SB_ROW_FIELD)
 };
 
 // Attributes of /comm.

@@ -46,7 +46,10 @@ h5::Handle ResultsReader::open_object(const std::string& object) const {
 }
 
 h5::Handle ResultsReader::open_dataset(const std::string& run, const char* name) const {
-  const std::string path = child_path(run, name);
+  return open_dataset_at(child_path(run, name));
+}
+
+h5::Handle ResultsReader::open_dataset_at(const std::string& path) const {
   if (!has(path)) throw std::out_of_range("no dataset '" + path + "' in the results file");
   return h5::Handle::dataset(CHECK_HDF5(H5Dopen2(file_.get(), path.c_str(), H5P_DEFAULT)));
 }
@@ -67,16 +70,25 @@ double ResultsReader::double_attribute(const std::string& name, const std::strin
   return h5::read_double_attribute(open_object(object).get(), name.c_str());
 }
 
-std::vector<EpochRow> ResultsReader::epochs(const std::string& run) const {
-  h5::Handle dataset = open_dataset(run, "epochs");
-  h5::Handle type = compound_type(epoch_columns(), sizeof(EpochRow));
-  std::vector<EpochRow> rows(static_cast<size_t>(h5::shape_of(dataset.get())[0]));
+template <class Row>
+std::vector<Row> ResultsReader::read_rows(const std::string& parent, const char* name, std::span<const Column> columns) const {
+  h5::Handle dataset = open_dataset(parent, name);
+  h5::Handle type = compound_type(columns, sizeof(Row));
+  std::vector<Row> rows(static_cast<size_t>(h5::shape_of(dataset.get())[0]));
   h5::read_whole(dataset.get(), type.get(), rows.data());
   return rows;
 }
 
+std::vector<EpochRow> ResultsReader::epochs(const std::string& run) const {
+  return read_rows<EpochRow>(run, "epochs", epoch_columns());
+}
+
 std::vector<std::string> ResultsReader::epoch_column_names(const std::string& run) const {
-  h5::Handle dataset = open_dataset(run, "epochs");
+  return column_names(child_path(run, "epochs"));
+}
+
+std::vector<std::string> ResultsReader::column_names(const std::string& table) const {
+  h5::Handle dataset = open_dataset_at(table);
   h5::Handle type = h5::Handle::datatype(CHECK_HDF5(H5Dget_type(dataset.get())));
   std::vector<std::string> names;
   if (CHECK_HDF5(H5Tget_class(type.get())) != H5T_COMPOUND) return names;
@@ -113,16 +125,13 @@ StepSamples ResultsReader::steps(const std::string& run) const {
   samples.ranks = static_cast<int64_t>(shape[0]);
   samples.phase_ns.resize(static_cast<size_t>(shape[0] * shape[1] * shape[2]));
   h5::read_whole(steps.get(), H5T_NATIVE_INT64, samples.phase_ns.data());
+  samples.phases = h5::read_string_list_attribute(steps.get(), "phases");
   return samples;
 }
 
-std::vector<StudyRow> ResultsReader::study() const {
-  h5::Handle dataset = open_dataset("/", "study");
-  h5::Handle type = compound_type(study_columns(), sizeof(StudyRow));
-  std::vector<StudyRow> rows(static_cast<size_t>(h5::shape_of(dataset.get())[0]));
-  h5::read_whole(dataset.get(), type.get(), rows.data());
-  return rows;
-}
+std::vector<StudyRow> ResultsReader::study() const { return read_rows<StudyRow>("/", "study", study_columns()); }
+
+std::vector<CommRow> ResultsReader::comm() const { return read_rows<CommRow>("/", "comm", comm_columns()); }
 
 StudyInfo ResultsReader::study_info() const {
   StudyInfo info;

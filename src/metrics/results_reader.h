@@ -2,10 +2,12 @@
 // Opens read-only without locking, so a file can be read while a run is still appending to it.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "h5/handle.h"
+#include "metrics/comm_results.h"
 #include "metrics/results_file.h"
 #include "metrics/results_schema.h"
 
@@ -15,6 +17,7 @@ struct StepSamples {
   std::vector<int64_t> step_numbers;
   int64_t ranks = 0;
   std::vector<int64_t> phase_ns;  // row-major [ranks][step_numbers.size()][kStepPhases.size()]
+  std::vector<std::string> phases;  // the `phases` attribute: the names of the last axis
 };
 
 class ResultsReader {
@@ -34,16 +37,23 @@ class ResultsReader {
   // The tables of a run: `run` is "/" for `train`, "/configs/gpus_<n>" for a configuration of `scale`.
   std::vector<EpochRow> epochs(const std::string& run = "/") const;
   std::vector<std::string> epoch_column_names(const std::string& run = "/") const;  // as stored, in order
+  // The members of the table at `table` ("/study", "/comm", "/configs/gpus_2/epochs"), as stored, in order.
+  std::vector<std::string> column_names(const std::string& table) const;
   std::vector<std::vector<double>> epoch_times_per_rank(const std::string& run = "/") const;  // [epoch][rank]
   StepSamples steps(const std::string& run = "/") const;  // empty when the run sampled no steps
 
   std::vector<StudyRow> study() const;
   StudyInfo study_info() const;
+  std::vector<CommRow> comm() const;  // the table of `scalebench comm`
   std::vector<int64_t> config_gpus() const;  // the GPU counts under /configs, ascending
 
  private:
   h5::Handle open_object(const std::string& object) const;
   h5::Handle open_dataset(const std::string& run, const char* name) const;
+  h5::Handle open_dataset_at(const std::string& path) const;
+  // Every row of a table, each column read by name into its place in Row (the columns' own list).
+  template <class Row>
+  std::vector<Row> read_rows(const std::string& parent, const char* name, std::span<const Column> columns) const;
   h5::Handle file_;
 };
 

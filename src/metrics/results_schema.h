@@ -7,9 +7,12 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+
 #include "h5/handle.h"
+#include "metrics/step_phases.h"
 
 namespace sb {
 
@@ -18,52 +21,74 @@ inline constexpr int64_t kResultsSchemaVersion = 1;
 // Marks a column that was not measured (no evaluation this epoch, no power sensor, ...).
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 
-// The per-step phases, in the order of the last axis of /steps.
-inline constexpr std::array<const char*, 5> kStepPhases = {"data", "forward", "backward", "comm", "optimizer"};
+// The tables' columns, one row each: X(type, name, value where not measured, unit). The row structs
+// below and the column lists of the writer and the reader (epoch_columns(), ...) are made from these
+// rows; a column's type is int64_t or double. results/README.md says what each column means.
+//
+// /epochs: one row per epoch. Times are seconds of wall time; "max" is over ranks (the slowest rank sets
+// the pace); NaN, never 0, where nothing was timed (an epoch resumed after its last step).
+#define SB_EPOCH_COLUMNS(X)                          \
+  X(int64_t, epoch, 0, "1")                          \
+  X(double, wall_time_max_s, kNotMeasured, "s")      \
+  X(double, wall_time_mean_s, kNotMeasured, "s")     \
+  X(double, wall_time_min_s, kNotMeasured, "s")      \
+  X(double, images_per_s, kNotMeasured, "images/s")  \
+  X(double, train_loss, kNotMeasured, "1")           \
+  X(double, test_loss, kNotMeasured, "1")            \
+  X(double, test_accuracy, kNotMeasured, "1")        \
+  X(double, learning_rate, kNotMeasured, "1")        \
+  X(double, exposed_comm_s, kNotMeasured, "s")       \
+  X(double, energy_j, kNotMeasured, "J")             \
+  X(int64_t, peak_memory_bytes, -1, "bytes")         \
+  X(double, data_s, kNotMeasured, "s")               \
+  X(double, forward_s, kNotMeasured, "s")            \
+  X(double, backward_s, kNotMeasured, "s")           \
+  X(double, comm_s, kNotMeasured, "s")               \
+  X(double, optimizer_s, kNotMeasured, "s")          \
+  X(int64_t, steps_resumed, 0, "1")
 
-// One row of /epochs. Times are seconds of wall time; "max" is over ranks (the slowest rank sets the pace).
-// NaN, never 0, where nothing was timed (an epoch resumed after its last step).
+// /study: one row per GPU count of a scaling study.
+#define SB_STUDY_COLUMNS(X)                            \
+  X(int64_t, gpus, 0, "1")                             \
+  X(double, images_per_s, kNotMeasured, "images/s")    \
+  X(double, epoch_time_s, kNotMeasured, "s")           \
+  X(double, speedup, kNotMeasured, "1")                \
+  X(double, efficiency, kNotMeasured, "1")             \
+  X(double, exposed_comm_fraction, kNotMeasured, "1")  \
+  X(double, time_to_accuracy_s, kNotMeasured, "s")
+
+// A field of a row struct, with the value that means "not measured".
+#define SB_ROW_FIELD(type, name, missing, unit) type name = missing;
+
 struct EpochRow {
-  int64_t epoch = 0;                      // 1 for the first epoch
-  double wall_time_max_s = kNotMeasured;  // the epoch's wall time: max, mean, min over ranks
-  double wall_time_mean_s = kNotMeasured;
-  double wall_time_min_s = kNotMeasured;
-  double images_per_s = kNotMeasured;     // training images of all ranks / wall_time_max_s
-  double train_loss = kNotMeasured;       // mean over the epoch's training samples, all ranks
-  double test_loss = kNotMeasured;        // mean over the test set
-  double test_accuracy = kNotMeasured;    // fraction in [0, 1]
-  double learning_rate = kNotMeasured;    // at the epoch's last step
-  double exposed_comm_s = kNotMeasured;   // time compute waited for communication, max over ranks
-  double energy_j = kNotMeasured;         // energy of all GPUs together during the epoch
-  int64_t peak_memory_bytes = -1;         // peak device memory, max over ranks; -1 where not measured
-  double data_s = kNotMeasured;           // per-phase totals over the epoch, max over ranks
-  double forward_s = kNotMeasured;
-  double backward_s = kNotMeasured;
-  double comm_s = kNotMeasured;           // all communication, overlapped with compute or not
-  double optimizer_s = kNotMeasured;
-  // Steps of this epoch done before a --resume (by the run that wrote the checkpoint); 0 for an epoch
-  // run whole. Where it is > 0 the row is partial: its timings cover only the steps after the resume.
-  int64_t steps_resumed = 0;
+  SB_EPOCH_COLUMNS(SB_ROW_FIELD)
 };
 
-// One row of /study: one GPU count of a scaling study.
 struct StudyRow {
-  int64_t gpus = 0;
-  double images_per_s = kNotMeasured;
-  double epoch_time_s = kNotMeasured;           // wall time of one epoch (max over ranks)
-  double speedup = kNotMeasured;                // strong: T(baseline) / T(gpus); weak: throughput ratio
-  double efficiency = kNotMeasured;             // speedup / (gpus / baseline_gpus)
-  double exposed_comm_fraction = kNotMeasured;  // exposed communication / epoch time
-  double time_to_accuracy_s = kNotMeasured;     // NaN when the study has no target or never reached it
+  SB_STUDY_COLUMNS(SB_ROW_FIELD)
 };
 
-// A column of a table: name, unit (for the "units" attribute) and where it lives in the row struct.
+enum class ColumnType { Int64, Float64 };
+
+// A column of a table: its name, its unit (for the table's "units" attribute), its type and where it
+// lives in the row struct. The writer creates the table's compound type from these, and the reader
+// reads each column by name into the same place.
 struct Column {
   const char* name;
   const char* unit;
+  ColumnType type;
   size_t offset;
-  bool is_integer;  // int64, else float64
 };
+
+template <class T>
+constexpr ColumnType column_type_of() {
+  static_assert(std::is_same_v<T, int64_t> || std::is_same_v<T, double>, "a column is int64_t or double");
+  return std::is_same_v<T, int64_t> ? ColumnType::Int64 : ColumnType::Float64;
+}
+
+// The Column of one X(...) row, inside a function that names the row struct `Row`:
+//   using Row = EpochRow; static const Column columns[] = {SB_EPOCH_COLUMNS(SB_COLUMN_ENTRY)};
+#define SB_COLUMN_ENTRY(type, name, missing, unit) Column{#name, unit, column_type_of<type>(), offsetof(Row, name)},
 
 std::span<const Column> epoch_columns();
 std::span<const Column> study_columns();

@@ -1,54 +1,31 @@
 #include "optim/optimizer_kind.h"
 
-#include <cctype>
-
 #include "core/error.h"
 #include "optim/optim_config.h"
 #include "optim/option_checks.h"
 
 namespace sb {
 
-namespace {
-constexpr OptimizerKind kKinds[] = {OptimizerKind::Sgd, OptimizerKind::Adadelta, OptimizerKind::Adam, OptimizerKind::AdamW};
-
-bool same_ignoring_case(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
-  return true;
+std::span<const EnumName<OptimizerKind>> enum_names(OptimizerKind) {
+  static constexpr EnumName<OptimizerKind> names[] = {
+      {OptimizerKind::Sgd, "sgd"}, {OptimizerKind::Adadelta, "adadelta"}, {OptimizerKind::Adam, "adam"}, {OptimizerKind::AdamW, "adamw"}};
+  return names;
 }
-}  // namespace
 
-const char* optimizer_name(OptimizerKind kind) {
-  switch (kind) {
-    case OptimizerKind::Sgd: return "sgd";
-    case OptimizerKind::Adadelta: return "adadelta";
-    case OptimizerKind::Adam: return "adam";
-    case OptimizerKind::AdamW: return "adamw";
-  }
-  return "?";
-}
+const char* optimizer_name(OptimizerKind kind) { return name_of(kind); }
 
 const std::vector<std::string>& optimizer_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> all;
-    for (OptimizerKind kind : kKinds) all.emplace_back(optimizer_name(kind));
+    for (const EnumName<OptimizerKind>& row : enum_names(OptimizerKind{})) all.emplace_back(row.name);
     return all;
   }();
   return names;
 }
 
-std::optional<OptimizerKind> find_optimizer_kind(std::string_view name) {
-  for (OptimizerKind kind : kKinds)
-    if (same_ignoring_case(name, optimizer_name(kind))) return kind;
-  return std::nullopt;
-}
+std::optional<OptimizerKind> find_optimizer_kind(std::string_view name) { return find_by_name<OptimizerKind>(name); }
 
-std::string optimizer_name_list() {
-  std::string list;
-  for (const std::string& n : optimizer_names()) list += (list.empty() ? "" : ", ") + n;
-  return list;
-}
+std::string optimizer_name_list() { return name_list<OptimizerKind>(); }
 
 OptimizerKind parse_optimizer_kind(std::string_view name) {
   if (const auto kind = find_optimizer_kind(name)) return *kind;
@@ -82,8 +59,8 @@ bool has_eps(OptimizerKind kind) { return kind != OptimizerKind::Sgd; }
 
 std::string defaults_by_optimizer(double (*default_of)(OptimizerKind), bool (*has_option)(OptimizerKind)) {
   std::vector<OptimizerKind> kinds;
-  for (OptimizerKind kind : kKinds)
-    if (!has_option || has_option(kind)) kinds.push_back(kind);
+  for (const EnumName<OptimizerKind>& row : enum_names(OptimizerKind{}))
+    if (!has_option || has_option(row.value)) kinds.push_back(row.value);
   // The value most optimizers share (the first one on a tie) leads; the others are named.
   double common = default_of(kinds.front());
   size_t best = 0;

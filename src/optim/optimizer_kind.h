@@ -2,13 +2,19 @@
 // that differ between them. Every other place that needs a name or a default asks here.
 #pragma once
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/enum_names.h"
+
 namespace sb {
 
 enum class OptimizerKind { Sgd, Adadelta, Adam, AdamW };
+
+// The one table of the optimizers' canonical (lower-case) names, in enum order (core/enum_names.h).
+std::span<const EnumName<OptimizerKind>> enum_names(OptimizerKind);
 
 // The canonical (lower-case) name: "sgd", "adadelta", "adam", "adamw".
 const char* optimizer_name(OptimizerKind kind);

@@ -135,12 +135,12 @@ void CpuEngine::load_state(const EngineState& s) {
   net_.buffers() = s.buffers;
   auto states = optimizer_->state();
   if (states.size() != s.optimizer_state.size()) {
-    throw UserError("the checkpoint's optimizer state does not match --optimizer " + config_.optimizer);
+    throw UserError("the checkpoint's optimizer state does not match --optimizer " + std::string(optimizer_name(config_.optimizer)));
   }
   for (size_t i = 0; i < states.size(); ++i) {
     const auto& [name, values] = s.optimizer_state[i];
     if (name != states[i].name || static_cast<int64_t>(values.size()) != states[i].count) {
-      throw UserError("the checkpoint's optimizer state '" + name + "' does not match --optimizer " + config_.optimizer);
+      throw UserError("the checkpoint's optimizer state '" + name + "' does not match --optimizer " + optimizer_name(config_.optimizer));
     }
     std::copy(values.begin(), values.end(), states[i].data);
   }

@@ -10,16 +10,12 @@
 #include <utility>
 #include <vector>
 
+#include "metrics/step_phases.h"
+
 namespace sb {
 
-enum Phase { kPhaseData = 0, kPhaseForward, kPhaseBackward, kPhaseComm, kPhaseOptimizer, kPhaseCount };
-inline const char* phase_name(int p) {
-  static const char* names[] = {"data", "forward", "backward", "comm", "optimizer"};
-  return names[p];
-}
-
 struct PhaseTimes {
-  double seconds[kPhaseCount] = {0, 0, 0, 0, 0};
+  double seconds[kPhaseCount] = {};  // by Phase (metrics/step_phases.h)
   // False for "no step finished yet": an engine that times on the device reports each step one call
   // later (it never waits for the step it just queued) and hands the last one over in drain_step_times.
   bool valid = true;

@@ -14,31 +14,18 @@
 namespace sb {
 namespace {
 
-constexpr ResumeOption kResumeOptions[] = {
-    {"epochs", "--epochs", ResumeRule::NotFewer},
-    {"data", "--data", ResumeRule::SameData},
-    {"out", "--out", ResumeRule::Free},  // a results file may be moved between the runs
-    {"log_interval", "--log-interval", ResumeRule::Free},
-    {"sample_steps", "--sample-steps", ResumeRule::Free},
-    {"trace", "--trace", ResumeRule::Free},
-    {"collective_timeout", "--collective-timeout", ResumeRule::Free},
-    {"checkpoint_every", "--checkpoint-every", ResumeRule::Free},
-    {"checkpoint", "--checkpoint", ResumeRule::Free},
-    {"resume", "--resume", ResumeRule::Free},
-};
-
-const ResumeOption* rule_for(const std::string& key) {
-  for (const ResumeOption& o : kResumeOptions)
-    if (key == o.key) return &o;
-  return nullptr;
+// The rule of a configuration key; Same for a key no row records (a checkpoint of another version).
+ResumeRule rule_for(const std::string& key) {
+  const TrainOption* row = train_option_for_key(key);
+  return row ? row->resume : ResumeRule::Same;
 }
 
 std::string changeable_list() {
   std::string text;
-  for (const ResumeOption& o : kResumeOptions) {
-    if (o.rule == ResumeRule::SameData) continue;
+  for (const TrainOption& row : train_options()) {
+    if (row.resume != ResumeRule::Free && row.resume != ResumeRule::NotFewer) continue;
     if (!text.empty()) text += ", ";
-    text += o.option;
+    text += std::string("--") + row.name;
   }
   return text;
 }
@@ -47,67 +34,11 @@ std::string epochs_text(int64_t n) { return std::to_string(n) + (n == 1 ? " epoc
 
 }  // namespace
 
-std::span<const ResumeOption> resume_option_table() { return kResumeOptions; }
-
 std::string option_for_key(const std::string& key) {
-  if (const ResumeOption* o = rule_for(key)) return o->option;
-  if (key == "warmup_epochs") return "--lr-warmup-epochs";
+  if (const TrainOption* row = train_option_for_key(key)) return std::string("--") + row->name;
   std::string option = "--" + key;
   std::replace(option.begin(), option.end(), '_', '-');
   return option;
-}
-
-std::vector<std::pair<std::string, std::string>> flat_json_members(const std::string& text, const std::string& what) {
-  const auto bad = [&] { throw UserError(what + " holds a configuration that is not a flat JSON object; it was not written by scalebench"); };
-  size_t i = 0;
-  const auto skip_space = [&] {
-    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-  };
-  // A JSON string from text[i] == '"': its raw text, quotes and escapes included.
-  const auto string_token = [&] {
-    const size_t begin = i++;
-    while (i < text.size() && text[i] != '"') i += text[i] == '\\' ? 2 : 1;
-    if (i >= text.size()) bad();
-    ++i;
-    return text.substr(begin, i - begin);
-  };
-  std::vector<std::pair<std::string, std::string>> members;
-  skip_space();
-  if (i >= text.size() || text[i] != '{') bad();
-  ++i;
-  skip_space();
-  if (i < text.size() && text[i] == '}') return members;
-  while (true) {
-    skip_space();
-    if (i >= text.size() || text[i] != '"') bad();
-    const std::string key = string_token();
-    skip_space();
-    if (i >= text.size() || text[i] != ':') bad();
-    ++i;
-    skip_space();
-    std::string value;
-    if (i < text.size() && text[i] == '"') {
-      value = string_token();
-    } else {  // a number, true, false or null
-      const size_t begin = i;
-      while (i < text.size() && text[i] != ',' && text[i] != '}' && !std::isspace(static_cast<unsigned char>(text[i]))) {
-        if (text[i] == '{' || text[i] == '[' || text[i] == '"') bad();
-        ++i;
-      }
-      value = text.substr(begin, i - begin);
-      if (value.empty()) bad();
-    }
-    members.emplace_back(key.substr(1, key.size() - 2), value);
-    skip_space();
-    if (i >= text.size()) bad();
-    if (text[i] == '}') break;
-    if (text[i] != ',') bad();
-    ++i;
-  }
-  ++i;  // past the closing brace
-  skip_space();
-  if (i != text.size()) bad();
-  return members;
 }
 
 void check_same_run_options(const std::string& stored_json, const std::string& stored_what, const std::string& given_json,
@@ -120,11 +51,11 @@ void check_same_run_options(const std::string& stored_json, const std::string& s
   for (const auto& [key, value] : given) keys[key];
   const std::string missing = "(not recorded)";
   for (const auto& [key, unused] : keys) {
-    const ResumeOption* rule = rule_for(key);
-    if (rule && rule->rule != ResumeRule::SameData) continue;  // Free, and NotFewer (check_resume)
+    const ResumeRule rule = rule_for(key);
+    if (rule == ResumeRule::Free || rule == ResumeRule::NotFewer) continue;  // NotFewer: check_resume
     const auto s = stored.find(key), g = given.find(key);
     std::string was = s == stored.end() ? missing : s->second, is = g == given.end() ? missing : g->second;
-    if (rule && rule->rule == ResumeRule::SameData && s != stored.end() && g != given.end()) {
+    if (rule == ResumeRule::SameData && s != stored.end() && g != given.end()) {
       // JSON strings of scalebench's own --data texts: no escapes to undo in a canonical comparison.
       const auto canonical = [](const std::string& json) {
         return canonical_data_spec(json.size() >= 2 ? json.substr(1, json.size() - 2) : json);

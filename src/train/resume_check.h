@@ -7,34 +7,16 @@
 #include <vector>
 
 #include "train/checkpoint.h"
+#include "train/config_json.h"
 #include "train/train_config.h"
+#include "train/train_options.h"
 
 namespace sb {
-
-// How a configuration key (TrainConfig::to_json) may differ between a checkpoint's run and its resume.
-enum class ResumeRule {
-  Free,         // may differ: output, logging, tracing and checkpointing
-  NotFewer,     // --epochs: at least the epochs the checkpoint has begun
-  SameData,     // --data: the same data set, compared in canonical form
-};
-
-struct ResumeOption {
-  const char* key;     // in config_json
-  const char* option;  // on the command line, with its dashes
-  ResumeRule rule;
-};
-
-// The one table of options a resume treats specially; every other key of config_json must be equal.
-std::span<const ResumeOption> resume_option_table();
 
 // The command-line name of a config_json key ("--lr-warmup-epochs" for warmup_epochs).
 std::string option_for_key(const std::string& key);
 
-// The members of a flat JSON object (as TrainConfig::to_json writes it): key and the value's JSON text.
-// Throws UserError naming `what` when the text is not such an object.
-std::vector<std::pair<std::string, std::string>> flat_json_members(const std::string& text, const std::string& what);
-
-// Throws UserError naming the first key that differs against the table, with the stored and the given
+// Throws UserError naming the first key that differs against the option rows' ResumeRule, with the stored and the given
 // value: "--lr: <stored_what> 1, <given_what> 0.5; ...". NotFewer keys are left to check_resume.
 void check_same_run_options(const std::string& stored_json, const std::string& stored_what, const std::string& given_json,
                             const std::string& given_what);
@@ -51,7 +33,7 @@ bool resume_is_finished(const Checkpoint& checkpoint, const TrainConfig& config)
 void check_same_checkpoint_on_ranks(Communicator& comm, const Checkpoint& checkpoint, const std::string& path);
 
 // Everything a resume can check from the checkpoint and the configuration alone (every rank): the
-// options (resume_option_table), --epochs not fewer than the epochs begun, and the rank count.
+// options (each row's ResumeRule, train/train_options.h), --epochs not fewer than the epochs begun, and the rank count.
 void check_resume(const Checkpoint& checkpoint, const TrainConfig& config, int ranks);
 
 // Rank 0, before anything is written: `out` must be the `train` results file of the checkpoint's run,

@@ -28,7 +28,7 @@ OptimizerSpec optimizer_spec_for(const TrainConfig& config) {
   o.beta2 = config.beta2;
   o.weight_decay = config.weight_decay;
   if (config.eps >= 0) o.eps = config.eps;
-  return resolve_optimizer_spec(parse_optimizer_kind(config.optimizer), o);
+  return resolve_optimizer_spec(config.optimizer, o);
 }
 
 std::unique_ptr<Optimizer> optimizer_for(const TrainConfig& config, int64_t parameter_count) {
@@ -43,7 +43,7 @@ std::unique_ptr<LrSchedule> schedule_for(const TrainConfig& config, int ranks) {
   o.total_epochs = config.epochs;
   o.min_lr = config.min_lr;
   const double base = config.scale_lr ? config.lr * ranks : config.lr;
-  return make_schedule(config.scheduler, base, o);
+  return make_schedule(name_of(config.scheduler), base, o);
 }
 
 uint64_t dropout_stream_key(uint64_t seed, int rank) {

@@ -18,7 +18,7 @@ LayerSpec model_spec_for(const TrainConfig& config, const Dataset& train);
 
 // The optimizer setup of the run, every default resolved: the one place both engines take it from (the
 // CPU engine through optimizer_for, the CUDA engine for its fused update). Throws UserError for an
-// unknown name (any case is accepted) or an out-of-range option.
+// out-of-range option.
 OptimizerSpec optimizer_spec_for(const TrainConfig& config);
 std::unique_ptr<Optimizer> optimizer_for(const TrainConfig& config, int64_t parameter_count);
 // The LR schedule; with --scale-lr the base LR is multiplied by the number of ranks.

@@ -1,15 +1,18 @@
-// Everything a training run is configured by. The CLI fills it from the option table; the trainer,
-// the engines and the results file read it. It hashes the same on every rank or the job refuses to run.
+// Everything a training run is configured by. The CLI fills it from the option rows
+// (train/train_options.h), which also check, record and restore it; the trainer, the engines and the
+// results file read it. It hashes the same on every rank or the job refuses to run.
 #pragma once
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include "core/dtype.h"
 #include "optim/optim_config.h"
+#include "optim/optimizer_kind.h"
+#include "optim/schedule_kind.h"
+#include "train/run_choices.h"
 
 namespace sb {
-
-enum class Scaling { Strong, Weak };
 
 struct TrainConfig {
   std::string model = "mnist-cnn";
@@ -25,7 +28,7 @@ struct TrainConfig {
   bool dropout = true;   // false turns every dropout layer into the identity (equivalence tests)
 
   // The optimizer options; optimizer_spec_for (train/run_setup.h) resolves them for both engines.
-  std::string optimizer = "sgd";  // any case; the CLI stores the canonical name (optim/optimizer_kind.h)
+  OptimizerKind optimizer = OptimizerKind::Sgd;
   double lr = 0.01;
   double momentum = SgdConfig{}.momentum;
   double dampening = SgdConfig{}.dampening;
@@ -34,7 +37,7 @@ struct TrainConfig {
   double rho = AdadeltaConfig{}.rho;
   double eps = -1.0;  // optimizer epsilon; <0 picks the optimizer's own default
   double beta1 = AdamConfig{}.beta1, beta2 = AdamConfig{}.beta2;
-  std::string scheduler = "none";  // none | step | cosine
+  ScheduleKind scheduler = ScheduleKind::None;
   int step_size = 1;
   double gamma = 0.7;
   double warmup_epochs = 0.0;  // cosine: linear warm-up length in epochs (fractions allowed)
@@ -42,9 +45,9 @@ struct TrainConfig {
   bool scale_lr = false;  // multiply the LR by the number of ranks
 
   uint64_t seed = 1;
-  std::string device = "cpu";       // cpu | cuda
-  std::string precision = "fp32";   // fp32 | tf32 | fp16 | bf16
-  std::string layout = "nhwc";      // nhwc | nchw (CUDA backend)
+  Device device = Device::Cpu;
+  Precision precision = Precision::FP32;
+  Layout layout = Layout::NHWC;  // of the activations (CUDA backend)
   bool cuda_graph = true;
   double bucket_mib = 25.0;
   bool allreduce_bf16 = false;
@@ -70,10 +73,15 @@ struct TrainConfig {
 
   // Per-rank batch for a world of `ranks`; throws UserError when a strong-scaling batch doesn't divide.
   int64_t per_rank_batch(int ranks) const;
-  // Checks values that need no files or ranks (ranges, names); throws UserError naming the option.
+  // Checks values that need no files or ranks: each option's bounds, then the rules between options;
+  // throws UserError naming the option.
   void validate() const;
-  // The configuration as a JSON object (for the results file and the cross-rank hash).
+  // The configuration as a flat JSON object, one member per recorded option (for the results file, the
+  // cross-rank hash and checkpoints).
   std::string to_json() const;
+  // The configuration recorded by to_json(); options it does not record keep their defaults. Throws
+  // UserError naming `what` and the key for text that to_json() could not have written.
+  static TrainConfig from_json(const std::string& text, const std::string& what);
 };
 
 const char* scaling_name(Scaling s);

@@ -234,7 +234,7 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
       run.diverged = true;
       run.stop_reason = "the training loss became " + std::string(std::isnan(s.train_loss) ? "NaN" : "infinite") +
                         " in epoch " + std::to_string(epoch + 1) + "; lower --lr" +
-                        (config.precision == "fp32" ? "" : " or use --precision fp32");
+                        (config.precision == Precision::FP32 ? "" : " or use --precision fp32");
       break;
     }
     if (config.checkpoint_every > 0 && (epoch + 1) % config.checkpoint_every == 0) {

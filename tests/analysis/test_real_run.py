@@ -16,6 +16,9 @@ import h5py
 
 from report_test_util import TempDirTest, read_csv, run_report
 
+import plots  # noqa: E402  (fixtures, through report_test_util, puts analysis/ on the path)
+import tables  # noqa: E402
+
 SKIPPED = 77
 DATA = "synthetic:1x8x8:4:256:64"
 COMMAND, SCALEBENCH, MPIEXEC = (sys.argv[1:4] + [None] * 3)[:3]
@@ -49,6 +52,10 @@ class TrainRunTest(TempDirTest):
         with h5py.File(h5, "r") as f:
             epochs = f["epochs"][()]
             self.assertEqual(int(f.attrs["world_size"]), 2)
+            # The analysis's phase lists name the phases the writer stores, in its order.
+            stored_phases = tuple(name.decode() if isinstance(name, bytes) else name for name in f["steps"].attrs["phases"])
+        self.assertEqual(plots.PHASES, stored_phases)
+        self.assertEqual(tuple(name for name, _ in tables.PHASE_TABLE), stored_phases)
 
         result = run_report(h5, "--table-only", cwd=self.tmp)
         self.assert_ok(result)

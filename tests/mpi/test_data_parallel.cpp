@@ -36,7 +36,7 @@ TrainConfig equivalence_config(const std::string& optimizer) {
   c.dropout = false;
   c.scaling = Scaling::Strong;
   c.batch_size = 16;
-  c.optimizer = optimizer;
+  c.optimizer = parse_optimizer_kind(optimizer);
   c.lr = optimizer == "adadelta" ? 1.0 : 0.05;
   c.momentum = optimizer == "sgd" ? 0.9 : 0.0;
   c.seed = 5;

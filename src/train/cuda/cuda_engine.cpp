@@ -49,9 +49,9 @@ int64_t bucket_elements(double bucket_mib) {
 
 cuda::ContextOptions context_options(const TrainConfig& c) {
   cuda::ContextOptions o;
-  o.compute = c.precision == "bf16" ? DType::BF16 : c.precision == "fp16" ? DType::F16 : DType::F32;
-  o.tf32 = c.precision == "tf32";
-  o.layout = c.layout == "nchw" ? Layout::NCHW : Layout::NHWC;
+  o.compute = compute_dtype(c.precision);
+  o.tf32 = c.precision == Precision::TF32;
+  o.layout = c.layout;
   o.deterministic = c.deterministic;
   return o;
 }
@@ -117,7 +117,7 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
   energy_ = std::make_unique<GpuEnergyMeter>(device);
   cuda::check_fits_batch_kernel(train);
   cuda::set_out_of_memory_hint("training " + config.model + " with a batch of " + std::to_string(config.per_rank_batch(comm.size())) +
-                                " per rank (evaluation " + std::to_string(config.eval_batch_size) + ") in " + config.precision +
+                                " per rank (evaluation " + std::to_string(config.eval_batch_size) + ") in " + name_of(config.precision) +
                                 "; lower --batch-size or --eval-batch-size, or use --precision bf16");
   stream_ = cuda::CudaStream::create_non_blocking();
   ctx_ = std::make_unique<cuda::Context>(context_options(config), stream_.get());
@@ -263,10 +263,10 @@ void CudaEngine::load_state(const EngineState& st) {
     throw UserError("the checkpoint holds " + std::to_string(st.params.size()) + " parameters but model '" + config_.model +
                     "' has " + std::to_string(n) + "; resume with the model and data it was written for");
   }
-  optimizer_->check_state_count(st, config_.optimizer);
+  optimizer_->check_state_count(st, optimizer_name(config_.optimizer));
   net_->set_params(st.params);
   net_->set_buffers(st.buffers);
-  optimizer_->load(st, config_.optimizer);
+  optimizer_->load(st, optimizer_name(config_.optimizer));
   if (scaler_) scaler_->load(st);
   train_totals_->copy_in(st.train_totals);
 }

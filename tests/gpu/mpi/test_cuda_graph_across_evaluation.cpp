@@ -52,13 +52,13 @@ TEST(CudaGraphAcrossEvaluation, GraphStepsEqualEagerStepsAroundEvaluations) {
   const TrainTest data = make_synthetic(SyntheticShape{1, 28, 28, 10}, 256, 64, 5);
   TrainConfig config;
   config.model = "mnist-cnn";  // has dropout
-  config.device = "cuda";
-  config.precision = "fp32";
+  config.device = Device::Cuda;
+  config.precision = Precision::FP32;
   config.deterministic = true;
   config.dropout = true;
   config.batch_size = 8;  // per rank (weak scaling)
   config.eval_batch_size = 32;  // larger than the training batch: the first evaluation grows buffers
-  config.optimizer = "sgd";
+  config.optimizer = OptimizerKind::Sgd;
   config.lr = 0.02;
   config.momentum = 0.9;
   config.seed = 9;

@@ -128,7 +128,7 @@ TEST_P(GpuModelSteps, LossesAndParametersFollowTheCpuReference) {
   config.model = c.model;
   config.dropout = false;
   config.batch_size = testing::kModelStepBatch;
-  config.optimizer = "sgd";
+  config.optimizer = OptimizerKind::Sgd;
   config.lr = c.lr;
   config.momentum = testing::kModelStepMomentum;
   config.seed = testing::kModelStepSeed;
@@ -137,8 +137,8 @@ TEST_P(GpuModelSteps, LossesAndParametersFollowTheCpuReference) {
   CpuEngine cpu(config, data.train, data.test, *alone);
   const Trace want = run(cpu, config, data, steps);
   const Spread spread = cpu_spread(config, data, *alone, want);
-  config.device = "cuda";
-  config.precision = "fp32";
+  config.device = Device::Cuda;
+  config.precision = Precision::FP32;
   config.deterministic = true;
   config.cuda_graph = std::getenv("SB_TEST_NO_CUDA_GRAPH") == nullptr;  // a diagnosis switch: eager steps
   auto gpu = make_cuda_engine(config, data.train, data.test, *alone, world->rank(), world->size());

@@ -126,17 +126,17 @@ TEST_P(GpuOptimizerSteps, EachStepEqualsTheCpuOptimizerOnTheSameGradient) {
   config.batch_size = kBatch;
   config.eval_batch_size = 16;
   config.seed = 9;
-  config.optimizer = c.name;
+  config.optimizer = parse_optimizer_kind(c.name);
   config.lr = c.lr;
   config.momentum = c.momentum;
   config.validate();
   CpuEngine cpu(config, data.train, data.test, *alone);  // the CPU engine's own optimizer is the reference
 
-  config.device = "cuda";
-  config.precision = "fp32";  // no TF32
+  config.device = Device::Cuda;
+  config.precision = Precision::FP32;  // no TF32
   config.deterministic = true;
   TrainConfig probe_config = config;
-  probe_config.optimizer = "sgd";
+  probe_config.optimizer = OptimizerKind::Sgd;
   probe_config.momentum = 0.0;
   probe_config.weight_decay = 0.0;
   auto gpu = make_cuda_engine(config, data.train, data.test, *alone, world->rank(), world->size());

@@ -23,13 +23,13 @@ bool enough_gpus(Communicator& comm) {
 TrainConfig gpu_config() {
   TrainConfig c;
   c.model = "mnist-cnn";
-  c.device = "cuda";
-  c.precision = "fp32";  // no TF32: the comparison is at fp32 rounding
+  c.device = Device::Cuda;
+  c.precision = Precision::FP32;  // no TF32: the comparison is at fp32 rounding
   c.deterministic = true;
   c.dropout = false;
   c.scaling = Scaling::Strong;
   c.batch_size = 32;
-  c.optimizer = "sgd";
+  c.optimizer = OptimizerKind::Sgd;
   c.lr = 0.05;
   c.momentum = 0.9;
   c.seed = 7;
@@ -74,7 +74,7 @@ TEST(MultiGpuDataParallel, EveryRankHoldsIdenticalParametersAfterTheAllReduce) {
   config.dropout = true;  // each rank draws its own masks; the averaged gradients must still agree
   config.scaling = Scaling::Weak;
   config.batch_size = 16;
-  config.precision = "bf16";
+  config.precision = Precision::BF16;
   std::vector<float> params = train_steps(config, data, *world, world->rank(), 5);
   std::vector<float> root = params;
   world->broadcast(std::span<float>(root), 0);

@@ -1,0 +1,324 @@
+#include "train/train_options.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/json_text.h"
+#include "optim/option_checks.h"
+#include "train/config_json.h"
+
+namespace sb {
+
+bool Bounds::contains(double v) const {
+  if (std::isnan(v)) return false;
+  return (lowest_open ? v > lowest : v >= lowest) && (highest_open ? v < highest : v <= highest);
+}
+
+std::string Bounds::rule() const {
+  if (std::isinf(highest)) {
+    if (lowest == 0) return lowest_open ? "must be positive" : "must not be negative";
+    return (lowest_open ? "must be greater than " : "must be at least ") + format_option_value(lowest);
+  }
+  if (std::isinf(lowest)) return (highest_open ? "must be less than " : "must be at most ") + format_option_value(highest);
+  return "must lie in " + std::string(lowest_open ? "(" : "[") + format_option_value(lowest) + ", " +
+         format_option_value(highest) + (highest_open ? ")" : "]");
+}
+
+namespace {
+
+const unsigned kRun = kTrain | kScale;
+
+// ------------------------------------------------------------------------------------- accepted values
+
+Bounds at_least(double lowest, const char* hint = "") { return {lowest, Bounds{}.highest, false, false, hint}; }
+Bounds positive() { return {0, Bounds{}.highest, true, false, ""}; }
+Bounds within(double lowest, double highest, bool highest_open, const char* hint = "") {
+  return {lowest, highest, false, highest_open, hint};
+}
+
+[[noreturn]] void bad_text(const char* option, const std::string& text, const std::string& expected) {
+  throw UserError(std::string("--") + option + " expects " + expected + ", got '" + text + "'");
+}
+
+void check_bounds(const Bounds& bounds, double value, const std::string& shown, const char* option) {
+  if (bounds.contains(value)) return;
+  throw UserError(std::string("--") + option + " " + bounds.rule() + " (got " + shown + ")" +
+                  (*bounds.hint ? std::string("; ") + bounds.hint : ""));
+}
+
+// 17 significant digits, which read back as the same double, for the configuration JSON.
+std::string json_number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
+}
+// The value as --help shows a default.
+std::string shown_number(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+std::optional<double> read_double(const std::string& text) {
+  double x = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return x;
+}
+double parse_double(const std::string& text, const char* option) {
+  const std::optional<double> x = read_double(text);
+  if (!x || !std::isfinite(*x)) bad_text(option, text, "a number");
+  return *x;
+}
+
+// ------------------------------------------------------------------------------------- field kinds
+
+// An integer field of type T (int, int64_t, uint64_t); values beyond int64_t are refused.
+template <class T>
+OptionField whole(T TrainConfig::*field, Bounds bounds) {
+  constexpr int64_t largest = std::numeric_limits<T>::max() < static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+                                  ? static_cast<int64_t>(std::numeric_limits<T>::max())
+                                  : std::numeric_limits<int64_t>::max();
+  const auto check = [field, bounds](const TrainConfig& c, const char* option) {
+    check_bounds(bounds, static_cast<double>(c.*field), std::to_string(c.*field), option);
+  };
+  OptionField f;
+  f.parse = [field, bounds](TrainConfig& c, const std::string& text, const char* option) {
+    int64_t x = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
+    const bool whole_text = end == text.data() + text.size();
+    if (ec == std::errc::result_out_of_range && whole_text) bad_text(option, text, "an integer no larger than " + std::to_string(largest));
+    if (ec != std::errc() || !whole_text) bad_text(option, text, "an integer");
+    check_bounds(bounds, static_cast<double>(x), std::to_string(x), option);  // before a cast could wrap it
+    if (x > largest) bad_text(option, text, "an integer no larger than " + std::to_string(largest));
+    if (x < static_cast<int64_t>(std::numeric_limits<T>::lowest()))
+      bad_text(option, text, "an integer no smaller than " + std::to_string(std::numeric_limits<T>::lowest()));
+    c.*field = static_cast<T>(x);
+  };
+  f.show = [field](const TrainConfig& c) { return std::to_string(c.*field); };
+  f.check = check;
+  f.to_json = f.show;
+  f.from_json = [field](TrainConfig& c, const std::string& json) {
+    T x{};
+    const auto [end, ec] = std::from_chars(json.data(), json.data() + json.size(), x);
+    if (ec != std::errc() || end != json.data() + json.size()) return false;
+    c.*field = x;
+    return true;
+  };
+  f.bounds = bounds;
+  return f;
+}
+
+OptionField number(double TrainConfig::*field, std::optional<Bounds> bounds = std::nullopt) {
+  const auto check = [field, bounds](const TrainConfig& c, const char* option) {
+    if (bounds) check_bounds(*bounds, c.*field, format_option_value(c.*field), option);
+  };
+  OptionField f;
+  f.parse = [field, check](TrainConfig& c, const std::string& text, const char* option) {
+    c.*field = parse_double(text, option);
+    check(c, option);
+  };
+  f.show = [field](const TrainConfig& c) { return shown_number(c.*field); };
+  f.check = check;
+  f.to_json = [field](const TrainConfig& c) { return json_number(c.*field); };
+  f.from_json = [field](TrainConfig& c, const std::string& json) {
+    const std::optional<double> x = read_double(json);
+    if (x) c.*field = *x;
+    return x.has_value();
+  };
+  f.bounds = bounds;
+  return f;
+}
+
+OptionField flag(bool TrainConfig::*field) {
+  OptionField f;
+  f.parse = [field](TrainConfig& c, const std::string& text, const char* option) {
+    if (text == "on" || text == "true" || text == "1" || text == "yes") c.*field = true;
+    else if (text == "off" || text == "false" || text == "0" || text == "no") c.*field = false;
+    else bad_text(option, text, "on or off");
+  };
+  f.show = [field](const TrainConfig& c) { return std::string(c.*field ? "on" : "off"); };
+  f.check = [](const TrainConfig&, const char*) {};
+  f.to_json = [field](const TrainConfig& c) { return std::string(c.*field ? "true" : "false"); };
+  f.from_json = [field](TrainConfig& c, const std::string& json) {
+    if (json != "true" && json != "false") return false;
+    c.*field = json == "true";
+    return true;
+  };
+  return f;
+}
+
+// A text field; --help shows `unset` for the empty text.
+OptionField text(std::string TrainConfig::*field, const char* unset = "") {
+  OptionField f;
+  f.parse = [field](TrainConfig& c, const std::string& text, const char*) { c.*field = text; };
+  f.show = [field, unset](const TrainConfig& c) { return (c.*field).empty() ? std::string(unset) : c.*field; };
+  f.check = [](const TrainConfig&, const char*) {};
+  f.to_json = [field](const TrainConfig& c) { return json_quote(c.*field); };
+  f.from_json = [field](TrainConfig& c, const std::string& json) {
+    const std::optional<std::string> value = json_string_value(json);
+    if (value) c.*field = *value;
+    return value.has_value();
+  };
+  return f;
+}
+
+// A named choice: an enum with a table of names (core/enum_names.h), parsed in any case.
+template <class E>
+OptionField choice(E TrainConfig::*field) {
+  OptionField f;
+  f.parse = [field](TrainConfig& c, const std::string& text, const char* option) {
+    const std::optional<E> value = find_by_name<E>(text);
+    if (!value) bad_text(option, text, "one of " + name_list<E>() + " (any case)");
+    c.*field = *value;
+  };
+  f.show = [field](const TrainConfig& c) { return std::string(name_of(c.*field)); };
+  f.check = [](const TrainConfig&, const char*) {};
+  f.to_json = [field](const TrainConfig& c) { return json_quote(name_of(c.*field)); };
+  f.from_json = [field](TrainConfig& c, const std::string& json) {
+    const std::optional<std::string> name = json_string_value(json);
+    const std::optional<E> value = name ? find_by_name<E>(*name) : std::nullopt;
+    if (value) c.*field = *value;
+    return value.has_value();
+  };
+  for (const EnumName<E>& row : enum_names(E{})) f.choices.emplace_back(row.name);
+  return f;
+}
+
+// Unset: the optimizer's own default, which the JSON records resolved, so that a default and the same
+// value given explicitly record (and resume) alike.
+OptionField weight_decay() {
+  const Bounds bounds = at_least(0);
+  const auto check = [bounds](const TrainConfig& c, const char* option) {
+    if (c.weight_decay) check_bounds(bounds, *c.weight_decay, format_option_value(*c.weight_decay), option);
+  };
+  OptionField f;
+  f.parse = [check](TrainConfig& c, const std::string& text, const char* option) {
+    c.weight_decay = parse_double(text, option);
+    check(c, option);
+  };
+  f.show = [](const TrainConfig& c) {
+    return c.weight_decay ? shown_number(*c.weight_decay) : "default: " + defaults_by_optimizer(default_weight_decay);
+  };
+  f.check = check;
+  f.to_json = [](const TrainConfig& c) { return json_number(c.weight_decay.value_or(default_weight_decay(c.optimizer))); };
+  f.from_json = [](TrainConfig& c, const std::string& json) {
+    const std::optional<double> x = read_double(json);
+    if (x) c.weight_decay = *x;
+    return x.has_value();
+  };
+  f.bounds = bounds;
+  return f;
+}
+
+// `f` with another --help text for its value.
+OptionField shown_as(OptionField f, std::function<std::string(const TrainConfig&)> show) {
+  f.show = std::move(show);
+  return f;
+}
+
+std::vector<TrainOption> make_rows() {
+  using C = TrainConfig;
+  const ResumeRule same = ResumeRule::Same, free = ResumeRule::Free;
+  return {
+      {"model", "NAME", "model: mnist-cnn, wrn, cifar-cnn, mlp, resnet18", kRun, "model", same, text(&C::model)},
+      {"data", "SPEC", "fashion-mnist[:DIR], mnist:DIR, cifar10:DIR, cifar100:DIR, synthetic:CxHxW:CLASSES[:NTRAIN[:NTEST]]", kRun,
+       "data", ResumeRule::SameData, text(&C::data)},
+      {"epochs", "N", "training epochs", kRun, "epochs", ResumeRule::NotFewer, whole(&C::epochs, at_least(1))},
+      {"batch-size", "B", "per-rank batch (--scaling weak) or global batch (--scaling strong)", kRun, "batch_size", same,
+       whole(&C::batch_size, at_least(1))},
+      {"scaling", "MODE", "weak: fixed per-rank batch; strong: fixed global batch split across ranks", kRun, "scaling", same,
+       choice(&C::scaling)},
+      {"eval-batch-size", "B", "per-rank batch for evaluation", kRun, "eval_batch_size", same,
+       whole(&C::eval_batch_size, at_least(1))},
+      {"train-limit", "N", "use the first N training samples (0: all)", kRun, "train_limit", same,
+       whole(&C::train_limit, at_least(0, "0 uses every sample"))},
+      {"test-limit", "N", "use the first N test samples (0: all)", kRun, "test_limit", same,
+       whole(&C::test_limit, at_least(0, "0 uses every sample"))},
+      {"drop-last", "", "drop the last incomplete batch of each epoch", kRun, "drop_last", same, flag(&C::drop_last)},
+      {"augment", "", "random crop (padding 4) and horizontal flip (CIFAR)", kRun, "augment", same, flag(&C::augment)},
+      {"dropout", "", "dropout layers active in training (--no-dropout makes them the identity)", kRun, "dropout", same,
+       flag(&C::dropout)},
+      {"optimizer", "NAME", optimizer_name_list() + " (any case)", kRun, "optimizer", same, choice(&C::optimizer)},
+      {"lr", "X", "learning rate", kRun, "lr", same, number(&C::lr, positive())},
+      {"momentum", "X", "SGD momentum", kRun, "momentum", same, number(&C::momentum, within(0, 1, false))},
+      {"dampening", "X", "SGD dampening", kRun, "dampening", same, number(&C::dampening)},
+      {"nesterov", "", "SGD with Nesterov momentum", kRun, "nesterov", same, flag(&C::nesterov)},
+      {"weight-decay", "X", "L2 weight decay (decoupled for adamw); default by optimizer", kRun, "weight_decay", same,
+       weight_decay()},
+      {"rho", "X", "Adadelta rho", kRun, "rho", same, number(&C::rho)},
+      {"eps", "X", "epsilon of adadelta, adam and adamw (negative: the optimizer's default)", kRun, "eps", same,
+       shown_as(number(&C::eps),
+                [](const C& c) { return c.eps >= 0 ? shown_number(c.eps) : "default: " + defaults_by_optimizer(default_eps, has_eps); })},
+      {"beta1", "X", "Adam and AdamW: decay of the gradient's running average, in [0, 1)", kRun, "beta1", same,
+       number(&C::beta1, within(0, 1, true, "Adam's default is 0.9"))},
+      {"beta2", "X", "Adam and AdamW: decay of the squared gradient's running average, in [0, 1)", kRun, "beta2", same,
+       number(&C::beta2, within(0, 1, true, "Adam's default is 0.999"))},
+      {"scheduler", "NAME", "none, step (StepLR per epoch), cosine (per step, with --lr-warmup-epochs)", kRun, "scheduler", same,
+       choice(&C::scheduler)},
+      {"step-size", "N", "StepLR step size in epochs", kRun, "step_size", same, whole(&C::step_size, at_least(1))},
+      {"gamma", "X", "StepLR decay factor", kRun, "gamma", same, number(&C::gamma, positive())},
+      {"lr-warmup-epochs", "X", "linear LR warm-up length in epochs (cosine)", kRun, "warmup_epochs", same,
+       number(&C::warmup_epochs, at_least(0))},
+      {"min-lr", "X", "final LR of the cosine schedule", kRun, "min_lr", same, number(&C::min_lr)},
+      {"scale-lr", "", "multiply the LR by the number of ranks (linear scaling rule)", kRun, "scale_lr", same, flag(&C::scale_lr)},
+      {"seed", "N", "seed of the initialisation, shuffling, dropout and augmentation", kRun, "seed", same,
+       whole(&C::seed, at_least(0))},
+      {"device", "DEV", "cpu or cuda", kRun | kComm, "device", same, choice(&C::device)},
+      {"precision", "P", "fp32, tf32, fp16 (dynamic loss scaling) or bf16 (CUDA)", kRun, "precision", same,
+       choice(&C::precision)},
+      {"layout", "L", "nhwc or nchw activations (CUDA)", kRun, "layout", same, choice(&C::layout)},
+      {"cuda-graph", "", "capture the training step as a CUDA graph (CUDA)", kRun, "cuda_graph", same, flag(&C::cuda_graph)},
+      {"bucket-mib", "X", "gradient all-reduce bucket size in MiB (CUDA)", kRun, "bucket_mib", same,
+       number(&C::bucket_mib, positive())},
+      {"allreduce-bf16", "", "all-reduce gradients in bf16 (CUDA)", kRun, "allreduce_bf16", same, flag(&C::allreduce_bf16)},
+      {"deterministic", "", "exclude non-deterministic cuDNN engines (CUDA)", kRun, "deterministic", same,
+       flag(&C::deterministic)},
+      {"target-accuracy", "X", "stop once the test accuracy reaches X (a fraction, e.g. 0.9; 0: off)", kRun, "target_accuracy",
+       same, number(&C::target_accuracy, within(0, 1, false, "a fraction, e.g. 0.9 for 90%"))},
+      {"patience", "N", "stop after N epochs without a better test accuracy (0: off)", kRun, "patience", same,
+       whole(&C::patience, at_least(0))},
+      {"log-interval", "N", "print a progress line every N steps (0: epoch lines only)", kRun, "log_interval", free,
+       whole(&C::log_interval, at_least(0))},
+      {"sample-steps", "N", "per-step phase times kept for the first N steps of each epoch", kRun, "sample_steps", free,
+       whole(&C::sample_steps, at_least(0))},
+      {"collective-timeout", "S",
+       "seconds a rank waits in one collective (MPI, or an NCCL operation) before it ends the job naming the ranks "
+       "that did not arrive (0: wait forever)",
+       kRun | kComm, "collective_timeout", free, number(&C::collective_timeout, at_least(0, "0 waits forever"))},
+      {"out", "FILE", "HDF5 results file (written by rank 0 after every epoch)", kRun | kComm, "out", free,
+       text(&C::out, "none")},
+      {"trace", "DIR", "write a Chrome-trace timeline per rank (DIR/trace-rank<R>.json; open in ui.perfetto.dev)", kRun,
+       nullptr, free, text(&C::trace, "none")},
+      {"checkpoint-every", "N", "write a checkpoint every N epochs (0: only when a stop signal arrives)", kTrain,
+       "checkpoint_every", free, whole(&C::checkpoint_every, at_least(0))},
+      {"checkpoint", "FILE", "checkpoint path (default: OUT.ckpt.h5)", kTrain, nullptr, free,
+       shown_as(text(&C::checkpoint), [](const C& c) { return c.checkpoint_path(); })},
+      {"resume", "FILE", "continue from a checkpoint (same model, data and options)", kTrain, nullptr, free,
+       text(&C::resume, "none")},
+  };
+}
+
+}  // namespace
+
+std::span<const TrainOption> train_options() {
+  static const std::vector<TrainOption> rows = make_rows();
+  return rows;
+}
+
+const TrainOption* train_option_for_key(std::string_view key) {
+  for (const TrainOption& row : train_options())
+    if (row.json_key && key == row.json_key) return &row;
+  return nullptr;
+}
+
+const TrainOption* train_option_named(std::string_view name) {
+  for (const TrainOption& row : train_options())
+    if (name == row.name) return &row;
+  return nullptr;
+}
+
+}  // namespace sb
