@@ -27,6 +27,42 @@ LayerSpec wide_block(int64_t in, int64_t out, double p) {
 
 void fused_off(cuda::ContextOptions& o) { o.fused_bn_kernels = false; }
 
+// dx and the parameter gradients of a whole block, which the single-layer tolerance cannot hold once the
+// activations are rounded. Each BN output goes through a ReLU whose gradient is a step: the tf32
+// convolutions (about 3e-4 relative on y) and the 16-bit activations move BN outputs that lie within that
+// distance of zero to the other side, and each such element drops or adds its whole dy (up to ~2) in a
+// gradient whose norm is only sqrt(4096..8192 / 2) ~ 45..64 here: one flipped ReLU moves dx and the
+// gradients by 0.03 to 0.05 relative, whatever the precision (which only sets how many flip). Measured
+// on an H100: tf32/NHWC identity block dx 0.0365 grads 0.0427, bf16 blocks up to 0.028 / 0.041 (fused
+// and cuDNN alike), fp16 0.008 / 0.012. The CPU reference gives the same values in double when x and the
+// convolution weights are perturbed by 5e-4 relative (each BN output of these cases, 4096 or 8192
+// values, has 3 to 11 within 1e-3 of zero), and up to 0.06 / 0.074 at 2e-3 (bf16's rounding). So y and
+// the running statistics, continuous in the inputs, keep the single-layer tolerance; dx and the
+// gradients get 0.1 (two or three flips), except in fp32, where nothing comes within its 1e-7 of a flip
+// and any slip in the backward's structure would show.
+double block_grad_tolerance(const Precision& p) { return p.dtype == DType::F32 && !p.tf32 ? p.tol : 0.1; }
+
+// check_everywhere with the block's tolerances.
+void check_block(const LayerCase& c, const std::string& what, uint64_t seed,
+                 void (*tweak)(cuda::ContextOptions&) = nullptr) {
+  for (const Precision& p : kPrecisions)
+    for (Layout layout : kLayouts) {
+      cuda::ContextOptions o = options_for(p, layout);
+      if (tweak) tweak(o);
+      cuda::Context ctx(o);
+      const Errors e = run_case(c, ctx, seed);
+      const std::string name = label(p, layout, what);
+      std::printf("[case] %-48s %s\n", name.c_str(), e.str().c_str());
+      std::fflush(stdout);
+      const double grad_tol = block_grad_tolerance(p);
+      EXPECT_LE(e.y, p.tol) << name << ": " << e.str();
+      EXPECT_LE(e.buffers, p.tol) << name << ": " << e.str();
+      EXPECT_LE(e.dx, grad_tol) << name << ": " << e.str();
+      EXPECT_LE(e.grads, grad_tol) << name << ": " << e.str();
+      if (!(e.y <= p.tol && e.buffers <= p.tol && e.dx <= grad_tol && e.grads <= grad_tol)) print_plans(ctx, name);
+    }
+}
+
 TEST(CudaFusedBn, BnReluDropoutTrainAndEval) {
   SKIP_WITHOUT_GPU();
   LayerCase c{bn_relu_dropout(16, 0.3), Shape{4, 16, 8, 8}};
@@ -70,10 +106,10 @@ TEST(CudaFusedBn, WideResNetBlock) {
   LayerCase c{wide_block(16, 32, 0.3), Shape{4, 16, 8, 8}};
   c.stream_key = 3;
   c.step = 11;
-  check_everywhere(c, "wrn block (fused)", 57);
-  check_everywhere(c, "wrn block (fused off)", 57, fused_off);
+  check_block(c, "wrn block (fused)", 57);
+  check_block(c, "wrn block (fused off)", 57, fused_off);
   LayerCase same{wide_block(16, 16, 0.3), Shape{4, 16, 8, 8}};
-  check_everywhere(same, "wrn block identity (fused)", 58);
+  check_block(same, "wrn block identity (fused)", 58);
 }
 
 // The unfused twin stays tested: the cuDNN BN+ReLU pair and a separate dropout.
@@ -140,19 +176,32 @@ GpuStep gpu_step(const LayerSpec& spec, const Shape& input, const cuda::ContextO
 }
 
 void expect_same_step(const GpuStep& a, const GpuStep& b, double tol, const std::string& what) {
+  std::printf("[case] %-48s y %.3g dx %.3g grads %.3g buffers %.3g\n", what.c_str(), gputest::rel_l2(a.y, b.y),
+              gputest::rel_l2(a.dx, b.dx), gputest::rel_l2(a.grads, b.grads), gputest::rel_l2(a.buffers, b.buffers));
+  std::fflush(stdout);
   EXPECT_LE(gputest::rel_l2(a.y, b.y), tol) << what << " y";
   EXPECT_LE(gputest::rel_l2(a.dx, b.dx), tol) << what << " dx";
   EXPECT_LE(gputest::rel_l2(a.grads, b.grads), tol) << what << " grads";
   EXPECT_LE(gputest::rel_l2(a.buffers, b.buffers), tol) << what << " buffers";
 }
 
+// Both sides on the GPU, so the only difference should be the batch-norm passes. The convolutions must then
+// run the same engines on both sides: autotuning picks them by timing, and two engines round differently
+// (tf32, 16-bit outputs), enough to move a BN output near zero across its ReLU and change dx and the
+// gradients by several percent (see block_grad_tolerance), which hides what this test compares. Without
+// autotuning both contexts take the heuristics' first deterministic engine for each convolution, whose
+// outputs are then the same bits, and fused and unfused differ only by the BN arithmetic (fp32, ~1e-7):
+// the single-layer tolerances hold.
 TEST(CudaFusedBn, WideResNetBlockFusedMatchesUnfused) {
   SKIP_WITHOUT_GPU();
   const LayerSpec block = wide_block(16, 32, 0.3);
   for (const Precision& p : kPrecisions)
     for (Layout layout : kLayouts) {
       const std::string name = label(p, layout, "wrn block fused vs unfused");
-      cuda::ContextOptions on = options_for(p, layout), off = on;
+      cuda::ContextOptions on = options_for(p, layout);
+      on.autotune = false;
+      on.deterministic = true;
+      cuda::ContextOptions off = on;
       off.fused_bn_kernels = false;
       const GpuStep fused = gpu_step(block, Shape{4, 16, 8, 8}, on, 62, 4, false);
       const GpuStep separate = gpu_step(block, Shape{4, 16, 8, 8}, off, 62, 4, false);
