@@ -93,7 +93,7 @@ const std::vector<OptionSpec>& option_table() {
     for (const TrainOption& row : train_options()) {  // every option of TrainConfig, from its row
       rows.push_back({row.name, row.value_name, row.help.c_str(), row.commands,
                       [&row](CliConfig& c, const std::string& v) { row.field.parse(c.train, v, row.name); },
-                      [&row](const CliConfig& c) { return row.field.show(c.train); }});
+                      [&row](const CliConfig& c) { return row.field.show(c.train); }, row.clearable});
     }
     rows.insert(rows.end(), cli_options().begin(), cli_options().end());
     return rows;
@@ -126,13 +126,22 @@ CliConfig parse_options(const std::string& command, unsigned mask, const std::ve
     for (const auto& o : table) {
       if (!(o.commands & mask)) continue;
       if (name == o.name) spec = &o;
-      else if (o.value_name[0] == '\0' && name == std::string("no-") + o.name) spec = &o, negated = true;
+      else if ((o.value_name[0] == '\0' || o.clearable) && name == std::string("no-") + o.name) spec = &o, negated = true;
     }
     if (!spec) {
       throw UserError("unknown option '--" + name + "' for 'scalebench " + command + "'; see scalebench " + command + " --help");
     }
-    if (spec->value_name[0] == '\0') {  // a flag
+    if (negated && spec->clearable) {  // --no-NAME of a value option: none
+      if (has_value) throw UserError("--" + name + " takes no value");
+      spec->set(config, "");
+      continue;
+    }
+    if (spec->value_name[0] == '\0') {  // a flag: --NAME, --no-NAME, --NAME=on|off or --NAME on|off
       if (negated && has_value) throw UserError("--no-" + name.substr(3) + " takes no value");
+      if (!negated && !has_value && i + 1 < args.size() && on_off_value(args[i + 1]).has_value()) {
+        value = args[++i];  // no command takes a bare word, so one after a flag can only be its value
+        has_value = true;
+      }
       spec->set(config, negated ? "off" : (has_value ? value : "on"));
       continue;
     }
@@ -152,7 +161,7 @@ std::string help_text(const std::string& command, unsigned mask, const std::stri
   for (const auto& o : option_table()) {
     if (!(o.commands & mask)) continue;
     std::string left = std::string("  --") + o.name;
-    if (o.value_name[0]) left += std::string(" ") + o.value_name;
+    if (o.value_name[0]) left += std::string(" ") + o.value_name + (o.clearable ? std::string(", --no-") + o.name : "");
     else left += std::string(", --no-") + o.name;
     out << left;
     const size_t column = 30;

@@ -17,6 +17,7 @@ struct OptionSpec {
   unsigned commands;       // CommandMask bits
   std::function<void(CliConfig&, const std::string&)> set;
   std::function<std::string(const CliConfig&)> current;  // the default, shown by --help
+  bool clearable = false;  // a value option that --no-NAME sets to the empty text
 };
 
 const std::vector<OptionSpec>& option_table();

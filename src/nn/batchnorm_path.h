@@ -3,7 +3,9 @@
 // whose forced path cannot run stops with an error that names the option and the layer. Declared here,
 // without CUDA, so that the option can be parsed and checked on every backend.
 #pragma once
-#include <string>
+#include <span>
+
+#include "core/enum_names.h"
 
 namespace sb {
 
@@ -14,13 +16,7 @@ enum class BatchNormPath {
   Legacy,     // the deprecated cudnnBatchNormalization* calls (bn_legacy.h), ReLU as our kernel
 };
 
-// "auto", "graph", "pointwise", "legacy".
-const char* batchnorm_path_name(BatchNormPath path);
-
-// The inverse of batchnorm_path_name; anything else is a UserError naming --batchnorm-path and the values.
-BatchNormPath parse_batchnorm_path(const std::string& name);
-
-// "auto, graph, pointwise or legacy", for help texts and messages.
-std::string batchnorm_path_choices();
+// auto, graph, pointwise, legacy: the --batchnorm-path spelling (core/enum_names.h reads the table).
+std::span<const EnumName<BatchNormPath>> enum_names(BatchNormPath);
 
 }  // namespace sb

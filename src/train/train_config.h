@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/dtype.h"
+#include "nn/batchnorm_path.h"
 #include "optim/optim_config.h"
 #include "optim/optimizer_kind.h"
 #include "optim/schedule_kind.h"
@@ -52,6 +53,10 @@ struct TrainConfig {
   double bucket_mib = 25.0;
   bool allreduce_bf16 = false;
   bool deterministic = false;
+  BatchNormPath batchnorm_path = BatchNormPath::Auto;  // CUDA BatchNorm2d implementation (docs/cudnn.md)
+  bool fused_bn = true;          // batch norm + ReLU (+ dropout, + residual add) as our fused kernels (CUDA)
+  bool autotune = true;          // time cuDNN's candidate plans on first use (CUDA)
+  std::optional<std::string> plan_cache;  // on-disk cuDNN plan cache; unset: default_plan_cache_dir(); "": none
 
   double target_accuracy = 0.0;  // stop once the test accuracy reaches it (0: off); in [0, 1]
   int patience = 0;              // stop after this many epochs without improvement (0: off)

@@ -27,6 +27,12 @@ std::string Bounds::rule() const {
          format_option_value(highest) + (highest_open ? ")" : "]");
 }
 
+std::optional<bool> on_off_value(std::string_view text) {
+  if (text == "on" || text == "true" || text == "1" || text == "yes") return true;
+  if (text == "off" || text == "false" || text == "0" || text == "no") return false;
+  return std::nullopt;
+}
+
 namespace {
 
 const unsigned kRun = kTrain | kScale;
@@ -136,9 +142,9 @@ OptionField number(double TrainConfig::*field, std::optional<Bounds> bounds = st
 OptionField flag(bool TrainConfig::*field) {
   OptionField f;
   f.parse = [field](TrainConfig& c, const std::string& text, const char* option) {
-    if (text == "on" || text == "true" || text == "1" || text == "yes") c.*field = true;
-    else if (text == "off" || text == "false" || text == "0" || text == "no") c.*field = false;
-    else bad_text(option, text, "on or off");
+    const std::optional<bool> value = on_off_value(text);
+    if (!value) bad_text(option, text, "on or off");
+    c.*field = *value;
   };
   f.show = [field](const TrainConfig& c) { return std::string(c.*field ? "on" : "off"); };
   f.check = [](const TrainConfig&, const char*) {};
@@ -214,6 +220,25 @@ OptionField weight_decay() {
   return f;
 }
 
+// --plan-cache DIR: unset means the default folder, the empty text (--no-plan-cache) none. Not recorded:
+// where a node keeps its cache says nothing about the run.
+OptionField plan_cache_folder() {
+  OptionField f;
+  f.parse = [](TrainConfig& c, const std::string& text, const char*) { c.plan_cache = text; };
+  f.show = [](const TrainConfig& c) {
+    if (!c.plan_cache) return std::string("default: $XDG_CACHE_HOME/scalebench, else ~/.cache/scalebench");
+    return c.plan_cache->empty() ? std::string("none") : *c.plan_cache;
+  };
+  f.check = [](const TrainConfig&, const char*) {};
+  f.to_json = [](const TrainConfig& c) { return json_quote(c.plan_cache.value_or("")); };
+  f.from_json = [](TrainConfig& c, const std::string& json) {
+    const std::optional<std::string> text = json_string_value(json);
+    if (text) c.plan_cache = *text;
+    return text.has_value();
+  };
+  return f;
+}
+
 // `f` with another --help text for its value.
 OptionField shown_as(OptionField f, std::function<std::string(const TrainConfig&)> show) {
   f.show = std::move(show);
@@ -277,6 +302,18 @@ std::vector<TrainOption> make_rows() {
       {"allreduce-bf16", "", "all-reduce gradients in bf16 (CUDA)", kRun, "allreduce_bf16", same, flag(&C::allreduce_bf16)},
       {"deterministic", "", "exclude non-deterministic cuDNN engines (CUDA)", kRun, "deterministic", same,
        flag(&C::deterministic)},
+      {"batchnorm-path", "PATH",
+       "CUDA batch norm: auto (the first that runs), graph, pointwise (evaluation only) or legacy; a forced path never "
+       "falls back and turns --fused-bn off (docs/cudnn.md)",
+       kRun, "batchnorm_path", free, choice(&C::batchnorm_path)},
+      {"fused-bn", "", "batch norm + ReLU (+ dropout, + the residual add) as scalebench's fused kernels (CUDA; docs/kernels.md)",
+       kRun, "fused_bn", free, flag(&C::fused_bn)},
+      {"autotune", "",
+       "time cuDNN's candidate plans on first use and keep the fastest; off takes the heuristics' first that runs, "
+       "like cudnn.benchmark = False (CUDA)",
+       kRun, "autotune", free, flag(&C::autotune)},
+      {"plan-cache", "DIR", "keep cuDNN's plan choices across runs in DIR; --no-plan-cache: none (CUDA; docs/cudnn.md)",
+       kRun, nullptr, free, plan_cache_folder(), true},
       {"target-accuracy", "X", "stop once the test accuracy reaches X (a fraction, e.g. 0.9; 0: off)", kRun, "target_accuracy",
        same, number(&C::target_accuracy, within(0, 1, false, "a fraction, e.g. 0.9 for 90%"))},
       {"patience", "N", "stop after N epochs without a better test accuracy (0: off)", kRun, "patience", same,

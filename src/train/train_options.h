@@ -66,7 +66,12 @@ struct TrainOption {
   const char* json_key;    // in the configuration JSON; nullptr: not recorded
   ResumeRule resume;
   OptionField field;
+  // A value option that --no-NAME turns off: the field's parse() gets the empty text.
+  bool clearable = false;
 };
+
+// A flag's value from its text: on, true, 1, yes / off, false, 0, no; nullopt for anything else.
+std::optional<bool> on_off_value(std::string_view text);
 
 // Every option of TrainConfig, in the order of --help and of the configuration JSON.
 std::span<const TrainOption> train_options();

@@ -63,7 +63,7 @@ std::map<std::string, bool> plans_by_key(cuda::Context& ctx) {
 int check_path(BatchNormPath path, bool fused_relu, uint64_t seed) {
   const LayerSpec bn = batchnorm2d("bn", 8);
   const LayerSpec spec = fused_relu ? sequential("block", {bn, relu("relu")}) : bn;
-  const std::string name = batchnorm_path_name(path);
+  const std::string name = name_of(path);
   int ran = 0;
   for (const Precision& p : kPathPrecisions)
     for (Layout layout : kLayouts) {

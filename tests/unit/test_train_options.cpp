@@ -49,7 +49,7 @@ TEST(TrainOptions, EveryHelpDefaultParsesBackToTheDefault) {
     EXPECT_EQ(row.field.show(parsed), shown);
     EXPECT_EQ(parsed.to_json(), defaults.to_json());
   }
-  EXPECT_EQ(noted, (std::set<std::string>{"weight-decay", "eps", "out", "trace", "resume"}));
+  EXPECT_EQ(noted, (std::set<std::string>{"weight-decay", "eps", "plan-cache", "out", "trace", "resume"}));
 }
 
 // A value other than the default for every option, as the command line gives it.
@@ -71,7 +71,9 @@ const std::map<std::string, std::string> kOtherValues = {
     {"device", "cuda"},         {"precision", "bf16"},
     {"layout", "nchw"},         {"cuda-graph", "off"},
     {"bucket-mib", "12.5"},     {"allreduce-bf16", "on"},
-    {"deterministic", "on"},    {"target-accuracy", "0.875"},
+    {"deterministic", "on"},    {"batchnorm-path", "Legacy"},
+    {"fused-bn", "off"},        {"autotune", "no"},
+    {"plan-cache", "plans"},    {"target-accuracy", "0.875"},
     {"patience", "4"},          {"log-interval", "10"},
     {"sample-steps", "8"},      {"collective-timeout", "30"},
     {"out", "runs/a b.h5"},     {"trace", "traces"},
@@ -126,7 +128,7 @@ TEST(TrainOptions, TheConfigurationJsonKeepsItsKeys) {
       "dampening",    "nesterov",      "weight_decay", "rho",           "eps",      "beta1",           "beta2",
       "scheduler",    "step_size",     "gamma",      "warmup_epochs",   "min_lr",   "scale_lr",        "seed",
       "device",       "precision",     "layout",     "cuda_graph",      "bucket_mib", "allreduce_bf16", "deterministic",
-      "target_accuracy", "patience",   "log_interval", "sample_steps",  "collective_timeout", "out", "checkpoint_every"};
+      "batchnorm_path", "fused_bn", "autotune", "target_accuracy", "patience",   "log_interval", "sample_steps",  "collective_timeout", "out", "checkpoint_every"};
   EXPECT_EQ(keys, want);
   EXPECT_NE(TrainConfig{}.to_json().find("\"optimizer\":\"sgd\",\"lr\":0.01,"), std::string::npos) << TrainConfig{}.to_json();
 }

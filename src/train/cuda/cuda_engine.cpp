@@ -15,6 +15,7 @@
 #include "nn/cuda/cuda_handles.h"
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/network.h"
+#include "nn/plan_store.h"
 #include "train/cuda/device_batches.h"
 #include "train/cuda/device_info.h"
 #include "train/cuda/device_loss.h"
@@ -53,6 +54,10 @@ cuda::ContextOptions context_options(const TrainConfig& c) {
   o.tf32 = c.precision == Precision::TF32;
   o.layout = c.layout;
   o.deterministic = c.deterministic;
+  o.batchnorm_path = c.batchnorm_path;
+  o.fused_bn_kernels = c.fused_bn;
+  o.autotune = c.autotune;
+  o.plan_cache_dir = c.plan_cache ? *c.plan_cache : default_plan_cache_dir();
   return o;
 }
 
