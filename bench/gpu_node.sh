@@ -9,8 +9,15 @@
 #   scaling  weak and strong studies of wrn and mnist-cnn on 1, 2, 4, ... of the visible GPUs
 #            (`scalebench scale`) and PyTorch DDP at the same counts (at least 2 GPUs)
 #   comm     the all-reduce sweep, fp32 and bf16, 1 KiB to 256 MiB, on every visible GPU (at least 2)
+#   wrn-step the wrn step on GPU 0, two runs each: scalebench bf16 and fp16 NHWC with the fused batch-norm
+#            kernels, bf16 without them (--no-fused-bn), PyTorch torch.compile bf16 and fp16 channels_last
+#   plans    the first epoch of the wrn at batch 256 bf16: empty plan cache, the same command again (warm
+#            cache), and an empty cache with --autotune off
+#   baseline the headline runs (wrn bf16 NHWC, mnist-cnn tf32) with this binary and with --baseline-bin,
+#            two runs each, side by side (a change's before and after on one card)
 #
 # Usage: bench/gpu_node.sh [--python PY] [--data DIR] [--bin SCALEBENCH] [--out OUT_ROOT] [--parts LIST]
+#                          [--baseline-bin SCALEBENCH]
 # Each option has an environment variable; the option wins. Defaults in brackets:
 #   --python  SCALEBENCH_TORCH_PYTHON  PyTorch's interpreter, e.g. /opt/torch/.venv/bin/python3 [python3]
 #   --data    SCALEBENCH_FMNIST        Fashion-MNIST IDX files [.stage-data/fashion-mnist when staged,
@@ -18,7 +25,9 @@
 #   --bin     SCALEBENCH_BIN           the scalebench binary, built with CUDA [.stage/bin/scalebench when
 #                                      staged (scripts/stage_gpu_node.sh), else build/scalebench]
 #   --out     SCALEBENCH_BENCH_OUT     where the run's folder goes [results]
-#   --parts   SCALEBENCH_BENCH_PARTS   comma-separated [one-gpu,compile,tta,scaling,comm]
+#   --parts   SCALEBENCH_BENCH_PARTS   comma-separated [one-gpu,compile,tta,scaling,comm]; also wrn-step, plans,
+#                                      baseline
+#   --baseline-bin SCALEBENCH_BASELINE_BIN  another scalebench build, for the baseline part
 # Also: SCALEBENCH_REPORT_PYTHON, a python with h5py and matplotlib for analysis/report.py [python3];
 # SCALEBENCH_GPU_LIBS, SCALEBENCH_STAGE and NCCL_NVLS_ENABLE as scripts/gpu_node_env.sh says.
 # Run it from the checkout's root with nothing else on the GPUs. Exit status 0 when every command
@@ -34,12 +43,14 @@ data=${SCALEBENCH_FMNIST:-}
 bin=${SCALEBENCH_BIN:-}
 out_root=${SCALEBENCH_BENCH_OUT:-results}
 parts=${SCALEBENCH_BENCH_PARTS:-one-gpu,compile,tta,scaling,comm}
+baseline_bin=${SCALEBENCH_BASELINE_BIN:-}
 while [[ $# -gt 0 ]]; do
   case $1 in
-    --python|--data|--bin|--out|--parts)
+    --python|--data|--bin|--out|--parts|--baseline-bin)
       [[ $# -ge 2 ]] || die "$1 needs a value"
       case $1 in
         --python) python=$2 ;; --data) data=$2 ;; --bin) bin=$2 ;; --out) out_root=$2 ;; --parts) parts=$2 ;;
+        --baseline-bin) baseline_bin=$2 ;;
       esac
       shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -50,10 +61,13 @@ done
 # Every check before the first measurement.
 [[ -f bench/pytorch_reference.py && -f analysis/report.py ]] || die "run it from the scalebench checkout's root"
 for part in ${parts//,/ }; do
-  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm)$ ]] ||
-    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm"
+  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|baseline)$ ]] ||
+    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, baseline"
 done
 part() { [[ ",$parts," == *",$1,"* ]]; }
+if part baseline && [[ ! -x $baseline_bin ]]; then
+  die "the baseline part needs --baseline-bin: another scalebench build to compare with (got '$baseline_bin')"
+fi
 source scripts/unpack_stage.sh
 unpack_stage "${SCALEBENCH_STAGE:-.stage}" || exit 2
 if [[ -z $bin ]]; then
@@ -137,6 +151,57 @@ if part tta; then
         --target-accuracy 0.91 --out "$R/sb-tta-$p.h5"
   done
   run pt-tta 600 "${PT[@]}" --time-to-accuracy "$data" --json "$R/pt-tta.json"
+fi
+# steady NAME...: the median of the steady epochs (all but the first) of each named log, and of them all.
+steady() {
+  local name all=()
+  for name in "$@"; do
+    mapfile -t rates < <(grep '^epoch' "$R/$name.log" | tail -n +2 | grep -oE '[0-9,]+ img/s' | tr -d ', img/s')
+    all+=("${rates[@]}")
+  done
+  printf '%s\n' "${all[@]}" | sort -n | awk '{v[NR] = $1} END {if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), "img/s median of", NR, "steady epochs, spread", v[1], "-", v[NR]}'
+}
+if part wrn-step; then
+  say "== one GPU: the wrn step, scalebench against torch.compile, two runs each"
+  cache=$R/plan-cache
+  for run_no in 1 2; do
+    run "sb-wrn-bf16-$run_no" 900 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3 --plan-cache "$cache"
+    run "sb-wrn-bf16-unfused-$run_no" 900 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3 \
+        --no-fused-bn --plan-cache "$cache"
+    run "sb-wrn-fp16-$run_no" 900 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision fp16 --layout nhwc --epochs 3 --plan-cache "$cache"
+    run "pt-wrn-bf16-compile-$run_no" 1800 "${PT[@]}" --model wrn --precision bf16 --channels-last --compile --steps 60 --warmup 15 \
+        --json "$R/pt-wrn-bf16-compile-$run_no.json"
+    run "pt-wrn-fp16-compile-$run_no" 1800 "${PT[@]}" --model wrn --precision fp16 --channels-last --compile --steps 60 --warmup 15 \
+        --json "$R/pt-wrn-fp16-compile-$run_no.json"
+  done
+  say "scalebench bf16, fused batch norm: $(steady sb-wrn-bf16-1 sb-wrn-bf16-2)"
+  say "scalebench bf16, --no-fused-bn:    $(steady sb-wrn-bf16-unfused-1 sb-wrn-bf16-unfused-2)"
+  say "scalebench fp16, fused batch norm: $(steady sb-wrn-fp16-1 sb-wrn-fp16-2)"
+fi
+if part plans; then
+  say "== one GPU: the first epoch of the wrn with an empty plan cache, a warm one, and --autotune off"
+  for name in cold warm; do
+    run "sb-plans-$name" 900 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 2 --plan-cache "$R/plans-cold"
+  done
+  run sb-plans-cold-no-autotune 900 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 2 \
+      --plan-cache "$R/plans-no-autotune" --autotune off
+  for name in cold warm cold-no-autotune; do
+    say "first epoch, $name: $(grep -m1 '^epoch' "$R/sb-plans-$name.log" | awk '{print $4}') s; steady $(grep '^epoch' "$R/sb-plans-$name.log" | tail -1 | awk '{print $4}') s"
+  done
+fi
+if part baseline; then
+  say "== one GPU: this build against $baseline_bin, two runs each"
+  for run_no in 1 2; do
+    for which in new baseline; do
+      b=$S
+      [[ $which == baseline ]] && b=$baseline_bin
+      run "$which-wrn-bf16-$run_no" 900 "$b" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3
+      run "$which-mnist-tf32-$run_no" 600 "$b" train "${MNIST[@]}" --data "$MNIST_DATA" --precision tf32 --epochs 3
+    done
+  done
+  for which in new baseline; do
+    say "$which: wrn bf16 $(steady "$which-wrn-bf16-1" "$which-wrn-bf16-2"); mnist-cnn tf32 $(steady "$which-mnist-tf32-1" "$which-mnist-tf32-2")"
+  done
 fi
 list=$(sb_powers_of_two "$N")
 counts=$(tr ',' '\n' <<< "$list" | wc -l)
