@@ -175,16 +175,6 @@ GpuStep gpu_step(const LayerSpec& spec, const Shape& input, const cuda::ContextO
   return r;
 }
 
-void expect_same_step(const GpuStep& a, const GpuStep& b, double tol, const std::string& what) {
-  std::printf("[case] %-48s y %.3g dx %.3g grads %.3g buffers %.3g\n", what.c_str(), gputest::rel_l2(a.y, b.y),
-              gputest::rel_l2(a.dx, b.dx), gputest::rel_l2(a.grads, b.grads), gputest::rel_l2(a.buffers, b.buffers));
-  std::fflush(stdout);
-  EXPECT_LE(gputest::rel_l2(a.y, b.y), tol) << what << " y";
-  EXPECT_LE(gputest::rel_l2(a.dx, b.dx), tol) << what << " dx";
-  EXPECT_LE(gputest::rel_l2(a.grads, b.grads), tol) << what << " grads";
-  EXPECT_LE(gputest::rel_l2(a.buffers, b.buffers), tol) << what << " buffers";
-}
-
 // Both sides on the GPU, so the only difference should be the batch-norm passes. The convolutions must then
 // run the same engines on both sides: autotuning picks them by timing, and two engines round differently
 // (tf32, 16-bit outputs), enough to move a BN output near zero across its ReLU and change dx and the
@@ -205,7 +195,13 @@ TEST(CudaFusedBn, WideResNetBlockFusedMatchesUnfused) {
       off.fused_bn_kernels = false;
       const GpuStep fused = gpu_step(block, Shape{4, 16, 8, 8}, on, 62, 4, false);
       const GpuStep separate = gpu_step(block, Shape{4, 16, 8, 8}, off, 62, 4, false);
-      expect_same_step(fused, separate, p.tol, name);
+      // Even with the same convolution engines, the BN outputs differ in their last fp32 bits, which can
+      // round a 16-bit (or tf32-fed) value near zero to the other side of its ReLU: y and the running
+      // statistics keep the single-layer tolerance, dx and the gradients get the block's (fp32 stays tight).
+      EXPECT_LE(gputest::rel_l2(fused.y, separate.y), p.tol) << name << " y";
+      EXPECT_LE(gputest::rel_l2(fused.buffers, separate.buffers), p.tol) << name << " buffers";
+      EXPECT_LE(gputest::rel_l2(fused.dx, separate.dx), block_grad_tolerance(p)) << name << " dx";
+      EXPECT_LE(gputest::rel_l2(fused.grads, separate.grads), block_grad_tolerance(p)) << name << " grads";
       EXPECT_NE(fused.report.find("blk.bn1 + blk.relu1 + blk.dropout: fused kernels"), std::string::npos)
           << fused.report;
       EXPECT_NE(fused.report.find("blk.bn2 + blk.relu2 + residual add: fused kernels"), std::string::npos)

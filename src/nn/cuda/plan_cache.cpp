@@ -196,14 +196,30 @@ float PlanCache::time_plan(const cudnn::Descriptor& plan, int64_t workspace_byte
   return ok ? ms / static_cast<float>(options_.timing_runs) : -1.0f;
 }
 
-// A configuration made from a choice, and its plan; empty when this cuDNN refuses the choice for the graph
-// or the options exclude its engine.
+const cudnn::Descriptor* PlanCache::proposed_config(Entry& e, const PlanChoice& choice) {
+  if (e.configs.empty()) append_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_A);
+  for (const cudnn::Descriptor& c : e.configs)
+    if (cudnn::engine_choice(c) == choice) return &c;
+  return nullptr;
+}
+
+// A configuration made from the engine and knob numbers alone builds, but its plan can run far slower than
+// the heuristics' configuration with the same engine and knobs (on an H100 the wrn step fell from 20k to
+// 11k img/s with every plan made so): the heuristics' own is taken wherever they still propose the choice.
+const cudnn::Descriptor* PlanCache::config_for(Entry& e, const PlanChoice& choice) {
+  if (const cudnn::Descriptor* proposed = proposed_config(e, choice)) return proposed;
+  e.rebuilt = cudnn::make_engine_config(e.graph->graph, choice);
+  return e.rebuilt ? &e.rebuilt->config : nullptr;
+}
+
+// The plan of a choice; empty when this cuDNN refuses the choice for the graph or the options exclude its
+// engine.
 std::optional<PlanCache::Pick> PlanCache::rebuild(Entry& e, const PlanChoice& choice) {
-  auto config = cudnn::make_engine_config(e.graph->graph, choice);
+  const cudnn::Descriptor* config = config_for(e, choice);
   if (!config) return std::nullopt;
-  const cudnn::EngineInfo info = cudnn::engine_info(config->config);
+  const cudnn::EngineInfo info = cudnn::engine_info(*config);
   if (excluded(info, *e.graph, options_, /*strict_tf32=*/false)) return std::nullopt;
-  auto plan = cudnn::make_plan(handle_, config->config);
+  auto plan = cudnn::make_plan(handle_, *config);
   if (!plan) return std::nullopt;
   Pick p;
   p.choice = choice;
@@ -211,7 +227,6 @@ std::optional<PlanCache::Pick> PlanCache::rebuild(Entry& e, const PlanChoice& ch
   p.plan = std::move(*plan);
   p.engine = info.str();
   p.rtc = info.has(CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION);
-  e.rebuilt = std::move(config);
   return p;
 }
 
@@ -220,9 +235,9 @@ std::optional<PlanCache::Pick> PlanCache::from_store(Entry& e, const std::string
   const PlanRecord* record = store_->find(key);
   // An untuned choice does not answer a tuning run; that run searches and replaces it.
   if (!record || (options_.autotune && !record->tuned)) return std::nullopt;
-  auto config = cudnn::make_engine_config(e.graph->graph, record->choice);
+  const cudnn::Descriptor* config = config_for(e, record->choice);
   if (!config) return std::nullopt;
-  const cudnn::EngineInfo info = cudnn::engine_info(config->config);
+  const cudnn::EngineInfo info = cudnn::engine_info(*config);
   if (excluded(info, *e.graph, options_, /*strict_tf32=*/false)) return std::nullopt;
   Pick p;
   const std::string build = serialising_build();
@@ -231,7 +246,7 @@ std::optional<PlanCache::Pick> PlanCache::from_store(Entry& e, const std::string
   if (restored) {
     p.plan = std::move(*restored);
     p.serialised = true;
-  } else if (auto plan = cudnn::make_plan(handle_, config->config)) {
+  } else if (auto plan = cudnn::make_plan(handle_, *config)) {
     p.plan = std::move(*plan);
   } else {
     return std::nullopt;
@@ -243,13 +258,13 @@ std::optional<PlanCache::Pick> PlanCache::from_store(Entry& e, const std::string
   p.rtc = info.has(CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION);
   p.ms = record->ms;
   p.cached = true;
-  e.rebuilt = std::move(config);
   return p;
 }
 
 std::optional<PlanCache::Pick> PlanCache::search(Entry& e, const std::vector<int64_t>* uids,
                                                  const std::vector<void*>* pointers) {
-  append_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_A);
+  // A stored choice the heuristics no longer propose has already fetched their mode A list.
+  if (e.configs.empty()) append_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_A);
   std::vector<Candidate> candidates;
   const size_t wanted = options_.autotune ? static_cast<size_t>(std::max(1, options_.max_candidates)) : 1;
   const size_t threads = static_cast<size_t>(build_threads(options_));

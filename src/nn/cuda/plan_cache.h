@@ -103,6 +103,12 @@ class PlanCache {
   std::optional<Pick> from_store(Entry& e, const std::string& store_key);
   std::optional<Pick> search(Entry& e, const std::vector<int64_t>* uids, const std::vector<void*>* pointers);
   std::optional<Pick> rebuild(Entry& e, const PlanChoice& choice);
+  // The heuristics' own configuration of `choice` for the entry's graph, or nullptr where they no longer
+  // propose it. Fills the entry's heuristics list (mode A) on first use.
+  const cudnn::Descriptor* proposed_config(Entry& e, const PlanChoice& choice);
+  // The configuration to build for `choice`: the heuristics' own where they propose it, else one made from
+  // the engine and knob numbers (kept in e.rebuilt); nullptr where cuDNN refuses the numbers.
+  const cudnn::Descriptor* config_for(Entry& e, const PlanChoice& choice);
   PlanChoice agree(const std::string& key, const PlanChoice& local);
   std::string store_key(const std::string& key) const;
   bool launch(const cudnn::Descriptor& plan, int64_t workspace_bytes, const std::vector<int64_t>& uids,
