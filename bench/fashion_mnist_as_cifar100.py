@@ -10,38 +10,18 @@ colour planes. A record is the coarse label byte, the fine label byte (both the 
 3072 pixel bytes (red, green, blue planes), as in CIFAR-100's train.bin and test.bin. Only the standard
 library is used.
 """
-import gzip
 import os
 import sys
+
+from idx_files import read_idx
 
 SIDE, PAD = 32, 2
 
 
-def read_idx(path):
-    """(dims, body bytes) of an IDX file of unsigned bytes, .gz or plain."""
-    for candidate in (path + ".gz", path):
-        if os.path.exists(candidate):
-            opener = gzip.open if candidate.endswith(".gz") else open
-            with opener(candidate, "rb") as f:
-                data = f.read()
-            break
-    else:
-        raise SystemExit(f"no {path}[.gz]: give the folder of the Fashion-MNIST IDX files")
-    if len(data) < 4 or data[:3] != b"\0\0\x08":
-        raise SystemExit(f"{candidate} is not an IDX file of unsigned bytes")
-    dims = [int.from_bytes(data[4 + 4 * i: 8 + 4 * i], "big") for i in range(data[3])]
-    body = data[4 + 4 * len(dims):]
-    expected = 1
-    for d in dims:
-        expected *= d
-    if len(body) != expected:
-        raise SystemExit(f"{candidate} holds {len(body)} bytes after its header, not {expected}")
-    return dims, body
-
-
 def records(images_path, labels_path):
-    (count, rows, cols), pixels = read_idx(images_path)
-    (label_count,), labels = read_idx(labels_path)
+    hint = "give the folder of the Fashion-MNIST IDX files"
+    (count, rows, cols), pixels = read_idx(images_path, hint)
+    (label_count,), labels = read_idx(labels_path, hint)
     if label_count != count or rows + 2 * PAD != SIDE or cols + 2 * PAD != SIDE:
         raise SystemExit(f"{images_path}: {count} images of {rows}x{cols} with {label_count} labels; "
                          f"expected 28x28 images, one label each")

@@ -23,7 +23,6 @@ result into a reference file that collects several GPU counts of one configurati
 """
 import argparse
 import contextlib
-import gzip
 import json
 import os
 import statistics
@@ -35,6 +34,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import idx_files  # noqa: E402
 import sb_torch_models as models  # noqa: E402
 
 SHAPES = {"mnist-cnn": (1, 28, 28, 10), "wrn": (3, 32, 32, 100)}  # C, H, W, classes (scalebench's defaults)
@@ -293,19 +293,8 @@ def merge_reference(path, result):
 
 def read_idx(path):
     """An IDX file (.gz or plain) as a uint8 tensor: images [N, H, W] or labels [N]."""
-    for candidate in (path + ".gz", path):
-        if os.path.exists(candidate):
-            opener = gzip.open if candidate.endswith(".gz") else open
-            with opener(candidate, "rb") as f:
-                data = f.read()
-            break
-    else:
-        raise SystemExit(f"no {path}[.gz]: point --time-to-accuracy at a Fashion-MNIST directory")
-    if data[0] != 0 or data[1] != 0 or data[2] != 0x08:
-        raise SystemExit(f"{candidate} is not an IDX file of unsigned bytes")
-    dims = [int.from_bytes(data[4 + 4 * i: 8 + 4 * i], "big") for i in range(data[3])]
-    body = torch.frombuffer(bytearray(data[4 + 4 * len(dims):]), dtype=torch.uint8)
-    return body.reshape(dims)
+    dims, body = idx_files.read_idx(path, "point --time-to-accuracy at a Fashion-MNIST directory")
+    return torch.frombuffer(bytearray(body), dtype=torch.uint8).reshape(dims)
 
 
 def load_fashion_mnist(directory, device, mean, std):
