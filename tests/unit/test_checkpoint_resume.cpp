@@ -101,6 +101,37 @@ TEST(ResumeOptions, TheTableNamesWhatMayChangeAndEveryOtherKeyMustMatch) {
                  {"--x-y: stored (not recorded), given 1"});
 }
 
+// A configuration recorded before the target's --patience existed stored the improvement rule as
+// "patience": it reads, and resumes, as --stop-after-no-improvement.
+TEST(ResumeOptions, AnOldStoredPatienceKeepsItsMeaning) {
+  std::string old = base_config().to_json();
+  for (const char* key : {"\"target_patience\":0,", "\"stop_after_no_improvement\":0,"}) {
+    const size_t at = old.find(key);
+    ASSERT_NE(at, std::string::npos) << key;
+    old.erase(at, std::string(key).size());
+  }
+  const size_t target_at = old.find("\"target_accuracy\"");
+  ASSERT_NE(target_at, std::string::npos);
+  old.insert(target_at, "\"patience\":3,");
+  const TrainConfig read = TrainConfig::from_json(old, "checkpoint old.h5");
+  EXPECT_EQ(read.stop_after_no_improvement, 3);
+  EXPECT_EQ(read.patience, 0);
+  EXPECT_NO_THROW(read.validate());
+
+  TrainConfig same = base_config();
+  same.stop_after_no_improvement = 3;
+  EXPECT_EQ(refusal([&] { check_same_run_options(old, "the checkpoint has", same.to_json(), "this command gives"); }), "");
+  TrainConfig other = base_config();
+  other.stop_after_no_improvement = 2;
+  expect_refused(refusal([&] { check_same_run_options(old, "the checkpoint has", other.to_json(), "this command gives"); }),
+                 {"--stop-after-no-improvement: the checkpoint has 3, this command gives 2"});
+  // The target's patience did not exist then: the old run stopped at the first evaluation reaching the target.
+  TrainConfig target = same;
+  target.patience = 2;
+  expect_refused(refusal([&] { check_same_run_options(old, "the checkpoint has", target.to_json(), "this command gives"); }),
+                 {"--patience: the checkpoint has 0, this command gives 2"});
+}
+
 TEST(ResumeOptions, DataAreComparedInCanonicalForm) {
   TrainConfig a = base_config(), b = base_config();
   a.data = "synthetic";
