@@ -16,7 +16,9 @@ from scalebench_results import PHASE_COLUMNS
 from scaling_fits import fit_amdahl, karp_flatt
 
 # Config keys that do not change what is measured, so runs differing only in them share a series.
-IGNORED_CONFIG_KEYS = {"out", "log_interval", "sample_steps", "epochs", "patience", "target_accuracy", "seed"}
+# "patience" is the improvement rule of files written before "stop_after_no_improvement".
+IGNORED_CONFIG_KEYS = {"out", "log_interval", "sample_steps", "epochs", "patience", "target_patience",
+                       "stop_after_no_improvement", "target_accuracy", "seed"}
 
 
 @dataclass

@@ -91,8 +91,15 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   }
   ResultsObserver observer(writer);
   const RunSummary run = train(config, world, *engine, &observer, resume.get(), &identity);
-  // complete = 0 when a stop signal or a diverged loss ended the run: its epochs are not all there.
-  if (results) results->close(!run.interrupted && !run.diverged);
+  if (results) {
+    results->write_root_attribute("total_time_s", run.elapsed_seconds());
+    results->write_root_attribute("total_images", run.images());
+    results->write_root_attribute("overall_images_per_s", run.images_per_s());
+    results->write_root_attribute("best_test_accuracy", run.best_accuracy);
+    results->write_root_attribute("time_to_target_s", run.time_to_target);
+    // complete = 0 when a stop signal or a diverged loss ended the run: its epochs are not all there.
+    results->close(!run.interrupted && !run.diverged);
+  }
   log0("done: %d epoch(s), %s; best test accuracy %.2f%%%s%s\n", run.epochs_run, run.stop_reason.c_str(),
        100.0 * run.best_accuracy, config.out.empty() ? "" : "; results in ", config.out.c_str());
   if (!run.epochs.empty()) {
@@ -103,10 +110,7 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
     if (std::isfinite(rate.mfu)) log0(", MFU %.1f%% of the measured %.0f TFLOP/s per device", 100.0 * rate.mfu, peak);
     log0("\n");
   }
-  if (std::isfinite(run.time_to_target)) {
-    log0("time to %.2f%% test accuracy: %.3f s (training plus evaluation after every epoch)\n", 100.0 * config.target_accuracy,
-         run.time_to_target);
-  }
+  if (!run.epochs.empty()) log0("%s\n", summary_line(run, config.target_accuracy).c_str());
   if (run.interrupted) return kExitInterrupted;
   return run.diverged ? kExitDiverged : 0;
 }

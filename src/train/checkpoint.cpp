@@ -80,8 +80,10 @@ void write_file(const std::string& path, const Checkpoint& c) {
   h5::write_int_attribute(f, "step_in_epoch", c.loop.step_in_epoch);
   h5::write_int_attribute(f, "global_step", c.loop.global_step);
   h5::write_double_attribute(f, "elapsed_s", c.loop.elapsed_s);
-  h5::write_double_attribute(f, "best_accuracy", c.loop.best_accuracy);
-  h5::write_int_attribute(f, "epochs_without_improvement", c.loop.epochs_without_improvement);
+  h5::write_double_attribute(f, "best_accuracy", c.loop.stop.best_accuracy);
+  h5::write_int_attribute(f, "epochs_without_improvement", c.loop.stop.evaluations_without_improvement);
+  h5::write_int_attribute(f, "evaluations_at_target", c.loop.stop.evaluations_at_target);
+  if (std::isfinite(c.loop.target_reached_s)) h5::write_double_attribute(f, "target_reached_s", c.loop.target_reached_s);
   h5::write_int_attribute(f, "optimizer_steps", c.engine.optimizer_steps);
   h5::write_double_attribute(f, "loss_scale", c.engine.loss_scale);
   h5::write_int_attribute(f, "scale_growth", c.engine.scale_growth);
@@ -392,8 +394,12 @@ Checkpoint read_checkpoint(const std::string& path) {
   c.loop.step_in_epoch = r.int_attr(f, "step_in_epoch", 0, kInt64Max);
   c.loop.global_step = r.int_attr(f, "global_step", 0, kInt64Max);
   c.loop.elapsed_s = r.double_attr(f, "elapsed_s", 0, kHuge);
-  c.loop.best_accuracy = r.double_attr(f, "best_accuracy", 0, 1);
-  c.loop.epochs_without_improvement = static_cast<int>(r.int_attr(f, "epochs_without_improvement", 0, kIntMax));
+  c.loop.stop.best_accuracy = r.double_attr(f, "best_accuracy", 0, 1);
+  c.loop.stop.evaluations_without_improvement = static_cast<int>(r.int_attr(f, "epochs_without_improvement", 0, kIntMax));
+  // Absent from checkpoints of a scalebench that stopped at the first evaluation reaching the target.
+  if (r.has_attribute(f, "evaluations_at_target"))
+    c.loop.stop.evaluations_at_target = static_cast<int>(r.int_attr(f, "evaluations_at_target", 0, kIntMax));
+  if (r.has_attribute(f, "target_reached_s")) c.loop.target_reached_s = r.double_attr(f, "target_reached_s", 0, kHuge);
   c.engine.optimizer_steps = r.int_attr(f, "optimizer_steps", 0, kInt64Max);
   c.engine.loss_scale = static_cast<float>(r.double_attr(f, "loss_scale", 0, std::numeric_limits<float>::max()));
   c.engine.scale_growth = static_cast<int32_t>(r.int_attr(f, "scale_growth", 0, std::numeric_limits<int32_t>::max()));

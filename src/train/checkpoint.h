@@ -8,18 +8,21 @@
 // Layout (schema "scalebench-checkpoint", version 2):
 //   attributes: schema, schema_version, config_json, world_size, epoch (the next epoch to run, 0-based),
 //     step_in_epoch (the next step within it), global_step, elapsed_s, best_accuracy,
-//     epochs_without_improvement, optimizer_steps, loss_scale, scale_growth,
+//     epochs_without_improvement, evaluations_at_target (absent in older files: 0),
+//     target_reached_s (only once the target was reached), optimizer_steps, loss_scale, scale_growth,
 //     data_spec, data_train_samples, data_test_samples, data_labels_crc32 (the data's DataIdentity)
 //   /params             float32 [P]          master weights (the same on every rank)
 //   /buffers            float32 [world, B]   each rank's BN running statistics
 //   /train_totals       float64 [world, 3]   each rank's partial epoch loss sum, correct, count
 //   /optimizer/<name>   float32 [P]          optimizer state, in the optimizer's order (attribute `order`)
 #pragma once
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "comm/communicator.h"
 #include "train/data_identity.h"
+#include "train/early_stop.h"
 #include "train/engine.h"
 
 namespace sb {
@@ -29,8 +32,8 @@ struct LoopState {
   int64_t step_in_epoch = 0;   // the next step of that epoch
   int64_t global_step = 0;
   double elapsed_s = 0;        // training plus evaluation time so far (time to accuracy)
-  double best_accuracy = 0;
-  int epochs_without_improvement = 0;
+  StopState stop;             // what the early-stopping rules remember of the accuracies
+  double target_reached_s = std::numeric_limits<double>::quiet_NaN();  // elapsed_s when the target was first reached
 };
 
 struct Checkpoint {

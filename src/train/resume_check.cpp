@@ -30,6 +30,22 @@ std::string changeable_list() {
   return text;
 }
 
+// The members of a configuration JSON under today's keys (an older key read as its row's), with the
+// default of each option it does not record: a configuration written before an option existed ran
+// with the default.
+std::map<std::string, std::string> recorded_options(const std::string& json, const std::string& what) {
+  std::map<std::string, std::string> members;
+  for (auto& [key, value] : flat_json_members(json, what)) {
+    const TrainOption* row = train_option_for_key(key);
+    members[row ? row->json_key : key] = value;
+  }
+  if (members.empty()) return members;  // nothing recorded at all: no defaults to assume
+  static const TrainConfig defaults;
+  for (const TrainOption& row : train_options())
+    if (row.json_key && !members.count(row.json_key)) members[row.json_key] = row.field.to_json(defaults);
+  return members;
+}
+
 std::string epochs_text(int64_t n) { return std::to_string(n) + (n == 1 ? " epoch" : " epochs"); }
 
 }  // namespace
@@ -43,9 +59,8 @@ std::string option_for_key(const std::string& key) {
 
 void check_same_run_options(const std::string& stored_json, const std::string& stored_what, const std::string& given_json,
                             const std::string& given_what) {
-  std::map<std::string, std::string> stored, given;
-  for (auto& [key, value] : flat_json_members(stored_json, stored_what)) stored[key] = value;
-  for (auto& [key, value] : flat_json_members(given_json, given_what)) given[key] = value;
+  std::map<std::string, std::string> stored = recorded_options(stored_json, stored_what),
+                                     given = recorded_options(given_json, given_what);
   std::map<std::string, std::string> keys;  // every key of either side, in name order
   for (const auto& [key, value] : stored) keys[key];
   for (const auto& [key, value] : given) keys[key];

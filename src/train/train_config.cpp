@@ -37,6 +37,12 @@ constexpr CrossRule kCrossRules[] = {
      [](const TrainConfig& c) {
        return "--precision " + std::string(name_of(c.precision)) + " needs --device cuda; the CPU reference computes in fp32";
      }},
+    {[](const TrainConfig& c) { return c.patience == 0 || c.target_accuracy > 0; },
+     [](const TrainConfig& c) {
+       return "--patience " + std::to_string(c.patience) +
+              " counts evaluations at or above --target-accuracy, which is not set; pass --target-accuracy X, or "
+              "--stop-after-no-improvement " + std::to_string(c.patience) + " to stop when the accuracy stops improving";
+     }},
 };
 
 }  // namespace

@@ -59,7 +59,8 @@ struct TrainConfig {
   std::optional<std::string> plan_cache;  // on-disk cuDNN plan cache; unset: default_plan_cache_dir(); "": none
 
   double target_accuracy = 0.0;  // stop once the test accuracy reaches it (0: off); in [0, 1]
-  int patience = 0;              // stop after this many epochs without improvement (0: off)
+  int patience = 0;              // evaluations in a row at or above the target that stop the run (0: 1)
+  int stop_after_no_improvement = 0;  // stop after this many epochs without a better accuracy (0: off)
   int log_interval = 0;          // steps between progress lines (0: epoch lines only)
   int64_t sample_steps = 64;     // per-step phase times stored in /steps for the first N steps of an epoch
   double collective_timeout = 600;  // s a rank waits in one collective before it ends the job (0: forever)

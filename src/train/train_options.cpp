@@ -314,10 +314,14 @@ std::vector<TrainOption> make_rows() {
        kRun, "autotune", free, flag(&C::autotune)},
       {"plan-cache", "DIR", "keep cuDNN's plan choices across runs in DIR; --no-plan-cache: none (CUDA; docs/cudnn.md)",
        kRun, nullptr, free, plan_cache_folder(), true},
-      {"target-accuracy", "X", "stop once the test accuracy reaches X (a fraction, e.g. 0.9; 0: off)", kRun, "target_accuracy",
-       same, number(&C::target_accuracy, within(0, 1, false, "a fraction, e.g. 0.9 for 90%"))},
-      {"patience", "N", "stop after N epochs without a better test accuracy (0: off)", kRun, "patience", same,
-       whole(&C::patience, at_least(0))},
+      {"target-accuracy", "X",
+       "stop once the test accuracy is at or above X (a fraction, e.g. 0.9; 0: off) for --patience evaluations in a row",
+       kRun, "target_accuracy", same, number(&C::target_accuracy, within(0, 1, false, "a fraction, e.g. 0.9 for 90%"))},
+      {"patience", "N", "with --target-accuracy: the evaluations in a row at or above the target that stop the run (0: 1)",
+       kRun, "target_patience", same, whole(&C::patience, at_least(0))},
+      // Older configurations recorded this rule as "patience".
+      {"stop-after-no-improvement", "N", "stop after N epochs without a better test accuracy (0: off)", kRun,
+       "stop_after_no_improvement", same, whole(&C::stop_after_no_improvement, at_least(0)), false, "patience"},
       {"log-interval", "N", "print a progress line every N steps (0: epoch lines only)", kRun, "log_interval", free,
        whole(&C::log_interval, at_least(0))},
       {"sample-steps", "N", "per-step phase times kept for the first N steps of each epoch", kRun, "sample_steps", free,
@@ -348,7 +352,7 @@ std::span<const TrainOption> train_options() {
 
 const TrainOption* train_option_for_key(std::string_view key) {
   for (const TrainOption& row : train_options())
-    if (row.json_key && key == row.json_key) return &row;
+    if ((row.json_key && key == row.json_key) || (row.old_json_key && key == row.old_json_key)) return &row;
   return nullptr;
 }
 

@@ -68,6 +68,8 @@ struct TrainOption {
   OptionField field;
   // A value option that --no-NAME turns off: the field's parse() gets the empty text.
   bool clearable = false;
+  // The key an older scalebench recorded this option under, read as this row (nullptr: none).
+  const char* old_json_key = nullptr;
 };
 
 // A flag's value from its text: on, true, 1, yes / off, false, 0, no; nullopt for anything else.
@@ -76,7 +78,7 @@ std::optional<bool> on_off_value(std::string_view text);
 // Every option of TrainConfig, in the order of --help and of the configuration JSON.
 std::span<const TrainOption> train_options();
 
-// The row recording the JSON key `key`; nullptr when no row records it.
+// The row recording the JSON key `key` (or recorded it under an older name); nullptr when no row records it.
 const TrainOption* train_option_for_key(std::string_view key);
 // The row of --name (without the dashes); nullptr for a name no row has.
 const TrainOption* train_option_named(std::string_view name);

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 
 #include "comm/collective_watchdog.h"
@@ -11,6 +12,7 @@
 #include "data/sampler.h"
 #include "metrics/chrome_trace.h"
 #include "train/checkpoint.h"
+#include "train/early_stop.h"
 #include "train/collective.h"
 #include "train/stop_checkpoint.h"
 #include "train/run_setup.h"
@@ -43,6 +45,35 @@ std::string with_thousands(double v) {
 }
 }  // namespace
 
+double RunSummary::images() const {
+  double n = 0;
+  for (const EpochSummary& e : epochs) n += static_cast<double>(e.global_samples);
+  return n;
+}
+
+double RunSummary::train_seconds() const {
+  double t = 0;
+  for (const EpochSummary& e : epochs)
+    if (std::isfinite(e.wall_max)) t += e.wall_max;  // NaN: resumed after the epoch's last step, nothing timed
+  return t;
+}
+
+std::string summary_line(const RunSummary& run, double target_accuracy) {
+  char text[256];
+  std::snprintf(text, sizeof text, "summary: %.3f s in total, %s images at %s img/s, best test accuracy %.2f%%",
+                run.elapsed_seconds(), with_thousands(run.images()).c_str(), with_thousands(run.images_per_s()).c_str(),
+                100.0 * run.best_accuracy);
+  std::string line = text;
+  if (target_accuracy > 0) {
+    if (std::isfinite(run.time_to_target))
+      std::snprintf(text, sizeof text, ", %.2f%% reached after %.3f s", 100.0 * target_accuracy, run.time_to_target);
+    else
+      std::snprintf(text, sizeof text, ", %.2f%% not reached", 100.0 * target_accuracy);
+    line += text;
+  }
+  return line;
+}
+
 RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, EpochObserver* observer,
                  const Checkpoint* resume, const DataIdentity* data) {
   const int world = comm.size(), rank = comm.rank();
@@ -74,9 +105,11 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
          static_cast<long long>(start.global_step));
   }
   RunSummary run;
-  run.best_accuracy = start.best_accuracy;
   int64_t step = start.global_step;
-  int epochs_without_improvement = start.epochs_without_improvement;
+  const StopRules rules = stop_rules(config);
+  StopState stop_state = start.stop;
+  run.best_accuracy = stop_state.best_accuracy;
+  run.time_to_target = start.target_reached_s;
   double elapsed = start.elapsed_s;
   const std::string checkpoint_path = config.checkpoint_path();
   const std::string config_json = config.to_json();
@@ -127,8 +160,8 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
       ++timed_steps;
     };
     for (size_t b = 0; b < first_batch; ++b) position += static_cast<uint64_t>(batches[b].size());
-    stopper.at_step_boundary(LoopState{epoch, static_cast<int64_t>(first_batch), step, elapsed, run.best_accuracy,
-                                       epochs_without_improvement});
+    stopper.at_step_boundary(LoopState{epoch, static_cast<int64_t>(first_batch), step, elapsed, stop_state,
+                                       run.time_to_target});
     for (size_t b = first_batch; b < batches.size(); ++b) {
       s.learning_rate = schedule->lr(epoch, static_cast<int64_t>(b), s.steps);
       StepInfo info{epoch, step, position, s.learning_rate};
@@ -141,13 +174,13 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
         position += static_cast<uint64_t>(batches[b].size());
         ++step;
         stopper.at_step_boundary(LoopState{epoch, static_cast<int64_t>(steps_done), step, elapsed + seconds_since(epoch_start),
-                                           run.best_accuracy, epochs_without_improvement});
+                                           stop_state, run.time_to_target});
       }
       // Every rank learns of a signal that reached any of them, and all stop after the same step.
       if (const int signal = comm.allreduce_max(stop_signal_received()); signal != 0) {
         engine.synchronize();
         const LoopState here{epoch, static_cast<int64_t>(steps_done), step, elapsed + seconds_since(epoch_start),
-                             run.best_accuracy, epochs_without_improvement};
+                             stop_state, run.time_to_target};
         run.interrupted = true;
         run.stop_reason = "stopped by signal " + std::to_string(signal) + " after step " + std::to_string(steps_done) +
                           " of epoch " + std::to_string(epoch + 1) + (times.abandoned ? " (the step under way was abandoned)" : "");
@@ -224,12 +257,10 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     run.epochs_run = epoch + 1;
     run.final_accuracy = s.test_accuracy;
 
-    if (s.test_accuracy > run.best_accuracy) {  // before the divergence check: that epoch was evaluated too
-      run.best_accuracy = s.test_accuracy;
-      epochs_without_improvement = 0;
-    } else {
-      ++epochs_without_improvement;
-    }
+    // Before the divergence check: that epoch was evaluated too.
+    stop_state = after_evaluation(stop_state, s.test_accuracy, rules);
+    run.best_accuracy = stop_state.best_accuracy;
+    if (stop_state.evaluations_at_target > 0 && !std::isfinite(run.time_to_target)) run.time_to_target = elapsed;
     if (!std::isfinite(s.train_loss)) {
       run.diverged = true;
       run.stop_reason = "the training loss became " + std::string(std::isnan(s.train_loss) ? "NaN" : "infinite") +
@@ -240,15 +271,10 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     if (config.checkpoint_every > 0 && (epoch + 1) % config.checkpoint_every == 0) {
       const auto hdf5 = stopper.exclusive();
       save_checkpoint(comm, engine, config_json, identity,
-                      LoopState{epoch + 1, 0, step, elapsed, run.best_accuracy, epochs_without_improvement}, checkpoint_path);
+                      LoopState{epoch + 1, 0, step, elapsed, stop_state, run.time_to_target}, checkpoint_path);
     }
-    if (config.target_accuracy > 0 && s.test_accuracy >= config.target_accuracy) {
-      run.time_to_target = elapsed;
-      run.stop_reason = "target accuracy reached";
-      break;
-    }
-    if (config.patience > 0 && epochs_without_improvement >= config.patience) {
-      run.stop_reason = "no better test accuracy for " + std::to_string(config.patience) + " epochs (--patience)";
+    if (const StopRule rule = rule_met(stop_state, rules); rule != StopRule::None) {
+      run.stop_reason = stop_reason(rule, rules);
       break;
     }
   }

@@ -232,6 +232,8 @@ void write_checkpoint(FuzzedDataProvider& p, const std::string& path) {
   attribute(p, f, "elapsed_s", 0, 1.5, nullptr);
   attribute(p, f, "best_accuracy", 0, 0.25, nullptr);
   attribute(p, f, "epochs_without_improvement", 0, kInt, nullptr);
+  attribute(p, f, "evaluations_at_target", 0, kInt, nullptr);
+  attribute(p, f, "target_reached_s", 0, 2.5, nullptr);
   attribute(p, f, "optimizer_steps", 3, kInt, nullptr);
   attribute(p, f, "loss_scale", 0, 0.0, nullptr);
   attribute(p, f, "scale_growth", 0, kInt, nullptr);
@@ -286,7 +288,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     SB_FUZZ_REQUIRE(c.rank_totals.size() == static_cast<size_t>(c.world_size));
     for (const EvalTotals& t : c.rank_totals) SB_FUZZ_REQUIRE(t.correct >= 0 && t.count >= 0 && std::isfinite(t.loss_sum));
     SB_FUZZ_REQUIRE(c.loop.epoch >= 0 && c.loop.step_in_epoch >= 0 && c.loop.global_step >= 0);
-    SB_FUZZ_REQUIRE(c.loop.best_accuracy >= 0 && c.loop.best_accuracy <= 1 && std::isfinite(c.engine.loss_scale));
+    SB_FUZZ_REQUIRE(c.loop.stop.best_accuracy >= 0 && c.loop.stop.best_accuracy <= 1 && std::isfinite(c.engine.loss_scale));
+    SB_FUZZ_REQUIRE(c.loop.stop.evaluations_at_target >= 0 && !(c.loop.target_reached_s < 0));
     for (const auto& [name, values] : c.engine.optimizer_state) SB_FUZZ_REQUIRE(!name.empty());
     SB_FUZZ_REQUIRE(c.data.train_samples >= 0 && c.data.test_samples >= 0);
   } catch (const UserError& e) {

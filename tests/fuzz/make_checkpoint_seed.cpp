@@ -88,8 +88,8 @@ int main(int argc, char** argv) {
   }
   const std::filesystem::path out = argv[1];
   std::filesystem::create_directories(out);
-  write_seed(out / "sgd_momentum.h5", {"momentum_buffer"}, 6, 2, LoopState{1, 0, 4, 0.5, 0.25, 0});
-  write_seed(out / "adam_mid_epoch.h5", {"exp_avg", "exp_avg_sq"}, 4, 0, LoopState{0, 3, 3, 0.1, 0, 0});
-  write_seed(out / "no_optimizer_state.h5", {}, 3, 1, LoopState{2, 0, 8, 1.0, 0.5, 1});
+  write_seed(out / "sgd_momentum.h5", {"momentum_buffer"}, 6, 2, LoopState{1, 0, 4, 0.5, {0.25, 0, 0}});
+  write_seed(out / "adam_mid_epoch.h5", {"exp_avg", "exp_avg_sq"}, 4, 0, LoopState{0, 3, 3, 0.1, {0, 0, 0}});
+  write_seed(out / "no_optimizer_state.h5", {}, 3, 1, LoopState{2, 0, 8, 1.0, {0.5, 1, 0}});
   return 0;
 }

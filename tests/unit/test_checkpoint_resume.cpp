@@ -2,7 +2,9 @@
 // epochs, the rank count, the data's identity, and the results file it continues.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -99,6 +101,64 @@ TEST(ResumeOptions, TheTableNamesWhatMayChangeAndEveryOtherKeyMustMatch) {
   // A key only one side has is a difference too (a checkpoint of another version).
   expect_refused(refusal([&] { check_same_run_options(R"({"model":"mnist-cnn"})", "stored", R"({"model":"mnist-cnn","x_y":1})", "given"); }),
                  {"--x-y: stored (not recorded), given 1"});
+}
+
+// A configuration recorded before the target's --patience existed stored the improvement rule as
+// "patience": it reads, and resumes, as --stop-after-no-improvement.
+TEST(ResumeOptions, AnOldStoredPatienceKeepsItsMeaning) {
+  std::string old = base_config().to_json();
+  for (const char* key : {"\"target_patience\":0,", "\"stop_after_no_improvement\":0,"}) {
+    const size_t at = old.find(key);
+    ASSERT_NE(at, std::string::npos) << key;
+    old.erase(at, std::string(key).size());
+  }
+  const size_t target_at = old.find("\"target_accuracy\"");
+  ASSERT_NE(target_at, std::string::npos);
+  old.insert(target_at, "\"patience\":3,");
+  const TrainConfig read = TrainConfig::from_json(old, "checkpoint old.h5");
+  EXPECT_EQ(read.stop_after_no_improvement, 3);
+  EXPECT_EQ(read.patience, 0);
+  EXPECT_NO_THROW(read.validate());
+
+  TrainConfig same = base_config();
+  same.stop_after_no_improvement = 3;
+  EXPECT_EQ(refusal([&] { check_same_run_options(old, "the checkpoint has", same.to_json(), "this command gives"); }), "");
+  TrainConfig other = base_config();
+  other.stop_after_no_improvement = 2;
+  expect_refused(refusal([&] { check_same_run_options(old, "the checkpoint has", other.to_json(), "this command gives"); }),
+                 {"--stop-after-no-improvement: the checkpoint has 3, this command gives 2"});
+  // The target's patience did not exist then: the old run stopped at the first evaluation reaching the target.
+  TrainConfig target = same;
+  target.patience = 2;
+  expect_refused(refusal([&] { check_same_run_options(old, "the checkpoint has", target.to_json(), "this command gives"); }),
+                 {"--patience: the checkpoint has 0, this command gives 2"});
+}
+
+// What the early-stopping rules remember travels with the checkpoint, so a resume continues a streak of
+// evaluations at the target and keeps the time it was first reached.
+TEST(ResumeChecks, TheCheckpointKeepsTheStoppingState) {
+  const fs::path dir = fs::temp_directory_path() / ("sb-stop-state-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  Checkpoint c = checkpoint_at(2, 0, 1);
+  c.data = DataIdentity{"synthetic:1x28x28:10:1024:256", 1024, 256, 7};
+  c.engine.params = {0.5f, -1.0f};
+  c.rank_buffers = {{}};
+  c.rank_totals = {EvalTotals{}};
+  for (const double reached : {std::nan(""), 3.25}) {
+    c.loop.stop = StopState{0.75, 1, 2};
+    c.loop.target_reached_s = reached;
+    const std::string path = (dir / "stop.ckpt.h5").string();
+    write_checkpoint(c, path);
+    const Checkpoint read = read_checkpoint(path);
+    EXPECT_EQ(read.loop.stop.best_accuracy, 0.75);
+    EXPECT_EQ(read.loop.stop.evaluations_without_improvement, 1);
+    EXPECT_EQ(read.loop.stop.evaluations_at_target, 2);
+    if (std::isnan(reached))
+      EXPECT_TRUE(std::isnan(read.loop.target_reached_s));
+    else
+      EXPECT_EQ(read.loop.target_reached_s, reached);
+  }
+  fs::remove_all(dir);
 }
 
 TEST(ResumeOptions, DataAreComparedInCanonicalForm) {
