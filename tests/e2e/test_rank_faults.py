@@ -118,7 +118,7 @@ class FaultOnOneRank(unittest.TestCase):
             self.assertNotEqual(result.returncode, 0, result.stdout + result.stderr)
             sentence = self.assert_one_sentence(result, "rank 1", "second training step")
             self.assertTrue(sentence.startswith("scalebench: error on rank 1 ("), sentence)
-            self.assertFalse(rank_pids(out), "no rank may outlive the job")
+            self.assertTrue(ranks_gone(out, 10), "no rank may outlive the job")
 
     def test_stopped_rank_is_named_by_the_watchdog(self):
         with temp_dir() as tmp:
@@ -190,15 +190,22 @@ class StopSignals(unittest.TestCase):
                 self.assertGreaterEqual(f.attrs["step_in_epoch"], 1)
             with h5py.File(out, "r") as f:
                 self.assertEqual(f.attrs["complete"], 0)
-            deadline = time.time() + 30  # the killed ranks are gone before the job is resubmitted
-            while rank_pids(out) and time.time() < deadline:
-                time.sleep(0.1)
-            self.assertFalse(rank_pids(out), "no rank may outlive the job")
+            # The killed ranks are gone before the job is resubmitted.
+            self.assertTrue(ranks_gone(out, 30), "no rank may outlive the job")
             resumed = run_scalebench(2, *args, "--resume", checkpoint, timeout=600)
             self.assertEqual(resumed.returncode, 0, resumed.stdout + resumed.stderr)
             with h5py.File(out, "r") as f:
                 self.assertEqual(f.attrs["complete"], 1)
                 self.assertEqual(list(f["epochs"]["epoch"]), [1, 2])
+
+
+def ranks_gone(tag, seconds):
+    """True once no rank of the run is left, waiting at most `seconds`: mpirun can return while the kernel
+    still tears down a rank it killed (a loaded machine takes a moment to unmap its memory)."""
+    deadline = time.time() + seconds
+    while rank_pids(tag) and time.time() < deadline:
+        time.sleep(0.1)
+    return not rank_pids(tag)
 
 
 def launcher_rank(pid):
