@@ -14,22 +14,14 @@
 #include "train/data_identity.h"
 #include "train/resume_check.h"
 #include "train/train_config.h"
+#include "user_error_text.h"
 
 namespace sb {
 namespace {
 
 namespace fs = std::filesystem;
 
-// The UserError message of `f`, or "" when it throws none.
-template <typename F>
-std::string refusal(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::refusal;
 
 void expect_refused(const std::string& message, std::vector<std::string> parts) {
   EXPECT_FALSE(message.empty()) << "expected a refusal naming " << parts.front();

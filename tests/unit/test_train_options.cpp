@@ -14,20 +14,12 @@
 #include "train/config_json.h"
 #include "train/train_config.h"
 #include "train/train_options.h"
+#include "user_error_text.h"
 
 namespace sb {
 namespace {
 
-// The UserError message of `f`, or "" when it throws none.
-template <typename F>
-std::string refusal(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::refusal;
 
 // --help's note for an unset value ("none", "default: 0, adamw: 0.01"), not a value to parse.
 bool is_note(const TrainOption& row, const std::string& shown) {
