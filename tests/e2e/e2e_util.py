@@ -1,4 +1,5 @@
 """Shared helpers for the end-to-end tests: run scalebench under mpiexec and read its results."""
+import json
 import os
 import subprocess
 import tempfile
@@ -17,3 +18,11 @@ def run_scalebench(np, *args, timeout=900):
 
 def temp_dir():
     return tempfile.TemporaryDirectory(prefix="scalebench-e2e-")
+
+
+def recorded_config(path):
+    """The run's configuration as the results file records it (the config_json attribute)."""
+    import h5py  # only the tests that read results files need it
+    with h5py.File(path, "r") as f:
+        value = f.attrs["config_json"]
+    return json.loads(value.decode() if isinstance(value, bytes) else value)

@@ -2,23 +2,14 @@
 --fused-bn, --autotune (also as `--autotune off`, two words) and --plan-cache / --no-plan-cache parse,
 are recorded in the results file where they say something about the run, and bad values are refused
 naming the option before anything is written."""
-import json
 import os
 import sys
 import unittest
 
-import h5py
-
 sys.path.insert(0, os.path.dirname(__file__))
-from e2e_util import run_scalebench, temp_dir  # noqa: E402
+from e2e_util import recorded_config, run_scalebench, temp_dir  # noqa: E402
 
 TINY = ["--device", "cpu", "--model", "mlp", "--data", "synthetic:1x8x8:4:64:16", "--batch-size", "16", "--epochs", "1"]
-
-
-def recorded_config(path):
-    with h5py.File(path, "r") as f:
-        value = f.attrs["config_json"]
-    return json.loads(value.decode() if isinstance(value, bytes) else value)
 
 
 class CudaTuningOptions(unittest.TestCase):

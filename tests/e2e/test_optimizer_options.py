@@ -1,24 +1,15 @@
 """The optimizer options as the program takes them: a name in any case runs as its canonical name, the
 results file records the weight decay applied (AdamW's default 1e-2), --help shows each optimizer's
 default, and bad --optimizer, --beta1 or --beta2 values are refused before anything is written."""
-import json
 import os
 import subprocess
 import sys
 import unittest
 
-import h5py
-
 sys.path.insert(0, os.path.dirname(__file__))
-from e2e_util import run_scalebench, temp_dir  # noqa: E402
+from e2e_util import recorded_config, run_scalebench, temp_dir  # noqa: E402
 
 TINY = ["--model", "mlp", "--data", "synthetic:1x8x8:4:64:16", "--batch-size", "16", "--epochs", "1"]
-
-
-def recorded_config(path):
-    with h5py.File(path, "r") as f:
-        value = f.attrs["config_json"]
-    return json.loads(value.decode() if isinstance(value, bytes) else value)
 
 
 class OptimizerOptions(unittest.TestCase):
