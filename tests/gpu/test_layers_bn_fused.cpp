@@ -42,27 +42,6 @@ void fused_off(cuda::ContextOptions& o) { o.fused_bn_kernels = false; }
 // and any slip in the backward's structure would show.
 double block_grad_tolerance(const Precision& p) { return p.dtype == DType::F32 && !p.tf32 ? p.tol : 0.1; }
 
-// check_everywhere with the block's tolerances.
-void check_block(const LayerCase& c, const std::string& what, uint64_t seed,
-                 void (*tweak)(cuda::ContextOptions&) = nullptr) {
-  for (const Precision& p : kPrecisions)
-    for (Layout layout : kLayouts) {
-      cuda::ContextOptions o = options_for(p, layout);
-      if (tweak) tweak(o);
-      cuda::Context ctx(o);
-      const Errors e = run_case(c, ctx, seed);
-      const std::string name = label(p, layout, what);
-      std::printf("[case] %-48s %s\n", name.c_str(), e.str().c_str());
-      std::fflush(stdout);
-      const double grad_tol = block_grad_tolerance(p);
-      EXPECT_LE(e.y, p.tol) << name << ": " << e.str();
-      EXPECT_LE(e.buffers, p.tol) << name << ": " << e.str();
-      EXPECT_LE(e.dx, grad_tol) << name << ": " << e.str();
-      EXPECT_LE(e.grads, grad_tol) << name << ": " << e.str();
-      if (!(e.y <= p.tol && e.buffers <= p.tol && e.dx <= grad_tol && e.grads <= grad_tol)) print_plans(ctx, name);
-    }
-}
-
 TEST(CudaFusedBn, BnReluDropoutTrainAndEval) {
   SKIP_WITHOUT_GPU();
   LayerCase c{bn_relu_dropout(16, 0.3), Shape{4, 16, 8, 8}};
@@ -106,10 +85,10 @@ TEST(CudaFusedBn, WideResNetBlock) {
   LayerCase c{wide_block(16, 32, 0.3), Shape{4, 16, 8, 8}};
   c.stream_key = 3;
   c.step = 11;
-  check_block(c, "wrn block (fused)", 57);
-  check_block(c, "wrn block (fused off)", 57, fused_off);
+  check_everywhere(c, "wrn block (fused)", 57, nullptr, block_grad_tolerance);
+  check_everywhere(c, "wrn block (fused off)", 57, fused_off, block_grad_tolerance);
   LayerCase same{wide_block(16, 16, 0.3), Shape{4, 16, 8, 8}};
-  check_block(same, "wrn block identity (fused)", 58);
+  check_everywhere(same, "wrn block identity (fused)", 58, nullptr, block_grad_tolerance);
 }
 
 // The unfused twin stays tested: the cuDNN BN+ReLU pair and a separate dropout.
