@@ -154,7 +154,7 @@ if part tta; then
 fi
 # steady NAME...: the median of the steady epochs (all but the first) of each named log, and of them all.
 steady() {
-  local name all=()
+  local name all=() rates=()
   for name in "$@"; do
     mapfile -t rates < <(grep '^epoch' "$R/$name.log" | tail -n +2 | grep -oE '[0-9,]+ img/s' | tr -d ', img/s')
     all+=("${rates[@]}")
