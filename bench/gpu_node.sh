@@ -13,6 +13,11 @@
 #            kernels, bf16 without them (--no-fused-bn), PyTorch torch.compile bf16 and fp16 channels_last
 #   plans    the first epoch of the wrn at batch 256 bf16: empty plan cache, the same command again (warm
 #            cache), and an empty cache with --autotune off
+#   layers   the per-layer profile of the wrn at batch 256, bf16 and fp16 NHWC (bench/layer_profile.cpp),
+#            beside torch.compile's GPU time per kernel kind (pytorch_reference.py --profile-kernels)
+#   learning the wrn trained for 2 epochs on Fashion-MNIST written as CIFAR-100 (bench/fashion_mnist_as_cifar100.py),
+#            bf16, at the WRN guide's recipe (SGD lr 0.01, batch 256) and a faster one (lr 0.05, momentum
+#            0.9, batch 128), seeds 1-3: scalebench and PyTorch (pytorch_reference.py --learn), mean test accuracy
 #   baseline the headline runs (wrn bf16 NHWC, mnist-cnn tf32) with this binary and with --baseline-bin,
 #            two runs each, side by side (a change's before and after on one card)
 #
@@ -26,7 +31,7 @@
 #                                      staged (scripts/stage_gpu_node.sh), else build/scalebench]
 #   --out     SCALEBENCH_BENCH_OUT     where the run's folder goes [results]
 #   --parts   SCALEBENCH_BENCH_PARTS   comma-separated [one-gpu,compile,tta,scaling,comm]; also wrn-step, plans,
-#                                      baseline
+#                                      layers, learning, baseline
 #   --baseline-bin SCALEBENCH_BASELINE_BIN  another scalebench build, for the baseline part
 # Also: SCALEBENCH_REPORT_PYTHON, a python with h5py and matplotlib for analysis/report.py [python3];
 # SCALEBENCH_GPU_LIBS, SCALEBENCH_STAGE and NCCL_NVLS_ENABLE as scripts/gpu_node_env.sh says.
@@ -61,8 +66,8 @@ done
 # Every check before the first measurement.
 [[ -f bench/pytorch_reference.py && -f analysis/report.py ]] || die "run it from the scalebench checkout's root"
 for part in ${parts//,/ }; do
-  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|baseline)$ ]] ||
-    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, baseline"
+  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline)$ ]] ||
+    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline"
 done
 part() { [[ ",$parts," == *",$1,"* ]]; }
 if part baseline && [[ ! -x $baseline_bin ]]; then
@@ -79,8 +84,8 @@ if [[ -z $data ]]; then
   data=/usr/share/datasets/fashion-mnist
   [[ -d .stage-data/fashion-mnist ]] && data=.stage-data/fashion-mnist
 fi
-if part tta && ! compgen -G "$data/train-images-idx3-ubyte*" > /dev/null; then
-  die "no Fashion-MNIST in '$data'; install dataset-fashion-mnist, pass --data DIR, or leave tta out of --parts"
+if { part tta || part learning; } && ! compgen -G "$data/train-images-idx3-ubyte*" > /dev/null; then
+  die "no Fashion-MNIST in '$data'; install dataset-fashion-mnist, pass --data DIR, or leave tta and learning out of --parts"
 fi
 "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null ||
   die "'$python' cannot import torch or sees no GPU; pass PyTorch's interpreter with --python"
@@ -187,6 +192,36 @@ if part plans; then
       --plan-cache "$R/plans-no-autotune" --autotune off
   for name in cold warm cold-no-autotune; do
     say "first epoch, $name: $(grep -m1 '^epoch' "$R/sb-plans-$name.log" | awk '{print $4}') s; steady $(grep '^epoch' "$R/sb-plans-$name.log" | tail -1 | awk '{print $4}') s"
+  done
+fi
+if part layers; then
+  say "== one GPU: the wrn's per-layer profile, and torch.compile's kernels"
+  profiler=$(dirname "$S")/layer_profile
+  for p in bf16 fp16; do
+    run "sb-wrn-layers-$p" 600 "$profiler" --model wrn --batch-size 256 --precision $p --layout nhwc --passes 20
+    run "pt-wrn-kernels-$p" 1800 "${PT[@]}" --model wrn --precision $p --channels-last --compile --steps 30 --warmup 15 \
+        --profile-kernels 10 --json "$R/pt-wrn-kernels-$p.json"
+  done
+fi
+if part learning; then
+  say "== one GPU: learning on Fashion-MNIST as CIFAR-100, scalebench against PyTorch, 3 seeds per recipe"
+  cifar=$R/fashion-mnist-as-cifar100
+  "$P" bench/fashion_mnist_as_cifar100.py "$data" "$cifar" > "$R/fashion-as-cifar.log" 2>&1 ||
+    say "fashion_mnist_as_cifar100.py failed (see $R/fashion-as-cifar.log)"
+  for recipe in "guide 256 0.01 0" "fast 128 0.05 0.9"; do
+    read -r name batch lr momentum <<< "$recipe"
+    for seed in 1 2 3; do
+      run "sb-learn-$name-$seed" 600 "$S" train --model wrn --device cuda --data "cifar100:$cifar" --precision bf16 --layout nhwc \
+          --epochs 2 --batch-size "$batch" --optimizer sgd --lr "$lr" --momentum "$momentum" --seed "$seed"
+      run "pt-learn-$name-$seed" 600 "${PT[@]}" --learn "$cifar" --precision bf16 --channels-last --epochs 2 \
+          --batch-size "$batch" --lr "$lr" --momentum "$momentum" --seed "$seed" --json "$R/pt-learn-$name-$seed.json"
+    done
+    sb_mean=$(for seed in 1 2 3; do grep '^epoch' "$R/sb-learn-$name-$seed.log" | tail -1 | grep -oE 'test acc +[0-9.]+' | awk '{print $3}'; done |
+              awk '{s += $1; v = v " " $1} END {if (NR) printf "%.2f%% (%s)", s / NR, v}')
+    pt_mean=$("$P" -c 'import json, sys
+acc = [json.load(open(f))["test_accuracy"] * 100 for f in sys.argv[1:]]
+print("%.2f%% (%s)" % (sum(acc) / len(acc), " ".join("%.2f" % a for a in acc)))' "$R"/pt-learn-"$name"-[123].json 2>/dev/null)
+    say "learning, $name recipe (batch $batch, lr $lr, momentum $momentum): scalebench $sb_mean, PyTorch ${pt_mean:-n/a}"
   done
 fi
 if part baseline; then

@@ -72,6 +72,9 @@ def parse_args(argv=None):
     p.add_argument("--lr", type=float, default=0.01, help="--learn: SGD learning rate")
     p.add_argument("--momentum", type=float, default=0.0, help="--learn: SGD momentum")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--profile-kernels", type=int, default=0, metavar="STEPS",
+                   help="after timing, profile STEPS more steps with torch.profiler and print the GPU time per "
+                        "step of each kernel kind (convolution forward, dgrad, wgrad, fused, ...) and the top kernels")
     args = p.parse_args(argv)
     if args.learn and args.time_to_accuracy:
         p.error("--learn and --time-to-accuracy are two different runs; choose one")
@@ -246,11 +249,59 @@ def throughput(args):
     result["results"] = [{"gpus": world, "images_per_s": result["images_per_s"], "batch_size": args.batch_size}]
     log(rank, f"{result['label']}: {result['images_per_s']:,.0f} images/s "
               f"(median step {median:.3f} ms, wall-clock {result['images_per_s_wall']:,.0f} images/s)")
+    if args.profile_kernels and rank == 0:
+        result["kernel_ms_per_step"] = profile_kernels(step, batches, args.profile_kernels)
     if rank == 0:
         write_outputs(args, result)
     if world > 1:
         dist.destroy_process_group()
     return result
+
+
+# Kernel kinds by name, first match wins: cuDNN's convolution kernels name their pass (fprop, dgrad, wgrad).
+KERNEL_KINDS = [("convolution forward", ("fprop",)), ("convolution dgrad", ("dgrad",)),
+                ("convolution wgrad", ("wgrad",)), ("layout transposes", ("nchwtonhwc", "nhwctonchw", "transpose")),
+                ("Triton fused", ("triton",)), ("batch norm", ("batch_norm", "batchnorm", "bn_")),
+                ("GEMM", ("gemm", "nvjet", "cutlass")), ("optimizer", ("multi_tensor", "foreach", "sgd"))]
+
+
+def kernel_kind(name):
+    low = name.lower()
+    for kind, needles in KERNEL_KINDS:
+        if any(n in low for n in needles):
+            return kind
+    return "other elementwise and reductions"
+
+
+def profile_kernels(step, batches, steps):
+    """GPU time per step by kernel kind and of the top kernels, from torch.profiler over `steps` steps."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for i in range(steps):
+            step(*batches[i % len(batches)])
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.key_averages() if getattr(e, "device_type", None) == DeviceType.CUDA]
+    def ms(e):  # device time in ms per step
+        t = getattr(e, "self_device_time_total", None)
+        if t is None:
+            t = e.self_cuda_time_total
+        return t / 1e3 / steps
+    kinds = {}
+    for e in kernels:
+        k = kinds.setdefault(kernel_kind(e.key), [0.0, 0])
+        k[0] += ms(e)
+        k[1] += e.count / steps
+    total = sum(v[0] for v in kinds.values())
+    print(f"GPU kernel time per step by kind ({steps} profiled steps):")
+    for kind, (t, n) in sorted(kinds.items(), key=lambda kv: -kv[1][0]):
+        print(f"  {kind:<34} {t:8.3f} ms  {n:6.1f} kernels")
+    print(f"  {'total':<34} {total:8.3f} ms")
+    print("top kernels (ms per step, launches per step):")
+    for e in sorted(kernels, key=ms, reverse=True)[:25]:
+        print(f"  {ms(e):8.3f} ms {e.count / steps:5.1f}x  {e.key[:110]}")
+    return {kind: t for kind, (t, _) in kinds.items()}
 
 
 def default_label(args):

@@ -4,6 +4,8 @@
 // CPU reference scatters, so fp32 results match it bit for bit.
 #include "kernels/pooling.h"
 
+#include <initializer_list>
+
 #include "kernels/device_utils.cuh"
 
 namespace sb::kernels {
@@ -129,6 +131,102 @@ __global__ void maxpool_backward_kernel(const T* __restrict__ x, const T* __rest
     }));
 }
 
+// Max pooling's common case in NHWC, windows that tile the input (kernel == stride, h and w multiples of
+// it) and whole 16-byte vectors of channels: one thread per output pixel and vector, so that every load
+// and store is 16 bytes and backward writes each dx element once. The same argmax rule and the same
+// arithmetic as the generic kernels, so the results are identical.
+template <typename T>
+struct alignas(16) VecPack {
+  static constexpr int kLanes = 16 / sizeof(T);
+  T v[kLanes];
+};
+
+// The window's first storage index (its top-left element) and the step to the next row of the window.
+template <typename I>
+struct TiledWindow {
+  I first, row_step;
+};
+
+template <typename T, typename I>
+__device__ __forceinline__ TiledWindow<I> tiled_window(I t, const Geom<I>& g) {
+  constexpr int V = VecPack<T>::kLanes;
+  const I vectors = g.c / V;
+  const I vc = t % vectors;
+  I p = t / vectors;
+  const I ox = p % g.ow;
+  p /= g.ow;
+  const I oy = p % g.oh;
+  const I img = p / g.oh;
+  return TiledWindow<I>{((img * g.h + oy * g.s) * g.w + ox * g.s) * g.c + vc * V, g.w * g.c};
+}
+
+// Per lane: the window position (ky * k + kx) of the maximum, and its value.
+template <typename T, typename I>
+__device__ __forceinline__ void tiled_argmax(const T* x, const Geom<I>& g, const TiledWindow<I>& win,
+                                             int (&best)[VecPack<T>::kLanes], float (&best_v)[VecPack<T>::kLanes]) {
+  constexpr int V = VecPack<T>::kLanes;
+  for (I ky = 0; ky < g.k; ++ky)
+    for (I kx = 0; kx < g.k; ++kx) {
+      const VecPack<T> in = *reinterpret_cast<const VecPack<T>*>(x + win.first + ky * win.row_step + kx * g.c);
+      const int pos = static_cast<int>(ky * g.k + kx);
+#pragma unroll
+      for (int l = 0; l < V; ++l) {
+        const float v = to_float(in.v[l]);
+        if (pos == 0 || v > best_v[l] || isnan(v)) {
+          best[l] = pos;
+          best_v[l] = v;
+        }
+      }
+    }
+}
+
+template <typename T, typename I>
+__global__ void maxpool_tiled_nhwc_forward_kernel(const T* __restrict__ x, T* __restrict__ y, Geom<I> g) {
+  constexpr int V = VecPack<T>::kLanes;
+  const I total = g.n * g.oh * g.ow * (g.c / V);
+  for (I t = static_cast<I>(global_thread()); t < total; t += static_cast<I>(grid_threads())) {
+    int best[V];
+    float best_v[V];
+    tiled_argmax<T, I>(x, g, tiled_window<T, I>(t, g), best, best_v);
+    VecPack<T> out;
+#pragma unroll
+    for (int l = 0; l < V; ++l) out.v[l] = from_float<T>(best_v[l]);
+    reinterpret_cast<VecPack<T>*>(y)[t] = out;  // y is [n, oh, ow, c]: vector t is output pixel t / (c / V)
+  }
+}
+
+template <typename T, typename I>
+__global__ void maxpool_tiled_nhwc_backward_kernel(const T* __restrict__ x, const T* __restrict__ dy,
+                                                   T* __restrict__ dx, Geom<I> g) {
+  constexpr int V = VecPack<T>::kLanes;
+  const I total = g.n * g.oh * g.ow * (g.c / V);
+  for (I t = static_cast<I>(global_thread()); t < total; t += static_cast<I>(grid_threads())) {
+    const TiledWindow<I> win = tiled_window<T, I>(t, g);
+    int best[V];
+    float best_v[V];
+    tiled_argmax<T, I>(x, g, win, best, best_v);
+    const VecPack<T> grad = reinterpret_cast<const VecPack<T>*>(dy)[t];
+    for (I ky = 0; ky < g.k; ++ky)
+      for (I kx = 0; kx < g.k; ++kx) {
+        const int pos = static_cast<int>(ky * g.k + kx);
+        VecPack<T> out;
+#pragma unroll
+        for (int l = 0; l < V; ++l)  // 0 + dy, as the generic kernel's sum: -0 becomes +0 there too
+          out.v[l] = from_float<T>(best[l] == pos ? 0.0f + to_float(grad.v[l]) : 0.0f);
+        *reinterpret_cast<VecPack<T>*>(dx + win.first + ky * win.row_step + kx * g.c) = out;
+      }
+  }
+}
+
+// Whether the tiled NHWC kernels apply: see above; the pointers must be 16-byte aligned.
+bool tiled_nhwc(const Geometry& g, Layout layout, DType dtype, std::initializer_list<const void*> pointers) {
+  const int64_t lanes = 16 / static_cast<int64_t>(dtype_size(dtype));
+  if (layout != Layout::NHWC || g.k != g.s || g.h % g.k != 0 || g.w % g.k != 0 || g.c % lanes != 0) return false;
+  for (const void* p : pointers)
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
+  return true;
+}
+
 template <typename T, bool Nhwc, typename I>
 __global__ void avgpool_forward_kernel(const T* __restrict__ x, T* __restrict__ y, Geom<I> g, float inv_area) {
   const I total = g.n * g.c * g.oh * g.ow;
@@ -221,6 +319,16 @@ void maxpool_forward(const void* x, void* y, const PoolShape& shape, Layout layo
   const Geometry g = make_geometry(shape, "maxpool_forward");
   const int64_t total = g.n * g.c * g.oh * g.ow;
   if (total <= 0) return;
+  if (tiled_nhwc(g, layout, dtype, {x, y})) {
+    dispatch(dtype, layout, g.n * g.c * g.h * g.w, [&](auto tag, auto, auto index) {
+      using T = typename decltype(tag)::type;
+      using I = typename decltype(index)::type;
+      maxpool_tiled_nhwc_forward_kernel<T, I><<<grid_for(total / VecPack<T>::kLanes), kThreads, 0, stream>>>(
+          static_cast<const T*>(x), static_cast<T*>(y), Geom<I>(g));
+    });
+    CHECK_CUDA_LAUNCH();
+    return;
+  }
   dispatch(dtype, layout, g.n * g.c * g.h * g.w, [&](auto tag, auto nhwc, auto index) {
     using T = typename decltype(tag)::type;
     using I = typename decltype(index)::type;
@@ -235,6 +343,17 @@ void maxpool_backward(const void* x, const void* dy, void* dx, const PoolShape& 
   const Geometry g = make_geometry(shape, "maxpool_backward");
   const int64_t total = g.n * g.c * g.h * g.w;
   if (total <= 0) return;
+  if (tiled_nhwc(g, layout, dtype, {x, dy, dx})) {
+    dispatch(dtype, layout, total, [&](auto tag, auto, auto index) {
+      using T = typename decltype(tag)::type;
+      using I = typename decltype(index)::type;
+      maxpool_tiled_nhwc_backward_kernel<T, I><<<grid_for(g.n * g.c * g.oh * g.ow / VecPack<T>::kLanes), kThreads, 0,
+                                                  stream>>>(static_cast<const T*>(x), static_cast<const T*>(dy),
+                                                            static_cast<T*>(dx), Geom<I>(g));
+    });
+    CHECK_CUDA_LAUNCH();
+    return;
+  }
   dispatch(dtype, layout, total, [&](auto tag, auto nhwc, auto index) {
     using T = typename decltype(tag)::type;
     using I = typename decltype(index)::type;

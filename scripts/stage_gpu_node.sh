@@ -33,6 +33,8 @@ fmnist_files=("$fmnist"/*-idx*-ubyte*)
 
 rm -rf "$stage" "$data" && mkdir -p "$stage/bin" "$stage/tests" "$stage/lib" "$data/fashion-mnist"
 cp "$build/scalebench" "$stage/bin/"
+# The per-layer profile (bench/layer_profile.cpp), where the build has it.
+if [[ -x $build/bench/layer_profile ]]; then cp "$build/bench/layer_profile" "$stage/bin/"; fi
 for t in "$build"/tests/gpu/test_* "$build"/tests/test_reference_fixture "$build"/tests/reference/dump_initial_weights; do
   [[ $t == *timing* ]] && continue
   [[ -x $t && ! -d $t ]] && cp "$t" "$stage/tests/"

@@ -1,6 +1,7 @@
 // Pooling kernels against the CPU layers (src/nn/cpu/pooling.*): max pool (ties: the first maximum wins),
 // average pool and global average pool, forward and backward, NCHW and NHWC, fp32/fp16/bf16, including
-// overlapping windows (stride < kernel) and inputs the windows do not cover (floor mode).
+// overlapping windows (stride < kernel) and inputs the windows do not cover (floor mode). The NHWC cases
+// whose windows tile the input with whole 16-byte vectors of channels take max pooling's vectorised kernels.
 #include <gtest/gtest.h>
 
 #include "gpu_test_util.h"
@@ -18,7 +19,7 @@ struct Case {
   int kernel, stride;
 };
 const Case kCases[] = {{4, 8, 24, 24, 2, 2}, {2, 3, 7, 9, 3, 2}, {3, 5, 6, 6, 3, 1}, {2, 33, 5, 5, 2, 2},
-                       {1, 2, 4, 4, 4, 4}};
+                       {1, 2, 4, 4, 4, 4},   {2, 16, 8, 8, 2, 2}, {2, 24, 6, 9, 3, 3}, {2, 16, 9, 8, 2, 2}};
 const DType kDtypes[] = {DType::F32, DType::F16, DType::BF16};
 const Layout kLayouts[] = {Layout::NCHW, Layout::NHWC};
 

@@ -22,9 +22,23 @@ FusionAvailability availability(const Context& ctx) {
   return a;
 }
 
+bool is_container(const LayerSpec& s) { return s.kind == LayerKind::Sequential || s.kind == LayerKind::Residual; }
+
+// Runs `body` (which returns the step's output), bracketed by the context's layer timer when one is set
+// and the step is a leaf: a container's own steps are timed instead.
+template <typename Body>
+const DeviceTensor& timed(const Context& ctx, const std::string& label, bool backward, bool container, Body&& body) {
+  LayerTimer* timer = ctx.layer_timer();
+  if (!timer || container) return body();
+  timer->begin(label, backward, ctx.stream());
+  const DeviceTensor& out = body();
+  timer->end(ctx.stream());
+  return out;
+}
+
 }  // namespace
 
-Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main) {
+Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main) : ctx_(ctx) {
   const std::vector<LayerSpec>& children = spec.children;
   const FusionPlan plan = plan_fusion(children, availability(ctx), residual_main);
   plan_record_ = plan.record;
@@ -34,11 +48,14 @@ Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main) 
     if (step.path == FusionPath::FusedMember) {  // counted in its run's step
       steps_.back().params += count_elements(collect_params(c));
       steps_.back().buffers += count_elements(collect_buffers(c));
+      steps_.back().label.append("+").append(c.name);
       continue;
     }
     Step s;
     s.params = count_elements(collect_params(c));
     s.buffers = count_elements(collect_buffers(c));
+    s.label = c.name;
+    s.container = is_container(c);
     switch (step.path) {
       case FusionPath::FusedHead: {
         auto run = std::make_unique<FusedBnRun>(
@@ -87,13 +104,16 @@ void Sequential::set_residual(const DeviceTensor* residual) {
 
 const DeviceTensor& Sequential::forward(const DeviceTensor& x, Mode mode) {
   const DeviceTensor* h = &x;
-  for (auto& s : steps_) h = &s.layer->forward(*h, mode);
+  for (auto& s : steps_) h = &timed(ctx_, s.label, false, s.container, [&]() -> const DeviceTensor& {
+    return s.layer->forward(*h, mode);
+  });
   return *h;
 }
 
 const DeviceTensor& Sequential::backward(const DeviceTensor& dy) {
   const DeviceTensor* g = &dy;
-  for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) g = &it->layer->backward(*g);
+  for (auto it = steps_.rbegin(); it != steps_.rend(); ++it)
+    g = &timed(ctx_, it->label, true, it->container, [&]() -> const DeviceTensor& { return it->layer->backward(*g); });
   return *g;
 }
 
@@ -112,7 +132,33 @@ Residual::Residual(const LayerSpec& spec, Context& ctx) : spec_(spec), ctx_(ctx)
   } else {
     main_ = make_layer(main, ctx);
   }
-  if (spec.children.size() > 1) shortcut_ = make_layer(spec.children[1], ctx);
+  main_is_container_ = is_container(main);
+  if (spec.children.size() > 1) {
+    shortcut_ = make_layer(spec.children[1], ctx);
+    shortcut_is_container_ = is_container(spec.children[1]);
+  }
+}
+
+const DeviceTensor& Residual::run_shortcut(const DeviceTensor& t, bool backward, Mode mode) {
+  if (!shortcut_) return t;
+  return timed(ctx_, spec_.children[1].name, backward, shortcut_is_container_, [&]() -> const DeviceTensor& {
+    return backward ? shortcut_->backward(t) : shortcut_->forward(t, mode);
+  });
+}
+
+const DeviceTensor& Residual::run_main(const DeviceTensor& t, bool backward, Mode mode) {
+  return timed(ctx_, spec_.children[0].name, backward, main_is_container_, [&]() -> const DeviceTensor& {
+    return backward ? main_->backward(t) : main_->forward(t, mode);
+  });
+}
+
+const DeviceTensor& Residual::add(const DeviceTensor& a, const DeviceTensor& b, DeviceBuffer& buffer, DeviceTensor& out,
+                                  bool backward) {
+  return timed(ctx_, spec_.name + ".add", backward, false, [&]() -> const DeviceTensor& {
+    out = output_tensor(buffer, a.shape(), ctx_);
+    kernels::add(a.data, b.data, out.data, a.numel(), a.dtype(), ctx_.stream());
+    return out;
+  });
 }
 
 void Residual::bind(const ParamViews& views) {
@@ -129,31 +175,26 @@ void Residual::set_random_stream(uint64_t key, uint64_t step) {
 
 const DeviceTensor& Residual::forward(const DeviceTensor& x, Mode mode) {
   if (fused_add_main_) {  // the main branch's last pass adds the shortcut
-    const DeviceTensor& b = shortcut_ ? shortcut_->forward(x, mode) : x;
+    const DeviceTensor& b = run_shortcut(x, false, mode);
     fused_add_main_->set_residual(&b);
-    const DeviceTensor& y = main_->forward(x, mode);
-    y_ = y;
+    y_ = run_main(x, false, mode);
     return y_;
   }
-  const DeviceTensor& a = main_->forward(x, mode);
-  const DeviceTensor& b = shortcut_ ? shortcut_->forward(x, mode) : x;
+  const DeviceTensor& a = run_main(x, false, mode);
+  const DeviceTensor& b = run_shortcut(x, false, mode);
   if (a.shape() != b.shape())
     throw UserError("Residual '" + spec_.name + "': main branch gives " + a.shape().str() + " but shortcut gives " +
                     b.shape().str());
-  y_ = output_tensor(y_buffer_, a.shape(), ctx_);
-  kernels::add(a.data, b.data, y_.data, a.numel(), a.dtype(), ctx_.stream());
-  return y_;
+  return add(a, b, y_buffer_, y_, false);
 }
 
 const DeviceTensor& Residual::backward(const DeviceTensor& dy) {
   if (!y_.data) fatal("Residual '" + spec_.name + "': backward before forward");
   // The shortcut first: its parameters come after the main branch's in the flat buffer, and backward must
   // visit parameters in reverse buffer order for Context::gradients_ready to hold.
-  const DeviceTensor& db = shortcut_ ? shortcut_->backward(dy) : dy;
-  const DeviceTensor& da = main_->backward(dy);
-  dx_ = output_tensor(dx_buffer_, da.shape(), ctx_);
-  kernels::add(da.data, db.data, dx_.data, da.numel(), da.dtype(), ctx_.stream());
-  return dx_;
+  const DeviceTensor& db = run_shortcut(dy, true, Mode::Train);
+  const DeviceTensor& da = run_main(dy, true, Mode::Train);
+  return add(da, db, dx_buffer_, dx_, true);
 }
 
 std::string Residual::fusion_report() const {

@@ -35,7 +35,10 @@ class Sequential final : public Layer {
   struct Step {
     std::unique_ptr<Layer> layer;
     int64_t params = 0, buffers = 0;  // flat-buffer elements of the specs the step covers
+    std::string label;                // the specs' names, '+'-joined, for the per-layer profile
+    bool container = false;           // a Sequential or Residual: its own steps are timed, not it
   };
+  Context& ctx_;
   std::vector<Step> steps_;
   FusedBnRun* residual_run_ = nullptr;
   std::string plan_record_;
@@ -53,9 +56,16 @@ class Residual final : public Layer {
   std::string fusion_report() const;
 
  private:
+  // The branches and the add, each timed by the context's layer timer when one is set.
+  const DeviceTensor& run_main(const DeviceTensor& t, bool backward, Mode mode);
+  const DeviceTensor& run_shortcut(const DeviceTensor& t, bool backward, Mode mode);
+  const DeviceTensor& add(const DeviceTensor& a, const DeviceTensor& b, DeviceBuffer& buffer, DeviceTensor& out,
+                          bool backward);
+
   LayerSpec spec_;
   Context& ctx_;
   std::unique_ptr<Layer> main_, shortcut_;
+  bool main_is_container_ = false, shortcut_is_container_ = false;
   Sequential* fused_add_main_ = nullptr;  // main_, when it takes the add
   DeviceTensor y_, dx_;
   DeviceBuffer y_buffer_, dx_buffer_;

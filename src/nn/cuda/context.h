@@ -14,6 +14,7 @@
 #include "core/dtype.h"
 #include "nn/batchnorm_path.h"
 #include "nn/cuda/device_buffer.h"
+#include "nn/cuda/layer_timer.h"
 #include "nn/cuda/plan_cache.h"
 
 namespace sb::cuda {
@@ -75,6 +76,10 @@ class Context {
     if (gradient_ready_) gradient_ready_(first_final);
   }
 
+  // Per-layer GPU timing (nn/cuda/layer_timer.h); null, the default, records nothing. Not while capturing.
+  void set_layer_timer(LayerTimer* timer) { layer_timer_ = timer; }
+  LayerTimer* layer_timer() const { return layer_timer_; }
+
  private:
   ContextOptions options_;
   cudaStream_t stream_ = nullptr;
@@ -86,6 +91,7 @@ class Context {
   std::unique_ptr<PlanCache> plans_;
   const uint64_t* device_step_ = nullptr;
   GradientReadyHook gradient_ready_;
+  LayerTimer* layer_timer_ = nullptr;
 };
 
 }  // namespace sb::cuda
