@@ -190,5 +190,16 @@ TEST(HostBatchPipelineOrder, DroppedBatchesMakeWayForTheOneAskedFor) {
   EXPECT_EQ(std::memcmp(got.buffer.images, want.data(), want.size()), 0);
 }
 
+TEST(HostBatchPipelineOrder, DestroyingAPipelineWithBatchesQueuedStopsItsWorkers) {
+  const TrainTest data = make_synthetic(SyntheticShape{3, 16, 16, 4}, 256, 4, 3);
+  const HostBatchBuilder builder(data.train, cifar_augmentation(), BatchFormat{});
+  const std::vector<int64_t> indices(64, 7);
+  for (int round = 0; round < 20; ++round) {
+    Ring ring(4, 64, builder.sample_bytes());
+    HostBatchPipeline pipeline(4, ring.buffers, 64, builder.sample_bytes());
+    for (int k = 0; k < 4; ++k) pipeline.submit(BatchRequest{&builder, indices, AugmentKey{kSeed, k, 0}, 0});
+  }  // each pipeline goes with its batches half built: the test ends instead of hanging
+}
+
 }  // namespace
 }  // namespace sb
