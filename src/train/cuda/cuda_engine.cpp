@@ -90,7 +90,7 @@ class CudaEngine final : public EngineBase {
   // The training batch's input and labels: built on the device (--input device) or uploaded (--input host).
   DeviceTensor training_batch(int64_t batch, int slot);
   const int32_t* training_labels(int slot) const { return host_input_ ? host_input_->labels(slot) : batches_->labels(); }
-  cuda::HostInputOptions host_input_options(int local_ranks) const;
+  cuda::HostInputOptions host_input_options(int64_t max_batch, int local_ranks) const;
   const float* loss_scale() const { return scaler_ ? scaler_->scale() : nullptr; }
 
   // Every part that holds device resources is created in the constructor's body, after the device is
@@ -163,7 +163,7 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
   loss_ = std::make_unique<cuda::DeviceLoss>(log_probabilities_);
 
   if (config.input == InputSource::Host) {
-    host_input_ = std::make_unique<cuda::HostInput>(train, test, host_input_options(local_ranks), gpu_wait_);
+    host_input_ = std::make_unique<cuda::HostInput>(train, test, host_input_options(max_batch, local_ranks), gpu_wait_);
     log0("input: host memory, %d batch worker(s) per rank, %s buffers\n", host_input_->workers(),
          config.pin_memory ? "pinned" : "pageable");
   } else {
@@ -183,7 +183,7 @@ CudaEngine::~CudaEngine() {
   stream_.synchronize_noexcept();
 }
 
-cuda::HostInputOptions CudaEngine::host_input_options(int local_ranks) const {
+cuda::HostInputOptions CudaEngine::host_input_options(int64_t max_batch, int local_ranks) const {
   cuda::HostInputOptions o;
   o.augmentation = augmentation_;
   o.seed = config_.seed;
@@ -191,7 +191,7 @@ cuda::HostInputOptions CudaEngine::host_input_options(int local_ranks) const {
   o.world_size = comm_.size();
   o.drop_last = config_.drop_last;
   o.train_batch = config_.per_rank_batch(comm_.size());
-  o.max_batch = std::max(o.train_batch, config_.eval_batch_size);
+  o.max_batch = max_batch;
   o.format = BatchFormat{ctx_->compute_dtype(), ctx_->layout()};
   o.workers = config_.workers > 0 ? config_.workers : default_input_workers(local_ranks);
   o.pin_memory = config_.pin_memory;
