@@ -138,9 +138,11 @@ TEST(HostInput, DeviceMemoryDoesNotGrowWithTheDataSet) {
   const size_t small_bytes = device_bytes_held(host_input(small));
   const size_t large_bytes = device_bytes_held(host_input(large));
   constexpr size_t kMiB = 1 << 20;
-  // Two slots of 1000 fp32 samples of 3x32x32 (23.4 MiB) and their labels, whatever the data set.
+  // Two slots of 1000 fp32 samples of 3x32x32 and their labels, whatever the data set; the slack covers the
+  // driver's allocation granularity.
+  const size_t two_batches = 2 * 1000 * 3 * 32 * 32 * sizeof(float);
   EXPECT_LE(large_bytes, small_bytes + 2 * kMiB) << "small " << small_bytes / kMiB << " MiB, large " << large_bytes / kMiB << " MiB";
-  EXPECT_LE(large_bytes, 40 * kMiB);
+  EXPECT_LE(large_bytes, two_batches + 16 * kMiB) << large_bytes / kMiB << " MiB";
   // The measurement sees a data set that does live on the device.
   const size_t resident = device_bytes_held([&] { return std::make_unique<cuda::DeviceDataset>(large.train); });
   EXPECT_GE(resident, large.train.images.size()) << "cudaMemGetInfo does not see device allocations here";
@@ -196,6 +198,7 @@ TEST_P(HostInputRuns, DeterministicRunsGiveIdenticalLossesEitherWay) {
   config.precision = p.precision;
   config.deterministic = true;
   config.autotune = false;  // the same plans in both runs, whatever the timings
+  config.plan_cache = "";   // and none from earlier runs
   config.dropout = true;
   config.augment = p.shape.channels == 3;
   config.batch_size = 16;  // per rank; the last batch of each epoch is shorter
