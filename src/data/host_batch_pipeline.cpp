@@ -9,7 +9,7 @@ namespace sb {
 
 HostBatchPipeline::HostBatchPipeline(int workers, std::vector<HostBatchBuffer> buffers, int64_t max_batch,
                                      int64_t sample_bytes)
-    : max_batch_(max_batch), rows_per_claim_divisor_(std::max(1, workers)), slots_(buffers.size()), order_(buffers.size()) {
+    : max_batch_(max_batch), claim_parts_(std::max(1, workers)), slots_(buffers.size()), order_(buffers.size()) {
   if (workers < 1) throw std::invalid_argument("HostBatchPipeline: " + std::to_string(workers) + " workers");
   if (buffers.empty() || max_batch < 1 || sample_bytes < 1)
     throw std::invalid_argument("HostBatchPipeline: no buffers, or an empty batch or sample");
@@ -139,7 +139,7 @@ void HostBatchPipeline::work() {
     work_ready_.wait(lock, [&] { return stopping_ || (s = slot_with_unclaimed_rows()) != nullptr; });
     if (stopping_) return;
     // The workers share a batch's rows in equal parts, so each batch is ready as early as it can be.
-    const int64_t claim = std::max<int64_t>(1, (s->rows + rows_per_claim_divisor_ - 1) / rows_per_claim_divisor_);
+    const int64_t claim = std::max<int64_t>(1, (s->rows + claim_parts_ - 1) / claim_parts_);
     const int64_t begin = s->next_row, end = std::min(s->rows, begin + claim);
     s->next_row = end;
     ++s->in_flight;

@@ -85,7 +85,7 @@ class HostBatchPipeline {
   bool finished(const Slot& slot) const { return slot.rows_done == slot.rows && slot.in_flight == 0; }
 
   int64_t max_batch_;
-  int64_t rows_per_claim_divisor_;
+  int64_t claim_parts_;  // a batch's rows are claimed in this many parts, one per worker
   std::vector<Slot> slots_;
   std::vector<int> order_;  // queued slots, oldest first (a ring of slots_.size())
   size_t order_head_ = 0, order_count_ = 0;
