@@ -20,6 +20,8 @@
 #            0.9, batch 128), seeds 1-3: scalebench and PyTorch (pytorch_reference.py --learn), mean test accuracy
 #   baseline the headline runs (wrn bf16 NHWC, mnist-cnn tf32) with this binary and with --baseline-bin,
 #            two runs each, side by side (a change's before and after on one card)
+#   input    the input pipelines on GPU 0, two runs each: mnist-cnn (batch 64, tf32) and the wrn (batch 256,
+#            bf16 NHWC) with --input device and with --input host at 1, 2, 4 and 8 --workers
 #
 # Usage: bench/gpu_node.sh [--python PY] [--data DIR] [--bin SCALEBENCH] [--out OUT_ROOT] [--parts LIST]
 #                          [--baseline-bin SCALEBENCH]
@@ -31,7 +33,7 @@
 #                                      staged (scripts/stage_gpu_node.sh), else build/scalebench]
 #   --out     SCALEBENCH_BENCH_OUT     where the run's folder goes [results]
 #   --parts   SCALEBENCH_BENCH_PARTS   comma-separated [one-gpu,compile,tta,scaling,comm]; also wrn-step, plans,
-#                                      layers, learning, baseline
+#                                      layers, learning, baseline, input
 #   --baseline-bin SCALEBENCH_BASELINE_BIN  another scalebench build, for the baseline part
 # Also: SCALEBENCH_REPORT_PYTHON, a python with h5py and matplotlib for analysis/report.py [python3];
 # SCALEBENCH_GPU_LIBS, SCALEBENCH_STAGE and NCCL_NVLS_ENABLE as scripts/gpu_node_env.sh says.
@@ -66,8 +68,8 @@ done
 # Every check before the first measurement.
 [[ -f bench/pytorch_reference.py && -f analysis/report.py ]] || die "run it from the scalebench checkout's root"
 for part in ${parts//,/ }; do
-  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline)$ ]] ||
-    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline"
+  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input)$ ]] ||
+    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input"
 done
 part() { [[ ",$parts," == *",$1,"* ]]; }
 if part baseline && [[ ! -x $baseline_bin ]]; then
@@ -236,6 +238,23 @@ if part baseline; then
   done
   for which in new baseline; do
     say "$which: wrn bf16 $(steady "$which-wrn-bf16-1" "$which-wrn-bf16-2"); mnist-cnn tf32 $(steady "$which-mnist-tf32-1" "$which-mnist-tf32-2")"
+  done
+fi
+if part input; then
+  say "== one GPU: --input host with 1, 2, 4 and 8 batch workers against --input device, two runs each"
+  inputs=(device host-1 host-2 host-4 host-8)
+  for run_no in 1 2; do
+    for which in "${inputs[@]}"; do
+      how=(--input device)
+      [[ $which == host-* ]] && how=(--input host --workers "${which#host-}")
+      run "input-mnist-tf32-$which-$run_no" 600 "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision tf32 --epochs 3 "${how[@]}" \
+          --out "$R/input-mnist-tf32-$which-$run_no.h5"
+      run "input-wrn-bf16-$which-$run_no" 900 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3 \
+          "${how[@]}" --out "$R/input-wrn-bf16-$which-$run_no.h5"
+    done
+  done
+  for which in "${inputs[@]}"; do
+    say "input $which: mnist-cnn tf32 $(steady "input-mnist-tf32-$which-1" "input-mnist-tf32-$which-2"); wrn bf16 $(steady "input-wrn-bf16-$which-1" "input-wrn-bf16-$which-2")"
   done
 fi
 list=$(sb_powers_of_two "$N")

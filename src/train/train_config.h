@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/dtype.h"
+#include "data/input_source.h"
 #include "nn/batchnorm_path.h"
 #include "optim/optim_config.h"
 #include "optim/optimizer_kind.h"
@@ -57,6 +58,9 @@ struct TrainConfig {
   bool fused_bn = true;          // batch norm + ReLU (+ dropout, + residual add) as our fused kernels (CUDA)
   bool autotune = true;          // time cuDNN's candidate plans on first use (CUDA)
   std::optional<std::string> plan_cache;  // on-disk cuDNN plan cache; unset: default_plan_cache_dir(); "": none
+  InputSource input = InputSource::Device;  // where the CUDA engine keeps the data and builds batches
+  int workers = 0;                          // --input host: batch-building threads (0: the rank's cores)
+  bool pin_memory = true;                   // --input host: page-locked batch buffers
 
   double target_accuracy = 0.0;  // stop once the test accuracy reaches it (0: off); in [0, 1]
   int patience = 0;              // evaluations in a row at or above the target that stop the run (0: 1)

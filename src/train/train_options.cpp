@@ -314,6 +314,16 @@ std::vector<TrainOption> make_rows() {
        kRun, "autotune", free, flag(&C::autotune)},
       {"plan-cache", "DIR", "keep cuDNN's plan choices across runs in DIR; --no-plan-cache: none (CUDA; docs/cudnn.md)",
        kRun, nullptr, free, plan_cache_folder(), true},
+      {"input", "WHERE",
+       "device: the data set resident on the GPU, batches built by a kernel; host: the data set in host memory, "
+       "batches built by --workers threads and uploaded while the previous step trains (CUDA; the same batches "
+       "either way; on --device cpu both build on the host)",
+       kRun, "input", free, choice(&C::input)},
+      {"workers", "N", "--input host: threads building batches (0: the cores the launcher gives each rank)", kRun,
+       "workers", free,
+       whole(&C::workers, within(0, 1024, false, "0 takes the cores the launcher gives each rank"))},
+      {"pin-memory", "", "--input host: page-locked batch buffers, for asynchronous uploads", kRun, "pin_memory", free,
+       flag(&C::pin_memory)},
       {"target-accuracy", "X",
        "stop once the test accuracy is at or above X (a fraction, e.g. 0.9; 0: off) for --patience evaluations in a row",
        kRun, "target_accuracy", same, number(&C::target_accuracy, within(0, 1, false, "a fraction, e.g. 0.9 for 90%"))},

@@ -11,6 +11,7 @@
 #include "core/cuda_check.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "data/worker_count.h"
 #include "nn/cuda/context.h"
 #include "nn/cuda/cuda_handles.h"
 #include "nn/cuda/device_buffer.h"
@@ -23,6 +24,7 @@
 #include "train/cuda/gpu_energy.h"
 #include "train/cuda/gpu_wait.h"
 #include "train/cuda/gradient_buckets.h"
+#include "train/cuda/host_input.h"
 #include "train/cuda/loss_scaler.h"
 #include "train/cuda/peak_rate.h"
 #include "train/cuda/step_graph_policy.h"
@@ -63,7 +65,8 @@ cuda::ContextOptions context_options(const TrainConfig& c) {
 
 class CudaEngine final : public EngineBase {
  public:
-  CudaEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm, int device);
+  CudaEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm, int device,
+             int local_ranks);
   ~CudaEngine() override;
 
   std::string device_name() const override { return device_name_; }
@@ -84,6 +87,10 @@ class CudaEngine final : public EngineBase {
   void enqueue_step_body(int64_t batch, int slot, bool capturing);
   void capture_graphs(int64_t batch);
   void drop_graphs();
+  // The training batch's input and labels: built on the device (--input device) or uploaded (--input host).
+  DeviceTensor training_batch(int64_t batch, int slot);
+  const int32_t* training_labels(int slot) const { return host_input_ ? host_input_->labels(slot) : batches_->labels(); }
+  cuda::HostInputOptions host_input_options(int64_t max_batch, int local_ranks) const;
   const float* loss_scale() const { return scaler_ ? scaler_->scale() : nullptr; }
 
   // Every part that holds device resources is created in the constructor's body, after the device is
@@ -107,13 +114,14 @@ class CudaEngine final : public EngineBase {
   cuda::StepGraphs graphs_;
   cuda::StepGraphPolicy graph_policy_;
   cuda::GpuWait gpu_wait_;
+  std::unique_ptr<cuda::HostInput> host_input_;  // --input host, instead of the device data sets and batches
   PeakDeviceMemory peak_memory_;
   int64_t steps_queued_ = 0;
   double peak_tflops_ = std::numeric_limits<double>::quiet_NaN();
 };
 
 CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm,
-                       int device)
+                       int device, int local_ranks)
     : EngineBase(config, train, test, comm),
       graph_policy_(config.cuda_graph, config.per_rank_batch(comm.size())),
       gpu_wait_(comm) {
@@ -154,10 +162,16 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
   train_totals_->zero(stream_.get());
   loss_ = std::make_unique<cuda::DeviceLoss>(log_probabilities_);
 
-  train_data_ = std::make_unique<cuda::DeviceDataset>(train);
-  test_data_ = std::make_unique<cuda::DeviceDataset>(test);
-  batches_ = std::make_unique<cuda::DeviceBatches>(augmentation_, config.seed, comm.rank(), ctx_->compute_dtype(),
-                                                   ctx_->layout(), max_batch);
+  if (config.input == InputSource::Host) {
+    host_input_ = std::make_unique<cuda::HostInput>(train, test, host_input_options(max_batch, local_ranks), gpu_wait_);
+    log0("input: host memory, %d batch worker(s) per rank, %s buffers\n", host_input_->workers(),
+         config.pin_memory ? "pinned" : "pageable");
+  } else {
+    train_data_ = std::make_unique<cuda::DeviceDataset>(train);
+    test_data_ = std::make_unique<cuda::DeviceDataset>(test);
+    batches_ = std::make_unique<cuda::DeviceBatches>(augmentation_, config.seed, comm.rank(), ctx_->compute_dtype(),
+                                                     ctx_->layout(), max_batch);
+  }
   timer_.emplace();
   stream_.synchronize();
   peak_tflops_ = measure_gemm_tflops(ctx_->compute_dtype(), ctx_->tf32());  // ~0.1 s, once per engine
@@ -169,15 +183,36 @@ CudaEngine::~CudaEngine() {
   stream_.synchronize_noexcept();
 }
 
+cuda::HostInputOptions CudaEngine::host_input_options(int64_t max_batch, int local_ranks) const {
+  cuda::HostInputOptions o;
+  o.augmentation = augmentation_;
+  o.seed = config_.seed;
+  o.rank = comm_.rank();
+  o.world_size = comm_.size();
+  o.drop_last = config_.drop_last;
+  o.train_batch = config_.per_rank_batch(comm_.size());
+  o.max_batch = max_batch;
+  o.format = BatchFormat{ctx_->compute_dtype(), ctx_->layout()};
+  o.workers = config_.workers > 0 ? config_.workers : default_input_workers(local_ranks);
+  o.pin_memory = config_.pin_memory;
+  return o;
+}
+
+DeviceTensor CudaEngine::training_batch(int64_t batch, int slot) {
+  if (host_input_) return host_input_->input(slot, batch);  // uploaded before the step, outside the graph
+  return batches_->enqueue(*train_data_, staging_->device_indices(), batch, config_.augment, staging_->device_inputs(),
+                           stream_.get());
+}
+
 void CudaEngine::enqueue_step_body(int64_t batch, int slot, bool capturing) {
   const cudaStream_t s = stream_.get();
-  timer_->record(slot, cuda::kStepStart, s, capturing);
-  const DeviceTensor x =
-      batches_->enqueue(*train_data_, staging_->device_indices(), batch, config_.augment, staging_->device_inputs(), s);
-  timer_->record(slot, cuda::kDataDone, s, capturing);
+  // With --input host, the data phase is the compute stream's wait for the upload, timed in train_step.
+  if (!host_input_) timer_->record(slot, cuda::kStepStart, s, capturing);
+  const DeviceTensor x = training_batch(batch, slot);
+  if (!host_input_) timer_->record(slot, cuda::kDataDone, s, capturing);
 
   const DeviceTensor& output = net_->forward(x, cuda::Mode::Train);
-  const DeviceTensor& dlogits = loss_->enqueue(output, batches_->labels(), batch, *train_totals_, loss_scale(), true, s);
+  const DeviceTensor& dlogits = loss_->enqueue(output, training_labels(slot), batch, *train_totals_, loss_scale(), true, s);
   timer_->record(slot, cuda::kForwardDone, s, capturing);
 
   buckets_->begin_step();
@@ -211,6 +246,13 @@ PhaseTimes CudaEngine::train_step(std::span<const int64_t> indices, const StepIn
   const int64_t batch = static_cast<int64_t>(indices.size());
   const int slot = cuda::step_slot(steps_queued_);
   staging_->upload_step(slot, indices, info);
+  if (host_input_) {
+    // From the end of the step before to the upload's end: how long the compute waits for its input,
+    // including the host's wait for the workers.
+    timer_->record(slot, cuda::kStepStart, stream_.get(), false);
+    host_input_->stage_training(slot, indices, info, stream_.get());
+    timer_->record(slot, cuda::kDataDone, stream_.get(), false);
+  }
   if (graph_policy_.should_capture(batch)) capture_graphs(batch);
   if (graph_policy_.replays(batch)) {
     graphs_.launch(slot, stream_.get());
@@ -218,6 +260,7 @@ PhaseTimes CudaEngine::train_step(std::span<const int64_t> indices, const StepIn
     enqueue_step_body(batch, slot, false);
     graph_policy_.ran_eagerly(batch);
   }
+  if (host_input_) host_input_->consumed(slot, stream_.get());
   ++steps_queued_;
   const PhaseTimes previous = timer_->queued(slot, gpu_wait_);
   if (steps_queued_ <= kStepsSampledForPeakMemory) peak_memory_.sample();
@@ -237,6 +280,15 @@ EvalTotals CudaEngine::evaluate(std::span<const int64_t> indices) {
   for (size_t begin = 0; begin < indices.size(); begin += eval_batch) {
     const auto part = indices.subspan(begin, std::min(eval_batch, indices.size() - begin));
     const int64_t batch = static_cast<int64_t>(part.size());
+    if (host_input_) {
+      const int64_t number = static_cast<int64_t>(begin / eval_batch);
+      const int slot = cuda::step_slot(number);
+      host_input_->stage_evaluation(slot, indices, config_.eval_batch_size, number, s);
+      loss_->enqueue(net_->forward(host_input_->input(slot, batch), cuda::Mode::Eval), host_input_->labels(slot), batch,
+                     *eval_totals_, loss_scale(), false, s);
+      host_input_->consumed(slot, s);
+      continue;
+    }
     staging_->upload_indices(part);
     const DeviceTensor x = batches_->enqueue(*test_data_, staging_->device_indices(), batch, false, nullptr, s);
     loss_->enqueue(net_->forward(x, cuda::Mode::Eval), batches_->labels(), batch, *eval_totals_, loss_scale(), false, s);
@@ -287,7 +339,7 @@ std::unique_ptr<Engine> make_cuda_engine(const TrainConfig& config, const Datase
             "not be those of one GPU per rank (per-task GPU isolation, e.g. CUDA_VISIBLE_DEVICES per task, also "
             "hides the peer GPUs from NCCL)\n", local_size, gpus);
   }
-  return std::make_unique<CudaEngine>(config, train, test, comm, local_rank % gpus);
+  return std::make_unique<CudaEngine>(config, train, test, comm, local_rank % gpus, local_size);
 }
 
 }  // namespace sb
