@@ -15,7 +15,7 @@
 #include "nn/cuda/cuda_handles.h"
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/network.h"
-#include "nn/plan_store.h"
+#include "train/cuda/context_options.h"
 #include "train/cuda/device_batches.h"
 #include "train/cuda/device_info.h"
 #include "train/cuda/device_loss.h"
@@ -46,19 +46,6 @@ constexpr double kBytesPerMiB = 1024.0 * 1024.0;
 // --bucket-mib as fp32 gradient elements, at least one.
 int64_t bucket_elements(double bucket_mib) {
   return std::max<int64_t>(1, static_cast<int64_t>(bucket_mib * kBytesPerMiB / sizeof(float)));
-}
-
-cuda::ContextOptions context_options(const TrainConfig& c) {
-  cuda::ContextOptions o;
-  o.compute = compute_dtype(c.precision);
-  o.tf32 = c.precision == Precision::TF32;
-  o.layout = c.layout;
-  o.deterministic = c.deterministic;
-  o.batchnorm_path = c.batchnorm_path;
-  o.fused_bn_kernels = c.fused_bn;
-  o.autotune = c.autotune;
-  o.plan_cache_dir = c.plan_cache ? *c.plan_cache : default_plan_cache_dir();
-  return o;
 }
 
 class CudaEngine final : public EngineBase {
