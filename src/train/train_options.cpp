@@ -304,9 +304,9 @@ std::vector<TrainOption> make_rows() {
        "ddp: one rank per GPU, gradients all-reduced (DistributedDataParallel); dp: one rank drives --replicas "
        "devices, broadcasting the weights, scattering the batch, gathering the outputs and reducing the gradients to "
        "the first every step (nn.DataParallel; --batch-size per replica under weak scaling; docs/data_parallel.md)",
-       kRun, "parallel", same, choice(&C::parallel)},
+       kTrain, "parallel", same, choice(&C::parallel)},
       {"replicas", "N", "--parallel dp: the GPUs (--device cuda, the first N visible) or CPU replicas the one rank drives",
-       kRun, "replicas", same, whole(&C::replicas, at_least(1))},
+       kTrain, "replicas", same, whole(&C::replicas, at_least(1))},
       {"deterministic", "", "exclude non-deterministic cuDNN engines (CUDA)", kRun, "deterministic", same,
        flag(&C::deterministic)},
       {"batchnorm-path", "PATH",
