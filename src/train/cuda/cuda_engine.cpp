@@ -20,6 +20,7 @@
 #include "train/cuda/device_info.h"
 #include "train/cuda/device_loss.h"
 #include "train/cuda/device_optimizer.h"
+#include "train/cuda/device_state.h"
 #include "train/cuda/gpu_energy.h"
 #include "train/cuda/gpu_wait.h"
 #include "train/cuda/gradient_buckets.h"
@@ -72,6 +73,7 @@ class CudaEngine final : public EngineBase {
   void capture_graphs(int64_t batch);
   void drop_graphs();
   const float* loss_scale() const { return scaler_ ? scaler_->scale() : nullptr; }
+  cuda::DeviceStateParts state_parts() { return {*net_, *optimizer_, scaler_ ? &*scaler_ : nullptr, *train_totals_}; }
 
   // Every part that holds device resources is created in the constructor's body, after the device is
   // selected, in the order below; they are released in reverse: the compute stream last, the NCCL
@@ -239,28 +241,12 @@ EvalTotals CudaEngine::evaluate(std::span<const int64_t> indices) {
 
 EngineState CudaEngine::save_state() {
   synchronize();
-  EngineState st;
-  st.params = net_->get_params();
-  st.buffers = net_->get_buffers();
-  optimizer_->save(st);
-  if (scaler_) scaler_->save(st);
-  st.train_totals = train_totals_->copy_out();
-  return st;
+  return cuda::save_device_state(state_parts());
 }
 
 void CudaEngine::load_state(const EngineState& st) {
   synchronize();
-  const size_t n = static_cast<size_t>(net_->param_count());
-  if (st.params.size() != n || st.buffers.size() != static_cast<size_t>(net_->buffer_count())) {
-    throw UserError("the checkpoint holds " + std::to_string(st.params.size()) + " parameters but model '" + config_.model +
-                    "' has " + std::to_string(n) + "; resume with the model and data it was written for");
-  }
-  optimizer_->check_state_count(st, optimizer_name(config_.optimizer));
-  net_->set_params(st.params);
-  net_->set_buffers(st.buffers);
-  optimizer_->load(st, optimizer_name(config_.optimizer));
-  if (scaler_) scaler_->load(st);
-  train_totals_->copy_in(st.train_totals);
+  cuda::load_device_state(state_parts(), st, config_);
 }
 
 }  // namespace

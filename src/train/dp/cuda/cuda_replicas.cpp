@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "core/cuda_check.h"
-#include "core/error.h"
 #include "core/log.h"
 #include "models/registry.h"
 #include "nn/cuda/context.h"
@@ -20,6 +19,7 @@
 #include "train/cuda/device_info.h"
 #include "train/cuda/device_loss.h"
 #include "train/cuda/device_optimizer.h"
+#include "train/cuda/device_state.h"
 #include "train/cuda/loss_scaler.h"
 #include "train/cuda/step_staging.h"
 #include "train/run_setup.h"
@@ -61,15 +61,15 @@ class CudaReplicas final : public Replicas {
   std::string device_name() const override { return device_name_; }
   int64_t parameter_count() const override { return root().net->param_count(); }
   void assemble_batch(std::span<const int64_t> indices, const StepInfo& info) override;
-  void broadcast_parameters() override;
-  void scatter_batch(std::span<const BatchSlice> slices) override;
+  void broadcast_parameters() override;  // NCCL broadcast, one group call over the GPUs
+  void scatter_batch(std::span<const BatchSlice> slices) override;  // peer copies from GPU 0
   void forward(int replica, const BatchSlice& slice, const StepInfo& info) override;
-  void gather_outputs(std::span<const BatchSlice> slices) override;
-  void loss_and_gradient(int64_t batch) override;
+  void gather_outputs(std::span<const BatchSlice> slices) override;  // peer copies to GPU 0
+  void loss_and_gradient(int64_t batch) override;  // the fused loss kernel on GPU 0
   void scatter_output_gradient(std::span<const BatchSlice> slices) override;
   void backward(int replica, const BatchSlice& slice) override;
-  void reduce_gradients() override;
-  void optimizer_step(double lr) override;
+  void reduce_gradients() override;  // NCCL reduce (sum) to GPU 0
+  void optimizer_step(double lr) override;  // the fused optimizer kernel on GPU 0
   EvalTotals take_train_totals() override;
   EvalTotals evaluate(std::span<const int64_t> indices) override;
   EngineState save_state() override;
@@ -84,20 +84,22 @@ class CudaReplicas final : public Replicas {
   // Copies `bytes` from replica `from` to replica `to` on the stream of `on`, as a peer copy.
   void peer_copy(void* to_data, int to, const void* from_data, int from, size_t bytes, int on) const;
   const float* loss_scale() const { return scaler_ ? scaler_->scale() : nullptr; }
+  cuda::DeviceStateParts state_parts() { return {*root().net, *optimizer_, scaler_ ? &*scaler_ : nullptr, *train_totals_}; }
 
   TrainConfig config_;
   std::string device_name_;
   uint64_t dropout_key_;
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<ncclComm_t> nccl_;
-  // Replica 0's parts, created on its device after the replicas.
-  std::unique_ptr<cuda::StepStaging> staging_;
-  std::optional<cuda::LossScaler> scaler_;  // fp16 only
-  std::unique_ptr<cuda::DeviceOptimizer> optimizer_;
-  std::optional<cuda::DeviceLossTotals> train_totals_, eval_totals_;
-  std::unique_ptr<cuda::DeviceLoss> loss_;
+  // Replica 0's parts, created on its device after the replicas, in the order of the step: the batch,
+  // the loss, the update (which reads the learning rate from the staged inputs and the fp16 scale).
   std::unique_ptr<cuda::DeviceDataset> train_data_, test_data_;
   std::unique_ptr<cuda::DeviceBatches> batches_;
+  std::unique_ptr<cuda::StepStaging> staging_;
+  std::unique_ptr<cuda::DeviceLoss> loss_;
+  std::optional<cuda::DeviceLossTotals> train_totals_, eval_totals_;
+  std::optional<cuda::LossScaler> scaler_;  // fp16 only
+  std::unique_ptr<cuda::DeviceOptimizer> optimizer_;
   cuda::DeviceBuffer gathered_;           // the whole batch's output
   DeviceTensor batch_, output_, output_grad_;  // the whole batch, its gathered output and the loss gradient
   PeakDeviceMemory peak_memory_;
@@ -330,29 +332,13 @@ EvalTotals CudaReplicas::evaluate(std::span<const int64_t> indices) {
 EngineState CudaReplicas::save_state() {
   synchronize_all();
   select_root();
-  EngineState st;
-  st.params = root().net->get_params();
-  st.buffers = root().net->get_buffers();
-  optimizer_->save(st);
-  if (scaler_) scaler_->save(st);
-  st.train_totals = train_totals_->copy_out();
-  return st;
+  return cuda::save_device_state(state_parts());
 }
 
 void CudaReplicas::load_state(const EngineState& st) {
   synchronize_all();
   select_root();
-  cuda::Network& net = *root().net;
-  if (st.params.size() != static_cast<size_t>(net.param_count()) || st.buffers.size() != static_cast<size_t>(net.buffer_count())) {
-    throw UserError("the checkpoint holds " + std::to_string(st.params.size()) + " parameters but model '" + config_.model +
-                    "' has " + std::to_string(net.param_count()) + "; resume with the model and data it was written for");
-  }
-  optimizer_->check_state_count(st, optimizer_name(config_.optimizer));
-  net.set_params(st.params);
-  net.set_buffers(st.buffers);
-  optimizer_->load(st, optimizer_name(config_.optimizer));
-  if (scaler_) scaler_->load(st);
-  train_totals_->copy_in(st.train_totals);
+  cuda::load_device_state(state_parts(), st, config_);
 }
 
 }  // namespace
