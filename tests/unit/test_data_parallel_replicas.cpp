@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <ostream>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -121,6 +122,10 @@ struct ReplicaCase {
   int replicas;
   int64_t batch;  // the step's whole batch
 };
+
+void PrintTo(const ReplicaCase& c, std::ostream* os) {
+  *os << c.model << " on " << c.replicas << " replicas, batch " << c.batch;
+}
 
 class DataParallelReplicas : public ::testing::TestWithParam<ReplicaCase> {};
 
