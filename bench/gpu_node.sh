@@ -22,6 +22,9 @@
 #            two runs each, side by side (a change's before and after on one card)
 #   input    the input pipelines on GPU 0, two runs each: mnist-cnn (batch 64, tf32) and the wrn (batch 256,
 #            bf16 NHWC) with --input device and with --input host at 1, 2, 4 and 8 --workers
+#   dp       nn.DataParallel against DDP on 1, 2 and 4 GPUs (as many as are visible): scalebench
+#            --parallel dp and ddp, PyTorch --dp and DDP, mnist-cnn (64 per GPU, tf32) and wrn (256 per
+#            GPU, bf16); img/s of each (docs/data_parallel.md)
 #
 # Usage: bench/gpu_node.sh [--python PY] [--data DIR] [--bin SCALEBENCH] [--out OUT_ROOT] [--parts LIST]
 #                          [--baseline-bin SCALEBENCH]
@@ -33,7 +36,7 @@
 #                                      staged (scripts/stage_gpu_node.sh), else build/scalebench]
 #   --out     SCALEBENCH_BENCH_OUT     where the run's folder goes [results]
 #   --parts   SCALEBENCH_BENCH_PARTS   comma-separated [one-gpu,compile,tta,scaling,comm]; also wrn-step, plans,
-#                                      layers, learning, baseline, input
+#                                      layers, learning, baseline, input, dp
 #   --baseline-bin SCALEBENCH_BASELINE_BIN  another scalebench build, for the baseline part
 # Also: SCALEBENCH_REPORT_PYTHON, a python with h5py and matplotlib for analysis/report.py [python3];
 # SCALEBENCH_GPU_LIBS, SCALEBENCH_STAGE and NCCL_NVLS_ENABLE as scripts/gpu_node_env.sh says.
@@ -68,8 +71,8 @@ done
 # Every check before the first measurement.
 [[ -f bench/pytorch_reference.py && -f analysis/report.py ]] || die "run it from the scalebench checkout's root"
 for part in ${parts//,/ }; do
-  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input)$ ]] ||
-    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input"
+  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input|dp)$ ]] ||
+    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input, dp"
 done
 part() { [[ ",$parts," == *",$1,"* ]]; }
 if part baseline && [[ ! -x $baseline_bin ]]; then
@@ -286,6 +289,27 @@ if part comm && ((N >= 2)); then
   grep -E 'wrn gradients|avg busbw|wrong' "$R/comm.log" >> "$R/summary.txt"
 elif part comm; then
   say "== comm: skipped, one GPU visible"
+fi
+if part dp; then
+  say "== nn.DataParallel against DDP on 1, 2 and 4 GPUs (up to $N): scalebench, then PyTorch"
+  for n in 1 2 4; do
+    ((n <= N)) || continue
+    run "sb-dp-mnist-$n" 900 "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision tf32 --epochs 3 --parallel dp --replicas "$n"
+    run "sb-ddp-mnist-$n" 900 "${MPI[@]}" -np "$n" "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision tf32 --epochs 3
+    run "sb-dp-wrn-$n" 900 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3 --parallel dp --replicas "$n"
+    run "sb-ddp-wrn-$n" 900 "${MPI[@]}" -np "$n" "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3
+    run "pt-dp-mnist-$n" 900 "${PT[@]}" --model mnist-cnn --batch-size 64 --dp "$n" --steps 200 --warmup 30
+    run "pt-ddp-mnist-$n" 900 "${MPI[@]}" -np "$n" "${PT[@]}" --model mnist-cnn --batch-size 64 --steps 200 --warmup 30
+    run "pt-dp-wrn-$n" 900 "${PT[@]}" --model wrn --precision bf16 --channels-last --batch-size 256 --dp "$n" --steps 50 --warmup 15
+    run "pt-ddp-wrn-$n" 900 "${MPI[@]}" -np "$n" "${PT[@]}" --model wrn --precision bf16 --channels-last --batch-size 256 --steps 50 --warmup 15
+  done
+  for n in 1 2 4; do
+    ((n <= N)) || continue
+    for m in mnist wrn; do
+      say "$m on $n GPU(s): scalebench dp $(steady "sb-dp-$m-$n" | cut -d' ' -f1), ddp $(steady "sb-ddp-$m-$n" | cut -d' ' -f1);" \
+          "PyTorch dp $(grep -oE '[0-9,]+ images/s' "$R/pt-dp-$m-$n.log" | head -1 | tr -d ','), ddp $(grep -oE '[0-9,]+ images/s' "$R/pt-ddp-$m-$n.log" | head -1 | tr -d ',')"
+    done
+  done
 fi
 
 # The reports: one per group, of the files that exist, each naming its files relative to the run's folder.

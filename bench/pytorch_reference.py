@@ -7,6 +7,7 @@ synthetic GPU-resident tensors (no DataLoader) and reports images/s = global bat
     python3 bench/pytorch_reference.py --model wrn --batch-size 256 --precision bf16 --channels-last
     torchrun --nproc-per-node 2 bench/pytorch_reference.py --model wrn --precision bf16 --channels-last
     mpirun -np 2 python3 bench/pytorch_reference.py --model mnist-cnn --batch-size 64
+    python3 bench/pytorch_reference.py --model mnist-cnn --batch-size 64 --dp 4   # nn.DataParallel, one process
 
 Learning: the wrn trained with SGD on a CIFAR-100 binary folder, test accuracy per epoch
 (bench/torch_learning.py; Fashion-MNIST in that format comes from bench/fashion_mnist_as_cifar100.py).
@@ -49,6 +50,8 @@ def parse_args(argv=None):
                    help="fp32 (TF32 convolutions), or AMP autocast fp16 (GradScaler) / bf16")
     p.add_argument("--channels-last", action="store_true", help="NHWC memory format for the model and data")
     p.add_argument("--compile", action="store_true", help="torch.compile the model (long compile time)")
+    p.add_argument("--dp", type=int, default=0, metavar="N",
+                   help="torch.nn.DataParallel over GPUs 0..N-1 from this one process (--batch-size per GPU)")
     p.add_argument("--compile-mode", default=None,
                    help="torch.compile mode: default, reduce-overhead (CUDA graphs), max-autotune")
     p.add_argument("--no-tf32", action="store_true", help="fp32 convolutions without TF32")
@@ -155,6 +158,8 @@ class Step:
         self.optimizer = make_optimizer(args.optimizer, model.parameters())
         if world > 1:
             self.model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[torch.cuda.current_device()])
+        elif args.dp:
+            self.model = torch.nn.DataParallel(model, device_ids=list(range(args.dp)))
         if args.compile:
             self.model = torch.compile(self.model, mode=args.compile_mode)
         self.loss = models.loss_fn(args.model)
@@ -175,14 +180,16 @@ class Step:
 
 
 def synthetic_batches(args, device, count=4):
-    """A few random batches resident on the GPU, cycled through (no host work per step)."""
+    """A few random batches resident on the GPU, cycled through (no host work per step); with --dp, the
+    whole batch of every GPU on GPU 0, which DataParallel scatters."""
     c, h, w, classes = SHAPES[args.model]
+    n = args.batch_size * max(1, args.dp)
     g = torch.Generator(device=device).manual_seed(args.seed)
     fmt = torch.channels_last if args.channels_last else torch.contiguous_format
     out = []
     for _ in range(count):
-        x = torch.randn(args.batch_size, c, h, w, device=device, generator=g).contiguous(memory_format=fmt)
-        y = torch.randint(0, classes, (args.batch_size,), device=device, generator=g)
+        x = torch.randn(n, c, h, w, device=device, generator=g).contiguous(memory_format=fmt)
+        y = torch.randint(0, classes, (n,), device=device, generator=g)
         out.append((x, y))
     return out
 
@@ -205,6 +212,10 @@ def time_steps(step, batches, warmup, steps):
 
 def throughput(args):
     rank, world, _ = init_distributed()
+    if args.dp and (world > 1 or args.dp > torch.cuda.device_count()):
+        raise SystemExit(f"--dp {args.dp} runs in one process over that many GPUs; launch one process on a node "
+                         f"with at least {args.dp} GPUs ({torch.cuda.device_count()} visible, {world} processes)")
+    gpus = args.dp or world
     device = torch.device("cuda", torch.cuda.current_device())
     torch.manual_seed(args.seed)
     torch.backends.cudnn.benchmark = True  # pick the fastest convolution algorithms, as tuned PyTorch runs do
@@ -212,7 +223,7 @@ def throughput(args):
     model = build_model(args, device)
     step = Step(args, model, world)
     batches = synthetic_batches(args, device)
-    log(rank, f"# {args.model} batch {args.batch_size} x {world} GPU(s), {args.precision}"
+    log(rank, f"# {args.model} batch {args.batch_size} x {gpus} GPU(s){' (DataParallel)' if args.dp else ''}, {args.precision}"
               f"{', channels_last' if args.channels_last else ''}{', compile' if args.compile else ''}"
               f", {args.optimizer}, {torch.cuda.get_device_name(device)}, torch {torch.__version__}")
     times, wall = time_steps(step, batches, args.warmup, args.steps)
@@ -221,7 +232,7 @@ def throughput(args):
         t = torch.tensor([median], device=device)
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
         median = float(t.item())
-    global_batch = args.batch_size * world
+    global_batch = args.batch_size * gpus
     result = {
         "label": args.label or default_label(args),
         "model": args.model,
@@ -229,7 +240,8 @@ def throughput(args):
         "channels_last": args.channels_last,
         "compile": (args.compile_mode or "default") if args.compile else False,
         "optimizer": args.optimizer,
-        "gpus": world,
+        "gpus": gpus,
+        "parallel": "dp" if args.dp else "ddp",
         "batch_size": args.batch_size,
         "global_batch_size": global_batch,
         "images_per_s": global_batch / (median / 1e3),
@@ -246,7 +258,7 @@ def throughput(args):
         "scaling": "weak",
     }
     # The same file is a valid analysis/report.py --reference file (analysis/README.md).
-    result["results"] = [{"gpus": world, "images_per_s": result["images_per_s"], "batch_size": args.batch_size}]
+    result["results"] = [{"gpus": gpus, "images_per_s": result["images_per_s"], "batch_size": args.batch_size}]
     log(rank, f"{result['label']}: {result['images_per_s']:,.0f} images/s "
               f"(median step {median:.3f} ms, wall-clock {result['images_per_s_wall']:,.0f} images/s)")
     if args.profile_kernels and rank == 0:
@@ -310,6 +322,8 @@ def default_label(args):
         parts.append("channels_last")
     if args.compile:
         parts.append("compile" + (f" {args.compile_mode}" if args.compile_mode else ""))
+    if args.dp:
+        parts.append("DataParallel")
     return " ".join(parts)
 
 

@@ -494,7 +494,7 @@ void dispatch_types(const BnFusedShape& s, F&& f) {
 }
 
 DropoutMask mask_of(const BnDropout& d) {
-  return make_dropout_mask(d.p, d.mask_key, d.step, d.step_device, "fused batch norm dropout");
+  return make_dropout_mask(d.p, d.mask_key, d.step, d.step_device, d.first_element, "fused batch norm dropout");
 }
 
 // The template arguments of an element pass: element type, index type, whether it drops out.

@@ -70,6 +70,7 @@ struct BnDropout {
   double p = 0.0;
   uint64_t mask_key = 0, step = 0;
   const uint64_t* step_device = nullptr;  // overrides step when not null (CUDA graph replays)
+  uint64_t first_element = 0;             // the mask index of element 0 (a multiple of 4; see dropout.h)
 };
 
 // y = [residual +] dropout(relu(x * a + b)), the ReLU optional. y may not alias x.

@@ -16,12 +16,15 @@
 namespace sb::kernels {
 
 detail::DropoutMask detail::make_dropout_mask(double p, uint64_t key, uint64_t step, const uint64_t* step_device,
-                                              const char* what) {
+                                              uint64_t first_element, const char* what) {
   if (!(p >= 0.0 && p <= 1.0)) fatal(std::string(what) + ": probability " + std::to_string(p) + " is outside [0, 1]");
+  if (first_element % 4 != 0)
+    fatal(std::string(what) + ": the first element's mask index " + std::to_string(first_element) + " is not a multiple of 4");
   DropoutMask d;
   d.key = key;
   d.step = step;
   d.step_device = step_device;
+  d.first_group = first_element / 4;
   d.threshold = static_cast<uint32_t>(std::ceil(p * 16777216.0));  // exact: p * 2^24 only shifts the exponent
   d.scale = static_cast<float>(1.0 / (1.0 - p));
   return d;
@@ -115,7 +118,7 @@ __global__ void dropout_nhwc_any_kernel(const T* x, T* y, I n, I c, I h, I w, Dr
 // Forward and backward are the same map: out = in * mask * scale.
 void launch_dropout(const void* in, void* out, int64_t n, int64_t c, int64_t h, int64_t w, Layout layout,
                     DType dtype, double p, uint64_t key, uint64_t step, const uint64_t* step_device,
-                    cudaStream_t stream) {
+                    uint64_t first_element, cudaStream_t stream) {
   const int64_t total = n * c * h * w;
   if (total <= 0) return;
   if (p == 0.0) {  // the identity, as in the CPU layer
@@ -124,7 +127,7 @@ void launch_dropout(const void* in, void* out, int64_t n, int64_t c, int64_t h, 
                                  stream));
     return;
   }
-  const DropoutMask d = make_dropout_mask(p, key, step, step_device, "dropout");
+  const DropoutMask d = make_dropout_mask(p, key, step, step_device, first_element, "dropout");
   // With one channel, or h = w = 1, NHWC stores the logical order too.
   const bool logical_order = layout == Layout::NCHW || c == 1 || h * w == 1;
   const bool small = total < (int64_t{1} << 30);
@@ -157,14 +160,15 @@ void launch_dropout(const void* in, void* out, int64_t n, int64_t c, int64_t h, 
 }  // namespace
 
 void dropout_forward(const void* x, void* y, int64_t n, int64_t c, int64_t h, int64_t w, Layout layout, DType dtype,
-                     double p, uint64_t mask_key, uint64_t step, cudaStream_t stream, const uint64_t* step_device) {
-  launch_dropout(x, y, n, c, h, w, layout, dtype, p, mask_key, step, step_device, stream);
+                     double p, uint64_t mask_key, uint64_t step, cudaStream_t stream, const uint64_t* step_device,
+                     uint64_t first_element) {
+  launch_dropout(x, y, n, c, h, w, layout, dtype, p, mask_key, step, step_device, first_element, stream);
 }
 
 void dropout_backward(const void* dy, void* dx, int64_t n, int64_t c, int64_t h, int64_t w, Layout layout,
                       DType dtype, double p, uint64_t mask_key, uint64_t step, cudaStream_t stream,
-                      const uint64_t* step_device) {
-  launch_dropout(dy, dx, n, c, h, w, layout, dtype, p, mask_key, step, step_device, stream);
+                      const uint64_t* step_device, uint64_t first_element) {
+  launch_dropout(dy, dx, n, c, h, w, layout, dtype, p, mask_key, step, step_device, first_element, stream);
 }
 
 }  // namespace sb::kernels

@@ -10,6 +10,7 @@ namespace sb {
 struct ScaleSettings {
   std::vector<int> gpus;   // empty: 1, 2, 4, ... up to the world size
   int warmup_epochs = 1;   // excluded from the study's figures
+  std::vector<Parallel> parallel{Parallel::Ddp};  // the modes studied, each over every GPU count
 };
 
 struct CommSettings {

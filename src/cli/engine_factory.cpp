@@ -2,9 +2,12 @@
 
 #include "core/error.h"
 #include "train/cpu_engine.h"
+#include "train/dp/cpu_replicas.h"
+#include "train/dp/data_parallel_engine.h"
 #ifdef SCALEBENCH_HAVE_CUDA
 #include "train/cuda/cuda_engine.h"
 #include "train/cuda/device_info.h"
+#include "train/dp/cuda/cuda_replicas.h"
 #endif
 
 namespace sb {
@@ -17,6 +20,10 @@ void check_device_available(const TrainConfig& config, int local_size) {
     throw UserError("--device cuda: no CUDA device is visible on this node (check CUDA_VISIBLE_DEVICES and the "
                     "job's GPU request, e.g. --gres=gpu:N), or use --device cpu");
   }
+  if (config.parallel == Parallel::Dp && config.replicas > gpus) {
+    throw UserError("--parallel dp --replicas " + std::to_string(config.replicas) + " needs as many GPUs but " +
+                    std::to_string(gpus) + " are visible; lower --replicas or make more GPUs visible (CUDA_VISIBLE_DEVICES)");
+  }
   (void)local_size;
 #else
   (void)local_size;
@@ -27,9 +34,17 @@ void check_device_available(const TrainConfig& config, int local_size) {
 
 std::unique_ptr<Engine> make_engine(const TrainConfig& config, const Dataset& train, const Dataset& test,
                                     Communicator& comm, int local_rank, int local_size) {
+  if (config.parallel == Parallel::Dp && config.device == Device::Cpu) {
+    return std::make_unique<DataParallelEngine>(std::make_unique<CpuReplicas>(config, train, test, comm), train.size(),
+                                                test.size());
+  }
   if (config.device == Device::Cpu) return std::make_unique<CpuEngine>(config, train, test, comm);
   check_device_available(config, local_size);
 #ifdef SCALEBENCH_HAVE_CUDA
+  if (config.parallel == Parallel::Dp) {
+    return std::make_unique<DataParallelEngine>(make_cuda_replicas(config, train, test), train.size(),
+                                                test.size());
+  }
   return make_cuda_engine(config, train, test, comm, local_rank, local_size);
 #else
   (void)local_rank;

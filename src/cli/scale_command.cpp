@@ -19,9 +19,10 @@
 
 namespace sb {
 namespace {
-StudyRow to_study_row(const StudyPoint& p) {
+StudyRow to_study_row(const StudyPoint& p, const TrainConfig& mode) {
   StudyRow row;
   row.gpus = p.gpus;
+  row.gpus_per_process = mode.parallel == Parallel::Dp ? p.gpus : 1;
   row.images_per_s = p.images_per_s;
   row.epoch_time_s = p.epoch_time_s;
   row.speedup = p.speedup;
@@ -50,15 +51,26 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   run_collectively(world, [&] {
     config.validate();
     if (scale.warmup_epochs < 0) throw UserError("--warmup-epochs must not be negative (got " + std::to_string(scale.warmup_epochs) + ")");
-    check_gpu_counts(counts, world.size());
     std::sort(counts.begin(), counts.end());
-    for (int g : counts) config.per_rank_batch(g);  // every configuration's batch must split
+    for (Parallel mode : scale.parallel) {
+      TrainConfig c = config;
+      c.parallel = mode;
+      // DataParallel's configurations run on rank 0 alone; DDP's need a rank per GPU.
+      check_gpu_counts(counts, mode == Parallel::Dp ? counts.back() : world.size());
+      for (int g : counts) configuration_for(c, g).per_rank_batch(ranks_for(c, g));  // every batch must split
+    }
     data_spec = parse_dataset_spec(config.data);
     model_info(config.model);
   });
   agree_on_configuration(world, config.to_json() + std::to_string(scale.warmup_epochs), config.collective_timeout);
   const auto output_locks = prepare_outputs(world, {config.out, "", "", config.trace});  // a study writes no checkpoint
-  run_collectively(world, [&] { check_device_available(config, session.local_size()); });
+  run_collectively(world, [&] {
+    for (Parallel mode : scale.parallel) {
+      TrainConfig c = config;
+      c.parallel = mode;
+      check_device_available(configuration_for(c, counts.back()), session.local_size());
+    }
+  });
 
   const TrainTest data = load_training_data(world, config, data_spec, counts.back());
   if (config.device == Device::Cpu) share_blas_threads(session.local_size());
@@ -73,22 +85,37 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   TrainConfig run_config = config;
   run_config.epochs = config.epochs + scale.warmup_epochs;
   run_config.resumable = false;  // a study starts over; a stop signal ends it after the current step
-  StudyOutcome study = run_scaling_study(
-      world, counts, run_config, scale.warmup_epochs,
-      [&](Communicator& sub) { return make_engine(run_config, data.train, data.test, sub, session.local_rank(), session.local_size()); },
-      [&](int gpus) { return results ? &results->add_config(gpus, run_config.to_json()) : nullptr; });
-  std::vector<StudyPoint>& points = study.points;
-  const int stopped_by = study.stopped_by, stopped_at = study.stopped_at;
-  compute_scaling(points, config.scaling);
-  log0("\n%6s %14s %12s %9s %11s %13s\n", "gpus", "images/s", "epoch s", "speedup", "efficiency", "exposed comm");
-  for (const StudyPoint& p : points) {
-    log0("%6d %14.1f %12.3f %9.3f %10.1f%% %12.1f%%\n", p.gpus, p.images_per_s, p.epoch_time_s, p.speedup,
-         100.0 * p.efficiency, 100.0 * p.exposed_comm_fraction);
-    if (results) results->append_study_row(to_study_row(p));
+  // Each mode in turn over every GPU count; speedup and efficiency are against the mode's own first count.
+  std::vector<std::pair<TrainConfig, StudyPoint>> points;
+  int stopped_by = 0, stopped_at = 0;
+  size_t finished_in_mode = 0, modes_run = 0;
+  for (Parallel mode : scale.parallel) {
+    ++modes_run;
+    run_config.parallel = mode;
+    StudyOutcome study = run_scaling_study(
+        world, counts, run_config, scale.warmup_epochs,
+        [&](Communicator& sub, const TrainConfig& c) {
+          return make_engine(c, data.train, data.test, sub, session.local_rank(), session.local_size());
+        },
+        [&](int gpus, const TrainConfig& c) {
+          return results ? &results->add_config(gpus, c.to_json(), c.parallel == Parallel::Dp) : nullptr;
+        });
+    compute_scaling(study.points, config.scaling);
+    for (const StudyPoint& p : study.points) points.emplace_back(run_config, p);
+    finished_in_mode = study.points.size();
+    stopped_by = study.stopped_by;
+    stopped_at = study.stopped_at;
+    if (stopped_by != 0) break;
+  }
+  log0("\n%4s %6s %14s %12s %9s %11s %13s\n", "mode", "gpus", "images/s", "epoch s", "speedup", "efficiency", "exposed comm");
+  for (const auto& [mode_config, p] : points) {
+    log0("%4s %6d %14.1f %12.3f %9.3f %10.1f%% %12.1f%%\n", name_of(mode_config.parallel), p.gpus, p.images_per_s,
+         p.epoch_time_s, p.speedup, 100.0 * p.efficiency, 100.0 * p.exposed_comm_fraction);
+    if (results) results->append_study_row(to_study_row(p, mode_config));
   }
   std::string rest;  // the GPU counts without a finished configuration
-  for (size_t i = points.size(); i < counts.size(); ++i) rest += (rest.empty() ? "" : ",") + std::to_string(counts[i]);
-  if (stopped_by != 0 && !rest.empty()) {
+  for (size_t i = finished_in_mode; i < counts.size(); ++i) rest += (rest.empty() ? "" : ",") + std::to_string(counts[i]);
+  if (stopped_by != 0 && (!rest.empty() || modes_run < scale.parallel.size())) {
     if (results) results->close(false);  // complete = 0: a study that did not finish
     const std::string where = stopped_at > 0 ? " during the " + std::to_string(stopped_at) + "-GPU configuration" : "";
     log0("stopped by signal %d%s; %s holds the %zu finished configuration(s); a study does not resume: run the rest "

@@ -243,22 +243,22 @@ RunWriter& ResultsFile::main_run() {
   return add_run(file_.get(), world_size_);
 }
 
-RunWriter& ResultsFile::add_config(int64_t gpus, const std::string& config_json) {
+RunWriter& ResultsFile::add_config(int64_t gpus, const std::string& config_json, bool one_process) {
   require_open();
-  if (gpus < 1 || gpus > world_size_)
+  if (gpus < 1 || (!one_process && gpus > world_size_))
     throw std::invalid_argument("add_config: " + std::to_string(gpus) + " GPUs in a job of " +
                                 std::to_string(world_size_) + " ranks");
   const hid_t root = file_.get();
   if (CHECK_HDF5(H5Lexists(root, "configs", H5P_DEFAULT)) == 0)
     groups_.push_back(h5::Handle::group(CHECK_HDF5(H5Gcreate2(root, "configs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT))));
-  const std::string path = "/configs/gpus_" + std::to_string(gpus);
+  const std::string path = (one_process ? "/configs/dp_gpus_" : "/configs/gpus_") + std::to_string(gpus);
   if (CHECK_HDF5(H5Lexists(root, path.c_str(), H5P_DEFAULT)) > 0)
-    throw std::invalid_argument("the results file already has a configuration of " + std::to_string(gpus) + " GPUs");
+    throw std::invalid_argument("the results file already has the configuration " + path);
   groups_.push_back(h5::Handle::group(CHECK_HDF5(H5Gcreate2(root, path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT))));
   const hid_t group = groups_.back().get();
   h5::write_int_attribute(group, "gpus", gpus);
   h5::write_string_attribute(group, "config_json", config_json);
-  return add_run(group, gpus);
+  return add_run(group, one_process ? 1 : gpus);
 }
 
 void ResultsFile::begin_study(const StudyInfo& info) {

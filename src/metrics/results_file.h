@@ -111,8 +111,9 @@ class ResultsFile {
   // `train`: the tables at the root, for metadata.world_size ranks. Created on the first call.
   RunWriter& main_run();
 
-  // `scale`: the tables of one configuration, in /configs/gpus_<gpus>, for `gpus` ranks.
-  RunWriter& add_config(int64_t gpus, const std::string& config_json = "");
+  // `scale`: the tables of one configuration, in /configs/gpus_<gpus>, for `gpus` ranks; with one_process
+  // (nn.DataParallel: one rank drives the GPUs), in /configs/dp_gpus_<gpus>, for one rank.
+  RunWriter& add_config(int64_t gpus, const std::string& config_json = "", bool one_process = false);
 
   // `scale`: creates the empty /study table with its attributes; then one row per finished configuration.
   void begin_study(const StudyInfo& info);

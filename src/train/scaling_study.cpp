@@ -60,18 +60,33 @@ void compute_scaling(std::vector<StudyPoint>& points, Scaling mode) {
   }
 }
 
-StudyOutcome run_scaling_study(Communicator& world, const std::vector<int>& counts, const TrainConfig& run_config,
-                               int warmup_epochs, const std::function<std::unique_ptr<Engine>(Communicator&)>& make_engine,
-                               const std::function<RunWriter*(int gpus)>& writer_for) {
+TrainConfig configuration_for(const TrainConfig& run_config, int gpus) {
+  TrainConfig config = run_config;
+  if (config.parallel == Parallel::Dp) config.replicas = gpus;
+  return config;
+}
+
+int ranks_for(const TrainConfig& run_config, int gpus) { return run_config.parallel == Parallel::Dp ? 1 : gpus; }
+
+StudyOutcome run_scaling_study(
+    Communicator& world, const std::vector<int>& counts, const TrainConfig& run_config, int warmup_epochs,
+    const std::function<std::unique_ptr<Engine>(Communicator&, const TrainConfig&)>& make_engine,
+    const std::function<RunWriter*(int gpus, const TrainConfig&)>& writer_for) {
   StudyOutcome outcome;
   for (int gpus : counts) {
-    log0("== scale: %d of %d rank(s), %s scaling\n", gpus, world.size(), scaling_name(run_config.scaling));
-    std::unique_ptr<Communicator> sub = world.split(world.rank() < gpus ? 0 : -1, world.rank());
+    const int ranks = ranks_for(run_config, gpus);
+    if (run_config.parallel == Parallel::Dp) {
+      log0("== scale: DataParallel, rank 0 drives %d replica(s), %s scaling\n", gpus, scaling_name(run_config.scaling));
+    } else {
+      log0("== scale: %d of %d rank(s), %s scaling\n", gpus, world.size(), scaling_name(run_config.scaling));
+    }
+    std::unique_ptr<Communicator> sub = world.split(world.rank() < ranks ? 0 : -1, world.rank());
     RunSummary run;
     if (sub) {
-      std::unique_ptr<Engine> engine = make_engine(*sub);
-      ResultsObserver observer(writer_for(gpus));
-      run = train(run_config, *sub, *engine, &observer);
+      const TrainConfig config = configuration_for(run_config, gpus);
+      std::unique_ptr<Engine> engine = make_engine(*sub, config);
+      ResultsObserver observer(writer_for(gpus, config));
+      run = train(config, *sub, *engine, &observer);
     }
     world.barrier();  // ranks outside this configuration wait here
     // A configuration cut short keeps its finished epochs under /configs but gets no /study row. A signal

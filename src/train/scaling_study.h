@@ -40,13 +40,20 @@ struct StudyOutcome {
 };
 
 // Collective over `world`: for each GPU count (ascending), trains `run_config` on a sub-communicator of
-// that many ranks while the others wait, and summarises the run without its first `warmup_epochs`.
+// that many ranks while the others wait, and summarises the run without its first `warmup_epochs`. With
+// --parallel dp a configuration is rank 0 alone driving that many replicas (configuration_for).
 // `make_engine` builds a configuration's engine on its communicator; `writer_for` gives the tables its
 // epochs go to (called on the configuration's ranks; nullptr: none). A configuration cut short by a stop
 // signal keeps its epochs but yields no point, and the study ends after it.
-StudyOutcome run_scaling_study(Communicator& world, const std::vector<int>& counts, const TrainConfig& run_config,
-                               int warmup_epochs, const std::function<std::unique_ptr<Engine>(Communicator&)>& make_engine,
-                               const std::function<RunWriter*(int gpus)>& writer_for);
+StudyOutcome run_scaling_study(
+    Communicator& world, const std::vector<int>& counts, const TrainConfig& run_config, int warmup_epochs,
+    const std::function<std::unique_ptr<Engine>(Communicator&, const TrainConfig&)>& make_engine,
+    const std::function<RunWriter*(int gpus, const TrainConfig&)>& writer_for);
+
+// The configuration of `gpus` GPUs: run_config itself, or with --parallel dp its `gpus` replicas.
+TrainConfig configuration_for(const TrainConfig& run_config, int gpus);
+// The ranks a configuration of `gpus` GPUs runs on: gpus, or 1 with --parallel dp.
+int ranks_for(const TrainConfig& run_config, int gpus);
 
 // Fills speedup and efficiency relative to points[0]: strong scaling compares epoch times (the same
 // work), weak scaling compares throughputs (work grows with the GPUs).

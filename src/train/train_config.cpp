@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/json_text.h"
 #include "train/config_json.h"
+#include "train/dp/dp_config.h"
 #include "train/run_setup.h"
 #include "train/train_options.h"
 
@@ -11,6 +12,7 @@ namespace sb {
 const char* scaling_name(Scaling s) { return name_of(s); }
 
 int64_t TrainConfig::per_rank_batch(int ranks) const {
+  if (parallel == Parallel::Dp) return data_parallel_batch(*this, ranks);
   if (scaling == Scaling::Weak) return batch_size;
   if (batch_size % ranks != 0) {
     throw UserError("--batch-size " + std::to_string(batch_size) + " (the global batch under --scaling strong) does not divide by " +
@@ -33,6 +35,7 @@ struct CrossRule {
   std::string (*refusal)(const TrainConfig&);
 };
 constexpr CrossRule kCrossRules[] = {
+    {[](const TrainConfig& c) { return c.parallel == Parallel::Dp || c.replicas == 1; }, replicas_need_dp},
     {[](const TrainConfig& c) { return c.device == Device::Cuda || c.precision == Precision::FP32; },
      [](const TrainConfig& c) {
        return "--precision " + std::string(name_of(c.precision)) + " needs --device cuda; the CPU reference computes in fp32";

@@ -12,6 +12,7 @@
 #include "optim/optim_config.h"
 #include "optim/optimizer_kind.h"
 #include "optim/schedule_kind.h"
+#include "train/parallel_mode.h"
 #include "train/run_choices.h"
 
 namespace sb {
@@ -20,7 +21,7 @@ struct TrainConfig {
   std::string model = "mnist-cnn";
   std::string data = "fashion-mnist";
   int epochs = 1;
-  int64_t batch_size = 64;  // per rank (weak) or global (strong)
+  int64_t batch_size = 64;  // per rank (weak) or global (strong); per replica (weak) with --parallel dp
   Scaling scaling = Scaling::Weak;
   int64_t eval_batch_size = 1000;  // per rank
   int64_t train_limit = 0;         // 0: every training sample
@@ -53,6 +54,8 @@ struct TrainConfig {
   bool cuda_graph = true;
   double bucket_mib = 25.0;
   bool allreduce_bf16 = false;
+  Parallel parallel = Parallel::Ddp;
+  int replicas = 1;  // --parallel dp: the devices (GPUs, or CPU replicas) the one process drives
   bool deterministic = false;
   BatchNormPath batchnorm_path = BatchNormPath::Auto;  // CUDA BatchNorm2d implementation (docs/cudnn.md)
   bool fused_bn = true;          // batch norm + ReLU (+ dropout, + residual add) as our fused kernels (CUDA)
@@ -81,7 +84,8 @@ struct TrainConfig {
   std::string checkpoint_path() const;
   std::string command_line;      // recorded, not hashed
 
-  // Per-rank batch for a world of `ranks`; throws UserError when a strong-scaling batch doesn't divide.
+  // Per-rank batch for a world of `ranks` (with --parallel dp, the one rank's batch over all its replicas);
+  // throws UserError when a strong-scaling batch doesn't divide, or dp is asked of several ranks.
   int64_t per_rank_batch(int ranks) const;
   // Checks values that need no files or ranks: each option's bounds, then the rules between options;
   // throws UserError naming the option.

@@ -300,6 +300,13 @@ std::vector<TrainOption> make_rows() {
       {"bucket-mib", "X", "gradient all-reduce bucket size in MiB (CUDA)", kRun, "bucket_mib", same,
        number(&C::bucket_mib, positive())},
       {"allreduce-bf16", "", "all-reduce gradients in bf16 (CUDA)", kRun, "allreduce_bf16", same, flag(&C::allreduce_bf16)},
+      {"parallel", "MODE",
+       "ddp: one rank per GPU, gradients all-reduced (DistributedDataParallel); dp: one rank drives --replicas "
+       "devices, broadcasting the weights, scattering the batch, gathering the outputs and reducing the gradients to "
+       "the first every step (nn.DataParallel; --batch-size per replica under weak scaling; docs/data_parallel.md)",
+       kTrain, "parallel", same, choice(&C::parallel)},
+      {"replicas", "N", "--parallel dp: the GPUs (--device cuda, the first N visible) or CPU replicas the one rank drives",
+       kTrain, "replicas", same, whole(&C::replicas, at_least(1))},
       {"deterministic", "", "exclude non-deterministic cuDNN engines (CUDA)", kRun, "deterministic", same,
        flag(&C::deterministic)},
       {"batchnorm-path", "PATH",

@@ -63,6 +63,7 @@ const std::map<std::string, std::string> kOtherValues = {
     {"device", "cuda"},         {"precision", "bf16"},
     {"layout", "nchw"},         {"cuda-graph", "off"},
     {"bucket-mib", "12.5"},     {"allreduce-bf16", "on"},
+    {"parallel", "DP"},         {"replicas", "3"},
     {"deterministic", "on"},    {"batchnorm-path", "Legacy"},
     {"fused-bn", "off"},        {"autotune", "no"},
     {"plan-cache", "plans"},    {"input", "Host"},
@@ -121,7 +122,8 @@ TEST(TrainOptions, TheConfigurationJsonKeepsItsKeys) {
       "test_limit",   "drop_last",     "augment",    "dropout",         "optimizer", "lr",             "momentum",
       "dampening",    "nesterov",      "weight_decay", "rho",           "eps",      "beta1",           "beta2",
       "scheduler",    "step_size",     "gamma",      "warmup_epochs",   "min_lr",   "scale_lr",        "seed",
-      "device",       "precision",     "layout",     "cuda_graph",      "bucket_mib", "allreduce_bf16", "deterministic",
+      "device",       "precision",     "layout",     "cuda_graph",      "bucket_mib", "allreduce_bf16", "parallel",
+      "replicas",     "deterministic",
       "batchnorm_path", "fused_bn", "autotune", "input", "workers", "pin_memory", "target_accuracy", "target_patience",
       "stop_after_no_improvement", "log_interval", "sample_steps",  "collective_timeout", "out", "checkpoint_every"};
   EXPECT_EQ(keys, want);

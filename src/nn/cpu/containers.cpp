@@ -33,6 +33,10 @@ void Sequential<T>::set_random_stream(uint64_t key, uint64_t step) {
   for (auto& c : children_) c->set_random_stream(key, step);
 }
 template <typename T>
+void Sequential<T>::set_first_sample(int64_t first) {
+  for (auto& c : children_) c->set_first_sample(first);
+}
+template <typename T>
 const Tensor<T>& Sequential<T>::forward(const Tensor<T>& x, Mode mode) {
   const Tensor<T>* h = &x;
   for (auto& c : children_) {
@@ -68,6 +72,11 @@ template <typename T>
 void Residual<T>::set_random_stream(uint64_t key, uint64_t step) {
   main_->set_random_stream(key, step);
   if (shortcut_) shortcut_->set_random_stream(key, step);
+}
+template <typename T>
+void Residual<T>::set_first_sample(int64_t first) {
+  main_->set_first_sample(first);
+  if (shortcut_) shortcut_->set_first_sample(first);
 }
 template <typename T>
 const Tensor<T>& Residual<T>::forward(const Tensor<T>& x, Mode mode) {

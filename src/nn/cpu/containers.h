@@ -14,6 +14,7 @@ class Sequential final : public Layer<T> {
   explicit Sequential(const LayerSpec& spec);
   void bind(T* params, T* grads, T* buffers) override;
   void set_random_stream(uint64_t key, uint64_t step) override;
+  void set_first_sample(int64_t first) override;
   const Tensor<T>& forward(const Tensor<T>& x, Mode mode) override;
   const Tensor<T>& backward(const Tensor<T>& dy) override;
 
@@ -29,6 +30,7 @@ class Residual final : public Layer<T> {
   explicit Residual(const LayerSpec& spec);
   void bind(T* params, T* grads, T* buffers) override;
   void set_random_stream(uint64_t key, uint64_t step) override;
+  void set_first_sample(int64_t first) override;
   const Tensor<T>& forward(const Tensor<T>& x, Mode mode) override;
   const Tensor<T>& backward(const Tensor<T>& dy) override;
 

@@ -27,6 +27,17 @@ uint64_t dropout_mask_key(uint64_t stream_key, const std::string& layer_name) {
   return splitmix64_finalize(stream_key ^ fnv1a64(layer_name));
 }
 
+uint64_t slice_mask_offset(const std::string& layer_name, const Shape& shape, int64_t first_sample) {
+  const int64_t per_sample = shape[0] > 0 ? shape.numel() / shape[0] : 0;
+  const int64_t offset = first_sample * per_sample;
+  if (offset % 4 != 0) {
+    throw UserError("dropout '" + layer_name + "': a replica's slice starts at sample " + std::to_string(first_sample) +
+                    " of " + std::to_string(per_sample) + " elements each, which is not a multiple of 4 elements; "
+                    "use a batch per replica that is a multiple of 4");
+  }
+  return static_cast<uint64_t>(offset);
+}
+
 bool dropout_keeps(uint64_t mask_key, uint64_t step, uint64_t i, double p) {
   return static_cast<double>(philox_uniform_at(mask_key, step, i)) >= p;
 }
@@ -60,10 +71,11 @@ const Tensor<T>& Dropout<T>::forward(const Tensor<T>& x, Mode mode) {
   // which is NaN when p == 1 makes the scale infinite.
   const T scale = static_cast<T>(1.0 / (1.0 - p_));
   keep_.resize(static_cast<size_t>(n));
-  // One Philox block gives the uniforms of 4 consecutive elements (as philox_uniform_at defines them),
-  // so draw it once per 4 elements rather than per element.
+  // Element i has mask index offset + i (offset: a multiple of 4). One Philox block gives the uniforms of
+  // 4 consecutive indices (as philox_uniform_at defines them), so draw it once per 4 elements.
+  const uint64_t offset = slice_mask_offset(name_, x.shape(), first_sample_);
   for (int64_t base = 0; base < n; base += 4) {
-    const Philox4 block = philox4x32(step_, static_cast<uint64_t>(base) >> 2, mask_key_);
+    const Philox4 block = philox4x32(step_, (offset + static_cast<uint64_t>(base)) >> 2, mask_key_);
     const int64_t count = std::min<int64_t>(4, n - base);
     for (int64_t j = 0; j < count; ++j) {
       const int64_t i = base + j;

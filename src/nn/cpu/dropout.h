@@ -1,5 +1,6 @@
 // Dropout with a counter-based Philox mask, so that the CUDA path draws exactly the same mask:
-// element i of the output is kept when philox_uniform_at(key', step, i) >= p, where key' mixes the
+// element i of the output is kept when philox_uniform_at(key', step, i) >= p (i counted from the whole
+// batch's first sample, see Layer::set_first_sample), where key' mixes the
 // stream key with a hash of the layer's name (see dropout_mask_key). Kept elements are scaled by 1/(1-p).
 // In Eval mode, or with p == 0, it is the identity.
 #pragma once
@@ -24,6 +25,11 @@ uint64_t dropout_mask_key(uint64_t stream_key, const std::string& layer_name);
 // multiple of 2^-24) with the double p. A float-rounded p could flip elements at the boundary, so the
 // CUDA path compares in double too (or, equivalently, bits >> 8 >= ceil(p * 2^24)).
 bool dropout_keeps(uint64_t mask_key, uint64_t step, uint64_t i, double p);
+
+// The mask index of element 0 of a slice of the whole batch that begins at sample first_sample (x's shape
+// is the slice's, batch axis first). The GPU draws masks 4 elements at a time, so the index must be a
+// multiple of 4 on both backends; throws UserError naming the layer otherwise.
+uint64_t slice_mask_offset(const std::string& layer_name, const Shape& shape, int64_t first_sample);
 }  // namespace sb
 
 namespace sb::cpu {
@@ -33,6 +39,7 @@ class Dropout final : public Layer<T> {
  public:
   explicit Dropout(const LayerSpec& spec);
   void set_random_stream(uint64_t key, uint64_t step) override;
+  void set_first_sample(int64_t first) override { first_sample_ = first; }
   const Tensor<T>& forward(const Tensor<T>& x, Mode mode) override;
   const Tensor<T>& backward(const Tensor<T>& dy) override;
 
@@ -40,6 +47,7 @@ class Dropout final : public Layer<T> {
   std::string name_;
   double p_;
   uint64_t mask_key_, step_ = 0;
+  int64_t first_sample_ = 0;  // of the whole batch (set_first_sample)
   bool identity_ = true;       // whether the last forward passed x through unchanged
   std::vector<uint8_t> keep_;  // the last forward's mask
   Tensor<T> y_, dx_;

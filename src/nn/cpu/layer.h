@@ -18,6 +18,9 @@ class Layer {
   // Keys the layer's random draws (dropout) for the next forward: key names the run and rank, step the
   // training step. Layers with no randomness ignore it.
   virtual void set_random_stream(uint64_t /*key*/, uint64_t /*step*/) {}
+  // The position of the next forward's first sample in the step's whole batch (0 unless one replica of a
+  // data-parallel step runs a slice of it): dropout then draws that slice's part of the whole batch's mask.
+  virtual void set_first_sample(int64_t /*first*/) {}
   // The returned output stays valid, and x must stay alive, until the next forward.
   virtual const Tensor<T>& forward(const Tensor<T>& x, Mode mode) = 0;
   // dy is the gradient of the loss with respect to the last forward's output. Returns dx and

@@ -25,6 +25,7 @@ class Network {
   const std::vector<T>& buffers() const { return buffers_; }
 
   void set_random_stream(uint64_t key, uint64_t step) { root_->set_random_stream(key, step); }
+  void set_first_sample(int64_t first) { root_->set_first_sample(first); }
   const Tensor<T>& forward(const Tensor<T>& x, Mode mode) { return root_->forward(x, mode); }
   // Writes every parameter gradient for the last forward; returns the input gradient.
   const Tensor<T>& backward(const Tensor<T>& dy) { return root_->backward(dy); }

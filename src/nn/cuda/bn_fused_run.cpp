@@ -49,6 +49,11 @@ void FusedBnRun::set_random_stream(uint64_t key, uint64_t step) {
   for (auto& layer : separate_) layer->set_random_stream(key, step);
 }
 
+void FusedBnRun::set_first_sample(int64_t first) {
+  first_sample_ = first;
+  for (auto& layer : separate_) layer->set_first_sample(first);
+}
+
 double FusedBnRun::dropout_p(Mode mode) const {
   return mode == Mode::Train && has_dropout(specs_) ? specs_[2].p : 0.0;
 }
@@ -106,9 +111,10 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
                                        state + 2 * c, state + 3 * c, c, ctx_.stream());
   }
   last_p_ = dropout_p(mode);
+  if (last_p_ > 0) first_element_ = slice_mask_offset(specs_[2].name, x.shape(), first_sample_);
   apply.x = x.data;
   apply.relu = true;
-  apply.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step()};
+  apply.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step(), first_element_};
   apply.residual = residual ? residual->data : nullptr;
   apply.y = y_.data;
   kernels::bn_apply_forward(s, apply, ctx_.stream());
@@ -152,7 +158,7 @@ const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
   b.a = state + 2 * c;
   b.b = state + 3 * c;
   b.relu = true;
-  b.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step()};
+  b.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step(), first_element_};
   b.scale = views_.params;
   b.saved_mean = state;
   b.saved_inv_std = state + c;

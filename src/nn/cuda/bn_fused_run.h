@@ -25,6 +25,7 @@ class FusedBnRun final : public Layer {
   FusedBnRun(std::vector<LayerSpec> specs, bool adds_residual, Context& ctx);
   void bind(const ParamViews& views) override;
   void set_random_stream(uint64_t key, uint64_t step) override;
+  void set_first_sample(int64_t first) override;
   // The shortcut's output for the next forward (shape and layout of the output); must stay valid until
   // that forward returns.
   void set_residual(const DeviceTensor* residual) { residual_ = residual; }
@@ -43,6 +44,8 @@ class FusedBnRun final : public Layer {
   Context& ctx_;
   ParamViews views_;
   uint64_t mask_key_ = 0, step_ = 0;
+  int64_t first_sample_ = 0;
+  uint64_t first_element_ = 0;  // the last forward's mask index of its element 0
   const DeviceTensor* residual_ = nullptr;
   std::vector<std::unique_ptr<Layer>> separate_;  // the run's own layers, for shapes the kernels do not take
   bool fused_ = true;                             // the last forward took the fused kernels

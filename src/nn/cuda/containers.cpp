@@ -97,6 +97,10 @@ void Sequential::set_random_stream(uint64_t key, uint64_t step) {
   for (auto& s : steps_) s.layer->set_random_stream(key, step);
 }
 
+void Sequential::set_first_sample(int64_t first) {
+  for (auto& s : steps_) s.layer->set_first_sample(first);
+}
+
 void Sequential::set_residual(const DeviceTensor* residual) {
   if (!residual_run_) fatal("Sequential: set_residual on a container whose last run does not take the add");
   residual_run_->set_residual(residual);
@@ -171,6 +175,11 @@ void Residual::bind(const ParamViews& views) {
 void Residual::set_random_stream(uint64_t key, uint64_t step) {
   main_->set_random_stream(key, step);
   if (shortcut_) shortcut_->set_random_stream(key, step);
+}
+
+void Residual::set_first_sample(int64_t first) {
+  main_->set_first_sample(first);
+  if (shortcut_) shortcut_->set_first_sample(first);
 }
 
 const DeviceTensor& Residual::forward(const DeviceTensor& x, Mode mode) {

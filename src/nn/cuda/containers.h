@@ -22,6 +22,7 @@ class Sequential final : public Layer {
   Sequential(const LayerSpec& spec, Context& ctx, bool residual_main = false);
   void bind(const ParamViews& views) override;
   void set_random_stream(uint64_t key, uint64_t step) override;
+  void set_first_sample(int64_t first) override;
   const DeviceTensor& forward(const DeviceTensor& x, Mode mode) override;
   const DeviceTensor& backward(const DeviceTensor& dy) override;
 
@@ -51,6 +52,7 @@ class Residual final : public Layer {
   Residual(const LayerSpec& spec, Context& ctx);
   void bind(const ParamViews& views) override;
   void set_random_stream(uint64_t key, uint64_t step) override;
+  void set_first_sample(int64_t first) override;
   const DeviceTensor& forward(const DeviceTensor& x, Mode mode) override;
   const DeviceTensor& backward(const DeviceTensor& dy) override;
   std::string fusion_report() const;

@@ -41,8 +41,9 @@ const DeviceTensor& Dropout::forward(const DeviceTensor& x, Mode mode) {
   y_ = output_tensor(y_buffer_, x.shape(), ctx_);
   int64_t d[4];
   dims4(x.shape(), d);
+  first_element_ = slice_mask_offset(spec_.name, x.shape(), first_sample_);
   kernels::dropout_forward(x.data, y_.data, d[0], d[1], d[2], d[3], x.layout(), x.dtype(), spec_.p, mask_key_, step_,
-                           ctx_.stream(), ctx_.device_step());
+                           ctx_.stream(), ctx_.device_step(), first_element_);
   return y_;
 }
 
@@ -59,7 +60,7 @@ const DeviceTensor& Dropout::backward(const DeviceTensor& dy) {
   int64_t d[4];
   dims4(dy.shape(), d);
   kernels::dropout_backward(dy.data, dx_.data, d[0], d[1], d[2], d[3], dy.layout(), dy.dtype(), spec_.p, mask_key_,
-                            step_, ctx_.stream(), ctx_.device_step());
+                            step_, ctx_.stream(), ctx_.device_step(), first_element_);
   return dx_;
 }
 

@@ -15,6 +15,7 @@ class Dropout final : public Layer {
  public:
   Dropout(const LayerSpec& spec, Context& ctx);
   void set_random_stream(uint64_t key, uint64_t step) override;
+  void set_first_sample(int64_t first) override { first_sample_ = first; }
   const DeviceTensor& forward(const DeviceTensor& x, Mode mode) override;
   const DeviceTensor& backward(const DeviceTensor& dy) override;
 
@@ -22,6 +23,8 @@ class Dropout final : public Layer {
   LayerSpec spec_;
   Context& ctx_;
   uint64_t mask_key_, step_ = 0;
+  int64_t first_sample_ = 0;
+  uint64_t first_element_ = 0;  // the last forward's mask index of its element 0
   bool identity_ = true;
   DeviceTensor y_, dx_;
   DeviceBuffer y_buffer_, dx_buffer_;

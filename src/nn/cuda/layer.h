@@ -50,6 +50,9 @@ class Layer {
   virtual void bind(const ParamViews& /*views*/) {}
   // Keys the layer's random draws (dropout) for the next forward, as on the CPU.
   virtual void set_random_stream(uint64_t /*key*/, uint64_t /*step*/) {}
+  // The position of the next forward's first sample in the step's whole batch, as on the CPU (a
+  // DataParallel replica's slice draws its part of the whole batch's dropout mask).
+  virtual void set_first_sample(int64_t /*first*/) {}
   // x must stay alive and unchanged until backward. The output stays valid until the next forward.
   virtual const DeviceTensor& forward(const DeviceTensor& x, Mode mode) = 0;
   // dy: the gradient of the loss with respect to the last forward's output (same shape, dtype and

@@ -44,6 +44,7 @@ class Network {
   std::vector<float> get_buffers() const;
 
   void set_random_stream(uint64_t key, uint64_t step) { root_->set_random_stream(key, step); }
+  void set_first_sample(int64_t first) { root_->set_first_sample(first); }
   const DeviceTensor& forward(const DeviceTensor& x, Mode mode) { return root_->forward(x, mode); }
   // Writes every parameter gradient for the last forward; returns the input gradient.
   const DeviceTensor& backward(const DeviceTensor& dy) { return root_->backward(dy); }

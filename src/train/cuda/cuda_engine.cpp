@@ -16,11 +16,12 @@
 #include "nn/cuda/cuda_handles.h"
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/network.h"
-#include "nn/plan_store.h"
+#include "train/cuda/context_options.h"
 #include "train/cuda/device_batches.h"
 #include "train/cuda/device_info.h"
 #include "train/cuda/device_loss.h"
 #include "train/cuda/device_optimizer.h"
+#include "train/cuda/device_state.h"
 #include "train/cuda/gpu_energy.h"
 #include "train/cuda/gpu_wait.h"
 #include "train/cuda/gradient_buckets.h"
@@ -48,19 +49,6 @@ constexpr double kBytesPerMiB = 1024.0 * 1024.0;
 // --bucket-mib as fp32 gradient elements, at least one.
 int64_t bucket_elements(double bucket_mib) {
   return std::max<int64_t>(1, static_cast<int64_t>(bucket_mib * kBytesPerMiB / sizeof(float)));
-}
-
-cuda::ContextOptions context_options(const TrainConfig& c) {
-  cuda::ContextOptions o;
-  o.compute = compute_dtype(c.precision);
-  o.tf32 = c.precision == Precision::TF32;
-  o.layout = c.layout;
-  o.deterministic = c.deterministic;
-  o.batchnorm_path = c.batchnorm_path;
-  o.fused_bn_kernels = c.fused_bn;
-  o.autotune = c.autotune;
-  o.plan_cache_dir = c.plan_cache ? *c.plan_cache : default_plan_cache_dir();
-  return o;
 }
 
 class CudaEngine final : public EngineBase {
@@ -92,6 +80,7 @@ class CudaEngine final : public EngineBase {
   const int32_t* training_labels(int slot) const { return host_input_ ? host_input_->labels(slot) : batches_->labels(); }
   cuda::HostInputOptions host_input_options(int64_t max_batch, int local_ranks) const;
   const float* loss_scale() const { return scaler_ ? scaler_->scale() : nullptr; }
+  cuda::DeviceStateParts state_parts() { return {*net_, *optimizer_, scaler_ ? &*scaler_ : nullptr, *train_totals_}; }
 
   // Every part that holds device resources is created in the constructor's body, after the device is
   // selected, in the order below; they are released in reverse: the compute stream last, the NCCL
@@ -304,28 +293,12 @@ EvalTotals CudaEngine::evaluate(std::span<const int64_t> indices) {
 
 EngineState CudaEngine::save_state() {
   synchronize();
-  EngineState st;
-  st.params = net_->get_params();
-  st.buffers = net_->get_buffers();
-  optimizer_->save(st);
-  if (scaler_) scaler_->save(st);
-  st.train_totals = train_totals_->copy_out();
-  return st;
+  return cuda::save_device_state(state_parts());
 }
 
 void CudaEngine::load_state(const EngineState& st) {
   synchronize();
-  const size_t n = static_cast<size_t>(net_->param_count());
-  if (st.params.size() != n || st.buffers.size() != static_cast<size_t>(net_->buffer_count())) {
-    throw UserError("the checkpoint holds " + std::to_string(st.params.size()) + " parameters but model '" + config_.model +
-                    "' has " + std::to_string(n) + "; resume with the model and data it was written for");
-  }
-  optimizer_->check_state_count(st, optimizer_name(config_.optimizer));
-  net_->set_params(st.params);
-  net_->set_buffers(st.buffers);
-  optimizer_->load(st, optimizer_name(config_.optimizer));
-  if (scaler_) scaler_->load(st);
-  train_totals_->copy_in(st.train_totals);
+  cuda::load_device_state(state_parts(), st, config_);
 }
 
 }  // namespace
