@@ -36,6 +36,11 @@ struct CrossRule {
 };
 constexpr CrossRule kCrossRules[] = {
     {[](const TrainConfig& c) { return c.parallel == Parallel::Dp || c.replicas == 1; }, replicas_need_dp},
+    {[](const TrainConfig& c) { return c.parallel != Parallel::Dp || c.device != Device::Cuda || c.input == InputSource::Device; },
+     [](const TrainConfig&) {
+       return std::string("--input host is not available with --parallel dp: DataParallel's replica 0 builds each batch "
+                          "on its GPU and scatters it; use --input device, or --parallel ddp for the host pipeline");
+     }},
     {[](const TrainConfig& c) { return c.device == Device::Cuda || c.precision == Precision::FP32; },
      [](const TrainConfig& c) {
        return "--precision " + std::string(name_of(c.precision)) + " needs --device cuda; the CPU reference computes in fp32";
