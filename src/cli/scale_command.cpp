@@ -16,12 +16,15 @@
 #include "train/blas_threads.h"
 #include "train/collective.h"
 #include "train/scaling_study.h"
+#include "train/study_sweep.h"
 
 namespace sb {
 namespace {
-StudyRow to_study_row(const StudyPoint& p) {
+StudyRow to_study_row(const StudyPoint& p, const TrainConfig& config) {
   StudyRow row;
   row.gpus = p.gpus;
+  row.repeat = p.plan.repeat;
+  record_sweep_columns(config, row);
   row.images_per_s = p.images_per_s;
   row.epoch_time_s = p.epoch_time_s;
   row.speedup = p.speedup;
@@ -29,6 +32,28 @@ StudyRow to_study_row(const StudyPoint& p) {
   row.exposed_comm_fraction = p.exposed_comm_fraction;
   row.time_to_accuracy_s = p.time_to_accuracy_s;
   return row;
+}
+
+// The /configs group of a run: gpus_<n> and its combination's suffix.
+std::string group_name(const StudyRunPlan& plan, const std::vector<SweepCombination>& combinations, int repeats) {
+  std::string name = "gpus_";
+  name += std::to_string(plan.gpus);
+  name += config_suffix(combinations[plan.combination], plan.repeat, repeats);
+  return name;
+}
+
+// What a stopped study did not finish: the GPU counts of a study of counts alone ("with --gpus 2,4"),
+// else the groups it would have written.
+std::string unfinished_runs(const std::vector<StudyRunPlan>& plans, size_t first, const std::vector<SweepCombination>& combinations,
+                            int repeats) {
+  const bool counts_alone = combinations.size() == 1 && repeats == 1;
+  std::string rest = counts_alone ? "with --gpus " : "(";
+  for (size_t i = first; i < plans.size(); ++i) {
+    if (i > first) rest += counts_alone ? "," : " ";
+    rest += counts_alone ? std::to_string(plans[i].gpus) : group_name(plans[i], combinations, repeats);
+  }
+  if (!counts_alone) rest += ")";
+  return rest;
 }
 }  // namespace
 
@@ -39,7 +64,8 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
       parse_command(session, "scale", kScale,
                     "The scaling study in one job: trains on 1, 2, 4, ... of the job's ranks in turn (sub-communicators)\n"
                     "and writes every configuration plus a /study table of speedup and efficiency.\n"
-                    "--epochs counts the measured epochs of each configuration; --warmup-epochs come before them.",
+                    "--epochs counts the measured epochs of each configuration; --warmup-epochs come before them.\n"
+                    "--sweep-* options run every combination of their values at every GPU count, --repeats times each.",
                     args, command_line);
   if (!cli) return 0;  // --help
   TrainConfig config = cli->train;
@@ -47,16 +73,19 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   std::vector<int> counts = scale.gpus.empty() ? default_gpu_counts(world.size()) : scale.gpus;
 
   DatasetSpec data_spec;
+  std::vector<SweepCombination> combinations;
   run_collectively(world, [&] {
-    config.validate();
     if (scale.warmup_epochs < 0) throw UserError("--warmup-epochs must not be negative (got " + std::to_string(scale.warmup_epochs) + ")");
     check_gpu_counts(counts, world.size());
     std::sort(counts.begin(), counts.end());
-    for (int g : counts) config.per_rank_batch(g);  // every configuration's batch must split
+    // Every combination is validated and its batch must split over every count, before any run starts.
+    combinations = sweep_combinations(config, scale.sweeps, counts);
     data_spec = parse_dataset_spec(config.data);
     model_info(config.model);
   });
-  agree_on_configuration(world, config.to_json() + std::to_string(scale.warmup_epochs), config.collective_timeout);
+  std::string agreed = config.to_json() + std::to_string(scale.warmup_epochs) + " " + std::to_string(scale.repeats);
+  for (const SweepCombination& c : combinations) agreed += c.config.to_json();
+  agree_on_configuration(world, agreed, config.collective_timeout);
   const auto output_locks = prepare_outputs(world, {config.out, "", "", config.trace});  // a study writes no checkpoint
   run_collectively(world, [&] { check_device_available(config, session.local_size()); });
 
@@ -67,33 +96,45 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   std::unique_ptr<ResultsFile> results;
   if (!config.out.empty() && world.rank() == 0) {
     results = std::make_unique<ResultsFile>(config.out, make_run_metadata(session, info, config, world.size()));
-    results->begin_study(StudyInfo{scaling_name(config.scaling), counts.front(), config.target_accuracy > 0 ? config.target_accuracy : kNotMeasured});
+    results->begin_study(StudyInfo{scaling_name(config.scaling), counts.front(),
+                                   config.target_accuracy > 0 ? config.target_accuracy : kNotMeasured,
+                                   swept_columns(scale.sweeps), scale.repeats, sweep_value_names()});
   }
 
-  TrainConfig run_config = config;
-  run_config.epochs = config.epochs + scale.warmup_epochs;
-  run_config.resumable = false;  // a study starts over; a stop signal ends it after the current step
-  StudyOutcome study = run_scaling_study(
-      world, counts, run_config, scale.warmup_epochs,
-      [&](Communicator& sub) { return make_engine(run_config, data.train, data.test, sub, session.local_rank(), session.local_size()); },
-      [&](int gpus) { return results ? &results->add_config(gpus, run_config.to_json()) : nullptr; });
-  std::vector<StudyPoint>& points = study.points;
-  const int stopped_by = study.stopped_by, stopped_at = study.stopped_at;
-  compute_scaling(points, config.scaling);
-  log0("\n%6s %14s %12s %9s %11s %13s\n", "gpus", "images/s", "epoch s", "speedup", "efficiency", "exposed comm");
-  for (const StudyPoint& p : points) {
-    log0("%6d %14.1f %12.3f %9.3f %10.1f%% %12.1f%%\n", p.gpus, p.images_per_s, p.epoch_time_s, p.speedup,
-         100.0 * p.efficiency, 100.0 * p.exposed_comm_fraction);
-    if (results) results->append_study_row(to_study_row(p));
+  for (SweepCombination& c : combinations) {
+    c.config.epochs = config.epochs + scale.warmup_epochs;
+    c.config.resumable = false;  // a study starts over; a stop signal ends it after the current step
   }
-  std::string rest;  // the GPU counts without a finished configuration
-  for (size_t i = points.size(); i < counts.size(); ++i) rest += (rest.empty() ? "" : ",") + std::to_string(counts[i]);
-  if (stopped_by != 0 && !rest.empty()) {
+  const std::vector<StudyRunPlan> plans = plan_study(combinations.size(), scale.repeats, counts);
+  StudyOutcome study = run_scaling_study(
+      world, plans, combinations, scale.warmup_epochs,
+      [&](const TrainConfig& run_config, Communicator& sub) {
+        return make_engine(run_config, data.train, data.test, sub, session.local_rank(), session.local_size());
+      },
+      [&](const StudyRunPlan& plan) {
+        const SweepCombination& c = combinations[plan.combination];
+        return results ? &results->add_config(ConfigGroup{plan.gpus, config_suffix(c, plan.repeat, scale.repeats), plan.repeat,
+                                                          c.config.to_json()})
+                       : nullptr;
+      });
+  std::vector<StudyPoint>& points = study.points;
+  compute_scaling(points, config.scaling);
+  log0("\n%6s %14s %12s %9s %11s %13s  %s\n", "gpus", "images/s", "epoch s", "speedup", "efficiency", "exposed comm",
+       "configuration");
+  for (const StudyPoint& p : points) {
+    const std::string group = group_name(p.plan, combinations, scale.repeats);
+    log0("%6d %14.1f %12.3f %9.3f %10.1f%% %12.1f%%  %s\n", p.gpus, p.images_per_s, p.epoch_time_s, p.speedup,
+         100.0 * p.efficiency, 100.0 * p.exposed_comm_fraction, group.c_str());
+    if (results) results->append_study_row(to_study_row(p, combinations[p.plan.combination].config));
+  }
+  if (study.stopped_by != 0 && study.unfinished < plans.size()) {
     if (results) results->close(false);  // complete = 0: a study that did not finish
-    const std::string where = stopped_at > 0 ? " during the " + std::to_string(stopped_at) + "-GPU configuration" : "";
+    const StudyRunPlan& cut = plans[study.unfinished];
+    const std::string where = study.cut_short ? " during the " + std::to_string(cut.gpus) + "-GPU configuration" : "";
+    const std::string rest = unfinished_runs(plans, study.unfinished, combinations, scale.repeats);
     log0("stopped by signal %d%s; %s holds the %zu finished configuration(s); a study does not resume: run the rest "
-         "with --gpus %s\n",
-         stopped_by, where.c_str(), config.out.empty() ? "no results file" : config.out.c_str(), points.size(), rest.c_str());
+         "%s\n",
+         study.stopped_by, where.c_str(), config.out.empty() ? "no results file" : config.out.c_str(), points.size(), rest.c_str());
     return kExitInterrupted;
   }
   if (results) results->close();
