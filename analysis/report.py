@@ -43,7 +43,7 @@ import tables  # noqa: E402
 from scalebench_results import ResultError, load_reference, load_result  # noqa: E402
 from scaling_series import (all_runs, disambiguate, series_from_reference, series_from_runs,  # noqa: E402
                             series_from_study, throughput_by_batch)
-from sweeps import sweep_views  # noqa: E402
+from sweeps import sweep_views, value_names  # noqa: E402
 
 
 def parse_args(argv):
@@ -97,7 +97,8 @@ class Report:
         disambiguate(self.series)
         self.runs = all_runs(results)
         self.batch_groups = throughput_by_batch(steady, warmup_epochs)
-        self.sweeps = [view for r in steady if r.is_study for view in sweep_views(self.study_series[r.path], r.swept)]
+        self.sweeps = [view for r in steady if r.is_study
+                       for view in sweep_views(self.study_series[r.path], r.swept, value_names(r))]
 
 
 def _gpus_text(n):

@@ -31,8 +31,11 @@ def _as_number(value):
         return None
 
 
-def sweep_views(series_list, swept):
-    """One view per swept column of one study's series; none for a study without sweeps."""
+def sweep_views(series_list, swept, names=None):
+    """One view per swept column of one study's series that took two or more values; none for a study
+    without sweeps. Numbers sort by value, names by their order in names[column] (the study's
+    `<column>_names` attribute, e.g. fp32, tf32, fp16, bf16), else alphabetically."""
+    names = names or {}
     views = []
     for column in swept:
         lines = {}
@@ -47,10 +50,25 @@ def sweep_views(series_list, swept):
         if not lines:
             continue
         values = {value for line in lines.values() for value, _ in line.points}
+        if len(values) < 2:
+            continue  # one value shows no trend
         numeric = all(_as_number(v) is not None for v in values)
+        order = [str(n) for n in names.get(column) or ()]
+
+        def rank(value):
+            if numeric:
+                return _as_number(value)
+            return (order.index(str(value)) if str(value) in order else len(order), str(value))
+
         for line in lines.values():
-            line.points.sort(key=lambda item: _as_number(item[0]) if numeric else str(item[0]))
+            line.points.sort(key=lambda item: rank(item[0]))
         first = series_list[0]
         views.append(SweepView(source=first.sources[0], label=first.label.split(":")[0], column=column, numeric=numeric,
                                lines=[lines[key] for key in sorted(lines, key=lambda k: (k[0], str(k[1])))]))
     return views
+
+
+def value_names(result):
+    """{column: names} of a study's named swept columns, from its `<column>_names` attributes."""
+    return {column: result.study_attrs[f"{column}_names"] for column in result.swept
+            if f"{column}_names" in result.study_attrs}

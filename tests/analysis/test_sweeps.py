@@ -12,7 +12,7 @@ import plots  # noqa: E402
 from scalebench_results import load_result  # noqa: E402
 from scaling_series import series_from_study  # noqa: E402
 from spread import MISSING, median_spread, over_repeats  # noqa: E402
-from sweeps import sweep_views  # noqa: E402
+from sweeps import sweep_views, value_names  # noqa: E402
 
 V1_STUDY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "study-schema-v1.h5")
 
@@ -89,7 +89,7 @@ class SweepStudyTest(TempDirTest):
         self.assertTrue(batch.numeric)
         self.assertEqual([line.label for line in batch.lines], ["1 GPU, precision fp32", "2 GPUs, precision fp32"])
         self.assertEqual([(v, s.median) for v, s in batch.lines[1].points], [("32", 190.0), ("64", 270.0)])
-        self.assertFalse(views["precision"].numeric)
+        self.assertNotIn("precision", views)  # swept, but over one value: no trend to show
         ax = plots.sweep_figure(batch).axes[0]
         self.assertEqual(ax.get_xlabel(), "batch_size")
         line = next(l for l in ax.get_lines() if l.get_label() == "2 GPUs, precision fp32")
@@ -98,7 +98,8 @@ class SweepStudyTest(TempDirTest):
     def test_report_writes_sweep_tables_and_plots(self):
         self.assert_ok(run_report(self.file, "--out", self.path("out")))
         written = set(os.listdir(self.path("out")))
-        self.assertTrue({"sweeps.csv", "sweep_1_batch_size.png", "sweep_2_precision.svg"} <= written, written)
+        self.assertTrue({"sweeps.csv", "sweep_1_batch_size.png", "sweep_1_batch_size.svg"} <= written, written)
+        self.assertFalse([name for name in written if "precision" in name])
         rows = [r for r in read_csv(self.path("out", "sweeps.csv")) if r["swept"] == "batch_size"]
         row = next(r for r in rows if r["gpus"] == "2" and r["value"] == "64")
         self.assertEqual((float(row["images_per_s"]), float(row["images_per_s_min"]), float(row["images_per_s_max"])),
@@ -110,6 +111,22 @@ class SweepStudyTest(TempDirTest):
             text = handle.read()
         self.assertIn("## Sweeps", text)
         self.assertIn("throughput against batch_size", text)
+
+    def test_named_values_are_categories(self):
+        runs = [{"gpus": g, "repeat": 1, "values": {"precision": p},
+                 "epochs": [epoch(1, 1.0, 1.0), epoch(2, 1.0, rate * g)]}
+                for p, rate in (("fp32", 100.0), ("bf16", 250.0)) for g in (1, 2)]
+        path = fixtures.write_sweep_study(self.path("amp.h5"), "weak", runs, swept=("precision",),
+                                          cfg=fixtures.config(device="cuda"))
+        result = load_result(path)
+        [view] = sweep_views(series_from_study(result, 1), result.swept, value_names(result))
+        self.assertFalse(view.numeric)
+        self.assertEqual([line.label for line in view.lines], ["1 GPU", "2 GPUs"])
+        ax = plots.sweep_figure(view).axes[0]
+        # In the order of the study's precision_names, not alphabetical.
+        self.assertEqual([t.get_text() for t in ax.get_xticklabels()], ["fp32", "bf16"])
+        line = next(l for l in ax.get_lines() if l.get_label() == "2 GPUs")
+        self.assertEqual((list(line.get_xdata()), list(line.get_ydata())), ([0, 1], [200.0, 500.0]))
 
     def test_median_over_steady_epochs_not_the_fastest(self):
         # One run, no repeats: epochs 2-4 give 90, 100 and 400 img/s; the median is 100, the range 90-400.
