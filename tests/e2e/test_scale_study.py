@@ -118,6 +118,16 @@ class ScaleStudy(unittest.TestCase):
             self.assertNotIn("== scale:", result.stdout)
             self.assertFalse(os.path.exists(out))
 
+    def test_bad_sweep_lists_are_refused_naming_the_option(self):
+        for args, message in ((["--sweep-batch-size", "64,64"], "--sweep-batch-size lists 64 twice"),
+                              (["--sweep-precision", "fp8"], "--sweep-precision expects one of fp32, tf32, fp16, bf16"),
+                              (["--repeats", "0"], "--repeats expects an integer from 1")):
+            result = run_scalebench(1, "scale", "--device", "cpu", "--model", "mlp", *args, timeout=120)
+            self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
+            self.assertIn(message, result.stderr)
+        result = run_scalebench(1, "train", "--sweep-batch-size", "64,128", timeout=120)
+        self.assertIn("unknown option '--sweep-batch-size' for 'scalebench train'", result.stderr)
+
     def test_more_gpus_than_ranks_is_refused(self):
         with temp_dir() as tmp:
             out = os.path.join(tmp, "never.h5")
