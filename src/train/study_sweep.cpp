@@ -124,14 +124,17 @@ void record_sweep_columns(const TrainConfig& config, StudyRow& row) {
                                      [&](const Column& c) { return std::strcmp(c.name, option.json_key) == 0; });
     if (column == columns.end() || column->type != ColumnType::Int64)
       throw std::logic_error(std::string("the study has no int64 column ") + option.json_key + " for --" + sweep.sweep_name);
-    const std::string shown = option.field.show(config);
+    // The value as the configuration JSON records it: a whole number, or a quoted name of the choices.
+    // Anything else (an unset option recorded as null) keeps the column's "not recorded" value.
+    std::string recorded = option.field.to_json(config);
     int64_t value = -1;
     if (!option.field.choices.empty()) {
-      const auto it = std::find(option.field.choices.begin(), option.field.choices.end(), shown);
-      if (it == option.field.choices.end()) throw std::logic_error("--" + std::string(sweep.option) + " shows " + shown);
-      value = it - option.field.choices.begin();
-    } else if (std::from_chars(shown.data(), shown.data() + shown.size(), value).ec != std::errc()) {
-      throw std::logic_error("--" + std::string(sweep.option) + " shows " + shown + ", not a whole number");
+      if (recorded.size() >= 2 && recorded.front() == '"' && recorded.back() == '"') recorded = recorded.substr(1, recorded.size() - 2);
+      const auto it = std::find(option.field.choices.begin(), option.field.choices.end(), recorded);
+      if (it != option.field.choices.end()) value = it - option.field.choices.begin();
+    } else {
+      const auto [end, ec] = std::from_chars(recorded.data(), recorded.data() + recorded.size(), value);
+      if (ec != std::errc() || end != recorded.data() + recorded.size()) value = -1;
     }
     std::memcpy(reinterpret_cast<char*>(&row) + column->offset, &value, sizeof value);
   }
