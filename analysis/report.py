@@ -42,7 +42,7 @@ import step_skew  # noqa: E402
 import tables  # noqa: E402
 from scalebench_results import ResultError, load_reference, load_result  # noqa: E402
 from scaling_series import (all_runs, disambiguate, series_from_reference, series_from_runs,  # noqa: E402
-                            series_from_study, throughput_by_batch)
+                            series_from_study, swept_label, throughput_by_batch)
 from sweeps import sweep_views, value_names  # noqa: E402
 
 
@@ -110,7 +110,8 @@ def table_only_text(report):
     for result in report.results:
         if result.is_study:
             for series in report.study_series[result.path]:
-                name = f"{result.path}: {series.mode} scaling study" + (f", {series.label}" if series.swept else "")
+                swept = swept_label(series.swept)
+                name = f"{result.path}: {series.mode} scaling study" + (f", {swept}" if swept else "")
                 parts.append(f"### {name}\n\n{tables.scaling_markdown(series)}")
                 phases = tables.phase_markdown(series)
                 if phases:

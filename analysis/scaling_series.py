@@ -178,7 +178,8 @@ def _point_from_study_rows(rows):
                         throughput=throughput)
 
 
-def _swept_label(swept):
+def swept_label(swept):
+    """"batch_size 64, precision bf16": swept values as labels and headings show them."""
     return ", ".join(f"{column} {value}" for column, value in swept.items())
 
 
@@ -219,7 +220,7 @@ def series_from_study(result, warmup_epochs):
         baseline = min(p.gpus for p in points)
         _relative_to_baseline(points, baseline)
         swept = dict(zip(result.swept, key))
-        label = f"{result.label}: {_swept_label(swept)}" if swept else result.label
+        label = f"{result.label}: {swept_label(swept)}" if swept else result.label
         series_list.append(_finish(Series(label=label, kind="study", mode=mode, baseline_gpus=baseline, points=points,
                                           sources=[result.path], swept=swept)))
     return series_list
@@ -299,7 +300,7 @@ def all_runs(results):
             for name in sorted(result.configs, key=lambda n: (result.configs[n].gpus, n)):
                 run = result.configs[name]
                 gpus = f"{run.gpus} GPU{'s' if run.gpus > 1 else ''}"
-                detail = ", ".join(filter(None, [_swept_label(run.swept),
+                detail = ", ".join(filter(None, [swept_label(run.swept),
                                                  f"repeat {run.repeat}" if run.repeat > 1 else ""]))
                 runs.append((f"{result.label}, {gpus}" + (f", {detail}" if detail else ""), run))
         else:

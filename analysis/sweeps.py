@@ -2,6 +2,8 @@
 count, and per value of the other swept options, built from the study's series (one per combination)."""
 from dataclasses import dataclass, field
 
+from scaling_series import swept_label
+
 
 @dataclass
 class SweepLine:
@@ -11,8 +13,8 @@ class SweepLine:
 
     @property
     def label(self):
-        parts = [f"{self.gpus} GPU{'s' if self.gpus != 1 else ''}"]
-        return ", ".join(parts + [f"{column} {value}" for column, value in self.others.items()])
+        gpus = f"{self.gpus} GPU{'s' if self.gpus != 1 else ''}"
+        return ", ".join(filter(None, [gpus, swept_label(self.others)]))
 
 
 @dataclass

@@ -112,6 +112,15 @@ class SweepStudyTest(TempDirTest):
         self.assertIn("## Sweeps", text)
         self.assertIn("throughput against batch_size", text)
 
+    def test_table_only_prints_each_series_and_the_sweep_table(self):
+        result = run_report(self.file, "--table-only", cwd=self.tmp)
+        self.assert_ok(result)
+        self.assertIn("sweep.h5: weak scaling study, batch_size 32, precision fp32", result.stdout)
+        self.assertIn("sweep.h5: weak scaling study, batch_size 64, precision fp32", result.stdout)
+        self.assertIn("throughput against batch_size", result.stdout)
+        row = next(line for line in result.stdout.splitlines() if line.replace(" ", "").startswith("|fp32|2|64|"))
+        self.assertEqual([c.strip() for c in row.strip("|").split("|")][3:], ["270", "240-300", "255-285", "2"])
+
     def test_named_values_are_categories(self):
         runs = [{"gpus": g, "repeat": 1, "values": {"precision": p},
                  "epochs": [epoch(1, 1.0, 1.0), epoch(2, 1.0, rate * g)]}
