@@ -37,6 +37,23 @@ def _gpu_axis(ax, gpus):
     ax.set_xlabel("GPUs")
 
 
+def _error_bars(spreads, medians):
+    """matplotlib's yerr (below, above) from the points' spreads; 0 where a point has none."""
+    below, above = [], []
+    for spread, median in zip(spreads, medians):
+        ok = spread is not None and spread.count > 0
+        below.append(max(median - spread.low, 0.0) if ok else 0.0)
+        above.append(max(spread.high - median, 0.0) if ok else 0.0)
+    return [below, above]
+
+
+def _line_with_range(ax, xs, ys, spreads, **style):
+    """A line of medians with min-max error bars (unnamed, in the line's colour); returns the line."""
+    (line,) = ax.plot(xs, ys, marker="o", **style)
+    ax.errorbar(xs, ys, yerr=_error_bars(spreads, ys), fmt="none", ecolor=line.get_color(), capsize=3)
+    return line
+
+
 def speedup_figure(series_list, with_fits=True):
     fig = _figure()
     ax = fig.add_subplot()
@@ -46,19 +63,36 @@ def speedup_figure(series_list, with_fits=True):
         xs = [n for n in gpus if n >= baseline] or [baseline]
         ax.plot(xs, [n / baseline for n in xs], color="0.5", linestyle="--", linewidth=1, label=label)
     for s in series_list:
-        xs = [p.gpus for p in s.points if not math.isnan(p.speedup)]
-        ys = [p.speedup for p in s.points if not math.isnan(p.speedup)]
-        (line,) = ax.plot(xs, ys, marker="o", label=s.label)
+        points = [p for p in s.points if not math.isnan(p.speedup)]
+        xs = [p.gpus for p in points]
+        line = _line_with_range(ax, xs, [p.speedup for p in points], [p.speedup_spread for p in points], label=s.label)
         if with_fits and s.fit is not None and s.fit.serial_fraction > 0 and len(xs) > 1:
             fx = [x for x in gpus if x >= s.baseline_gpus]
             ax.plot(fx, amdahl_speedup([x / s.baseline_gpus for x in fx], s.fit.serial_fraction), color=line.get_color(),
                     linestyle=":", linewidth=1, label=f"{s.label}: Amdahl s={s.fit.serial_fraction:.3f}")
     _gpu_axis(ax, gpus)
     ax.set_ylabel("speedup")
-    ax.set_title("Speedup")
+    ax.set_title("Speedup (medians, min-max bars)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
     return fig
+
+
+ZOOM_NOTE = "axis starts at {:.2f}, not 0"
+
+
+def _zoom_from_zero(ax, low, high):
+    """Lets the y axis span [low, high] of the data (with a margin) rather than start at 0, and marks
+    that it does not: a break sign on the axis and a note in the corner."""
+    margin = 0.08 * max(high - low, 0.02)
+    bottom = max(low - margin, 0.0)
+    ax.set_ylim(bottom, high + margin)
+    if bottom > 0:
+        for dy in (-0.012, 0.012):  # two short slanted strokes across the bottom of the y axis
+            ax.plot([-0.015, 0.015], [0.01 + dy, 0.03 + dy], transform=ax.transAxes, color="black", linewidth=1,
+                    clip_on=False)
+        ax.text(0.01, 0.02, ZOOM_NOTE.format(bottom), transform=ax.transAxes, fontsize="small", va="bottom",
+                ha="left", style="italic", color="0.3")
 
 
 def efficiency_figure(series_list):
@@ -66,15 +100,17 @@ def efficiency_figure(series_list):
     ax = fig.add_subplot()
     gpus = sorted({p.gpus for s in series_list for p in s.points})
     ax.axhline(1.0, color="0.5", linestyle="--", linewidth=1, label=IDEAL_LABEL)
-    top = 1.0
+    low, high = 1.0, 1.0
     for s in series_list:
         points = [p for p in s.points if not math.isnan(p.efficiency)]
-        ax.plot([p.gpus for p in points], [p.efficiency for p in points], marker="o", label=s.label)
-        top = max([top] + [p.efficiency for p in points])
+        spreads = [p.efficiency_spread for p in points]
+        _line_with_range(ax, [p.gpus for p in points], [p.efficiency for p in points], spreads, label=s.label)
+        ends = [p.efficiency for p in points] + [x for sp in spreads if sp is not None and sp.count for x in (sp.low, sp.high)]
+        low, high = min([low] + ends), max([high] + ends)
     _gpu_axis(ax, gpus)
-    ax.set_ylim(0, top * 1.1)
+    _zoom_from_zero(ax, low, high)
     ax.set_ylabel("efficiency")
-    ax.set_title("Parallel efficiency")
+    ax.set_title("Parallel efficiency (medians, min-max bars)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
     return fig
@@ -110,21 +146,53 @@ def phase_figure(series_list):
     return fig
 
 
-def throughput_batch_figure(groups):
-    """groups: {label: [(batch per GPU, images/s), ...]}, as scaling_series.throughput_by_batch gives."""
-    fig = _figure()
-    ax = fig.add_subplot()
-    batches = sorted({b for points in groups.values() for b, _ in points})
-    for label, points in groups.items():
-        ax.plot([b for b, _ in points], [v for _, v in points], marker="o", label=label)
-    if batches and batches[-1] / batches[0] >= 4:
+def _value_axis(ax, values, numeric):
+    """Swept values on x: numbers on a log2 axis when they span a factor of 4, names as categories."""
+    if not numeric:
+        return
+    values = sorted(values)
+    if values and values[-1] / values[0] >= 4:
         ax.set_xscale("log", base=2)
         ax.xaxis.set_minor_locator(NullLocator())
-    ax.xaxis.set_major_locator(FixedLocator(batches))
+    ax.xaxis.set_major_locator(FixedLocator(values))
     ax.xaxis.set_major_formatter(ScalarFormatter())
+
+
+def throughput_batch_figure(groups):
+    """groups: {label: [(batch per GPU, Spread of images/s), ...]}, as scaling_series.throughput_by_batch gives."""
+    fig = _figure()
+    ax = fig.add_subplot()
+    for label, points in groups.items():
+        _line_with_range(ax, [b for b, _ in points], [s.median for _, s in points], [s for _, s in points], label=label)
+    _value_axis(ax, {b for points in groups.values() for b, _ in points}, True)
     ax.set_xlabel("batch size per GPU")
     ax.set_ylabel("images/s")
-    ax.set_title("Throughput against batch size")
+    ax.set_title("Throughput against batch size (medians, min-max bars)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig
+
+
+def sweep_figure(view):
+    """Median throughput against one swept option (sweeps.SweepView), one line per GPU count, with
+    min-max error bars; named values (precisions) are categories in the order of the table."""
+    fig = _figure()
+    ax = fig.add_subplot()
+    categories = []
+    for line in view.lines:
+        for value, _ in line.points:
+            if str(value) not in categories:
+                categories.append(str(value))
+    for line in view.lines:
+        xs = [float(v) for v, _ in line.points] if view.numeric else [categories.index(str(v)) for v, _ in line.points]
+        _line_with_range(ax, xs, [s.median for _, s in line.points], [s for _, s in line.points], label=line.label)
+    if view.numeric:
+        _value_axis(ax, {float(v) for line in view.lines for v, _ in line.points}, True)
+    else:
+        ax.set_xticks(range(len(categories)), categories)
+    ax.set_xlabel(view.column)
+    ax.set_ylabel("images/s")
+    ax.set_title(textwrap.fill(f"{view.label}: throughput against {view.column}", 60), fontsize="medium")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
     return fig

@@ -42,7 +42,8 @@ import step_skew  # noqa: E402
 import tables  # noqa: E402
 from scalebench_results import ResultError, load_reference, load_result  # noqa: E402
 from scaling_series import (all_runs, disambiguate, series_from_reference, series_from_runs,  # noqa: E402
-                            series_from_study, throughput_by_batch)
+                            series_from_study, swept_label, throughput_by_batch)
+from sweeps import sweep_views, value_names  # noqa: E402
 
 
 def parse_args(argv):
@@ -90,12 +91,14 @@ class Report:
         steady = [without_partial_epochs(r) for r in results]  # the epoch tables (self.runs) keep every row
         self.study_series = {r.path: series_from_study(r, warmup_epochs) for r in steady if r.is_study}
         run_results = [r for r in steady if not r.is_study]
-        self.series = [self.study_series[r.path] for r in steady if r.is_study]
+        self.series = [s for r in steady if r.is_study for s in self.study_series[r.path]]
         self.series += series_from_runs(run_results, warmup_epochs, warn)
         self.series += [series_from_reference(ref) for ref in references]
         disambiguate(self.series)
         self.runs = all_runs(results)
         self.batch_groups = throughput_by_batch(steady, warmup_epochs)
+        self.sweeps = [view for r in steady if r.is_study
+                       for view in sweep_views(self.study_series[r.path], r.swept, value_names(r))]
 
 
 def _gpus_text(n):
@@ -106,11 +109,15 @@ def table_only_text(report):
     parts = []
     for result in report.results:
         if result.is_study:
-            series = report.study_series[result.path]
-            parts.append(f"### {result.path}: {series.mode} scaling study\n\n{tables.scaling_markdown(series)}")
-            phases = tables.phase_markdown(series)
-            if phases:
-                parts.append(f"Seconds per epoch by phase (share of the epoch):\n\n{phases}")
+            for series in report.study_series[result.path]:
+                swept = swept_label(series.swept)
+                name = f"{result.path}: {series.mode} scaling study" + (f", {swept}" if swept else "")
+                parts.append(f"### {name}\n\n{tables.scaling_markdown(series)}")
+                phases = tables.phase_markdown(series)
+                if phases:
+                    parts.append(f"Seconds per epoch by phase (share of the epoch):\n\n{phases}")
+            for view in [v for v in report.sweeps if v.source == result.path]:
+                parts.append(f"### {result.path}: throughput against {view.column}\n\n{tables.sweep_markdown(view)}")
         else:
             on_cpu = all(str(m) == "cpu" for m in result.attrs.get("gpu_models", []) or ["?"])
             where = f"{result.run.gpus} CPU rank{'s' if result.run.gpus != 1 else ''}" if on_cpu else _gpus_text(result.run.gpus)
@@ -123,7 +130,8 @@ def _inputs_markdown(results, references):
     for r in results:
         a = r.attrs
         kind = "study" if r.is_study else "run"
-        gpus = ", ".join(str(n) for n in sorted(r.configs)) if r.is_study else str(r.run.gpus)
+        gpus = ", ".join(str(n) for n in sorted({run.gpus for run in r.configs.values()})) if r.is_study \
+            else str(r.run.gpus)
         devices = ", ".join(sorted(set(a.get("gpu_models") or []))) or tables.NA
         rows.append([r.path, kind, gpus, a.get("node_count", tables.NA), devices, a.get("tool_version", ""),
                      a.get("git_sha", ""), a.get("start_time", ""), "yes" if a.get("complete", 1) else "no (stopped early)"])
@@ -146,6 +154,9 @@ def make_figures(report):
     if report.batch_groups:
         figures.append(("throughput_vs_batch", plots.throughput_batch_figure(report.batch_groups),
                         "Throughput against batch size"))
+    for index, view in enumerate(report.sweeps):
+        figures.append((f"sweep_{index + 1}_{view.column}", plots.sweep_figure(view),
+                        f"Throughput against {view.column} ({view.label}), one line per GPU count"))
     if report.runs:
         figures.append(("curves", plots.curves_figure(report.runs), "Loss and accuracy per epoch"))
     return figures
@@ -154,8 +165,7 @@ def make_figures(report):
 def _skew_rows(report):
     rows = []
     for result in report.results:
-        runs = [(result.label, result.run)] if result.run is not None else [
-            (f"{result.label}, {_gpus_text(gpus)}", run) for gpus, run in sorted(result.configs.items())]
+        runs = [(result.label, result.run)] if result.run is not None else all_runs([result])
         for label, run in runs:
             skew = step_skew.step_skew(run.steps) if run is not None and run.steps is not None else None
             if skew:
@@ -167,7 +177,10 @@ def report_markdown(report, references, title, figure_names=()):
     out = [f"# {title}\n", "## Inputs\n", _inputs_markdown(report.results, references)]
     if report.series:
         out.append("## Scaling\n")
-        out.append("Speedup and efficiency are relative to each series' smallest GPU count (a study's baseline). "
+        out.append("Throughput and epoch time are medians over the steady epochs (and over the repeats of a "
+                   "configuration, where there are several), with the range (min-max) of the values the median "
+                   "was taken over. Speedup and efficiency are the medians' ratios to each series' smallest GPU "
+                   "count (a study's baseline); their range is the point's range over the baseline's median. "
                    "Exposed comm is the share of the epoch time that computation waited for communication; "
                    "Karp-Flatt e is the serial fraction measured at each point.\n")
         for s in report.series:
@@ -184,6 +197,13 @@ def report_markdown(report, references, title, figure_names=()):
                            "negative when the ranks differ, because a rank that waits for a slower one counts the "
                            "wait as exposed comm while the slower one sets the compute maxima.\n")
                 out.append(phases)
+    if report.sweeps:
+        out.append("## Sweeps\n")
+        out.append("Median throughput against each swept option, one line per GPU count (and per value of the "
+                   "other swept options), with the range and interquartile range of the values behind each median.\n")
+        for view in report.sweeps:
+            out.append(f"### {view.label}: throughput against {view.column}\n")
+            out.append(tables.sweep_markdown(view))
     if len(report.series) >= 2:
         out += ["## Comparison\n", tables.comparison_markdown(report.series)]
     skew_rows = _skew_rows(report)
@@ -219,6 +239,8 @@ def write_outputs(report, references, out_dir, title):
     figures = make_figures(report)
     for name, figure, _ in figures:
         written += plots.save_figure(figure, out_dir, name)
+    if report.sweeps:
+        write("sweeps.csv", tables.sweeps_csv(report.sweeps))
     if report.series:
         write("scaling.csv", tables.scaling_csv(report.series))
         write("fits.csv", tables.fits_csv(report.series))

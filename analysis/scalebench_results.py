@@ -2,8 +2,8 @@
 
 The HDF5 layout is results/README.md (written by src/metrics/results_file.cpp):
   - a run file (`scalebench train`) holds /epochs and /epoch_times_per_rank at the root;
-  - a study file (`scalebench scale`) holds /study and one group /configs/gpus_<n> per GPU count,
-    each with its own epochs table.
+  - a study file (`scalebench scale`) holds /study and one group /configs/gpus_<n>[...] per
+    configuration (GPU count x swept values x repeat), each with its own epochs table.
 Every problem with an input becomes a ResultError whose message is one sentence naming the file.
 """
 import csv
@@ -20,7 +20,9 @@ os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
 import h5py  # noqa: E402  (must come after the environment variable)
 
 # The schema versions this reader understands (kResultsSchemaVersion in src/metrics/results_schema.h).
-SUPPORTED_SCHEMA_VERSIONS = (1,)
+# Version 1 studies have one configuration per GPU count and no sweep columns; they read as unswept
+# studies of one repeat.
+SUPPORTED_SCHEMA_VERSIONS = (1, 2)
 
 # The per-phase columns of an epochs table, in the order of the /steps phases axis.
 PHASE_COLUMNS = ("data_s", "forward_s", "backward_s", "comm_s", "optimizer_s")
@@ -30,6 +32,7 @@ EPOCH_COLUMNS = (
     "test_loss", "test_accuracy", "learning_rate", "exposed_comm_s", "energy_j", "peak_memory_bytes",
 ) + PHASE_COLUMNS
 
+# The /study columns every schema has; version 2 adds "repeat" and the sweepable options' columns.
 STUDY_COLUMNS = ("gpus", "images_per_s", "epoch_time_s", "speedup", "efficiency", "exposed_comm_fraction",
                  "time_to_accuracy_s")
 
@@ -42,12 +45,14 @@ class ResultError(Exception):
 class Run:
     """One training run: a `train` file, or one configuration of a `scale` study."""
     path: str
-    group: str                 # "/" or "/configs/gpus_<n>"
+    group: str                 # "/" or "/configs/gpus_<n>[...]"
     gpus: int                  # ranks of this run
     config: dict               # the parsed config_json ({} when absent)
     epochs: np.ndarray         # structured array, one row per epoch, fields as EPOCH_COLUMNS
     complete: bool = True
     steps: np.ndarray = None   # sampled per-step phase times [rank, step, phase] in ns, when stored
+    repeat: int = 1            # which run of its study configuration (from 1)
+    swept: dict = field(default_factory=dict)  # a study configuration's swept values: {column: value}
 
     @property
     def batch_size(self):
@@ -67,13 +72,14 @@ class Run:
 
 @dataclass
 class ResultFile:
-    """What one HDF5 file holds: a run at the root, or a study (its table plus one run per GPU count)."""
+    """What one HDF5 file holds: a run at the root, or a study (its table plus one run per configuration)."""
     path: str
     attrs: dict
     run: Run = None                               # `train` files
     study: np.ndarray = None                      # `scale` files: structured array of /study
     study_attrs: dict = field(default_factory=dict)
-    configs: dict = field(default_factory=dict)   # gpus -> Run, for `scale` files
+    configs: dict = field(default_factory=dict)   # group name ("gpus_2_batch_size_64") -> Run, `scale` files
+    swept: tuple = ()                             # the study's swept columns, outermost first
     comm: bool = False                            # a `scalebench comm` all-reduce sweep (not reported yet)
 
     @property
@@ -167,15 +173,19 @@ def _load_open_file(f, path):
             raise ResultError(f"{path}: the study table lacks the columns {', '.join(missing)}.")
         result.study = study
         result.study_attrs = _attrs(f["study"])
+        result.swept = tuple(result.study_attrs.get("swept") or ())
         for name, group in (f["configs"].items() if "configs" in f else []):
             if not isinstance(group, h5py.Group) or not name.startswith("gpus_"):
                 continue
             group_attrs = _attrs(group)
-            gpus = int(group_attrs.get("gpus", name[len("gpus_"):]))
-            # A configuration's config_json holds only what differs in it (e.g. its batch): it
-            # overrides the root's, which describes the whole job.
+            gpus = int(group_attrs.get("gpus", name[len("gpus_"):].split("_")[0]))
+            # A configuration's config_json holds its own options (in older files only what differs,
+            # e.g. its batch): it overrides the root's, which describes the whole job.
             group_config = dict(config, **_parse_config(group_attrs.get("config_json", ""), path, group.name))
-            result.configs[gpus] = _read_run(group, path, gpus, group_config, complete)
+            run = _read_run(group, path, gpus, group_config, complete)
+            run.repeat = int(group_attrs.get("repeat", 1))
+            run.swept = {column: group_config.get(column) for column in result.swept}
+            result.configs[name] = run
     elif "epochs" in f:
         result.run = _read_run(f, path, attrs.get("world_size", 1), config, complete)
     elif "comm" in f:

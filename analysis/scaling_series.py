@@ -1,9 +1,12 @@
 """From results to scaling series: one series is one workload measured at several GPU counts.
 
-A study file is one series (its /study table is the authority for speedup and efficiency). Run files
-that differ only in their rank count form a series too (e.g. mnist-np1.h5, mnist-np2.h5, ...), and a
-reference file (PyTorch) is one more. Per-run figures use the steady-state epochs: the first
-`warmup_epochs` are left out, but never the last epoch, as `scale` does.
+A study file is one series per combination of its swept values. Run files that differ only in their
+rank count form a series too (e.g. mnist-np1.h5, mnist-np2.h5, ...), and a reference file (PyTorch) is
+one more. Per-run figures use the steady-state epochs: the first `warmup_epochs` are left out, but
+never the last epoch, as `scale` does. Throughput and epoch time are medians over those epochs, and
+over the repeats of a configuration, with their spread (spread.py); speedup and efficiency are the
+medians' ratios to the series' smallest GPU count, their spread that of the point over the baseline's
+median.
 """
 import json
 import math
@@ -14,6 +17,7 @@ import numpy as np
 
 from scalebench_results import PHASE_COLUMNS
 from scaling_fits import fit_amdahl, karp_flatt
+from spread import Spread, median_spread, over_repeats
 
 # Config keys that do not change what is measured, so runs differing only in them share a series.
 # "patience" is the improvement rule of files written before "stop_after_no_improvement".
@@ -24,8 +28,8 @@ IGNORED_CONFIG_KEYS = {"out", "log_interval", "sample_steps", "epochs", "patienc
 @dataclass
 class RunSummary:
     """Steady-state figures of one run."""
-    images_per_s: float          # all images / all wall time (max over ranks) of the steady epochs
-    epoch_time_s: float          # mean wall time of a steady epoch
+    throughput: Spread           # images/s of the steady epochs
+    epoch_time: Spread           # wall time (max over ranks) of the steady epochs
     exposed_comm_fraction: float
     energy_per_image_j: float    # NaN where energy was not measured
     phases_s: dict               # phase -> mean seconds per steady epoch; "comm" is the exposed part
@@ -45,7 +49,10 @@ class ScalingPoint:
     karp_flatt: float = math.nan
     batch_per_gpu: float = None
     phases_s: dict = None
-    run: object = None           # the Run behind the point, where there is one
+    run: object = None           # the Run behind the point (the first, for repeats), where there is one
+    throughput: Spread = None    # images_per_s is its median; None where only one number is known
+    speedup_spread: Spread = None
+    efficiency_spread: Spread = None
 
 
 @dataclass
@@ -57,6 +64,7 @@ class Series:
     points: list
     sources: list = field(default_factory=list)
     fit: object = None           # AmdahlFit or None
+    swept: dict = field(default_factory=dict)  # a study series' swept values: {column: value}
 
 
 def steady_epochs(epochs, warmup_epochs):
@@ -84,8 +92,8 @@ def summarise_run(run, warmup_epochs):
         phases = None  # no phase timers in this run: no bar rather than an empty one
     energy = rows["energy_j"]
     return RunSummary(
-        images_per_s=total_images / total_time if total_time > 0 else math.nan,
-        epoch_time_s=float(np.mean(time)),
+        throughput=median_spread(rows["images_per_s"]),
+        epoch_time=median_spread(time),
         exposed_comm_fraction=float(np.sum(rows["exposed_comm_s"]) / total_time) if total_time > 0 else math.nan,
         energy_per_image_j=float(np.sum(energy) / total_images)
         if total_images > 0 and np.all(np.isfinite(energy)) else math.nan,
@@ -106,50 +114,116 @@ def _finish(series):
 
 def _relative_to_baseline(points, baseline_gpus):
     """Speedup as a throughput ratio (weak scaling's definition; for strong scaling, same images per
-    epoch make it equal to T(base)/T(n)) and efficiency = speedup / (n / base)."""
+    epoch make it equal to T(base)/T(n)) and efficiency = speedup / (n / base), with the point's spread
+    over the baseline's median."""
     base = next((p for p in points if p.gpus == baseline_gpus), None)
     for point in points:
         if base is not None and base.images_per_s > 0 and math.isnan(point.speedup):
             point.speedup = point.images_per_s / base.images_per_s
+            if point.throughput is not None:
+                point.speedup_spread = point.throughput.scaled(1.0 / base.images_per_s)
         if math.isnan(point.efficiency) and not math.isnan(point.speedup):
             point.efficiency = point.speedup / (point.gpus / baseline_gpus)
+            if point.speedup_spread is not None:
+                point.efficiency_spread = point.speedup_spread.scaled(baseline_gpus / point.gpus)
+
+
+def _median(values):
+    return median_spread(values).median
+
+
+def _mean_phases(summaries):
+    """Seconds per epoch in each phase, averaged over repeats (a stack of phases must add up)."""
+    phases = [s.phases_s for s in summaries if s.phases_s]
+    if not phases:
+        return None
+    return {name: float(np.mean([p[name] for p in phases])) for name in phases[0]}
+
+
+def _point_from_runs(runs, summaries):
+    """One point from the runs of one GPU count (repeats): medians over them, spread as spread.py says."""
+    run = runs[0]
+    throughput = over_repeats([s.throughput for s in summaries])
+    return ScalingPoint(gpus=run.gpus, images_per_s=throughput.median, speedup=math.nan, efficiency=math.nan,
+                        epoch_time_s=over_repeats([s.epoch_time for s in summaries]).median,
+                        exposed_comm_fraction=_median([s.exposed_comm_fraction for s in summaries]),
+                        energy_per_image_j=_median([s.energy_per_image_j for s in summaries]),
+                        batch_per_gpu=run.per_rank_batch(), phases_s=_mean_phases(summaries), run=run,
+                        throughput=throughput)
 
 
 def _point_from_run(run, summary):
-    return ScalingPoint(gpus=run.gpus, images_per_s=summary.images_per_s, speedup=math.nan, efficiency=math.nan,
-                        epoch_time_s=summary.epoch_time_s, exposed_comm_fraction=summary.exposed_comm_fraction,
-                        energy_per_image_j=summary.energy_per_image_j, batch_per_gpu=run.per_rank_batch(),
-                        phases_s=summary.phases_s, run=run)
+    return _point_from_runs([run], [summary])
+
+
+def _study_value(result, row, column):
+    """A /study row's value of a swept column, as config_json records it (a named option by its name)."""
+    value = row[column].item()
+    names = result.study_attrs.get(f"{column}_names")
+    return names[value] if names and 0 <= value < len(names) else value
+
+
+def _study_row_key(result, row):
+    names = row.dtype.names
+    repeat = int(row["repeat"]) if "repeat" in names else 1
+    return int(row["gpus"]), repeat, tuple(str(_study_value(result, row, c)) for c in result.swept)
+
+
+def _point_from_study_rows(rows):
+    """A configuration known only from its /study rows (its epochs table is empty)."""
+    throughput = median_spread([float(r["images_per_s"]) for r in rows])
+    return ScalingPoint(gpus=int(rows[0]["gpus"]), images_per_s=throughput.median, speedup=math.nan,
+                        efficiency=math.nan, epoch_time_s=_median([float(r["epoch_time_s"]) for r in rows]),
+                        exposed_comm_fraction=_median([float(r["exposed_comm_fraction"]) for r in rows]),
+                        throughput=throughput)
+
+
+def swept_label(swept):
+    """"batch_size 64, precision bf16": swept values as labels and headings show them."""
+    return ", ".join(f"{column} {value}" for column, value in swept.items())
 
 
 def series_from_study(result, warmup_epochs):
-    """A study file's series: the /study rows, with energy and phases from each /configs/gpus_<n>."""
-    baseline = int(result.study_attrs.get("baseline_gpus", 1))
+    """A study file's series, one per combination of its swept values: each configuration's median
+    throughput over its steady epochs (and repeats) from /configs, the time to accuracy from /study."""
     # The study's own warm-up count, where the file records it, is what its /study rows left out.
     warmup_epochs = int(result.study_attrs.get("warmup_epochs", warmup_epochs))
     mode = str(result.study_attrs.get("mode", "weak"))
-    points = {}
+    rows_by_key = {}
     for row in result.study:
-        gpus = int(row["gpus"])
-        run = result.configs.get(gpus)
-        summary = summarise_run(run, warmup_epochs) if run is not None else None
-        points[gpus] = ScalingPoint(
-            gpus=gpus, images_per_s=float(row["images_per_s"]), speedup=float(row["speedup"]),
-            efficiency=float(row["efficiency"]), epoch_time_s=float(row["epoch_time_s"]),
-            exposed_comm_fraction=float(row["exposed_comm_fraction"]),
-            time_to_accuracy_s=float(row["time_to_accuracy_s"]),
-            energy_per_image_j=summary.energy_per_image_j if summary else math.nan,
-            batch_per_gpu=run.per_rank_batch() if run else None,
-            phases_s=summary.phases_s if summary else None, run=run)
-    # A configuration without a study row (the job ended before its row was written) still counts.
-    for gpus, run in result.configs.items():
+        rows_by_key.setdefault(_study_row_key(result, row), []).append(row)
+    combos = {}  # swept values -> {gpus: [(run, summary)]}
+    for run in result.configs.values():
+        key = tuple(str(run.swept.get(c)) for c in result.swept)
+        combos.setdefault(key, {}).setdefault(run.gpus, [])
         summary = summarise_run(run, warmup_epochs)
-        if gpus not in points and summary is not None:
-            points[gpus] = _point_from_run(run, summary)
-    points = list(points.values())
-    _relative_to_baseline(points, baseline)
-    return _finish(Series(label=result.label, kind="study", mode=mode, baseline_gpus=baseline, points=points,
-                          sources=[result.path]))
+        if summary is not None:
+            combos[key][run.gpus].append((run, summary))
+    for gpus, _, key in rows_by_key:  # a study row whose group is missing still counts
+        combos.setdefault(key, {}).setdefault(gpus, [])
+    series_list = []
+    for key, by_gpus in combos.items():
+        points = []
+        for gpus, measured in sorted(by_gpus.items()):
+            study_rows = [r for (g, _, k), rows in rows_by_key.items() if g == gpus and k == key for r in rows]
+            if measured:
+                measured.sort(key=lambda item: item[0].repeat)
+                point = _point_from_runs([r for r, _ in measured], [s for _, s in measured])
+            elif study_rows:
+                point = _point_from_study_rows(study_rows)
+            else:
+                continue
+            point.time_to_accuracy_s = _median([float(r["time_to_accuracy_s"]) for r in study_rows])
+            points.append(point)
+        if not points:
+            continue
+        baseline = min(p.gpus for p in points)
+        _relative_to_baseline(points, baseline)
+        swept = dict(zip(result.swept, key))
+        label = f"{result.label}: {swept_label(swept)}" if swept else result.label
+        series_list.append(_finish(Series(label=label, kind="study", mode=mode, baseline_gpus=baseline, points=points,
+                                          sources=[result.path], swept=swept)))
+    return series_list
 
 
 def _series_key(run):
@@ -175,22 +249,18 @@ def series_from_runs(results, warmup_epochs, warn):
         groups.setdefault(_series_key(result.run), []).append(result.run)
     series_list = []
     for runs in groups.values():
-        by_gpus = {}
+        measured = {}
         for run in runs:
             summary = summarise_run(run, warmup_epochs)
             if summary is None:
                 warn(f"{run.path} has no finished epoch; it is left out of the scaling tables.")
                 continue
-            point = _point_from_run(run, summary)
-            if point.gpus in by_gpus:
-                # Repeats of one GPU count: a benchmark reports the best it measured.
-                kept = max(point, by_gpus[point.gpus], key=lambda p: p.images_per_s)
-                warn(f"several runs of {point.gpus} GPUs in one series; using the fastest, {kept.run.path}.")
-                point = kept
-            by_gpus[point.gpus] = point
-        if not by_gpus:
+            measured.setdefault(run.gpus, []).append((run, summary))
+        if not measured:
             continue
-        points = list(by_gpus.values())
+        # Repeats of one GPU count: the median of their medians, with the spread over them.
+        points = [_point_from_runs([r for r, _ in m], [s for _, s in m]) for m in measured.values()]
+        by_gpus = {p.gpus: p for p in points}
         baseline = min(by_gpus)
         _relative_to_baseline(points, baseline)
         first = runs[0]
@@ -227,23 +297,32 @@ def all_runs(results):
     runs = []
     for result in results:
         if result.is_study:
-            for gpus in sorted(result.configs):
-                runs.append((f"{result.label}, {gpus} GPU{'s' if gpus > 1 else ''}", result.configs[gpus]))
+            for name in sorted(result.configs, key=lambda n: (result.configs[n].gpus, n)):
+                run = result.configs[name]
+                gpus = f"{run.gpus} GPU{'s' if run.gpus > 1 else ''}"
+                detail = ", ".join(filter(None, [swept_label(run.swept),
+                                                 f"repeat {run.repeat}" if run.repeat > 1 else ""]))
+                runs.append((f"{result.label}, {gpus}" + (f", {detail}" if detail else ""), run))
         else:
             runs.append((f"{result.label}, {result.run.gpus} GPU{'s' if result.run.gpus > 1 else ''}", result.run))
     return runs
 
 
 def throughput_by_batch(results, warmup_epochs):
-    """Runs grouped by everything but the batch size and output, per GPU count: {label: [(batch, img/s)]}.
-    Only groups that hold two or more batch sizes are returned (a single point shows no trend)."""
+    """Runs grouped by everything but the batch size and output, per GPU count: {label: [(batch, Spread)]},
+    the median over repeats of a batch. Only groups that hold two or more batch sizes are returned (a
+    single point shows no trend); a study that sweeps the batch size has its own sweep plot instead."""
     groups = {}
-    for _, run in all_runs(results):
-        batch = run.per_rank_batch()
-        summary = summarise_run(run, warmup_epochs)
-        if batch is None or summary is None:
+    for result in results:
+        if result.is_study and "batch_size" in result.swept:
             continue
-        config = {k: v for k, v in run.config.items() if k not in IGNORED_CONFIG_KEYS | {"batch_size"}}
-        label = config_label(config, "run").replace(", batch ?", "") + f", {run.gpus} GPU{'s' if run.gpus > 1 else ''}"
-        groups.setdefault(label, {})[batch] = max(summary.images_per_s, groups.get(label, {}).get(batch, 0.0))
-    return {label: sorted(points.items()) for label, points in groups.items() if len(points) >= 2}
+        for _, run in all_runs([result]):
+            batch = run.per_rank_batch()
+            summary = summarise_run(run, warmup_epochs)
+            if batch is None or summary is None:
+                continue
+            config = {k: v for k, v in run.config.items() if k not in IGNORED_CONFIG_KEYS | {"batch_size"}}
+            label = config_label(config, "run").replace(", batch ?", "") + f", {run.gpus} GPU{'s' if run.gpus > 1 else ''}"
+            groups.setdefault(label, {}).setdefault(batch, []).append(summary.throughput)
+    return {label: sorted((batch, over_repeats(spreads)) for batch, spreads in points.items())
+            for label, points in groups.items() if len(points) >= 2}

@@ -7,6 +7,8 @@ import csv
 import io
 import math
 
+from spread import MISSING
+
 NA = "n/a"
 
 
@@ -102,11 +104,13 @@ def epoch_csv(labelled_runs):
 
 # ---------------------------------------------------------------------------------------- scaling table
 
-SCALING_HEADERS = ["GPUs", "img/s", "speedup", "efficiency", "exposed comm", "energy per image (J/img)",
-                   "epoch time (s)", "Karp-Flatt e"]
+SCALING_HEADERS = ["GPUs", "img/s", "img/s min-max", "speedup", "speedup min-max", "efficiency", "exposed comm",
+                   "energy per image (J/img)", "epoch time (s)", "Karp-Flatt e"]
+# images_per_s is a median; its spread follows the columns of version 1 of this table.
 SCALING_CSV_HEADERS = ["series", "kind", "mode", "baseline_gpus", "gpus", "images_per_s", "speedup", "efficiency",
                        "exposed_comm_fraction", "energy_per_image_j", "epoch_time_s", "karp_flatt",
-                       "time_to_accuracy_s"]
+                       "time_to_accuracy_s", "images_per_s_min", "images_per_s_max", "images_per_s_q1",
+                       "images_per_s_q3", "count", "speedup_min", "speedup_max", "efficiency_min", "efficiency_max"]
 
 
 def scaling_markdown(series):
@@ -114,7 +118,8 @@ def scaling_markdown(series):
     headers = SCALING_HEADERS + (["time to accuracy (s)"] if with_tta else [])
     rows = []
     for p in series.points:
-        row = [p.gpus, fmt_count(p.images_per_s), fmt_fixed(p.speedup), fmt_percent(p.efficiency),
+        row = [p.gpus, fmt_count(p.images_per_s), fmt_range(p.throughput), fmt_fixed(p.speedup),
+               fmt_range(p.speedup_spread, fmt_fixed), fmt_percent(p.efficiency),
                fmt_percent(p.exposed_comm_fraction), fmt_general(p.energy_per_image_j, 3), fmt_fixed(p.epoch_time_s, 3),
                "-" if _missing(p.karp_flatt) else f"{p.karp_flatt:.4f}"]
         if with_tta:
@@ -160,9 +165,10 @@ def scaling_csv(series_list):
     rows = []
     for s in series_list:
         for p in s.points:
+            t, sp, ef = (x or MISSING for x in (p.throughput, p.speedup_spread, p.efficiency_spread))
             rows.append([s.label, s.kind, s.mode, s.baseline_gpus, p.gpus, p.images_per_s, p.speedup, p.efficiency,
                          p.exposed_comm_fraction, p.energy_per_image_j, p.epoch_time_s, p.karp_flatt,
-                         p.time_to_accuracy_s])
+                         p.time_to_accuracy_s, t.low, t.high, t.q1, t.q3, t.count, sp.low, sp.high, ef.low, ef.high])
     return csv_text(SCALING_CSV_HEADERS, rows)
 
 
@@ -211,3 +217,42 @@ def comparison_csv(series_list):
             row += [p.images_per_s, p.speedup, p.efficiency] if p else [math.nan] * 3
         rows.append(row)
     return csv_text(headers, rows)
+
+
+# ------------------------------------------------------------------------------------------ sweep table
+
+def fmt_range(spread, formatter=None):
+    """"low-high" of a Spread, in the formatter of its median."""
+    formatter = formatter or fmt_count
+    if spread is None or spread.count == 0:
+        return NA
+    return f"{formatter(spread.low)}-{formatter(spread.high)}"
+
+
+def sweep_markdown(view):
+    """One row per line and value: the median images/s, its range and IQR, and how many values it is of."""
+    others = list(view.lines[0].others) if view.lines else []
+    headers = others + ["GPUs", view.column, "img/s (median)", "min-max", "IQR", "n"]
+    rows = []
+    for line in view.lines:
+        for value, spread in line.points:
+            rows.append([line.others[c] for c in others] + [line.gpus, value, fmt_count(spread.median),
+                                                            fmt_range(spread),
+                                                            f"{fmt_count(spread.q1)}-{fmt_count(spread.q3)}",
+                                                            spread.count])
+    return markdown_table(headers, rows, ["r"] * len(headers))
+
+
+SWEEP_CSV_HEADERS = ["study", "swept", "value", "gpus", "others", "images_per_s", "images_per_s_min",
+                     "images_per_s_max", "images_per_s_q1", "images_per_s_q3", "count"]
+
+
+def sweeps_csv(views):
+    rows = []
+    for view in views:
+        for line in view.lines:
+            others = "; ".join(f"{c}={v}" for c, v in line.others.items())
+            for value, s in line.points:
+                rows.append([view.label, view.column, value, line.gpus, others, s.median, s.low, s.high, s.q1, s.q3,
+                             s.count])
+    return csv_text(SWEEP_CSV_HEADERS, rows)

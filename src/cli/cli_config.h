@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "train/study_sweep.h"
 #include "train/train_config.h"
 
 namespace sb {
@@ -10,7 +11,8 @@ namespace sb {
 struct ScaleSettings {
   std::vector<int> gpus;   // empty: 1, 2, 4, ... up to the world size
   int warmup_epochs = 1;   // excluded from the study's figures
-  std::vector<Parallel> parallel{Parallel::Ddp};  // the modes studied, each over every GPU count
+  std::vector<SweepAxis> sweeps;  // --sweep-*: the options varied besides the GPU count
+  int repeats = 1;         // runs of every configuration
 };
 
 struct CommSettings {

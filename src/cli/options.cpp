@@ -85,6 +85,9 @@ const std::vector<OptionSpec>& cli_options() {
       {"warmup-epochs", "N", "epochs per configuration excluded from the study's figures", kScale,
        [](CliConfig& c, const std::string& v) { c.scale.warmup_epochs = static_cast<int>(to_int_in("warmup-epochs", v, 0, kIntMax)); },
        [](const CliConfig& c) { return std::to_string(c.scale.warmup_epochs); }},
+      {"repeats", "N", "runs of every configuration; the report takes their median", kScale,
+       [](CliConfig& c, const std::string& v) { c.scale.repeats = static_cast<int>(to_int_in("repeats", v, 1, kIntMax)); },
+       [](const CliConfig& c) { return std::to_string(c.scale.repeats); }},
       {"min-bytes", "SIZE", "smallest all-reduce size (e.g. 1K)", kComm,
        [](CliConfig& c, const std::string& v) { c.comm.min_bytes = to_bytes("min-bytes", v); },
        [](const CliConfig& c) { return std::to_string(c.comm.min_bytes); }},
@@ -114,6 +117,15 @@ const std::vector<OptionSpec>& option_table() {
                       [&row](const CliConfig& c) { return row.field.show(c.train); }, row.clearable});
     }
     rows.insert(rows.end(), cli_options().begin(), cli_options().end());
+    for (const SweepableOption& sweep : sweepable_options()) {  // --sweep-*: lists of a run option's values
+      rows.push_back({sweep.sweep_name, "LIST", sweep.help, kScale,
+                      [&sweep](CliConfig& c, const std::string& v) {
+                        SweepAxis axis = parse_sweep(sweep, v);
+                        std::erase_if(c.scale.sweeps, [&](const SweepAxis& a) { return a.option == axis.option; });
+                        c.scale.sweeps.push_back(std::move(axis));
+                      },
+                      [](const CliConfig&) { return std::string("none"); }});
+    }
     return rows;
   }();
   return table;

@@ -16,13 +16,15 @@
 #include "train/blas_threads.h"
 #include "train/collective.h"
 #include "train/scaling_study.h"
+#include "train/study_sweep.h"
 
 namespace sb {
 namespace {
-StudyRow to_study_row(const StudyPoint& p, const TrainConfig& mode) {
+StudyRow to_study_row(const StudyPoint& p, const TrainConfig& config) {
   StudyRow row;
   row.gpus = p.gpus;
-  row.gpus_per_process = mode.parallel == Parallel::Dp ? p.gpus : 1;
+  row.repeat = p.plan.repeat;
+  record_sweep_columns(config, row);
   row.images_per_s = p.images_per_s;
   row.epoch_time_s = p.epoch_time_s;
   row.speedup = p.speedup;
@@ -30,6 +32,28 @@ StudyRow to_study_row(const StudyPoint& p, const TrainConfig& mode) {
   row.exposed_comm_fraction = p.exposed_comm_fraction;
   row.time_to_accuracy_s = p.time_to_accuracy_s;
   return row;
+}
+
+// The /configs group of a run: gpus_<n> and its combination's suffix.
+std::string group_name(const StudyRunPlan& plan, const std::vector<SweepCombination>& combinations, int repeats) {
+  std::string name = "gpus_";
+  name += std::to_string(plan.gpus);
+  name += config_suffix(combinations[plan.combination], plan.repeat, repeats);
+  return name;
+}
+
+// What a stopped study did not finish: the GPU counts of a study of counts alone ("with --gpus 2,4"),
+// else the groups it would have written.
+std::string unfinished_runs(const std::vector<StudyRunPlan>& plans, size_t first, const std::vector<SweepCombination>& combinations,
+                            int repeats) {
+  const bool counts_alone = combinations.size() == 1 && repeats == 1;
+  std::string rest = counts_alone ? "with --gpus " : "(";
+  for (size_t i = first; i < plans.size(); ++i) {
+    if (i > first) rest += counts_alone ? "," : " ";
+    rest += counts_alone ? std::to_string(plans[i].gpus) : group_name(plans[i], combinations, repeats);
+  }
+  if (!counts_alone) rest += ")";
+  return rest;
 }
 }  // namespace
 
@@ -40,7 +64,8 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
       parse_command(session, "scale", kScale,
                     "The scaling study in one job: trains on 1, 2, 4, ... of the job's ranks in turn (sub-communicators)\n"
                     "and writes every configuration plus a /study table of speedup and efficiency.\n"
-                    "--epochs counts the measured epochs of each configuration; --warmup-epochs come before them.",
+                    "--epochs counts the measured epochs of each configuration; --warmup-epochs come before them.\n"
+                    "--sweep-* options run every combination of their values at every GPU count, --repeats times each.",
                     args, command_line);
   if (!cli) return 0;  // --help
   TrainConfig config = cli->train;
@@ -48,28 +73,29 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   std::vector<int> counts = scale.gpus.empty() ? default_gpu_counts(world.size()) : scale.gpus;
 
   DatasetSpec data_spec;
+  std::vector<SweepCombination> combinations;
   run_collectively(world, [&] {
-    config.validate();
     if (scale.warmup_epochs < 0) throw UserError("--warmup-epochs must not be negative (got " + std::to_string(scale.warmup_epochs) + ")");
+    // DataParallel's configurations run on rank 0 alone; DDP's need a rank per GPU.
+    const auto parallel = std::find_if(scale.sweeps.begin(), scale.sweeps.end(),
+                                       [](const SweepAxis& a) { return a.option == "parallel"; });
+    const bool dp_only = parallel != scale.sweeps.end() ? parallel->values == std::vector<std::string>{"dp"}
+                                                        : config.parallel == Parallel::Dp;
+    check_gpu_counts(counts, dp_only && !counts.empty() ? std::max(world.size(), *std::max_element(counts.begin(), counts.end()))
+                                                        : world.size());
     std::sort(counts.begin(), counts.end());
-    for (Parallel mode : scale.parallel) {
-      TrainConfig c = config;
-      c.parallel = mode;
-      // DataParallel's configurations run on rank 0 alone; DDP's need a rank per GPU.
-      check_gpu_counts(counts, mode == Parallel::Dp ? counts.back() : world.size());
-      for (int g : counts) configuration_for(c, g).per_rank_batch(ranks_for(c, g));  // every batch must split
-    }
+    // Every combination is validated and its batch must split over every count, before any run starts.
+    combinations = sweep_combinations(config, scale.sweeps, counts);
     data_spec = parse_dataset_spec(config.data);
     model_info(config.model);
   });
-  agree_on_configuration(world, config.to_json() + std::to_string(scale.warmup_epochs), config.collective_timeout);
+  std::string agreed = config.to_json() + std::to_string(scale.warmup_epochs) + " " + std::to_string(scale.repeats);
+  for (const SweepCombination& c : combinations) agreed += c.config.to_json();
+  agree_on_configuration(world, agreed, config.collective_timeout);
   const auto output_locks = prepare_outputs(world, {config.out, "", "", config.trace});  // a study writes no checkpoint
   run_collectively(world, [&] {
-    for (Parallel mode : scale.parallel) {
-      TrainConfig c = config;
-      c.parallel = mode;
-      check_device_available(configuration_for(c, counts.back()), session.local_size());
-    }
+    for (const SweepCombination& c : combinations)
+      check_device_available(configuration_for(c.config, counts.back()), session.local_size());
   });
 
   const TrainTest data = load_training_data(world, config, data_spec, counts.back());
@@ -79,48 +105,46 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   std::unique_ptr<ResultsFile> results;
   if (!config.out.empty() && world.rank() == 0) {
     results = std::make_unique<ResultsFile>(config.out, make_run_metadata(session, info, config, world.size()));
-    results->begin_study(StudyInfo{scaling_name(config.scaling), counts.front(), config.target_accuracy > 0 ? config.target_accuracy : kNotMeasured});
+    results->begin_study(StudyInfo{scaling_name(config.scaling), counts.front(),
+                                   config.target_accuracy > 0 ? config.target_accuracy : kNotMeasured,
+                                   swept_columns(scale.sweeps), scale.repeats, sweep_value_names()});
   }
 
-  TrainConfig run_config = config;
-  run_config.epochs = config.epochs + scale.warmup_epochs;
-  run_config.resumable = false;  // a study starts over; a stop signal ends it after the current step
-  // Each mode in turn over every GPU count; speedup and efficiency are against the mode's own first count.
-  std::vector<std::pair<TrainConfig, StudyPoint>> points;
-  int stopped_by = 0, stopped_at = 0;
-  size_t finished_in_mode = 0, modes_run = 0;
-  for (Parallel mode : scale.parallel) {
-    ++modes_run;
-    run_config.parallel = mode;
-    StudyOutcome study = run_scaling_study(
-        world, counts, run_config, scale.warmup_epochs,
-        [&](Communicator& sub, const TrainConfig& c) {
-          return make_engine(c, data.train, data.test, sub, session.local_rank(), session.local_size());
-        },
-        [&](int gpus, const TrainConfig& c) {
-          return results ? &results->add_config(gpus, c.to_json(), c.parallel == Parallel::Dp) : nullptr;
-        });
-    compute_scaling(study.points, config.scaling);
-    for (const StudyPoint& p : study.points) points.emplace_back(run_config, p);
-    finished_in_mode = study.points.size();
-    stopped_by = study.stopped_by;
-    stopped_at = study.stopped_at;
-    if (stopped_by != 0) break;
+  for (SweepCombination& c : combinations) {
+    c.config.epochs = config.epochs + scale.warmup_epochs;
+    c.config.resumable = false;  // a study starts over; a stop signal ends it after the current step
   }
-  log0("\n%4s %6s %14s %12s %9s %11s %13s\n", "mode", "gpus", "images/s", "epoch s", "speedup", "efficiency", "exposed comm");
-  for (const auto& [mode_config, p] : points) {
-    log0("%4s %6d %14.1f %12.3f %9.3f %10.1f%% %12.1f%%\n", name_of(mode_config.parallel), p.gpus, p.images_per_s,
-         p.epoch_time_s, p.speedup, 100.0 * p.efficiency, 100.0 * p.exposed_comm_fraction);
-    if (results) results->append_study_row(to_study_row(p, mode_config));
+  const std::vector<StudyRunPlan> plans = plan_study(combinations.size(), scale.repeats, counts);
+  StudyOutcome study = run_scaling_study(
+      world, plans, combinations, scale.warmup_epochs,
+      [&](const TrainConfig& run_config, Communicator& sub) {
+        return make_engine(run_config, data.train, data.test, sub, session.local_rank(), session.local_size());
+      },
+      [&](const StudyRunPlan& plan) {
+        const SweepCombination& c = combinations[plan.combination];
+        const TrainConfig run_config = configuration_for(c.config, plan.gpus);
+        return results ? &results->add_config(ConfigGroup{plan.gpus, config_suffix(c, plan.repeat, scale.repeats), plan.repeat,
+                                                          run_config.to_json(), ranks_for(c.config, plan.gpus)})
+                       : nullptr;
+      });
+  std::vector<StudyPoint>& points = study.points;
+  compute_scaling(points, config.scaling);
+  log0("\n%6s %14s %12s %9s %11s %13s  %s\n", "gpus", "images/s", "epoch s", "speedup", "efficiency", "exposed comm",
+       "configuration");
+  for (const StudyPoint& p : points) {
+    const std::string group = group_name(p.plan, combinations, scale.repeats);
+    log0("%6d %14.1f %12.3f %9.3f %10.1f%% %12.1f%%  %s\n", p.gpus, p.images_per_s, p.epoch_time_s, p.speedup,
+         100.0 * p.efficiency, 100.0 * p.exposed_comm_fraction, group.c_str());
+    if (results) results->append_study_row(to_study_row(p, combinations[p.plan.combination].config));
   }
-  std::string rest;  // the GPU counts without a finished configuration
-  for (size_t i = finished_in_mode; i < counts.size(); ++i) rest += (rest.empty() ? "" : ",") + std::to_string(counts[i]);
-  if (stopped_by != 0 && (!rest.empty() || modes_run < scale.parallel.size())) {
+  if (study.stopped_by != 0 && study.unfinished < plans.size()) {
     if (results) results->close(false);  // complete = 0: a study that did not finish
-    const std::string where = stopped_at > 0 ? " during the " + std::to_string(stopped_at) + "-GPU configuration" : "";
+    const StudyRunPlan& cut = plans[study.unfinished];
+    const std::string where = study.cut_short ? " during the " + std::to_string(cut.gpus) + "-GPU configuration" : "";
+    const std::string rest = unfinished_runs(plans, study.unfinished, combinations, scale.repeats);
     log0("stopped by signal %d%s; %s holds the %zu finished configuration(s); a study does not resume: run the rest "
-         "with --gpus %s\n",
-         stopped_by, where.c_str(), config.out.empty() ? "no results file" : config.out.c_str(), points.size(), rest.c_str());
+         "%s\n",
+         study.stopped_by, where.c_str(), config.out.empty() ? "no results file" : config.out.c_str(), points.size(), rest.c_str());
     return kExitInterrupted;
   }
   if (results) results->close();

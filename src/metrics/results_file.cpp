@@ -243,22 +243,26 @@ RunWriter& ResultsFile::main_run() {
   return add_run(file_.get(), world_size_);
 }
 
-RunWriter& ResultsFile::add_config(int64_t gpus, const std::string& config_json, bool one_process) {
+RunWriter& ResultsFile::add_config(const ConfigGroup& config) {
   require_open();
-  if (gpus < 1 || (!one_process && gpus > world_size_))
-    throw std::invalid_argument("add_config: " + std::to_string(gpus) + " GPUs in a job of " +
-                                std::to_string(world_size_) + " ranks");
+  const int64_t gpus = config.gpus;
+  const int64_t ranks = config.ranks > 0 ? config.ranks : gpus;
+  if (gpus < 1 || ranks > world_size_ || ranks > gpus)
+    throw std::invalid_argument("add_config: " + std::to_string(gpus) + " GPUs on " + std::to_string(ranks) +
+                                " ranks in a job of " + std::to_string(world_size_) + " ranks");
   const hid_t root = file_.get();
   if (CHECK_HDF5(H5Lexists(root, "configs", H5P_DEFAULT)) == 0)
     groups_.push_back(h5::Handle::group(CHECK_HDF5(H5Gcreate2(root, "configs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT))));
-  const std::string path = (one_process ? "/configs/dp_gpus_" : "/configs/gpus_") + std::to_string(gpus);
+  if (config.suffix.find('/') != std::string::npos) throw std::invalid_argument("add_config: '/' in the suffix " + config.suffix);
+  const std::string path = "/configs/gpus_" + std::to_string(gpus) + config.suffix;
   if (CHECK_HDF5(H5Lexists(root, path.c_str(), H5P_DEFAULT)) > 0)
     throw std::invalid_argument("the results file already has the configuration " + path);
   groups_.push_back(h5::Handle::group(CHECK_HDF5(H5Gcreate2(root, path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT))));
   const hid_t group = groups_.back().get();
   h5::write_int_attribute(group, "gpus", gpus);
-  h5::write_string_attribute(group, "config_json", config_json);
-  return add_run(group, one_process ? 1 : gpus);
+  h5::write_int_attribute(group, "repeat", config.repeat);
+  h5::write_string_attribute(group, "config_json", config.config_json);
+  return add_run(group, ranks);
 }
 
 void ResultsFile::begin_study(const StudyInfo& info) {
@@ -266,6 +270,7 @@ void ResultsFile::begin_study(const StudyInfo& info) {
   if (info.mode != "strong" && info.mode != "weak")
     throw std::invalid_argument("begin_study: mode must be \"strong\" or \"weak\", not \"" + info.mode + "\"");
   if (info.baseline_gpus < 1) throw std::invalid_argument("begin_study: baseline_gpus must be at least 1");
+  if (info.repeats < 1) throw std::invalid_argument("begin_study: repeats must be at least 1");
   if (study_) throw std::logic_error("begin_study: the study table exists already");
   study_type_ = compound_type(study_columns(), sizeof(StudyRow));
   h5::Handle file_type = packed_copy(study_type_.get());
@@ -274,6 +279,10 @@ void ResultsFile::begin_study(const StudyInfo& info) {
   h5::write_string_attribute(study_.get(), "mode", info.mode);
   h5::write_int_attribute(study_.get(), "baseline_gpus", info.baseline_gpus);
   h5::write_double_attribute(study_.get(), "target_accuracy", info.target_accuracy);
+  h5::write_string_list_attribute(study_.get(), "swept", info.swept);
+  h5::write_int_attribute(study_.get(), "repeats", info.repeats);
+  for (const auto& [column, names] : info.value_names)
+    h5::write_string_list_attribute(study_.get(), (column + "_names").c_str(), names);
   flush(file_.get());
   publish();
 }

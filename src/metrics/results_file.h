@@ -16,6 +16,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "h5/handle.h"
@@ -49,6 +50,20 @@ struct StudyInfo {
   std::string mode;                      // "strong" or "weak"
   int64_t baseline_gpus = 1;             // speedup and efficiency are relative to this GPU count
   double target_accuracy = kNotMeasured; // the time-to-accuracy target; NaN when there is none
+  std::vector<std::string> swept{};      // the study columns of the swept options, in sweep order
+  int64_t repeats = 1;                   // runs of each configuration
+  // For each column that holds a named option's value: the column and the names its codes index.
+  std::vector<std::pair<std::string, std::vector<std::string>>> value_names{};
+};
+
+// Where one configuration of a study lives: /configs/gpus_<gpus><suffix>.
+struct ConfigGroup {
+  int64_t gpus = 1;
+  std::string suffix;       // "" or "_batch_size_64_precision_bf16", "_repeat_2", ...
+  int64_t repeat = 1;
+  std::string config_json;  // the configuration's own options; may be ""
+  int64_t ranks = 0;        // the ranks its tables hold: 0 means `gpus` (DDP); 1 when one process drives
+                            // the GPUs (nn.DataParallel, --parallel dp)
 };
 
 // The tables of one training run: at the root for `train`, under /configs/gpus_<n> for each
@@ -111,9 +126,9 @@ class ResultsFile {
   // `train`: the tables at the root, for metadata.world_size ranks. Created on the first call.
   RunWriter& main_run();
 
-  // `scale`: the tables of one configuration, in /configs/gpus_<gpus>, for `gpus` ranks; with one_process
-  // (nn.DataParallel: one rank drives the GPUs), in /configs/dp_gpus_<gpus>, for one rank.
-  RunWriter& add_config(int64_t gpus, const std::string& config_json = "", bool one_process = false);
+  // `scale`: the tables of one configuration, in /configs/gpus_<gpus><suffix>, for its ranks.
+  RunWriter& add_config(const ConfigGroup& config);
+  RunWriter& add_config(int64_t gpus, const std::string& config_json = "") { return add_config(ConfigGroup{gpus, "", 1, config_json}); }
 
   // `scale`: creates the empty /study table with its attributes; then one row per finished configuration.
   void begin_study(const StudyInfo& info);

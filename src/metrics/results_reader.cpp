@@ -73,7 +73,13 @@ double ResultsReader::double_attribute(const std::string& name, const std::strin
 template <class Row>
 std::vector<Row> ResultsReader::read_rows(const std::string& parent, const char* name, std::span<const Column> columns) const {
   h5::Handle dataset = open_dataset(parent, name);
-  h5::Handle type = compound_type(columns, sizeof(Row));
+  // Only the columns the file has: a table of an older schema lacks the later ones, which keep their
+  // "not measured" values (HDF5 leaves the members it does not convert untouched).
+  const std::vector<std::string> stored = column_names(child_path(parent, name));
+  std::vector<Column> present;
+  for (const Column& column : columns)
+    if (std::find(stored.begin(), stored.end(), column.name) != stored.end()) present.push_back(column);
+  h5::Handle type = compound_type(present, sizeof(Row));
   std::vector<Row> rows(static_cast<size_t>(h5::shape_of(dataset.get())[0]));
   h5::read_whole(dataset.get(), type.get(), rows.data());
   return rows;
@@ -138,20 +144,35 @@ StudyInfo ResultsReader::study_info() const {
   info.mode = string_attribute("mode", "/study");
   info.baseline_gpus = int_attribute("baseline_gpus", "/study");
   info.target_accuracy = double_attribute("target_accuracy", "/study");
+  // Schema 1 has no sweeps and no repeats.
+  if (has_attribute("swept", "/study")) info.swept = string_list_attribute("swept", "/study");
+  if (has_attribute("repeats", "/study")) info.repeats = int_attribute("repeats", "/study");
+  for (const Column& column : study_columns()) {
+    const std::string names = std::string(column.name) + "_names";
+    if (has_attribute(names, "/study")) info.value_names.emplace_back(column.name, string_list_attribute(names, "/study"));
+  }
   return info;
 }
 
-std::vector<int64_t> ResultsReader::config_gpus() const {
-  std::vector<int64_t> gpus;
-  if (!has("/configs")) return gpus;
+std::vector<std::string> ResultsReader::config_names() const {
+  std::vector<std::string> names;
+  if (!has("/configs")) return names;
   h5::Handle configs = h5::Handle::group(CHECK_HDF5(H5Gopen2(file_.get(), "/configs", H5P_DEFAULT)));
   H5G_info_t info;
   CHECK_HDF5(H5Gget_info(configs.get(), &info));
   for (hsize_t i = 0; i < info.nlinks; ++i) {
-    char name[256];
-    CHECK_HDF5(H5Lget_name_by_idx(configs.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT));
-    gpus.push_back(int_attribute("gpus", std::string("/configs/") + name));
+    const ssize_t length = CHECK_HDF5(H5Lget_name_by_idx(configs.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT));
+    std::string name(static_cast<size_t>(length) + 1, '\0');
+    CHECK_HDF5(H5Lget_name_by_idx(configs.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT));
+    name.resize(static_cast<size_t>(length));
+    names.push_back(std::move(name));
   }
+  return names;
+}
+
+std::vector<int64_t> ResultsReader::config_gpus() const {
+  std::vector<int64_t> gpus;
+  for (const std::string& name : config_names()) gpus.push_back(int_attribute("gpus", "/configs/" + name));
   std::sort(gpus.begin(), gpus.end());
   return gpus;
 }

@@ -42,10 +42,13 @@ class ResultsReader {
   std::vector<std::vector<double>> epoch_times_per_rank(const std::string& run = "/") const;  // [epoch][rank]
   StepSamples steps(const std::string& run = "/") const;  // empty when the run sampled no steps
 
+  // A study's /study rows; a schema-1 table's rows hold the later columns' "not measured" values
+  // (repeat 1, no recorded batch size, precision or workers).
   std::vector<StudyRow> study() const;
-  StudyInfo study_info() const;
+  StudyInfo study_info() const;  // of schema 1: no swept columns, one repeat
   std::vector<CommRow> comm() const;  // the table of `scalebench comm`
-  std::vector<int64_t> config_gpus() const;  // the GPU counts under /configs, ascending
+  std::vector<int64_t> config_gpus() const;  // the GPU count of each group under /configs, ascending
+  std::vector<std::string> config_names() const;  // the groups under /configs ("gpus_2_batch_size_64"), by name
 
  private:
   h5::Handle open_object(const std::string& object) const;

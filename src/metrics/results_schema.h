@@ -16,7 +16,7 @@
 
 namespace sb {
 
-inline constexpr int64_t kResultsSchemaVersion = 1;
+inline constexpr int64_t kResultsSchemaVersion = 2;
 
 // Marks a column that was not measured (no evaluation this epoch, no power sensor, ...).
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
@@ -47,16 +47,22 @@ inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
   X(double, optimizer_s, kNotMeasured, "s")          \
   X(int64_t, steps_resumed, 0, "1")
 
-// /study: one row per GPU count of a scaling study.
+// /study: one row per configuration of a scaling study (GPU count x swept values x repeat). The swept
+// options' columns are named by their configuration JSON keys (train_options.cpp); a named option's
+// column holds the index of its value in the table's `<column>_names` attribute.
 #define SB_STUDY_COLUMNS(X)                            \
   X(int64_t, gpus, 0, "1")                             \
+  X(int64_t, repeat, 1, "1")                           \
+  X(int64_t, batch_size, -1, "1")                      \
+  X(int64_t, precision, -1, "1")                       \
+  X(int64_t, workers, -1, "1")                         \
+  X(int64_t, parallel, -1, "1")                        \
   X(double, images_per_s, kNotMeasured, "images/s")    \
   X(double, epoch_time_s, kNotMeasured, "s")           \
   X(double, speedup, kNotMeasured, "1")                \
   X(double, efficiency, kNotMeasured, "1")             \
   X(double, exposed_comm_fraction, kNotMeasured, "1")  \
-  X(double, time_to_accuracy_s, kNotMeasured, "s")    \
-  X(int64_t, gpus_per_process, 1, "1")
+  X(double, time_to_accuracy_s, kNotMeasured, "s")
 
 // A field of a row struct, with the value that means "not measured".
 #define SB_ROW_FIELD(type, name, missing, unit) type name = missing;

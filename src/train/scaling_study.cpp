@@ -28,6 +28,14 @@ void check_gpu_counts(const std::vector<int>& counts, int world) {
   }
 }
 
+std::vector<StudyRunPlan> plan_study(size_t combinations, int repeats, const std::vector<int>& counts) {
+  std::vector<StudyRunPlan> plans;
+  for (size_t c = 0; c < combinations; ++c)
+    for (int r = 1; r <= repeats; ++r)
+      for (int gpus : counts) plans.push_back(StudyRunPlan{c, r, gpus});
+  return plans;
+}
+
 StudyPoint summarize_run(int gpus, const RunSummary& run, int warmup_epochs) {
   StudyPoint p;
   p.gpus = gpus;
@@ -52,50 +60,58 @@ StudyPoint summarize_run(int gpus, const RunSummary& run, int warmup_epochs) {
 }
 
 void compute_scaling(std::vector<StudyPoint>& points, Scaling mode) {
-  if (points.empty()) return;
-  const StudyPoint base = points.front();
+  const auto same_series = [](const StudyPoint& a, const StudyPoint& b) {
+    return a.plan.combination == b.plan.combination && a.plan.repeat == b.plan.repeat;
+  };
   for (auto& p : points) {
-    p.speedup = mode == Scaling::Strong ? base.epoch_time_s / p.epoch_time_s : p.images_per_s / base.images_per_s;
-    p.efficiency = p.speedup / (static_cast<double>(p.gpus) / base.gpus);
+    const StudyPoint* base = &p;
+    for (const StudyPoint& q : points)
+      if (same_series(p, q) && q.gpus < base->gpus) base = &q;
+    p.speedup = mode == Scaling::Strong ? base->epoch_time_s / p.epoch_time_s : p.images_per_s / base->images_per_s;
+    p.efficiency = p.speedup / (static_cast<double>(p.gpus) / base->gpus);
   }
 }
 
-TrainConfig configuration_for(const TrainConfig& run_config, int gpus) {
-  TrainConfig config = run_config;
-  if (config.parallel == Parallel::Dp) config.replicas = gpus;
-  return config;
-}
-
-int ranks_for(const TrainConfig& run_config, int gpus) { return run_config.parallel == Parallel::Dp ? 1 : gpus; }
-
 StudyOutcome run_scaling_study(
-    Communicator& world, const std::vector<int>& counts, const TrainConfig& run_config, int warmup_epochs,
-    const std::function<std::unique_ptr<Engine>(Communicator&, const TrainConfig&)>& make_engine,
-    const std::function<RunWriter*(int gpus, const TrainConfig&)>& writer_for) {
+    Communicator& world, const std::vector<StudyRunPlan>& plans, const std::vector<SweepCombination>& combinations,
+    int warmup_epochs, const std::function<std::unique_ptr<Engine>(const TrainConfig&, Communicator&)>& make_engine,
+    const std::function<RunWriter*(const StudyRunPlan&)>& writer_for) {
   StudyOutcome outcome;
-  for (int gpus : counts) {
-    const int ranks = ranks_for(run_config, gpus);
+  const bool repeated = std::any_of(plans.begin(), plans.end(), [](const StudyRunPlan& p) { return p.repeat > 1; });
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const StudyRunPlan& plan = plans[i];
+    const SweepCombination& combination = combinations.at(plan.combination);
+    const TrainConfig run_config = configuration_for(combination.config, plan.gpus);
+    const int ranks = ranks_for(combination.config, plan.gpus);
+    std::string which;
+    for (const auto& [key, value] : combination.values) which += ", " + key + " " + value;
+    if (repeated) which += ", repeat " + std::to_string(plan.repeat);
     if (run_config.parallel == Parallel::Dp) {
-      log0("== scale: DataParallel, rank 0 drives %d replica(s), %s scaling\n", gpus, scaling_name(run_config.scaling));
+      log0("== scale: DataParallel, rank 0 drives %d replica(s), %s scaling%s\n", plan.gpus,
+           scaling_name(run_config.scaling), which.c_str());
     } else {
-      log0("== scale: %d of %d rank(s), %s scaling\n", gpus, world.size(), scaling_name(run_config.scaling));
+      log0("== scale: %d of %d rank(s), %s scaling%s\n", plan.gpus, world.size(), scaling_name(run_config.scaling),
+           which.c_str());
     }
     std::unique_ptr<Communicator> sub = world.split(world.rank() < ranks ? 0 : -1, world.rank());
     RunSummary run;
     if (sub) {
-      const TrainConfig config = configuration_for(run_config, gpus);
-      std::unique_ptr<Engine> engine = make_engine(*sub, config);
-      ResultsObserver observer(writer_for(gpus, config));
-      run = train(config, *sub, *engine, &observer);
+      std::unique_ptr<Engine> engine = make_engine(run_config, *sub);
+      ResultsObserver observer(writer_for(plan));
+      run = train(run_config, *sub, *engine, &observer);
     }
     world.barrier();  // ranks outside this configuration wait here
     // A configuration cut short keeps its finished epochs under /configs but gets no /study row. A signal
     // that reached any rank (those outside the configuration too) ends the study after it.
     const bool cut_short = world.allreduce_max(run.interrupted ? 1 : 0) != 0;
-    if (!cut_short) outcome.points.push_back(summarize_run(gpus, run, warmup_epochs));
+    if (!cut_short) {
+      outcome.points.push_back(summarize_run(plan.gpus, run, warmup_epochs));
+      outcome.points.back().plan = plan;
+    }
+    outcome.unfinished = cut_short ? i : i + 1;
     if (const int signal = world.allreduce_max(stop_signal_received()); signal != 0) {
       outcome.stopped_by = signal;
-      outcome.stopped_at = cut_short ? gpus : 0;
+      outcome.cut_short = cut_short;
       break;
     }
   }

@@ -1,5 +1,7 @@
-// The scaling study: the same training on sub-communicators of 1, 2, 4, ... ranks of one job, and the
-// speedup and efficiency of each against the smallest. Ranks outside a configuration wait for it.
+// The scaling study: the same training on sub-communicators of 1, 2, 4, ... ranks of one job, for each
+// combination of swept values (train/study_sweep.h) and each repeat, and the speedup and efficiency of
+// each against the smallest GPU count of the same combination and repeat. Ranks outside a configuration
+// wait for it.
 #pragma once
 #include <functional>
 #include <limits>
@@ -9,11 +11,24 @@
 #include "comm/communicator.h"
 #include "metrics/results_file.h"
 #include "train/engine.h"
+#include "train/study_sweep.h"
 #include "train/trainer.h"
 
 namespace sb {
 
+// One run of a study: a combination of swept values (an index into the study's combinations), one of
+// its repeats (from 1), on `gpus` ranks.
+struct StudyRunPlan {
+  size_t combination = 0;
+  int repeat = 1;
+  int gpus = 1;
+};
+
+// The runs of a study in the order they run: per combination, per repeat, the GPU counts ascending.
+std::vector<StudyRunPlan> plan_study(size_t combinations, int repeats, const std::vector<int>& counts);
+
 struct StudyPoint {
+  StudyRunPlan plan;
   int gpus = 0;
   double images_per_s = 0;          // mean over the measured (non-warm-up) epochs
   double epoch_time_s = 0;          // mean wall time (max over ranks) of the measured epochs
@@ -31,32 +46,30 @@ void check_gpu_counts(const std::vector<int>& counts, int world);
 // Figures of one configuration's run, skipping the first `warmup_epochs` epochs (all of them when the
 // run was shorter, e.g. stopped early).
 StudyPoint summarize_run(int gpus, const RunSummary& run, int warmup_epochs);
-// How a study ended: the finished configurations' points, and the stop signal that cut it short (0: none)
-// with the GPU count it cut (0: between configurations).
+// How a study ended: the finished configurations' points, and the stop signal that cut it short (0: none).
+// `unfinished` is the index of the first plan without a point; `cut_short` says whether that one ran
+// (and was stopped) or never began.
 struct StudyOutcome {
   std::vector<StudyPoint> points;
   int stopped_by = 0;
-  int stopped_at = 0;
+  size_t unfinished = 0;
+  bool cut_short = false;
 };
 
-// Collective over `world`: for each GPU count (ascending), trains `run_config` on a sub-communicator of
-// that many ranks while the others wait, and summarises the run without its first `warmup_epochs`. With
-// --parallel dp a configuration is rank 0 alone driving that many replicas (configuration_for).
-// `make_engine` builds a configuration's engine on its communicator; `writer_for` gives the tables its
-// epochs go to (called on the configuration's ranks; nullptr: none). A configuration cut short by a stop
-// signal keeps its epochs but yields no point, and the study ends after it.
+// Collective over `world`: for each plan in turn, trains `combinations[plan.combination].config` on a
+// sub-communicator of plan.gpus ranks (with --parallel dp, rank 0 alone driving plan.gpus replicas:
+// configuration_for and ranks_for, train/study_sweep.h) while the others wait, and summarises the run without its first
+// `warmup_epochs`. `make_engine` builds a configuration's engine on its communicator; `writer_for` gives
+// the tables its epochs go to (called on the configuration's ranks; nullptr: none). A configuration cut
+// short by a stop signal keeps its epochs but yields no point, and the study ends after it.
 StudyOutcome run_scaling_study(
-    Communicator& world, const std::vector<int>& counts, const TrainConfig& run_config, int warmup_epochs,
-    const std::function<std::unique_ptr<Engine>(Communicator&, const TrainConfig&)>& make_engine,
-    const std::function<RunWriter*(int gpus, const TrainConfig&)>& writer_for);
+    Communicator& world, const std::vector<StudyRunPlan>& plans, const std::vector<SweepCombination>& combinations,
+    int warmup_epochs, const std::function<std::unique_ptr<Engine>(const TrainConfig&, Communicator&)>& make_engine,
+    const std::function<RunWriter*(const StudyRunPlan&)>& writer_for);
 
-// The configuration of `gpus` GPUs: run_config itself, or with --parallel dp its `gpus` replicas.
-TrainConfig configuration_for(const TrainConfig& run_config, int gpus);
-// The ranks a configuration of `gpus` GPUs runs on: gpus, or 1 with --parallel dp.
-int ranks_for(const TrainConfig& run_config, int gpus);
-
-// Fills speedup and efficiency relative to points[0]: strong scaling compares epoch times (the same
-// work), weak scaling compares throughputs (work grows with the GPUs).
+// Fills speedup and efficiency of each point relative to the point of the smallest GPU count with the
+// same combination and repeat: strong scaling compares epoch times (the same work), weak scaling compares
+// throughputs (work grows with the GPUs).
 void compute_scaling(std::vector<StudyPoint>& points, Scaling mode);
 
 }  // namespace sb

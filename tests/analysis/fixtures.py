@@ -140,3 +140,44 @@ def write_comm(path):
         f.create_dataset("comm", data=np.array([(1024, 256, 0, 5.0, 4.0, 6.0, 0.17, 0.17, 0, 0)], dtype=fields),
                          maxshape=(None,), chunks=(16,))
     return path
+
+
+STUDY_FIELDS_V2 = STUDY_FIELDS[:1] + [("repeat", "<i8"), ("batch_size", "<i8"), ("precision", "<i8"),
+                                      ("workers", "<i8")] + STUDY_FIELDS[1:]
+PRECISION_NAMES = ["fp32", "tf32", "fp16", "bf16"]
+
+
+def write_sweep_study(path, mode, runs, swept, repeats=1, cfg=None):
+    """A schema-2 `scalebench scale` file with sweeps: runs are dicts {gpus, repeat, values: {column:
+    value}, epochs: [epoch rows]}; each gets its /configs group (named as the writer names it) and a
+    /study row of its mean throughput."""
+    cfg = cfg if cfg is not None else config(scaling=mode)
+    gpus_max = max(run["gpus"] for run in runs)
+    rows = []
+    with h5py.File(path, "w", libver=("earliest", "v108")) as f:
+        _root_attrs(f, gpus_max, cfg, True, 2)
+        group = f.create_group("configs")
+        for run in runs:
+            values = run["values"]
+            name = f"gpus_{run['gpus']}" + "".join(f"_{c}_{values[c]}" for c in swept)
+            name += f"_repeat_{run['repeat']}" if repeats > 1 else ""
+            sub = group.create_group(name)
+            sub.attrs.create("gpus", run["gpus"], dtype="<i8")
+            sub.attrs.create("repeat", run["repeat"], dtype="<i8")
+            sub.attrs.create("config_json", json.dumps(dict(cfg, **values)), dtype=STRING)
+            _tables(sub, run["gpus"], run["epochs"], with_steps=False)
+            merged = dict(cfg, **values)
+            steady = run["epochs"][1:] or run["epochs"]
+            rows.append((run["gpus"], run["repeat"], int(merged["batch_size"]),
+                         PRECISION_NAMES.index(merged["precision"]), -1,
+                         float(np.mean([e["images_per_s"] for e in steady])),
+                         float(np.mean([e["wall_time_max_s"] for e in steady])), NAN, NAN, 0.0, NAN))
+        study = f.create_dataset("study", data=np.array(rows, dtype=STUDY_FIELDS_V2), maxshape=(None,), chunks=(16,))
+        study.attrs.create("units", ["1"] * 5 + STUDY_UNITS[1:], dtype=STRING)
+        study.attrs.create("mode", mode, dtype=STRING)
+        study.attrs.create("baseline_gpus", min(run["gpus"] for run in runs), dtype="<i8")
+        study.attrs.create("target_accuracy", NAN, dtype="<f8")
+        study.attrs.create("swept", list(swept), dtype=STRING)
+        study.attrs.create("repeats", repeats, dtype="<i8")
+        study.attrs.create("precision_names", PRECISION_NAMES, dtype=STRING)
+    return path

@@ -22,8 +22,13 @@ def png_size(path):
     return struct.unpack(">II", head[16:24])
 
 
+def labelled_lines(ax):
+    """The lines a legend names (error bar caps and axis marks are unnamed: "_..." labels)."""
+    return [line for line in ax.get_lines() if not line.get_label().startswith("_")]
+
+
 def labels(ax):
-    return [line.get_label() for line in ax.get_lines()]
+    return [line.get_label() for line in labelled_lines(ax)]
 
 
 class FigureObjectsTest(TempDirTest):
@@ -31,13 +36,13 @@ class FigureObjectsTest(TempDirTest):
         super().setUp()
         self.speedups = fixtures.amdahl_study(self.path("study.h5"), serial_fraction=0.05)
         self.study = load_result(self.path("study.h5"))
-        self.series = series_from_study(self.study, warmup_epochs=1)
+        [self.series] = series_from_study(self.study, warmup_epochs=1)
 
     def test_speedup_plot(self):
         ax = plots.speedup_figure([self.series]).axes[0]
         self.assertEqual(ax.get_xlabel(), "GPUs")
         self.assertEqual(ax.get_ylabel(), "speedup")
-        self.assertEqual(len(ax.get_lines()), 3)  # ideal, measured, Amdahl fit
+        self.assertEqual(len(labelled_lines(ax)), 3)  # ideal, measured, Amdahl fit
         ideal = next(line for line in ax.get_lines() if line.get_label() == plots.IDEAL_LABEL)
         self.assertEqual(list(ideal.get_xdata()), [1, 2, 4, 8])
         self.assertEqual(list(ideal.get_ydata()), [1, 2, 4, 8])
@@ -57,7 +62,30 @@ class FigureObjectsTest(TempDirTest):
         measured = next(line for line in ax.get_lines() if line.get_label() == "study")
         for n, y in zip(measured.get_xdata(), measured.get_ydata()):
             self.assertAlmostEqual(y, self.speedups[n] / n)
+        # The axis zooms to the data (efficiency 0.74 to 1) and says that it does not start at 0.
+        bottom = ax.get_ylim()[0]
+        self.assertGreater(bottom, 0.5)
+        self.assertLess(bottom, min(self.speedups[n] / n for n in self.speedups))
+        self.assertIn(plots.ZOOM_NOTE.format(bottom), [text.get_text() for text in ax.texts])
+
+    def test_efficiency_axis_starts_at_zero_when_the_data_reach_it(self):
+        self.series.points[-1].efficiency = 0.01
+        self.series.points[-1].efficiency_spread = None
+        ax = plots.efficiency_figure([self.series]).axes[0]
         self.assertEqual(ax.get_ylim()[0], 0)
+        self.assertEqual(len(ax.texts), 0)
+
+    def test_error_bars_span_the_spread(self):
+        ax = plots.speedup_figure([self.series], with_fits=False).axes[0]
+        # The fixture's steady epochs are equal, so each bar is a point; widen one and look again.
+        point = self.series.points[1]
+        point.speedup_spread = point.speedup_spread.__class__(point.speedup, point.speedup - 0.25, point.speedup + 0.5,
+                                                              point.speedup, point.speedup, 2)
+        ax = plots.speedup_figure([self.series], with_fits=False).axes[0]
+        bars = [c for c in ax.collections if c.get_segments()]
+        segment = bars[0].get_segments()[1]  # x = 2 GPUs: from low to high
+        self.assertAlmostEqual(segment[0][1], point.speedup - 0.25)
+        self.assertAlmostEqual(segment[1][1], point.speedup + 0.5)
 
     def test_phase_breakdown(self):
         fig = plots.phase_figure([self.series])
@@ -95,7 +123,7 @@ class FigureObjectsTest(TempDirTest):
         self.assertEqual(len(groups), 1)
         ax = plots.throughput_batch_figure(groups).axes[0]
         self.assertEqual((ax.get_xlabel(), ax.get_ylabel()), ("batch size per GPU", "images/s"))
-        line = ax.get_lines()[0]
+        line = labelled_lines(ax)[0]
         self.assertEqual(list(line.get_xdata()), [16, 64, 256])
         self.assertEqual(list(line.get_ydata()), [80.0, 320.0, 1280.0])
 

@@ -48,10 +48,12 @@ class RunSeriesTest(TempDirTest):
             text = handle.read()
         header = next(line for line in text.splitlines() if line.startswith("| GPUs |"))
         cells = [cell.strip() for cell in header.strip("|").split("|")]
-        self.assertEqual(cells[:6], ["GPUs", "img/s", "speedup", "efficiency", "exposed comm", "energy per image (J/img)"])
+        self.assertEqual(cells[:8], ["GPUs", "img/s", "img/s min-max", "speedup", "speedup min-max", "efficiency",
+                                     "exposed comm", "energy per image (J/img)"])
         row2 = next(line for line in text.splitlines() if line.replace(" ", "").startswith("|2|1,900|"))
-        self.assertEqual([c.strip() for c in row2.strip("|").split("|")][:6],
-                         ["2", "1,900", "1.90", "95.0%", "10.0%", "0.0526"])
+        # One steady epoch per run: each range is its median.
+        self.assertEqual([c.strip() for c in row2.strip("|").split("|")][:8],
+                         ["2", "1,900", "1,900-1,900", "1.90", "1.90-1.90", "95.0%", "10.0%", "0.0526"])
         self.assertIn("Amdahl fit: serial fraction s = ", text)
         self.assertIn("## Epochs", text)
 
@@ -63,7 +65,7 @@ class RunSeriesTest(TempDirTest):
         self.assertEqual([row["energy_per_image_j"] for row in rows], ["n/a", "n/a"])
         with open(self.path("out", "report.md"), encoding="utf-8") as handle:
             row = next(line for line in handle if line.replace(" ", "").startswith("|2|200|"))
-        self.assertEqual(row.strip("|\n").split("|")[5].strip(), "n/a")
+        self.assertEqual(row.strip("|\n").split("|")[7].strip(), "n/a")
 
     def test_epoch_csv(self):
         self.assert_ok(run_report(self.files[0], "--out", self.path("out")))
@@ -138,7 +140,7 @@ class StudyTest(TempDirTest):
         lines = [line for line in itertools.takewhile(lambda line: line.startswith("|"), text[first:])]
         self.assertTrue(lines[0].startswith("| GPUs |"))
         self.assertEqual([int(line.strip("|").split("|")[0]) for line in lines[2:]], [1, 2, 4, 8])
-        self.assertEqual(lines[2].strip("|").split("|")[2].strip(), "1.00")
+        self.assertEqual(lines[2].strip("|").split("|")[3].strip(), "1.00")
 
     def test_baseline_of_two_gpus(self):
         rows = [{"gpus": n, "images_per_s": 100.0 * n * (0.9 if n == 4 else 1.0), "epoch_time_s": 1.0,
@@ -167,9 +169,9 @@ class StudyConfigTest(TempDirTest):
                                     config_diff=lambda n: {"batch_size": 256 // n})
         from scalebench_results import load_result
         result = load_result(path)
-        self.assertEqual(result.configs[2].config["model"], "wrn")
-        self.assertEqual(result.configs[2].batch_size, 128)
-        self.assertEqual(result.configs[1].batch_size, 256)
+        self.assertEqual(result.configs["gpus_2"].config["model"], "wrn")
+        self.assertEqual(result.configs["gpus_2"].batch_size, 128)
+        self.assertEqual(result.configs["gpus_1"].batch_size, 256)
 
     def test_comm_sweeps_are_left_out(self):
         study = self.path("study.h5")

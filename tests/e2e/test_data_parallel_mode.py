@@ -53,12 +53,15 @@ class DataParallelMode(unittest.TestCase):
                 self.assertEqual(f.attrs["complete"], 1)
                 study = f["study"][:]
                 self.assertEqual(list(study["gpus"]), [1, 2, 1, 2])
-                self.assertEqual(list(study["gpus_per_process"]), [1, 2, 1, 1])  # dp rows first, then ddp
-                self.assertEqual(sorted(f["configs"]), ["dp_gpus_1", "dp_gpus_2", "gpus_1", "gpus_2"])
-                self.assertEqual(f["configs/dp_gpus_2/epoch_times_per_rank"].shape, (2, 1))  # one process
-                self.assertEqual(f["configs/gpus_2/epoch_times_per_rank"].shape, (2, 2))
-                self.assertEqual(recorded_config_of(f["configs/dp_gpus_2"])["replicas"], 2)
-                self.assertEqual(recorded_config_of(f["configs/gpus_2"])["parallel"], "ddp")
+                names = [n.decode() if isinstance(n, bytes) else n for n in f["study"].attrs["parallel_names"]]
+                self.assertEqual([names[i] for i in study["parallel"]], ["dp", "dp", "ddp", "ddp"])  # dp rows first
+                self.assertEqual(list(f["study"].attrs["swept"]), ["parallel"])
+                self.assertEqual(sorted(f["configs"]), ["gpus_1_parallel_ddp", "gpus_1_parallel_dp", "gpus_2_parallel_ddp",
+                                                        "gpus_2_parallel_dp"])
+                self.assertEqual(f["configs/gpus_2_parallel_dp/epoch_times_per_rank"].shape, (2, 1))  # one process
+                self.assertEqual(f["configs/gpus_2_parallel_ddp/epoch_times_per_rank"].shape, (2, 2))
+                self.assertEqual(recorded_config_of(f["configs/gpus_2_parallel_dp"])["replicas"], 2)
+                self.assertEqual(recorded_config_of(f["configs/gpus_2_parallel_ddp"])["parallel"], "ddp")
                 # Each mode's speedup is against its own one-GPU configuration.
                 self.assertEqual(study["speedup"][0], 1.0)
                 self.assertEqual(study["speedup"][2], 1.0)

@@ -29,7 +29,7 @@ class TrainFashionMnist(unittest.TestCase):
             self.assertEqual(len(epoch_lines), 2, result.stdout)
 
             with h5py.File(out, "r") as f:
-                self.assertEqual(f.attrs["schema_version"], 1)
+                self.assertEqual(f.attrs["schema_version"], 2)
                 self.assertEqual(f.attrs["world_size"], 2)
                 self.assertEqual(f.attrs["complete"], 1)
                 self.assertEqual(list(f.attrs["gpu_models"]), ["cpu", "cpu"])
