@@ -64,24 +64,6 @@ const std::vector<OptionSpec>& cli_options() {
          if (c.scale.gpus.empty()) bad_value("gpus", v, "a comma-separated list of positive counts");
        },
        [](const CliConfig&) { return std::string("1,2,4,...,world size"); }},
-      {"parallel", "LIST",
-       "ddp, dp or dp,ddp: the data-parallel modes of the study, each on every GPU count (dp: one rank drives the "
-       "GPUs as nn.DataParallel, see train --parallel)",
-       kScale,
-       [](CliConfig& c, const std::string& v) {
-         c.scale.parallel.clear();
-         for (const auto& item : split_list(v)) {
-           const auto mode = find_by_name<Parallel>(item);
-           if (!mode) bad_value("parallel", v, "a comma-separated list of " + name_list<Parallel>());
-           c.scale.parallel.push_back(*mode);
-         }
-         if (c.scale.parallel.empty()) bad_value("parallel", v, "a comma-separated list of " + name_list<Parallel>());
-       },
-       [](const CliConfig& c) {
-         std::string shown;
-         for (Parallel p : c.scale.parallel) shown += (shown.empty() ? "" : ",") + std::string(name_of(p));
-         return shown;
-       }},
       {"warmup-epochs", "N", "epochs per configuration excluded from the study's figures", kScale,
        [](CliConfig& c, const std::string& v) { c.scale.warmup_epochs = static_cast<int>(to_int_in("warmup-epochs", v, 0, kIntMax)); },
        [](const CliConfig& c) { return std::to_string(c.scale.warmup_epochs); }},
