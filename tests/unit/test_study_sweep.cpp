@@ -95,13 +95,18 @@ TEST(StudySweep, StudyRowsRecordEverySweepableOption) {
   c.device = Device::Cuda;
   c.precision = Precision::BF16;
   c.batch_size = 96;
+  c.workers = 3;
+  c.parallel = Parallel::Dp;
   StudyRow row;
   record_sweep_columns(c, row);
   EXPECT_EQ(row.batch_size, 96);
+  EXPECT_EQ(row.workers, 3);
   const auto names = sweep_value_names();
-  ASSERT_EQ(names.size(), 1u);
+  ASSERT_EQ(names.size(), 2u);
   EXPECT_EQ(names[0].first, "precision");
   EXPECT_EQ(names[0].second.at(static_cast<size_t>(row.precision)), "bf16");
+  EXPECT_EQ(names[1].first, "parallel");
+  EXPECT_EQ(names[1].second.at(static_cast<size_t>(row.parallel)), "dp");
 }
 
 TEST(StudySweep, PlansRunEachCombinationAndRepeatOverTheCounts) {
