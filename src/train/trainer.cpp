@@ -13,6 +13,7 @@
 #include "metrics/chrome_trace.h"
 #include "train/checkpoint.h"
 #include "train/early_stop.h"
+#include "train/micro_batches.h"
 #include "train/collective.h"
 #include "train/stop_checkpoint.h"
 #include "train/run_setup.h"
@@ -124,7 +125,8 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
   double trace_cursor_us = 0;  // phases are laid end to end on the rank's own (device or host) time
   double energy_before = engine.energy_joules();
   for (int epoch = start.epoch; epoch < config.epochs; ++epoch) {
-    const auto batches = split_batches(sampler.indices(epoch), per_rank_batch, config.drop_last);
+    // One entry per optimizer step: --accumulate-steps micro-batches of the per-rank batch.
+    const auto batches = step_batches(sampler.indices(epoch), per_rank_batch, config.accumulate_steps, config.drop_last);
     EpochSummary s;
     s.epoch = epoch;
     s.steps = static_cast<int64_t>(batches.size());
