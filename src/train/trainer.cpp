@@ -38,6 +38,26 @@ EvalTotals reduce_totals(Communicator& comm, const EvalTotals& local) {
   return EvalTotals{loss, counts[0], counts[1]};
 }
 
+// The run's optimizer, schedule and batch as resolved (a model's recipe included), for the log.
+std::string training_line(const TrainConfig& config, int64_t per_rank_batch, int world) {
+  char text[320];
+  std::string schedule = "no schedule";
+  if (config.scheduler == ScheduleKind::Step) {
+    std::snprintf(text, sizeof text, "StepLR (step size %d, gamma %g)", config.step_size, config.gamma);
+    schedule = text;
+  } else if (config.scheduler == ScheduleKind::Cosine) {
+    std::snprintf(text, sizeof text, "cosine to %g (warm-up %g epochs)", config.min_lr, config.warmup_epochs);
+    schedule = text;
+  }
+  const long long per_step = static_cast<long long>(per_rank_batch) * config.accumulate_steps * world;
+  std::string batch = "batch " + std::to_string(per_rank_batch) + " per rank";
+  if (config.accumulate_steps > 1)
+    batch = std::to_string(config.accumulate_steps) + " micro-batches of " + std::to_string(per_rank_batch) + " per rank per step";
+  std::snprintf(text, sizeof text, "training: %s lr %g, %s, %s (%lld images per optimizer step)\n", optimizer_name(config.optimizer),
+                config.lr, schedule.c_str(), batch.c_str(), per_step);
+  return text;
+}
+
 std::string with_thousands(double v) {
   if (!std::isfinite(v)) return "n/a";  // an epoch resumed after its last step ran no timed step here
   std::string digits = std::to_string(static_cast<int64_t>(std::llround(v)));
@@ -96,6 +116,7 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     }
   });
   const auto schedule = schedule_for(config, world);
+  log0("%s", training_line(config, per_rank_batch, world).c_str());
   const std::vector<int64_t> test_indices = test_shard(test_n, rank, world);
 
   LoopState start;

@@ -12,10 +12,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <ostream>
 #include <string>
 #include <vector>
 
+#include "accumulation_settings.h"
 #include "comm/mpi_communicator.h"
 #include "data/sampler.h"
 #include "data/synthetic.h"
@@ -27,31 +27,14 @@
 namespace sb {
 namespace {
 
+using testing::accumulation_config;
+using testing::kAccumulate;
+using testing::kMicroBatch;
 using testing::relative_l2;
+using Case = testing::AccumulationCase;
 
 constexpr double kTolerance = 1e-5;
-constexpr int64_t kMicroBatch = 8;
-constexpr int kAccumulate = 3;
 constexpr int kSteps = 3;
-
-struct Case {
-  const char* model;
-  SyntheticShape shape;
-};
-void PrintTo(const Case& c, std::ostream* out) { *out << c.model; }
-
-TrainConfig accumulation_config(const Case& c, int64_t batch, int accumulate) {
-  TrainConfig config;
-  config.model = c.model;
-  config.dropout = false;  // mnist-cnn's dropout masks would differ between the micro-batches and the batch
-  config.optimizer = OptimizerKind::Sgd;
-  config.lr = 0.05;
-  config.momentum = 0.9;
-  config.seed = 7;
-  config.batch_size = batch;
-  config.accumulate_steps = accumulate;
-  return config;
-}
 
 struct Trajectory {
   std::vector<std::vector<float>> gradients, params;  // after each step
@@ -101,7 +84,7 @@ TEST_P(GradientAccumulation, KMicroBatchesMakeTheStepOfOneBatchOfTheirSamples) {
   DistributedSampler sampler(data.train.size(), 1, 0, true, accumulated.seed, false);
   std::vector<std::vector<int64_t>> steps = step_batches(sampler.indices(0), kMicroBatch, kAccumulate, false);
   steps.resize(kSteps);
-  steps.back().resize(static_cast<size_t>(kMicroBatch * 5 / 2));  // the tail: fewer than K micro-batches
+  steps.back().resize(static_cast<size_t>(testing::kTailSamples));  // the tail: fewer than K micro-batches
   const std::vector<float> initial = CpuEngine(big, data.train, data.test, *alone).network().params();
   expect_same_trajectory(run_steps(accumulated, data, *alone, steps), run_steps(big, data, *alone, steps), initial,
                          std::string(c.model) + " K=3");
@@ -160,11 +143,11 @@ TEST_P(GradientAccumulation, AnEpochCountsOptimizerStepsAndEveryImageOnce) {
   EXPECT_NEAR(run.epochs[0].learning_rate, config.lr * (1 + std::cos(M_PI * (steps - 1) / steps)) / 2, 1e-12);
 }
 
+// Dropout off: the micro-batches draw other masks than one batch of their samples.
 INSTANTIATE_TEST_SUITE_P(Models, GradientAccumulation,
-                         ::testing::Values(Case{"mnist-cnn", {1, 28, 28, 10}}, Case{"mlp", {1, 12, 12, 10}}),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                           return std::string(info.param.model) == "mnist-cnn" ? std::string("mnist_cnn") : std::string(info.param.model);
-                         });
+                         ::testing::Values(Case{"mnist-cnn", {1, 28, 28, 10}, false, "mnist_cnn"},
+                                           Case{"mlp", {1, 12, 12, 10}, false, "mlp"}),
+                         testing::case_name);
 
 }  // namespace
 }  // namespace sb

@@ -14,10 +14,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <ostream>
 #include <string>
 #include <vector>
 
+#include "accumulation_settings.h"
 #include "comm/mpi_communicator.h"
 #include "data/sampler.h"
 #include "data/synthetic.h"
@@ -30,20 +30,14 @@
 namespace sb {
 namespace {
 
+using testing::accumulation_config;
+using testing::kAccumulate;
+using testing::kMicroBatch;
 using testing::relative_l2;
+using Case = testing::AccumulationCase;
 
 constexpr double kTolerance = 1e-5;
-constexpr int64_t kMicroBatch = 8;
-constexpr int kAccumulate = 3;
 constexpr size_t kFullSteps = 5;  // two eager, the capture, two replays
-
-struct Case {
-  const char* model;
-  SyntheticShape shape;
-  bool dropout;
-  const char* name;
-};
-void PrintTo(const Case& c, std::ostream* out) { *out << c.name; }
 
 struct Trace {
   std::vector<double> losses;
@@ -55,7 +49,7 @@ std::vector<std::vector<int64_t>> rank_steps(const TrainConfig& config, const Tr
   DistributedSampler sampler(data.train.size(), comm.size(), comm.rank(), true, config.seed, false);
   std::vector<std::vector<int64_t>> steps = step_batches(sampler.indices(0), kMicroBatch, kAccumulate, false);
   steps.resize(kFullSteps + 1);
-  steps.back().resize(static_cast<size_t>(kMicroBatch * 5 / 2));
+  steps.back().resize(static_cast<size_t>(testing::kTailSamples));
   return steps;
 }
 
@@ -74,23 +68,9 @@ Trace run(Engine& engine, const TrainConfig& config, const std::vector<std::vect
   return t;
 }
 
-TrainConfig accumulation_config(const Case& c) {
-  TrainConfig config;
-  config.model = c.model;
-  config.dropout = c.dropout;
-  config.optimizer = OptimizerKind::Sgd;
-  config.lr = 0.05;
-  config.momentum = 0.9;
-  config.seed = 23;
-  config.batch_size = kMicroBatch;
-  config.accumulate_steps = kAccumulate;
-  config.eval_batch_size = 16;
-  return config;
-}
-
 void expect_cuda_follows_cpu(const Case& c, Communicator& comm, const std::string& where) {
   const TrainTest data = make_synthetic(c.shape, 512, 16, 29);
-  TrainConfig config = accumulation_config(c);
+  TrainConfig config = accumulation_config(c, kMicroBatch, kAccumulate);
   const auto steps = rank_steps(config, data, comm);
   CpuEngine cpu(config, data.train, data.test, comm);
   const std::vector<float> initial = cpu.network().params();
@@ -126,7 +106,7 @@ INSTANTIATE_TEST_SUITE_P(Models, GpuGradientAccumulation,
                          ::testing::Values(Case{"mnist-cnn", {1, 28, 28, 10}, false, "mnist_cnn"},
                                            Case{"mnist-cnn", {1, 28, 28, 10}, true, "mnist_cnn_dropout"},
                                            Case{"mlp", {1, 28, 28, 10}, false, "mlp"}),
-                         [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+                         testing::case_name);
 
 }  // namespace
 }  // namespace sb
