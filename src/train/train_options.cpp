@@ -254,7 +254,7 @@ std::vector<TrainOption> make_rows() {
       {"data", "SPEC", "fashion-mnist[:DIR], mnist:DIR, cifar10:DIR, cifar100:DIR, synthetic:CxHxW:CLASSES[:NTRAIN[:NTEST]]", kRun,
        "data", ResumeRule::SameData, text(&C::data)},
       {"epochs", "N", "training epochs", kRun, "epochs", ResumeRule::NotFewer, whole(&C::epochs, at_least(1))},
-      {"batch-size", "B", "per-rank batch (--scaling weak) or global batch (--scaling strong)", kRun, "batch_size", same,
+      {"batch-size", "B", "per-rank batch (--scaling weak) or global batch (--scaling strong); of each micro-batch with --accumulate-steps", kRun, "batch_size", same,
        whole(&C::batch_size, at_least(1))},
       {"scaling", "MODE", "weak: fixed per-rank batch; strong: fixed global batch split across ranks", kRun, "scaling", same,
        choice(&C::scaling)},
