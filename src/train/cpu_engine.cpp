@@ -73,7 +73,7 @@ PhaseTimes CpuEngine::train_step(std::span<const int64_t> indices, const StepInf
   bool abandoned = false;
   try {
     cpu::ScopedStepInterrupt interruptible(stop_signal_received);
-    const std::vector<std::span<const int64_t>> micro = micro_batches(indices, micro_batch_);
+    const std::vector<std::span<const int64_t>> micro = micro_batches(indices, micro_batch_, config_.accumulate_steps);
     uint64_t position = info.position;
     for (size_t m = 0; m < micro.size(); ++m) {
       run_micro_batch(micro[m], info, m, position, indices.size(), t);

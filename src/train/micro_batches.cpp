@@ -21,9 +21,10 @@ std::vector<std::vector<int64_t>> step_batches(const std::vector<int64_t>& indic
   return steps;
 }
 
-std::vector<std::span<const int64_t>> micro_batches(std::span<const int64_t> step, int64_t micro_batch) {
+std::vector<std::span<const int64_t>> micro_batches(std::span<const int64_t> step, int64_t micro_batch, int accumulate_steps) {
   if (micro_batch < 1) throw std::invalid_argument("micro_batches: micro_batch must be at least 1");
   std::vector<std::span<const int64_t>> out;
+  if (accumulate_steps == 1) return {step};
   const size_t size = static_cast<size_t>(micro_batch);
   for (size_t begin = 0; begin < step.size(); begin += size) out.push_back(step.subspan(begin, std::min(size, step.size() - begin)));
   return out;

@@ -17,8 +17,9 @@ namespace sb {
 std::vector<std::vector<int64_t>> step_batches(const std::vector<int64_t>& indices, int64_t micro_batch,
                                                int accumulate_steps, bool drop_last);
 
-// A step's indices cut into its micro-batches of micro_batch samples (the last may be shorter).
-std::vector<std::span<const int64_t>> micro_batches(std::span<const int64_t> step, int64_t micro_batch);
+// A step's indices cut into its micro-batches of micro_batch samples (the last may be shorter); with
+// accumulate_steps 1 the step is one batch, whatever its size.
+std::vector<std::span<const int64_t>> micro_batches(std::span<const int64_t> step, int64_t micro_batch, int accumulate_steps);
 
 // The factor on a micro-batch's mean loss that makes the micro-batches' gradients add up to the step's
 // mean: its share of the step's samples (1/K for K full micro-batches).

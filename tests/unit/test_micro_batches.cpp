@@ -43,12 +43,13 @@ TEST(MicroBatches, DropLastDropsOnlyTheIncompleteMicroBatch) {
 
 TEST(MicroBatches, AStepSplitsBackIntoItsMicroBatches) {
   const std::vector<int64_t> step = {7, 3, 5, 1, 9};
-  const auto micro = micro_batches(step, 2);
+  const auto micro = micro_batches(step, 2, 3);
   ASSERT_EQ(micro.size(), 3u);
   EXPECT_EQ(std::vector<int64_t>(micro[0].begin(), micro[0].end()), (std::vector<int64_t>{7, 3}));
   EXPECT_EQ(std::vector<int64_t>(micro[2].begin(), micro[2].end()), (std::vector<int64_t>{9}));
-  EXPECT_EQ(micro_batches(step, 8).size(), 1u);
-  EXPECT_THROW(micro_batches(step, 0), std::invalid_argument);
+  EXPECT_EQ(micro_batches(step, 8, 3).size(), 1u);
+  EXPECT_EQ(micro_batches(step, 2, 1).size(), 1u) << "without accumulation a step is one batch, whatever its size";
+  EXPECT_THROW(micro_batches(step, 0, 3), std::invalid_argument);
   EXPECT_THROW(step_batches(iota(4), 2, 0, false), std::invalid_argument);
 }
 

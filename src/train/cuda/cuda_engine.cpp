@@ -259,7 +259,7 @@ void CudaEngine::synchronize() { gpu_wait_.for_stream(stream_); }
 PhaseTimes CudaEngine::train_step(std::span<const int64_t> indices, const StepInfo& info) {
   const int64_t batch = static_cast<int64_t>(indices.size());
   const int slot = cuda::step_slot(steps_queued_);
-  const std::vector<std::span<const int64_t>> micro = micro_batches(indices, micro_batch_);
+  const std::vector<std::span<const int64_t>> micro = micro_batches(indices, micro_batch_, config_.accumulate_steps);
   std::vector<int64_t> micro_sizes;
   for (const auto& m : micro) micro_sizes.push_back(static_cast<int64_t>(m.size()));
   staging_->upload_step(slot, indices, info);
