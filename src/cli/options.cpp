@@ -2,9 +2,11 @@
 
 #include <charconv>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
+#include "train/model_recipe.h"
 
 namespace sb {
 namespace {
@@ -116,6 +118,7 @@ const std::vector<OptionSpec>& option_table() {
 CliConfig parse_options(const std::string& command, unsigned mask, const std::vector<std::string>& args) {
   CliConfig config;
   const auto& table = option_table();
+  std::set<std::string> given;  // the options this command line sets: the model's recipe fills the others
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--help" || arg == "-h") {
@@ -143,6 +146,7 @@ CliConfig parse_options(const std::string& command, unsigned mask, const std::ve
     if (!spec) {
       throw UserError("unknown option '--" + name + "' for 'scalebench " + command + "'; see scalebench " + command + " --help");
     }
+    given.insert(spec->name);
     if (negated && spec->clearable) {  // --no-NAME of a value option: none
       if (has_value) throw UserError("--" + name + " takes no value");
       spec->set(config, "");
@@ -163,6 +167,7 @@ CliConfig parse_options(const std::string& command, unsigned mask, const std::ve
     }
     spec->set(config, value);
   }
+  apply_model_recipe(config.train, [&given](std::string_view option) { return given.count(std::string(option)) > 0; });
   return config;
 }
 
@@ -181,6 +186,7 @@ std::string help_text(const std::string& command, unsigned mask, const std::stri
     out << o.help << " [" << o.current(defaults) << "]\n";
   }
   out << "  --help, -h                  this text\n";
+  if (mask & (kTrain | kScale)) out << recipe_help();
   return out.str();
 }
 

@@ -9,11 +9,17 @@ namespace sb {
 
 const std::vector<ModelInfo>& model_catalog() {
   static const std::vector<ModelInfo> catalog = {
-      {"mnist-cnn", "PyTorch examples MNIST Net (2 conv, 2 fc, dropout, log-softmax)", true},
-      {"wrn", "Wide ResNet of the CIFAR-100 guide (16/160/320/640 channels)", false},
-      {"cifar-cnn", "PyTorch CIFAR-10 tutorial CNN (2 conv, 3 fc)", false},
-      {"mlp", "3-layer MLP (512, 512)", false},
-      {"resnet18", "ResNet-18, CIFAR variant", false},
+      {"mnist-cnn", "PyTorch examples MNIST Net (2 conv, 2 fc, dropout, log-softmax)", true,
+       {{"optimizer", "adadelta"}, {"lr", "1.0"}, {"scheduler", "step"}, {"step-size", "1"}, {"gamma", "0.7"},
+        {"batch-size", "64"}}},
+      {"wrn", "Wide ResNet of the CIFAR-100 guide (16/160/320/640 channels)", false,
+       {{"optimizer", "sgd"}, {"lr", "0.01"}, {"batch-size", "256"}}},
+      {"cifar-cnn", "PyTorch CIFAR-10 tutorial CNN (2 conv, 3 fc)", false,
+       {{"optimizer", "sgd"}, {"lr", "0.001"}, {"momentum", "0.9"}, {"batch-size", "4"}}},
+      {"mlp", "3-layer MLP (512, 512)", false, {{"optimizer", "sgd"}, {"lr", "0.01"}, {"batch-size", "64"}}},
+      {"resnet18", "ResNet-18, CIFAR variant", false,
+       {{"optimizer", "sgd"}, {"lr", "0.1"}, {"momentum", "0.9"}, {"weight-decay", "5e-4"}, {"scheduler", "cosine"},
+        {"batch-size", "128"}}},
   };
   return catalog;
 }

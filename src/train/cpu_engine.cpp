@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "nn/cpu/loss.h"
 #include "nn/cpu/step_interrupt.h"
+#include "train/micro_batches.h"
 #include "train/run_setup.h"
 #include "train/stop_signal.h"
 
@@ -18,12 +19,49 @@ CpuEngine::CpuEngine(const TrainConfig& config, const Dataset& train, const Data
     : EngineBase(config, train, test, comm),
       net_(model_spec_for(config, train), config.seed),
       optimizer_(optimizer_for(config, static_cast<int64_t>(net_.params().size()))),
-      dropout_key_(dropout_stream_key(config.seed, comm.rank())) {}
+      dropout_key_(dropout_stream_key(config.seed, comm.rank())),
+      micro_batch_(config.per_rank_batch(comm.size())) {}
 
 float CpuEngine::loss_and_gradient(const Tensor<float>& output, const std::vector<int32_t>& labels,
                                    Tensor<float>& grad) {
   return log_probabilities_ ? cpu::nll_loss(output, labels.data(), grad)
                             : cpu::cross_entropy_loss(output, labels.data(), grad);
+}
+
+void CpuEngine::run_micro_batch(std::span<const int64_t> indices, const StepInfo& info, size_t micro, uint64_t position,
+                                size_t step_samples, PhaseTimes& t) {
+  auto t0 = Clock::now();
+  assemble_batch(train_, indices, augmentation_, AugmentKey{config_.seed, info.epoch, comm_.rank()}, position, images_,
+                 labels_);
+  t.seconds[kPhaseData] += seconds_since(t0);
+
+  t0 = Clock::now();
+  net_.set_random_stream(dropout_key_, dropout_step(info.step, config_.accumulate_steps, micro));
+  const Tensor<float>& output = net_.forward(images_, cpu::Mode::Train);
+  const float loss = loss_and_gradient(output, labels_, grad_);
+  if (indices.size() != step_samples) {  // one of several micro-batches: its share of the step's mean loss
+    const float weight = micro_batch_weight(indices.size(), step_samples);
+    for (float& g : grad_.storage()) g *= weight;
+  }
+  t.seconds[kPhaseForward] += seconds_since(t0);
+  train_totals_.loss_sum += static_cast<double>(loss) * static_cast<double>(indices.size());
+  train_totals_.correct += cpu::count_correct(output, labels_.data());
+  train_totals_.count += static_cast<int64_t>(indices.size());
+
+  t0 = Clock::now();
+  net_.backward(grad_);
+  t.seconds[kPhaseBackward] += seconds_since(t0);
+}
+
+void CpuEngine::accumulate_gradient(size_t micro, size_t count) {
+  std::vector<float>& grads = net_.grads();
+  if (micro == 0) {
+    accumulated_ = grads;
+  } else if (micro + 1 < count) {
+    for (size_t i = 0; i < grads.size(); ++i) accumulated_[i] += grads[i];
+  } else {  // the last: the step's gradient goes where the all-reduce and the optimizer read it
+    for (size_t i = 0; i < grads.size(); ++i) grads[i] += accumulated_[i];
+  }
 }
 
 PhaseTimes CpuEngine::train_step(std::span<const int64_t> indices, const StepInfo& info) {
@@ -35,23 +73,17 @@ PhaseTimes CpuEngine::train_step(std::span<const int64_t> indices, const StepInf
   bool abandoned = false;
   try {
     cpu::ScopedStepInterrupt interruptible(stop_signal_received);
-    auto t0 = Clock::now();
-    assemble_batch(train_, indices, augmentation_, AugmentKey{config_.seed, info.epoch, comm_.rank()}, info.position,
-                   images_, labels_);
-    t.seconds[kPhaseData] = seconds_since(t0);
-
-    t0 = Clock::now();
-    net_.set_random_stream(dropout_key_, static_cast<uint64_t>(info.step));
-    const Tensor<float>& output = net_.forward(images_, cpu::Mode::Train);
-    const float loss = loss_and_gradient(output, labels_, grad_);
-    t.seconds[kPhaseForward] = seconds_since(t0);
-    train_totals_.loss_sum += static_cast<double>(loss) * static_cast<double>(indices.size());
-    train_totals_.correct += cpu::count_correct(output, labels_.data());
-    train_totals_.count += static_cast<int64_t>(indices.size());
-
-    t0 = Clock::now();
-    net_.backward(grad_);
-    t.seconds[kPhaseBackward] = seconds_since(t0);
+    const std::vector<std::span<const int64_t>> micro = micro_batches(indices, micro_batch_, config_.accumulate_steps);
+    uint64_t position = info.position;
+    for (size_t m = 0; m < micro.size(); ++m) {
+      run_micro_batch(micro[m], info, m, position, indices.size(), t);
+      position += static_cast<uint64_t>(micro[m].size());
+      if (micro.size() > 1) {
+        const auto t0 = Clock::now();
+        accumulate_gradient(m, micro.size());
+        t.seconds[kPhaseBackward] += seconds_since(t0);
+      }
+    }
   } catch (const cpu::StepInterrupted&) {
     abandoned = true;
   }

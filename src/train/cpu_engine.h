@@ -30,11 +30,18 @@ class CpuEngine final : public EngineBase {
 
  private:
   float loss_and_gradient(const Tensor<float>& output, const std::vector<int32_t>& labels, Tensor<float>& grad);
+  // Forward, loss and backward of one micro-batch of a step of `step_samples` samples, adding its time to t.
+  void run_micro_batch(std::span<const int64_t> indices, const StepInfo& info, size_t micro, uint64_t position,
+                       size_t step_samples, PhaseTimes& t);
+  // With several micro-batches: the gradient of micro-batch `micro` of `count` joins the step's sum.
+  void accumulate_gradient(size_t micro, size_t count);
 
   cpu::Network<float> net_;
   std::unique_ptr<Optimizer> optimizer_;
   std::mutex update_mutex_;  // held while the update changes the parameters and optimizer state
   uint64_t dropout_key_;
+  int64_t micro_batch_;  // per-rank samples of a micro-batch (--batch-size)
+  std::vector<float> accumulated_;  // the sum of a step's earlier micro-batch gradients (--accumulate-steps)
   Tensor<float> images_, grad_;
   std::vector<int32_t> labels_;
   EvalTotals train_totals_;

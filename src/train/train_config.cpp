@@ -41,6 +41,11 @@ constexpr CrossRule kCrossRules[] = {
        return std::string("--input host is not available with --parallel dp: DataParallel's replica 0 builds each batch "
                           "on its GPU and scatters it; use --input device, or --parallel ddp for the host pipeline");
      }},
+    {[](const TrainConfig& c) { return c.input == InputSource::Device || c.accumulate_steps == 1 || c.device != Device::Cuda; },
+     [](const TrainConfig& c) {
+       return "--input host uploads one batch per optimizer step and cannot feed --accumulate-steps " +
+              std::to_string(c.accumulate_steps) + "; use --input device, or a larger --batch-size without accumulation";
+     }},
     {[](const TrainConfig& c) { return c.device == Device::Cuda || c.precision == Precision::FP32; },
      [](const TrainConfig& c) {
        return "--precision " + std::string(name_of(c.precision)) + " needs --device cuda; the CPU reference computes in fp32";

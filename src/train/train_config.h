@@ -23,6 +23,7 @@ struct TrainConfig {
   int epochs = 1;
   int64_t batch_size = 64;  // per rank (weak) or global (strong); per replica (weak) with --parallel dp
   Scaling scaling = Scaling::Weak;
+  int accumulate_steps = 1;  // micro-batches of batch_size per optimizer step (gradient accumulation)
   int64_t eval_batch_size = 1000;  // per rank
   int64_t train_limit = 0;         // 0: every training sample
   int64_t test_limit = 0;          // 0: every test sample

@@ -249,14 +249,20 @@ std::vector<TrainOption> make_rows() {
   using C = TrainConfig;
   const ResumeRule same = ResumeRule::Same, free = ResumeRule::Free;
   return {
-      {"model", "NAME", "model: mnist-cnn, wrn, cifar-cnn, mlp, resnet18", kRun, "model", same, text(&C::model)},
+      {"model", "NAME", "model: mnist-cnn, wrn, cifar-cnn, mlp, resnet18; also sets the options of its default recipe "
+       "that are not given (listed below)", kRun, "model", same, text(&C::model)},
       {"data", "SPEC", "fashion-mnist[:DIR], mnist:DIR, cifar10:DIR, cifar100:DIR, synthetic:CxHxW:CLASSES[:NTRAIN[:NTEST]]", kRun,
        "data", ResumeRule::SameData, text(&C::data)},
       {"epochs", "N", "training epochs", kRun, "epochs", ResumeRule::NotFewer, whole(&C::epochs, at_least(1))},
-      {"batch-size", "B", "per-rank batch (--scaling weak) or global batch (--scaling strong)", kRun, "batch_size", same,
+      {"batch-size", "B", "per-rank batch (--scaling weak) or global batch (--scaling strong); of each micro-batch with --accumulate-steps", kRun, "batch_size", same,
        whole(&C::batch_size, at_least(1))},
       {"scaling", "MODE", "weak: fixed per-rank batch; strong: fixed global batch split across ranks", kRun, "scaling", same,
        choice(&C::scaling)},
+      // Older configurations lack it: they stepped after every batch.
+      {"accumulate-steps", "K",
+       "micro-batches of --batch-size whose gradients add up to one optimizer step, with one all-reduce per step; "
+       "schedules count optimizer steps (docs/optimizers.md)",
+       kRun, "accumulate_steps", same, whole(&C::accumulate_steps, at_least(1, "1 takes an optimizer step after every batch"))},
       {"eval-batch-size", "B", "per-rank batch for evaluation", kRun, "eval_batch_size", same,
        whole(&C::eval_batch_size, at_least(1))},
       {"train-limit", "N", "use the first N training samples (0: all)", kRun, "train_limit", same,

@@ -13,6 +13,7 @@
 #include "metrics/chrome_trace.h"
 #include "train/checkpoint.h"
 #include "train/early_stop.h"
+#include "train/micro_batches.h"
 #include "train/collective.h"
 #include "train/stop_checkpoint.h"
 #include "train/run_setup.h"
@@ -35,6 +36,26 @@ EvalTotals reduce_totals(Communicator& comm, const EvalTotals& local) {
   int64_t counts[2] = {local.correct, local.count};
   comm.allreduce_sum(std::span<int64_t>(counts));
   return EvalTotals{loss, counts[0], counts[1]};
+}
+
+// The run's optimizer, schedule and batch as resolved (a model's recipe included), for the log.
+std::string training_line(const TrainConfig& config, int64_t per_rank_batch, int world) {
+  char text[320];
+  std::string schedule = "no schedule";
+  if (config.scheduler == ScheduleKind::Step) {
+    std::snprintf(text, sizeof text, "StepLR (step size %d, gamma %g)", config.step_size, config.gamma);
+    schedule = text;
+  } else if (config.scheduler == ScheduleKind::Cosine) {
+    std::snprintf(text, sizeof text, "cosine to %g (warm-up %g epochs)", config.min_lr, config.warmup_epochs);
+    schedule = text;
+  }
+  const long long per_step = static_cast<long long>(per_rank_batch) * config.accumulate_steps * world;
+  std::string batch = "batch " + std::to_string(per_rank_batch) + " per rank";
+  if (config.accumulate_steps > 1)
+    batch = std::to_string(config.accumulate_steps) + " micro-batches of " + std::to_string(per_rank_batch) + " per rank per step";
+  std::snprintf(text, sizeof text, "training: %s lr %g, %s, %s (%lld images per optimizer step)\n", optimizer_name(config.optimizer),
+                config.lr, schedule.c_str(), batch.c_str(), per_step);
+  return text;
 }
 
 std::string with_thousands(double v) {
@@ -95,6 +116,7 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     }
   });
   const auto schedule = schedule_for(config, world);
+  log0("%s", training_line(config, per_rank_batch, world).c_str());
   const std::vector<int64_t> test_indices = test_shard(test_n, rank, world);
 
   LoopState start;
@@ -124,7 +146,8 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
   double trace_cursor_us = 0;  // phases are laid end to end on the rank's own (device or host) time
   double energy_before = engine.energy_joules();
   for (int epoch = start.epoch; epoch < config.epochs; ++epoch) {
-    const auto batches = split_batches(sampler.indices(epoch), per_rank_batch, config.drop_last);
+    // One entry per optimizer step: --accumulate-steps micro-batches of the per-rank batch.
+    const auto batches = step_batches(sampler.indices(epoch), per_rank_batch, config.accumulate_steps, config.drop_last);
     EpochSummary s;
     s.epoch = epoch;
     s.steps = static_cast<int64_t>(batches.size());

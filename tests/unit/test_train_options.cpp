@@ -48,7 +48,8 @@ TEST(TrainOptions, EveryHelpDefaultParsesBackToTheDefault) {
 const std::map<std::string, std::string> kOtherValues = {
     {"model", "wrn"},           {"data", "synthetic:3x8x8:4:\"q\\uote"},
     {"epochs", "7"},            {"batch-size", "96"},
-    {"scaling", "STRONG"},      {"eval-batch-size", "123"},
+    {"scaling", "STRONG"},      {"accumulate-steps", "4"},
+    {"eval-batch-size", "123"},
     {"train-limit", "500"},     {"test-limit", "60"},
     {"drop-last", "on"},        {"augment", "yes"},
     {"dropout", "off"},         {"optimizer", "AdamW"},
@@ -118,7 +119,7 @@ TEST(TrainOptions, TheConfigurationJsonKeepsItsKeys) {
   std::vector<std::string> keys;
   for (const auto& [key, value] : flat_json_members(TrainConfig{}.to_json(), "defaults")) keys.push_back(key);
   const std::vector<std::string> want = {
-      "model",        "data",          "epochs",     "batch_size",      "scaling",  "eval_batch_size", "train_limit",
+      "model",        "data",          "epochs",     "batch_size",      "scaling",  "accumulate_steps", "eval_batch_size", "train_limit",
       "test_limit",   "drop_last",     "augment",    "dropout",         "optimizer", "lr",             "momentum",
       "dampening",    "nesterov",      "weight_decay", "rho",           "eps",      "beta1",           "beta2",
       "scheduler",    "step_size",     "gamma",      "warmup_epochs",   "min_lr",   "scale_lr",        "seed",

@@ -5,13 +5,16 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <optional>
+#include <vector>
 
 #include "comm/cuda/nccl_communicator.h"
 #include "core/cuda_check.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "data/worker_count.h"
+#include "kernels/elementwise.h"
 #include "nn/cuda/context.h"
 #include "nn/cuda/cuda_handles.h"
 #include "nn/cuda/device_buffer.h"
@@ -27,6 +30,7 @@
 #include "train/cuda/gradient_buckets.h"
 #include "train/cuda/host_input.h"
 #include "train/cuda/loss_scaler.h"
+#include "train/cuda/micro_step_inputs.h"
 #include "train/cuda/peak_rate.h"
 #include "train/cuda/step_graph_policy.h"
 #include "train/cuda/step_graphs.h"
@@ -34,6 +38,7 @@
 #include "train/cuda/step_staging.h"
 #include "train/cuda/step_timer.h"
 #include "train/engine_base.h"
+#include "train/micro_batches.h"
 #include "train/run_setup.h"
 
 namespace sb {
@@ -72,11 +77,16 @@ class CudaEngine final : public EngineBase {
 
  private:
   // Everything of one step after its inputs are in device memory: the part a CUDA graph captures.
-  void enqueue_step_body(int64_t batch, int slot, bool capturing);
-  void capture_graphs(int64_t batch);
+  // micro_sizes: the samples of each micro-batch (one entry without --accumulate-steps).
+  void enqueue_step_body(const std::vector<int64_t>& micro_sizes, int slot, bool capturing);
+  // With several micro-batches, after micro-batch `micro`'s backward: its weighted gradient joins the
+  // step's sum, which the last one leaves in the gradient buffer for the all-reduce.
+  void accumulate_gradient(size_t micro, size_t count, float weight, cudaStream_t s);
+  void capture_graphs(const std::vector<int64_t>& micro_sizes);
   void drop_graphs();
   // The training batch's input and labels: built on the device (--input device) or uploaded (--input host).
-  DeviceTensor training_batch(int64_t batch, int slot);
+  // A micro-batch of `batch` samples from `offset` of the step's indices, with its step inputs.
+  DeviceTensor training_batch(int64_t batch, int64_t offset, const cuda::StepInputs* inputs, int slot);
   const int32_t* training_labels(int slot) const { return host_input_ ? host_input_->labels(slot) : batches_->labels(); }
   cuda::HostInputOptions host_input_options(int64_t max_batch, int local_ranks) const;
   const float* loss_scale() const { return scaler_ ? scaler_->scale() : nullptr; }
@@ -93,6 +103,11 @@ class CudaEngine final : public EngineBase {
   std::unique_ptr<cuda::NcclCommunicator> nccl_;
   std::unique_ptr<cuda::GradientBuckets> buckets_;
   std::unique_ptr<cuda::StepStaging> staging_;
+  std::unique_ptr<cuda::MicroStepInputs> micro_inputs_;
+  cuda::DeviceBuffer accumulated_;  // the sum of a step's earlier micro-batch gradients (--accumulate-steps > 1)
+  int64_t micro_batch_;       // per-rank samples of a micro-batch (--batch-size)
+  // False while a step of several micro-batches runs: their sum is all-reduced after the last backward.
+  bool reduce_during_backward_ = true;
   std::optional<cuda::LossScaler> scaler_;  // fp16 only
   std::unique_ptr<cuda::DeviceOptimizer> optimizer_;
   std::optional<cuda::DeviceLossTotals> train_totals_, eval_totals_;
@@ -112,7 +127,8 @@ class CudaEngine final : public EngineBase {
 CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm,
                        int device, int local_ranks)
     : EngineBase(config, train, test, comm),
-      graph_policy_(config.cuda_graph, config.per_rank_batch(comm.size())),
+      micro_batch_(config.per_rank_batch(comm.size())),
+      graph_policy_(config.cuda_graph, micro_batch_ * config.accumulate_steps),
       gpu_wait_(comm) {
   CHECK_CUDA(cudaSetDevice(device));
   device_name_ = gpu_name(device);
@@ -137,12 +153,17 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
   buckets_ = std::make_unique<cuda::GradientBuckets>(plan_buckets(net_->param_specs(), bucket_size, default_tail_elements(bucket_size)),
                                                      net_->grads(), net_->param_count(), nccl_.get(), stream_.get(),
                                                      config.allreduce_bf16);
-  ctx_->set_gradient_ready_hook([this](const float* first_final) { buckets_->gradients_ready_from(first_final - net_->grads()); });
+  ctx_->set_gradient_ready_hook([this](const float* first_final) {
+    if (reduce_during_backward_) buckets_->gradients_ready_from(first_final - net_->grads());
+  });
 
-  const int64_t max_batch = std::max(config.per_rank_batch(comm.size()), config.eval_batch_size);
-  staging_ = std::make_unique<cuda::StepStaging>(max_batch, stream_);
+  const int64_t max_batch = std::max(micro_batch_, config.eval_batch_size);
+  // A training step's indices are those of all its micro-batches.
+  staging_ = std::make_unique<cuda::StepStaging>(std::max(micro_batch_ * config.accumulate_steps, config.eval_batch_size), stream_);
+  micro_inputs_ = std::make_unique<cuda::MicroStepInputs>(config.accumulate_steps, stream_);
+  if (config.accumulate_steps > 1) accumulated_.ensure_as<float>(static_cast<size_t>(net_->param_count()));
+  ctx_->set_device_step(&micro_inputs_->device(0)->step);  // each micro-batch of a step sets its own
   cuda::StepInputs* inputs = staging_->device_inputs();
-  ctx_->set_device_step(&inputs->step);
   if (ctx_->compute_dtype() == DType::F16) scaler_.emplace(stream_.get());
   optimizer_ = std::make_unique<cuda::DeviceOptimizer>(optimizer_spec_for(config), *net_, ctx_->compute_dtype(), &inputs->lr,
                                                        scaler_ ? &*scaler_ : nullptr, stream_.get());
@@ -187,27 +208,56 @@ cuda::HostInputOptions CudaEngine::host_input_options(int64_t max_batch, int loc
   return o;
 }
 
-DeviceTensor CudaEngine::training_batch(int64_t batch, int slot) {
-  if (host_input_) return host_input_->input(slot, batch);  // uploaded before the step, outside the graph
-  return batches_->enqueue(*train_data_, staging_->device_indices(), batch, config_.augment, staging_->device_inputs(),
-                           stream_.get());
+DeviceTensor CudaEngine::training_batch(int64_t batch, int64_t offset, const cuda::StepInputs* inputs, int slot) {
+  // --input host uploads the whole step's batch before the step, outside the graph (one micro-batch:
+  // TrainConfig refuses --input host with --accumulate-steps above 1).
+  if (host_input_) return host_input_->input(slot, batch);
+  return batches_->enqueue(*train_data_, staging_->device_indices() + offset, batch, config_.augment, inputs, stream_.get());
 }
 
-void CudaEngine::enqueue_step_body(int64_t batch, int slot, bool capturing) {
+void CudaEngine::accumulate_gradient(size_t micro, size_t count, float weight, cudaStream_t s) {
+  float* grads = net_->grads();
+  const int64_t n = net_->param_count();
+  auto* sum = static_cast<float*>(accumulated_.data());
+  kernels::scale(grads, grads, weight, n, DType::F32, s);
+  if (micro + 1 < count) {
+    kernels::accumulate_into_f32(grads, DType::F32, sum, n, micro > 0, s);
+  } else {
+    kernels::add(sum, grads, grads, n, DType::F32, s);
+  }
+}
+
+void CudaEngine::enqueue_step_body(const std::vector<int64_t>& micro_sizes, int slot, bool capturing) {
   const cudaStream_t s = stream_.get();
-  // With --input host, the data phase is the compute stream's wait for the upload, timed in train_step.
-  if (!host_input_) timer_->record(slot, cuda::kStepStart, s, capturing);
-  const DeviceTensor x = training_batch(batch, slot);
-  if (!host_input_) timer_->record(slot, cuda::kDataDone, s, capturing);
-
-  const DeviceTensor& output = net_->forward(x, cuda::Mode::Train);
-  const DeviceTensor& dlogits = loss_->enqueue(output, training_labels(slot), batch, *train_totals_, loss_scale(), true, s);
-  timer_->record(slot, cuda::kForwardDone, s, capturing);
-
+  const size_t count = micro_sizes.size();
+  int64_t step_samples = 0;
+  for (int64_t size : micro_sizes) step_samples += size;
+  // With several micro-batches the phase events bracket the last one (and the step's all-reduce and
+  // update); the micro-batches before it count in the step's wall time only.
+  reduce_during_backward_ = count == 1;
   buckets_->begin_step();
-  net_->backward(dlogits);
+  int64_t offset = 0;
+  for (size_t m = 0; m < count; ++m) {
+    const bool last = m + 1 == count;
+    const int64_t batch = micro_sizes[m];
+    const cuda::StepInputs* inputs = micro_inputs_->device(m);
+    ctx_->set_device_step(&inputs->step);
+    // With --input host, the data phase is the compute stream's wait for the upload, timed in train_step.
+    if (last && !host_input_) timer_->record(slot, cuda::kStepStart, s, capturing);
+    const DeviceTensor x = training_batch(batch, offset, inputs, slot);
+    if (last && !host_input_) timer_->record(slot, cuda::kDataDone, s, capturing);
+
+    const DeviceTensor& output = net_->forward(x, cuda::Mode::Train);
+    const DeviceTensor& dlogits = loss_->enqueue(output, training_labels(slot), batch, *train_totals_, loss_scale(), true, s);
+    if (last) timer_->record(slot, cuda::kForwardDone, s, capturing);
+
+    net_->backward(dlogits);
+    if (count > 1) accumulate_gradient(m, count, micro_batch_weight(static_cast<size_t>(batch), static_cast<size_t>(step_samples)), s);
+    offset += batch;
+  }
   timer_->record(slot, cuda::kBackwardDone, s, capturing);
   buckets_->finish();
+  reduce_during_backward_ = true;
   timer_->record(slot, cuda::kCommDone, s, capturing);
 
   if (scaler_) scaler_->enqueue_check(net_->grads(), net_->param_count(), s);
@@ -216,8 +266,9 @@ void CudaEngine::enqueue_step_body(int64_t batch, int slot, bool capturing) {
   timer_->record(slot, cuda::kOptimizerDone, s, capturing);
 }
 
-void CudaEngine::capture_graphs(int64_t batch) {
-  if (graphs_.capture(stream_, [&](int slot) { enqueue_step_body(batch, slot, true); })) {
+void CudaEngine::capture_graphs(const std::vector<int64_t>& micro_sizes) {
+  const int64_t batch = std::accumulate(micro_sizes.begin(), micro_sizes.end(), int64_t{0});
+  if (graphs_.capture(stream_, [&](int slot) { enqueue_step_body(micro_sizes, slot, true); })) {
     graph_policy_.captured(batch);
   } else {
     graph_policy_.capture_failed();
@@ -234,6 +285,9 @@ void CudaEngine::synchronize() { gpu_wait_.for_stream(stream_); }
 PhaseTimes CudaEngine::train_step(std::span<const int64_t> indices, const StepInfo& info) {
   const int64_t batch = static_cast<int64_t>(indices.size());
   const int slot = cuda::step_slot(steps_queued_);
+  const std::vector<std::span<const int64_t>> micro = micro_batches(indices, micro_batch_, config_.accumulate_steps);
+  std::vector<int64_t> micro_sizes;
+  for (const auto& m : micro) micro_sizes.push_back(static_cast<int64_t>(m.size()));
   staging_->upload_step(slot, indices, info);
   if (host_input_) {
     // From the end of the step before to the upload's end: how long the compute waits for its input,
@@ -242,11 +296,12 @@ PhaseTimes CudaEngine::train_step(std::span<const int64_t> indices, const StepIn
     host_input_->stage_training(slot, indices, info, stream_.get());
     timer_->record(slot, cuda::kDataDone, stream_.get(), false);
   }
-  if (graph_policy_.should_capture(batch)) capture_graphs(batch);
+  micro_inputs_->upload(slot, info, micro);
+  if (graph_policy_.should_capture(batch)) capture_graphs(micro_sizes);
   if (graph_policy_.replays(batch)) {
     graphs_.launch(slot, stream_.get());
   } else {
-    enqueue_step_body(batch, slot, false);
+    enqueue_step_body(micro_sizes, slot, false);
     graph_policy_.ran_eagerly(batch);
   }
   if (host_input_) host_input_->consumed(slot, stream_.get());
