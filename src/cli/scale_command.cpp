@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/command_setup.h"
+#include "cli/table_exports.h"
 #include "cli/commands.h"
 #include "cli/engine_factory.h"
 #include "cli/options.h"
@@ -58,6 +59,7 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   });
   agree_on_configuration(world, config.to_json() + std::to_string(scale.warmup_epochs), config.collective_timeout);
   const auto output_locks = prepare_outputs(world, {config.out, "", "", config.trace});  // a study writes no checkpoint
+  const std::unique_ptr<TableExport> exported = prepare_table_export(world, config, {"study"});
   run_collectively(world, [&] { check_device_available(config, session.local_size()); });
 
   const TrainTest data = load_training_data(world, config, data_spec, counts.back());
@@ -80,11 +82,16 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   std::vector<StudyPoint>& points = study.points;
   const int stopped_by = study.stopped_by, stopped_at = study.stopped_at;
   compute_scaling(points, config.scaling);
+  if (exported) exported->begin_table("study", export_columns(study_columns()));
   log0("\n%6s %14s %12s %9s %11s %13s\n", "gpus", "images/s", "epoch s", "speedup", "efficiency", "exposed comm");
   for (const StudyPoint& p : points) {
     log0("%6d %14.1f %12.3f %9.3f %10.1f%% %12.1f%%\n", p.gpus, p.images_per_s, p.epoch_time_s, p.speedup,
          100.0 * p.efficiency, 100.0 * p.exposed_comm_fraction);
     if (results) results->append_study_row(to_study_row(p));
+    if (exported) {
+      const StudyRow row = to_study_row(p);
+      exported->add_row(export_values(study_columns(), &row));
+    }
   }
   std::string rest;  // the GPU counts without a finished configuration
   for (size_t i = points.size(); i < counts.size(); ++i) rest += (rest.empty() ? "" : ",") + std::to_string(counts[i]);

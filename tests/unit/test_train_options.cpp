@@ -71,6 +71,7 @@ const std::map<std::string, std::string> kOtherValues = {
     {"out", "runs/a b.h5"},     {"trace", "traces"},
     {"checkpoint-every", "2"},  {"checkpoint", "c.h5"},
     {"resume", "r.h5"},
+    {"log-seconds", "2.5"},     {"csv", "t.csv"},          {"json", "t.jsonl"},  {"mllog", "m.log"},
 };
 
 TrainConfig other_config() {
@@ -121,7 +122,7 @@ TEST(TrainOptions, TheConfigurationJsonKeepsItsKeys) {
       "scheduler",    "step_size",     "gamma",      "warmup_epochs",   "min_lr",   "scale_lr",        "seed",
       "device",       "precision",     "layout",     "cuda_graph",      "bucket_mib", "allreduce_bf16", "deterministic",
       "batchnorm_path", "fused_bn", "autotune", "target_accuracy", "target_patience",
-      "stop_after_no_improvement", "log_interval", "sample_steps",  "collective_timeout", "out", "checkpoint_every"};
+      "stop_after_no_improvement", "log_interval", "log_seconds", "sample_steps",  "collective_timeout", "out", "checkpoint_every"};
   EXPECT_EQ(keys, want);
   EXPECT_NE(TrainConfig{}.to_json().find("\"optimizer\":\"sgd\",\"lr\":0.01,"), std::string::npos) << TrainConfig{}.to_json();
 }

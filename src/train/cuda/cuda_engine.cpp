@@ -11,6 +11,7 @@
 #include "core/cuda_check.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/nvtx_ranges.h"
 #include "nn/cuda/context.h"
 #include "nn/cuda/cuda_handles.h"
 #include "nn/cuda/device_buffer.h"
@@ -70,6 +71,7 @@ class CudaEngine final : public EngineBase {
   int64_t parameter_count() const override { return net_->param_count(); }
   PhaseTimes train_step(std::span<const int64_t> indices, const StepInfo& info) override;
   EvalTotals take_train_totals() override;
+  EvalTotals peek_train_totals() override { return train_totals_->read(stream_.get()); }
   EvalTotals evaluate(std::span<const int64_t> indices) override;
   EngineState save_state() override;
   void load_state(const EngineState& state) override;
@@ -171,21 +173,31 @@ CudaEngine::~CudaEngine() {
 
 void CudaEngine::enqueue_step_body(int64_t batch, int slot, bool capturing) {
   const cudaStream_t s = stream_.get();
+  // Host ranges around what each phase enqueues (a captured step shows them once, at its capture).
+  std::optional<NvtxRange> phase(phase_name(kPhaseData));
   timer_->record(slot, cuda::kStepStart, s, capturing);
   const DeviceTensor x =
       batches_->enqueue(*train_data_, staging_->device_indices(), batch, config_.augment, staging_->device_inputs(), s);
   timer_->record(slot, cuda::kDataDone, s, capturing);
 
+  phase.reset();
+  phase.emplace(phase_name(kPhaseForward));
   const DeviceTensor& output = net_->forward(x, cuda::Mode::Train);
   const DeviceTensor& dlogits = loss_->enqueue(output, batches_->labels(), batch, *train_totals_, loss_scale(), true, s);
   timer_->record(slot, cuda::kForwardDone, s, capturing);
 
+  phase.reset();
+  phase.emplace(phase_name(kPhaseBackward));
   buckets_->begin_step();
   net_->backward(dlogits);
   timer_->record(slot, cuda::kBackwardDone, s, capturing);
+  phase.reset();
+  phase.emplace(phase_name(kPhaseComm));
   buckets_->finish();
   timer_->record(slot, cuda::kCommDone, s, capturing);
 
+  phase.reset();
+  phase.emplace(phase_name(kPhaseOptimizer));
   if (scaler_) scaler_->enqueue_check(net_->grads(), net_->param_count(), s);
   optimizer_->enqueue_step(s);
   if (scaler_) scaler_->enqueue_update(s);
