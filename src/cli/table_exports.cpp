@@ -7,7 +7,7 @@ namespace sb {
 
 std::unique_ptr<TableExport> prepare_table_export(Communicator& world, const TrainConfig& config,
                                                   const std::vector<std::string>& tables) {
-  const TableExportPaths paths{config.csv, config.json};
+  const TableExportPaths paths{config.csv, config.json, !config.resume.empty()};
   if (!paths.any()) return nullptr;
   check_on_root(world, 0, [&] { check_table_exports_free(paths, tables); });
   return world.rank() == 0 ? std::make_unique<TableExport>(paths) : nullptr;

@@ -11,9 +11,9 @@
 
 namespace sb {
 
-// Collective, with the outputs' checks: rank 0 checks that the files of `tables` are free (every rank
-// throws the same UserError when not). Returns the export on rank 0, nullptr elsewhere or without
-// --csv and --json.
+// Collective, with the outputs' checks: rank 0 checks that the files of `tables` are free, or for a
+// resumed run (--resume) writable (every rank throws the same UserError when not). Returns the export
+// on rank 0, nullptr elsewhere or without --csv and --json.
 std::unique_ptr<TableExport> prepare_table_export(Communicator& world, const TrainConfig& config,
                                                   const std::vector<std::string>& tables);
 

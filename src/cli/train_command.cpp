@@ -48,7 +48,9 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   agree_on_configuration(world, config.to_json(), config.collective_timeout);
   const auto output_locks = prepare_outputs(world, {config.out, config.checkpoint_path(), config.checkpoint, config.trace});
   const std::unique_ptr<TableExport> exported = prepare_table_export(world, config, {"epochs", "summary"});
-  if (!config.mllog.empty()) check_on_root(world, 0, [&] { check_mllog_free(config.mllog); });
+  bool write_mllog = false;  // known on rank 0, the only writer
+  if (!config.mllog.empty())
+    check_on_root(world, 0, [&] { write_mllog = mllog_should_write(config.mllog, !config.resume.empty()); });
   std::unique_ptr<Checkpoint> resume;
   if (!config.resume.empty()) run_collectively(world, [&] { resume = std::make_unique<Checkpoint>(read_checkpoint(config.resume)); });
   if (resume) {  // the same run, continued in the same results file; checked before anything is written
@@ -67,7 +69,7 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   std::unique_ptr<MlLog> mllog;  // from here on the set-up is MLPerf's init interval
   if (!config.mllog.empty()) {
     check_on_root(world, 0, [&] {
-      if (world.rank() == 0)
+      if (write_mllog)
         mllog = std::make_unique<MlLog>(config.mllog, config.model, std::to_string(world.size()) + "x" + name_of(config.device));
     });
   }

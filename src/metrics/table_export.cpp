@@ -24,9 +24,10 @@ std::string number_text(double v) {
   return ec == std::errc() ? std::string(text, end) : std::to_string(v);
 }
 
-// A new file, created exclusively: a file that appeared since the check is not written over.
-std::FILE* create_new(const std::string& path, const char* option) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+// A new file, created exclusively: a file that appeared since the check is not written over. With
+// `append` (a resumed run), a file that exists is continued.
+std::FILE* create_new(const std::string& path, const char* option, bool append = false) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_EXCL), 0644);
   if (fd < 0) {
     const int error = errno;
     fatal(std::string(option) + ": cannot create " + path + ": " + std::strerror(error) + "; " +
@@ -44,13 +45,23 @@ void write_line(std::FILE* file, const std::string& line, const std::string& pat
   }
 }
 
+// The file's first line without its line break; "" when it is missing or empty.
+std::string first_line(const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "r");
+  if (!file) return "";
+  std::string line;
+  for (int ch = std::fgetc(file); ch != EOF && ch != '\n'; ch = std::fgetc(file)) line += static_cast<char>(ch);
+  std::fclose(file);
+  return line;
+}
+
 void close_file(std::FILE*& file) {
   if (file) std::fclose(file);  // every line was flushed and checked as it was written
   file = nullptr;
 }
 
-void check_free(const std::string& path, const char* option, const char* what) {
-  if (std::filesystem::exists(std::filesystem::symlink_status(path)))
+void check_free(const std::string& path, const char* option, const char* what, bool continuing) {
+  if (!continuing && std::filesystem::exists(std::filesystem::symlink_status(path)))
     throw UserError(std::string(option) + " " + path + ": the file exists already, and exported tables never replace a "
                     "file; choose a new name or move the old file away");
   check_output_writable(path, what);
@@ -69,9 +80,9 @@ std::string csv_table_path(const std::string& csv, size_t index, const std::stri
 void check_table_exports_free(const TableExportPaths& paths, const std::vector<std::string>& tables) {
   if (!paths.csv.empty()) {
     for (size_t i = 0; i < tables.size(); ++i)
-      check_free(csv_table_path(paths.csv, i, tables[i]), "--csv", "the CSV file (--csv)");
+      check_free(csv_table_path(paths.csv, i, tables[i]), "--csv", "the CSV file (--csv)", paths.continuing);
   }
-  if (!paths.json.empty()) check_free(paths.json, "--json", "the JSON Lines file (--json)");
+  if (!paths.json.empty()) check_free(paths.json, "--json", "the JSON Lines file (--json)", paths.continuing);
   if (!paths.csv.empty() && paths.csv == paths.json)
     throw UserError("--csv and --json name the same file " + paths.csv + "; give each its own");
 }
@@ -126,12 +137,19 @@ void TableExport::begin_table(const std::string& table, std::vector<ExportColumn
   close_file(csv_);
   if (!paths_.csv.empty()) {
     csv_path_ = csv_table_path(paths_.csv, tables_, table);
-    csv_ = create_new(csv_path_, "--csv");
     std::string header;
-    for (size_t i = 0; i < columns_.size(); ++i) header += (i ? "," : "") + csv_field(columns_[i].header);
-    write_line(csv_, header + "\n", csv_path_, "--csv");
+    for (size_t i = 0; i < columns_.size(); ++i) {
+      if (i) header += ',';  // appended, not '+'-chained: GCC 12 misfires -Wrestrict
+      header += csv_field(columns_[i].header);
+    }
+    const std::string existing = paths_.continuing ? first_line(csv_path_) : "";
+    if (!existing.empty() && existing != header)
+      fatal("--csv: " + csv_path_ + " holds another table (its first line is not the header of table " + table +
+            "); the resumed run cannot continue it: give --csv a new name");
+    csv_ = create_new(csv_path_, "--csv", paths_.continuing);
+    if (existing.empty()) write_line(csv_, header + "\n", csv_path_, "--csv");
   }
-  if (!paths_.json.empty() && !json_) json_ = create_new(paths_.json, "--json");
+  if (!paths_.json.empty() && !json_) json_ = create_new(paths_.json, "--json", paths_.continuing);
   ++tables_;
 }
 
@@ -141,13 +159,22 @@ void TableExport::add_row(const std::vector<ExportValue>& values) {
           " columns of table " + table_);
   if (csv_) {
     std::string line;
-    for (size_t i = 0; i < values.size(); ++i) line += (i ? "," : "") + csv_field(values[i]);
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i) line += ',';
+      line += csv_field(values[i]);
+    }
     write_line(csv_, line + "\n", csv_path_, "--csv");
   }
   if (json_) {
     std::string line = "{\"table\":" + json_quote(table_);
-    for (size_t i = 0; i < values.size(); ++i) line += "," + json_quote(columns_[i].key) + ":" + json_value(values[i]);
-    write_line(json_, line + "}\n", paths_.json, "--json");
+    for (size_t i = 0; i < values.size(); ++i) {
+      line += ',';
+      line += json_quote(columns_[i].key);
+      line += ':';
+      line += json_value(values[i]);
+    }
+    line += "}\n";
+    write_line(json_, line, paths_.json, "--json");
   }
 }
 

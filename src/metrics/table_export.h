@@ -9,7 +9,8 @@
 // null. Rows are written (and flushed) as they arrive, so a killed job keeps every finished row.
 //
 // An existing file is never written over: the paths are checked before the run starts
-// (check_table_exports_free) and created exclusively on first use.
+// (check_table_exports_free) and created exclusively on first use. A resumed run (--resume) continues
+// its tables instead: rows are appended to a file that exists, whose CSV header must be the table's.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -35,14 +36,15 @@ using ExportValue = std::variant<int64_t, double, std::string>;
 struct TableExportPaths {
   std::string csv;
   std::string json;
+  bool continuing = false;  // a resumed run: append to files that exist
   bool any() const { return !csv.empty() || !json.empty(); }
 };
 
 // The CSV file of the command's `index`-th table named `table` (0: FILE itself; else FILE-<table>.ext).
 std::string csv_table_path(const std::string& csv, size_t index, const std::string& table);
 
-// Throws UserError naming --csv or --json when a file the command would write exists already, or cannot
-// be written there. `tables`: the names of the command's tables, in order.
+// Throws UserError naming --csv or --json when a file the command would write exists already (unless
+// paths.continuing), or cannot be written there. `tables`: the names of the command's tables, in order.
 void check_table_exports_free(const TableExportPaths& paths, const std::vector<std::string>& tables);
 
 // A results-file table's columns as exported (key = header = the column's name), and one row's values.

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/json_text.h"
+#include "core/log.h"
 #include "core/os_error.h"
 #include "metrics/results_output_check.h"
 #include "optim/optimizer_kind.h"
@@ -43,11 +44,18 @@ std::string mllog_number(double v) {
   return ec == std::errc() ? std::string(text, end) : std::to_string(v);
 }
 
-void check_mllog_free(const std::string& path) {
-  if (std::filesystem::exists(std::filesystem::symlink_status(path)))
+bool mllog_should_write(const std::string& path, bool resuming) {
+  if (std::filesystem::exists(std::filesystem::symlink_status(path))) {
+    if (resuming) {
+      log0("--mllog %s: the log of the run before the resume is left as it is; a resumed run is logged in a new file\n",
+           path.c_str());
+      return false;
+    }
     throw UserError("--mllog " + path + ": the file exists already, and a log is never written over; choose a new name "
                     "or move the old log away");
+  }
   check_output_writable(path, "the MLPerf log (--mllog)");
+  return true;
 }
 
 MlLog::MlLog(const std::string& path, const std::string& benchmark, const std::string& platform) : path_(path) {

@@ -51,7 +51,10 @@ class MlLog {
   std::FILE* file_ = nullptr;
 };
 
-// Checks that `path` is free for --mllog: UserError naming the option when it exists or cannot be written.
-void check_mllog_free(const std::string& path);
+// Whether --mllog should write `path`: true when it is free and writable. A log that exists is never
+// written over: UserError naming the option, except for a resumed run (`resuming`), which leaves it as
+// it is, says so on stdout and returns false (MLPerf times one uninterrupted run, from run_start to
+// run_stop; a resumed run cannot give one).
+bool mllog_should_write(const std::string& path, bool resuming);
 
 }  // namespace sb

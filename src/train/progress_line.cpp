@@ -9,7 +9,7 @@ namespace sb {
 std::string with_thousands(double v) {
   if (!std::isfinite(v)) return "n/a";  // e.g. an epoch resumed after its last step ran no timed step here
   std::string digits = std::to_string(static_cast<int64_t>(std::llround(v)));
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<size_t>(i), ",");
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<size_t>(i), 1, ',');
   return digits;
 }
 
@@ -18,7 +18,7 @@ std::string utc_timestamp(std::chrono::system_clock::time_point t) {
   const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
   std::tm utc{};
   gmtime_r(&seconds, &utc);
-  char text[40];
+  char text[80];
   std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
                 utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>(ms % 1000));
   return text;

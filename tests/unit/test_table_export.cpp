@@ -75,6 +75,27 @@ TEST_F(TableExportTest, AnExistingFileIsRefusedNamingTheOption) {
   EXPECT_THROW(check_table_exports_free({(dir_ / "missing" / "t.csv").string(), ""}, {"epochs"}), UserError);
 }
 
+TEST_F(TableExportTest, AResumedRunContinuesItsTables) {
+  const std::string csv = (dir_ / "t.csv").string(), json = (dir_ / "t.jsonl").string();
+  {
+    TableExport first({csv, json});
+    first.begin_table("epochs", {{"epoch", "epoch"}});
+    first.add_row({int64_t{1}});
+  }
+  EXPECT_THROW(check_table_exports_free({csv, json}, {"epochs"}), UserError);
+  EXPECT_NO_THROW(check_table_exports_free({csv, json, true}, {"epochs"}));
+  {
+    TableExport resumed({csv, json, true});
+    resumed.begin_table("epochs", {{"epoch", "epoch"}});
+    resumed.add_row({int64_t{2}});
+  }
+  EXPECT_EQ(read_text(csv), "epoch\n1\n2\n");  // one header
+  EXPECT_EQ(read_text(json), "{\"table\":\"epochs\",\"epoch\":1}\n{\"table\":\"epochs\",\"epoch\":2}\n");
+  TableExport fresh({(dir_ / "new.csv").string(), "", true});  // a resume may also start the tables
+  fresh.begin_table("epochs", {{"epoch", "epoch"}});
+  EXPECT_EQ(read_text(dir_ / "new.csv"), "epoch\n");
+}
+
 TEST(TableExportColumns, ResultsTablesExportTheirColumnsByName) {
   const std::vector<ExportColumn> columns = export_columns(study_columns());
   ASSERT_EQ(columns.size(), study_columns().size());
