@@ -41,7 +41,8 @@ TEST(TrainOptions, EveryHelpDefaultParsesBackToTheDefault) {
     EXPECT_EQ(row.field.show(parsed), shown);
     EXPECT_EQ(parsed.to_json(), defaults.to_json());
   }
-  EXPECT_EQ(noted, (std::set<std::string>{"weight-decay", "eps", "plan-cache", "out", "trace", "resume"}));
+  EXPECT_EQ(noted, (std::set<std::string>{"weight-decay", "eps", "plan-cache", "out", "trace", "resume", "csv", "json",
+                                          "mllog"}));
 }
 
 // A value other than the default for every option, as the command line gives it.
