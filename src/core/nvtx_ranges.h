@@ -51,12 +51,4 @@ class NvtxRange {
   NvtxRange& operator=(const NvtxRange&) = delete;
 };
 
-// Whether this build marks NVTX ranges.
-inline constexpr bool kNvtxBuilt =
-#ifdef SCALEBENCH_HAVE_NVTX
-    true;
-#else
-    false;
-#endif
-
 }  // namespace sb
