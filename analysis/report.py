@@ -38,6 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import argparse  # noqa: E402
 import dataclasses  # noqa: E402
 
+import comm_report  # noqa: E402
 import step_skew  # noqa: E402
 import tables  # noqa: E402
 from scalebench_results import ResultError, load_reference, load_result  # noqa: E402
@@ -260,13 +261,10 @@ def main(argv=None):
     except ResultError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
-    for result in [r for r in results if r.comm]:
-        # `results/*.h5` may hold all-reduce sweeps too; they are no input error, just not reported here.
-        warn(f"{result.path} is a `scalebench comm` all-reduce sweep, which this report leaves out.")
+    sweeps = [r.path for r in results if r.comm]  # `scalebench comm` files: the comm section
     results = [r for r in results if not r.comm]
     if not results:
-        print(f"{PROG}: error: no run or study file among the inputs, only all-reduce sweeps.", file=sys.stderr)
-        return 2
+        return print_comm_only(sweeps, args)
     for result in results:
         if not result.attrs.get("complete", 1):
             warn(f"{result.path} is incomplete (the job stopped before closing it); its finished epochs are used.")
@@ -275,9 +273,30 @@ def main(argv=None):
         sys.stdout.write(table_only_text(report))
     elif args.out:
         written = write_outputs(report, references, args.out, args.title)
+        if sweeps:
+            section, comm_files = comm_report.report(sweeps, args.out)
+            with open(os.path.join(args.out, "report.md"), "a", encoding="utf-8") as handle:
+                handle.write("\n" + section)
+            written += comm_files
         print(f"{PROG}: wrote {len(written)} files to {args.out}: {', '.join(os.path.basename(p) for p in written)}")
     else:
         sys.stdout.write(report_markdown(report, references, args.title))
+    if sweeps and not args.out:
+        sys.stdout.write("\n" + comm_report.report(sweeps)[0])
+    return 0
+
+
+def print_comm_only(sweeps, args):
+    """Inputs that are all all-reduce sweeps: the comm section alone (report.md in --out)."""
+    section, written = comm_report.report(sweeps, args.out)
+    if args.out:
+        path = os.path.join(args.out, "report.md")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(f"# {args.title}\n\n{section}")
+        written.append(path)
+        print(f"{PROG}: wrote {len(written)} files to {args.out}: {', '.join(os.path.basename(p) for p in written)}")
+    else:
+        sys.stdout.write(section)
     return 0
 
 

@@ -286,7 +286,7 @@ fi
 if part comm && ((N >= 2)); then
   say "== all-reduce sweep on $N GPUs"
   run comm 900 "${MPI[@]}" -np "$N" "$S" comm --device cuda --dtypes fp32,bf16 --min-bytes 1K --max-bytes 256M --comm-model wrn --out "$R/comm.h5"
-  grep -E 'wrn gradients|avg busbw|wrong' "$R/comm.log" >> "$R/summary.txt"
+  grep -E 'wrn gradients|Avg bus bandwidth|Out of bounds' "$R/comm.log" >> "$R/summary.txt"
 elif part comm; then
   say "== comm: skipped, one GPU visible"
 fi

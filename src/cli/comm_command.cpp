@@ -16,6 +16,7 @@
 #include "core/exit_codes.h"
 #include "core/json_text.h"
 #include "core/log.h"
+#include "cli/table_exports.h"
 #include "metrics/comm_results.h"
 #include "models/registry.h"
 #include "train/collective.h"
@@ -28,11 +29,33 @@ namespace {
 
 
 const char* kSummary =
-    "An all-reduce sweep in the manner of nccl-tests: for each --dtypes and each power of two from --min-bytes\n"
-    "to --max-bytes, plus the gradient size of --comm-model, one in-place sum is checked element by element\n"
-    "(#wrong), then --iterations are timed. time is the slowest rank's mean per all-reduce; algbw = bytes / time;\n"
+    "An all-reduce sweep printed as nccl-tests' all_reduce_perf prints it: for each --dtypes and each power of two\n"
+    "from --min-bytes to --max-bytes, plus the gradient size of --comm-model, an out-of-place and then an in-place\n"
+    "sum are each checked element by element (#wrong), then --iterations of each are timed. time is the mean over\n"
+    "ranks of each rank's mean per all-reduce (the slowest rank's is beside it); algbw = bytes / time;\n"
     "busbw = algbw * 2(n-1)/n. --device cpu uses MPI (fp32, fp64; MPI has no bf16/fp16 reduction),\n"
     "--device cuda uses NCCL on one GPU per rank. Exits with status 3 when any result is wrong.";
+
+// The exported table (--csv, --json): all_reduce_perf's columns under its names, out of place then in
+// place, then the slowest rank's times and the model marker. JSON keys are unique; CSV headers repeat
+// as all_reduce_perf's do.
+const std::vector<ExportColumn>& comm_export_columns() {
+  static const std::vector<ExportColumn> columns = {
+      {"size", "size"},           {"count", "count"},         {"type", "type"},           {"redop", "redop"},
+      {"root", "root"},           {"oop_time", "time"},       {"oop_algbw", "algbw"},     {"oop_busbw", "busbw"},
+      {"oop_wrong", "#wrong"},    {"ip_time", "time"},        {"ip_algbw", "algbw"},      {"ip_busbw", "busbw"},
+      {"ip_wrong", "#wrong"},     {"oop_time_max", "oop_time_max"}, {"ip_time_max", "ip_time_max"},
+      {"model", "model"}};
+  return columns;
+}
+
+std::vector<ExportValue> export_row(const SweepResult& r, const std::string& model) {
+  const SweepTiming& o = r.out_of_place;
+  const SweepTiming& i = r.in_place;
+  return {r.point.bytes(), r.point.count, std::string(nccl_tests_type_name(r.point.dtype)), std::string("sum"),
+          int64_t{-1}, o.time_us_mean, o.algbw_gbps, o.busbw_gbps, o.wrong, i.time_us_mean, i.algbw_gbps, i.busbw_gbps,
+          i.wrong, o.time_us_max_rank, i.time_us_max_rank, r.point.is_model_size ? model : std::string()};
+}
 
 // The input each model is documented with (README); the gradient count depends on it.
 ModelInput model_home_input(const std::string& model) {
@@ -76,12 +99,18 @@ CommRow to_comm_row(const SweepResult& r) {
   row.bytes = r.point.bytes();
   row.count = r.point.count;
   row.dtype = static_cast<int64_t>(r.point.dtype);
-  row.time_us_mean = r.time_us_mean;
-  row.time_us_min_rank = r.time_us_min_rank;
-  row.time_us_max_rank = r.time_us_max_rank;
-  row.algbw_gbps = r.algbw_gbps;
-  row.busbw_gbps = r.busbw_gbps;
-  row.wrong = r.wrong;
+  row.oop_time_us_mean = r.out_of_place.time_us_mean;
+  row.oop_time_us_min_rank = r.out_of_place.time_us_min_rank;
+  row.oop_time_us_max_rank = r.out_of_place.time_us_max_rank;
+  row.oop_algbw_gbps = r.out_of_place.algbw_gbps;
+  row.oop_busbw_gbps = r.out_of_place.busbw_gbps;
+  row.oop_wrong = r.out_of_place.wrong;
+  row.time_us_mean = r.in_place.time_us_mean;
+  row.time_us_min_rank = r.in_place.time_us_min_rank;
+  row.time_us_max_rank = r.in_place.time_us_max_rank;
+  row.algbw_gbps = r.in_place.algbw_gbps;
+  row.busbw_gbps = r.in_place.busbw_gbps;
+  row.wrong = r.in_place.wrong;
   row.is_model_size = r.point.is_model_size ? 1 : 0;
   return row;
 }
@@ -140,10 +169,11 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
        << ",\"dtypes\":" << quote_list(comm.dtypes) << ",\"dtypes_run\":" << quote_list(names_of(dtypes))
        << ",\"iterations\":" << settings.iterations << ",\"warmup_iterations\":" << settings.warmup_iterations
        << ",\"comm_model\":" << json_quote(config.model) << ",\"model_elements\":" << model_elements
-       << ",\"op\":\"sum\",\"in_place\":true}";
+       << ",\"op\":\"sum\",\"out_of_place\":true,\"in_place\":true}";
   const std::string config_json = json.str();
   agree_on_configuration(world, config_json, config.collective_timeout);
   const auto output_locks = prepare_outputs(world, {config.out, "", "", ""});
+  std::unique_ptr<TableExport> exported = prepare_table_export(world, config, {"comm"});
   run_collectively(world, [&] { check_device_available(config, session.local_size()); });
 
 #ifdef SCALEBENCH_HAVE_CUDA
@@ -180,36 +210,51 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
     results = std::make_unique<CommResultsFile>(config.out, metadata, table);
   }
 
+  if (exported) exported->begin_table("comm", comm_export_columns());
+
   const int n = world.size();
-  log0("# scalebench comm: in-place all-reduce (sum) on %d rank(s), %d node(s); %s on %s\n", n, session.node_count(),
+  log0("# scalebench comm: all-reduce (sum) on %d rank(s), %d node(s); %s on %s\n", n, session.node_count(),
        on_gpu ? "NCCL" : "MPI", info.rank_devices[0].c_str());
-  log0("# %d warm-up + %d timed iterations per size; time = the slowest rank's mean per all-reduce; "
-       "busbw = algbw * 2(n-1)/n = algbw * %.3f\n",
+  log0("# %d warm-up + %d timed iterations per size and form; time = the mean over ranks of each rank's mean per "
+       "all-reduce; busbw = algbw * 2(n-1)/n = algbw * %.3f\n",
        settings.warmup_iterations, settings.iterations, allreduce_busbw_factor(n));
   if (!skip_note.empty()) log0("# %s\n", skip_note.c_str());
   log0("# model size: %s, %lld gradient elements (%s)\n", config.model.c_str(), static_cast<long long>(model_elements),
        describe_input(input).c_str());
-  log0("#\n#%12s %12s %6s %11s %12s %12s %8s\n", "size", "count", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+  // all_reduce_perf's header and column widths, then the slowest rank's times.
+  log0("#\n#%83s%32s%22s\n", "out-of-place", "in-place", "slowest rank");
+  log0("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s %10s %10s\n", "size", "count", "type", "redop", "root",
+       "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "oop time", "ip time");
+  log0("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s %10s %10s\n", "(B)", "(elements)", "", "", "", "(us)",
+       "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)");
 
   int64_t total_wrong = 0;
   double busbw_sum = 0;
-  int busbw_rows = 0;
+  int busbw_count = 0;
   for (const SweepPoint& p : points) {
     const SweepResult r = run_point(p);
-    total_wrong += r.wrong;
-    if (!p.is_model_size) busbw_sum += r.busbw_gbps, ++busbw_rows;
+    total_wrong += r.wrong();
+    if (!p.is_model_size) {  // all_reduce_perf averages both forms' busbw over the sizes
+      busbw_sum += r.out_of_place.busbw_gbps + r.in_place.busbw_gbps;
+      busbw_count += 2;
+    }
     const std::string marker = p.is_model_size ? "  <- " + config.model + " gradients" : "";
-    log0(" %12lld %12lld %6s %11.2f %12.3f %12.3f %8lld%s\n", static_cast<long long>(p.bytes()),
-         static_cast<long long>(p.count), sweep_dtype_name(p.dtype), r.time_us_max_rank, r.algbw_gbps, r.busbw_gbps,
-         static_cast<long long>(r.wrong), marker.c_str());
+    const SweepTiming& o = r.out_of_place;
+    const SweepTiming& i = r.in_place;
+    log0(" %11lld %13lld %9s %7s %7d %8.2f %7.2f %7.2f %6lld %8.2f %7.2f %7.2f %6lld %10.2f %10.2f%s\n",
+         static_cast<long long>(p.bytes()), static_cast<long long>(p.count), nccl_tests_type_name(p.dtype), "sum", -1,
+         o.time_us_mean, o.algbw_gbps, o.busbw_gbps, static_cast<long long>(o.wrong), i.time_us_mean, i.algbw_gbps,
+         i.busbw_gbps, static_cast<long long>(i.wrong), o.time_us_max_rank, i.time_us_max_rank, marker.c_str());
     if (results) results->append(to_comm_row(r));
+    if (exported) exported->add_row(export_row(r, config.model));
   }
-  log0("#\n# avg busbw over the power-of-two sizes: %.3f GB/s\n# #wrong in total: %lld\n",
-       busbw_rows ? busbw_sum / busbw_rows : 0.0, static_cast<long long>(total_wrong));
+  log0("# Out of bounds values : %lld %s\n", static_cast<long long>(total_wrong), total_wrong == 0 ? "OK" : "FAILED");
+  log0("# Avg bus bandwidth    : %g\n#\n", busbw_count ? busbw_sum / busbw_count : 0.0);
   if (results) {
     results->close();
     log0("# results in %s\n", config.out.c_str());
   }
+  exported.reset();
   if (total_wrong > 0) {
     if (world.rank() == 0) {
       std::fprintf(stderr,

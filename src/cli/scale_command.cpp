@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/command_setup.h"
+#include "cli/table_exports.h"
 #include "cli/commands.h"
 #include "cli/engine_factory.h"
 #include "cli/options.h"
@@ -93,6 +94,7 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   for (const SweepCombination& c : combinations) agreed += c.config.to_json();
   agree_on_configuration(world, agreed, config.collective_timeout);
   const auto output_locks = prepare_outputs(world, {config.out, "", "", config.trace});  // a study writes no checkpoint
+  const std::unique_ptr<TableExport> exported = prepare_table_export(world, config, {"study"});
   run_collectively(world, [&] {
     for (const SweepCombination& c : combinations)
       check_device_available(configuration_for(c.config, counts.back()), session.local_size());
@@ -129,13 +131,16 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
       });
   std::vector<StudyPoint>& points = study.points;
   compute_scaling(points, config.scaling);
+  if (exported) exported->begin_table("study", export_columns(study_columns()));
   log0("\n%6s %14s %12s %9s %11s %13s  %s\n", "gpus", "images/s", "epoch s", "speedup", "efficiency", "exposed comm",
        "configuration");
   for (const StudyPoint& p : points) {
     const std::string group = group_name(p.plan, combinations, scale.repeats);
     log0("%6d %14.1f %12.3f %9.3f %10.1f%% %12.1f%%  %s\n", p.gpus, p.images_per_s, p.epoch_time_s, p.speedup,
          100.0 * p.efficiency, 100.0 * p.exposed_comm_fraction, group.c_str());
-    if (results) results->append_study_row(to_study_row(p, combinations[p.plan.combination].config));
+    const StudyRow row = to_study_row(p, combinations[p.plan.combination].config);
+    if (results) results->append_study_row(row);
+    if (exported) exported->add_row(export_values(study_columns(), &row));
   }
   if (study.stopped_by != 0 && study.unfinished < plans.size()) {
     if (results) results->close(false);  // complete = 0: a study that did not finish

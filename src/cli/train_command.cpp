@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/command_setup.h"
+#include "cli/table_exports.h"
 #include "cli/commands.h"
 #include "cli/engine_factory.h"
 #include "cli/options.h"
@@ -18,6 +19,7 @@
 #include "data/dataset_spec.h"
 #include "train/blas_threads.h"
 #include "train/checkpoint.h"
+#include "train/mllog.h"
 #include "train/collective.h"
 #include "train/results_observer.h"
 #include "train/resume_check.h"
@@ -45,6 +47,10 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   });
   agree_on_configuration(world, config.to_json(), config.collective_timeout);
   const auto output_locks = prepare_outputs(world, {config.out, config.checkpoint_path(), config.checkpoint, config.trace});
+  const std::unique_ptr<TableExport> exported = prepare_table_export(world, config, {"epochs", "summary"});
+  bool write_mllog = false;  // known on rank 0, the only writer
+  if (!config.mllog.empty())
+    check_on_root(world, 0, [&] { write_mllog = mllog_should_write(config.mllog, !config.resume.empty()); });
   std::unique_ptr<Checkpoint> resume;
   if (!config.resume.empty()) run_collectively(world, [&] { resume = std::make_unique<Checkpoint>(read_checkpoint(config.resume)); });
   if (resume) {  // the same run, continued in the same results file; checked before anything is written
@@ -60,6 +66,13 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
     }
   }
   run_collectively(world, [&] { check_device_available(config, session.local_size()); });
+  std::unique_ptr<MlLog> mllog;  // from here on the set-up is MLPerf's init interval
+  if (!config.mllog.empty()) {
+    check_on_root(world, 0, [&] {
+      if (write_mllog)
+        mllog = std::make_unique<MlLog>(config.mllog, config.model, std::to_string(world.size()) + "x" + name_of(config.device));
+    });
+  }
 
   const TrainTest data = load_training_data(world, config, data_spec, world.size());
   const DataIdentity identity = data_identity(config.data, data);
@@ -89,8 +102,10 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   } else {
     world.allreduce_min(engine->peak_tflops());  // collective on every rank either way
   }
-  ResultsObserver observer(writer);
-  const RunSummary run = train(config, world, *engine, &observer, resume.get(), &identity);
+  ResultsObserver results_observer(writer);
+  ExportingObserver observer(results_observer, exported.get());
+  const RunSummary run = train(config, world, *engine, &observer, resume.get(), &identity, mllog.get());
+  if (exported) export_run_summary(*exported, run);
   if (results) {
     results->write_root_attribute("total_time_s", run.elapsed_seconds());
     results->write_root_attribute("total_images", run.images());

@@ -23,24 +23,43 @@ double max_exact_integer(SweepDtype dtype) {
   return 0;
 }
 
+// One form of the all-reduce: in place on `data`, or out of place from `data` into `received`.
 template <typename T>
-int64_t run_and_check(Communicator& comm, const SweepPoint& point, const SweepSettings& settings, double& seconds) {
+int64_t run_and_check(Communicator& comm, const SweepPoint& point, const SweepSettings& settings, bool in_place,
+                      double& seconds) {
   const CheckPattern pattern(point.dtype, comm.size());
   std::vector<T> data(static_cast<size_t>(point.count));
   for (int64_t i = 0; i < point.count; ++i) data[static_cast<size_t>(i)] = static_cast<T>(pattern.value(comm.rank(), i));
-  const std::span<T> span(data);
+  std::vector<T> received(in_place ? 0 : data.size());
+  const std::span<T> result = in_place ? std::span<T>(data) : std::span<T>(received);
+  const auto allreduce = [&] {
+    if (in_place) comm.allreduce_sum(result);
+    else comm.allreduce_sum(std::span<const T>(data), result);
+  };
 
-  comm.allreduce_sum(span);
+  allreduce();
   int64_t wrong = 0;
   for (int64_t i = 0; i < point.count; ++i)
-    wrong += static_cast<double>(data[static_cast<size_t>(i)]) != pattern.expected_sum(i);
+    wrong += static_cast<double>(result[static_cast<size_t>(i)]) != pattern.expected_sum(i);
 
-  for (int i = 0; i < settings.warmup_iterations; ++i) comm.allreduce_sum(span);
+  for (int i = 0; i < settings.warmup_iterations; ++i) allreduce();
   comm.barrier();  // every rank starts its clock together
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < settings.iterations; ++i) comm.allreduce_sum(span);
+  for (int i = 0; i < settings.iterations; ++i) allreduce();
   seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / settings.iterations;
   return wrong;
+}
+
+template <typename T>
+SweepResult run_both(Communicator& comm, const SweepPoint& point, const SweepSettings& settings) {
+  SweepResult r;
+  r.point = point;
+  double seconds = 0;
+  int64_t wrong = run_and_check<T>(comm, point, settings, false, seconds);
+  r.out_of_place = summarize_timing(comm, point, seconds, wrong);
+  wrong = run_and_check<T>(comm, point, settings, true, seconds);
+  r.in_place = summarize_timing(comm, point, seconds, wrong);
+  return r;
 }
 
 }  // namespace
@@ -51,6 +70,16 @@ const char* sweep_dtype_name(SweepDtype dtype) {
     case SweepDtype::Fp64: return "fp64";
     case SweepDtype::Bf16: return "bf16";
     case SweepDtype::Fp16: return "fp16";
+  }
+  return "?";
+}
+
+const char* nccl_tests_type_name(SweepDtype dtype) {
+  switch (dtype) {
+    case SweepDtype::Fp32: return "float";
+    case SweepDtype::Fp64: return "double";
+    case SweepDtype::Bf16: return "bfloat16";
+    case SweepDtype::Fp16: return "half";
   }
   return "?";
 }
@@ -145,33 +174,29 @@ CheckPattern::CheckPattern(SweepDtype dtype, int ranks) {
     for (int r = 0; r < ranks; ++r) expected_[static_cast<size_t>(j)] += value(r, j);
 }
 
-SweepResult summarize_point(Communicator& comm, const SweepPoint& point, double my_seconds_per_allreduce,
-                            int64_t my_wrong) {
-  SweepResult r;
-  r.point = point;
+SweepTiming summarize_timing(Communicator& comm, const SweepPoint& point, double my_seconds_per_allreduce,
+                             int64_t my_wrong) {
+  SweepTiming t;
   const double my_us = my_seconds_per_allreduce * 1e6;
-  r.time_us_mean = comm.allreduce_avg(my_us);
-  r.time_us_min_rank = comm.allreduce_min(my_us);
-  r.time_us_max_rank = comm.allreduce_max(my_us);
-  r.algbw_gbps = algbw_gbps(point.bytes(), r.time_us_max_rank * 1e-6);
-  r.busbw_gbps = busbw_gbps(r.algbw_gbps, comm.size());
-  r.wrong = comm.allreduce_sum(my_wrong);
-  return r;
+  t.time_us_mean = comm.allreduce_avg(my_us);
+  t.time_us_min_rank = comm.allreduce_min(my_us);
+  t.time_us_max_rank = comm.allreduce_max(my_us);
+  t.algbw_gbps = algbw_gbps(point.bytes(), t.time_us_mean * 1e-6);
+  t.busbw_gbps = busbw_gbps(t.algbw_gbps, comm.size());
+  t.wrong = comm.allreduce_sum(my_wrong);
+  return t;
 }
 
 SweepResult run_cpu_allreduce(Communicator& comm, const SweepPoint& point, const SweepSettings& settings) {
   if (point.count > INT_MAX)  // the command validates sizes first; this guards other callers
     throw UserError("an all-reduce of " + std::to_string(point.count) + " elements exceeds MPI's int count");
-  double seconds = 0;
-  int64_t wrong = 0;
   switch (point.dtype) {
-    case SweepDtype::Fp32: wrong = run_and_check<float>(comm, point, settings, seconds); break;
-    case SweepDtype::Fp64: wrong = run_and_check<double>(comm, point, settings, seconds); break;
+    case SweepDtype::Fp32: return run_both<float>(comm, point, settings);
+    case SweepDtype::Fp64: return run_both<double>(comm, point, settings);
     default:
       throw UserError(std::string("--dtypes ") + sweep_dtype_name(point.dtype) +
                       ": MPI has no reduction for it; the CPU backend sweeps fp32 and fp64 (use --device cuda)");
   }
-  return summarize_point(comm, point, seconds, wrong);
 }
 
 }  // namespace sb

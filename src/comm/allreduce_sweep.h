@@ -3,9 +3,10 @@
 // file holds what both backends share (sizes, dtypes, the check pattern, the bandwidth formulas, the
 // cross-rank summary) and the CPU (MPI) runner; the NCCL runner is comm/cuda/allreduce_sweep_cuda.h.
 //
-// The timed operation is the one checked: an in-place sum. (Training averages; NCCL's avg costs the
-// same as its sum, and MPI has no average at all.) Repeated in-place sums make the values grow, which
-// changes nothing in the timing: the check runs on freshly filled buffers before the timed loop.
+// Each point runs twice, as all_reduce_perf does: out of place (separate send and receive buffers), then
+// in place. Each time one sum is checked, then the same sum is timed. (Training averages; NCCL's avg
+// costs the same as its sum, and MPI has no average at all.) Repeated in-place sums make the values
+// grow, which changes nothing in the timing: the check runs on freshly filled buffers first.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -19,6 +20,7 @@ namespace sb {
 enum class SweepDtype { Fp32 = 0, Fp64 = 1, Bf16 = 2, Fp16 = 3 };
 
 const char* sweep_dtype_name(SweepDtype dtype);                // "fp32", "fp64", "bf16", "fp16"
+const char* nccl_tests_type_name(SweepDtype dtype);            // all_reduce_perf's `type`: "float", "double", "bfloat16", "half"
 int64_t sweep_dtype_bytes(SweepDtype dtype);                   // bytes per element
 std::vector<std::string> sweep_dtype_names();                  // every name, indexed by code
 std::vector<SweepDtype> parse_sweep_dtypes(const std::vector<std::string>& names);  // UserError naming --dtypes
@@ -72,20 +74,29 @@ struct SweepSettings {
   int warmup_iterations = 5;   // untimed, after the check
 };
 
-// One row of the sweep, the same on every rank after summarize_point.
-struct SweepResult {
-  SweepPoint point;
-  double time_us_mean = 0;      // per-all-reduce time: each rank's mean over the iterations, then mean over ranks
+// One timed form of the all-reduce (out of place or in place), the same on every rank after
+// summarize_timing. As all_reduce_perf reports by default, the headline time is the mean over ranks of
+// each rank's mean per all-reduce, and algbw and busbw come from it; the slowest rank stands beside it.
+struct SweepTiming {
+  double time_us_mean = 0;      // per all-reduce: each rank's mean over the iterations, then the mean over ranks
   double time_us_min_rank = 0;  // ... the fastest rank's mean
-  double time_us_max_rank = 0;  // ... the slowest rank's mean: the headline, as in nccl-tests
-  double algbw_gbps = 0;        // from time_us_max_rank
+  double time_us_max_rank = 0;  // ... the slowest rank's mean
+  double algbw_gbps = 0;        // from time_us_mean
   double busbw_gbps = 0;
   int64_t wrong = 0;            // wrong elements after the checked all-reduce, summed over ranks
 };
 
+// One row of the sweep: both forms of one point.
+struct SweepResult {
+  SweepPoint point;
+  SweepTiming out_of_place;
+  SweepTiming in_place;
+  int64_t wrong() const { return out_of_place.wrong + in_place.wrong; }
+};
+
 // Collective over `comm`: reduces each rank's mean time per all-reduce and wrong-element count.
-SweepResult summarize_point(Communicator& comm, const SweepPoint& point, double my_seconds_per_allreduce,
-                            int64_t my_wrong);
+SweepTiming summarize_timing(Communicator& comm, const SweepPoint& point, double my_seconds_per_allreduce,
+                             int64_t my_wrong);
 
 // The CPU backend: MPI_Allreduce through `comm` on host buffers (fp32 and fp64 only). Collective.
 SweepResult run_cpu_allreduce(Communicator& comm, const SweepPoint& point, const SweepSettings& settings);

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -35,6 +36,12 @@ class Communicator {
     reduce(data, ReduceOp::Sum);
     const T ranks = static_cast<T>(size());
     for (T& x : data) x /= ranks;
+  }
+
+  // Out of place: `send` is left as it was and every rank's `received` holds the sum (the same sizes).
+  // The all-reduce sweep times this form as well (nccl-tests' out-of-place columns).
+  template <ReducibleElement T> void allreduce_sum(std::span<const T> send, std::span<T> received) {
+    allreduce_elements_out_of_place(send.data(), received.data(), send.size(), element_type_of<T>, ReduceOp::Sum);
   }
 
   // One-value forms, for timings and counters: `double slowest = comm.allreduce_max(my_time);`
@@ -77,6 +84,10 @@ class Communicator {
 
   // The typed wrappers above are the only callers: counts here are element counts of `type`.
   virtual void allreduce_elements(void* data, size_t count, ElementType type, ReduceOp op) = 0;
+  // Throws std::logic_error where a communicator offers only in-place reductions (test doubles).
+  virtual void allreduce_elements_out_of_place(const void*, void*, size_t, ElementType, ReduceOp) {
+    throw std::logic_error("this communicator has no out-of-place all-reduce");
+  }
   virtual void broadcast_elements(void* data, size_t count, ElementType type, int root) = 0;
   virtual void gather_elements(const void* mine, size_t count, void* all, ElementType type, int root) = 0;
   virtual void allgather_elements(const void* mine, size_t count, void* all, ElementType type) = 0;

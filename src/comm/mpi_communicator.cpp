@@ -100,6 +100,14 @@ void MpiCommunicator::allreduce_elements(void* data, size_t count, ElementType t
                  [&](MPI_Request* r) { return MPI_Iallreduce(MPI_IN_PLACE, data, n, mpi_datatype(type), mpi_op(op), comm_, r); });
 }
 
+void MpiCommunicator::allreduce_elements_out_of_place(const void* send, void* received, size_t count, ElementType type,
+                                                      ReduceOp op) {
+  if (count == 0) return;
+  const int n = mpi_count(count);
+  run_collective(comm_, "an MPI allreduce", [&] { return MPI_Allreduce(send, received, n, mpi_datatype(type), mpi_op(op), comm_); },
+                 [&](MPI_Request* r) { return MPI_Iallreduce(send, received, n, mpi_datatype(type), mpi_op(op), comm_, r); });
+}
+
 void MpiCommunicator::broadcast_elements(void* data, size_t count, ElementType type, int root) {
   if (count == 0) return;
   const int n = mpi_count(count);

@@ -31,6 +31,8 @@ class MpiCommunicator final : public Communicator {
 
  protected:
   void allreduce_elements(void* data, size_t count, ElementType type, ReduceOp op) override;
+  void allreduce_elements_out_of_place(const void* send, void* received, size_t count, ElementType type,
+                                       ReduceOp op) override;
   void broadcast_elements(void* data, size_t count, ElementType type, int root) override;
   void gather_elements(const void* mine, size_t count, void* all, ElementType type, int root) override;
   void allgather_elements(const void* mine, size_t count, void* all, ElementType type) override;

@@ -37,6 +37,7 @@ CommResultsFile::CommResultsFile(const std::string& path, const RunMetadata& met
   table_ = h5::create_extendible(file_.get(), "comm", file_type.get(), {0}, 0, {64});
   const hid_t t = table_.get();
   h5::write_string_list_attribute(t, "units", column_units(comm_columns()));
+  h5::write_int_attribute(t, "comm_version", kCommTableVersion);
   h5::write_string_attribute(t, "backend", info.backend);
   h5::write_string_attribute(t, "op", info.op);
   h5::write_int_attribute(t, "ranks", info.ranks);

@@ -19,22 +19,33 @@
 namespace sb {
 
 // /comm: one row per all-reduce size and dtype, in the X(...) form of results_schema.h. Times are per
-// all-reduce, in microseconds.
-#define SB_COMM_COLUMNS(X)                         \
-  X(int64_t, bytes, 0, "bytes")                    \
-  X(int64_t, count, 0, "1")                        \
-  X(int64_t, dtype, 0, "1")                        \
-  X(double, time_us_mean, kNotMeasured, "us")      \
-  X(double, time_us_min_rank, kNotMeasured, "us")  \
-  X(double, time_us_max_rank, kNotMeasured, "us")  \
-  X(double, algbw_gbps, kNotMeasured, "GB/s")      \
-  X(double, busbw_gbps, kNotMeasured, "GB/s")      \
-  X(int64_t, wrong, 0, "1")                        \
+// all-reduce, in microseconds; `oop_` columns time the out-of-place all-reduce, the unprefixed ones the
+// in-place one (the only one of version 1). algbw and busbw come from the mean over ranks.
+#define SB_COMM_COLUMNS(X)                             \
+  X(int64_t, bytes, 0, "bytes")                        \
+  X(int64_t, count, 0, "1")                            \
+  X(int64_t, dtype, 0, "1")                            \
+  X(double, oop_time_us_mean, kNotMeasured, "us")      \
+  X(double, oop_time_us_min_rank, kNotMeasured, "us")  \
+  X(double, oop_time_us_max_rank, kNotMeasured, "us")  \
+  X(double, oop_algbw_gbps, kNotMeasured, "GB/s")      \
+  X(double, oop_busbw_gbps, kNotMeasured, "GB/s")      \
+  X(int64_t, oop_wrong, 0, "1")                        \
+  X(double, time_us_mean, kNotMeasured, "us")          \
+  X(double, time_us_min_rank, kNotMeasured, "us")      \
+  X(double, time_us_max_rank, kNotMeasured, "us")      \
+  X(double, algbw_gbps, kNotMeasured, "GB/s")          \
+  X(double, busbw_gbps, kNotMeasured, "GB/s")          \
+  X(int64_t, wrong, 0, "1")                            \
   X(int64_t, is_model_size, 0, "1")
 
 struct CommRow {
   SB_COMM_COLUMNS(SB_ROW_FIELD)
 };
+
+// The /comm table's `comm_version` attribute. 2: out-of-place columns, algbw and busbw from the mean over
+// ranks. Version 1 (files without the attribute): in place only, algbw and busbw from the slowest rank.
+inline constexpr int64_t kCommTableVersion = 2;
 
 // Attributes of /comm.
 struct CommTableInfo {

@@ -1,8 +1,10 @@
 #include "train/cpu_engine.h"
 
 #include <chrono>
+#include <optional>
 
 #include "core/error.h"
+#include "core/nvtx_ranges.h"
 #include "nn/cpu/loss.h"
 #include "nn/cpu/step_interrupt.h"
 #include "train/micro_batches.h"
@@ -30,11 +32,14 @@ float CpuEngine::loss_and_gradient(const Tensor<float>& output, const std::vecto
 
 void CpuEngine::run_micro_batch(std::span<const int64_t> indices, const StepInfo& info, size_t micro, uint64_t position,
                                 size_t step_samples, PhaseTimes& t) {
+  std::optional<NvtxRange> phase(phase_name(kPhaseData));
   auto t0 = Clock::now();
   assemble_batch(train_, indices, augmentation_, AugmentKey{config_.seed, info.epoch, comm_.rank()}, position, images_,
                  labels_);
   t.seconds[kPhaseData] += seconds_since(t0);
 
+  phase.reset();
+  phase.emplace(phase_name(kPhaseForward));
   t0 = Clock::now();
   net_.set_random_stream(dropout_key_, dropout_step(info.step, config_.accumulate_steps, micro));
   const Tensor<float>& output = net_.forward(images_, cpu::Mode::Train);
@@ -48,6 +53,8 @@ void CpuEngine::run_micro_batch(std::span<const int64_t> indices, const StepInfo
   train_totals_.correct += cpu::count_correct(output, labels_.data());
   train_totals_.count += static_cast<int64_t>(indices.size());
 
+  phase.reset();
+  phase.emplace(phase_name(kPhaseBackward));
   t0 = Clock::now();
   net_.backward(grad_);
   t.seconds[kPhaseBackward] += seconds_since(t0);
@@ -96,10 +103,13 @@ PhaseTimes CpuEngine::train_step(std::span<const int64_t> indices, const StepInf
     return t;
   }
 
+  std::optional<NvtxRange> phase(phase_name(kPhaseComm));
   auto t0 = Clock::now();
   comm_.allreduce_avg(std::span<float>(net_.grads()));
   t.seconds[kPhaseComm] = seconds_since(t0);
 
+  phase.reset();
+  phase.emplace(phase_name(kPhaseOptimizer));
   t0 = Clock::now();
   {
     const std::lock_guard<std::mutex> updating(update_mutex_);

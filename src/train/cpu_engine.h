@@ -18,6 +18,7 @@ class CpuEngine final : public EngineBase {
   int64_t parameter_count() const override { return static_cast<int64_t>(net_.params().size()); }
   PhaseTimes train_step(std::span<const int64_t> indices, const StepInfo& info) override;
   EvalTotals take_train_totals() override;
+  EvalTotals peek_train_totals() override { return train_totals_; }
   EvalTotals evaluate(std::span<const int64_t> indices) override;
   EngineState save_state() override;
   void load_state(const EngineState& state) override;

@@ -71,6 +71,9 @@ class Engine {
   virtual PhaseTimes train_step(std::span<const int64_t> indices, const StepInfo& info) = 0;
   // The sum of the per-sample training losses since the last call, and how many samples they cover.
   virtual EvalTotals take_train_totals() = 0;
+  // The same totals, left as they are (for progress lines; waits for queued device work). None (count
+  // 0) where an engine does not offer them.
+  virtual EvalTotals peek_train_totals() { return {}; }
   // Evaluates this rank's shard of the test set (test-set indices), in eval mode. Local totals only.
   virtual EvalTotals evaluate(std::span<const int64_t> indices) = 0;
 

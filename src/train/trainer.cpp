@@ -9,11 +9,14 @@
 #include "core/error.h"
 #include "core/fault_injection.h"
 #include "core/log.h"
+#include "core/nvtx_ranges.h"
 #include "data/sampler.h"
 #include "metrics/chrome_trace.h"
 #include "train/checkpoint.h"
 #include "train/early_stop.h"
 #include "train/micro_batches.h"
+#include "train/mllog.h"
+#include "train/progress_line.h"
 #include "train/collective.h"
 #include "train/stop_checkpoint.h"
 #include "train/run_setup.h"
@@ -58,11 +61,11 @@ std::string training_line(const TrainConfig& config, int64_t per_rank_batch, int
   return text;
 }
 
-std::string with_thousands(double v) {
-  if (!std::isfinite(v)) return "n/a";  // an epoch resumed after its last step ran no timed step here
-  std::string digits = std::to_string(static_cast<int64_t>(std::llround(v)));
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<size_t>(i), ",");
-  return digits;
+// MLPerf's run_stop status: "success" when the run reached its target, or ran every epoch without one.
+const char* mllog_status(const RunSummary& run, double target_accuracy) {
+  if (run.interrupted || run.diverged) return "aborted";
+  if (target_accuracy > 0) return std::isfinite(run.time_to_target) ? "success" : "aborted";
+  return run.stop_reason == "completed" ? "success" : "aborted";
 }
 }  // namespace
 
@@ -96,7 +99,7 @@ std::string summary_line(const RunSummary& run, double target_accuracy) {
 }
 
 RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, EpochObserver* observer,
-                 const Checkpoint* resume, const DataIdentity* data) {
+                 const Checkpoint* resume, const DataIdentity* data, MlLog* mllog) {
   const int world = comm.size(), rank = comm.rank();
   const int64_t per_rank_batch = config.per_rank_batch(world);
   const int64_t test_n = config.test_limit > 0 ? std::min(config.test_limit, engine.test_size()) : engine.test_size();
@@ -142,10 +145,14 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     if (!config.trace.empty()) trace = std::make_unique<ChromeTrace>(trace_path(config.trace, rank), rank);
   });
   StopCheckpointer stopper(comm, engine, config_json, identity, checkpoint_path, config.resumable);
+  if (mllog) mllog->run_start(config, per_rank_batch * world, engine.train_size(), test_n);
+  ProgressSchedule progress(rank == 0 ? config.log_seconds : 0);  // rank 0 prints
+  double last_eval_seconds = 0;
   const auto run_start = Clock::now();
   double trace_cursor_us = 0;  // phases are laid end to end on the rank's own (device or host) time
   double energy_before = engine.energy_joules();
   for (int epoch = start.epoch; epoch < config.epochs; ++epoch) {
+    const NvtxRange epoch_range(nvtx_epoch_name(epoch));
     // One entry per optimizer step: --accumulate-steps micro-batches of the per-rank batch.
     const auto batches = step_batches(sampler.indices(epoch), per_rank_batch, config.accumulate_steps, config.drop_last);
     EpochSummary s;
@@ -163,6 +170,8 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     int64_t my_samples = 0;
 
     comm.barrier();  // start the epoch together, so the spread across ranks is the ranks' own
+    if (mllog) mllog->epoch_start(epoch);
+    progress.restart();
     const auto epoch_start = Clock::now();
     const double epoch_start_us = std::chrono::duration<double, std::micro>(epoch_start - run_start).count();
     trace_cursor_us = std::max(trace_cursor_us, epoch_start_us);
@@ -190,7 +199,10 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
       StepInfo info{epoch, step, position, s.learning_rate};
       set_collective_position(epoch, static_cast<int64_t>(b));
       inject_fault_if_asked("step", static_cast<long>(step - start.global_step));
-      const PhaseTimes times = engine.train_step(batches[b], info);
+      const PhaseTimes times = [&] {
+        const NvtxRange step_range(kNvtxStep);
+        return engine.train_step(batches[b], info);
+      }();
       const size_t steps_done = times.abandoned ? b : b + 1;
       if (!times.abandoned) {  // an abandoned step changed nothing: the checkpoint below is the one before it
         record(times);
@@ -214,11 +226,28 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
           }
           run.stop_reason += "; checkpoint " + checkpoint_path + " (continue with --resume " + checkpoint_path + ")";
         }
+        if (mllog) mllog->run_stop(mllog_status(run, config.target_accuracy));
         return run;
       }
       my_samples += static_cast<int64_t>(batches[b].size());
       if (config.log_interval > 0 && (b + 1) % static_cast<size_t>(config.log_interval) == 0) {
         log0("  epoch %d step %zu/%zu lr %.4g\n", epoch + 1, b + 1, batches.size(), s.learning_rate);
+      }
+      if (progress.due(seconds_since(epoch_start))) {
+        const EvalTotals so_far = engine.peek_train_totals();
+        ProgressPoint point;
+        point.epoch = epoch;
+        point.epochs = config.epochs;
+        point.step = static_cast<int64_t>(b + 1);
+        point.steps = s.steps;
+        point.steps_timed = static_cast<int64_t>(b + 1 - first_batch);
+        point.epoch_seconds = seconds_since(epoch_start);
+        point.images = my_samples * world;  // the sampler gives every rank as many samples
+        point.ranks = world;
+        point.rank_unit = config.device == Device::Cuda ? "GPU" : "rank";
+        point.loss = so_far.count ? so_far.loss_sum / static_cast<double>(so_far.count) : NAN;
+        point.eval_seconds = last_eval_seconds;
+        log0("%s\n", progress_line(point, std::chrono::system_clock::now()).c_str());
       }
     }
     stopper.suspend();  // until the next epoch's first boundary: this epoch's row is yet to be written
@@ -226,8 +255,12 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     record(engine.drain_step_times());
     const double my_wall = seconds_since(epoch_start);
 
+    if (mllog) mllog->evaluation_start(epoch);
     const auto eval_start = Clock::now();
-    const EvalTotals test = reduce_totals(comm, engine.evaluate(test_indices));
+    const EvalTotals test = reduce_totals(comm, [&] {
+      const NvtxRange evaluation_range(kNvtxEvaluation);
+      return engine.evaluate(test_indices);
+    }());
     const EvalTotals trained = reduce_totals(comm, engine.take_train_totals());
     s.eval_seconds = comm.allreduce_max(seconds_since(eval_start));
 
@@ -276,6 +309,8 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
       const auto hdf5 = stopper.exclusive();
       observer->on_epoch(s);
     }
+    if (mllog) mllog->evaluation_done(s);
+    last_eval_seconds = s.eval_seconds;
     run.epochs.push_back(s);
     run.epochs_run = epoch + 1;
     run.final_accuracy = s.test_accuracy;
@@ -302,6 +337,7 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     }
   }
   if (run.stop_reason.empty()) run.stop_reason = "completed";
+  if (mllog) mllog->run_stop(mllog_status(run, config.target_accuracy));
   return run;
 }
 

@@ -66,11 +66,13 @@ struct RunSummary {
 std::string summary_line(const RunSummary& run, double target_accuracy);
 
 struct Checkpoint;
+class MlLog;
 
 // Runs config.epochs epochs (or fewer on early stop or a stop signal), from the start or from `resume`.
 // `data` is what checkpoints record about the data (train_command passes it; none: an empty identity,
-// which no resume accepts). Collective over comm.
+// which no resume accepts). `mllog`: the run's MLPerf log (train/mllog.h), on rank 0 only. Collective
+// over comm.
 RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, EpochObserver* observer = nullptr,
-                 const Checkpoint* resume = nullptr, const DataIdentity* data = nullptr);
+                 const Checkpoint* resume = nullptr, const DataIdentity* data = nullptr, MlLog* mllog = nullptr);
 
 }  // namespace sb

@@ -173,18 +173,6 @@ class StudyConfigTest(TempDirTest):
         self.assertEqual(result.configs["gpus_2"].batch_size, 128)
         self.assertEqual(result.configs["gpus_1"].batch_size, 256)
 
-    def test_comm_sweeps_are_left_out(self):
-        study = self.path("study.h5")
-        fixtures.amdahl_study(study)
-        comm = fixtures.write_comm(self.path("comm.h5"))
-        result = run_report(study, comm, "--out", self.path("out"))
-        self.assert_ok(result)
-        self.assertIn(f"{comm} is a `scalebench comm` all-reduce sweep", result.stderr)
-        self.assertEqual({r["series"] for r in read_csv(self.path("out", "scaling.csv"))}, {"study"})
-        only = run_report(comm, "--table-only")
-        self.assertEqual(only.returncode, 2)
-        self.assertIn("no run or study file", only.stderr)
-
 
 class ComparisonTest(TempDirTest):
     def test_study_against_a_pytorch_reference(self):

@@ -140,6 +140,11 @@ class FakeComm final : public Communicator {
   std::unique_ptr<Communicator> split(int, int) override { return nullptr; }
 
  protected:
+  void allreduce_elements_out_of_place(const void* send, void* received, size_t count, ElementType type,
+                                       ReduceOp op) override {
+    copy(send, count, received, type);
+    allreduce_elements(received, count, type, op);
+  }
   void allreduce_elements(void* data, size_t count, ElementType type, ReduceOp) override {
     if (!corrupt_ || count < 2) return;
     if (type == ElementType::Float32) for (size_t i = 0; i < count; ++i) static_cast<float*>(data)[i] += 1;
@@ -162,15 +167,28 @@ TEST(CpuAllreduce, CountsWrongElementsAndReportsTimes) {
     const SweepPoint point{dtype, 1000, false};
     FakeComm good(false), bad(true);
     const SweepResult ok = run_cpu_allreduce(good, point, settings);
-    EXPECT_EQ(ok.wrong, 0);
-    EXPECT_GE(ok.time_us_max_rank, 0.0);
-    EXPECT_EQ(ok.time_us_min_rank, ok.time_us_max_rank);  // one rank
-    EXPECT_EQ(ok.busbw_gbps, 0.0);                        // 2(n-1)/n = 0 on one rank
+    EXPECT_EQ(ok.wrong(), 0);
+    for (const SweepTiming& t : {ok.out_of_place, ok.in_place}) {
+      EXPECT_GE(t.time_us_max_rank, 0.0);
+      EXPECT_EQ(t.time_us_min_rank, t.time_us_max_rank);  // one rank
+      EXPECT_EQ(t.time_us_mean, t.time_us_max_rank);
+      EXPECT_EQ(t.busbw_gbps, 0.0);                       // 2(n-1)/n = 0 on one rank
+    }
     EXPECT_EQ(ok.point.bytes(), 1000 * sweep_dtype_bytes(dtype));
-    EXPECT_EQ(run_cpu_allreduce(bad, point, settings).wrong, 1000);
+    const SweepResult corrupted = run_cpu_allreduce(bad, point, settings);
+    EXPECT_EQ(corrupted.out_of_place.wrong, 1000);  // both forms are checked
+    EXPECT_EQ(corrupted.in_place.wrong, 1000);
+    EXPECT_EQ(corrupted.wrong(), 2000);
   }
   FakeComm good(false);
   EXPECT_THROW(run_cpu_allreduce(good, SweepPoint{SweepDtype::Bf16, 8, false}, settings), UserError);
+}
+
+TEST(SweepDtype, NcclTestsTypeNames) {
+  EXPECT_STREQ(nccl_tests_type_name(SweepDtype::Fp32), "float");
+  EXPECT_STREQ(nccl_tests_type_name(SweepDtype::Fp64), "double");
+  EXPECT_STREQ(nccl_tests_type_name(SweepDtype::Bf16), "bfloat16");
+  EXPECT_STREQ(nccl_tests_type_name(SweepDtype::Fp16), "half");
 }
 
 TEST(CommResults, TableAndAttributesRoundTrip) {
@@ -196,6 +214,7 @@ TEST(CommResults, TableAndAttributesRoundTrip) {
   CommResultsFile file(path, metadata, info);
   CommRow row;
   row.bytes = 4096, row.count = 1024, row.dtype = 0, row.time_us_max_rank = 2.5, row.wrong = 0, row.is_model_size = 0;
+  row.oop_time_us_mean = 3.5, row.oop_wrong = 1;
   file.append(row);
   row.bytes = 1199882 * 4, row.count = 1199882, row.is_model_size = 1, row.wrong = 7;
   file.append(row);
@@ -225,6 +244,8 @@ TEST(CommResults, TableAndAttributesRoundTrip) {
   h5::read_whole(table.get(), type.get(), rows.data());
   EXPECT_EQ(rows[0].count, 1024);
   EXPECT_EQ(rows[0].time_us_max_rank, 2.5);
+  EXPECT_EQ(rows[0].oop_time_us_mean, 3.5);
+  EXPECT_EQ(rows[0].oop_wrong, 1);
   EXPECT_EQ(rows[1].bytes, 1199882 * 4);
   EXPECT_EQ(rows[1].wrong, 7);
   EXPECT_EQ(rows[1].is_model_size, 1);
@@ -232,6 +253,7 @@ TEST(CommResults, TableAndAttributesRoundTrip) {
   EXPECT_EQ(h5::read_string_list_attribute(table.get(), "skipped_dtypes"), std::vector<std::string>{"bf16"});
   EXPECT_EQ(h5::read_string_list_attribute(table.get(), "units").size(), comm_columns().size());
   EXPECT_EQ(h5::read_string_attribute(table.get(), "backend"), "mpi");
+  EXPECT_EQ(h5::read_int_attribute(table.get(), "comm_version"), kCommTableVersion);
   EXPECT_EQ(h5::read_int_attribute(table.get(), "model_elements"), 1199882);
   table = {};
   f = {};

@@ -41,7 +41,8 @@ TEST(TrainOptions, EveryHelpDefaultParsesBackToTheDefault) {
     EXPECT_EQ(row.field.show(parsed), shown);
     EXPECT_EQ(parsed.to_json(), defaults.to_json());
   }
-  EXPECT_EQ(noted, (std::set<std::string>{"weight-decay", "eps", "plan-cache", "out", "trace", "resume"}));
+  EXPECT_EQ(noted, (std::set<std::string>{"weight-decay", "eps", "plan-cache", "out", "trace", "resume", "csv", "json",
+                                          "mllog"}));
 }
 
 // A value other than the default for every option, as the command line gives it.
@@ -75,6 +76,7 @@ const std::map<std::string, std::string> kOtherValues = {
     {"out", "runs/a b.h5"},     {"trace", "traces"},
     {"checkpoint-every", "2"},  {"checkpoint", "c.h5"},
     {"resume", "r.h5"},
+    {"log-seconds", "2.5"},     {"csv", "t.csv"},          {"json", "t.jsonl"},  {"mllog", "m.log"},
 };
 
 TrainConfig other_config() {
@@ -126,7 +128,7 @@ TEST(TrainOptions, TheConfigurationJsonKeepsItsKeys) {
       "device",       "precision",     "layout",     "cuda_graph",      "bucket_mib", "allreduce_bf16", "parallel",
       "replicas",     "deterministic",
       "batchnorm_path", "fused_bn", "autotune", "input", "workers", "pin_memory", "target_accuracy", "target_patience",
-      "stop_after_no_improvement", "log_interval", "sample_steps",  "collective_timeout", "out", "checkpoint_every"};
+      "stop_after_no_improvement", "log_interval", "log_seconds", "sample_steps",  "collective_timeout", "out", "checkpoint_every"};
   EXPECT_EQ(keys, want);
   EXPECT_NE(TrainConfig{}.to_json().find("\"optimizer\":\"sgd\",\"lr\":0.01,"), std::string::npos) << TrainConfig{}.to_json();
 }

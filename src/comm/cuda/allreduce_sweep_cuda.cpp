@@ -42,8 +42,8 @@ struct CudaAllreduceSweep::State {
   NcclCommunicator nccl;
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
-  void* buffer = nullptr;
-  size_t capacity = 0;
+  void* buffers[2] = {nullptr, nullptr};  // send (and the in-place buffer), receive
+  size_t capacity = 0;                      // bytes of each
 
   State(Communicator& host_comm, int local_rank) : host(host_comm), device(select_device(local_rank)), nccl(host_comm) {
     CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -52,49 +52,65 @@ struct CudaAllreduceSweep::State {
   }
   ~State() {
     CHECK_CUDA(cudaStreamSynchronize(stream));  // before the NCCL communicator (a later member) goes
-    if (buffer != nullptr) CHECK_CUDA(cudaFree(buffer));
+    for (void* b : buffers)
+      if (b != nullptr) CHECK_CUDA(cudaFree(b));
     CHECK_CUDA(cudaEventDestroy(stop));
     CHECK_CUDA(cudaEventDestroy(start));
     CHECK_CUDA(cudaStreamDestroy(stream));
   }
 
-  // Grow-only: one buffer serves every size of the sweep.
-  template <typename T> T* ensure(size_t count) {
-    const size_t bytes = count * sizeof(T);
-    if (bytes > capacity) {
-      CHECK_CUDA(cudaStreamSynchronize(stream));
-      if (buffer != nullptr) CHECK_CUDA(cudaFree(buffer));
-      buffer = nullptr;
-      CHECK_CUDA(cudaMalloc(&buffer, bytes));
-      capacity = bytes;
+  // Grow-only: two buffers serve every size of the sweep.
+  void ensure(size_t bytes) {
+    if (bytes <= capacity) return;
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    for (void*& b : buffers) {
+      if (b != nullptr) CHECK_CUDA(cudaFree(b));
+      b = nullptr;
     }
-    return static_cast<T*>(buffer);
+    for (void*& b : buffers) CHECK_CUDA(cudaMalloc(&b, bytes));
+    capacity = bytes;
   }
 
-  template <typename T> SweepResult run(const SweepPoint& point, const SweepSettings& settings) {
+  // One form: in place on the send buffer, or out of place into the receive buffer.
+  template <typename T> SweepTiming run_form(const SweepPoint& point, const SweepSettings& settings, bool in_place) {
     const CheckPattern pattern(point.dtype, nccl.size());
     const size_t count = static_cast<size_t>(point.count);
-    const std::span<T> data(ensure<T>(count), count);
+    ensure(count * sizeof(T));
+    const std::span<T> send(static_cast<T*>(buffers[0]), count);
+    const std::span<T> result = in_place ? send : std::span<T>(static_cast<T*>(buffers[1]), count);
+    const auto allreduce = [&] {
+      if (in_place) nccl.allreduce_sum(send, stream);
+      else nccl.allreduce_sum(std::span<const T>(send), result, stream);
+    };
 
     std::vector<T> staging(count);
     for (size_t i = 0; i < count; ++i) staging[i] = from_double<T>(pattern.value(nccl.rank(), static_cast<int64_t>(i)));
-    CHECK_CUDA(cudaMemcpyAsync(data.data(), staging.data(), count * sizeof(T), cudaMemcpyHostToDevice, stream));
-    nccl.allreduce_sum(data, stream);
-    CHECK_CUDA(cudaMemcpyAsync(staging.data(), data.data(), count * sizeof(T), cudaMemcpyDeviceToHost, stream));
+    CHECK_CUDA(cudaMemcpyAsync(send.data(), staging.data(), count * sizeof(T), cudaMemcpyHostToDevice, stream));
+    allreduce();
+    CHECK_CUDA(cudaMemcpyAsync(staging.data(), result.data(), count * sizeof(T), cudaMemcpyDeviceToHost, stream));
     CHECK_CUDA(cudaStreamSynchronize(stream));
     int64_t wrong = 0;
     for (size_t i = 0; i < count; ++i) wrong += to_double(staging[i]) != pattern.expected_sum(static_cast<int64_t>(i));
 
-    for (int i = 0; i < settings.warmup_iterations; ++i) nccl.allreduce_sum(data, stream);
+    for (int i = 0; i < settings.warmup_iterations; ++i) allreduce();
     CHECK_CUDA(cudaStreamSynchronize(stream));
     host.barrier();  // every rank enqueues the timed loop together
     CHECK_CUDA(cudaEventRecord(start, stream));
-    for (int i = 0; i < settings.iterations; ++i) nccl.allreduce_sum(data, stream);
+    for (int i = 0; i < settings.iterations; ++i) allreduce();
     CHECK_CUDA(cudaEventRecord(stop, stream));
     CHECK_CUDA(cudaEventSynchronize(stop));
     float ms = 0;
     CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    return summarize_point(host, point, 1e-3 * ms / settings.iterations, wrong);
+    return summarize_timing(host, point, 1e-3 * ms / settings.iterations, wrong);
+  }
+
+  // Out of place, then in place, as all_reduce_perf prints them.
+  template <typename T> SweepResult run(const SweepPoint& point, const SweepSettings& settings) {
+    SweepResult r;
+    r.point = point;
+    r.out_of_place = run_form<T>(point, settings, false);
+    r.in_place = run_form<T>(point, settings, true);
+    return r;
   }
 };
 
@@ -108,9 +124,9 @@ int CudaAllreduceSweep::device() const { return state_->device; }
 void CudaAllreduceSweep::check_fits(int64_t bytes) const {
   size_t free_bytes = 0, total_bytes = 0;
   CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
-  // NCCL keeps some memory of its own per collective; leave it 1/16 of the device.
-  if (static_cast<double>(bytes) > static_cast<double>(free_bytes) - total_bytes / 16.0) {
-    throw UserError("--max-bytes: the largest all-reduce needs " + std::to_string(bytes) + " bytes of GPU " +
+  // A send and a receive buffer; NCCL keeps some memory of its own per collective: leave it 1/16 of the device.
+  if (2.0 * static_cast<double>(bytes) > static_cast<double>(free_bytes) - total_bytes / 16.0) {
+    throw UserError("--max-bytes: the largest all-reduce needs twice " + std::to_string(bytes) + " bytes of GPU " +
                     std::to_string(state_->device) + ", which has " + std::to_string(free_bytes) +
                     " bytes free; use a smaller --max-bytes or --comm-model");
   }

@@ -20,13 +20,13 @@ class CudaAllreduceSweep {
 
   int device() const;  // the CUDA device this rank uses
 
-  // Throws UserError (naming --max-bytes) when a buffer of `bytes` would not fit the device's free
-  // memory. Not collective: run it under run_collectively.
+  // Throws UserError (naming --max-bytes) when two buffers of `bytes` (send and receive) would not fit
+  // the device's free memory. Not collective: run it under run_collectively.
   void check_fits(int64_t bytes) const;
 
-  // Collective. Fills the device buffer with the check pattern, checks one in-place ncclAllReduce(sum),
-  // runs the warm-up ones, then times settings.iterations of them enqueued back to back between two
-  // events. Any dtype: fp32, fp64, bf16, fp16.
+  // Collective. Out of place, then in place: fills the send buffer with the check pattern, checks one
+  // ncclAllReduce(sum), runs the warm-up ones, then times settings.iterations of them enqueued back to
+  // back between two events. Any dtype: fp32, fp64, bf16, fp16.
   SweepResult run(const SweepPoint& point, const SweepSettings& settings);
 
  private:

@@ -45,10 +45,10 @@ NcclCommunicator::~NcclCommunicator() {
 
 ncclComm_t NcclCommunicator::handle() const { return shared_->comm; }
 
-void NcclCommunicator::allreduce(void* data, size_t count, ncclDataType_t type, ncclRedOp_t op,
+void NcclCommunicator::allreduce(const void* send, void* received, size_t count, ncclDataType_t type, ncclRedOp_t op,
                                  cudaStream_t stream) {
   if (count == 0) return;
-  CHECK_NCCL(ncclAllReduce(data, data, count, type, op, shared_->comm, stream));
+  CHECK_NCCL(ncclAllReduce(send, received, count, type, op, shared_->comm, stream));
 }
 
 void NcclCommunicator::broadcast(void* data, size_t count, ncclDataType_t type, int root, cudaStream_t stream) {

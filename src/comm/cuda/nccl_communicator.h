@@ -46,6 +46,10 @@ class NcclCommunicator {
   template <NcclElement T> void allreduce_sum(std::span<T> device_data, cudaStream_t stream) {
     allreduce(device_data.data(), device_data.size(), NcclTraits<T>::type, ncclSum, stream);
   }
+  // Out of place: `send` stays as it was, `received` gets the sum (nccl-tests' out-of-place case).
+  template <NcclElement T> void allreduce_sum(std::span<const T> send, std::span<T> received, cudaStream_t stream) {
+    allreduce(send.data(), received.data(), send.size(), NcclTraits<T>::type, ncclSum, stream);
+  }
   // Root's device data into every rank's (e.g. the initial weights).
   template <NcclElement T> void broadcast(std::span<T> device_data, int root, cudaStream_t stream) {
     broadcast(device_data.data(), device_data.size(), NcclTraits<T>::type, root, stream);
@@ -53,7 +57,10 @@ class NcclCommunicator {
 
  private:
   struct Shared;  // the handle, shared with the abort hook so the hook outlives this object safely
-  void allreduce(void* data, size_t count, ncclDataType_t type, ncclRedOp_t op, cudaStream_t stream);
+  void allreduce(void* data, size_t count, ncclDataType_t type, ncclRedOp_t op, cudaStream_t stream) {
+    allreduce(data, data, count, type, op, stream);
+  }
+  void allreduce(const void* send, void* received, size_t count, ncclDataType_t type, ncclRedOp_t op, cudaStream_t stream);
   void broadcast(void* data, size_t count, ncclDataType_t type, int root, cudaStream_t stream);
   std::shared_ptr<Shared> shared_;
   int rank_ = 0;

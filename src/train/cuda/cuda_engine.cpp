@@ -13,6 +13,7 @@
 #include "core/cuda_check.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/nvtx_ranges.h"
 #include "data/worker_count.h"
 #include "kernels/elementwise.h"
 #include "nn/cuda/context.h"
@@ -66,6 +67,7 @@ class CudaEngine final : public EngineBase {
   int64_t parameter_count() const override { return net_->param_count(); }
   PhaseTimes train_step(std::span<const int64_t> indices, const StepInfo& info) override;
   EvalTotals take_train_totals() override;
+  EvalTotals peek_train_totals() override { return train_totals_->read(stream_.get()); }
   EvalTotals evaluate(std::span<const int64_t> indices) override;
   EngineState save_state() override;
   void load_state(const EngineState& state) override;
@@ -237,29 +239,43 @@ void CudaEngine::enqueue_step_body(const std::vector<int64_t>& micro_sizes, int 
   reduce_during_backward_ = count == 1;
   buckets_->begin_step();
   int64_t offset = 0;
+  // Host ranges around what each phase enqueues (a captured step shows them once, at its capture).
+  std::optional<NvtxRange> phase;
   for (size_t m = 0; m < count; ++m) {
     const bool last = m + 1 == count;
     const int64_t batch = micro_sizes[m];
     const cuda::StepInputs* inputs = micro_inputs_->device(m);
     ctx_->set_device_step(&inputs->step);
+    phase.reset();
+    phase.emplace(phase_name(kPhaseData));
     // With --input host, the data phase is the compute stream's wait for the upload, timed in train_step.
     if (last && !host_input_) timer_->record(slot, cuda::kStepStart, s, capturing);
     const DeviceTensor x = training_batch(batch, offset, inputs, slot);
     if (last && !host_input_) timer_->record(slot, cuda::kDataDone, s, capturing);
 
+    phase.reset();
+    phase.emplace(phase_name(kPhaseForward));
+
     const DeviceTensor& output = net_->forward(x, cuda::Mode::Train);
     const DeviceTensor& dlogits = loss_->enqueue(output, training_labels(slot), batch, *train_totals_, loss_scale(), true, s);
     if (last) timer_->record(slot, cuda::kForwardDone, s, capturing);
+
+    phase.reset();
+    phase.emplace(phase_name(kPhaseBackward));
 
     net_->backward(dlogits);
     if (count > 1) accumulate_gradient(m, count, micro_batch_weight(static_cast<size_t>(batch), static_cast<size_t>(step_samples)), s);
     offset += batch;
   }
   timer_->record(slot, cuda::kBackwardDone, s, capturing);
+  phase.reset();
+  phase.emplace(phase_name(kPhaseComm));
   buckets_->finish();
   reduce_during_backward_ = true;
   timer_->record(slot, cuda::kCommDone, s, capturing);
 
+  phase.reset();
+  phase.emplace(phase_name(kPhaseOptimizer));
   if (scaler_) scaler_->enqueue_check(net_->grads(), net_->param_count(), s);
   optimizer_->enqueue_step(s);
   if (scaler_) scaler_->enqueue_update(s);

@@ -3,6 +3,7 @@
 #include <cuda_bf16.h>
 
 #include "core/cuda_check.h"
+#include "core/nvtx_ranges.h"
 #include "kernels/elementwise.h"
 
 namespace sb::cuda {
@@ -23,6 +24,7 @@ GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int6
 void GradientBuckets::begin_step() { next_ = 0; }
 
 void GradientBuckets::launch(size_t b) {
+  const NvtxRange range(nvtx_bucket_name(static_cast<int>(b)));
   const Bucket& bucket = buckets_[b];
   const int64_t count = bucket.end - bucket.begin;
   ready_[b].record(compute_);

@@ -1,0 +1,103 @@
+"""The NVTX ranges of a short `scalebench train`, recorded by nvtx_range_recorder (NVTX_INJECTION64_PATH):
+their names and nesting. On the CPU (every build with the nvtx3 headers): "epoch N" around each epoch, a
+"step" per training step holding the phases of src/metrics/step_phases.h in order, and "evaluation". With
+NVTX_DEVICE=cuda (the GPU node): the same on the CUDA engine, plus each gradient bucket's all-reduce."""
+import glob
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+from e2e_util import scalebench_command, temp_dir  # noqa: E402
+
+DOMAIN = "scalebench"
+DEVICE = os.environ.get("NVTX_DEVICE", "cpu")
+RECORDER = os.environ.get("NVTX_RECORDER", "")
+SOURCE = os.path.join(os.path.dirname(__file__), "..", "..")
+EPOCHS, TRAIN, BATCH, RANKS = 2, 256, 32, 2 if DEVICE == "cpu" else 1
+
+
+def step_phases():
+    """The phase list, from its one definition."""
+    with open(os.path.join(SOURCE, "src", "metrics", "step_phases.h")) as f:
+        text = f.read()
+    names = re.search(r"kStepPhases\s*=\s*\{([^}]*)\}", text).group(1)
+    return re.findall(r'"([^"]+)"', names)
+
+
+def gpu_count():
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
+
+
+def read_tree(path):
+    """The scalebench-domain ranges of one process as trees: [(name, [children])] per thread, in order."""
+    roots, stacks = {}, {}
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            parts = line.rstrip("\n").split(" ", 3)
+            what, thread, domain = parts[0], parts[1], parts[2]
+            if domain != DOMAIN:
+                continue
+            stack = stacks.setdefault(thread, [])
+            if what == "push":
+                node = (parts[3], [])
+                (stack[-1][1] if stack else roots.setdefault(thread, [])).append(node)
+                stack.append(node)
+            else:
+                assert stack, f"{path}:{number}: a pop without a push"
+                stack.pop()
+    for thread, stack in stacks.items():
+        assert not stack, f"{path}: thread {thread} left ranges open: {[n for n, _ in stack]}"
+    return roots
+
+
+class NvtxRanges(unittest.TestCase):
+    def setUp(self):
+        if not RECORDER:
+            self.skipTest("this build has no NVTX ranges: the nvtx3 headers (CUDA toolkit) were not found at configure time")
+        if DEVICE == "cuda" and gpu_count() == 0:
+            self.skipTest("no GPU visible: the CUDA ranges are checked on a GPU node")
+
+    def test_ranges_name_epochs_steps_phases_and_evaluation(self):
+        with temp_dir() as tmp:
+            base = os.path.join(tmp, "ranges")
+            env = dict(os.environ, NVTX_INJECTION64_PATH=RECORDER, SB_NVTX_RECORD=base)
+            args = ["train", "--device", DEVICE, "--model", "mlp", "--data", f"synthetic:1x28x28:10:{TRAIN}:64",
+                    "--epochs", str(EPOCHS), "--batch-size", str(BATCH)]
+            if DEVICE == "cuda":
+                args += ["--no-cuda-graph"]  # host ranges around every step's work, not only the captured one's
+            command = scalebench_command(RANKS, *args)
+            result = subprocess.run(command, capture_output=True, text=True, timeout=240, env=env)
+            self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+            files = sorted(glob.glob(base + ".*"))
+            self.assertEqual(len(files), RANKS, "one record per rank: the recorder was not loaded")
+            for path in files:
+                self.check_process(path)
+
+    def check_process(self, path):
+        trees = read_tree(path)
+        # The main thread holds every range; no other thread opens one of ours.
+        self.assertEqual(len(trees), 1, f"{path}: ranges on {len(trees)} threads")
+        epochs = next(iter(trees.values()))
+        self.assertEqual([name for name, _ in epochs], [f"epoch {e + 1}" for e in range(EPOCHS)])
+        phases = step_phases()
+        steps_per_epoch = TRAIN // RANKS // BATCH
+        for name, children in epochs:
+            self.assertEqual([n for n, _ in children], ["step"] * steps_per_epoch + ["evaluation"], name)
+            for _, inside in children[:-1]:
+                self.assertEqual([n for n, _ in inside], phases, f"{name}: a step's phases")
+                if DEVICE == "cuda":  # each bucket's all-reduce, from backward (as gradients finish) or comm
+                    buckets = [b for phase, kids in inside for b, _ in kids if phase in ("backward", "comm")]
+                    self.assertTrue(buckets, f"{name}: a step without a bucket all-reduce")
+                    self.assertTrue(all(re.fullmatch(r"allreduce bucket \d+", b) for b in buckets), buckets)
+                    self.assertEqual(sorted(buckets), sorted(set(buckets)), "a bucket reduced twice in one step")
+
+
+if __name__ == "__main__":
+    unittest.main()
