@@ -2,8 +2,10 @@
 // takes kPackElems elements per iteration through 16-byte loads and stores when every pointer is 16-byte
 // aligned (the flat buffers and cudaMalloc'd activations are), and falls back to one element at a time
 // otherwise. Inputs are converted to fp32 in registers, the op runs in fp32, the result is rounded once.
-#include <algorithm>
 #include "kernels/elementwise.h"
+
+#include <algorithm>
+#include <vector>
 
 #include "kernels/device_utils.cuh"
 
@@ -205,17 +207,26 @@ __global__ void bias_finish_kernel(const float* __restrict__ partial, float* dbi
   dbias[ch] = accumulate ? dbias[ch] + total : total;
 }
 
-// The partial sums' scratch space: grows on first use at each size (in the eager warm-up steps, never
-// inside a CUDA-graph capture, where allocation is not allowed) and is reused after.
+// The partial sums' scratch space, one per device and host thread (DataParallel drives each GPU from a
+// thread of its own, and a buffer shared between them would be raced on and freed under the other's
+// kernels): grows on first use at each size (in the eager warm-up steps, never inside a CUDA-graph
+// capture, where allocation is not allowed) and is reused after.
 float* bias_scratch(size_t floats) {
-  static float* scratch = nullptr;
-  static size_t capacity = 0;
-  if (floats > capacity) {
-    if (scratch) CHECK_CUDA(cudaFree(scratch));
-    CHECK_CUDA(cudaMalloc(&scratch, floats * sizeof(float)));
-    capacity = floats;
+  struct Scratch {
+    float* data = nullptr;
+    size_t capacity = 0;
+  };
+  thread_local std::vector<Scratch> per_device;
+  int device = 0;
+  CHECK_CUDA(cudaGetDevice(&device));
+  if (per_device.size() <= static_cast<size_t>(device)) per_device.resize(static_cast<size_t>(device) + 1);
+  Scratch& scratch = per_device[static_cast<size_t>(device)];
+  if (floats > scratch.capacity) {
+    if (scratch.data) CHECK_CUDA(cudaFree(scratch.data));
+    CHECK_CUDA(cudaMalloc(&scratch.data, floats * sizeof(float)));
+    scratch.capacity = floats;
   }
-  return scratch;
+  return scratch.data;
 }
 
 }  // namespace
