@@ -51,12 +51,6 @@ constexpr CrossRule kCrossRules[] = {
        return "--parallel dp takes one micro-batch per step; --accumulate-steps " + std::to_string(c.accumulate_steps) +
               " needs --parallel ddp";
      }},
-    {[](const TrainConfig& c) { return c.parallel != Parallel::Dp || c.device != Device::Cuda || c.replicas == 1; },
-     [](const TrainConfig& c) {
-       return "--parallel dp --device cuda --replicas " + std::to_string(c.replicas) +
-              ": DataParallel on several GPUs is disabled in this build until it passes its multi-GPU tests "
-              "(docs/data_parallel.md); use --parallel ddp, or --device cpu for CPU replicas";
-     }},
     {[](const TrainConfig& c) { return c.device == Device::Cuda || c.precision == Precision::FP32; },
      [](const TrainConfig& c) {
        return "--precision " + std::string(name_of(c.precision)) + " needs --device cuda; the CPU reference computes in fp32";
