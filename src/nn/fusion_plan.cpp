@@ -27,6 +27,34 @@ const char* fusion_path_name(FusionPath path) {
   return "?";
 }
 
+std::string fusion_summary(const std::string& report) {
+  static const std::string fused = ": fused kernels";
+  static const std::string refused = " not taken by the fused kernels";  // FusedBnRun's note at run time
+  int planned_fused = 0, planned_other = 0, fell_back = 0;
+  std::string others;
+  size_t begin = 0;
+  while (begin < report.size()) {
+    size_t end = report.find('\n', begin);
+    if (end == std::string::npos) end = report.size();
+    const std::string line = report.substr(begin, end - begin);
+    begin = end + 1;
+    if (line.empty()) continue;
+    if (line.size() >= fused.size() && line.compare(line.size() - fused.size(), fused.size(), fused) == 0) {
+      ++planned_fused;
+      continue;
+    }
+    if (line.find(refused) != std::string::npos) ++fell_back;
+    else ++planned_other;
+    others += (others.empty() ? "" : "; ") + line;
+  }
+  const int runs = planned_fused + planned_other;
+  if (runs == 0) return "";
+  std::string summary = "batch norm: " + std::to_string(planned_fused - fell_back) + " of " + std::to_string(runs) +
+                        " runs on the fused kernels";
+  if (!others.empty()) summary += "; " + others;
+  return summary;
+}
+
 FusionPlan plan_fusion(const std::vector<LayerSpec>& children, const FusionAvailability& available,
                        bool ends_residual_main) {
   FusionPlan plan;

@@ -53,4 +53,9 @@ struct FusionPlan {
 FusionPlan plan_fusion(const std::vector<LayerSpec>& children, const FusionAvailability& available,
                        bool ends_residual_main);
 
+// One line for the run's log from a network's plan report (the records of its containers, one line per
+// batch-norm run): how many runs take the fused kernels, and each other run's line with its reason.
+// Empty when the report holds no run.
+std::string fusion_summary(const std::string& report);
+
 }  // namespace sb

@@ -115,4 +115,21 @@ TEST(FusionPlan, WideResNetTopLevelFusesTheStem) {
   EXPECT_FALSE(plan.steps[1].adds_residual);
 }
 
+TEST(FusionPlan, SummaryCountsFusedRunsAndNamesTheOthers) {
+  const std::vector<LayerSpec> block = {batchnorm2d("bn1", 16), relu("relu1"), dropout("drop", 0.3),
+                                        batchnorm2d("bn2", 12), relu("relu2")};
+  FusionAvailability nhwc;
+  nhwc.layout = Layout::NHWC;  // 12 channels: not a multiple of 8, so bn2's run is not fused
+  const FusionPlan plan = plan_fusion(block, nhwc, false);
+  const std::string summary = fusion_summary(plan.record);
+  EXPECT_EQ(summary.rfind("batch norm: 1 of 2 runs on the fused kernels; ", 0), 0u) << summary;
+  EXPECT_NE(summary.find("bn2 + relu2: cudnn bn+relu graph (12 channels"), std::string::npos) << summary;
+  // A run the fused kernels refused at its first forward adds its own line (FusedBnRun's note).
+  const std::string refused =
+      fusion_summary(plan.record + "bn1: [2, 16, 3, 3] nhwc not taken by the fused kernels, separate layers\n");
+  EXPECT_EQ(refused.rfind("batch norm: 0 of 2 runs on the fused kernels; ", 0), 0u) << refused;
+  EXPECT_NE(refused.find("bn1: [2, 16, 3, 3] nhwc not taken"), std::string::npos) << refused;
+  EXPECT_EQ(fusion_summary(""), "");
+}
+
 }  // namespace

@@ -3,9 +3,12 @@
 #include "core/cuda_check.h"
 #include "core/error.h"
 #include "kernels/elementwise.h"
+#include "nn/cuda/containers.h"
 #include "nn/cuda/factory.h"
 
 namespace sb::cuda {
+
+std::string Network::fusion_report() const { return cuda::fusion_report(*root_); }
 
 Network::Network(LayerSpec spec, uint64_t seed, Context& ctx)
     : spec_(std::move(spec)), ctx_(ctx), param_specs_(collect_params(spec_)), buffer_specs_(collect_buffers(spec_)) {

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "nn/cuda/context.h"
@@ -48,6 +49,9 @@ class Network {
   const DeviceTensor& forward(const DeviceTensor& x, Mode mode) { return root_->forward(x, mode); }
   // Writes every parameter gradient for the last forward; returns the input gradient.
   const DeviceTensor& backward(const DeviceTensor& dy) { return root_->backward(dy); }
+  // The fusion planner's choice for every batch-norm run, one line each (nn/fusion_plan.h); after a first
+  // forward it includes the runs the fused kernels refused at their shape.
+  std::string fusion_report() const;
 
  private:
   std::vector<float> download(const DeviceBuffer& buffer, int64_t count) const;

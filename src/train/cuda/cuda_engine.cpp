@@ -20,6 +20,7 @@
 #include "nn/cuda/cuda_handles.h"
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/network.h"
+#include "nn/fusion_plan.h"
 #include "train/cuda/context_options.h"
 #include "train/cuda/device_batches.h"
 #include "train/cuda/device_info.h"
@@ -321,6 +322,11 @@ PhaseTimes CudaEngine::train_step(std::span<const int64_t> indices, const StepIn
     graph_policy_.ran_eagerly(batch);
   }
   if (host_input_) host_input_->consumed(slot, stream_.get());
+  // After the first step's forward, whose shapes decide the fused runs' last fallbacks: the plan report.
+  if (steps_queued_ == 0 && comm_.rank() == 0) {
+    const std::string fusion = fusion_summary(net_->fusion_report());
+    if (!fusion.empty()) log0("%s\n", fusion.c_str());
+  }
   ++steps_queued_;
   const PhaseTimes previous = timer_->queued(slot, gpu_wait_);
   if (steps_queued_ <= kStepsSampledForPeakMemory) peak_memory_.sample();
