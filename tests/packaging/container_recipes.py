@@ -41,6 +41,14 @@ def readme_build_commands(root):
     return shell_commands(block)
 
 
+def readme_cmake_variables(root):
+    """The names in README.md's table of CMake variables (`| `NAME` or `NAME` | ... |`)."""
+    text = read(os.path.join(root, "README.md"))
+    table = text[text.index("| CMake variable |"):]
+    table = table[:table.index("\n\n")]
+    return set(re.findall(r"`([A-Za-z_]\w*)`", "\n".join(line.split("|")[1] for line in table.splitlines())))
+
+
 def apptainer_sections(root):
     """{header key or %section: text} of jobs/container/scalebench.def."""
     sections, current = {}, None

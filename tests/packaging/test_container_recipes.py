@@ -5,7 +5,6 @@ image, the sources and the CMake options. The Dockerfile passes a syntax check (
 RUN steps pass shellcheck when it is installed.
 Run: python3 tests/packaging/test_container_recipes.py [REPO_ROOT]."""
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -19,13 +18,6 @@ import container_recipes as recipes  # noqa: E402
 import dockerfile  # noqa: E402
 
 DOCKERFILE = os.path.join(ROOT, "jobs", "container", "Dockerfile")
-
-
-def readme_cmake_variables():
-    text = recipes.read(os.path.join(ROOT, "README.md"))
-    table = text[text.index("| CMake variable |"):]
-    table = table[:table.index("\n\n")]
-    return set(re.findall(r"`([A-Za-z_]\w*)`", "\n".join(line.split("|")[1] for line in table.splitlines())))
 
 
 class BuildStepsTest(unittest.TestCase):
@@ -43,7 +35,7 @@ class BuildStepsTest(unittest.TestCase):
                                  f"{name} runs CMake's steps itself instead of {recipes.BUILD_SCRIPT}")
 
     def test_build_script_arguments_are_its_options_and_known_cmake_variables(self):
-        documented = readme_cmake_variables()
+        documented = recipes.readme_cmake_variables(ROOT)
         cmake_text = recipes.read(os.path.join(ROOT, "CMakeLists.txt"))
         script = recipes.read(os.path.join(ROOT, recipes.BUILD_SCRIPT))
         for name, commands in self.recipes().items():

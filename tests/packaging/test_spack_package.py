@@ -12,6 +12,7 @@ ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, 
 REPO = os.path.join(ROOT, "packaging", "spack", "spack_repo", "scalebench")
 PACKAGE = os.path.join(REPO, "packages", "scalebench", "package.py")
 sys.path.insert(0, HERE)
+import container_recipes  # noqa: E402
 import spack_stub  # noqa: E402
 
 
@@ -35,14 +36,6 @@ def project_cmake_text():
     names += [os.path.join(ROOT, "cmake", n) for n in sorted(os.listdir(os.path.join(ROOT, "cmake")))
               if n.endswith(".cmake")]
     return "\n".join(read(n) for n in names)
-
-
-def readme_cmake_variables():
-    """The names in README.md's table of CMake variables (`| `NAME` or `NAME` | ... |`)."""
-    text = read(os.path.join(ROOT, "README.md"))
-    table = text[text.index("| CMake variable |"):]
-    table = table[:table.index("\n\n")]
-    return set(re.findall(r"`([A-Za-z_]\w*)`", "\n".join(line.split("|")[1] for line in table.splitlines())))
 
 
 class SpackPackageTest(unittest.TestCase):
@@ -123,7 +116,7 @@ class SpackPackageTest(unittest.TestCase):
 
     def test_every_option_is_one_the_project_reads(self):
         cmake_text = project_cmake_text()
-        documented = readme_cmake_variables()
+        documented = container_recipes.readme_cmake_variables(ROOT)
         args = self.package(cuda=True, cuda_arch=("90",)).cmake_args() + self.package(cuda=False).cmake_args()
         for name in cmake_options(args):
             with self.subTest(name=name):
