@@ -62,11 +62,18 @@ class Variant:
         self.value = value
 
 
+class Prefix(str):
+    """An install prefix: `prefix.bin.nvcc` is the path prefix/bin/nvcc, as in Spack."""
+
+    def __getattr__(self, name):
+        return Prefix(f"{self}/{name}")
+
+
 class Dependency:
     def __init__(self, name):
         self.name = name
-        self.prefix = f"/spack/opt/{name}"
-        self.mpicxx = f"{self.prefix}/bin/mpicxx"
+        self.prefix = Prefix(f"/spack/opt/{name}")
+        self.mpicxx = self.prefix.bin.mpicxx
 
 
 class Spec:

@@ -73,7 +73,7 @@ class SpackPackageTest(unittest.TestCase):
         self.assertIn("cmake", self.dependencies(package, "build"))
         self.assertEqual(self.dependencies(package, "test"), {"googletest"})
         hdf5 = [d["spec"] for d in package.active("depends_on") if d["name"] == "hdf5"]
-        self.assertEqual(hdf5, ["hdf5@1.10:~mpi"], "serial HDF5 with the 1.10 API")
+        self.assertEqual(hdf5, ["hdf5@1.10: ~mpi"], "serial HDF5 with the 1.10 API")
 
     def test_dependencies_with_cuda(self):
         package = self.package(cuda=True, cuda_arch=("90",))
@@ -90,6 +90,7 @@ class SpackPackageTest(unittest.TestCase):
         self.assertEqual(options["CUDNN_ROOT"], "/spack/opt/cudnn")
         self.assertEqual(options["NCCL_ROOT"], "/spack/opt/nccl")
         self.assertEqual(options["CUDAToolkit_ROOT"], "/spack/opt/cuda")
+        self.assertEqual(options["CMAKE_CUDA_COMPILER"], "/spack/opt/cuda/bin/nvcc")
         self.assertEqual(options["SCALEBENCH_NVTX"], "ON")
         self.assertEqual(options["SCALEBENCH_TESTS"], "OFF")
         self.assertEqual(options["MPI_CXX_COMPILER"], "/spack/opt/mpi/bin/mpicxx")
@@ -102,7 +103,8 @@ class SpackPackageTest(unittest.TestCase):
         options = cmake_options(self.package(cuda=False, benchmarks=True).cmake_args())
         self.assertEqual(options["SCALEBENCH_CUDA"], "OFF")
         self.assertEqual(options["SCALEBENCH_BENCH"], "ON")
-        for name in ("CMAKE_CUDA_ARCHITECTURES", "CUDNN_ROOT", "NCCL_ROOT", "CUDAToolkit_ROOT"):
+        for name in ("CMAKE_CUDA_ARCHITECTURES", "CMAKE_CUDA_COMPILER", "CUDNN_ROOT", "NCCL_ROOT",
+                     "CUDAToolkit_ROOT"):
             self.assertNotIn(name, options)
 
     def test_spack_tests_build_the_tests(self):

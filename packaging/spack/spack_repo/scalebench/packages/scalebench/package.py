@@ -27,11 +27,11 @@ class Scalebench(CMakePackage, CudaPackage):
     depends_on("cmake@3.24:", type="build")
     depends_on("pkgconfig", type="build")  # finds OpenBLAS's cblas.h
     depends_on("mpi")
-    depends_on("hdf5@1.10:~mpi")  # the C library; results and checkpoints are written by rank 0 alone
+    depends_on("hdf5@1.10: ~mpi")  # the C library; results and checkpoints are written by rank 0 alone
     depends_on("zlib-api")
     depends_on("blas")
     depends_on("googletest", type="test")
-    depends_on("benchmark", type="build", when="+benchmarks")
+    depends_on("benchmark", when="+benchmarks")
 
     with when("+cuda"):
         depends_on("cudnn@9:")  # the graph API
@@ -55,6 +55,7 @@ class Scalebench(CMakePackage, CudaPackage):
         if cuda:
             args += [
                 self.define("CMAKE_CUDA_ARCHITECTURES", list(spec.variants["cuda_arch"].value)),
+                self.define("CMAKE_CUDA_COMPILER", spec["cuda"].prefix.bin.nvcc),
                 self.define("CUDAToolkit_ROOT", spec["cuda"].prefix),
                 self.define("CUDNN_ROOT", spec["cudnn"].prefix),
                 self.define("NCCL_ROOT", spec["nccl"].prefix),
