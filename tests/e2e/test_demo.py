@@ -39,7 +39,7 @@ class Demo(unittest.TestCase):
             self.assertTrue(pngs, f"no PNG in {os.listdir(out_dir)}")
             with open(report, encoding="utf-8") as handle:
                 first = handle.read()
-            self.assertIn("| 2 ", first, "the study has a 2-rank row")
+            self.assertRegex(first, r"\n\|\s+2 \|", "the study has a 2-rank row")
 
             again = run_demo(out_dir)
             self.assertEqual(again.returncode, 2, again.stdout + again.stderr)
