@@ -260,7 +260,7 @@ class EndOfRun(unittest.TestCase):
             with h5py.File(out, "r") as f:
                 words = shlex.split(f.attrs["command_line"])
             self.assertEqual(words[-2:], ["--out", out])
-            self.assertEqual(words[1:3], ["train", "--model"])
+            self.assertEqual(words[1:5], ["train", "--device", "cpu", "--model"])
 
 
 if __name__ == "__main__":
