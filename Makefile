@@ -3,7 +3,6 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-NP ?= 2
 MPIRUN ?= mpirun
 MPIRUN_FLAGS ?= $(shell [ "$$(id -u)" = 0 ] && echo --allow-run-as-root) --oversubscribe
 TEST_LABELS ?= unit|mpi|e2e|analysis|gpu|slurm
@@ -26,10 +25,12 @@ build: configure
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -L '$(TEST_LABELS)' -j $(JOBS)
 
-# The main job: a short data-parallel training run on Fashion-MNIST (GPU when there is one).
+# The main job: how training scales and where the time goes. A scaling study of mnist-cnn on
+# Fashion-MNIST (1 and 2 CPU ranks, or 1, 2 and 4 GPUs up to those visible) and its report in DEMO_OUT,
+# which must not exist yet: results are never overwritten.
+DEMO_OUT ?= results/demo
 run: build
-	@mkdir -p results
-	scripts/run_demo.sh $(BUILD_DIR) $(NP)
+	MPIRUN="$(MPIRUN)" MPIRUN_FLAGS="$(MPIRUN_FLAGS)" scripts/run_demo.sh $(BUILD_DIR) $(DEMO_OUT)
 
 bench: build
 	scripts/run_bench.sh $(BUILD_DIR)

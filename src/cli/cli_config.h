@@ -23,8 +23,16 @@ struct CommSettings {
   int warmup_iterations = 5;
 };
 
+// The command line's defaults are TrainConfig's, but for the device: left to the machine (--device auto,
+// resolved by cli/device_resolution.h before anything reads it).
+inline TrainConfig command_line_train_defaults() {
+  TrainConfig config;
+  config.device = Device::Auto;
+  return config;
+}
+
 struct CliConfig {
-  TrainConfig train;
+  TrainConfig train = command_line_train_defaults();
   ScaleSettings scale;
   CommSettings comm;
   bool help = false;

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "cli/device_resolution.h"
 #include "cli/output_locks.h"
 #include "comm/collective_watchdog.h"
 #include "comm/config_check.h"
@@ -21,6 +22,7 @@ std::optional<CliConfig> parse_command(MpiSession& session, const char* command,
     return std::nullopt;
   }
   cli.train.command_line = command_line;
+  resolve_device_on_ranks(session, cli.train, mask == kComm ? "# " : "");
   return cli;
 }
 

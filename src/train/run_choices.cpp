@@ -3,7 +3,7 @@
 namespace sb {
 
 std::span<const EnumName<Device>> enum_names(Device) {
-  static constexpr EnumName<Device> names[] = {{Device::Cpu, "cpu"}, {Device::Cuda, "cuda"}};
+  static constexpr EnumName<Device> names[] = {{Device::Cpu, "cpu"}, {Device::Cuda, "cuda"}, {Device::Auto, "auto"}};
   return names;
 }
 

@@ -9,11 +9,11 @@
 
 namespace sb {
 
-enum class Device { Cpu, Cuda };
+enum class Device { Cpu, Cuda, Auto };  // Auto: chosen from the machine (train/device_choice.h)
 enum class Precision { FP32, TF32, FP16, BF16 };  // TF32: fp32 storage, TF32 tensor-core matmuls
 enum class Scaling { Strong, Weak };
 
-std::span<const EnumName<Device>> enum_names(Device);        // cpu, cuda
+std::span<const EnumName<Device>> enum_names(Device);        // cpu, cuda, auto
 std::span<const EnumName<Precision>> enum_names(Precision);  // fp32, tf32, fp16, bf16
 std::span<const EnumName<Layout>> enum_names(Layout);        // nhwc, nchw: the --layout spelling
 std::span<const EnumName<Scaling>> enum_names(Scaling);      // weak, strong

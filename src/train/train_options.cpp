@@ -298,7 +298,7 @@ std::vector<TrainOption> make_rows() {
       {"scale-lr", "", "multiply the LR by the number of ranks (linear scaling rule)", kRun, "scale_lr", same, flag(&C::scale_lr)},
       {"seed", "N", "seed of the initialisation, shuffling, dropout and augmentation", kRun, "seed", same,
        whole(&C::seed, at_least(0))},
-      {"device", "DEV", "cpu or cuda", kRun | kComm, "device", same, choice(&C::device)},
+      {"device", "DEV", "cpu, cuda or auto (cuda when the CUDA backend is built and every rank sees a GPU, else cpu)", kRun | kComm, "device", same, choice(&C::device)},
       {"precision", "P", "fp32, tf32, fp16 (dynamic loss scaling) or bf16 (CUDA)", kRun, "precision", same,
        choice(&C::precision)},
       {"layout", "L", "nhwc or nchw activations (CUDA)", kRun, "layout", same, choice(&C::layout)},

@@ -48,7 +48,7 @@ def table_rows(markdown, first_header):
 class TrainRunTest(TempDirTest):
     def test_report_on_a_two_rank_run(self):
         h5 = self.path("run.h5")
-        launch(2, "train", "--model", "mlp", "--data", DATA, "--epochs", "2", "--out", h5)
+        launch(2, "train", "--device", "cpu", "--model", "mlp", "--data", DATA, "--epochs", "2", "--out", h5)
         with h5py.File(h5, "r") as f:
             epochs = f["epochs"][()]
             self.assertEqual(int(f.attrs["world_size"]), 2)

@@ -5,10 +5,24 @@ import subprocess
 import tempfile
 
 
+# The commands that take --device; the tests run them on the CPU unless they name a device themselves,
+# since --device defaults to auto (a GPU node would otherwise take its GPU).
+DEVICE_COMMANDS = ("train", "scale", "comm")
+
+
+def with_cpu_device(args):
+    """args with --device cpu after the command, unless they choose a device or ask for --help."""
+    args = list(args)
+    if args and args[0] in DEVICE_COMMANDS and not any(a == "--device" or a.startswith("--device=") or a in ("--help", "-h")
+                                                        for a in args):
+        return [args[0], "--device", "cpu", *args[1:]]
+    return args
+
+
 def scalebench_command(np, *args):
     mpiexec = os.environ.get("MPIEXEC", "mpirun")
     flags = os.environ.get("MPIEXEC_FLAGS", "--oversubscribe").split()
-    return [mpiexec, *flags, "-np", str(np), os.environ["SCALEBENCH"], *args]
+    return [mpiexec, *flags, "-np", str(np), os.environ["SCALEBENCH"], *with_cpu_device(args)]
 
 
 def run_scalebench(np, *args, timeout=900):

@@ -18,7 +18,7 @@ from e2e_util import run_scalebench, scalebench_command, temp_dir  # noqa: E402
 from test_faults import rank_pids, wait_for_line  # noqa: E402
 
 DATA = "synthetic:1x28x28:10:1024:256"
-MLP = ["train", "--model", "mlp", "--data", DATA, "--batch-size", "32"]
+MLP = ["train", "--device", "cpu", "--model", "mlp", "--data", DATA, "--batch-size", "32"]
 HANG_LIMIT = 120  # seconds: far above any of these runs, far below "forever"
 EXIT_INTERRUPTED = 75
 
@@ -260,7 +260,7 @@ class EndOfRun(unittest.TestCase):
             with h5py.File(out, "r") as f:
                 words = shlex.split(f.attrs["command_line"])
             self.assertEqual(words[-2:], ["--out", out])
-            self.assertEqual(words[1:3], ["train", "--model"])
+            self.assertEqual(words[1:5], ["train", "--device", "cpu", "--model"])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,53 @@
+"""`make run`'s script, scripts/run_demo.sh, on a small slice of Fashion-MNIST: it prints which device
+runs, the speedup/efficiency table and the phase table, writes report.md with its PNG plots, and a
+second run into the same folder is refused without touching the first one's results."""
+import os
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from e2e_util import temp_dir  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FASHION_MNIST = "/usr/share/datasets/fashion-mnist"  # Debian's dataset-fashion-mnist
+
+
+def run_demo(out_dir):
+    env = dict(os.environ, DEMO_DEVICE="cpu", DEMO_EPOCHS="1", DEMO_TRAIN_LIMIT="512", DEMO_TEST_LIMIT="256",
+               MPIRUN=os.environ.get("MPIEXEC", "mpirun"), MPIRUN_FLAGS=os.environ.get("MPIEXEC_FLAGS", "--oversubscribe"))
+    build_dir = os.path.dirname(os.environ["SCALEBENCH"])
+    return subprocess.run([os.path.join(REPO, "scripts", "run_demo.sh"), build_dir, out_dir], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@unittest.skipUnless(os.path.isdir(FASHION_MNIST), "Debian's dataset-fashion-mnist is not installed")
+class Demo(unittest.TestCase):
+    def test_prints_the_tables_and_writes_the_report_once(self):
+        with temp_dir() as tmp:
+            out_dir = os.path.join(tmp, "demo")
+            result = run_demo(out_dir)
+            output = result.stdout + result.stderr
+            self.assertEqual(result.returncode, 0, output)
+            self.assertIn("device: cpu (--device cpu)", result.stdout)
+            self.assertIn("speedup", result.stdout.lower())
+            self.assertIn("efficiency", result.stdout.lower())
+            self.assertIn("Where the time goes", result.stdout)
+            report = os.path.join(out_dir, "report.md")
+            self.assertTrue(os.path.isfile(report), output)
+            pngs = [name for name in os.listdir(out_dir) if name.endswith(".png")]
+            self.assertTrue(pngs, f"no PNG in {os.listdir(out_dir)}")
+            with open(report, encoding="utf-8") as handle:
+                first = handle.read()
+            self.assertRegex(first, r"\n\|\s+2 \|", "the study has a 2-rank row")
+
+            again = run_demo(out_dir)
+            self.assertEqual(again.returncode, 2, again.stdout + again.stderr)
+            self.assertIn("exists from an earlier run", again.stderr)
+            self.assertIn("DEMO_OUT=", again.stderr)
+            with open(report, encoding="utf-8") as handle:
+                self.assertEqual(handle.read(), first, "the earlier report is untouched")
+
+
+if __name__ == "__main__":
+    unittest.main()
