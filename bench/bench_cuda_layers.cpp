@@ -10,8 +10,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <random>
-#include <vector>
 
 #include "core/cuda_check.h"
 #include "core/dtype.h"
@@ -24,11 +22,13 @@
 #include "nn/spec.h"
 #include "optim/cuda/fused_step_hyperparameters.h"
 
+#include "device_random.h"
 #include "layer_rates.h"
 
 namespace {
 
 using sb::bench::conv_flops;
+using sb::bench::fill_random;
 using sb::bench::report_layer_rates;
 using sb::DType;
 using sb::Layout;
@@ -41,22 +41,6 @@ bool have_gpu(benchmark::State& state) {
     return false;
   }
   return true;
-}
-
-// Random device values of `count` elements in `dtype`.
-void fill_random(sb::cuda::DeviceBuffer& buffer, int64_t count, DType dtype, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  const size_t n = static_cast<size_t>(count);
-  if (dtype == DType::F32) {
-    std::vector<float> v(n);
-    for (float& x : v) x = d(rng);
-    CHECK_CUDA(cudaMemcpy(buffer.ensure(n * 4), v.data(), n * 4, cudaMemcpyHostToDevice));
-    return;
-  }
-  std::vector<uint16_t> bits(n);
-  for (uint16_t& b : bits) b = dtype == DType::BF16 ? sb::float_to_bf16_bits(d(rng)) : sb::float_to_fp16_bits(d(rng));
-  CHECK_CUDA(cudaMemcpy(buffer.ensure(n * 2), bits.data(), n * 2, cudaMemcpyHostToDevice));
 }
 
 // GPU time of `body` from CUDA events on the context's stream.

@@ -16,12 +16,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <random>
+#include <optional>
 #include <string>
-#include <vector>
 
 #include "core/cuda_check.h"
-#include "core/dtype.h"
 #include "core/error.h"
 #include "models/registry.h"
 #include "nn/cuda/context.h"
@@ -29,14 +27,19 @@
 #include "nn/cuda/layer_timer.h"
 #include "nn/cuda/network.h"
 #include "nn/spec.h"
+#include "train/cuda/context_options.h"
+#include "train/run_choices.h"
+#include "train/train_config.h"
+
+#include "device_random.h"
 
 namespace {
 
 struct Settings {
   std::string model = "wrn";
   int64_t batch = 256;
-  std::string precision = "bf16";
-  std::string layout = "nhwc";
+  sb::Precision precision = sb::Precision::BF16;
+  sb::Layout layout = sb::Layout::NHWC;
   int passes = 20;
   int candidates = sb::cuda::ContextOptions{}.autotune_candidates;
 };
@@ -49,6 +52,14 @@ struct Settings {
   std::exit(2);
 }
 
+// The value of an enum option by the training run's own names (train/run_choices.h).
+template <class E>
+E named(const std::string& option, const std::string& value) {
+  const std::optional<E> e = sb::find_by_name<E>(value);
+  if (!e) usage_error(option + " must be one of " + sb::name_list<E>() + " (got '" + value + "')");
+  return *e;
+}
+
 Settings parse(int argc, char** argv) {
   Settings s;
   for (int i = 1; i < argc; ++i) {
@@ -57,8 +68,8 @@ Settings parse(int argc, char** argv) {
     const std::string v = argv[++i];
     if (a == "--model") s.model = v;
     else if (a == "--batch-size") s.batch = std::atoll(v.c_str());
-    else if (a == "--precision") s.precision = v;
-    else if (a == "--layout") s.layout = v;
+    else if (a == "--precision") s.precision = named<sb::Precision>("--precision", v);
+    else if (a == "--layout") s.layout = named<sb::Layout>("--layout", v);
     else if (a == "--passes") s.passes = std::atoi(v.c_str());
     else if (a == "--candidates") s.candidates = std::atoi(v.c_str());
     else usage_error("unknown option '" + a + "'");
@@ -66,27 +77,7 @@ Settings parse(int argc, char** argv) {
   if (s.batch < 1) usage_error("--batch-size must be at least 1");
   if (s.passes < 1) usage_error("--passes must be at least 1");
   if (s.candidates < 1) usage_error("--candidates must be at least 1");
-  if (s.precision != "fp32" && s.precision != "tf32" && s.precision != "fp16" && s.precision != "bf16")
-    usage_error("--precision must be fp32, tf32, fp16 or bf16 (got '" + s.precision + "')");
-  if (s.layout != "nhwc" && s.layout != "nchw") usage_error("--layout must be nhwc or nchw (got '" + s.layout + "')");
   return s;
-}
-
-// Normal random values of `count` elements of `dtype` in device memory.
-void fill_random(sb::cuda::DeviceBuffer& buffer, int64_t count, sb::DType dtype, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  const size_t n = static_cast<size_t>(count);
-  if (dtype == sb::DType::F32) {
-    std::vector<float> v(n);
-    for (float& x : v) x = d(rng);
-    CHECK_CUDA(cudaMemcpy(buffer.ensure(n * 4), v.data(), n * 4, cudaMemcpyHostToDevice));
-    return;
-  }
-  std::vector<uint16_t> bits(n);
-  for (uint16_t& b : bits)
-    b = dtype == sb::DType::BF16 ? sb::float_to_bf16_bits(d(rng)) : sb::float_to_fp16_bits(d(rng));
-  CHECK_CUDA(cudaMemcpy(buffer.ensure(n * 2), bits.data(), n * 2, cudaMemcpyHostToDevice));
 }
 
 int run(const Settings& s) {
@@ -96,10 +87,12 @@ int run(const Settings& s) {
     return 1;
   }
   CHECK_CUDA(cudaSetDevice(0));
-  sb::cuda::ContextOptions o;
-  o.compute = s.precision == "bf16" ? sb::DType::BF16 : s.precision == "fp16" ? sb::DType::F16 : sb::DType::F32;
-  o.tf32 = s.precision == "tf32";
-  o.layout = s.layout == "nhwc" ? sb::Layout::NHWC : sb::Layout::NCHW;
+  // The training run's context at this precision and layout, with no plan cache: every graph is searched.
+  sb::TrainConfig run;
+  run.precision = s.precision;
+  run.layout = s.layout;
+  sb::cuda::ContextOptions o = sb::context_options(run);
+  o.plan_cache_dir.clear();
   o.autotune_candidates = s.candidates;
   sb::cuda::Context ctx(o);
   const sb::ModelInput in = s.model == "mnist-cnn" || s.model == "mlp" ? sb::ModelInput{1, 28, 28, 10}
@@ -108,8 +101,8 @@ int run(const Settings& s) {
   const sb::Shape input{s.batch, in.channels, in.height, in.width};
   const sb::Shape output = sb::output_shape(net.spec(), input);
   sb::cuda::DeviceBuffer x_mem, dy_mem;
-  fill_random(x_mem, input.numel(), o.compute, 2);
-  fill_random(dy_mem, output.numel(), o.compute, 3);
+  sb::bench::fill_random(x_mem, input.numel(), o.compute, 2);
+  sb::bench::fill_random(dy_mem, output.numel(), o.compute, 3);
   auto layout_of = [&](const sb::Shape& shape) { return shape.rank() == 4 ? o.layout : sb::Layout::NCHW; };
   const sb::cuda::DeviceTensor x{x_mem.data(), sb::TensorDesc{input, o.compute, layout_of(input)}};
   const sb::cuda::DeviceTensor dy{dy_mem.data(), sb::TensorDesc{output, o.compute, layout_of(output)}};
@@ -144,7 +137,7 @@ int run(const Settings& s) {
   const double per = 1e3 / s.passes;  // seconds summed over the passes -> ms per pass
   std::printf("per-layer profile: %s, batch %lld, %s %s, %d passes, %d autotune candidates (ms per forward+backward "
               "pass)\n",
-              s.model.c_str(), static_cast<long long>(s.batch), s.precision.c_str(), s.layout.c_str(), s.passes,
+              s.model.c_str(), static_cast<long long>(s.batch), sb::name_of(s.precision), sb::name_of(s.layout), s.passes,
               s.candidates);
   std::printf("%-44s %10s %10s %10s\n", "layer", "forward", "backward", "total");
   double fwd = 0.0, bwd = 0.0;
