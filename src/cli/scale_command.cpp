@@ -77,13 +77,13 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   std::vector<SweepCombination> combinations;
   run_collectively(world, [&] {
     if (scale.warmup_epochs < 0) throw UserError("--warmup-epochs must not be negative (got " + std::to_string(scale.warmup_epochs) + ")");
-    // DataParallel's configurations run on rank 0 alone; DDP's need a rank per GPU.
+    // DataParallel's configurations run on rank 0 alone; DDP's need a rank per GPU. `scale` sets the mode
+    // only through its --parallel sweep (the run option is train's).
     const auto parallel = std::find_if(scale.sweeps.begin(), scale.sweeps.end(),
                                        [](const SweepAxis& a) { return a.option == "parallel"; });
-    const bool dp_only = parallel != scale.sweeps.end() ? parallel->values == std::vector<std::string>{"dp"}
-                                                        : config.parallel == Parallel::Dp;
-    check_gpu_counts(counts, dp_only && !counts.empty() ? std::max(world.size(), *std::max_element(counts.begin(), counts.end()))
-                                                        : world.size());
+    const bool dp_only = parallel != scale.sweeps.end() && parallel->values == std::vector<std::string>{"dp"};
+    const int most_gpus = *std::max_element(counts.begin(), counts.end());
+    check_gpu_counts(counts, dp_only ? std::max(world.size(), most_gpus) : world.size());
     std::sort(counts.begin(), counts.end());
     // Every combination is validated and its batch must split over every count, before any run starts.
     combinations = sweep_combinations(config, scale.sweeps, counts);
