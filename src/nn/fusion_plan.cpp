@@ -28,8 +28,7 @@ const char* fusion_path_name(FusionPath path) {
 }
 
 std::string fusion_summary(const std::string& report) {
-  static const std::string fused = ": fused kernels";
-  static const std::string refused = " not taken by the fused kernels";  // FusedBnRun's note at run time
+  const std::string fused = kFusedKernelsRecord;
   int planned_fused = 0, planned_other = 0, fell_back = 0;
   std::string others;
   size_t begin = 0;
@@ -43,7 +42,7 @@ std::string fusion_summary(const std::string& report) {
       ++planned_fused;
       continue;
     }
-    if (line.find(refused) != std::string::npos) ++fell_back;
+    if (line.find(kRefusedByFusedKernels) != std::string::npos) ++fell_back;
     else ++planned_other;
     others += (others.empty() ? "" : "; ") + line;
   }
@@ -75,7 +74,7 @@ FusionPlan plan_fusion(const std::vector<LayerSpec>& children, const FusionAvail
       head.run = run;
       head.adds_residual = at_end;
       for (size_t k = 1; k < run; ++k) plan.steps[i + k].path = FusionPath::FusedMember;
-      plan.record += names(children, i, run) + (head.adds_residual ? " + residual add" : "") + ": fused kernels\n";
+      plan.record += names(children, i, run) + (head.adds_residual ? " + residual add" : "") + kFusedKernelsRecord + "\n";
       i += run - 1;
     } else if (available.cudnn_bn_relu) {
       plan.steps[i].path = FusionPath::CudnnBnRelu;

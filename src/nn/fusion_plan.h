@@ -53,6 +53,11 @@ struct FusionPlan {
 FusionPlan plan_fusion(const std::vector<LayerSpec>& children, const FusionAvailability& available,
                        bool ends_residual_main);
 
+// The words of a fused run's plan-report line, and of the note a fused run adds when the kernels refuse
+// its shape at the first forward (nn/cuda/bn_fused_run.cpp).
+inline constexpr char kFusedKernelsRecord[] = ": fused kernels";
+inline constexpr char kRefusedByFusedKernels[] = " not taken by the fused kernels";
+
 // One line for the run's log from a network's plan report (the records of its containers, one line per
 // batch-norm run): how many runs take the fused kernels, and each other run's line with its reason.
 // Empty when the report holds no run.

@@ -9,6 +9,7 @@
 #include "nn/cuda/batchnorm2d.h"
 #include "nn/cuda/factory.h"
 #include "nn/cuda/tensor_util.h"
+#include "nn/fusion_plan.h"
 
 namespace sb::cuda {
 namespace {
@@ -124,7 +125,7 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
 const DeviceTensor& FusedBnRun::forward_separately(const DeviceTensor& x, Mode mode, const DeviceTensor* residual) {
   if (fallback_note_.empty())
     fallback_note_ = specs_[0].name + ": " + x.shape().str() + " " + layout_name(x.layout()) +
-                     " not taken by the fused kernels, separate layers\n";
+                     kRefusedByFusedKernels + ", separate layers\n";
   const DeviceTensor* h = &x;
   for (auto& layer : separate_) h = &layer->forward(*h, mode);
   if (!residual) return *h;
