@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Runs every staged GPU test on a GPU node (stage first with scripts/stage_gpu_node.sh BUILD_DIR): the
 # single-GPU tests one lane per GPU, the multi-GPU ones (tests/gpu/mpi) on 2 ranks where 2 GPUs are visible,
-# then the fault checks on the GPU: a rank stopped mid-training is named by the collective watchdog, and
-# the per-step wait it polls costs no throughput (mnist-cnn, batch 64, watchdog off and on, twice each).
+# then the CUDA engine's NVTX ranges (tests/nvtx, with the staged recorder) and the fault checks on the GPU:
+# a rank stopped mid-training is named by the collective watchdog, and the per-step wait it polls costs no
+# throughput (mnist-cnn, batch 64, watchdog off and on, twice each).
 # Usage: scripts/gpu_node_tests.sh [OUTPUT_DIR] [PARTS]
-#   OUTPUT_DIR  default $OUT/gpu-tests (summary.txt there); PARTS  any of tests,watchdog,latency (default all)
+#   OUTPUT_DIR  default $OUT/gpu-tests (summary.txt there)
+#   PARTS       any of tests,nvtx,watchdog,latency (default all)
 set -u
 R=${1:-$OUT/gpu-tests}
-PARTS=${2:-tests,watchdog,latency}
+PARTS=${2:-tests,nvtx,watchdog,latency}
 part() { [[ ",$PARTS," == *",$1,"* ]]; }
 # shellcheck source=scripts/gpu_node_env.sh
 source "$(dirname "$0")/gpu_node_env.sh"
@@ -48,13 +50,27 @@ if part tests; then
 fi
 part tests && say "GPU tests failed: $failed"
 
+# The NVTX ranges of a CUDA run, recorded by the staged injection library (tests/nvtx/test_nvtx_ranges.py).
+if part nvtx; then
+  recorder=$STAGE/nvtx/libsb_nvtx_recorder.so
+  if [[ -f $recorder ]]; then
+    SCALEBENCH=$S MPIEXEC=mpirun MPIEXEC_FLAGS="${MPI[*]:1}" NVTX_RECORDER=$recorder NVTX_DEVICE=cuda \
+      timeout 300 python3 tests/nvtx/test_nvtx_ranges.py > "$R/nvtx_ranges_cuda.log" 2>&1
+    rc=$?
+    say "nvtx_ranges_cuda rc=$rc $(tail -1 "$R/nvtx_ranges_cuda.log")"
+  else
+    say "nvtx_ranges_cuda: not staged (the build has no nvtx3 headers)"
+  fi
+fi
+
 # The watchdog on the GPU: rank 1 stopped in the middle of training.
 if part watchdog && (( RANKS == 2 )); then
   timeout 120 "${MPI[@]}" -np 2 "$S" train --device cuda --model mnist-cnn --data synthetic:1x28x28:10:640000:1000 --batch-size 64 \
     --epochs 2 --log-interval 500 --collective-timeout 10 > "$R/watchdog.log" 2>&1 &
+  job=$!  # by PID: the test lanes above were jobs too, so a job number would not name this one
   for _ in $(seq 1 600); do grep -q "step 500/" "$R/watchdog.log" && break; sleep 0.1; done
   victim=$(pgrep -f "^$S train --device cuda --model mnist-cnn" | tail -1)
-  stopped=$(date +%s); kill -STOP "$victim"; wait %1; rc=$?
+  stopped=$(date +%s); kill -STOP "$victim"; wait "$job"; rc=$?
   say "watchdog rc=$rc after $(( $(date +%s) - stopped )) s: $(grep -m1 'did not arrive' "$R/watchdog.log")"
   kill -KILL "$victim" 2>/dev/null
 fi
