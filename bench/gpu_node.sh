@@ -22,6 +22,9 @@
 #            two runs each, side by side (a change's before and after on one card)
 #   input    the input pipelines on GPU 0, two runs each: mnist-cnn (batch 64, tf32) and the wrn (batch 256,
 #            bf16 NHWC) with --input device and with --input host at 1, 2, 4 and 8 --workers
+#   fp16     mnist-cnn (batch 64) in fp16 on GPU 0, two runs each: scalebench fp16 (NCHW and NHWC) against PyTorch
+#            fp16 autocast (NCHW and channels_last, eager and torch.compile reduce-overhead); time to 91%
+#            Fashion-MNIST test accuracy, scalebench fp16 and PyTorch fp16 autocast
 #   dp       nn.DataParallel against DDP on 1, 2 and 4 GPUs (as many as are visible): scalebench
 #            --parallel dp and ddp, PyTorch --dp and DDP, mnist-cnn (64 per GPU, tf32) and wrn (256 per
 #            GPU, bf16); img/s of each (docs/data_parallel.md)
@@ -36,7 +39,7 @@
 #                                      staged (scripts/stage_gpu_node.sh), else build/scalebench]
 #   --out     SCALEBENCH_BENCH_OUT     where the run's folder goes [results]
 #   --parts   SCALEBENCH_BENCH_PARTS   comma-separated [one-gpu,compile,tta,scaling,comm]; also wrn-step, plans,
-#                                      layers, learning, baseline, input, dp
+#                                      layers, learning, baseline, input, fp16, dp
 #   --baseline-bin SCALEBENCH_BASELINE_BIN  another scalebench build, for the baseline part
 # Also: SCALEBENCH_REPORT_PYTHON, a python with h5py and matplotlib for analysis/report.py [python3];
 # SCALEBENCH_GPU_LIBS, SCALEBENCH_STAGE and NCCL_NVLS_ENABLE as scripts/gpu_node_env.sh says.
@@ -71,8 +74,8 @@ done
 # Every check before the first measurement.
 [[ -f bench/pytorch_reference.py && -f analysis/report.py ]] || die "run it from the scalebench checkout's root"
 for part in ${parts//,/ }; do
-  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input|dp)$ ]] ||
-    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input, dp"
+  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input|fp16|dp)$ ]] ||
+    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input, fp16, dp"
 done
 part() { [[ ",$parts," == *",$1,"* ]]; }
 if part baseline && [[ ! -x $baseline_bin ]]; then
@@ -89,7 +92,7 @@ if [[ -z $data ]]; then
   data=/usr/share/datasets/fashion-mnist
   [[ -d .stage-data/fashion-mnist ]] && data=.stage-data/fashion-mnist
 fi
-if { part tta || part learning; } && ! compgen -G "$data/train-images-idx3-ubyte*" > /dev/null; then
+if { part tta || part fp16 || part learning; } && ! compgen -G "$data/train-images-idx3-ubyte*" > /dev/null; then
   die "no Fashion-MNIST in '$data'; install dataset-fashion-mnist, pass --data DIR, or leave tta and learning out of --parts"
 fi
 "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null ||
@@ -289,6 +292,21 @@ if part comm && ((N >= 2)); then
   grep -E 'wrn gradients|Avg bus bandwidth|Out of bounds' "$R/comm.log" >> "$R/summary.txt"
 elif part comm; then
   say "== comm: skipped, one GPU visible"
+fi
+if part fp16; then
+  say "== one GPU: mnist-cnn in fp16 (dynamic loss scaling) against PyTorch fp16 autocast"
+  for run_number in 1 2; do
+    for layout in nchw nhwc; do
+      run "sb-mnist-fp16-$layout-$run_number" 600 "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision fp16 --layout $layout --epochs 3
+    done
+    run "pt-mnist-fp16-$run_number" 600 "${PT[@]}" --model mnist-cnn --batch-size 64 --precision fp16
+    run "pt-mnist-fp16-cl-$run_number" 600 "${PT[@]}" --model mnist-cnn --batch-size 64 --precision fp16 --channels-last
+    run "pt-mnist-fp16-compile-$run_number" 1800 "${PT[@]}" --model mnist-cnn --batch-size 64 --precision fp16 --compile --compile-mode reduce-overhead
+  done
+  say "mnist-cnn fp16: scalebench nchw $(steady sb-mnist-fp16-nchw-1 sb-mnist-fp16-nchw-2), nhwc $(steady sb-mnist-fp16-nhwc-1 sb-mnist-fp16-nhwc-2)"
+  run sb-tta-fp16 600 "$S" train "${MNIST[@]}" --data "fashion-mnist:$data" --precision fp16 --scheduler step --gamma 0.7 --epochs 14 \
+      --target-accuracy 0.91 --out "$R/sb-tta-fp16.h5"
+  run pt-tta-fp16 600 "${PT[@]}" --time-to-accuracy "$data" --precision fp16 --json "$R/pt-tta-fp16.json"
 fi
 if part dp; then
   say "== nn.DataParallel against DDP on 1, 2 and 4 GPUs (up to $N): scalebench, then PyTorch"

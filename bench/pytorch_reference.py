@@ -388,6 +388,13 @@ def time_to_accuracy(args):
     opt = torch.optim.Adadelta(model.parameters(), lr=1.0)
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.7)
     net = torch.compile(model, mode=args.compile_mode) if args.compile else model
+    # AMP as in the throughput runs: autocast to --precision's dtype, GradScaler for fp16 only.
+    amp_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(args.precision)
+    scaler = torch.amp.GradScaler("cuda", enabled=args.precision == "fp16")
+
+    def autocast():
+        return torch.autocast("cuda", dtype=amp_dtype, enabled=amp_dtype is not None)
+
     batch, n = args.batch_size, train_x.shape[0]
     history = []
     torch.cuda.synchronize()
@@ -399,14 +406,17 @@ def time_to_accuracy(args):
         for begin in range(0, n, batch):
             idx = order[begin:begin + batch]
             opt.zero_grad(set_to_none=True)
-            F.nll_loss(net(train_x[idx]), train_y[idx]).backward()
-            opt.step()
+            with autocast():
+                loss = F.nll_loss(net(train_x[idx]).float(), train_y[idx])
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
         sched.step()
         net.eval()
         correct, loss_sum = 0, 0.0
-        with torch.no_grad():
+        with torch.no_grad(), autocast():
             for begin in range(0, test_x.shape[0], 1000):
-                out = net(test_x[begin:begin + 1000])
+                out = net(test_x[begin:begin + 1000]).float()
                 loss_sum += float(F.nll_loss(out, test_y[begin:begin + 1000], reduction="sum"))
                 correct += int((out.argmax(1) == test_y[begin:begin + 1000]).sum())
         accuracy = correct / test_x.shape[0]
@@ -423,7 +433,7 @@ def time_to_accuracy(args):
         "reached": reached is not None,
         "time_to_accuracy_s": reached["seconds"] if reached else None,
         "epochs": reached["epoch"] if reached else None,
-        "load_s": load_s, "history": history, "batch_size": batch, "gpus": 1,
+        "load_s": load_s, "history": history, "batch_size": batch, "gpus": 1, "precision": args.precision,
         "device": torch.cuda.get_device_name(device), "torch_version": torch.__version__,
     }
     if reached:

@@ -14,6 +14,8 @@
 #                           [libhdf5_serial libsz libaec libgfortran libquadmath libbenchmark]
 #   SCALEBENCH_STAGE_ARCHIVE  also pack the stage as STAGE.tar.xz (about a tenth of its size) for a copy
 #                           to the node in one piece; gpu_node_env.sh unpacks it where STAGE is missing [0]
+#   SCALEBENCH_STAGE_TESTS  1: stage the GPU tests; 0: the binaries alone, a stage small enough to copy with the
+#                           data for measurements (bench/gpu_node.sh, make run)                       [1]
 #   SCALEBENCH_STAGE_BLAS   a BLAS to stage as libopenblas.so.0: the CPU side of the GPU tests needs only a
 #                           small one [Debian's reference BLAS (libblas3) beside the binary's OpenBLAS,
 #                           else that OpenBLAS]
@@ -37,7 +39,11 @@ cp "$build/scalebench" "$stage/bin/"
 if [[ -x $build/bench/layer_profile ]]; then cp "$build/bench/layer_profile" "$stage/bin/"; fi
 # The NVTX recorder of tests/nvtx, which the nvtx part of scripts/gpu_node_tests.sh loads, where the build has it.
 if [[ -f $build/tests/nvtx/libsb_nvtx_recorder.so ]]; then mkdir -p "$stage/nvtx" && cp "$build/tests/nvtx/libsb_nvtx_recorder.so" "$stage/nvtx/"; fi
-for t in "$build"/tests/gpu/test_* "$build"/tests/test_reference_fixture "$build"/tests/reference/dump_initial_weights; do
+test_files=()
+if [[ ${SCALEBENCH_STAGE_TESTS:-1} != 0 ]]; then
+  test_files=("$build"/tests/gpu/test_* "$build"/tests/test_reference_fixture "$build"/tests/reference/dump_initial_weights)
+fi
+for t in "${test_files[@]}"; do
   [[ $t == *timing* ]] && continue
   [[ -x $t && ! -d $t ]] && cp "$t" "$stage/tests/"
 done
