@@ -313,6 +313,11 @@ def profile_kernels(step, batches, steps):
     print("top kernels (ms per step, launches per step):")
     for e in sorted(kernels, key=ms, reverse=True)[:25]:
         print(f"  {ms(e):8.3f} ms {e.count / steps:5.1f}x  {e.key[:110]}")
+    # The host side too: where a step's wall time goes when the GPU waits (launch overhead, threads, copies).
+    host = [e for e in prof.key_averages() if getattr(e, "device_type", None) == DeviceType.CPU]
+    print("top host operations (self CPU ms per step, calls per step):")
+    for e in sorted(host, key=lambda e: e.self_cpu_time_total, reverse=True)[:15]:
+        print(f"  {e.self_cpu_time_total / 1e3 / steps:8.3f} ms {e.count / steps:6.1f}x  {e.key[:100]}")
     return {kind: t for kind, (t, _) in kinds.items()}
 
 
