@@ -25,6 +25,10 @@
 #   fp16     mnist-cnn (batch 64) in fp16 on GPU 0, two runs each: scalebench fp16 (NCHW and NHWC) against PyTorch
 #            fp16 autocast (NCHW and channels_last, eager and torch.compile reduce-overhead); time to 91%
 #            Fashion-MNIST test accuracy, scalebench fp16 and PyTorch fp16 autocast
+#   small-batch the latency-bound mnist-cnn step at batch 64 on GPU 0, two runs each: scalebench tf32 and fp32 (no
+#            TF32), NCHW and NHWC, against torch.compile reduce-overhead (fp32 with TF32 convolutions); then time
+#            to 91% Fashion-MNIST (tf32) twice, each timed from the launcher's start to its exit, the first with
+#            an empty data and plan cache, the second with the caches the first wrote
 #   dp       nn.DataParallel against DDP on 1, 2 and 4 GPUs (as many as are visible): scalebench
 #            --parallel dp and ddp, PyTorch --dp and DDP, mnist-cnn (64 per GPU, tf32) and wrn (256 per
 #            GPU, bf16); img/s of each (docs/data_parallel.md)
@@ -39,7 +43,7 @@
 #                                      staged (scripts/stage_gpu_node.sh), else build/scalebench]
 #   --out     SCALEBENCH_BENCH_OUT     where the run's folder goes [results]
 #   --parts   SCALEBENCH_BENCH_PARTS   comma-separated [one-gpu,compile,tta,scaling,comm]; also wrn-step, plans,
-#                                      layers, learning, baseline, input, fp16, dp
+#                                      layers, learning, baseline, input, fp16, small-batch, dp
 #   --baseline-bin SCALEBENCH_BASELINE_BIN  another scalebench build, for the baseline part
 # Also: SCALEBENCH_REPORT_PYTHON, a python with h5py and matplotlib for analysis/report.py [python3];
 # SCALEBENCH_GPU_LIBS, SCALEBENCH_STAGE and NCCL_NVLS_ENABLE as scripts/gpu_node_env.sh says.
@@ -74,8 +78,8 @@ done
 # Every check before the first measurement.
 [[ -f bench/pytorch_reference.py && -f analysis/report.py ]] || die "run it from the scalebench checkout's root"
 for part in ${parts//,/ }; do
-  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input|fp16|dp)$ ]] ||
-    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input, fp16, dp"
+  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input|fp16|small-batch|dp)$ ]] ||
+    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input, fp16, small-batch, dp"
 done
 part() { [[ ",$parts," == *",$1,"* ]]; }
 if part baseline && [[ ! -x $baseline_bin ]]; then
@@ -92,7 +96,7 @@ if [[ -z $data ]]; then
   data=/usr/share/datasets/fashion-mnist
   [[ -d .stage-data/fashion-mnist ]] && data=.stage-data/fashion-mnist
 fi
-if { part tta || part fp16 || part learning; } && ! compgen -G "$data/train-images-idx3-ubyte*" > /dev/null; then
+if { part tta || part fp16 || part small-batch || part learning; } && ! compgen -G "$data/train-images-idx3-ubyte*" > /dev/null; then
   die "no Fashion-MNIST in '$data'; install dataset-fashion-mnist, pass --data DIR, or leave tta and learning out of --parts"
 fi
 "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null ||
@@ -307,6 +311,27 @@ if part fp16; then
   run sb-tta-fp16 600 "$S" train "${MNIST[@]}" --data "fashion-mnist:$data" --precision fp16 --scheduler step --gamma 0.7 --epochs 14 \
       --target-accuracy 0.91 --out "$R/sb-tta-fp16.h5"
   run pt-tta-fp16 600 "${PT[@]}" --time-to-accuracy "$data" --precision fp16 --json "$R/pt-tta-fp16.json"
+fi
+if part small-batch; then
+  say "== one GPU: the mnist-cnn step at batch 64, two runs each, and time to 91% from the launcher's start"
+  for run_no in 1 2; do
+    for p in tf32 fp32; do
+      for layout in nchw nhwc; do
+        run "small-$p-$layout-$run_no" 600 "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision $p --layout $layout --epochs 3
+      done
+    done
+    run "pt-small-compile-$run_no" 1800 "${PT[@]}" --model mnist-cnn --batch-size 64 --compile --compile-mode reduce-overhead
+  done
+  for p in tf32 fp32; do
+    for layout in nchw nhwc; do say "mnist-cnn bs64 $p $layout: $(steady "small-$p-$layout-1" "small-$p-$layout-2")"; done
+  done
+  cache=$R/small-batch-cache  # empty at the first run, holding its plans and decoded data at the second
+  for which in empty-cache warm-cache; do
+    begin=$(date +%s.%N)
+    run "small-tta-$which" 600 "${MPI[@]}" -np 1 "$S" train "${MNIST[@]}" --data "fashion-mnist:$data" --precision tf32 \
+        --scheduler step --gamma 0.7 --epochs 14 --target-accuracy 0.91 --plan-cache "$cache" --out "$R/small-tta-$which.h5"
+    say "time to 91%, $which: $(awk -v a="$begin" -v b="$(date +%s.%N)" 'BEGIN {printf "%.2f", b - a}') s from the launcher's start to its exit; $(grep -E '^(startup|summary):' "$R/small-tta-$which.log" | tr '\n' ' ')"
+  done
 fi
 if part dp; then
   say "== nn.DataParallel against DDP on 1, 2 and 4 GPUs (up to $N): scalebench, then PyTorch"
