@@ -7,6 +7,10 @@
 
 namespace sb::kernels {
 
+// The most blocks (rows of partial sums) a first pass uses: enough to fill the GPU, few enough that the
+// block-ordered sum stays short.
+constexpr int64_t kMaxPartialSumRows = 256;
+
 // out[j] = sum over b in 0..rows-1 of partials[b * cols + j], for j < cols (fp32 in and out).
 void sum_partial_rows(const float* partials, int64_t rows, int64_t cols, float* out, cudaStream_t stream);
 

@@ -7,7 +7,6 @@ namespace sb::kernels {
 namespace {
 using namespace detail;
 
-constexpr int64_t kMaxPartialRows = 512;
 
 // One pool window: its 4 elements' offsets in z and the ReLU of z + bias at each, rounded as stored.
 struct Window {
@@ -96,7 +95,7 @@ __global__ void pool_dropout_backward_kernel(const T* __restrict__ z, const floa
 int64_t partial_rows(const PoolDropoutShape& s) {
   const int64_t total = s.n * s.c * (s.h / 2) * (s.w / 2);
   const int64_t wanted = (total + kThreads - 1) / kThreads;
-  return wanted < 1 ? 1 : (wanted < kMaxPartialRows ? wanted : kMaxPartialRows);
+  return wanted < 1 ? 1 : (wanted < kMaxPartialSumRows ? wanted : kMaxPartialSumRows);
 }
 
 void check_shape(const PoolDropoutShape& s, const char* what) {

@@ -7,7 +7,6 @@ namespace {
 using namespace detail;
 
 constexpr int kSums = kFirstConvTaps + 1;  // the 9 taps' weight gradients and the bias gradient
-constexpr int64_t kMaxPartialRows = 256;
 
 struct OutIndex {
   int64_t n, k, p, q;
@@ -111,7 +110,7 @@ __global__ void first_conv_backward_kernel(const T* __restrict__ x, const T* __r
 int64_t partial_rows(const FirstConvShape& s) {
   const int64_t lanes = kThreads / s.k, positions = s.n * s.p * s.q;
   const int64_t wanted = (positions + lanes - 1) / lanes;
-  return wanted < 1 ? 1 : (wanted < kMaxPartialRows ? wanted : kMaxPartialRows);
+  return wanted < 1 ? 1 : (wanted < kMaxPartialSumRows ? wanted : kMaxPartialSumRows);
 }
 
 void check_shape(const FirstConvShape& s, const char* what) {

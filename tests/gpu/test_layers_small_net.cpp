@@ -71,7 +71,8 @@ RunResult run_fused(const std::vector<LayerSpec>& run, FusionPath path, const Sh
     r.e.y = rel_error(from_device(y), ref_y_values);
     if (mode != cuda::Mode::Train) continue;
     gputest::upload(to_device_order(dy, y_shape, y.layout()), dtype, d_dy.get());
-    const cuda::DeviceTensor& dx = layer->backward(cuda::DeviceTensor{d_dy.get(), TensorDesc{y_shape, dtype, y.layout()}});
+    const cuda::DeviceTensor dyt{d_dy.get(), TensorDesc{y_shape, dtype, y.layout()}};
+    const cuda::DeviceTensor& dx = layer->backward(dyt);
     if (input_gradient) r.e.dx = rel_error(from_device(dx), ref_dx);
     else EXPECT_EQ(dx.data, nullptr) << "the first layer computes no input gradient";
     r.grads = gputest::download(d_grads.get(), np, DType::F32);
@@ -129,14 +130,14 @@ TEST(CudaSmallNet, FirstConvReluMatchesCpu) {
   SKIP_WITHOUT_GPU();
   check_fused_everywhere(first_conv(32, 1, 0), FusionPath::FirstConvRelu, Shape{6, 1, 28, 28}, "conv1+relu", 11, false);
   // Padding, stride and a channel count that leaves each block many lanes per channel.
-  check_fused_everywhere(first_conv(8, 2, 1), FusionPath::FirstConvRelu, Shape{5, 1, 17, 13}, "conv 1->8 s2 p1+relu", 12,
-                         false);
+  check_fused_everywhere(first_conv(8, 2, 1), FusionPath::FirstConvRelu, Shape{5, 1, 17, 13}, "conv 1->8 s2 p1+relu",
+                         12, false);
 }
 
 TEST(CudaSmallNet, ConvReluPoolDropoutMatchesCpu) {
   SKIP_WITHOUT_GPU();
-  check_fused_everywhere(conv_pool(8, 64, 0.25), FusionPath::ConvReluPool, Shape{4, 8, 14, 14}, "conv+relu+pool+drop", 21,
-                         true);
+  check_fused_everywhere(conv_pool(8, 64, 0.25), FusionPath::ConvReluPool, Shape{4, 8, 14, 14}, "conv+relu+pool+drop",
+                         21, true);
   // Odd sizes leave a row and a column outside every window; no dropout.
   check_fused_everywhere(conv_pool(4, 16, 0.0), FusionPath::ConvReluPool, Shape{3, 4, 11, 9}, "conv+relu+pool odd", 22,
                          true);
@@ -144,7 +145,8 @@ TEST(CudaSmallNet, ConvReluPoolDropoutMatchesCpu) {
 
 TEST(CudaSmallNet, LinearReluDropoutMatchesCpu) {
   SKIP_WITHOUT_GPU();
-  check_fused_everywhere(linear_relu(96, 128, 0.5), FusionPath::LinearRelu, Shape{8, 96}, "linear+relu+dropout", 31, true);
+  check_fused_everywhere(linear_relu(96, 128, 0.5), FusionPath::LinearRelu, Shape{8, 96}, "linear+relu+dropout", 31,
+                         true);
   check_fused_everywhere(linear_relu(40, 24, 0.0), FusionPath::LinearRelu, Shape{7, 40}, "linear+relu", 32, true);
 }
 

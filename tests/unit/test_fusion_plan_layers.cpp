@@ -60,7 +60,8 @@ TEST(FusionPlanLayers, ConditionsOfEachPattern) {
   EXPECT_EQ(plan.steps[7].run, 2u);
   EXPECT_EQ(plan.steps[11].path, P::Separate);  // fc3 has no ReLU
   // A pool other than 2x2, or no flatten after it, leaves the convolution alone.
-  const std::vector<LayerSpec> pool3 = {conv2d("c", 4, 8, 3, 1, 0, true), relu("r"), maxpool2d("p", 3, 3), flatten("f")};
+  const std::vector<LayerSpec> pool3 = {conv2d("c", 4, 8, 3, 1, 0, true), relu("r"), maxpool2d("p", 3, 3),
+                                       flatten("f")};
   EXPECT_EQ(plan_fusion(pool3, FusionAvailability{}, false, false).steps[0].path, P::Separate);
   const std::vector<LayerSpec> no_flatten = {conv2d("c", 4, 8, 3, 1, 0, true), relu("r"), maxpool2d("p", 2, 2)};
   EXPECT_EQ(plan_fusion(no_flatten, FusionAvailability{}, false, false).steps[0].path, P::Separate);

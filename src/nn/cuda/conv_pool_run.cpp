@@ -13,6 +13,8 @@ LayerSpec without_bias(LayerSpec conv) {
   return conv;
 }
 
+int64_t weight_count(const LayerSpec& conv) { return conv.out * conv.in * conv.kernel * conv.kernel; }
+
 kernels::PoolDropoutShape shape_of(const Shape& z) { return kernels::PoolDropoutShape{z[0], z[1], z[2], z[3]}; }
 
 }  // namespace
@@ -45,14 +47,14 @@ const DeviceTensor& ConvReluPoolRun::forward(const DeviceTensor& x, Mode mode) {
   const Shape& z = z_.shape();
   const Shape pooled{z[0], z[1], z[2] / 2, z[3] / 2};
   if (pooled[2] < 1 || pooled[3] < 1)
-    throw UserError("MaxPool2d after '" + conv_spec_.name + "' gets a " + z.str() + " input, smaller than its 2x2 window");
+    throw UserError("MaxPool2d after '" + conv_spec_.name + "' gets a " + z.str() +
+                    " input, smaller than its 2x2 window");
   y_ = output_tensor(y_buffer_, Shape{z[0], pooled.numel() / z[0]}, ctx_);
   p_ = mode == Mode::Train ? dropout_.p : 0.0;
   first_element_ = p_ > 0.0 ? slice_mask_offset(dropout_.name, pooled, first_sample_) : 0;
   const kernels::PoolDropoutMask mask{p_, mask_key_, step_, ctx_.device_step(), first_element_};
-  kernels::bias_relu_pool_dropout_forward(z_.data, views_.params + conv_spec_.out * conv_spec_.in * conv_spec_.kernel *
-                                                                       conv_spec_.kernel,
-                                          y_.data, shape_of(z), mask, ctx_.layout(), ctx_.compute_dtype(), ctx_.stream());
+  kernels::bias_relu_pool_dropout_forward(z_.data, views_.params + weight_count(conv_spec_), y_.data, shape_of(z), mask,
+                                          ctx_.layout(), ctx_.compute_dtype(), ctx_.stream());
   return y_;
 }
 
@@ -62,7 +64,7 @@ const DeviceTensor& ConvReluPoolRun::backward(const DeviceTensor& dy) {
   if (dy.shape() != y_.shape())
     throw UserError("Flatten after '" + conv_spec_.name + "' got an output gradient of shape " + dy.shape().str() +
                     " for an output of shape " + y_.shape().str());
-  const int64_t weights = conv_spec_.out * conv_spec_.in * conv_spec_.kernel * conv_spec_.kernel;
+  const int64_t weights = weight_count(conv_spec_);
   const kernels::PoolDropoutShape s = shape_of(z_.shape());
   dz_ = output_tensor(dz_buffer_, z_.shape(), ctx_);
   float* ws = workspace_.ensure_as<float>(static_cast<size_t>(kernels::pool_dropout_backward_workspace(s)));

@@ -25,7 +25,8 @@ kernels::FirstConvShape shape_of(const LayerSpec& spec, const Shape& x, const Sh
 FirstConvRelu::FirstConvRelu(const LayerSpec& conv, Context& ctx) : spec_(conv), ctx_(ctx) {
   if (conv.kind != LayerKind::Conv2d || conv.in != 1 || conv.kernel != 3 || !conv.bias ||
       !kernels::first_conv_supports(conv.out))
-    fatal("FirstConvRelu '" + conv.name + "': needs a 3x3 Conv2d with bias from one channel to a power of two up to 256");
+    fatal("FirstConvRelu '" + conv.name +
+          "': needs a 3x3 Conv2d with bias from one channel to a power of two up to 256 channels");
 }
 
 const DeviceTensor& FirstConvRelu::forward(const DeviceTensor& x, Mode) {
@@ -34,8 +35,9 @@ const DeviceTensor& FirstConvRelu::forward(const DeviceTensor& x, Mode) {
   const Shape out = output_shape(spec_, x.shape());  // a UserError naming the layer on a bad shape
   x_ = x;
   y_ = output_tensor(y_buffer_, out, ctx_);
-  kernels::first_conv_relu_forward(x.data, views_.compute_params, views_.params + spec_.out * 9, y_.data,
-                                   shape_of(spec_, x.shape(), out), ctx_.layout(), ctx_.compute_dtype(), ctx_.stream());
+  const float* bias = views_.params + spec_.out * kernels::kFirstConvTaps;
+  kernels::first_conv_relu_forward(x.data, views_.compute_params, bias, y_.data, shape_of(spec_, x.shape(), out),
+                                   ctx_.layout(), ctx_.compute_dtype(), ctx_.stream());
   return y_;
 }
 

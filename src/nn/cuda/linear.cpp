@@ -68,9 +68,10 @@ float Linear::dropout_scale() const { return dropped_ ? static_cast<float>(1.0 /
 // y[N, out] = x[N, in] W[out, in]^T becomes y^T[out x N] = op_T(W as [in x out], ld in) * (x as [in x N]).
 void Linear::gemm_forward(const DeviceTensor& x, int64_t n) {
   const DType dt = ctx_.compute_dtype();
-  // The epilogue's bias is in the output's dtype: the compute copy, which follows the weights as the master does.
-  const void* bias = spec_.bias ? static_cast<const char*>(views_.compute_params) + spec_.out * spec_.in * dtype_size(dt)
-                                : nullptr;
+  // The epilogue's bias is in the output's dtype: the compute copy, which follows the weights as the master
+  // does.
+  const char* weights = static_cast<const char*>(views_.compute_params);
+  const void* bias = spec_.bias ? weights + spec_.out * spec_.in * dtype_size(dt) : nullptr;
   const LtMatmulShape shape{CUBLAS_OP_T, CUBLAS_OP_N, spec_.out, n, spec_.in, spec_.in, spec_.in, spec_.out, dt, dt,
                             forward_epilogue(spec_.bias, relu_)};
   if (lt_.run(ctx_, shape, views_.compute_params, x.data, y_.data, bias)) return;
