@@ -56,7 +56,10 @@ struct LtMatmul::Plan {
 };
 
 LtMatmul::LtMatmul() = default;
-LtMatmul::~LtMatmul() = default;
+LtMatmul::~LtMatmul() {
+  plans_.clear();
+  if (handle_) destroy_logged(cublasLtDestroy(handle_), "cublasLtDestroy");
+}
 
 LtMatmul::Plan* LtMatmul::plan_for(Context& ctx, const LtMatmulShape& s, const void* a, const void* b, void* d,
                                    const void* bias) {
@@ -72,6 +75,7 @@ LtMatmul::Plan* LtMatmul::plan_for(Context& ctx, const LtMatmulShape& s, const v
   auto found = plans_.find(key);
   if (found != plans_.end()) return found->second.get();
 
+  if (!handle_) CHECK_CUBLAS(cublasLtCreate(&handle_));
   auto plan = std::make_unique<Plan>();
   const cublasComputeType_t compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   CHECK_CUBLAS(cublasLtMatmulDescCreate(&plan->desc, compute, CUDA_R_32F));
@@ -100,7 +104,7 @@ LtMatmul::Plan* LtMatmul::plan_for(Context& ctx, const LtMatmulShape& s, const v
   cublasLtMatmulHeuristicResult_t result{};
   int found_count = 0;
   if (status == CUBLAS_STATUS_SUCCESS)
-    status = cublasLtMatmulAlgoGetHeuristic(reinterpret_cast<cublasLtHandle_t>(ctx.cublas()), plan->desc, plan->a,
+    status = cublasLtMatmulAlgoGetHeuristic(handle_, plan->desc, plan->a,
                                             plan->b, plan->d, plan->d, pref, 1, &result, &found_count);
   destroy_logged(cublasLtMatmulPreferenceDestroy(pref), "cublasLtMatmulPreferenceDestroy");
   // A combination this cuBLASLt does not take (an epilogue with these types or transposes) is an answer,
@@ -120,7 +124,7 @@ bool LtMatmul::run(Context& ctx, const LtMatmulShape& s, const void* a, const vo
   if (bias) set_desc(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
   void* ws = workspace_.ensure(kWorkspaceBytes);
   const float alpha = 1.0f, beta = 0.0f;
-  CHECK_CUBLAS(cublasLtMatmul(reinterpret_cast<cublasLtHandle_t>(ctx.cublas()), plan->desc, &alpha, a, plan->a, b,
+  CHECK_CUBLAS(cublasLtMatmul(handle_, plan->desc, &alpha, a, plan->a, b,
                               plan->b, &beta, d, plan->d, d, plan->d, &plan->algo, ws, kWorkspaceBytes, ctx.stream()));
   return true;
 }

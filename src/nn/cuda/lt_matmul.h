@@ -42,6 +42,7 @@ class LtMatmul {
   struct Plan;
   Plan* plan_for(Context& ctx, const LtMatmulShape& shape, const void* a, const void* b, void* d, const void* bias);
 
+  cublasLtHandle_t handle_ = nullptr;  // created at the first matmul
   std::map<std::string, std::unique_ptr<Plan>> plans_;
   DeviceBuffer workspace_;
 };
