@@ -83,7 +83,7 @@ std::string fusion_summary(const std::string& report) {
       layer_runs += (layer_runs.empty() ? "" : "; ") + line.substr(0, line.size() - layers.size());
       continue;
     }
-    if (line.size() >= fused.size() && line.compare(line.size() - fused.size(), fused.size(), fused) == 0) {
+    if (ends_with(line, fused)) {
       ++planned_fused;
       continue;
     }
