@@ -3,6 +3,8 @@
 // NCHW and NHWC, Train and Eval, on fresh random inputs; their gradients bit for bit the same on a second
 // run; and the whole mnist-cnn network, which the planner builds from all three, against the CPU network.
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -161,6 +163,105 @@ TEST(CudaSmallNet, GradientsAreRepeatable) {
   check_repeatable(first_conv(32, 1, 0), FusionPath::FirstConvRelu, Shape{64, 1, 28, 28}, false);
   check_repeatable(conv_pool(32, 64, 0.25), FusionPath::ConvReluPool, Shape{64, 32, 26, 26}, true);
   check_repeatable(linear_relu(256, 128, 0.5), FusionPath::LinearRelu, Shape{64, 256}, true);
+}
+
+// A fused layer on fixed device buffers, its step read from device memory as inside the engine's graph.
+class GraphRig {
+ public:
+  GraphRig(const std::vector<LayerSpec>& run, FusionPath path, const Shape& input, const cuda::ContextOptions& o)
+      : ctx_(o), input_(input) {
+    const LayerSpec seq = sequential("", run);
+    std::mt19937_64 rng(41);
+    const std::vector<float> params = case_params(seq, 41, o.compute, rng);
+    const std::vector<float> x = normal_values(static_cast<size_t>(input.numel()), rng, o.compute);
+    out_ = output_shape(seq, input);
+    const std::vector<float> dy = normal_values(static_cast<size_t>(out_.numel()), rng, o.compute);
+    np_ = params.size();
+    params_.emplace(gputest::to_device(params, DType::F32));
+    compute_.emplace(gputest::to_device(params, o.compute));
+    grads_.emplace(np_ * 4);
+    x_.emplace(gputest::to_device(to_device_order(x, input, o.layout), o.compute));
+    dy_.emplace(gputest::to_device(to_device_order(dy, out_, cuda::layout_for(out_, ctx_)), o.compute));
+    step_.emplace(gputest::to_device_raw(std::vector<uint64_t>{0}));
+    ctx_.set_device_step(step_->as<uint64_t>());
+    layer_ = cuda::make_fused_layer(run, path, ctx_);
+    cuda::ParamViews views;
+    views.params = params_->as<float>();
+    views.grads = grads_->as<float>();
+    views.compute_params = o.compute == DType::F32 ? params_->get() : compute_->get();
+    views.compute = o.compute;
+    layer_->bind(views);
+    layer_->set_random_stream(17, 0);
+  }
+  cuda::Context& ctx() { return ctx_; }
+  void set_step(uint64_t step) {
+    ASSERT_EQ(cudaMemcpy(step_->get(), &step, sizeof step, cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  // Forward and backward, enqueued on the context's stream (or captured from it).
+  void enqueue() {
+    y_ = &layer_->forward({x_->get(), TensorDesc{input_, ctx_.compute_dtype(), cuda::layout_for(input_, ctx_)}},
+                          cuda::Mode::Train);
+    layer_->backward({dy_->get(), TensorDesc{out_, ctx_.compute_dtype(), y_->layout()}});
+  }
+  std::vector<float> results() {
+    ctx_.synchronize();
+    std::vector<float> r = from_device(*y_);
+    const std::vector<float> g = gputest::download(grads_->get(), np_, DType::F32);
+    r.insert(r.end(), g.begin(), g.end());
+    return r;
+  }
+
+ private:
+  cuda::Context ctx_;
+  Shape input_, out_;
+  size_t np_ = 0;
+  std::optional<DeviceMem> params_, compute_, grads_, x_, dy_, step_;
+  std::unique_ptr<cuda::Layer> layer_;
+  const cuda::DeviceTensor* y_ = nullptr;
+};
+
+// Captured in a CUDA graph and replayed, each fused layer gives its eager results bit for bit, and its
+// dropout follows the step in device memory (another step, another mask).
+TEST(CudaSmallNet, GraphReplayFollowsTheDeviceStep) {
+  SKIP_WITHOUT_GPU();
+  struct Case {
+    std::vector<LayerSpec> run;
+    FusionPath path;
+    Shape input;
+    bool drops;
+  };
+  const Case cases[] = {{first_conv(32, 1, 0), FusionPath::FirstConvRelu, Shape{8, 1, 28, 28}, false},
+                        {conv_pool(32, 64, 0.25), FusionPath::ConvReluPool, Shape{8, 32, 26, 26}, true},
+                        {linear_relu(256, 128, 0.5), FusionPath::LinearRelu, Shape{8, 256}, true}};
+  for (const Case& c : cases)
+    for (Layout layout : kLayouts) {
+      const std::string name = std::string(fusion_path_name(c.path)) + " " + layout_name(layout);
+      GraphRig rig(c.run, c.path, c.input, options_for(kPrecisions[1], layout));  // tf32
+      rig.set_step(3);
+      rig.enqueue();  // warm-up: cuDNN's autotuning runs its candidates on the first call
+      rig.results();
+      rig.enqueue();
+      const std::vector<float> eager3 = rig.results();
+      rig.set_step(4);
+      rig.enqueue();
+      const std::vector<float> eager4 = rig.results();
+      if (c.drops) EXPECT_NE(eager3, eager4) << name << ": another step must draw another mask";
+
+      const cudaStream_t stream = rig.ctx().stream();
+      cudaGraph_t graph = nullptr;
+      cudaGraphExec_t exec = nullptr;
+      ASSERT_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+      rig.enqueue();
+      ASSERT_CUDA(cudaStreamEndCapture(stream, &graph));
+      ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+      for (uint64_t step : {3, 4}) {
+        rig.set_step(step);
+        ASSERT_CUDA(cudaGraphLaunch(exec, stream));
+        EXPECT_EQ(rig.results(), step == 3 ? eager3 : eager4) << name << " replay at step " << step;
+      }
+      ASSERT_CUDA(cudaGraphExecDestroy(exec));
+      ASSERT_CUDA(cudaGraphDestroy(graph));
+    }
 }
 
 // mnist-cnn as the engine builds it: the planner puts all three patterns in, and the network still
