@@ -8,6 +8,44 @@ bool kind_at(const std::vector<LayerSpec>& c, size_t i, LayerKind kind) { return
 // The fused kernels' channel condition (bn_fused_supports): 8 channels per 16-byte load in NHWC.
 bool fused_takes_channels(const LayerSpec& bn, Layout layout) { return layout != Layout::NHWC || bn.in % 8 == 0; }
 
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// The small-network pattern starting at child i, if any: its path and how many children it covers.
+struct LayerPattern {
+  FusionPath path = FusionPath::Separate;
+  size_t run = 1;
+  const char* what = "";
+};
+
+LayerPattern layer_pattern(const std::vector<LayerSpec>& c, size_t i, bool network_input) {
+  LayerPattern p;
+  if (kind_at(c, i, LayerKind::Conv2d) && kind_at(c, i + 1, LayerKind::ReLU) && c[i].bias &&
+      layer_kernels_take_channels(c[i].out)) {
+    if (i == 0 && network_input && c[i].in == 1 && c[i].kernel == 3) {
+      p.path = FusionPath::FirstConvRelu;
+      p.run = 2;
+      p.what = "first-conv kernel";
+      return p;
+    }
+    const bool pool = kind_at(c, i + 2, LayerKind::MaxPool2d) && c[i + 2].kernel == 2 && c[i + 2].stride == 2;
+    const bool with_dropout = kind_at(c, i + 3, LayerKind::Dropout);
+    if (pool && kind_at(c, i + (with_dropout ? 4 : 3), LayerKind::Flatten)) {
+      p.path = FusionPath::ConvReluPool;
+      p.run = with_dropout ? 5 : 4;
+      p.what = "cudnn conv, bias+relu+pool+dropout kernel";
+      return p;
+    }
+  }
+  if (kind_at(c, i, LayerKind::Linear) && kind_at(c, i + 1, LayerKind::ReLU)) {
+    p.path = FusionPath::LinearRelu;
+    p.run = kind_at(c, i + 2, LayerKind::Dropout) ? 3 : 2;
+    p.what = "gemm epilogue relu, dropout in place";
+  }
+  return p;
+}
+
 std::string names(const std::vector<LayerSpec>& c, size_t from, size_t count) {
   std::string s;
   for (size_t i = from; i < from + count; ++i) s += (i > from ? " + " : "") + c[i].name;
@@ -23,14 +61,17 @@ const char* fusion_path_name(FusionPath path) {
     case FusionPath::FusedMember: return "in fused run";
     case FusionPath::CudnnBnRelu: return "cudnn bn+relu";
     case FusionPath::ReluInPrevious: return "in cudnn bn+relu";
+    case FusionPath::FirstConvRelu: return "first-conv kernels";
+    case FusionPath::ConvReluPool: return "conv + pool kernels";
+    case FusionPath::LinearRelu: return "linear epilogue";
   }
   return "?";
 }
 
 std::string fusion_summary(const std::string& report) {
-  const std::string fused = kFusedKernelsRecord;
+  const std::string fused = kFusedKernelsRecord, layers = kLayerKernelsRecord;
   int planned_fused = 0, planned_other = 0, fell_back = 0;
-  std::string others;
+  std::string others, layer_runs;
   size_t begin = 0;
   while (begin < report.size()) {
     size_t end = report.find('\n', begin);
@@ -38,7 +79,11 @@ std::string fusion_summary(const std::string& report) {
     const std::string line = report.substr(begin, end - begin);
     begin = end + 1;
     if (line.empty()) continue;
-    if (line.size() >= fused.size() && line.compare(line.size() - fused.size(), fused.size(), fused) == 0) {
+    if (ends_with(line, layers)) {
+      layer_runs += (layer_runs.empty() ? "" : "; ") + line.substr(0, line.size() - layers.size());
+      continue;
+    }
+    if (ends_with(line, fused)) {
       ++planned_fused;
       continue;
     }
@@ -47,15 +92,22 @@ std::string fusion_summary(const std::string& report) {
     others += (others.empty() ? "" : "; ") + line;
   }
   const int runs = planned_fused + planned_other;
-  if (runs == 0) return "";
-  std::string summary = "batch norm: " + std::to_string(planned_fused - fell_back) + " of " + std::to_string(runs) +
-                        " runs on the fused kernels";
-  if (!others.empty()) summary += "; " + others;
+  std::string summary;
+  if (runs > 0) {
+    summary = "batch norm: " + std::to_string(planned_fused - fell_back) + " of " + std::to_string(runs) +
+              " runs on the fused kernels";
+    if (!others.empty()) summary += "; " + others;
+  }
+  if (!layer_runs.empty()) summary += (summary.empty() ? "" : "; ") + std::string("fused layers: ") + layer_runs;
   return summary;
 }
 
+bool layer_kernels_take_channels(int64_t channels) {
+  return channels >= 1 && channels <= 256 && (channels & (channels - 1)) == 0;
+}
+
 FusionPlan plan_fusion(const std::vector<LayerSpec>& children, const FusionAvailability& available,
-                       bool ends_residual_main) {
+                       bool ends_residual_main, bool network_input) {
   FusionPlan plan;
   plan.steps.resize(children.size());
   for (size_t i = 0; i < children.size(); ++i) {
@@ -85,6 +137,19 @@ FusionPlan plan_fusion(const std::vector<LayerSpec>& children, const FusionAvail
       plan.record += names(children, i, 2) + ": separate layers (" + why_not_fused + ", no cudnn bn+relu)\n";
       i += 1;
     }
+  }
+  if (!available.layer_kernels) return plan;
+  for (size_t i = 0; i < children.size(); ++i) {
+    const LayerPattern p = layer_pattern(children, i, network_input);
+    if (p.path == FusionPath::Separate) continue;
+    bool free = true;  // not already in a batch-norm run
+    for (size_t k = 0; k < p.run; ++k) free = free && plan.steps[i + k].path == FusionPath::Separate;
+    if (!free) continue;
+    plan.steps[i].path = p.path;
+    plan.steps[i].run = p.run;
+    for (size_t k = 1; k < p.run; ++k) plan.steps[i + k].path = FusionPath::FusedMember;
+    plan.record += names(children, i, p.run) + ": " + p.what + kLayerKernelsRecord + "\n";
+    i += p.run - 1;
   }
   return plan;
 }

@@ -8,6 +8,11 @@
 //                                    main branch of a Residual
 //   [BatchNorm2d, ReLU]           -> cuDNN's BN+ReLU graph when the fused kernels are off or cannot take
 //                                    the channel count (their dropout then runs as its own layer)
+// Then, among the layers no batch-norm run took, the small-network patterns (layer_kernels):
+//   [Conv2d 1->K 3x3 + bias, ReLU] first in the network -> our first-convolution kernels (no input gradient)
+//   [Conv2d + bias, ReLU, MaxPool2d 2x2, (Dropout), Flatten] -> cuDNN's convolution, then one kernel of ours
+//                                    for bias + ReLU + pool + dropout + flatten (and one back)
+//   [Linear, ReLU, (Dropout)]        -> the Linear's GEMM epilogue applies the ReLU, the dropout in place
 // Everything else runs as its own layer.
 #pragma once
 #include <cstddef>
@@ -26,6 +31,8 @@ struct FusionAvailability {
   bool fuse_plain_bn_relu = true;   // a [BatchNorm2d, ReLU] with neither dropout nor add (the stem) takes the
                                     // fused kernels too; off where cuDNN's graph measures faster
   Layout layout = Layout::NCHW;     // the fused kernels need c % 8 == 0 in NHWC (h*w % 4 is checked per shape)
+  bool layer_kernels = true;        // the small-network patterns (kernels/small_conv.h, kernels/pool_dropout.h,
+                                    // the Linear's fused ReLU)
 };
 
 enum class FusionPath {
@@ -34,6 +41,9 @@ enum class FusionPath {
   FusedMember,      // later layer of a fused run: no layer of its own
   CudnnBnRelu,      // BatchNorm2d with the following ReLU in its cuDNN graph
   ReluInPrevious,   // the ReLU of a CudnnBnRelu pair: passes through, masks the gradient
+  FirstConvRelu,    // the network's first Conv2d (one input channel) and its ReLU: FusedMember follows
+  ConvReluPool,     // Conv2d, ReLU, 2x2 MaxPool2d, optional Dropout and Flatten: FusedMember follow
+  LinearRelu,       // Linear with its ReLU (and Dropout) in the layer: FusedMember follow
 };
 const char* fusion_path_name(FusionPath path);
 
@@ -49,18 +59,25 @@ struct FusionPlan {
 };
 
 // `children`: a Sequential's child specs. `ends_residual_main`: the Sequential is the main branch of a
-// Residual, whose add a fused run at its very end may take.
+// Residual, whose add a fused run at its very end may take. `network_input`: the Sequential is the network's
+// root, so its first layer's input gradient is never read.
 FusionPlan plan_fusion(const std::vector<LayerSpec>& children, const FusionAvailability& available,
-                       bool ends_residual_main);
+                       bool ends_residual_main, bool network_input = false);
+
+// Whether our small-network kernels take this many channels (a power of two up to 256, so that a block's
+// threads share them out; kernels/small_conv.h and kernels/pool_dropout.h check the same).
+bool layer_kernels_take_channels(int64_t channels);
 
 // The words of a fused run's plan-report line, and of the note a fused run adds when the kernels refuse
 // its shape at the first forward (nn/cuda/bn_fused_run.cpp).
 inline constexpr char kFusedKernelsRecord[] = ": fused kernels";
 inline constexpr char kRefusedByFusedKernels[] = " not taken by the fused kernels";
+// The end of a small-network pattern's plan-report line ("conv1 + relu1: first-conv kernel" + this).
+inline constexpr char kLayerKernelsRecord[] = " (fused layers)";
 
 // One line for the run's log from a network's plan report (the records of its containers, one line per
-// batch-norm run): how many runs take the fused kernels, and each other run's line with its reason.
-// Empty when the report holds no run.
+// batch-norm run or small-network pattern): how many batch-norm runs take the fused kernels, each other
+// run's line with its reason, and the fused small-network patterns. Empty when the report holds none.
 std::string fusion_summary(const std::string& report);
 
 }  // namespace sb

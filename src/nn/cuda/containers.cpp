@@ -38,9 +38,9 @@ const DeviceTensor& timed(const Context& ctx, const std::string& label, bool bac
 
 }  // namespace
 
-Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main) : ctx_(ctx) {
+Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main, bool network_input) : ctx_(ctx) {
   const std::vector<LayerSpec>& children = spec.children;
-  const FusionPlan plan = plan_fusion(children, availability(ctx), residual_main);
+  const FusionPlan plan = plan_fusion(children, availability(ctx), residual_main, network_input);
   plan_record_ = plan.record;
   for (size_t i = 0; i < children.size(); ++i) {
     const FusionStep& step = plan.steps[i];
@@ -78,6 +78,13 @@ Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main) 
         s.layer = std::move(relu);
         break;
       }
+      case FusionPath::FirstConvRelu:
+      case FusionPath::ConvReluPool:
+      case FusionPath::LinearRelu:
+        s.layer = make_fused_layer(std::vector<LayerSpec>(children.begin() + static_cast<std::ptrdiff_t>(i),
+                                                          children.begin() + static_cast<std::ptrdiff_t>(i + step.run)),
+                                   step.path, ctx);
+        break;
       case FusionPath::Separate:
       case FusionPath::FusedMember: s.layer = make_layer(c, ctx); break;
     }

@@ -1,7 +1,8 @@
 // Sequential and residual containers over CUDA layers, binding their children's views in spec order.
 // Sequential runs its children as the fusion planner (nn/fusion_plan.h) says: runs of BatchNorm2d, ReLU
 // (and Dropout, and the Residual's add) as one FusedBnRun, BatchNorm2d + ReLU pairs as one cuDNN graph,
-// the rest as their own layers.
+// the rest as their own layers; the small-network patterns (a first convolution, conv + pool, Linear + ReLU)
+// as the layers make_fused_layer (nn/cuda/factory.h) builds.
 #pragma once
 #include <memory>
 #include <string>
@@ -19,7 +20,8 @@ class FusedBnRun;
 class Sequential final : public Layer {
  public:
   // residual_main: the Sequential is a Residual's main branch, whose add a final fused run may take.
-  Sequential(const LayerSpec& spec, Context& ctx, bool residual_main = false);
+  // network_input: the Sequential is the network's root (its first layer's input gradient is never read).
+  Sequential(const LayerSpec& spec, Context& ctx, bool residual_main = false, bool network_input = false);
   void bind(const ParamViews& views) override;
   void set_random_stream(uint64_t key, uint64_t step) override;
   void set_first_sample(int64_t first) override;

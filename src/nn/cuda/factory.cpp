@@ -5,7 +5,9 @@
 #include "nn/cuda/batchnorm2d.h"
 #include "nn/cuda/containers.h"
 #include "nn/cuda/conv2d.h"
+#include "nn/cuda/conv_pool_run.h"
 #include "nn/cuda/dropout.h"
+#include "nn/cuda/first_conv_relu.h"
 #include "nn/cuda/linear.h"
 #include "nn/cuda/pooling.h"
 
@@ -27,6 +29,25 @@ std::unique_ptr<Layer> make_layer(const LayerSpec& spec, Context& ctx) {
     case LayerKind::Residual: return std::make_unique<Residual>(spec, ctx);
   }
   throw UserError(std::string("no CUDA layer for kind ") + layer_kind_name(spec.kind));
+}
+
+std::unique_ptr<Layer> make_network_root(const LayerSpec& spec, Context& ctx) {
+  if (spec.kind == LayerKind::Sequential) return std::make_unique<Sequential>(spec, ctx, false, true);
+  return make_layer(spec, ctx);
+}
+
+std::unique_ptr<Layer> make_fused_layer(const std::vector<LayerSpec>& run, FusionPath path, Context& ctx) {
+  switch (path) {
+    case FusionPath::FirstConvRelu: return std::make_unique<FirstConvRelu>(run.at(0), ctx);
+    case FusionPath::ConvReluPool: return std::make_unique<ConvReluPoolRun>(run, ctx);
+    case FusionPath::LinearRelu: {
+      auto linear = std::make_unique<Linear>(run.at(0), ctx);
+      linear->fuse_relu(run.size() > 2 ? &run[2] : nullptr);
+      return linear;
+    }
+    default: break;
+  }
+  fatal(std::string("make_fused_layer: no fused layer for the plan step '") + fusion_path_name(path) + "'");
 }
 
 }  // namespace sb::cuda

@@ -28,7 +28,7 @@ Network::Network(LayerSpec spec, uint64_t seed, Context& ctx)
   set_params(p);
   set_buffers(b);
 
-  root_ = make_layer(spec_, ctx);
+  root_ = make_network_root(spec_, ctx);
   ParamViews views;
   views.params = params();
   views.grads = grads();

@@ -1,0 +1,50 @@
+// cuBLASLt matmuls with epilogues (bias, ReLU + bias, the bias gradient of B), for the layers whose bias
+// and ReLU would otherwise be passes of their own. Each distinct matmul (shapes, types, epilogue, the
+// pointers' alignment) gets its descriptors and the heuristic's first algorithm once; a matmul for which
+// the heuristic has nothing is remembered as unavailable and run() returns false without enqueuing, so the
+// caller takes its cublasGemmEx path.
+#pragma once
+#include <cublasLt.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/dtype.h"
+#include "nn/cuda/device_buffer.h"
+
+namespace sb::cuda {
+
+class Context;
+
+// Column-major D[m x n] = op(A)[m x k] op(B)[k x n], A and B in `operands`, D in `output`, fp32 scale.
+struct LtMatmulShape {
+  cublasOperation_t trans_a = CUBLAS_OP_N, trans_b = CUBLAS_OP_N;
+  int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldd = 0;
+  DType operands = DType::F32, output = DType::F32;
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;  // bias and bias gradients in the output's dtype
+};
+
+class LtMatmul {
+ public:
+  LtMatmul();
+  ~LtMatmul();
+  LtMatmul(const LtMatmul&) = delete;
+  LtMatmul& operator=(const LtMatmul&) = delete;
+
+  // Enqueues the matmul on the context's stream (TF32 only where the context allows it) and returns true,
+  // or returns false, enqueuing nothing, when cuBLASLt offers no algorithm for it. bias: the bias (BIAS,
+  // RELU_BIAS) or where the bias gradient goes (BGRADB); null otherwise.
+  bool run(Context& ctx, const LtMatmulShape& shape, const void* a, const void* b, void* d, const void* bias);
+
+ private:
+  struct Plan;
+  Plan* plan_for(Context& ctx, const LtMatmulShape& shape, const void* a, const void* b, void* d, const void* bias);
+
+  cublasLtHandle_t handle_ = nullptr;  // created at the first matmul
+  std::map<std::string, std::unique_ptr<Plan>> plans_;
+  DeviceBuffer workspace_;
+};
+
+}  // namespace sb::cuda
