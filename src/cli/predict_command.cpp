@@ -125,7 +125,7 @@ StepModel step_model_of(const Inputs& in, std::string& ready_source) {
     ready_source = "flops";
   }
   return StepModel{ComputeProfile(one_gpu_compute(in.study)), std::move(params), *ready, allreduce_model_of(in),
-                   in.study.allreduce_bf16 ? 2.0 : 4.0};
+                   in.study.allreduce_bf16 ? 2.0 : 4.0, in.study.device == Device::Cuda};
 }
 
 std::string join_counts(const std::vector<int64_t>& counts) {
@@ -173,7 +173,11 @@ void print_header(const Inputs& in, const StepModel& model, const std::string& r
               in.study.model.c_str(), name_of(in.study.mode), model.params.size(), in.study.bucket_mib, in.study.path.c_str(),
               static_cast<long long>(c.smallest_batch()));
   if (c.largest_batch() != c.smallest_batch()) std::printf(" to %lld", static_cast<long long>(c.largest_batch()));
-  std::printf("\n# bucket ready times: %s\n", ready_source == "recorded" ? "recorded in the study" : "from the layers' backward FLOPs (none recorded)");
+  if (!model.buckets_overlap_backward) {
+    std::printf("\n# the study ran on the CPU engine, which all-reduces the whole gradient after backward: no overlap, one all-reduce\n");
+  } else {
+    std::printf("\n# bucket ready times: %s\n", ready_source == "recorded" ? "recorded in the study" : "from the layers' backward FLOPs (none recorded)");
+  }
   const RingLevel& intra = model.allreduce.intra;
   std::printf("# all-reduce (%s): ring alpha %.2f us, beta %.2f GB/s, fitted to %lld %s sizes on %lld ranks of %s (worst error %.0f%%)\n",
               in.intra.backend.c_str(), intra.alpha_s * 1e6, intra.beta_bytes_per_s / 1e9, static_cast<long long>(in.intra.sizes),

@@ -14,7 +14,9 @@ std::optional<StepTimeline> step_at(const StepModel& model, int64_t gpus, double
   const std::optional<StepCompute> compute = model.compute.at(local_batch);
   if (!compute) return std::nullopt;
   const int64_t bucket_elements = bucket_elements_of_mib(bucket_mib);
-  const std::vector<Bucket> plan = plan_buckets(model.params, bucket_elements, default_tail_elements(bucket_elements));
+  const std::vector<Bucket> plan = model.buckets_overlap_backward
+                                       ? plan_buckets(model.params, bucket_elements, default_tail_elements(bucket_elements))
+                                       : std::vector<Bucket>{{0, count_elements(model.params)}};
   const std::vector<double> ready = model.ready.bucket_ready_fractions(plan);
   std::vector<BucketComm> comm;
   for (size_t i = 0; i < plan.size(); ++i) {

@@ -20,6 +20,9 @@ struct StepModel {
   GradientReadyCurve ready;
   AllreduceModel allreduce;
   double gradient_bytes_per_element = 4;  // fp32 gradients; 2 with --allreduce-bf16
+  // The CUDA engine all-reduces bucket by bucket during backward; the CPU engine all-reduces the whole
+  // buffer once backward has finished (docs/architecture.md), which is one bucket ready at the end.
+  bool buckets_overlap_backward = true;
 };
 
 struct ScalingPoint {

@@ -117,6 +117,7 @@ StudyInputs read_study(const std::string& path) {
   s.input = input_of(config.data);
   s.bucket_mib = config.bucket_mib;
   s.allreduce_bf16 = config.allreduce_bf16;
+  s.device = config.device;
   s.bucket_ready_s = recorded_ready(path, group);
   s.bucket_ready_backward_s = one_gpu->phases.backward_s;
   return s;

@@ -36,6 +36,7 @@ struct StudyInputs {
   ModelInput input;
   double bucket_mib = 25;
   bool allreduce_bf16 = false;
+  Device device = Device::Cuda;  // the engine the study ran on
   int64_t run_batch_size = 0;  // the study's --batch-size
   std::vector<MeasuredConfig> configs;  // the DDP configurations of the study's precision
   std::optional<std::vector<double>> bucket_ready_s;  // recorded, of the 1-GPU group at bucket_mib

@@ -115,6 +115,20 @@ TEST(ScalingPrediction, StrongScalingWithAFixedSerialPartIsAmdahlsLaw) {
   EXPECT_FALSE(predict_point(model, 16, Scaling::Strong, global, 25));
 }
 
+TEST(ScalingPrediction, WithoutOverlapTheWholeGradientIsOneAllReduceAfterBackward) {
+  // The CPU engine's step: compute, then one all-reduce of the 4000 fp32 gradients, whatever the bucket size.
+  StepModel model = synthetic_model({{64, {0.02, 0.05, 0.01}}}, RingLevel{1e-4, 1e7});
+  model.buckets_overlap_backward = false;
+  const double allreduce = ring_allreduce_seconds(model.allreduce.intra, 4, 16000);
+  for (double mib : {0.001, 25.0}) {
+    const auto p = predict_point(model, 4, Scaling::Weak, 64, mib);
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->buckets, 1);
+    EXPECT_NEAR(p->step_s, 0.08 + allreduce, kTol) << mib;
+    EXPECT_NEAR(p->exposed_comm_fraction, allreduce / (0.08 + allreduce), kTol) << mib;
+  }
+}
+
 TEST(ScalingPrediction, TheBestBucketSizeIsTheFastest) {
   const StepModel model = synthetic_model({{64, {0.02, 0.05, 0.01}}}, RingLevel{1e-5, 1e8});
   const std::vector<double> sizes{0.001, 0.01, 1.0};
