@@ -5,7 +5,8 @@
     report.py results/demo.h5 --table-only         the Markdown epoch/study tables on stdout
     report.py study-a.h5 study-b.h5 --reference pytorch.json --out cmp/    side by side
 
-Inputs are `scalebench train` files (one run) and `scalebench scale` files (a study); --reference adds
+Inputs are `scalebench train` files (one run) and `scalebench scale` files (a study); `comm` sweeps and
+`predict` files add sections of their own; --reference adds
 results of another implementation (format in analysis/README.md). Exit codes: 0 done, 2 bad input or
 arguments (the message names the file), 1 missing Python packages.
 """
