@@ -1,7 +1,9 @@
 #include "predict/predict_options.h"
 
+#include <algorithm>
 #include <charconv>
 #include <functional>
+#include <optional>
 #include <sstream>
 
 #include "core/error.h"
@@ -16,31 +18,24 @@ struct PredictOption {
   std::function<void(PredictOptions&, const std::string&)> set;
 };
 
-[[noreturn]] void bad_value(const std::string& option, const std::string& value, const std::string& expected) {
-  throw UserError("--" + option + " expects " + expected + ", got '" + value + "'");
-}
-
-std::vector<std::string> split_list(const std::string& v) {
-  std::vector<std::string> out;
-  std::stringstream ss(v);
-  std::string item;
-  while (std::getline(ss, item, ',')) out.push_back(item);
-  return out;
-}
-
+// A positive number of type T, the whole text; else the option's refusal, saying what it expects.
 template <class T>
 T positive(const std::string& option, const std::string& text, const std::string& expected) {
   T x{};
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
-  if (ec != std::errc() || end != text.data() + text.size() || !(x > 0)) bad_value(option, text, expected);
-  return x;
+  if (ec == std::errc() && end == text.data() + text.size() && x > 0) return x;
+  throw UserError("--" + option + " expects " + expected + ", got '" + text + "'");
 }
 
+// Each comma-separated item of `text` as positive() reads it; an empty item is refused.
 template <class T>
 std::vector<T> positive_list(const std::string& option, const std::string& text, const std::string& expected) {
   std::vector<T> out;
-  for (const std::string& item : split_list(text)) out.push_back(positive<T>(option, item, expected));
-  if (out.empty()) bad_value(option, text, expected);
+  for (size_t begin = 0; begin <= text.size();) {
+    const size_t comma = std::min(text.find(',', begin), text.size());
+    out.push_back(positive<T>(option, text.substr(begin, comma - begin), expected));
+    begin = comma + 1;
+  }
   return out;
 }
 
@@ -83,27 +78,25 @@ PredictOptions parse_predict_options(const std::vector<std::string>& args) {
       continue;
     }
     if (arg.rfind("--", 0) != 0) throw UserError("unexpected argument '" + arg + "' for 'scalebench predict'; options start with --; see scalebench predict --help");
-    std::string name = arg.substr(2), value;
-    bool has_value = false;
-    if (const size_t eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_value = true;
-    }
-    const PredictOption* spec = nullptr;
-    for (const PredictOption& row : predict_options())
-      if (name == row.name) spec = &row;
-    if (!spec) throw UserError("unknown option '--" + name + "' for 'scalebench predict'; see scalebench predict --help");
-    if (spec->value_name[0] == '\0') {
-      if (has_value) throw UserError("--" + name + " takes no value");
-      spec->set(o, "");
+    // --NAME VALUE or --NAME=VALUE
+    const size_t eq = arg.find('=');
+    const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    std::optional<std::string> value;
+    if (eq != std::string::npos) value = arg.substr(eq + 1);
+    const auto row = std::find_if(predict_options().begin(), predict_options().end(),
+                                  [&](const PredictOption& r) { return name == r.name; });
+    if (row == predict_options().end())
+      throw UserError("unknown option '--" + name + "' for 'scalebench predict'; see scalebench predict --help");
+    if (row->value_name[0] == '\0') {  // a flag
+      if (value) throw UserError("--" + name + " takes no value");
+      row->set(o, "");
       continue;
     }
-    if (!has_value) {
-      if (i + 1 >= args.size()) throw UserError("--" + name + " needs a value (" + spec->value_name + ")");
+    if (!value) {
+      if (i + 1 >= args.size()) throw UserError("--" + name + " needs a value (" + row->value_name + ")");
       value = args[++i];
     }
-    spec->set(o, value);
+    row->set(o, *value);
   }
   if (o.help) return o;
   if (o.study.empty()) throw UserError("--study is required: the `scale` study to scale from (see scalebench predict --help)");

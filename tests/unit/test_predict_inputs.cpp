@@ -7,6 +7,7 @@
 #include "predict/compute_profile.h"
 #include "predict/gradient_ready.h"
 #include "predict/network_spec.h"
+#include "predict/predict_options.h"
 #include "train/bucket_plan.h"
 #include "user_error_text.h"
 
@@ -103,6 +104,34 @@ TEST(ComputeProfile, InterpolatesPerSampleBetweenMeasuredBatches) {
   EXPECT_FALSE(profile.at(65));
   EXPECT_THROW(ComputeProfile({{16, {}}, {16, {}}}), std::invalid_argument);
   EXPECT_THROW(ComputeProfile(std::vector<ComputePoint>{}), std::invalid_argument);
+}
+
+TEST(PredictOptions, ReadsTheCommandLine) {
+  const PredictOptions o = parse_predict_options({"--study", "s.h5", "--comm=c.h5", "--gpus", "8,16", "--bucket-mibs", "2.5,50",
+                                                  "--check", "--batch-size=128"});
+  EXPECT_EQ(o.study, "s.h5");
+  EXPECT_EQ(o.comm, "c.h5");
+  EXPECT_EQ(o.gpus, (std::vector<int64_t>{8, 16}));
+  EXPECT_EQ(o.bucket_mibs, (std::vector<double>{2.5, 50}));
+  EXPECT_EQ(o.batch_size, 128);
+  EXPECT_TRUE(o.check);
+  EXPECT_TRUE(parse_predict_options({"--help"}).help);  // --help needs no inputs
+}
+
+TEST(PredictOptions, RefusesBadValuesNamingTheOption) {
+  const std::vector<std::string> inputs{"--study", "s.h5", "--comm", "c.h5"};
+  const auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), inputs.begin(), inputs.end());
+    return refusal([&] { parse_predict_options(more); });
+  };
+  EXPECT_EQ(with({"--gpus", "8,,16"}), "--gpus expects a comma-separated list of positive counts, got ''");
+  EXPECT_EQ(with({"--gpus", "0"}), "--gpus expects a comma-separated list of positive counts, got '0'");
+  EXPECT_EQ(with({"--batch-size", "x"}), "--batch-size expects a positive integer, got 'x'");
+  EXPECT_EQ(with({"--check=yes"}), "--check takes no value");
+  EXPECT_EQ(with({"--out"}), "--out needs a value (FILE)");
+  EXPECT_NE(with({"--epochs", "3"}).find("unknown option '--epochs' for 'scalebench predict'"), std::string::npos);
+  EXPECT_NE(refusal([] { parse_predict_options({"--comm", "c.h5"}); }).find("--study is required"), std::string::npos);
+  EXPECT_NE(refusal([] { parse_predict_options({"--study", "s.h5"}); }).find("--comm is required"), std::string::npos);
 }
 
 }  // namespace
