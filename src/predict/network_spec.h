@@ -3,7 +3,8 @@
 //   nodes=2,gpus-per-node=4,inter=ib:200Gbps[,latency=5us]
 // `inter` is NAME:BANDWIDTH, the bandwidth of each GPU's own network link (a node with one NIC shared by
 // its g GPUs gives 1/g of it), in Gbps (10^9 bits/s) or GB/s (10^9 bytes/s); `latency` is the time of
-// one ring step across it (us, ms or ns; 5us when not given). Every key but `latency` may be left out.
+// one ring step across it (us, ms or ns; 5us when not given); `nodes` only sets the default GPU counts
+// predicted. Every key may be left out, but `latency` needs `inter`.
 #pragma once
 #include <cstdint>
 #include <optional>
