@@ -47,7 +47,7 @@ GradientReadyCurve GradientReadyCurve::from_recorded(const std::vector<Bucket>& 
                                                      double backward_s, int64_t total_elements) {
   if (buckets.size() != ready_s.size())
     throw std::invalid_argument(std::to_string(ready_s.size()) + " recorded ready times for a plan of " + std::to_string(buckets.size()) +
-                                " buckets");
+                                (buckets.size() == 1 ? " bucket" : " buckets"));
   if (!(backward_s > 0)) throw std::invalid_argument("recorded ready times need a positive backward time");
   std::vector<Point> points;
   for (size_t i = 0; i < buckets.size(); ++i) points.push_back({buckets[i].begin, std::clamp(ready_s[i] / backward_s, 0.0, 1.0)});

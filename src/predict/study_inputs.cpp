@@ -105,7 +105,11 @@ StudyInputs read_study(const std::string& path) {
     MeasuredConfig m = measure(*reader, group, config, root.epochs);
     if (m.step_s > 0) s.configs.push_back(m);
   }
-  const auto one_gpu = std::find_if(s.configs.begin(), s.configs.end(), [](const MeasuredConfig& c) { return c.gpus == 1; });
+  // The 1-GPU configuration at the study's own batch, else any: its options and recorded times describe the model.
+  auto one_gpu = std::find_if(s.configs.begin(), s.configs.end(),
+                              [&](const MeasuredConfig& c) { return c.gpus == 1 && c.batch_size == root.batch_size; });
+  if (one_gpu == s.configs.end())
+    one_gpu = std::find_if(s.configs.begin(), s.configs.end(), [](const MeasuredConfig& c) { return c.gpus == 1; });
   if (one_gpu == s.configs.end()) {
     throw UserError("--study '" + path + "' has no measured 1-GPU configuration of its precision with DDP, which the prediction "
                     "scales from; run the study with --gpus 1,... (1 first)");

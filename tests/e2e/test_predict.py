@@ -6,6 +6,7 @@ import csv
 import json
 import math
 import os
+import shutil
 import sys
 import unittest
 
@@ -120,6 +121,24 @@ class Predict(unittest.TestCase):
         self.assertIn("between nodes of 2 GPUs", result.stdout)
         bad = self.predict("--gpus", "3", "--network", "gpus-per-node=2,inter=ib:100Gbps")
         self.assert_refused(bad, "--gpus", "3 GPUs do not fill whole nodes of 2 GPUs")
+
+    def test_recorded_bucket_ready_times(self):
+        # The reserved /configs/<group>/bucket_ready (results/README.md): one value per bucket of the plan. The mlp's
+        # gradients make one bucket at the study's 25 MiB.
+        recorded = os.path.join(self.tmp, "study-ready.h5")
+        shutil.copy(self.study, recorded)
+        with h5py.File(recorded, "a") as f:
+            f["configs/gpus_1_batch_size_32"].create_dataset("bucket_ready", data=[1e-4])
+        out = os.path.join(self.tmp, "pred-ready.h5")
+        result = run_scalebench(1, "predict", "--study", recorded, "--comm", self.comm, "--gpus", "2", "--out", out)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        with h5py.File(out, "r") as f:
+            self.assertEqual(f["predict"].attrs["ready_source"], "recorded")
+        with h5py.File(recorded, "a") as f:
+            del f["configs/gpus_1_batch_size_32/bucket_ready"]
+            f["configs/gpus_1_batch_size_32"].create_dataset("bucket_ready", data=[1e-4, 2e-4])
+        self.assert_refused(run_scalebench(1, "predict", "--study", recorded, "--comm", self.comm),
+                            "bucket_ready does not fit", "2 recorded ready times for a plan of 1 bucket")
 
     def test_bad_input(self):
         missing = os.path.join(self.tmp, "missing.h5")
