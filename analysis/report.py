@@ -5,7 +5,8 @@
     report.py results/demo.h5 --table-only         the Markdown epoch/study tables on stdout
     report.py study-a.h5 study-b.h5 --reference pytorch.json --out cmp/    side by side
 
-Inputs are `scalebench train` files (one run) and `scalebench scale` files (a study); --reference adds
+Inputs are `scalebench train` files (one run) and `scalebench scale` files (a study); `comm` sweeps and
+`predict` files add sections of their own; --reference adds
 results of another implementation (format in analysis/README.md). Exit codes: 0 done, 2 bad input or
 arguments (the message names the file), 1 missing Python packages.
 """
@@ -39,6 +40,7 @@ import argparse  # noqa: E402
 import dataclasses  # noqa: E402
 
 import comm_report  # noqa: E402
+import predict_report  # noqa: E402
 import step_skew  # noqa: E402
 import tables  # noqa: E402
 from scalebench_results import ResultError, load_reference, load_result  # noqa: E402
@@ -255,8 +257,9 @@ def write_outputs(report, references, out_dir, title):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    predictions = [path for path in args.inputs if predict_report.is_prediction(path)]  # `scalebench predict` files
     try:
-        results = [load_result(path) for path in args.inputs]
+        results = [load_result(path) for path in args.inputs if path not in predictions]
         references = [load_reference(path) for path in args.reference]
     except ResultError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
@@ -264,7 +267,7 @@ def main(argv=None):
     sweeps = [r.path for r in results if r.comm]  # `scalebench comm` files: the comm section
     results = [r for r in results if not r.comm]
     if not results:
-        return print_comm_only(sweeps, args)
+        return print_comm_only(sweeps, args, predictions)
     for result in results:
         if not result.attrs.get("complete", 1):
             warn(f"{result.path} is incomplete (the job stopped before closing it); its finished epochs are used.")
@@ -273,22 +276,33 @@ def main(argv=None):
         sys.stdout.write(table_only_text(report))
     elif args.out:
         written = write_outputs(report, references, args.out, args.title)
-        if sweeps:
-            section, comm_files = comm_report.report(sweeps, args.out)
+        if sweeps or predictions:
+            section, comm_files = extra_sections(sweeps, predictions, args.out)
             with open(os.path.join(args.out, "report.md"), "a", encoding="utf-8") as handle:
                 handle.write("\n" + section)
             written += comm_files
         print(f"{PROG}: wrote {len(written)} files to {args.out}: {', '.join(os.path.basename(p) for p in written)}")
     else:
         sys.stdout.write(report_markdown(report, references, args.title))
-    if sweeps and not args.out:
-        sys.stdout.write("\n" + comm_report.report(sweeps)[0])
+    if (sweeps or predictions) and not args.out:
+        sys.stdout.write("\n" + extra_sections(sweeps, predictions)[0])
     return 0
 
 
-def print_comm_only(sweeps, args):
-    """Inputs that are all all-reduce sweeps: the comm section alone (report.md in --out)."""
-    section, written = comm_report.report(sweeps, args.out)
+def extra_sections(sweeps, predictions, out_dir=None):
+    """The sections of all-reduce sweeps and predictions: (markdown, written files)."""
+    text, written = "", []
+    for module, paths in ((comm_report, sweeps), (predict_report, predictions)):
+        if paths:
+            section, files = module.report(paths, out_dir)
+            text += ("\n" if text else "") + section
+            written += files
+    return text, written
+
+
+def print_comm_only(sweeps, args, predictions=()):
+    """Inputs that are all all-reduce sweeps or predictions: their sections alone (report.md in --out)."""
+    section, written = extra_sections(sweeps, predictions, args.out)
     if args.out:
         path = os.path.join(args.out, "report.md")
         with open(path, "w", encoding="utf-8") as handle:

@@ -9,5 +9,6 @@ namespace sb {
 int train_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line);
 int scale_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line);
 int comm_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line);
+int predict_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line);
 int info_command(MpiSession& session, const std::vector<std::string>& args);
 }  // namespace sb

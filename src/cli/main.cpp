@@ -18,6 +18,7 @@ const char* kUsage =
     "  train   data-parallel training of one model, results to HDF5\n"
     "  scale   the scaling study: train on 1, 2, 4, ... of the job's ranks, speedup and efficiency\n"
     "  comm    all-reduce sweep over sizes and dtypes (MPI or NCCL): time, algbw, busbw, checked results\n"
+    "  predict throughput, efficiency and exposed communication at unmeasured GPU counts, from a study and a sweep\n"
     "  info    versions, ranks, hosts and devices\n"
     "\n"
     "scalebench COMMAND --help lists the options of a command.\n";
@@ -42,9 +43,10 @@ int main(int argc, char** argv) {
     if (command == "train") return sb::train_command(session, args, command_line);
     if (command == "scale") return sb::scale_command(session, args, command_line);
     if (command == "comm") return sb::comm_command(session, args, command_line);
+    if (command == "predict") return sb::predict_command(session, args, command_line);
     if (command == "info") return sb::info_command(session, args);
     // argv is the launcher's, the same on every rank: every rank stops here together.
-    throw sb::AgreedError("unknown command '" + command + "'; valid commands: train, scale, comm, info (see scalebench --help)",
+    throw sb::AgreedError("unknown command '" + command + "'; valid commands: train, scale, comm, predict, info (see scalebench --help)",
                           session.size(), root);
   } catch (const sb::AgreedError& e) {
     // Every rank of the job met the same error together (the collective checks), so rank 0 speaks and all

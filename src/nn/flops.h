@@ -5,6 +5,8 @@
 // (docs/performance.md, MFU).
 #pragma once
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "nn/spec.h"
 
@@ -14,4 +16,12 @@ double forward_flops_per_sample(const LayerSpec& spec, const Shape& sample_chw);
 inline double training_flops_per_sample(const LayerSpec& spec, const Shape& sample_chw) {
   return 3.0 * forward_flops_per_sample(spec, sample_chw);
 }
+
+// The forward FLOPs of each leaf layer for one sample, in depth-first order (the order of
+// collect_params), layers without FLOPs included: where in backward each parameter's gradient is final.
+struct LayerFlops {
+  std::string name;  // the layer's dotted name, the prefix of its parameters' names
+  double forward_flops = 0;
+};
+std::vector<LayerFlops> forward_flops_per_layer(const LayerSpec& spec, const Shape& sample_chw);
 }  // namespace sb

@@ -20,6 +20,13 @@ struct Bucket {
 // it starts while backward still works through those first layers.
 std::vector<Bucket> plan_buckets(const std::vector<ParamSpec>& params, int64_t bucket_elements, int64_t tail_elements);
 
+// --bucket-mib as fp32 gradient elements, at least one.
+inline int64_t bucket_elements_of_mib(double bucket_mib) {
+  constexpr double kBytesPerMiB = 1024.0 * 1024.0;
+  const int64_t elements = static_cast<int64_t>(bucket_mib * kBytesPerMiB / sizeof(float));
+  return elements < 1 ? 1 : elements;
+}
+
 // The tail limit used for a given bucket size: an eighth of it.
 inline int64_t default_tail_elements(int64_t bucket_elements) { return bucket_elements / 8; }
 

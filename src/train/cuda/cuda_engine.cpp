@@ -51,13 +51,6 @@ using cuda::DeviceTensor;
 // the captured graphs; after it the footprint stays flat, so sampling stops (a sample costs a driver call).
 constexpr int64_t kStepsSampledForPeakMemory = 3;
 
-constexpr double kBytesPerMiB = 1024.0 * 1024.0;
-
-// --bucket-mib as fp32 gradient elements, at least one.
-int64_t bucket_elements(double bucket_mib) {
-  return std::max<int64_t>(1, static_cast<int64_t>(bucket_mib * kBytesPerMiB / sizeof(float)));
-}
-
 class CudaEngine final : public EngineBase {
  public:
   CudaEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm, int device,
@@ -152,7 +145,7 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
   net_->set_random_stream(dropout_stream_key(config.seed, comm.rank()), 0);
   nccl_ = std::make_unique<cuda::NcclCommunicator>(comm);
 
-  const int64_t bucket_size = bucket_elements(config.bucket_mib);
+  const int64_t bucket_size = bucket_elements_of_mib(config.bucket_mib);
   buckets_ = std::make_unique<cuda::GradientBuckets>(plan_buckets(net_->param_specs(), bucket_size, default_tail_elements(bucket_size)),
                                                      net_->grads(), net_->param_count(), nccl_.get(), stream_.get(),
                                                      config.allreduce_bf16);

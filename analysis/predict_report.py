@@ -1,0 +1,205 @@
+"""The predict section of report.py: `scalebench predict` files (docs/prediction.md) as predicted efficiency
+and images/s against the GPU count, weak and strong, with the study's measured points on the same axes,
+and a table of the prediction, the GPU counts where exposed communication passes 5% and 20%, and the
+leave-one-out check when the file holds one. The layout of the file is in results/README.md.
+"""
+import json
+import math
+import os
+from dataclasses import dataclass, field
+
+import h5py
+import numpy as np
+
+
+def _text(value):
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def is_prediction(path):
+    """True for a `scalebench predict` file; False for anything else, unreadable files included (report.py
+    then says what is wrong with them)."""
+    try:
+        with h5py.File(path, "r") as f:
+            return "predict" in f and "study" not in f
+    except (OSError, ValueError):
+        return False
+
+
+@dataclass
+class Measured:
+    """The study's points of one scaling, the median over repeats at each GPU count."""
+    scaling: str
+    gpus: np.ndarray
+    images_per_s: np.ndarray
+    efficiency: np.ndarray
+
+
+@dataclass
+class Prediction:
+    path: str
+    label: str
+    scaling_names: list
+    rows: np.ndarray                 # the /predict table
+    attrs: dict
+    batch_size: int
+    check: np.ndarray = None         # the /check table, None without --check
+    measured: list = field(default_factory=list)
+    note: str = ""                   # why no measured points are drawn
+
+
+def _study_path(prediction_path, study):
+    """The study as the prediction names it: as given, else beside the prediction file."""
+    if os.path.exists(study):
+        return study
+    beside = os.path.join(os.path.dirname(prediction_path), os.path.basename(study))
+    return beside if os.path.exists(beside) else None
+
+
+def _measured_points(path, batch_size):
+    """The study's rows at the prediction's batch, by GPU count: medians over the repeats."""
+    with h5py.File(path, "r") as f:
+        study = f["study"][()]
+        mode = _text(f["study"].attrs.get("mode", "weak"))
+    if "batch_size" in study.dtype.names:
+        recorded = study["batch_size"]
+        study = study[(recorded == batch_size) | (recorded < 0)]
+    counts = sorted(set(int(g) for g in study["gpus"]))
+    if not counts:
+        return []
+    speed = np.array([np.median(study[study["gpus"] == g]["images_per_s"]) for g in counts])
+    base = speed[0] / counts[0]  # the smallest count's images/s per GPU
+    efficiency = speed / (np.array(counts) * base)
+    return [Measured(mode, np.array(counts), speed, efficiency)]
+
+
+def load_prediction(path):
+    with h5py.File(path, "r") as f:
+        table = f["predict"]
+        rows = table[()]
+        attrs = {k: (_text(v) if isinstance(v, (bytes, str)) else v) for k, v in table.attrs.items()}
+        names = [_text(n) for n in table.attrs["scaling_names"]]
+        config = json.loads(_text(f.attrs.get("config_json", "{}")) or "{}")
+        check = f["check"][()] if "check" in f else None
+    p = Prediction(path=path, label=os.path.splitext(os.path.basename(path))[0], scaling_names=names, rows=rows, attrs=attrs,
+                   batch_size=int(config.get("batch_size", 0)), check=check)
+    study = _study_path(path, attrs.get("study", ""))
+    if study:
+        p.measured = _measured_points(study, p.batch_size)
+    else:
+        p.note = f"the study {attrs.get('study', '')!s} is not at hand: no measured points are drawn"
+    return p
+
+
+def _fmt(value, digits=1, scale=1.0, suffix=""):
+    return "n/a" if value is None or not math.isfinite(float(value)) else f"{float(value) * scale:.{digits}f}{suffix}"
+
+
+def _at(value):
+    return "at no count predicted" if int(value) < 0 else f"at {int(value)} GPUs"
+
+
+def predict_markdown(predictions):
+    out = ["## Predicted scaling (`scalebench predict`)\n",
+           "Predicted from the study's 1-GPU compute and the all-reduce sweep (docs/prediction.md); the measured "
+           "points of the study are drawn beside the prediction.\n"]
+    for p in predictions:
+        a = p.attrs
+        out.append(f"### {p.label}\n")
+        inter = ("one flat ring" if not math.isfinite(float(a.get("inter_beta_bytes_per_s", math.nan)))
+                 else f"nodes of {int(a['gpus_per_node'])} GPUs, between them alpha "
+                      f"{_fmt(a['inter_alpha_s'], 2, 1e6)} us, beta {_fmt(a['inter_beta_bytes_per_s'], 2, 1e-9)} GB/s")
+        out.append(f"All-reduce: ring alpha {_fmt(a.get('intra_alpha_s'), 2, 1e6)} us, beta "
+                   f"{_fmt(a.get('intra_beta_bytes_per_s'), 2, 1e-9)} GB/s (worst fit error "
+                   f"{_fmt(a.get('intra_fit_error'), 0, 100, '%')}); {inter}; bucket ready times from "
+                   f"{a.get('ready_source', '?')}.\n")
+        out += ["| scaling | GPUs | nodes | batch/GPU | images/s | efficiency | exposed comm | best bucket (MiB) | images/s there |",
+                "|---|---|---|---|---|---|---|---|---|"]
+        for r in p.rows:
+            out.append(f"| {p.scaling_names[int(r['scaling'])]} | {int(r['gpus'])} | {int(r['nodes'])} | "
+                       f"{_fmt(r['per_gpu_batch'])} | {_fmt(r['images_per_s'])} | {_fmt(r['efficiency'], 1, 100, '%')} | "
+                       f"{_fmt(r['exposed_comm_fraction'], 1, 100, '%')} | {r['best_bucket_mib']:g} | "
+                       f"{_fmt(r['best_images_per_s'])} |")
+        out.append("")
+        for name in p.scaling_names:
+            key5, key20 = f"{name}_exposed_5pct_gpus", f"{name}_exposed_20pct_gpus"
+            if key5 in a:
+                out.append(f"- {name} scaling: exposed communication passes 5% {_at(a[key5])}, 20% {_at(a[key20])}")
+        if p.note:
+            out.append(f"- {p.note}")
+        if p.check is not None and len(p.check):
+            out += ["", "Leave-one-out check (each count predicted without its own measurement):\n",
+                    "| GPUs | repeats | measured step (s) | spread | predicted step (s) | error | naive from | naive error |",
+                    "|---|---|---|---|---|---|---|---|"]
+            for c in p.check:
+                out.append(f"| {int(c['gpus'])} | {int(c['repeats'])} | {_fmt(c['measured_step_s'], 6)} | "
+                           f"{_fmt(c['repeat_spread'], 1, 100, '%')} | {_fmt(c['predicted_step_s'], 6)} | "
+                           f"{_fmt(c['predicted_error'], 1, 100, '%')} | {int(c['naive_from_gpus'])} | "
+                           f"{_fmt(c['naive_error'], 1, 100, '%')} |")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def predict_csv(predictions):
+    lines = ["prediction,scaling,gpus,nodes,per_gpu_batch,images_per_s,efficiency,exposed_comm_fraction,best_bucket_mib,"
+             "best_images_per_s"]
+    for p in predictions:
+        for r in p.rows:
+            lines.append(",".join([p.label, p.scaling_names[int(r["scaling"])], str(int(r["gpus"])), str(int(r["nodes"])),
+                                   repr(float(r["per_gpu_batch"])), repr(float(r["images_per_s"])),
+                                   repr(float(r["efficiency"])), repr(float(r["exposed_comm_fraction"])),
+                                   f"{float(r['best_bucket_mib']):g}", repr(float(r["best_images_per_s"]))]))
+    return "\n".join(lines) + "\n"
+
+
+def predict_figure(predictions):
+    """Efficiency and images/s against the GPU count (log2): a line per prediction and scaling, the study's
+    measured points as markers of the same colour."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (eff_ax, speed_ax) = plt.subplots(1, 2, figsize=(11, 4.5))
+    for p in predictions:
+        for code, name in enumerate(p.scaling_names):
+            mine = p.rows[p.rows["scaling"] == code]
+            if not len(mine):
+                continue
+            label = f"{p.label} {name} (predicted)"
+            (line,) = eff_ax.plot(mine["gpus"], mine["efficiency"], marker="o", markersize=3, label=label)
+            speed_ax.plot(mine["gpus"], mine["images_per_s"], marker="o", markersize=3, color=line.get_color(), label=label)
+            for m in p.measured:
+                if m.scaling == name:
+                    eff_ax.plot(m.gpus, m.efficiency, marker="s", markersize=8, linestyle="none", markerfacecolor="none",
+                                color=line.get_color(), label=f"{p.label} {name} (measured)")
+                    speed_ax.plot(m.gpus, m.images_per_s, marker="s", markersize=8, linestyle="none",
+                                  markerfacecolor="none", color=line.get_color(), label=f"{p.label} {name} (measured)")
+    for ax in (eff_ax, speed_ax):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("GPUs")
+        ax.grid(True, which="both", alpha=0.3)
+    speed_ax.set_yscale("log")
+    eff_ax.set_ylabel("scaling efficiency")
+    eff_ax.set_ylim(0, 1.05)
+    speed_ax.set_ylabel("images/s")
+    eff_ax.set_title("Predicted efficiency (□ measured)")
+    speed_ax.set_title("Predicted throughput (□ measured)")
+    eff_ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def report(paths, out_dir=None):
+    """The section's Markdown; with out_dir also predict.csv and the plot there. Returns (markdown, written)."""
+    predictions = [load_prediction(path) for path in paths]
+    text = predict_markdown(predictions)
+    written = []
+    if out_dir:
+        import plots
+        os.makedirs(out_dir, exist_ok=True)
+        csv_path = os.path.join(out_dir, "predict.csv")
+        with open(csv_path, "w", encoding="utf-8") as handle:
+            handle.write(predict_csv(predictions))
+        written.append(csv_path)
+        written += plots.save_figure(predict_figure(predictions), out_dir, "predict_scaling")
+        text += "\n![predicted efficiency and throughput](predict_scaling.svg)\n"
+    return text, written

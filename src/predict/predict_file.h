@@ -1,0 +1,85 @@
+// The results file of `scalebench predict` (file kind `predict`, results/README.md): the usual root
+// attributes (metrics/results_file.h), a /predict table with one row per GPU count and scaling, and,
+// with --check, a /check table with one row per measured GPU count. An existing file is never
+// overwritten: the file is written beside the path and linked into place only where nothing is there.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "metrics/results_file.h"
+#include "metrics/results_schema.h"
+
+namespace sb::predict {
+
+// /predict: X(type, name, value where not measured, unit), as results_schema.h.
+#define SB_PREDICT_COLUMNS(X)                                \
+  X(int64_t, gpus, 0, "1")                                   \
+  X(int64_t, nodes, 0, "1")                                  \
+  X(int64_t, scaling, -1, "1")                               \
+  X(double, per_gpu_batch, kNotMeasured, "1")                \
+  X(double, bucket_mib, kNotMeasured, "MiB")                 \
+  X(int64_t, buckets, 0, "1")                                \
+  X(double, step_s, kNotMeasured, "s")                       \
+  X(double, images_per_s, kNotMeasured, "images/s")          \
+  X(double, efficiency, kNotMeasured, "1")                   \
+  X(double, exposed_comm_fraction, kNotMeasured, "1")        \
+  X(double, comm_s, kNotMeasured, "s")                       \
+  X(double, best_bucket_mib, kNotMeasured, "MiB")            \
+  X(double, best_images_per_s, kNotMeasured, "images/s")     \
+  X(double, best_exposed_comm_fraction, kNotMeasured, "1")
+
+// /check: the leave-one-out comparison at each GPU count the study measured.
+#define SB_PREDICT_CHECK_COLUMNS(X)                   \
+  X(int64_t, gpus, 0, "1")                            \
+  X(int64_t, scaling, -1, "1")                        \
+  X(int64_t, batch_size, 0, "1")                      \
+  X(int64_t, repeats, 0, "1")                         \
+  X(double, measured_step_s, kNotMeasured, "s")       \
+  X(double, repeat_spread, kNotMeasured, "1")         \
+  X(double, predicted_step_s, kNotMeasured, "s")      \
+  X(double, predicted_error, kNotMeasured, "1")       \
+  X(int64_t, naive_from_gpus, 0, "1")                 \
+  X(double, naive_step_s, kNotMeasured, "s")          \
+  X(double, naive_error, kNotMeasured, "1")
+
+struct PredictRow {
+  SB_PREDICT_COLUMNS(SB_ROW_FIELD)
+};
+struct CheckRow {
+  SB_PREDICT_CHECK_COLUMNS(SB_ROW_FIELD)
+};
+
+std::span<const Column> predict_columns();
+std::span<const Column> check_columns();
+
+// The /predict table's attributes: the model's calibration and the thresholds.
+struct PredictInfo {
+  std::string study;                      // the input files as given
+  std::string comm;
+  std::string comm_inter;                 // "" when none
+  std::string network;                    // --network as given, "" when none
+  std::vector<std::string> scaling_names; // the `scaling` codes' names
+  double intra_alpha_s = kNotMeasured;
+  double intra_beta_bytes_per_s = kNotMeasured;
+  double intra_fit_error = kNotMeasured;  // the worst relative error of the fit over the measured sizes
+  int64_t intra_ranks = 0;                // the ranks the comm file was measured on
+  double inter_alpha_s = kNotMeasured;    // NaN: one flat ring
+  double inter_beta_bytes_per_s = kNotMeasured;
+  int64_t gpus_per_node = 0;              // 0: one flat ring
+  std::string ready_source;               // "flops" or "recorded"
+  // The first GPU count whose exposed communication reaches 5% and 20% of the step, per scaling code;
+  // -1 when none up to the largest count predicted.
+  std::vector<int64_t> exposed_5pct_gpus;
+  std::vector<int64_t> exposed_20pct_gpus;
+};
+
+// Throws sb::UserError naming --out when `path` exists or cannot be written there (before any work).
+void check_predict_output_free(const std::string& path);
+
+// Writes the whole file; the rows of `check` only when `with_check`.
+void write_predict_file(const std::string& path, const RunMetadata& metadata, const PredictInfo& info,
+                        const std::vector<PredictRow>& rows, bool with_check, const std::vector<CheckRow>& check);
+
+}  // namespace sb::predict

@@ -1,0 +1,72 @@
+#include "predict/scaling_prediction.h"
+
+#include "predict/step_timeline.h"
+#include "train/bucket_plan.h"
+
+namespace sb::predict {
+namespace {
+
+double per_gpu_batch(Scaling scaling, int64_t batch, int64_t gpus) {
+  return scaling == Scaling::Weak ? static_cast<double>(batch) : static_cast<double>(batch) / static_cast<double>(gpus);
+}
+
+std::optional<StepTimeline> step_at(const StepModel& model, int64_t gpus, double local_batch, double bucket_mib, int64_t* buckets_out) {
+  const std::optional<StepCompute> compute = model.compute.at(local_batch);
+  if (!compute) return std::nullopt;
+  const int64_t bucket_elements = bucket_elements_of_mib(bucket_mib);
+  const std::vector<Bucket> plan = model.buckets_overlap_backward
+                                       ? plan_buckets(model.params, bucket_elements, default_tail_elements(bucket_elements))
+                                       : std::vector<Bucket>{{0, count_elements(model.params)}};
+  const std::vector<double> ready = model.ready.bucket_ready_fractions(plan);
+  std::vector<BucketComm> comm;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const double bytes = static_cast<double>(plan[i].end - plan[i].begin) * model.gradient_bytes_per_element;
+    comm.push_back({ready[i], model.allreduce.seconds(gpus, bytes)});
+  }
+  if (buckets_out) *buckets_out = static_cast<int64_t>(plan.size());
+  return simulate_step(*compute, comm);
+}
+
+}  // namespace
+
+std::optional<ScalingPoint> predict_point(const StepModel& model, int64_t gpus, Scaling scaling, int64_t batch, double bucket_mib) {
+  ScalingPoint p;
+  p.gpus = gpus;
+  p.scaling = scaling;
+  p.per_gpu_batch = per_gpu_batch(scaling, batch, gpus);
+  p.bucket_mib = bucket_mib;
+  const std::optional<StepTimeline> step = step_at(model, gpus, p.per_gpu_batch, bucket_mib, &p.buckets);
+  // The ideal: the same global work on one GPU, at the batch that scaling gives it there.
+  const std::optional<StepTimeline> one = step_at(model, 1, per_gpu_batch(scaling, batch, 1), bucket_mib, nullptr);
+  if (!step || !one) return std::nullopt;
+  p.step_s = step->step_s;
+  p.images_per_s = p.per_gpu_batch * static_cast<double>(gpus) / step->step_s;
+  const double one_images_per_s = static_cast<double>(batch) / one->step_s;
+  p.efficiency = p.images_per_s / (static_cast<double>(gpus) * one_images_per_s);
+  p.exposed_comm_fraction = step->exposed_comm_s / step->step_s;
+  p.comm_s = step->comm_s;
+  return p;
+}
+
+std::optional<ScalingPoint> best_bucket_point(const StepModel& model, int64_t gpus, Scaling scaling, int64_t batch,
+                                              const std::vector<double>& bucket_mibs) {
+  std::optional<ScalingPoint> best;
+  for (double mib : bucket_mibs) {
+    const std::optional<ScalingPoint> p = predict_point(model, gpus, scaling, batch, mib);
+    if (!p) return std::nullopt;
+    if (!best || p->step_s < best->step_s) best = p;  // the first, smaller size wins a tie
+  }
+  return best;
+}
+
+std::optional<int64_t> first_gpus_with_exposed_share(const StepModel& model, Scaling scaling, int64_t batch, double bucket_mib,
+                                                     int64_t largest, double share) {
+  for (int64_t gpus = 2; gpus <= largest; ++gpus) {
+    if (!model.allreduce.layout_problem(gpus).empty()) continue;
+    const std::optional<ScalingPoint> p = predict_point(model, gpus, scaling, batch, bucket_mib);
+    if (p && p->exposed_comm_fraction >= share) return gpus;
+  }
+  return std::nullopt;
+}
+
+}  // namespace sb::predict

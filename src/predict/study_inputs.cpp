@@ -1,0 +1,143 @@
+#include "predict/study_inputs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/check.h"
+#include "core/error.h"
+#include "data/dataset_spec.h"
+#include "h5/extendible.h"
+#include "metrics/results_reader.h"
+#include "train/train_config.h"
+
+namespace sb::predict {
+namespace {
+
+ModelInput input_of(const std::string& data) {
+  const DatasetSpec spec = parse_dataset_spec(data);
+  switch (spec.kind) {
+    case DatasetKind::Mnist:
+    case DatasetKind::FashionMnist:
+      return ModelInput{1, 28, 28, 10};
+    case DatasetKind::Cifar10:
+      return ModelInput{3, 32, 32, 10};
+    case DatasetKind::Cifar100:
+      return ModelInput{3, 32, 32, 100};
+    case DatasetKind::Synthetic:
+      break;
+  }
+  return ModelInput{spec.synthetic.channels, spec.synthetic.height, spec.synthetic.width, spec.synthetic.num_classes};
+}
+
+// The per-step figures of a configuration from its measured epochs (the last `measured` rows).
+MeasuredConfig measure(const ResultsReader& reader, const std::string& group, const TrainConfig& config, int64_t measured_epochs) {
+  std::vector<EpochRow> epochs = reader.epochs("/configs/" + group);
+  if (measured_epochs > 0 && static_cast<size_t>(measured_epochs) < epochs.size())
+    epochs.erase(epochs.begin(), epochs.end() - measured_epochs);
+  double wall = 0, images = 0, backward = 0, optimizer = 0, exposed = 0;
+  for (const EpochRow& e : epochs) {
+    if (!(e.wall_time_max_s > 0)) continue;  // an epoch resumed after its last step
+    wall += e.wall_time_max_s;
+    images += e.images_per_s * e.wall_time_max_s;
+    backward += e.backward_s;
+    optimizer += e.optimizer_s;
+    exposed += std::isnan(e.exposed_comm_s) ? 0.0 : e.exposed_comm_s;
+  }
+  MeasuredConfig m;
+  m.group = group;
+  m.gpus = reader.int_attribute("gpus", "/configs/" + group);
+  m.repeat = reader.has_attribute("repeat", "/configs/" + group) ? reader.int_attribute("repeat", "/configs/" + group) : 1;
+  m.batch_size = config.batch_size;
+  if (!(wall > 0) || !(images > 0)) return m;  // step_s 0: nothing measured
+  const double global_step_images = static_cast<double>(config.batch_size) *
+                                    (config.scaling == Scaling::Weak ? static_cast<double>(m.gpus) : 1.0);
+  const double steps = images / global_step_images;
+  m.step_s = wall / steps;
+  m.phases.backward_s = backward / steps;
+  m.phases.optimizer_s = optimizer / steps;
+  m.exposed_comm_s = exposed / steps;
+  m.phases.before_backward_s = std::max(0.0, m.step_s - m.phases.backward_s - m.phases.optimizer_s - m.exposed_comm_s);
+  return m;
+}
+
+std::optional<std::vector<double>> recorded_ready(const std::string& path, const std::string& group) {
+  h5::Handle access = h5::unlocked_file_access();
+  h5::Handle file = h5::Handle::file(CHECK_HDF5(H5Fopen(path.c_str(), H5F_ACC_RDONLY, access.get())));
+  const std::string name = "/configs/" + group + "/bucket_ready";
+  if (CHECK_HDF5(H5Lexists(file.get(), name.c_str(), H5P_DEFAULT)) <= 0) return std::nullopt;
+  h5::Handle dataset = h5::Handle::dataset(CHECK_HDF5(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT)));
+  const std::vector<hsize_t> shape = h5::shape_of(dataset.get());
+  if (shape.size() != 1) throw UserError("--study '" + path + "': " + name + " must be 1-D, one value per bucket (docs/prediction.md)");
+  std::vector<double> values(shape[0]);
+  if (!values.empty()) h5::read_whole(dataset.get(), H5T_NATIVE_DOUBLE, values.data());
+  return values;
+}
+
+}  // namespace
+
+StudyInputs read_study(const std::string& path) {
+  const std::string hint = "; run `scalebench scale --gpus 1,2,... --out STUDY.h5` to make one";
+  std::optional<ResultsReader> reader;
+  try {
+    reader.emplace(path);
+  } catch (const UserError& e) {
+    throw UserError(std::string("--study: ") + e.what() + hint);
+  }
+  if (!reader->has("/study") || !reader->has("/configs")) {
+    const std::string kind = reader->has("/comm") ? "a `comm` sweep (give it to --comm)" : "not a `scale` study";
+    throw UserError("--study '" + path + "' is " + kind + hint);
+  }
+  StudyInputs s;
+  s.path = path;
+  const TrainConfig root = TrainConfig::from_json(reader->string_attribute("config_json"), "--study '" + path + "'");
+  s.mode = root.scaling;
+  s.run_batch_size = root.batch_size;
+  for (const std::string& group : reader->config_names()) {
+    const std::string json = reader->string_attribute("config_json", "/configs/" + group);
+    const TrainConfig config = json.empty() ? root : TrainConfig::from_json(json, "--study '" + path + "' group " + group);
+    if (config.parallel != Parallel::Ddp || config.precision != root.precision) continue;
+    if (config.accumulate_steps != 1) {
+      throw UserError("--study '" + path + "': configuration " + group + " accumulates " + std::to_string(config.accumulate_steps) +
+                      " micro-batches per step, which the step model does not cover; measure a study with --accumulate-steps 1");
+    }
+    // The group's epochs are its warm-up epochs followed by the study's measured ones (`epochs` of the root).
+    MeasuredConfig m = measure(*reader, group, config, root.epochs);
+    if (m.step_s > 0) s.configs.push_back(m);
+  }
+  // The 1-GPU configuration at the study's own batch, else any: its options and recorded times describe the model.
+  auto one_gpu = std::find_if(s.configs.begin(), s.configs.end(),
+                              [&](const MeasuredConfig& c) { return c.gpus == 1 && c.batch_size == root.batch_size; });
+  if (one_gpu == s.configs.end())
+    one_gpu = std::find_if(s.configs.begin(), s.configs.end(), [](const MeasuredConfig& c) { return c.gpus == 1; });
+  if (one_gpu == s.configs.end()) {
+    throw UserError("--study '" + path + "' has no measured 1-GPU configuration of its precision with DDP, which the prediction "
+                    "scales from; run the study with --gpus 1,... (1 first)");
+  }
+  const std::string group = one_gpu->group;
+  const std::string json = reader->string_attribute("config_json", "/configs/" + group);
+  const TrainConfig config = json.empty() ? root : TrainConfig::from_json(json, "--study '" + path + "'");
+  s.model = config.model;
+  s.input = input_of(config.data);
+  s.bucket_mib = config.bucket_mib;
+  s.allreduce_bf16 = config.allreduce_bf16;
+  s.device = config.device;
+  s.bucket_ready_s = recorded_ready(path, group);
+  s.bucket_ready_backward_s = one_gpu->phases.backward_s;
+  return s;
+}
+
+std::vector<ComputePoint> one_gpu_compute(const StudyInputs& study) {
+  std::map<int64_t, std::vector<const MeasuredConfig*>> by_batch;
+  for (const MeasuredConfig& c : study.configs)
+    if (c.gpus == 1) by_batch[c.batch_size].push_back(&c);
+  std::vector<ComputePoint> points;
+  for (auto& [batch, runs] : by_batch) {
+    std::sort(runs.begin(), runs.end(), [](const MeasuredConfig* a, const MeasuredConfig* b) { return a->step_s < b->step_s; });
+    const MeasuredConfig& median = *runs[(runs.size() - 1) / 2];  // the lower median: a measured run, not a blend
+    points.push_back({batch, median.phases});
+  }
+  return points;
+}
+
+}  // namespace sb::predict

@@ -1,0 +1,54 @@
+// What a prediction reads from a `scale` study (results/README.md): the trained model and its bucket
+// size, the 1-GPU compute of each measured per-GPU batch, the measured step at every configuration (for
+// the leave-one-out check) and, where the file records them, the buckets' ready times.
+//
+// Recorded ready times are read from `/configs/<group>/bucket_ready` of the 1-GPU group: float64, one
+// value per bucket of that configuration's plan (train/bucket_plan.h, its `bucket_mib`) in launch order,
+// the seconds from the start of backward until the bucket's gradients are final (mean over the
+// measured steps, max over ranks), `units` = "s". Without it the ready times come from the model's FLOPs.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/model_input.h"
+#include "predict/compute_profile.h"
+#include "train/run_choices.h"
+
+namespace sb::predict {
+
+// One configuration of the study as measured (one repeat).
+struct MeasuredConfig {
+  std::string group;       // under /configs
+  int64_t gpus = 0;
+  int64_t repeat = 1;
+  int64_t batch_size = 0;  // as recorded: per GPU under weak scaling, global under strong
+  double step_s = 0;       // wall time per optimizer step, over the measured epochs
+  StepCompute phases;      // the step's compute phases (per step, max over ranks)
+  double exposed_comm_s = 0;  // per step
+};
+
+struct StudyInputs {
+  std::string path;
+  Scaling mode = Scaling::Weak;
+  std::string model;
+  ModelInput input;
+  double bucket_mib = 25;
+  bool allreduce_bf16 = false;
+  Device device = Device::Cuda;  // the engine the study ran on
+  int64_t run_batch_size = 0;  // the study's --batch-size
+  std::vector<MeasuredConfig> configs;  // the DDP configurations of the study's precision
+  std::optional<std::vector<double>> bucket_ready_s;  // recorded, of the 1-GPU group at bucket_mib
+  double bucket_ready_backward_s = 0;                 // that group's backward per step
+};
+
+// Throws sb::UserError naming the file, with a hint, for a missing file, a file that is not a `scale`
+// study, or one without a 1-GPU configuration.
+StudyInputs read_study(const std::string& path);
+
+// The 1-GPU compute at each measured batch: the median over the repeats of the step without its
+// exposed communication (a one-rank all-reduce exchanges nothing).
+std::vector<ComputePoint> one_gpu_compute(const StudyInputs& study);
+
+}  // namespace sb::predict

@@ -1,0 +1,111 @@
+"""report.py's predict section: a `scalebench predict` file (results/README.md) drawn and tabled with the
+study it was calibrated on, alone or beside other inputs."""
+import math
+import os
+import sys
+import unittest
+
+import h5py
+import numpy as np
+
+import fixtures
+from report_test_util import TempDirTest, read_csv, run_report
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "analysis"))
+import predict_report  # noqa: E402
+
+PREDICT_FIELDS = [("gpus", "<i8"), ("nodes", "<i8"), ("scaling", "<i8"), ("per_gpu_batch", "<f8"), ("bucket_mib", "<f8"),
+                  ("buckets", "<i8"), ("step_s", "<f8"), ("images_per_s", "<f8"), ("efficiency", "<f8"),
+                  ("exposed_comm_fraction", "<f8"), ("comm_s", "<f8"), ("best_bucket_mib", "<f8"),
+                  ("best_images_per_s", "<f8"), ("best_exposed_comm_fraction", "<f8")]
+CHECK_FIELDS = [("gpus", "<i8"), ("scaling", "<i8"), ("batch_size", "<i8"), ("repeats", "<i8"), ("measured_step_s", "<f8"),
+                ("repeat_spread", "<f8"), ("predicted_step_s", "<f8"), ("predicted_error", "<f8"),
+                ("naive_from_gpus", "<i8"), ("naive_step_s", "<f8"), ("naive_error", "<f8")]
+STRONG, WEAK = 0, 1
+
+
+def write_prediction(path, study, gpus=(1, 2, 4, 8, 16)):
+    """A prediction of weak and strong scaling whose efficiency falls as 1 / (1 + 0.1 (n - 1))."""
+    rows = []
+    for scaling in (WEAK, STRONG):
+        for n in gpus:
+            eff = 1.0 / (1.0 + 0.1 * (n - 1))
+            batch = 64.0 if scaling == WEAK else 64.0 / n
+            rows.append((n, 1, scaling, batch, 25.0, 3, 0.1, 640.0 * n * eff, eff, 1 - eff, 0.01, 5.0,
+                         640.0 * n * eff * 1.01, (1 - eff) * 0.9))
+    with h5py.File(path, "w") as f:
+        f.attrs["schema_version"] = 2
+        f.attrs["complete"] = 1
+        f.attrs["predict_version"] = 1
+        f.attrs["config_json"] = '{"command":"predict","batch_size":64}'
+        table = f.create_dataset("predict", data=np.array(rows, dtype=PREDICT_FIELDS))
+        table.attrs["scaling_names"] = ["strong", "weak"]
+        table.attrs["study"] = study
+        table.attrs["intra_alpha_s"] = 5e-6
+        table.attrs["intra_beta_bytes_per_s"] = 100e9
+        table.attrs["intra_fit_error"] = 0.04
+        table.attrs["inter_alpha_s"] = math.nan
+        table.attrs["inter_beta_bytes_per_s"] = math.nan
+        table.attrs["gpus_per_node"] = 0
+        table.attrs["ready_source"] = "flops"
+        table.attrs["weak_exposed_5pct_gpus"] = 2
+        table.attrs["weak_exposed_20pct_gpus"] = 4
+        table.attrs["strong_exposed_5pct_gpus"] = 2
+        table.attrs["strong_exposed_20pct_gpus"] = -1
+        f.create_dataset("check", data=np.array([(2, STRONG, 64, 3, 0.05, 0.02, 0.052, 0.04, 1, 0.045, -0.1)], dtype=CHECK_FIELDS))
+    return path
+
+
+class PredictReportTest(TempDirTest):
+    def setUp(self):
+        super().setUp()
+        self.study = self.path("study.h5")
+        self.speedups = fixtures.amdahl_study(self.study)  # strong scaling, 1, 2, 4, 8 GPUs
+        self.prediction = write_prediction(self.path("pred.h5"), self.study)
+
+    def test_loads_the_prediction_and_the_studys_points(self):
+        self.assertTrue(predict_report.is_prediction(self.prediction))
+        self.assertFalse(predict_report.is_prediction(self.study))
+        self.assertFalse(predict_report.is_prediction(self.path("missing.h5")))
+        p = predict_report.load_prediction(self.prediction)
+        self.assertEqual(p.scaling_names, ["strong", "weak"])
+        self.assertEqual(len(p.rows), 10)
+        self.assertEqual(p.batch_size, 64)
+        self.assertEqual(len(p.measured), 1)
+        measured = p.measured[0]
+        self.assertEqual(measured.scaling, "strong")
+        self.assertEqual(list(measured.gpus), [1, 2, 4, 8])
+        for n, eff in zip(measured.gpus, measured.efficiency):
+            self.assertAlmostEqual(eff, self.speedups[n] / n)  # the study's own efficiency, from its images/s
+
+    def test_section_table_thresholds_check_and_plot(self):
+        result = run_report(self.prediction, "--out", self.path("out"))
+        self.assert_ok(result)
+        with open(self.path("out", "report.md"), encoding="utf-8") as handle:
+            text = handle.read()
+        self.assertIn("## Predicted scaling", text)
+        self.assertIn("| weak | 16 | 1 | 64.0 |", text)
+        self.assertIn("| strong | 16 | 1 | 4.0 |", text)
+        self.assertIn("weak scaling: exposed communication passes 5% at 2 GPUs, 20% at 4 GPUs", text)
+        self.assertIn("strong scaling: exposed communication passes 5% at 2 GPUs, 20% at no count predicted", text)
+        self.assertIn("| 2 | 3 | 0.050000 | 2.0% | 0.052000 | 4.0% | 1 | -10.0% |", text)
+        self.assertIn("predict_scaling.svg", text)
+        for name in ("predict.csv", "predict_scaling.png", "predict_scaling.svg"):
+            self.assertTrue(os.path.exists(self.path("out", name)), name)
+        rows = read_csv(self.path("out", "predict.csv"))
+        self.assertEqual(len(rows), 10)
+        self.assertAlmostEqual(float(rows[4]["efficiency"]), 1.0 / (1.0 + 0.1 * 15))
+
+    def test_beside_the_study_and_without_it(self):
+        result = run_report(self.study, self.prediction)
+        self.assert_ok(result)
+        self.assertIn("## Predicted scaling", result.stdout)
+        self.assertIn("| 8 |", result.stdout)  # the study's own table is there too
+        os.remove(self.study)
+        alone = run_report(self.prediction)
+        self.assert_ok(alone)
+        self.assertIn("is not at hand: no measured points are drawn", alone.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
