@@ -29,6 +29,10 @@
 #            TF32), NCHW and NHWC, against torch.compile reduce-overhead (fp32 with TF32 convolutions); then time
 #            to 91% Fashion-MNIST (tf32) twice, each timed from the launcher's start to its exit, the first with
 #            an empty data and plan cache, the second with the caches the first wrote
+#   predict  the step model checked on this node (docs/prediction.md): a weak wrn study on 1, 2, 4, ... of the
+#            visible GPUs (2 repeats) and the all-reduce sweep, then `scalebench predict --check`, which predicts
+#            each larger count from the 1-GPU point and compares; once over NVLink/shared memory and once with
+#            NCCL forced onto its network transport (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1), at least 2 GPUs
 #   dp       nn.DataParallel against DDP on 1, 2 and 4 GPUs (as many as are visible): scalebench
 #            --parallel dp and ddp, PyTorch --dp and DDP, mnist-cnn (64 per GPU, tf32) and wrn (256 per
 #            GPU, bf16); img/s of each (docs/data_parallel.md)
@@ -43,7 +47,7 @@
 #                                      staged (scripts/stage_gpu_node.sh), else build/scalebench]
 #   --out     SCALEBENCH_BENCH_OUT     where the run's folder goes [results]
 #   --parts   SCALEBENCH_BENCH_PARTS   comma-separated [one-gpu,compile,tta,scaling,comm]; also wrn-step, plans,
-#                                      layers, learning, baseline, input, fp16, small-batch, dp
+#                                      layers, learning, baseline, input, fp16, small-batch, predict, dp
 #   --baseline-bin SCALEBENCH_BASELINE_BIN  another scalebench build, for the baseline part
 # Also: SCALEBENCH_REPORT_PYTHON, a python with h5py and matplotlib for analysis/report.py [python3];
 # SCALEBENCH_GPU_LIBS, SCALEBENCH_STAGE and NCCL_NVLS_ENABLE as scripts/gpu_node_env.sh says.
@@ -78,8 +82,8 @@ done
 # Every check before the first measurement.
 [[ -f bench/pytorch_reference.py && -f analysis/report.py ]] || die "run it from the scalebench checkout's root"
 for part in ${parts//,/ }; do
-  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input|fp16|small-batch|dp)$ ]] ||
-    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input, fp16, small-batch, dp"
+  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input|fp16|small-batch|predict|dp)$ ]] ||
+    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input, fp16, small-batch, predict, dp"
 done
 part() { [[ ",$parts," == *",$1,"* ]]; }
 if part baseline && [[ ! -x $baseline_bin ]]; then
@@ -331,6 +335,20 @@ if part small-batch; then
     run "small-tta-$which" 600 "${MPI[@]}" -np 1 "$S" train "${MNIST[@]}" --data "fashion-mnist:$data" --precision tf32 \
         --scheduler step --gamma 0.7 --epochs 14 --target-accuracy 0.91 --plan-cache "$cache" --out "$R/small-tta-$which.h5"
     say "time to 91%, $which: $(awk -v a="$begin" -v b="$(date +%s.%N)" 'BEGIN {printf "%.2f", b - a}') s from the launcher's start to its exit; $(grep -E '^(startup|summary):' "$R/small-tta-$which.log" | tr '\n' ' ')"
+  done
+fi
+if part predict && ((N >= 2)); then
+  say "== the step model on $list GPUs: a weak wrn study and the all-reduce sweep, then scalebench predict --check"
+  for link in nvlink network; do
+    transport=()
+    [[ $link == network ]] && transport=(-x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1)
+    run "predict-study-$link" 900 "${MPI[@]}" "${transport[@]}" -np "$N" "$S" scale "${WRN[@]}" --data "$WRN_DATA" --precision bf16 \
+        --layout nhwc --scaling weak --gpus "$list" --repeats 2 --warmup-epochs 1 --epochs 2 --out "$R/predict-study-$link.h5"
+    run "predict-comm-$link" 600 "${MPI[@]}" "${transport[@]}" -np "$N" "$S" comm --device cuda --comm-model wrn --dtypes fp32 \
+        --out "$R/predict-comm-$link.h5"
+    run "predict-$link" 300 "$S" predict --study "$R/predict-study-$link.h5" --comm "$R/predict-comm-$link.h5" --gpus "${list#1,}" \
+        --check --out "$R/predict-$link.h5" --csv "$R/predict-$link.csv"
+    [[ -f $R/predict-$link-check.csv ]] && say "predict --check over $link: $(tr '\n' ';' < "$R/predict-$link-check.csv")"
   done
 fi
 if part dp; then
