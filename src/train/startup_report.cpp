@@ -12,9 +12,10 @@ namespace {
 
 constexpr double kUnmeasured = std::numeric_limits<double>::quiet_NaN();
 
-// MPI's maximum is undefined for NaN: unmeasured travels as -1, which no time is.
-double to_wire(double seconds) { return std::isnan(seconds) ? -1.0 : seconds; }
-double from_wire(double value) { return value < 0 ? kUnmeasured : value; }
+// MPI's maximum is undefined for NaN: unmeasured travels as -infinity, below any rank's time.
+constexpr double kUnmeasuredOnTheWire = -std::numeric_limits<double>::infinity();
+double to_wire(double seconds) { return std::isnan(seconds) ? kUnmeasuredOnTheWire : seconds; }
+double from_wire(double value) { return value == kUnmeasuredOnTheWire ? kUnmeasured : value; }
 
 constexpr StartupPart kEngineParts[] = {StartupPart::cuda_context, StartupPart::network, StartupPart::nccl,
                                        StartupPart::upload, StartupPart::peak_gemm};
