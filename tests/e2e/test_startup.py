@@ -63,11 +63,11 @@ class Startup(unittest.TestCase):
             with h5py.File(os.path.join(tmp, "1.h5"), "r") as f:
                 attrs = f.attrs
                 for part in CPU_PARTS:
-                    self.assertAlmostEqual(attrs[f"startup_{part}_s"], float(printed[part]), places=3)
+                    self.assertAlmostEqual(attrs[f"startup_{part}_s"], float(printed[part]), delta=0.0006)
                 for part in CUDA_PARTS:
                     self.assertTrue(math.isnan(attrs[f"startup_{part}_s"]), part)
                 self.assertGreaterEqual(attrs["startup_data_s"], 0)
-                self.assertAlmostEqual(attrs["startup_to_first_step_s"], float(match["total"]), places=3)
+                self.assertAlmostEqual(attrs["startup_to_first_step_s"], float(match["total"]), delta=0.0006)
                 # The parts before the first step add up to it (the remainder, `other`, sees to that);
                 # each is its slowest rank's, so their sum is at least the slowest rank's total.
                 self.assertGreaterEqual(sum(attrs[f"startup_{p}_s"] for p in CPU_PARTS) + 1e-6,
@@ -84,14 +84,14 @@ class Startup(unittest.TestCase):
                 self.assertEqual(list(f["epochs"]["train_loss"]), list(first_epochs["train_loss"]))
                 self.assertEqual(list(f["epochs"]["test_accuracy"]), list(first_epochs["test_accuracy"]))
 
-            # A damaged cache file is never trusted: one warning per rank, the files are decoded again and
-            # the cache is written afresh.
+            # A damaged cache file is never trusted: one warning from each rank that read it (a rank that
+            # reads after another has written it afresh finds a whole file), the files decoded again.
             with open(cached[0], "r+b") as handle:
                 handle.seek(-10, os.SEEK_END)
                 handle.write(b"\xff\x00\xff")
             third = self.train(data_dir, os.path.join(tmp, "3.h5"), "--plan-cache", cache)
-            self.assertEqual((third.stdout + third.stderr).count("warning: data cache ignores " + cached[0]), 2,
-                             third.stdout + third.stderr)
+            warnings = (third.stdout + third.stderr).count("warning: data cache ignores " + cached[0])
+            self.assertIn(warnings, (1, 2), third.stdout + third.stderr)
             with h5py.File(os.path.join(tmp, "3.h5"), "r") as f:
                 self.assertEqual(list(f["epochs"]["train_loss"]), list(first_epochs["train_loss"]))
             fourth = self.train(data_dir, os.path.join(tmp, "4.h5"), "--plan-cache", cache)
