@@ -10,7 +10,7 @@
 
 namespace sb {
 
-std::string replace_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+std::string replace_file(const std::string& path, const std::vector<uint8_t>& bytes, Flush flush) {
   std::string temporary = path + ".XXXXXX";
   const int fd = ::mkstemp(temporary.data());
   if (fd < 0) return "cannot create a temporary next to it: " + std::string(std::strerror(errno));
@@ -23,7 +23,7 @@ std::string replace_file(const std::string& path, const std::vector<uint8_t>& by
     else done += static_cast<size_t>(n);
   }
   if (error.empty() && ::fchmod(fd, 0644) != 0) error = "chmod failed: " + std::string(std::strerror(errno));
-  if (error.empty() && ::fsync(fd) != 0) error = "fsync failed: " + std::string(std::strerror(errno));
+  if (error.empty() && flush == Flush::ToDisk && ::fsync(fd) != 0) error = "fsync failed: " + std::string(std::strerror(errno));
   if (::close(fd) != 0 && error.empty()) error = "close failed: " + std::string(std::strerror(errno));
   if (error.empty() && ::rename(temporary.c_str(), path.c_str()) != 0)
     error = "rename failed: " + std::string(std::strerror(errno));

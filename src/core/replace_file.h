@@ -7,8 +7,12 @@
 
 namespace sb {
 
-// Writes bytes to a unique temporary next to `path`, flushes them to disk and renames it over `path`.
-// Returns an empty string on success, else what failed and why (the temporary is removed then).
-std::string replace_file(const std::string& path, const std::vector<uint8_t>& bytes);
+// Whether the bytes reach the disk before the rename: a file whose loss costs work that a checksum can't
+// reveal is flushed; one whose damage the reader detects by its checksum (and then rebuilds) need not be.
+enum class Flush { ToDisk, NotNeeded };
+
+// Writes bytes to a unique temporary next to `path`, flushes them to disk (Flush::ToDisk) and renames it
+// over `path`. Returns an empty string on success, else what failed and why (the temporary is removed then).
+std::string replace_file(const std::string& path, const std::vector<uint8_t>& bytes, Flush flush = Flush::ToDisk);
 
 }  // namespace sb

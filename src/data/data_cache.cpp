@@ -1,6 +1,9 @@
 #include "data/data_cache.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -192,6 +195,45 @@ std::string describe_source(const std::string& path) {
          std::to_string(mtime_ns) + "\t" + hex8(static_cast<uint32_t>(crc)) + "\n";
 }
 
+// A file mapped read-only: its bytes without a copy of them (the decoder copies each tensor once). Its
+// size is the opened file's own, as a writer may have renamed another over the path since it was seen.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      error_ = std::string("cannot open it: ") + std::strerror(errno);
+      return;
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      error_ = std::string("cannot stat it: ") + std::strerror(errno);
+    } else if (static_cast<uint64_t>(st.st_size) > kMaxFileBytes) {
+      error_ = "larger than " + std::to_string(kMaxFileBytes >> 30) + " GiB";
+    } else if (st.st_size > 0) {
+      size_ = static_cast<size_t>(st.st_size);
+      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      if (p == MAP_FAILED) error_ = std::string("cannot map it: ") + std::strerror(errno);
+      else data_ = static_cast<const uint8_t*>(p);
+    }
+    ::close(fd);  // the mapping stays valid; a read-only descriptor loses nothing if close fails
+  }
+  ~MappedFile() {
+    if (data_ != nullptr && ::munmap(const_cast<uint8_t*>(data_), size_) != 0)
+      log_all("warning: data cache: munmap failed (%s)\n", std::strerror(errno));
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return data_ != nullptr ? size_ : 0; }
+  const std::string& error() const { return error_; }
+
+ private:
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  std::string error_;
+};
+
 }  // namespace
 
 std::string data_cache_key(const std::string& kind, const std::vector<std::string>& files) {
@@ -205,20 +247,23 @@ std::string data_cache_key(const std::string& kind, const std::vector<std::strin
 }
 
 std::vector<uint8_t> encode_data_cache(const std::string& key, const TrainTest& data) {
-  std::vector<uint8_t> payload;
-  payload.reserve(data.train.images.size() + data.test.images.size() + 4 * static_cast<size_t>(data.train.size() + data.test.size()) + 1024);
-  Writer body(payload);
-  write_split(body, data.train);
-  write_split(body, data.test);
   std::vector<uint8_t> file;
-  file.reserve(payload.size() + key.size() + 32);
-  Writer head(file);
-  head.raw(kMagic, sizeof kMagic);
-  head.u32(kDataCacheVersion);
-  head.text(key);
-  head.u64(payload.size());
-  head.u32(crc_of(payload.data(), payload.size()));
-  head.raw(payload.data(), payload.size());
+  file.reserve(data.train.images.size() + data.test.images.size() + 4 * static_cast<size_t>(data.train.size() + data.test.size()) +
+               key.size() + 1024);
+  Writer w(file);
+  w.raw(kMagic, sizeof kMagic);
+  w.u32(kDataCacheVersion);
+  w.text(key);
+  const size_t length_at = file.size();
+  w.u64(0);  // the payload's length and CRC-32, filled in below
+  w.u32(0);
+  const size_t payload_at = file.size();
+  write_split(w, data.train);
+  write_split(w, data.test);
+  const size_t payload = file.size() - payload_at;
+  const uint32_t crc = crc_of(file.data() + payload_at, payload);
+  for (int i = 0; i < 8; ++i) file[length_at + static_cast<size_t>(i)] = static_cast<uint8_t>(uint64_t{payload} >> (8 * i));
+  for (int i = 0; i < 4; ++i) file[length_at + 8 + static_cast<size_t>(i)] = static_cast<uint8_t>(crc >> (8 * i));
   return file;
 }
 
@@ -255,18 +300,13 @@ DataCache::DataCache(const std::string& folder, std::string key) : key_(std::mov
 
 std::optional<TrainTest> DataCache::read() const {
   std::error_code ec;
-  const uintmax_t size = std::filesystem::file_size(path_, ec);
-  if (ec) return std::nullopt;  // no file yet (or unreadable: alike, the files are decoded)
+  if (!std::filesystem::exists(path_, ec)) return std::nullopt;  // no file yet: the files are decoded
   std::string why;
   std::optional<DataCacheFile> file;
-  if (size > kMaxFileBytes) {
-    why = "larger than " + std::to_string(kMaxFileBytes >> 30) + " GiB";
+  if (const MappedFile mapped(path_); !mapped.error().empty()) {
+    why = mapped.error();
   } else {
-    std::vector<uint8_t> bytes(static_cast<size_t>(size));
-    std::ifstream in(path_, std::ios::binary);
-    in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    bytes.resize(static_cast<size_t>(in.gcount()));
-    file = decode_data_cache(bytes.data(), bytes.size(), &why);
+    file = decode_data_cache(mapped.data(), mapped.size(), &why);
     if (file && file->key != key_) {
       why = "written for other source files (" + file->key.substr(0, file->key.find('\n')) + ", or files changed since)";
       file.reset();
@@ -282,7 +322,7 @@ std::optional<TrainTest> DataCache::read() const {
 void DataCache::write(const TrainTest& data) const {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
-  const std::string error = ec ? "cannot create the folder: " + ec.message() : replace_file(path_, encode_data_cache(key_, data));
+  const std::string error = ec ? "cannot create the folder: " + ec.message() : replace_file(path_, encode_data_cache(key_, data), Flush::NotNeeded);
   if (!error.empty())
     log_all("warning: data cache cannot save %s: %s (the next run decodes the files again)\n", path_.c_str(), error.c_str());
 }

@@ -47,7 +47,8 @@ class DataCache {
   // the file and the reason).
   std::optional<TrainTest> read() const;
   // Writes the data atomically (a temporary file renamed over the cache file, so that ranks and nodes
-  // that write at once leave one whole file); a failure warns and the run goes on.
+  // that write at once leave one whole file), without waiting for the disk: a file that a crash damages
+  // fails its checksum and is written again. A failure warns and the run goes on.
   void write(const TrainTest& data) const;
 
  private:
