@@ -128,6 +128,14 @@ TrainTest read_cifar_files(const CifarFiles& files, CifarKind kind, Decode decod
   const int classes = ten ? 10 : 100;
   TrainTest out{make_split(ten ? "cifar10/train" : "cifar100/train", classes, mean, stdev),
                 make_split(ten ? "cifar10/test" : "cifar100/test", classes, mean, stdev)};
+  for (Dataset* split : {&out.train, &out.test}) {  // each split's memory once, not grown file by file
+    const bool train = split == &out.train;
+    size_t samples = 0;
+    for (size_t i = 0; i < parts.size(); ++i)
+      if ((i < files.train.size()) == train) samples += parts[i].labels.size();
+    split->labels.reserve(samples);
+    split->images.reserve(samples * kPixelBytes);
+  }
   for (size_t i = 0; i < parts.size(); ++i) append(parts[i], i < files.train.size() ? out.train : out.test);
   return out;
 }

@@ -159,6 +159,7 @@ bool read_split(Reader& r, Dataset& d, const char* split, std::string* why) {
   const uint64_t sample_bytes = static_cast<uint64_t>(d.sample_bytes());
   // Each sample takes its pixels and a 4-byte label: the bytes left bound the count before any product.
   if (count == 0 || count > r.left() / (sample_bytes + 4)) return fail("sample count that the file can't hold");
+  // The bound above leaves room for the pixels and the labels: these reads can't run out.
   d.images.assign(r.here(), r.here() + count * sample_bytes);
   r.skip(count * sample_bytes);
   d.labels.resize(count);
