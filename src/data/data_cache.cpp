@@ -293,10 +293,18 @@ std::optional<DataCacheFile> decode_data_cache(const uint8_t* bytes, size_t size
 }
 
 DataCache::DataCache(const std::string& folder, std::string key) : key_(std::move(key)) {
-  const auto* p = reinterpret_cast<const Bytef*>(key_.data());
-  const auto adler = static_cast<uint32_t>(adler32(adler32(0L, Z_NULL, 0), p, static_cast<uInt>(key_.size())));
+  // The file is named by the kind and the source paths alone (each key line up to its first tab): files
+  // that change in place meet their old cache file, refuse it with a warning and replace it.
+  std::string paths;
+  for (size_t line = 0; line < key_.size();) {
+    const size_t end = std::min(key_.find('\n', line), key_.size());
+    paths.append(key_, line, std::min(key_.find('\t', line), end) - line).push_back('\n');
+    line = end + 1;
+  }
+  const auto* p = reinterpret_cast<const Bytef*>(paths.data());
+  const auto adler = static_cast<uint32_t>(adler32(adler32(0L, Z_NULL, 0), p, static_cast<uInt>(paths.size())));
   const std::string kind = key_.substr(0, key_.find('\n'));
-  path_ = (std::filesystem::path(folder) / ("data-" + kind + "-" + hex8(crc_of(p, key_.size())) + hex8(adler) + ".sbdata")).string();
+  path_ = (std::filesystem::path(folder) / ("data-" + kind + "-" + hex8(crc_of(p, paths.size())) + hex8(adler) + ".sbdata")).string();
 }
 
 std::optional<TrainTest> DataCache::read() const {

@@ -38,7 +38,7 @@ struct DataCacheFile {
 // check_dataset (data/dataset.h), whatever the bytes were.
 std::optional<DataCacheFile> decode_data_cache(const uint8_t* bytes, size_t size, std::string* why);
 
-// The cache file of one key in one folder.
+// The cache file of one set of source paths in one folder, read only under the key of the files now.
 class DataCache {
  public:
   DataCache(const std::string& folder, std::string key);

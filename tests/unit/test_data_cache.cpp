@@ -144,15 +144,36 @@ TEST(DataCache, LoadDatasetDecodesOnceThenReadsTheCache) {
   expect_same(load_dataset(spec, 0, ""), first);  // no folder: no cache, the same data
 }
 
-TEST(DataCache, ChangedSourceFilesMakeANewKey) {
+TEST(DataCache, ChangedSourceFilesRefuseTheirOldCacheFile) {
   MnistSource source;
-  // The same path with one label changed.
+  TempDir cache_dir;
+  DataCache(cache_dir.path(), source.key).write(source.decode());
+  // The same path with one label changed: a new key, the same cache file, which no longer matches.
   Bytes labels = testing::idx_labels(12);
   labels.back() = static_cast<uint8_t>((labels.back() + 1) % 10);
   testing::write_file(source.dir.file("train-labels-idx1-ubyte.gz"), labels, /*gzip=*/true);
   const std::string changed = data_cache_key("fashion-mnist", source.files.all());
   EXPECT_NE(changed, source.key);
-  EXPECT_NE(DataCache("/tmp", changed).path(), DataCache("/tmp", source.key).path());
+  const DataCache cache(cache_dir.path(), changed);
+  EXPECT_EQ(cache.path(), DataCache(cache_dir.path(), source.key).path());
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(cache.read().has_value());
+  const std::string warning = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(warning.find("files changed since"), std::string::npos) << warning;
+  // Through load_dataset the changed label arrives, and the cache holds the new files' data after it.
+  const DatasetSpec spec = parse_dataset_spec("fashion-mnist:" + source.dir.path());
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(load_dataset(spec, 0, cache_dir.path()).train.labels.back(), labels.back());
+  ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(cache.read().has_value());
+  EXPECT_EQ(cache.read()->train.labels.back(), labels.back());
+}
+
+TEST(DataCache, OtherSourcePathsGetAnotherFile) {
+  EXPECT_NE(DataCache("/c", "fashion-mnist\n/a/x\t1\t2\t00000000\n").path(),
+            DataCache("/c", "fashion-mnist\n/b/x\t1\t2\t00000000\n").path());
+  EXPECT_EQ(DataCache("/c", "fashion-mnist\n/a/x\t1\t2\t00000000\n").path(),
+            DataCache("/c", "fashion-mnist\n/a/x\t9\t8\t12345678\n").path());
 }
 
 TEST(DataCache, CorruptPayloadIsRefused) {
