@@ -46,6 +46,7 @@ class ScalingPoint:
     exposed_comm_fraction: float = math.nan
     energy_per_image_j: float = math.nan
     time_to_accuracy_s: float = math.nan
+    wall_to_accuracy_s: float = math.nan  # from process start; NaN in files written before the column
     karp_flatt: float = math.nan
     batch_per_gpu: float = None
     phases_s: dict = None
@@ -214,6 +215,8 @@ def series_from_study(result, warmup_epochs):
             else:
                 continue
             point.time_to_accuracy_s = _median([float(r["time_to_accuracy_s"]) for r in study_rows])
+            point.wall_to_accuracy_s = _median([float(r["wall_to_accuracy_s"]) for r in study_rows
+                                                if "wall_to_accuracy_s" in r.dtype.names])
             points.append(point)
         if not points:
             continue

@@ -110,12 +110,14 @@ SCALING_HEADERS = ["GPUs", "img/s", "img/s min-max", "speedup", "speedup min-max
 SCALING_CSV_HEADERS = ["series", "kind", "mode", "baseline_gpus", "gpus", "images_per_s", "speedup", "efficiency",
                        "exposed_comm_fraction", "energy_per_image_j", "epoch_time_s", "karp_flatt",
                        "time_to_accuracy_s", "images_per_s_min", "images_per_s_max", "images_per_s_q1",
-                       "images_per_s_q3", "count", "speedup_min", "speedup_max", "efficiency_min", "efficiency_max"]
+                       "images_per_s_q3", "count", "speedup_min", "speedup_max", "efficiency_min", "efficiency_max",
+                       "wall_to_accuracy_s"]
 
 
 def scaling_markdown(series):
     with_tta = any(not _missing(p.time_to_accuracy_s) for p in series.points)
-    headers = SCALING_HEADERS + (["time to accuracy (s)"] if with_tta else [])
+    with_wall = any(not _missing(p.wall_to_accuracy_s) for p in series.points)
+    headers = SCALING_HEADERS + (["time to accuracy (s)"] if with_tta else []) + (["from process start (s)"] if with_wall else [])
     rows = []
     for p in series.points:
         row = [p.gpus, fmt_count(p.images_per_s), fmt_range(p.throughput), fmt_fixed(p.speedup),
@@ -124,6 +126,8 @@ def scaling_markdown(series):
                "-" if _missing(p.karp_flatt) else f"{p.karp_flatt:.4f}"]
         if with_tta:
             row.append(fmt_fixed(p.time_to_accuracy_s, 1))
+        if with_wall:
+            row.append(fmt_fixed(p.wall_to_accuracy_s, 1))
         rows.append(row)
     return markdown_table(headers, rows, ["r"] * len(headers))
 
@@ -168,7 +172,8 @@ def scaling_csv(series_list):
             t, sp, ef = (x or MISSING for x in (p.throughput, p.speedup_spread, p.efficiency_spread))
             rows.append([s.label, s.kind, s.mode, s.baseline_gpus, p.gpus, p.images_per_s, p.speedup, p.efficiency,
                          p.exposed_comm_fraction, p.energy_per_image_j, p.epoch_time_s, p.karp_flatt,
-                         p.time_to_accuracy_s, t.low, t.high, t.q1, t.q3, t.count, sp.low, sp.high, ef.low, ef.high])
+                         p.time_to_accuracy_s, t.low, t.high, t.q1, t.q3, t.count, sp.low, sp.high, ef.low, ef.high,
+                         p.wall_to_accuracy_s])
     return csv_text(SCALING_CSV_HEADERS, rows)
 
 

@@ -32,6 +32,7 @@ StudyRow to_study_row(const StudyPoint& p, const TrainConfig& config) {
   row.efficiency = p.efficiency;
   row.exposed_comm_fraction = p.exposed_comm_fraction;
   row.time_to_accuracy_s = p.time_to_accuracy_s;
+  row.wall_to_accuracy_s = p.wall_to_accuracy_s;
   return row;
 }
 

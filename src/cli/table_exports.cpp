@@ -32,9 +32,10 @@ void export_run_summary(TableExport& out, const RunSummary& run) {
                               {"best_test_accuracy", "best_test_accuracy"},
                               {"final_test_accuracy", "final_test_accuracy"},
                               {"time_to_target_s", "time_to_target_s"},
+                              {"wall_to_target_s", "wall_to_target_s"},
                               {"stop_reason", "stop_reason"}});
   out.add_row({int64_t{run.epochs_run}, run.elapsed_seconds(), run.images(), run.images_per_s(), run.best_accuracy,
-               run.final_accuracy, run.time_to_target, run.stop_reason});
+               run.final_accuracy, run.time_to_target, run.wall_to_target, run.stop_reason});
 }
 
 }  // namespace sb

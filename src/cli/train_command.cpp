@@ -23,12 +23,14 @@
 #include "train/collective.h"
 #include "train/results_observer.h"
 #include "train/resume_check.h"
+#include "train/startup_report.h"
 #include "train/trainer.h"
 
 namespace sb {
 
 int train_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line) {
   MpiCommunicator& world = session.world();
+  StartupSpan setup_startup(StartupPart::setup);
   // Every check that can fail runs collectively, so that a rank that differs (its arguments, files or
   // memory) stops every rank with one sentence instead of leaving them in a collective.
   std::optional<CliConfig> cli = parse_command(session, "train", kTrain,
@@ -74,12 +76,18 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
     });
   }
 
+  setup_startup.stop();
+  StartupSpan data_startup(StartupPart::data);
   const TrainTest data = load_training_data(world, config, data_spec, world.size());
+  data_startup.stop();
   const DataIdentity identity = data_identity(config.data, data);
   if (resume) run_collectively(world, [&] { check_same_data(resume->data, identity, config.resume); });
 
   if (config.device == Device::Cpu) share_blas_threads(session.local_size());
-  std::unique_ptr<Engine> engine = make_engine(config, data.train, data.test, world, session.local_rank(), session.local_size());
+  std::unique_ptr<Engine> engine = [&] {
+    const EngineBuildTimer engine_startup;
+    return make_engine(config, data.train, data.test, world, session.local_rank(), session.local_size());
+  }();
   const RuntimeInfo info = gather_runtime_info(session, config.device == Device::Cuda);
   log0("scalebench train: %s on %s, %d rank(s) on %d node(s), %s, %lld parameters, batch %lld per rank (%s scaling)\n",
        config.model.c_str(), config.data.c_str(), world.size(), session.node_count(), info.rank_devices[0].c_str(),
@@ -106,12 +114,15 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   ExportingObserver observer(results_observer, exported.get());
   const RunSummary run = train(config, world, *engine, &observer, resume.get(), &identity, mllog.get());
   if (exported) export_run_summary(*exported, run);
+  const StartupReport startup = gather_startup(world);
   if (results) {
     results->write_root_attribute("total_time_s", run.elapsed_seconds());
     results->write_root_attribute("total_images", run.images());
     results->write_root_attribute("overall_images_per_s", run.images_per_s());
     results->write_root_attribute("best_test_accuracy", run.best_accuracy);
     results->write_root_attribute("time_to_target_s", run.time_to_target);
+    results->write_root_attribute("wall_to_target_s", run.wall_to_target);
+    write_startup_attributes(*results, startup);
     // complete = 0 when a stop signal or a diverged loss ended the run: its epochs are not all there.
     results->close(!run.interrupted && !run.diverged);
   }
@@ -125,6 +136,7 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
     if (std::isfinite(rate.mfu)) log0(", MFU %.1f%% of the measured %.0f TFLOP/s per device", 100.0 * rate.mfu, peak);
     log0("\n");
   }
+  if (std::isfinite(startup.to_first_step)) log0("%s\n", startup_line(startup).c_str());  // a step ran
   if (!run.epochs.empty()) log0("%s\n", summary_line(run, config.target_accuracy).c_str());
   if (run.interrupted) return kExitInterrupted;
   return run.diverged ? kExitDiverged : 0;

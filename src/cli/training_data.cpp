@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/fault_injection.h"
 #include "models/registry.h"
+#include "train/cache_folder.h"
 #include "train/collective.h"
 
 namespace sb {
@@ -11,7 +12,7 @@ TrainTest load_training_data(Communicator& comm, const TrainConfig& config, cons
   TrainTest data;
   run_collectively(comm, [&] {
     inject_fault_if_asked("load");
-    data = load_dataset(spec, config.train_limit);
+    data = load_dataset(spec, config.train_limit, cache_folder(config));
     build_model(config.model, ModelInput{data.train.channels, data.train.height, data.train.width, data.train.num_classes});
     if (data.train.size() < max_ranks) {  // each rank read its own copy of the files
       throw UserError("the training set has " + std::to_string(data.train.size()) + " samples but the job runs " +

@@ -4,10 +4,13 @@
 #include "comm/string_collectives.h"
 #include "core/check.h"
 #include "core/log.h"
+#include "core/startup_clock.h"
 
 namespace sb {
 
 MpiSession::MpiSession(int& argc, char**& argv) {
+  add_startup_seconds(StartupPart::launch, seconds_since_process_start());
+  StartupSpan mpi_startup(StartupPart::mpi);
   int initialized = 0;
   CHECK_MPI(MPI_Initialized(&initialized));
   if (!initialized) {

@@ -1,6 +1,7 @@
 #include "data/cifar.h"
 
 #include <filesystem>
+#include <functional>
 #include <system_error>
 #include <vector>
 
@@ -26,8 +27,13 @@ struct RecordFormat {
 constexpr RecordFormat kCifar10{1, 0, {10, 0}, {"label", ""}};
 constexpr RecordFormat kCifar100{2, 1, {20, 100}, {"coarse label", "fine label"}};
 
-// Appends the records of one file to d.
-void read_records(const std::string& path, const RecordFormat& format, Dataset& d) {
+// The records of one file.
+struct Records {
+  std::vector<int32_t> labels;
+  std::vector<uint8_t> images;
+};
+
+Records read_records(const std::string& path, const RecordFormat& format) {
   const std::vector<uint8_t> bytes = read_whole_file(path, kMaxCifarFileBytes);
   const size_t record = static_cast<size_t>(format.label_bytes) + kPixelBytes;
   if (bytes.empty()) throw UserError(path + " is empty; re-download the dataset");
@@ -37,9 +43,9 @@ void read_records(const std::string& path, const RecordFormat& format, Dataset& 
                     " records and " + std::to_string(bytes.size() % record) +
                     " bytes over); it is truncated or not a file of this dataset, re-download it");
   const size_t count = bytes.size() / record;
-  const size_t first = d.labels.size();
-  d.labels.resize(first + count);
-  d.images.resize((first + count) * kPixelBytes);
+  Records d;
+  d.labels.resize(count);
+  d.images.resize(count * kPixelBytes);
   for (size_t i = 0; i < count; ++i) {
     const uint8_t* r = bytes.data() + i * record;
     for (int b = 0; b < format.label_bytes; ++b)
@@ -47,10 +53,16 @@ void read_records(const std::string& path, const RecordFormat& format, Dataset& 
         throw UserError(path + " has " + format.label_names[b] + " " + std::to_string(r[b]) + " in record " +
                         std::to_string(i) + ", outside 0.." + std::to_string(format.classes_per_byte[b] - 1) +
                         "; the file is corrupt or not a file of this dataset");
-    d.labels[first + i] = r[format.label_byte_used];
-    std::copy(r + format.label_bytes, r + record,
-              d.images.begin() + static_cast<std::ptrdiff_t>((first + i) * kPixelBytes));
+    d.labels[i] = r[format.label_byte_used];
+    std::copy(r + format.label_bytes, r + record, d.images.begin() + static_cast<std::ptrdiff_t>(i * kPixelBytes));
   }
+  return d;
+}
+
+void append(Records& records, Dataset& split) {
+  split.labels.insert(split.labels.end(), records.labels.begin(), records.labels.end());
+  split.images.insert(split.images.end(), records.images.begin(), records.images.end());
+  records = Records{};  // its memory goes at once
 }
 
 // The dataset directory: dir itself, or dir/subdir when the user gave the folder it was unpacked in.
@@ -87,25 +99,53 @@ std::string in(const std::string& dir, const std::string& file) { return (std::f
 
 }  // namespace
 
-TrainTest load_cifar10(const std::string& dir_arg) {
-  const std::string dir = resolve_dir(dir_arg, "cifar-10-batches-bin", "test_batch.bin", "cifar10",
-                                      "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz");
-  const std::vector<float> mean{0.4914f, 0.4822f, 0.4465f}, stdev{0.2470f, 0.2435f, 0.2616f};
-  TrainTest out{make_split("cifar10/train", 10, mean, stdev), make_split("cifar10/test", 10, mean, stdev)};
-  for (int batch = 1; batch <= 5; ++batch)
-    read_records(in(dir, "data_batch_" + std::to_string(batch) + ".bin"), kCifar10, out.train);
-  read_records(in(dir, "test_batch.bin"), kCifar10, out.test);
+CifarFiles find_cifar_files(const std::string& dir_arg, CifarKind kind) {
+  CifarFiles files;
+  if (kind == CifarKind::Cifar10) {
+    const std::string dir = resolve_dir(dir_arg, "cifar-10-batches-bin", "test_batch.bin", "cifar10",
+                                        "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz");
+    for (int batch = 1; batch <= 5; ++batch) files.train.push_back(in(dir, "data_batch_" + std::to_string(batch) + ".bin"));
+    files.test.push_back(in(dir, "test_batch.bin"));
+  } else {
+    const std::string dir = resolve_dir(dir_arg, "cifar-100-binary", "test.bin", "cifar100",
+                                        "https://www.cs.toronto.edu/~kriz/cifar-100-binary.tar.gz");
+    files.train.push_back(in(dir, "train.bin"));
+    files.test.push_back(in(dir, "test.bin"));
+  }
+  return files;
+}
+
+TrainTest read_cifar_files(const CifarFiles& files, CifarKind kind, Decode decode) {
+  const bool ten = kind == CifarKind::Cifar10;
+  const RecordFormat& format = ten ? kCifar10 : kCifar100;
+  const std::vector<std::string> paths = files.all();
+  std::vector<Records> parts(paths.size());
+  std::vector<std::function<void()>> tasks;
+  for (size_t i = 0; i < paths.size(); ++i) tasks.emplace_back([&, i] { parts[i] = read_records(paths[i], format); });
+  run_decode_tasks(tasks, decode);
+  const std::vector<float> mean = ten ? std::vector<float>{0.4914f, 0.4822f, 0.4465f} : std::vector<float>{0.5071f, 0.4865f, 0.4409f};
+  const std::vector<float> stdev = ten ? std::vector<float>{0.2470f, 0.2435f, 0.2616f} : std::vector<float>{0.2673f, 0.2564f, 0.2762f};
+  const int classes = ten ? 10 : 100;
+  TrainTest out{make_split(ten ? "cifar10/train" : "cifar100/train", classes, mean, stdev),
+                make_split(ten ? "cifar10/test" : "cifar100/test", classes, mean, stdev)};
+  for (Dataset* split : {&out.train, &out.test}) {  // each split's memory once, not grown file by file
+    const bool train = split == &out.train;
+    size_t samples = 0;
+    for (size_t i = 0; i < parts.size(); ++i)
+      if ((i < files.train.size()) == train) samples += parts[i].labels.size();
+    split->labels.reserve(samples);
+    split->images.reserve(samples * kPixelBytes);
+  }
+  for (size_t i = 0; i < parts.size(); ++i) append(parts[i], i < files.train.size() ? out.train : out.test);
   return out;
 }
 
-TrainTest load_cifar100(const std::string& dir_arg) {
-  const std::string dir = resolve_dir(dir_arg, "cifar-100-binary", "test.bin", "cifar100",
-                                      "https://www.cs.toronto.edu/~kriz/cifar-100-binary.tar.gz");
-  const std::vector<float> mean{0.5071f, 0.4865f, 0.4409f}, stdev{0.2673f, 0.2564f, 0.2762f};
-  TrainTest out{make_split("cifar100/train", 100, mean, stdev), make_split("cifar100/test", 100, mean, stdev)};
-  read_records(in(dir, "train.bin"), kCifar100, out.train);
-  read_records(in(dir, "test.bin"), kCifar100, out.test);
-  return out;
+TrainTest load_cifar10(const std::string& dir) {
+  return read_cifar_files(find_cifar_files(dir, CifarKind::Cifar10), CifarKind::Cifar10);
+}
+
+TrainTest load_cifar100(const std::string& dir) {
+  return read_cifar_files(find_cifar_files(dir, CifarKind::Cifar100), CifarKind::Cifar100);
 }
 
 }  // namespace sb

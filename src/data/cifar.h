@@ -3,8 +3,10 @@
 // row-major, which is already our C x H x W order.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "data/dataset.h"
+#include "data/parallel_decode.h"
 
 namespace sb {
 
@@ -17,5 +19,22 @@ TrainTest load_cifar10(const std::string& dir);
 // byte (0..99) + 3072 bytes. We train on the fine labels. dir may be that directory or its parent.
 // Mean (0.5071, 0.4865, 0.4409), std (0.2673, 0.2564, 0.2762).
 TrainTest load_cifar100(const std::string& dir);
+
+enum class CifarKind { Cifar10, Cifar100 };
+
+// The files of a data set: the training files in record order, then the test file.
+struct CifarFiles {
+  std::vector<std::string> train, test;
+  std::vector<std::string> all() const {
+    std::vector<std::string> paths = train;
+    paths.insert(paths.end(), test.begin(), test.end());
+    return paths;
+  }
+};
+
+// The files under dir (or its data set's subfolder), as load_cifar10 and load_cifar100 read them.
+CifarFiles find_cifar_files(const std::string& dir, CifarKind kind);
+// Decodes the files (at once with Decode::Parallel), each file's records in file order.
+TrainTest read_cifar_files(const CifarFiles& files, CifarKind kind, Decode decode = Decode::Parallel);
 
 }  // namespace sb

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
+#include <optional>
 
 #include "core/error.h"
 #include "data/cifar.h"
+#include "data/data_cache.h"
 #include "data/mnist.h"
 
 namespace sb {
@@ -91,21 +94,41 @@ std::string to_string(const DatasetSpec& spec) {
   return spec.path.empty() ? std::string(kind_name(spec.kind)) : std::string(kind_name(spec.kind)) + ":" + spec.path;
 }
 
-TrainTest load_dataset(const DatasetSpec& spec, int64_t train_limit) {
+namespace {
+
+// The decoded files, through the cache when there is a folder for it.
+TrainTest decode_through_cache(const std::string& cache_folder, const char* kind, const std::vector<std::string>& files,
+                               const std::function<TrainTest()>& decode) {
+  if (cache_folder.empty()) return decode();
+  const DataCache cache(cache_folder, data_cache_key(kind, files));
+  if (std::optional<TrainTest> cached = cache.read()) return std::move(*cached);
+  TrainTest out = decode();
+  check_dataset(out.train);  // nothing unchecked goes to the cache
+  check_dataset(out.test);
+  cache.write(out);
+  return out;
+}
+
+}  // namespace
+
+TrainTest load_dataset(const DatasetSpec& spec, int64_t train_limit, const std::string& cache_folder) {
   TrainTest out;
+  const char* kind = kind_name(spec.kind);
   switch (spec.kind) {
     case DatasetKind::Mnist:
-      out = load_mnist_like(spec.path, MnistKind::Mnist);
+    case DatasetKind::FashionMnist: {
+      const MnistKind mnist = spec.kind == DatasetKind::Mnist ? MnistKind::Mnist : MnistKind::FashionMnist;
+      const MnistFiles files = find_mnist_files(spec.path, mnist);
+      out = decode_through_cache(cache_folder, kind, files.all(), [&] { return read_mnist_files(files, mnist); });
       break;
-    case DatasetKind::FashionMnist:
-      out = load_mnist_like(spec.path, MnistKind::FashionMnist);
-      break;
+    }
     case DatasetKind::Cifar10:
-      out = load_cifar10(spec.path);
+    case DatasetKind::Cifar100: {
+      const CifarKind cifar = spec.kind == DatasetKind::Cifar10 ? CifarKind::Cifar10 : CifarKind::Cifar100;
+      const CifarFiles files = find_cifar_files(spec.path, cifar);
+      out = decode_through_cache(cache_folder, kind, files.all(), [&] { return read_cifar_files(files, cifar); });
       break;
-    case DatasetKind::Cifar100:
-      out = load_cifar100(spec.path);
-      break;
+    }
     case DatasetKind::Synthetic: {
       // Generate no more training samples than will be kept.
       const int64_t train = train_limit > 0 ? std::min(train_limit, spec.synthetic_train) : spec.synthetic_train;

@@ -34,7 +34,9 @@ std::string to_string(const DatasetSpec& spec);
 const char* kind_name(DatasetKind kind);  // "fashion-mnist", "cifar10", ...
 
 // Loads (or generates) the training and test sets; train_limit > 0 keeps the first train_limit
-// training samples (the test set is kept whole).
-TrainTest load_dataset(const DatasetSpec& spec, int64_t train_limit = 0);
+// training samples (the test set is kept whole). A file-backed data set is decoded one thread per file;
+// with a `cache_folder` its decoded tensors are read from, or after decoding written to, the
+// decoded-data cache there (data/data_cache.h); "" decodes the files every time.
+TrainTest load_dataset(const DatasetSpec& spec, int64_t train_limit = 0, const std::string& cache_folder = "");
 
 }  // namespace sb

@@ -22,16 +22,14 @@ std::string find_file(const std::string& dir, const std::string& name) {
   return path;
 }
 
-Dataset load_split(const std::string& dir, const std::string& prefix, MnistKind kind) {
-  const std::string images_path = find_file(dir, prefix + "-images-idx3-ubyte");
-  const std::string labels_path = find_file(dir, prefix + "-labels-idx1-ubyte");
-  IdxImages images = read_idx_images(images_path);
-  std::vector<int32_t> labels = read_idx_labels(labels_path, 10);
+// One split from its decoded files.
+Dataset make_split(IdxImages images, std::vector<int32_t> labels, const std::string& images_path,
+                   const std::string& labels_path, const char* split, MnistKind kind) {
   if (static_cast<int64_t>(labels.size()) != images.count)
     throw UserError(images_path + " holds " + std::to_string(images.count) + " images but " + labels_path + " holds " +
                     std::to_string(labels.size()) + " labels; the two files don't belong together, re-download them");
   Dataset d;
-  d.name = std::string(kind_name(kind)) + "/" + (prefix == "train" ? "train" : "test");
+  d.name = std::string(kind_name(kind)) + "/" + split;
   d.channels = 1;
   d.height = images.rows;
   d.width = images.cols;
@@ -50,7 +48,7 @@ Dataset load_split(const std::string& dir, const std::string& prefix, MnistKind 
 
 }  // namespace
 
-TrainTest load_mnist_like(const std::string& dir_or_empty, MnistKind kind) {
+MnistFiles find_mnist_files(const std::string& dir_or_empty, MnistKind kind) {
   const bool use_default = dir_or_empty.empty();
   if (use_default && kind == MnistKind::Mnist)
     throw UserError("mnist needs the directory of its files: use --data mnist:/path/to/mnist");
@@ -65,14 +63,29 @@ TrainTest load_mnist_like(const std::string& dir_or_empty, MnistKind kind) {
                     "; give the directory that holds the " + kind_name(kind) + " files, e.g. --data " +
                     kind_name(kind) + ":/path/to/dir");
   }
+  return MnistFiles{find_file(dir, "train-images-idx3-ubyte"), find_file(dir, "train-labels-idx1-ubyte"),
+                    find_file(dir, "t10k-images-idx3-ubyte"), find_file(dir, "t10k-labels-idx1-ubyte")};
+}
+
+TrainTest read_mnist_files(const MnistFiles& files, MnistKind kind, Decode decode) {
+  IdxImages train_images, test_images;
+  std::vector<int32_t> train_labels, test_labels;
+  run_decode_tasks({[&] { train_images = read_idx_images(files.train_images); },
+                    [&] { train_labels = read_idx_labels(files.train_labels, 10); },
+                    [&] { test_images = read_idx_images(files.test_images); },
+                    [&] { test_labels = read_idx_labels(files.test_labels, 10); }},
+                   decode);
   TrainTest out;
-  out.train = load_split(dir, "train", kind);
-  out.test = load_split(dir, "t10k", kind);
+  out.train = make_split(std::move(train_images), std::move(train_labels), files.train_images, files.train_labels, "train", kind);
+  out.test = make_split(std::move(test_images), std::move(test_labels), files.test_images, files.test_labels, "test", kind);
   if (out.test.height != out.train.height || out.test.width != out.train.width)
-    throw UserError(dir + " mixes image sizes: training images are " + std::to_string(out.train.height) + "x" +
+    throw UserError(std::filesystem::path(files.train_images).parent_path().string() +
+                    " mixes image sizes: training images are " + std::to_string(out.train.height) + "x" +
                     std::to_string(out.train.width) + " but test images are " + std::to_string(out.test.height) + "x" +
                     std::to_string(out.test.width) + "; the files don't belong together");
   return out;
 }
+
+TrainTest load_mnist_like(const std::string& dir, MnistKind kind) { return read_mnist_files(find_mnist_files(dir, kind), kind); }
 
 }  // namespace sb

@@ -62,7 +62,8 @@ inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
   X(double, speedup, kNotMeasured, "1")                \
   X(double, efficiency, kNotMeasured, "1")             \
   X(double, exposed_comm_fraction, kNotMeasured, "1")  \
-  X(double, time_to_accuracy_s, kNotMeasured, "s")
+  X(double, time_to_accuracy_s, kNotMeasured, "s")   \
+  X(double, wall_to_accuracy_s, kNotMeasured, "s")
 
 // A field of a row struct, with the value that means "not measured".
 #define SB_ROW_FIELD(type, name, missing, unit) type name = missing;

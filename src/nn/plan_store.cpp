@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "core/log.h"
+#include "core/replace_file.h"
 
 namespace sb {
 
@@ -164,29 +165,6 @@ class MergeLock {
  private:
   int fd_ = -1;
 };
-
-// Writes bytes to a unique temporary next to `path`, flushes them to disk and renames it over `path`.
-// Returns an empty string on success, else what failed and why.
-std::string replace_file(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::string temporary = path + ".XXXXXX";
-  const int fd = ::mkstemp(temporary.data());
-  if (fd < 0) return "cannot create a temporary next to it: " + std::string(std::strerror(errno));
-  std::string error;
-  size_t done = 0;
-  while (error.empty() && done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) error = "write failed: " + std::string(std::strerror(errno));
-    else done += static_cast<size_t>(n);
-  }
-  if (error.empty() && ::fchmod(fd, 0644) != 0) error = "chmod failed: " + std::string(std::strerror(errno));
-  if (error.empty() && ::fsync(fd) != 0) error = "fsync failed: " + std::string(std::strerror(errno));
-  if (::close(fd) != 0 && error.empty()) error = "close failed: " + std::string(std::strerror(errno));
-  if (error.empty() && ::rename(temporary.c_str(), path.c_str()) != 0)
-    error = "rename failed: " + std::string(std::strerror(errno));
-  if (!error.empty()) ::unlink(temporary.c_str());
-  return error;
-}
 
 }  // namespace
 

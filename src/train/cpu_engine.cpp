@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/nvtx_ranges.h"
+#include "core/startup_clock.h"
 #include "nn/cpu/loss.h"
 #include "nn/cpu/step_interrupt.h"
 #include "train/micro_batches.h"
@@ -19,7 +20,10 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 CpuEngine::CpuEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm)
     : EngineBase(config, train, test, comm),
-      net_(model_spec_for(config, train), config.seed),
+      net_([&] {
+        const StartupSpan network_startup(StartupPart::network);
+        return cpu::Network<float>(model_spec_for(config, train), config.seed);
+      }()),
       optimizer_(optimizer_for(config, static_cast<int64_t>(net_.params().size()))),
       dropout_key_(dropout_stream_key(config.seed, comm.rank())),
       micro_batch_(config.per_rank_batch(comm.size())) {}

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/startup_clock.h"
 #include "train/results_observer.h"
 #include "train/stop_signal.h"
 
@@ -36,7 +37,8 @@ std::vector<StudyRunPlan> plan_study(size_t combinations, int repeats, const std
   return plans;
 }
 
-StudyPoint summarize_run(int gpus, const RunSummary& run, int warmup_epochs) {
+StudyPoint summarize_run(int gpus, const RunSummary& run, int warmup_epochs, double shared_startup_s,
+                         double configuration_start_s) {
   StudyPoint p;
   p.gpus = gpus;
   const size_t first = std::min(static_cast<size_t>(std::max(0, warmup_epochs)),
@@ -56,6 +58,7 @@ StudyPoint summarize_run(int gpus, const RunSummary& run, int warmup_epochs) {
     p.exposed_comm_fraction = comm / time;
   }
   p.time_to_accuracy_s = run.time_to_target;
+  p.wall_to_accuracy_s = shared_startup_s + (run.wall_to_target - configuration_start_s);
   return p;
 }
 
@@ -78,6 +81,7 @@ StudyOutcome run_scaling_study(
     const std::function<RunWriter*(const StudyRunPlan&)>& writer_for) {
   StudyOutcome outcome;
   const bool repeated = std::any_of(plans.begin(), plans.end(), [](const StudyRunPlan& p) { return p.repeat > 1; });
+  const double shared_startup_s = world.allreduce_max(seconds_since_process_start());
   for (size_t i = 0; i < plans.size(); ++i) {
     const StudyRunPlan& plan = plans[i];
     const SweepCombination& combination = combinations.at(plan.combination);
@@ -93,6 +97,7 @@ StudyOutcome run_scaling_study(
       log0("== scale: %d of %d rank(s), %s scaling%s\n", plan.gpus, world.size(), scaling_name(run_config.scaling),
            which.c_str());
     }
+    const double configuration_start_s = world.allreduce_max(seconds_since_process_start());
     std::unique_ptr<Communicator> sub = world.split(world.rank() < ranks ? 0 : -1, world.rank());
     RunSummary run;
     if (sub) {
@@ -105,7 +110,7 @@ StudyOutcome run_scaling_study(
     // that reached any rank (those outside the configuration too) ends the study after it.
     const bool cut_short = world.allreduce_max(run.interrupted ? 1 : 0) != 0;
     if (!cut_short) {
-      outcome.points.push_back(summarize_run(plan.gpus, run, warmup_epochs));
+      outcome.points.push_back(summarize_run(plan.gpus, run, warmup_epochs, shared_startup_s, configuration_start_s));
       outcome.points.back().plan = plan;
     }
     outcome.unfinished = cut_short ? i : i + 1;

@@ -36,6 +36,10 @@ struct StudyPoint {
   double speedup = 0;
   double efficiency = 0;
   double time_to_accuracy_s = std::numeric_limits<double>::quiet_NaN();
+  // From process start to the end of the epoch that reached the target, as if this configuration had run
+  // alone: the study's shared start-up (up to its first configuration) plus this configuration's own time
+  // from its start (its engine's construction included).
+  double wall_to_accuracy_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Default GPU counts: 1, 2, 4, ... up to world, plus world itself when it is not a power of two.
@@ -45,7 +49,10 @@ void check_gpu_counts(const std::vector<int>& counts, int world);
 
 // Figures of one configuration's run, skipping the first `warmup_epochs` epochs (all of them when the
 // run was shorter, e.g. stopped early).
-StudyPoint summarize_run(int gpus, const RunSummary& run, int warmup_epochs);
+// `shared_startup_s` and `configuration_start_s`: seconds from process start to the study's first
+// configuration and to this one's (they give wall_to_accuracy_s).
+StudyPoint summarize_run(int gpus, const RunSummary& run, int warmup_epochs, double shared_startup_s = 0,
+                         double configuration_start_s = 0);
 // How a study ended: the finished configurations' points, and the stop signal that cut it short (0: none).
 // `unfinished` is the index of the first plan without a point; `cut_short` says whether that one ran
 // (and was stopped) or never began.

@@ -48,6 +48,9 @@ struct RunSummary {
   double best_accuracy = 0;
   double final_accuracy = 0;
   double time_to_target = std::numeric_limits<double>::quiet_NaN();  // s, when the target was reached
+  // Its wall-clock twin: seconds from process start (core/startup_clock.h) to the end of the epoch that
+  // reached the target, the slowest rank's; NaN when not reached, or reached before a resume.
+  double wall_to_target = std::numeric_limits<double>::quiet_NaN();
   std::string stop_reason;  // "completed", or the early-stopping rule (train/early_stop.h), a signal, a divergence
   bool interrupted = false;  // a stop signal ended the run; a checkpoint was written
   bool diverged = false;     // the training loss became NaN or infinite
@@ -62,7 +65,7 @@ struct RunSummary {
 };
 
 // The run's closing line: "summary: 12.3 s in total, 120,000 images at 10,250 img/s, best test accuracy 91.20%,
-// 90.00% reached after 8.4 s"; the last part only when the run has a target.
+// 90.00% reached after 8.4 s (10.2 s from process start)"; the last part only when the run has a target.
 std::string summary_line(const RunSummary& run, double target_accuracy);
 
 struct Checkpoint;

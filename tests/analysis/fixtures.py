@@ -101,9 +101,12 @@ def write_study(path, mode, rows, configs, cfg=None, baseline_gpus=1, target_acc
             sub.attrs.create("gpus", gpus, dtype="<i8")
             sub.attrs.create("config_json", json.dumps(config_diff(gpus) if config_diff else cfg), dtype=STRING)
             _tables(sub, gpus, epochs, with_steps=False)
-        table = np.array([tuple(row[name] for name, _ in STUDY_FIELDS) for row in rows], dtype=STUDY_FIELDS)
+        # wall_to_accuracy_s only where the rows give it, as files written before that column lack it.
+        wall = bool(rows) and "wall_to_accuracy_s" in rows[0]
+        fields = STUDY_FIELDS + ([("wall_to_accuracy_s", "<f8")] if wall else [])
+        table = np.array([tuple(row[name] for name, _ in fields) for row in rows], dtype=fields)
         study = f.create_dataset("study", data=table, maxshape=(None,), chunks=(16,))
-        study.attrs.create("units", STUDY_UNITS, dtype=STRING)
+        study.attrs.create("units", STUDY_UNITS + (["s"] if wall else []), dtype=STRING)
         study.attrs.create("mode", mode, dtype=STRING)
         study.attrs.create("baseline_gpus", baseline_gpus, dtype="<i8")
         study.attrs.create("target_accuracy", target_accuracy, dtype="<f8")

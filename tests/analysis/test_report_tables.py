@@ -145,7 +145,8 @@ class StudyTest(TempDirTest):
     def test_baseline_of_two_gpus(self):
         rows = [{"gpus": n, "images_per_s": 100.0 * n * (0.9 if n == 4 else 1.0), "epoch_time_s": 1.0,
                  "speedup": 0.9 * 2 if n == 4 else 1.0, "efficiency": 0.9 if n == 4 else 1.0,
-                 "exposed_comm_fraction": 0.0, "time_to_accuracy_s": 12.5 * n} for n in (2, 4)]
+                 "exposed_comm_fraction": 0.0, "time_to_accuracy_s": 12.5 * n, "wall_to_accuracy_s": 14.0 * n}
+                for n in (2, 4)]
         path = fixtures.write_study(self.path("b2.h5"), "weak", rows, {2: [epoch(1, 1.0, 200.0)], 4: [epoch(1, 1.0, 360.0)]},
                                     baseline_gpus=2)
         self.assert_ok(run_report(path, "--out", self.path("out")))
@@ -154,8 +155,11 @@ class StudyTest(TempDirTest):
         # p = 4/2 = 2: e = (1/1.8 - 1/2) / (1 - 1/2)
         self.assertAlmostEqual(float(rows[4]["karp_flatt"]), (1 / 1.8 - 0.5) / 0.5)
         self.assertAlmostEqual(float(rows[4]["time_to_accuracy_s"]), 50.0)
+        self.assertAlmostEqual(float(rows[4]["wall_to_accuracy_s"]), 56.0)
         with open(self.path("out", "report.md"), encoding="utf-8") as handle:
-            self.assertIn("time to accuracy (s)", handle.read())
+            report = handle.read()
+        self.assertIn("time to accuracy (s)", report)
+        self.assertIn("from process start (s)", report)
 
 
 class StudyConfigTest(TempDirTest):

@@ -36,7 +36,7 @@ class EarlyStopping(unittest.TestCase):
             match = SUMMARY.search(result.stdout)
             self.assertIsNotNone(match, result.stdout)
             self.assertEqual(int(match["images"].replace(",", "")), 2 * 128)
-            self.assertRegex(match["target"], r"^, 5\.00% reached after [\d.]+ s$")
+            self.assertRegex(match["target"], r"^, 5\.00% reached after [\d.]+ s \([\d.]+ s from process start\)$")
             with h5py.File(out, "r") as f:
                 attrs = f.attrs
                 self.assertEqual(attrs["total_images"], 2 * 128)
@@ -46,6 +46,8 @@ class EarlyStopping(unittest.TestCase):
                 # First reached at the first of the two evaluations: before the run's end.
                 self.assertGreater(attrs["time_to_target_s"], 0)
                 self.assertLess(attrs["time_to_target_s"], attrs["total_time_s"])
+                # Its wall-clock twin counts from process start: the start-up comes on top.
+                self.assertGreater(attrs["wall_to_target_s"], attrs["time_to_target_s"])
                 self.assertAlmostEqual(attrs["overall_images_per_s"], 2 * 128 / sum(f["epochs"]["wall_time_max_s"]))
                 self.assertGreater(attrs["overall_images_per_s"], 0)
 
@@ -63,6 +65,7 @@ class EarlyStopping(unittest.TestCase):
             self.assertEqual(match["target"], "")  # no target, no time to it
             with h5py.File(out, "r") as f:
                 self.assertTrue(math.isnan(f.attrs["time_to_target_s"]))
+                self.assertTrue(math.isnan(f.attrs["wall_to_target_s"]))
                 self.assertEqual(f["epochs"].shape[0], 2)
 
     def test_patience_without_a_target_is_refused_naming_both_rules(self):

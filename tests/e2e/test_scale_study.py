@@ -37,6 +37,7 @@ class ScaleStudy(unittest.TestCase):
                 self.assertGreaterEqual(row["exposed_comm_fraction"], 0.0)
                 self.assertLessEqual(row["exposed_comm_fraction"], 1.0)
                 self.assertTrue(math.isnan(row["time_to_accuracy_s"]))
+                self.assertTrue(math.isnan(row["wall_to_accuracy_s"]))
                 group = f[f"configs/gpus_{row['gpus']}"]
                 epochs = group["epochs"][:]
                 self.assertEqual(len(epochs), 3)  # one warm-up epoch plus two measured
@@ -51,6 +52,22 @@ class ScaleStudy(unittest.TestCase):
                 else:
                     expected = row["images_per_s"] / base["images_per_s"]
                 self.assertAlmostEqual(row["speedup"], expected, places=9)
+
+    def test_time_to_accuracy_and_its_wall_clock_twin(self):
+        with temp_dir() as tmp:
+            out = os.path.join(tmp, "target.h5")
+            result = run_scalebench(2, "scale", "--device", "cpu", "--model", "mlp", "--data", "synthetic:1x8x8:4:256:64",
+                                    "--epochs", "1", "--warmup-epochs", "0", "--batch-size", "16",
+                                    "--target-accuracy", "0.01", "--out", out, timeout=600)
+            self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+            with h5py.File(out, "r") as f:
+                study = f["study"][:]
+            self.assertEqual(list(study["gpus"]), [1, 2])
+            for row in study:
+                # Each configuration as if it had run alone: the study's shared start-up, then its own time
+                # from its start, which holds its training and evaluation.
+                self.assertGreater(row["time_to_accuracy_s"], 0)
+                self.assertGreater(row["wall_to_accuracy_s"], row["time_to_accuracy_s"])
 
     def test_weak_and_strong_studies(self):
         with temp_dir() as tmp:

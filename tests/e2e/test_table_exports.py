@@ -44,6 +44,7 @@ class TableExports(unittest.TestCase):
             self.assertEqual([r["epochs_run"] for r in summary], ["1", "2"])
             self.assertEqual(summary[-1]["stop_reason"], "completed")
             self.assertEqual(summary[0]["time_to_target_s"], "")  # no target: not measured
+            self.assertEqual(summary[0]["wall_to_target_s"], "")
             objects = read_jsonl(lines)
             self.assertEqual([(o["table"], o.get("epoch")) for o in objects],
                              [("epochs", 1), ("summary", None), ("epochs", 2), ("summary", None)])

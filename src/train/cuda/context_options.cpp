@@ -1,6 +1,6 @@
 #include "train/cuda/context_options.h"
 
-#include "nn/plan_store.h"
+#include "train/cache_folder.h"
 
 namespace sb {
 
@@ -13,7 +13,7 @@ cuda::ContextOptions context_options(const TrainConfig& c) {
   o.batchnorm_path = c.batchnorm_path;
   o.fused_bn_kernels = c.fused_bn;
   o.autotune = c.autotune;
-  o.plan_cache_dir = c.plan_cache ? *c.plan_cache : default_plan_cache_dir();
+  o.plan_cache_dir = cache_folder(c);
   return o;
 }
 

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/nvtx_ranges.h"
+#include "core/startup_clock.h"
 #include "data/worker_count.h"
 #include "kernels/elementwise.h"
 #include "nn/cuda/context.h"
@@ -126,7 +127,9 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
       micro_batch_(config.per_rank_batch(comm.size())),
       graph_policy_(config.cuda_graph, micro_batch_ * config.accumulate_steps),
       gpu_wait_(comm) {
+  StartupSpan context_startup(StartupPart::cuda_context);
   CHECK_CUDA(cudaSetDevice(device));
+  context_startup.stop();
   device_name_ = gpu_name(device);
   energy_ = std::make_unique<GpuEnergyMeter>(device);
   cuda::check_fits_batch_kernel(train);
@@ -134,6 +137,7 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
                                 " per rank (evaluation " + std::to_string(config.eval_batch_size) + ") in " + name_of(config.precision) +
                                 "; lower --batch-size or --eval-batch-size, or use --precision bf16");
   stream_ = cuda::CudaStream::create_non_blocking();
+  StartupSpan network_startup(StartupPart::network);
   ctx_ = std::make_unique<cuda::Context>(context_options(config), stream_.get());
   // Every rank runs rank 0's autotuned engine choices (plans are built in the same order everywhere).
   ctx_->plans().set_agreement([&comm](const std::string&, int local_choice) {
@@ -143,7 +147,10 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
   });
   net_ = std::make_unique<cuda::Network>(model_spec_for(config, train), config.seed, *ctx_);
   net_->set_random_stream(dropout_stream_key(config.seed, comm.rank()), 0);
+  network_startup.stop();
+  StartupSpan nccl_startup(StartupPart::nccl);
   nccl_ = std::make_unique<cuda::NcclCommunicator>(comm);
+  nccl_startup.stop();
 
   const int64_t bucket_size = bucket_elements_of_mib(config.bucket_mib);
   buckets_ = std::make_unique<cuda::GradientBuckets>(plan_buckets(net_->param_specs(), bucket_size, default_tail_elements(bucket_size)),
@@ -173,14 +180,18 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
     log0("input: host memory, %d batch worker(s) per rank, %s buffers\n", host_input_->workers(),
          config.pin_memory ? "pinned" : "pageable");
   } else {
+    StartupSpan upload_startup(StartupPart::upload);
     train_data_ = std::make_unique<cuda::DeviceDataset>(train);
     test_data_ = std::make_unique<cuda::DeviceDataset>(test);
+    upload_startup.stop();
     batches_ = std::make_unique<cuda::DeviceBatches>(augmentation_, config.seed, comm.rank(), ctx_->compute_dtype(),
                                                      ctx_->layout(), max_batch);
   }
   timer_.emplace();
   stream_.synchronize();
+  StartupSpan peak_startup(StartupPart::peak_gemm);
   peak_tflops_ = measure_gemm_tflops(ctx_->compute_dtype(), ctx_->tf32());  // ~0.1 s, once per engine
+  peak_startup.stop();
   peak_memory_.sample();
 }
 
@@ -277,6 +288,7 @@ void CudaEngine::enqueue_step_body(const std::vector<int64_t>& micro_sizes, int 
 }
 
 void CudaEngine::capture_graphs(const std::vector<int64_t>& micro_sizes) {
+  const StartupSpan capture_startup(StartupPart::graph_capture);
   const int64_t batch = std::accumulate(micro_sizes.begin(), micro_sizes.end(), int64_t{0});
   if (graphs_.capture(stream_, [&](int slot) { enqueue_step_body(micro_sizes, slot, true); })) {
     graph_policy_.captured(batch);
