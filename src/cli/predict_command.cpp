@@ -48,6 +48,7 @@ struct Inputs {
 AllreduceModel allreduce_model_of(const Inputs& in) {
   AllreduceModel m;
   m.intra = in.intra.fit.level;
+  m.intra_measured = MeasuredCurve{in.intra.ranks, in.intra.samples};
   if (in.inter_file) m.inter = in.inter_file->fit.level;
   else if (in.network.inter) m.inter = in.network.inter;
   if (m.inter) m.gpus_per_node = in.network.gpus_per_node > 0 ? in.network.gpus_per_node : in.intra.ranks;
@@ -179,9 +180,10 @@ void print_header(const Inputs& in, const StepModel& model, const std::string& r
     std::printf("\n# bucket ready times: %s\n", ready_source == "recorded" ? "recorded in the study" : "from the layers' backward FLOPs (none recorded)");
   }
   const RingLevel& intra = model.allreduce.intra;
-  std::printf("# all-reduce (%s): ring alpha %.2f us, beta %.2f GB/s, fitted to %lld %s sizes on %lld ranks of %s (worst error %.0f%%)\n",
+  std::printf("# all-reduce (%s): ring alpha %.2f us, beta %.2f GB/s, fitted to %lld %s sizes on %lld ranks of %s (worst error %.0f%%); the measured times themselves at %lld ranks within its sizes\n",
               in.intra.backend.c_str(), intra.alpha_s * 1e6, intra.beta_bytes_per_s / 1e9, static_cast<long long>(in.intra.sizes),
-              in.intra.dtype.c_str(), static_cast<long long>(in.intra.ranks), in.intra.path.c_str(), in.intra.fit.worst_relative_error * 100);
+              in.intra.dtype.c_str(), static_cast<long long>(in.intra.ranks), in.intra.path.c_str(), in.intra.fit.worst_relative_error * 100,
+              static_cast<long long>(in.intra.ranks));
   if (model.allreduce.inter) {
     const RingLevel& inter = *model.allreduce.inter;
     std::printf("# between nodes of %lld GPUs: ring alpha %.2f us, beta %.2f GB/s per GPU, from %s\n",

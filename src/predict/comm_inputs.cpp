@@ -1,5 +1,6 @@
 #include "predict/comm_inputs.h"
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -54,6 +55,8 @@ CommFit read_comm_fit(const std::string& option, const std::string& path, const 
     samples = timed_rows(rows, code_of(names, "fp32"));
   }
   c.sizes = static_cast<int64_t>(samples.size());
+  std::sort(samples.begin(), samples.end(), [](const TimedSize& a, const TimedSize& b) { return a.bytes < b.bytes; });
+  c.samples = samples;
   try {
     c.fit = fit_ring(samples, c.ranks);
   } catch (const std::invalid_argument& e) {

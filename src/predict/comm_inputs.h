@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "predict/ring_model.h"
 
@@ -14,6 +15,7 @@ struct CommFit {
   std::string dtype;    // the rows fitted
   int64_t ranks = 0;
   int64_t sizes = 0;    // rows fitted
+  std::vector<TimedSize> samples;  // those rows' times, sorted by size
   RingFit fit;
 };
 
