@@ -33,7 +33,7 @@
 #            visible GPUs (2 repeats) and the all-reduce sweep, then `scalebench predict --check`, which predicts
 #            each larger count from the 1-GPU point and compares; once over NVLink/shared memory and once with
 #            NCCL forced onto its network transport (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1), at least 2 GPUs
-#   dp       nn.DataParallel against DDP on 1, 2 and 4 GPUs (as many as are visible): scalebench
+#   dp       nn.DataParallel against DDP on 1, 2 and 4 GPUs (as many as are visible), two runs each: scalebench
 #            --parallel dp and ddp, PyTorch --dp and DDP, mnist-cnn (64 per GPU, tf32) and wrn (256 per
 #            GPU, bf16); img/s of each (docs/data_parallel.md)
 #
@@ -352,23 +352,29 @@ if part predict && ((N >= 2)); then
   done
 fi
 if part dp; then
-  say "== nn.DataParallel against DDP on 1, 2 and 4 GPUs (up to $N): scalebench, then PyTorch"
+  say "== nn.DataParallel against DDP on 1, 2 and 4 GPUs (up to $N), two runs each: scalebench, then PyTorch"
   for n in 1 2 4; do
     ((n <= N)) || continue
-    run "sb-dp-mnist-$n" 900 "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision tf32 --epochs 3 --parallel dp --replicas "$n"
-    run "sb-ddp-mnist-$n" 900 "${MPI[@]}" -np "$n" "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision tf32 --epochs 3
-    run "sb-dp-wrn-$n" 900 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3 --parallel dp --replicas "$n"
-    run "sb-ddp-wrn-$n" 900 "${MPI[@]}" -np "$n" "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3
-    run "pt-dp-mnist-$n" 900 "${PT[@]}" --model mnist-cnn --batch-size 64 --dp "$n" --steps 200 --warmup 30
-    run "pt-ddp-mnist-$n" 900 "${MPI[@]}" -np "$n" "${PT[@]}" --model mnist-cnn --batch-size 64 --steps 200 --warmup 30
-    run "pt-dp-wrn-$n" 900 "${PT[@]}" --model wrn --precision bf16 --channels-last --batch-size 256 --dp "$n" --steps 50 --warmup 15
-    run "pt-ddp-wrn-$n" 900 "${MPI[@]}" -np "$n" "${PT[@]}" --model wrn --precision bf16 --channels-last --batch-size 256 --steps 50 --warmup 15
+    for r in 1 2; do
+      run "sb-dp-mnist-$n-$r" 900 "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision tf32 --epochs 3 --parallel dp --replicas "$n"
+      run "sb-ddp-mnist-$n-$r" 900 "${MPI[@]}" -np "$n" "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision tf32 --epochs 3
+      run "sb-dp-wrn-$n-$r" 900 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3 --parallel dp --replicas "$n"
+      run "sb-ddp-wrn-$n-$r" 900 "${MPI[@]}" -np "$n" "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3
+      run "pt-dp-mnist-$n-$r" 900 "${PT[@]}" --model mnist-cnn --batch-size 64 --dp "$n" --steps 200 --warmup 30
+      run "pt-ddp-mnist-$n-$r" 900 "${MPI[@]}" -np "$n" "${PT[@]}" --model mnist-cnn --batch-size 64 --steps 200 --warmup 30
+      run "pt-dp-wrn-$n-$r" 900 "${PT[@]}" --model wrn --precision bf16 --channels-last --batch-size 256 --dp "$n" --steps 50 --warmup 15
+      run "pt-ddp-wrn-$n-$r" 900 "${MPI[@]}" -np "$n" "${PT[@]}" --model wrn --precision bf16 --channels-last --batch-size 256 --steps 50 --warmup 15
+    done
   done
+  pytorch_rates() {  # the images/s of each named PyTorch log
+    local name
+    for name in "$@"; do grep -oE '[0-9,]+ images/s' "$R/$name.log" | head -1 | tr -d ',' | cut -d' ' -f1; done | paste -sd/
+  }
   for n in 1 2 4; do
     ((n <= N)) || continue
     for m in mnist wrn; do
-      say "$m on $n GPU(s): scalebench dp $(steady "sb-dp-$m-$n" | cut -d' ' -f1), ddp $(steady "sb-ddp-$m-$n" | cut -d' ' -f1);" \
-          "PyTorch dp $(grep -oE '[0-9,]+ images/s' "$R/pt-dp-$m-$n.log" | head -1 | tr -d ','), ddp $(grep -oE '[0-9,]+ images/s' "$R/pt-ddp-$m-$n.log" | head -1 | tr -d ',')"
+      say "$m on $n GPU(s): scalebench dp $(steady "sb-dp-$m-$n-1" "sb-dp-$m-$n-2"); ddp $(steady "sb-ddp-$m-$n-1" "sb-ddp-$m-$n-2");" \
+          "PyTorch dp $(pytorch_rates "pt-dp-$m-$n-1" "pt-dp-$m-$n-2") images/s, ddp $(pytorch_rates "pt-ddp-$m-$n-1" "pt-ddp-$m-$n-2") images/s"
     done
   done
 fi
