@@ -137,11 +137,7 @@ def report(paths, out_dir=None):
     written = []
     if out_dir:
         import plots
-        os.makedirs(out_dir, exist_ok=True)
-        csv_path = os.path.join(out_dir, "comm.csv")
-        with open(csv_path, "w", encoding="utf-8") as handle:
-            handle.write(comm_csv(sweeps))
-        written.append(csv_path)
-        written += plots.save_figure(busbw_figure(sweeps), out_dir, "comm_busbw")
-        text += "\n![busbw against size](comm_busbw.svg)\n"
+        image, written = plots.save_section(out_dir, "comm.csv", comm_csv(sweeps), busbw_figure(sweeps), "comm_busbw",
+                                            "busbw against size")
+        text += image
     return text, written

@@ -227,3 +227,13 @@ def save_figure(fig, out_dir, name):
         fig.savefig(path, dpi=120, metadata={"Date": None} if ext == "svg" else None)
         paths.append(path)
     return paths
+
+
+def save_section(out_dir, csv_name, csv_text, fig, name, alt):
+    """A report section's files in out_dir: its table as csv_name and its figure as <name>.png and .svg.
+    Returns the Markdown line that shows the figure, and the paths written."""
+    os.makedirs(out_dir, exist_ok=True)
+    csv_path = os.path.join(out_dir, csv_name)
+    with open(csv_path, "w", encoding="utf-8") as handle:
+        handle.write(csv_text)
+    return f"\n![{alt}]({name}.svg)\n", [csv_path] + save_figure(fig, out_dir, name)

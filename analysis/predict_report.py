@@ -195,11 +195,7 @@ def report(paths, out_dir=None):
     written = []
     if out_dir:
         import plots
-        os.makedirs(out_dir, exist_ok=True)
-        csv_path = os.path.join(out_dir, "predict.csv")
-        with open(csv_path, "w", encoding="utf-8") as handle:
-            handle.write(predict_csv(predictions))
-        written.append(csv_path)
-        written += plots.save_figure(predict_figure(predictions), out_dir, "predict_scaling")
-        text += "\n![predicted efficiency and throughput](predict_scaling.svg)\n"
+        image, written = plots.save_section(out_dir, "predict.csv", predict_csv(predictions), predict_figure(predictions),
+                                            "predict_scaling", "predicted efficiency and throughput")
+        text += image
     return text, written
