@@ -16,6 +16,7 @@
 #include <functional>
 #include <system_error>
 
+#include "core/checksums.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/replace_file.h"
@@ -35,13 +36,6 @@ constexpr int32_t kMaxSide = 65536;
 constexpr int32_t kMaxClasses = 1 << 20;
 constexpr uint64_t kMaxFileBytes = uint64_t{16} << 30;
 
-uint32_t crc_of(const uint8_t* data, size_t size) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  constexpr size_t kChunk = size_t{1} << 30;  // crc32 takes an unsigned int length
-  for (size_t done = 0; done < size; done += kChunk)
-    crc = crc32(crc, data + done, static_cast<uInt>(std::min(kChunk, size - done)));
-  return static_cast<uint32_t>(crc);
-}
 
 std::string hex8(uint32_t v) {
   char text[9];
@@ -262,7 +256,7 @@ std::vector<uint8_t> encode_data_cache(const std::string& key, const TrainTest& 
   write_split(w, data.train);
   write_split(w, data.test);
   const size_t payload = file.size() - payload_at;
-  const uint32_t crc = crc_of(file.data() + payload_at, payload);
+  const uint32_t crc = crc32_of(file.data() + payload_at, payload);
   for (int i = 0; i < 8; ++i) file[length_at + static_cast<size_t>(i)] = static_cast<uint8_t>(uint64_t{payload} >> (8 * i));
   for (int i = 0; i < 4; ++i) file[length_at + 8 + static_cast<size_t>(i)] = static_cast<uint8_t>(crc >> (8 * i));
   return file;
@@ -284,7 +278,7 @@ std::optional<DataCacheFile> decode_data_cache(const uint8_t* bytes, size_t size
   if (payload_bytes != r.left())
     return refuse(why, "the header says " + std::to_string(payload_bytes) + " payload bytes but " + std::to_string(r.left()) +
                            " follow (cut short or appended to)");
-  if (crc_of(r.here(), r.left()) != crc) return refuse(why, "the payload's checksum does not match (damaged)");
+  if (crc32_of(r.here(), r.left()) != crc) return refuse(why, "the payload's checksum does not match (damaged)");
   std::string reason;
   if (!read_split(r, file.data.train, "train", &reason) || !read_split(r, file.data.test, "test", &reason))
     return refuse(why, reason);
@@ -301,10 +295,8 @@ DataCache::DataCache(const std::string& folder, std::string key) : key_(std::mov
     paths.append(key_, line, std::min(key_.find('\t', line), end) - line).push_back('\n');
     line = end + 1;
   }
-  const auto* p = reinterpret_cast<const Bytef*>(paths.data());
-  const auto adler = static_cast<uint32_t>(adler32(adler32(0L, Z_NULL, 0), p, static_cast<uInt>(paths.size())));
   const std::string kind = key_.substr(0, key_.find('\n'));
-  path_ = (std::filesystem::path(folder) / ("data-" + kind + "-" + hex8(crc_of(p, paths.size())) + hex8(adler) + ".sbdata")).string();
+  path_ = (std::filesystem::path(folder) / ("data-" + kind + "-" + name_digest(paths) + ".sbdata")).string();
 }
 
 std::optional<TrainTest> DataCache::read() const {

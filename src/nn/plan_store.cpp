@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cerrno>
 #include <chrono>
@@ -14,6 +13,7 @@
 #include <iterator>
 #include <thread>
 
+#include "core/checksums.h"
 #include "core/log.h"
 #include "core/replace_file.h"
 
@@ -108,35 +108,9 @@ class Reader {
   size_t left_;
 };
 
-uint32_t checksum(const uint8_t* data, size_t size) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  // zlib takes the length as uInt: feed large buffers in pieces.
-  while (size > 0) {
-    const uInt n = static_cast<uInt>(std::min<size_t>(size, 1u << 30));
-    crc = crc32(crc, data, n);
-    data += n;
-    size -= n;
-  }
-  return static_cast<uint32_t>(crc);
-}
-
 std::optional<PlanFile> fail(std::string* why, const std::string& reason) {
   if (why) *why = reason;
   return std::nullopt;
-}
-
-// 64 bits naming an identity's file: zlib's crc32 and adler32 of it side by side.
-uint64_t name_hash(const std::string& s) {
-  const auto* p = reinterpret_cast<const uint8_t*>(s.data());
-  const auto adler = static_cast<uint32_t>(adler32(adler32(0L, Z_NULL, 0), p, static_cast<uInt>(s.size())));
-  return (static_cast<uint64_t>(checksum(p, s.size())) << 32) | adler;
-}
-
-std::string hex16(uint64_t v) {
-  static const char digits[] = "0123456789abcdef";
-  std::string s(16, '0');
-  for (int i = 15; i >= 0; --i, v >>= 4) s[static_cast<size_t>(i)] = digits[v & 15];
-  return s;
 }
 
 // An advisory lock (POSIX record lock, which NFS and Lustre honour) held while a writer merges. It is
@@ -239,7 +213,7 @@ std::vector<uint8_t> encode_plan_file(const std::string& identity, const PlanEnt
     w.text(r.plan);
     w.text(r.plan_build);
   }
-  w.u32(checksum(w.bytes().data(), w.bytes().size()));
+  w.u32(crc32_of(w.bytes().data(), w.bytes().size()));
   return std::move(w.bytes());
 }
 
@@ -249,7 +223,7 @@ std::optional<PlanFile> decode_plan_file(const uint8_t* data, size_t size, std::
   Reader crc_reader(data + size - 4, 4);
   uint32_t stored = 0;
   crc_reader.u32(&stored);
-  if (checksum(data, size - 4) != stored) return fail(why, "checksum mismatch (damaged or truncated)");
+  if (crc32_of(data, size - 4) != stored) return fail(why, "checksum mismatch (damaged or truncated)");
 
   Reader r(data + sizeof kMagic, size - sizeof kMagic - 4);
   uint32_t version = 0, count = 0;
@@ -295,7 +269,7 @@ std::string default_plan_cache_dir() {
 
 PlanStore::PlanStore(std::string folder, std::string identity)
     : folder_(std::move(folder)), identity_(std::move(identity)) {
-  path_ = (std::filesystem::path(folder_) / ("plans-" + hex16(name_hash(identity_)) + ".sbplans")).string();
+  path_ = (std::filesystem::path(folder_) / ("plans-" + name_digest(identity_) + ".sbplans")).string();
 }
 
 void PlanStore::warn_once(const std::string& message) {
