@@ -32,7 +32,8 @@
 #   predict  the step model checked on this node (docs/prediction.md): a weak wrn study on 1, 2, 4, ... of the
 #            visible GPUs (2 repeats) and the all-reduce sweep, then `scalebench predict --check`, which predicts
 #            each larger count from the 1-GPU point and compares; once over NVLink/shared memory and once with
-#            NCCL forced onto its network transport (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1), at least 2 GPUs
+#            NCCL forced onto its network transport (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1), at least 2 GPUs; PyTorch
+#            DDP on the same transport at each count
 #   dp       nn.DataParallel against DDP on 1, 2 and 4 GPUs (as many as are visible), two runs each: scalebench
 #            --parallel dp and ddp, PyTorch --dp and DDP, mnist-cnn (64 per GPU, tf32) and wrn (256 per
 #            GPU, bf16); img/s of each (docs/data_parallel.md)
@@ -349,6 +350,12 @@ if part predict && ((N >= 2)); then
     run "predict-$link" 300 "$S" predict --study "$R/predict-study-$link.h5" --comm "$R/predict-comm-$link.h5" --gpus "${list#1,}" \
         --check --out "$R/predict-$link.h5" --csv "$R/predict-$link.csv"
     [[ -f $R/predict-$link-check.csv ]] && say "predict --check over $link: $(tr '\n' ';' < "$R/predict-$link-check.csv")"
+    for n in ${list//,/ }; do  # PyTorch DDP on the same transport, for the study's img/s
+      ((n >= 2)) || continue
+      run "pt-ddp-wrn-$link-$n" 900 "${MPI[@]}" "${transport[@]}" -np "$n" "${PT[@]}" --model wrn --precision bf16 --channels-last \
+          --batch-size 256 --steps 50 --warmup 15
+      say "PyTorch DDP wrn over $link on $n GPUs: $(grep -oE '[0-9,]+ images/s' "$R/pt-ddp-wrn-$link-$n.log" | head -1)"
+    done
   done
 fi
 if part dp; then
