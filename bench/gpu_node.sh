@@ -32,8 +32,10 @@
 #   predict  the step model checked on this node (docs/prediction.md): a weak wrn study on 1, 2, 4, ... of the
 #            visible GPUs (2 repeats) and the all-reduce sweep, then `scalebench predict --check`, which predicts
 #            each larger count from the 1-GPU point and compares; once over NVLink/shared memory and once with
-#            NCCL forced onto its network transport (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1), at least 2 GPUs; PyTorch
-#            DDP on the same transport at each count
+#            NCCL forced onto its network transport (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1), at least 2 GPUs
+#   slow-link the wrn (256 per GPU, bf16) on every visible GPU over NCCL's network transport, two runs each:
+#            scalebench and PyTorch DDP, with fp32 gradients and with the all-reduce in bf16 (--allreduce-bf16 on
+#            both sides; PyTorch's bf16_compress_hook), at least 2 GPUs
 #   dp       nn.DataParallel against DDP on 1, 2 and 4 GPUs (as many as are visible), two runs each: scalebench
 #            --parallel dp and ddp, PyTorch --dp and DDP, mnist-cnn (64 per GPU, tf32) and wrn (256 per
 #            GPU, bf16); img/s of each (docs/data_parallel.md)
@@ -48,7 +50,7 @@
 #                                      staged (scripts/stage_gpu_node.sh), else build/scalebench]
 #   --out     SCALEBENCH_BENCH_OUT     where the run's folder goes [results]
 #   --parts   SCALEBENCH_BENCH_PARTS   comma-separated [one-gpu,compile,tta,scaling,comm]; also wrn-step, plans,
-#                                      layers, learning, baseline, input, fp16, small-batch, predict, dp
+#                                      layers, learning, baseline, input, fp16, small-batch, predict, slow-link, dp
 #   --baseline-bin SCALEBENCH_BASELINE_BIN  another scalebench build, for the baseline part
 # Also: SCALEBENCH_REPORT_PYTHON, a python with h5py and matplotlib for analysis/report.py [python3];
 # SCALEBENCH_GPU_LIBS, SCALEBENCH_STAGE and NCCL_NVLS_ENABLE as scripts/gpu_node_env.sh says.
@@ -84,7 +86,7 @@ done
 [[ -f bench/pytorch_reference.py && -f analysis/report.py ]] || die "run it from the scalebench checkout's root"
 for part in ${parts//,/ }; do
   [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input|fp16|small-batch|predict|dp)$ ]] ||
-    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input, fp16, small-batch, predict, dp"
+    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input, fp16, small-batch, predict, slow-link, dp"
 done
 part() { [[ ",$parts," == *",$1,"* ]]; }
 if part baseline && [[ ! -x $baseline_bin ]]; then
@@ -280,8 +282,8 @@ if part scaling && ((N >= 2)); then
   study() {  # name, options...
     local name=$1
     shift
-    run "$name" 1800 "${MPI[@]}" -np "$N" "$S" scale --device cuda --gpus "$list" --warmup-epochs 1 --epochs 2 --out "$R/$name.h5" "$@"
-    grep -A"$counts" 'images/s' "$R/$name.log" >> "$R/summary.txt"
+    run "$name" 1800 "${MPI[@]}" -np "$N" "$S" scale --device cuda --gpus "$list" --repeats 2 --warmup-epochs 1 --epochs 2 --out "$R/$name.h5" "$@"
+    grep -A"$((2 * counts))" 'images/s' "$R/$name.log" >> "$R/summary.txt"
   }
   study wrn-weak "${WRN[@]}" --data synthetic:3x32x32:100:76800:1000 --precision bf16 --layout nhwc --scaling weak
   study wrn-strong --model wrn --batch-size 1024 --data synthetic:3x32x32:100:76800:1000 --precision bf16 --layout nhwc --scaling strong
@@ -350,12 +352,23 @@ if part predict && ((N >= 2)); then
     run "predict-$link" 300 "$S" predict --study "$R/predict-study-$link.h5" --comm "$R/predict-comm-$link.h5" --gpus "${list#1,}" \
         --check --out "$R/predict-$link.h5" --csv "$R/predict-$link.csv"
     [[ -f $R/predict-$link-check.csv ]] && say "predict --check over $link: $(tr '\n' ';' < "$R/predict-$link-check.csv")"
-    for n in ${list//,/ }; do  # PyTorch DDP on the same transport, for the study's img/s
-      ((n >= 2)) || continue
-      run "pt-ddp-wrn-$link-$n" 900 "${MPI[@]}" "${transport[@]}" -np "$n" "${PT[@]}" --model wrn --precision bf16 --channels-last \
-          --batch-size 256 --steps 50 --warmup 15
-      say "PyTorch DDP wrn over $link on $n GPUs: $(grep -oE '[0-9,]+ images/s' "$R/pt-ddp-wrn-$link-$n.log" | head -1)"
+  done
+fi
+if part slow-link && ((N >= 2)); then
+  say "== the wrn on $N GPUs over NCCL's network transport, two runs each: scalebench and PyTorch DDP, fp32 and bf16 all-reduce"
+  net=(-x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1)
+  for r in 1 2; do
+    for reduce in fp32 bf16; do
+      opt=(); [[ $reduce == bf16 ]] && opt=(--allreduce-bf16)
+      run "slow-sb-$reduce-$r" 900 "${MPI[@]}" "${net[@]}" -np "$N" "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc \
+          --epochs 3 "${opt[@]}" --out "$R/slow-sb-$reduce-$r.h5"
+      run "slow-pt-$reduce-$r" 900 "${MPI[@]}" "${net[@]}" -np "$N" "${PT[@]}" --model wrn --precision bf16 --channels-last --batch-size 256 \
+          --steps 50 --warmup 15 "${opt[@]}"
     done
+  done
+  for reduce in fp32 bf16; do
+    say "wrn over the network transport, $reduce all-reduce: scalebench $(steady "slow-sb-$reduce-1" "slow-sb-$reduce-2");" \
+        "PyTorch DDP $(for r in 1 2; do grep -oE '[0-9,]+ images/s' "$R/slow-pt-$reduce-$r.log" | head -1 | tr -d ','; done | cut -d' ' -f1 | paste -sd/) images/s"
   done
 fi
 if part dp; then

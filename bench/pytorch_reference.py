@@ -52,6 +52,8 @@ def parse_args(argv=None):
     p.add_argument("--compile", action="store_true", help="torch.compile the model (long compile time)")
     p.add_argument("--dp", type=int, default=0, metavar="N",
                    help="torch.nn.DataParallel over GPUs 0..N-1 from this one process (--batch-size per GPU)")
+    p.add_argument("--allreduce-bf16", action="store_true",
+                   help="DDP all-reduces the gradients in bf16 (torch's bf16_compress_hook), as scalebench's --allreduce-bf16")
     p.add_argument("--compile-mode", default=None,
                    help="torch.compile mode: default, reduce-overhead (CUDA graphs), max-autotune")
     p.add_argument("--no-tf32", action="store_true", help="fp32 convolutions without TF32")
@@ -158,6 +160,9 @@ class Step:
         self.optimizer = make_optimizer(args.optimizer, model.parameters())
         if world > 1:
             self.model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[torch.cuda.current_device()])
+            if args.allreduce_bf16:
+                from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+                self.model.register_comm_hook(None, default_hooks.bf16_compress_hook)
         elif args.dp:
             self.model = torch.nn.DataParallel(model, device_ids=list(range(args.dp)))
         if args.compile:
@@ -329,6 +334,8 @@ def default_label(args):
         parts.append("compile" + (f" {args.compile_mode}" if args.compile_mode else ""))
     if args.dp:
         parts.append("DataParallel")
+    if args.allreduce_bf16:
+        parts.append("bf16 all-reduce")
     return " ".join(parts)
 
 
