@@ -44,7 +44,7 @@ struct Pair {
   std::vector<float> x, dy;
   std::optional<DeviceMem> d_x, d_dy;
 
-  explicit Pair(const cuda::ContextOptions& o) : ctx(o), gpu(tiny_net(), kSeed, ctx) {
+  explicit Pair(const cuda::ContextOptions& o) : ctx(o), gpu(tiny_net(), kSeed, ctx, cuda::InputGradient::Compute) {
     const DType dt = o.compute;
     // Identical starting weights, rounded to the compute dtype on both sides (the master then equals its copy).
     std::vector<float> p = gpu.get_params();
@@ -120,6 +120,29 @@ TEST(CudaNetwork, EvalForwardMatchesCpuNetwork) {
       std::fflush(stdout);
       EXPECT_LE(err, network_tolerance(p)) << name;
     }
+}
+
+// By default the network skips its input gradient (the first convolution's dgrad): backward returns a
+// tensor without data, and every parameter gradient is the one the full backward computes.
+TEST(CudaNetwork, SkippedInputGradientLeavesTheParameterGradients) {
+  SKIP_WITHOUT_GPU();
+  for (Layout layout : kLayouts) {
+    Pair n(options_for(kPrecisions[0], layout));
+    cuda::Network skipping(tiny_net(), kSeed, n.ctx);
+    skipping.set_params(n.gpu.get_params());
+    skipping.set_random_stream(kStreamKey, kStep);
+    n.gpu.forward(n.input(), cuda::Mode::Train);
+    const cuda::DeviceTensor& full_dx = n.gpu.backward(n.grad_output());
+    skipping.forward(n.input(), cuda::Mode::Train);
+    const cuda::DeviceTensor& dx = skipping.backward(n.grad_output());
+    EXPECT_NE(full_dx.data, nullptr);
+    EXPECT_EQ(dx.data, nullptr) << "the input gradient was computed";
+    EXPECT_EQ(dx.shape(), kInput);
+    const std::vector<float> want = n.gpu.get_grads(), got = skipping.get_grads();
+    const double err = rel_error(got, std::vector<double>(want.begin(), want.end()));
+    std::printf("[case] %-48s grads %.3g\n", label(kPrecisions[0], layout, "tiny net, input gradient skipped").c_str(), err);
+    EXPECT_LE(err, 1e-6) << "fp32 gradients differ once the input gradient is skipped";
+  }
 }
 
 // Backward reports finished gradients in the reverse of the flat buffer's order (for the all-reduce

@@ -5,6 +5,7 @@
 #include "nn/cuda/activations.h"
 #include "nn/cuda/batchnorm2d.h"
 #include "nn/cuda/bn_fused_run.h"
+#include "nn/cuda/conv2d.h"
 #include "nn/cuda/factory.h"
 #include "nn/cuda/tensor_util.h"
 #include "nn/fusion_plan.h"
@@ -86,7 +87,15 @@ Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main, 
                                    step.path, ctx);
         break;
       case FusionPath::Separate:
-      case FusionPath::FusedMember: s.layer = make_layer(c, ctx); break;
+      case FusionPath::FusedMember:
+        if (i == 0 && network_input && c.kind == LayerKind::Conv2d) {  // the stem: no dgrad of the input
+          auto conv = std::make_unique<Conv2d>(c, ctx);
+          conv->skip_input_gradient();
+          s.layer = std::move(conv);
+        } else {
+          s.layer = make_layer(c, ctx);
+        }
+        break;
     }
     steps_.push_back(std::move(s));
   }

@@ -50,8 +50,12 @@ const DeviceTensor& Conv2d::backward(const DeviceTensor& dy) {
   const Layout layout = ctx_.layout();
   const cudaStream_t stream = ctx_.stream();
 
-  dx_ = output_tensor(dx_buffer_, x_.shape(), ctx_);
-  conv_backward_data(ctx_, geometry_, dy.data, w_, dx_.data);
+  if (skip_dx_) {
+    dx_ = DeviceTensor{nullptr, x_.desc};
+  } else {
+    dx_ = output_tensor(dx_buffer_, x_.shape(), ctx_);
+    conv_backward_data(ctx_, geometry_, dy.data, w_, dx_.data);
+  }
 
   const int64_t wn = weight_count();
   if (dt == DType::F32 && layout == Layout::NCHW) {

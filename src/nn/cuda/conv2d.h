@@ -21,6 +21,8 @@ class Conv2d final : public Layer {
   void bind(const ParamViews& views) override { views_ = views; }
   const DeviceTensor& forward(const DeviceTensor& x, Mode mode) override;
   const DeviceTensor& backward(const DeviceTensor& dy) override;
+  // The layer takes the network's input, whose gradient nobody reads: backward computes no dx (no dgrad).
+  void skip_input_gradient() { skip_dx_ = true; }
 
  private:
   int64_t weight_count() const { return spec_.out * spec_.in * spec_.kernel * spec_.kernel; }
@@ -32,6 +34,7 @@ class Conv2d final : public Layer {
   ConvGeometry geometry_{};
   DeviceTensor x_, y_, dx_;
   const void* w_ = nullptr;  // the weights the last forward used (valid until the next forward)
+  bool skip_dx_ = false;
   DeviceBuffer y_buffer_, dx_buffer_, w_krsc_, dw_buffer_, dw_kcrs_;
 };
 

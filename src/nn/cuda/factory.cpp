@@ -31,8 +31,8 @@ std::unique_ptr<Layer> make_layer(const LayerSpec& spec, Context& ctx) {
   throw UserError(std::string("no CUDA layer for kind ") + layer_kind_name(spec.kind));
 }
 
-std::unique_ptr<Layer> make_network_root(const LayerSpec& spec, Context& ctx) {
-  if (spec.kind == LayerKind::Sequential) return std::make_unique<Sequential>(spec, ctx, false, true);
+std::unique_ptr<Layer> make_network_root(const LayerSpec& spec, Context& ctx, bool input_gradient) {
+  if (spec.kind == LayerKind::Sequential) return std::make_unique<Sequential>(spec, ctx, false, !input_gradient);
   return make_layer(spec, ctx);
 }
 

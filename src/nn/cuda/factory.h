@@ -12,9 +12,9 @@
 namespace sb::cuda {
 std::unique_ptr<Layer> make_layer(const LayerSpec& spec, Context& ctx);
 
-// The network's root: as make_layer, except that a root Sequential knows that nothing reads its input
-// gradient (its first layer may skip it).
-std::unique_ptr<Layer> make_network_root(const LayerSpec& spec, Context& ctx);
+// The network's root: as make_layer, except that, unless input_gradient, a root Sequential knows that
+// nothing reads its input gradient (its first layer may skip it).
+std::unique_ptr<Layer> make_network_root(const LayerSpec& spec, Context& ctx, bool input_gradient);
 
 // The layer of a small-network pattern: `run` holds the specs the plan step covers, `path` its choice
 // (FirstConvRelu, ConvReluPool or LinearRelu).

@@ -10,7 +10,7 @@ namespace sb::cuda {
 
 std::string Network::fusion_report() const { return cuda::fusion_report(*root_); }
 
-Network::Network(LayerSpec spec, uint64_t seed, Context& ctx)
+Network::Network(LayerSpec spec, uint64_t seed, Context& ctx, InputGradient input_gradient)
     : spec_(std::move(spec)), ctx_(ctx), param_specs_(collect_params(spec_)), buffer_specs_(collect_buffers(spec_)) {
   param_count_ = count_elements(param_specs_);
   buffer_count_ = count_elements(buffer_specs_);
@@ -28,7 +28,7 @@ Network::Network(LayerSpec spec, uint64_t seed, Context& ctx)
   set_params(p);
   set_buffers(b);
 
-  root_ = make_network_root(spec_, ctx);
+  root_ = make_network_root(spec_, ctx, input_gradient == InputGradient::Compute);
   ParamViews views;
   views.params = params();
   views.grads = grads();

@@ -15,9 +15,13 @@
 
 namespace sb::cuda {
 
+// Whether backward computes the network's input gradient: training never reads it, so by default the first
+// layer skips that work (a convolution's dgrad); tests that compare it ask for it.
+enum class InputGradient { Skip, Compute };
+
 class Network {
  public:
-  Network(LayerSpec spec, uint64_t seed, Context& ctx);
+  Network(LayerSpec spec, uint64_t seed, Context& ctx, InputGradient input_gradient = InputGradient::Skip);
 
   const LayerSpec& spec() const { return spec_; }
   const std::vector<ParamSpec>& param_specs() const { return param_specs_; }
@@ -47,7 +51,8 @@ class Network {
   void set_random_stream(uint64_t key, uint64_t step) { root_->set_random_stream(key, step); }
   void set_first_sample(int64_t first) { root_->set_first_sample(first); }
   const DeviceTensor& forward(const DeviceTensor& x, Mode mode) { return root_->forward(x, mode); }
-  // Writes every parameter gradient for the last forward; returns the input gradient.
+  // Writes every parameter gradient for the last forward; returns the input gradient (a tensor without
+  // data under InputGradient::Skip).
   const DeviceTensor& backward(const DeviceTensor& dy) { return root_->backward(dy); }
   // The fusion planner's choice for every batch-norm run, one line each (nn/fusion_plan.h); after a first
   // forward it includes the runs the fused kernels refused at their shape.
