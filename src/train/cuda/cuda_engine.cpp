@@ -22,6 +22,7 @@
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/network.h"
 #include "nn/fusion_plan.h"
+#include "train/cache_folder.h"
 #include "train/cuda/context_options.h"
 #include "train/cuda/device_batches.h"
 #include "train/cuda/device_info.h"
@@ -193,7 +194,7 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
   timer_.emplace();
   stream_.synchronize();
   StartupSpan peak_startup(StartupPart::peak_gemm);
-  peak_tflops_ = measure_gemm_tflops(ctx_->compute_dtype(), ctx_->tf32());  // ~0.1 s, once per engine
+  peak_tflops_ = peak_gemm_tflops(device, ctx_->compute_dtype(), ctx_->tf32(), cache_folder(config));
   peak_startup.stop();
   peak_memory_.sample();
 }
