@@ -13,9 +13,11 @@
 // Each launch is a single thread block over the batch (batches are small next to the kernels around
 // them), so the sums are deterministic.
 //
-// mnist-cnn ends in LogSoftmax + NLL. Its fused path is softmax_cross_entropy on the LogSoftmax's input:
-// nll(log_softmax(x)) is cross-entropy, and its gradient (softmax(x) - onehot) / N is the same maths.
-// The separate log_softmax_* and nll_loss exist for the layer-by-layer path and for tests.
+// mnist-cnn ends in LogSoftmax + NLL. The CUDA engine runs it as softmax_cross_entropy on the LogSoftmax's
+// input (the network leaves the layer to the loss: nn/fusion_plan.h): nll(log_softmax(x)) is
+// cross-entropy, and its gradient (softmax(x) - onehot) / N is the same maths, in one launch instead of
+// three. The separate log_softmax_* and nll_loss serve networks built for their output (which keep the
+// LogSoftmax layer), DataParallel's replicas and the tests.
 #pragma once
 #include <cuda_runtime_api.h>
 

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/exit_codes.h"
 #include "core/log.h"
+#include "core/startup_clock.h"
 #include "data/dataset_spec.h"
 #include "models/registry.h"
 #include "train/blas_threads.h"
@@ -61,6 +62,7 @@ std::string unfinished_runs(const std::vector<StudyRunPlan>& plans, size_t first
 
 int scale_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line) {
   MpiCommunicator& world = session.world();
+  StartupSpan setup_startup(StartupPart::setup);  // the first configuration's start-up holds these parts
   // Checks that can fail run collectively: one sentence, every rank stops (train_command.cpp).
   const std::optional<CliConfig> cli =
       parse_command(session, "scale", kScale,
@@ -101,7 +103,10 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
       check_device_available(configuration_for(c.config, counts.back()), session.local_size());
   });
 
+  setup_startup.stop();
+  StartupSpan data_startup(StartupPart::data);
   const TrainTest data = load_training_data(world, config, data_spec, counts.back());
+  data_startup.stop();
   if (config.device == Device::Cpu) share_blas_threads(session.local_size());
 
   const RuntimeInfo info = gather_runtime_info(session, config.device == Device::Cuda);

@@ -20,9 +20,9 @@ enum class StartupPartKind { BeforeFirstStep, Remainder, AfterFirstStep };
   X(data, BeforeFirstStep, "reading and decoding the data set files, or reading the decoded-data cache")            \
   X(cuda_context, BeforeFirstStep, "creating the CUDA context of the rank's GPU (CUDA)")                            \
   X(network, BeforeFirstStep, "building the network: layers, parameters and their initial values")                 \
-  X(nccl, BeforeFirstStep, "creating the NCCL communicator (CUDA)")                                                 \
+  X(nccl, BeforeFirstStep, "creating the NCCL communicator (CUDA, more than one rank; one rank has none)")          \
   X(upload, BeforeFirstStep, "copying the data set to the GPU (CUDA, --input device)")                              \
-  X(peak_gemm, BeforeFirstStep, "measuring the GPU's peak GEMM rate that MFU is relative to (CUDA)")                \
+  X(peak_gemm, BeforeFirstStep, "measuring the GPU's peak GEMM rate that MFU is relative to, or reading it from the peak-rate cache (CUDA)") \
   X(engine_other, BeforeFirstStep, "the rest of the engine's construction")                                         \
   X(first_step, BeforeFirstStep, "the first training step; on CUDA it builds the cuDNN plans or reads them from the plan cache") \
   X(other, Remainder, "the rest of the time to the first step's end: the results file, the trainer's set-up")      \

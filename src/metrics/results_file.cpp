@@ -84,6 +84,11 @@ void RunWriter::flush() {
   owner_->publish();
 }
 
+void RunWriter::write_attribute(const char* name, double value) {
+  h5::write_double_attribute(group_, name, value);
+  flush();
+}
+
 void RunWriter::append_epoch(const EpochRow& row, std::span<const double> epoch_time_per_rank_s) {
   if (static_cast<int64_t>(epoch_time_per_rank_s.size()) != ranks_)
     throw std::invalid_argument("append_epoch: " + std::to_string(epoch_time_per_rank_s.size()) +

@@ -86,6 +86,9 @@ class RunWriter {
   // `step_numbers`, then flushes. `phase_ns` is row-major [ranks()][step_numbers.size()][kStepPhases.size()].
   void append_steps(std::span<const int64_t> step_numbers, std::span<const int64_t> phase_ns);
 
+  // A numeric attribute of the run's group (a `scale` configuration's start-up parts), then flushes.
+  void write_attribute(const char* name, double value);
+
  private:
   friend class ResultsFile;
   // Creates the run's tables in `group`, or opens them where the group has them (a continued file).

@@ -102,6 +102,15 @@ std::string fusion_summary(const std::string& report) {
   return summary;
 }
 
+bool ends_in_log_softmax(const LayerSpec& root) {
+  return root.kind == LayerKind::Sequential && root.children.size() > 1 &&
+         root.children.back().kind == LayerKind::LogSoftmax;
+}
+
+std::string log_softmax_in_loss_record(const LayerSpec& layer) {
+  return layer.name + ": softmax cross-entropy in the loss kernel" + kLayerKernelsRecord + "\n";
+}
+
 bool layer_kernels_take_channels(int64_t channels) {
   return channels >= 1 && channels <= 256 && (channels & (channels - 1)) == 0;
 }

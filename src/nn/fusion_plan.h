@@ -14,6 +14,12 @@
 //                                    for bias + ReLU + pool + dropout + flatten (and one back)
 //   [Linear, ReLU, (Dropout)]        -> the Linear's GEMM epilogue applies the ReLU, the dropout in place
 // Everything else runs as its own layer.
+//
+// One choice spans the network and its loss: a network whose root Sequential ends in LogSoftmax, trained
+// with NLL, may leave the LogSoftmax to the loss kernel, which then computes softmax cross-entropy on the
+// logits (nll(log_softmax(z)) = ce(z), with the same gradient), saving the layer's forward and backward
+// launches. The CUDA engine asks for it (cuda::NetworkOutput::LogitsForLoss); a network built for its
+// output keeps the layer, so it still returns log-probabilities.
 #pragma once
 #include <cstddef>
 #include <string>
@@ -74,6 +80,13 @@ inline constexpr char kFusedKernelsRecord[] = ": fused kernels";
 inline constexpr char kRefusedByFusedKernels[] = " not taken by the fused kernels";
 // The end of a small-network pattern's plan-report line ("conv1 + relu1: first-conv kernel" + this).
 inline constexpr char kLayerKernelsRecord[] = " (fused layers)";
+
+// Whether the loss may take `root`'s trailing LogSoftmax: a Sequential of more than one child whose last
+// child is a LogSoftmax.
+bool ends_in_log_softmax(const LayerSpec& root);
+// The plan-report line of that choice, for the LogSoftmax `layer`:
+// "log_softmax: softmax cross-entropy in the loss kernel (fused layers)".
+std::string log_softmax_in_loss_record(const LayerSpec& layer);
 
 // One line for the run's log from a network's plan report (the records of its containers, one line per
 // batch-norm run or small-network pattern): how many batch-norm runs take the fused kernels, each other

@@ -7,6 +7,7 @@
 #include "core/log.h"
 #include "core/startup_clock.h"
 #include "train/results_observer.h"
+#include "train/startup_report.h"
 #include "train/stop_signal.h"
 
 namespace sb {
@@ -98,14 +99,25 @@ StudyOutcome run_scaling_study(
            which.c_str());
     }
     const double configuration_start_s = world.allreduce_max(seconds_since_process_start());
+    // The first configuration's start-up holds the study's own (MPI, data, ...); each later one's only
+    // what it timed itself.
+    const StartupSnapshot startup_before = startup_snapshot();
     std::unique_ptr<Communicator> sub = world.split(world.rank() < ranks ? 0 : -1, world.rank());
     RunSummary run;
+    RunWriter* writer = nullptr;
     if (sub) {
-      std::unique_ptr<Engine> engine = make_engine(run_config, *sub);
-      ResultsObserver observer(writer_for(plan));
+      std::unique_ptr<Engine> engine;
+      {
+        const EngineBuildTimer engine_startup;
+        engine = make_engine(run_config, *sub);
+      }
+      writer = writer_for(plan);
+      ResultsObserver observer(writer);
       run = train(run_config, *sub, *engine, &observer);
     }
     world.barrier();  // ranks outside this configuration wait here
+    const StartupReport startup = i == 0 ? gather_startup(world) : gather_startup_since(world, startup_before);
+    if (writer) write_startup_attributes(*writer, startup);
     // A configuration cut short keeps its finished epochs under /configs but gets no /study row. A signal
     // that reached any rank (those outside the configuration too) ends the study after it.
     const bool cut_short = world.allreduce_max(run.interrupted ? 1 : 0) != 0;

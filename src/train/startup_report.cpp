@@ -36,14 +36,27 @@ EngineBuildTimer::~EngineBuildTimer() {
   add_startup_seconds(StartupPart::engine_other, total - (engine_parts_seconds() - parts_before_));
 }
 
-StartupReport gather_startup(Communicator& comm) {
+StartupSnapshot startup_snapshot() {
+  StartupSnapshot snapshot;
+  for (size_t p = 0; p < startup_part_count(); ++p) snapshot.seconds.push_back(startup_seconds(static_cast<StartupPart>(p)));
+  return snapshot;
+}
+
+namespace {
+
+// Each part's seconds since `since` (from process start without one), the slowest rank's.
+StartupReport gather(Communicator& comm, const StartupSnapshot* since) {
   const size_t n = startup_part_count();
   const StartupPartInfo* parts = startup_parts();
   std::vector<double> mine(n + 1);
-  const double to_first_step = seconds_to_first_step();
+  // The first step and the remainder before it belong to the process's start-up alone.
+  const double to_first_step = since ? kUnmeasured : seconds_to_first_step();
   double named = 0;
   for (size_t p = 0; p < n; ++p) {
-    const double s = startup_seconds(static_cast<StartupPart>(p));
+    const double now = startup_seconds(static_cast<StartupPart>(p));
+    const double before = since && p < since->seconds.size() ? since->seconds[p] : kUnmeasured;
+    double s = std::isnan(before) ? now : now != before ? now - before : kUnmeasured;
+    if (since && static_cast<StartupPart>(p) == StartupPart::first_step) s = kUnmeasured;
     mine[p] = s;
     if (parts[p].kind == StartupPartKind::BeforeFirstStep && std::isfinite(s)) named += s;
   }
@@ -57,6 +70,12 @@ StartupReport gather_startup(Communicator& comm) {
   report.to_first_step = from_wire(mine[n]);
   return report;
 }
+
+}  // namespace
+
+StartupReport gather_startup(Communicator& comm) { return gather(comm, nullptr); }
+
+StartupReport gather_startup_since(Communicator& comm, const StartupSnapshot& since) { return gather(comm, &since); }
 
 std::string startup_line(const StartupReport& report) {
   char text[96];
@@ -82,10 +101,20 @@ std::string startup_line(const StartupReport& report) {
 
 std::string startup_attribute_name(size_t part) { return std::string("startup_") + startup_parts()[part].name + "_s"; }
 
+namespace {
+template <typename Write>
+void write_startup(const StartupReport& report, Write&& write) {
+  for (size_t p = 0; p < report.seconds.size(); ++p) write(startup_attribute_name(p).c_str(), report.seconds[p]);
+  write("startup_to_first_step_s", report.to_first_step);
+}
+}  // namespace
+
 void write_startup_attributes(ResultsFile& file, const StartupReport& report) {
-  for (size_t p = 0; p < report.seconds.size(); ++p)
-    file.write_root_attribute(startup_attribute_name(p).c_str(), report.seconds[p]);
-  file.write_root_attribute("startup_to_first_step_s", report.to_first_step);
+  write_startup(report, [&](const char* name, double value) { file.write_root_attribute(name, value); });
+}
+
+void write_startup_attributes(RunWriter& run, const StartupReport& report) {
+  write_startup(report, [&](const char* name, double value) { run.write_attribute(name, value); });
 }
 
 }  // namespace sb

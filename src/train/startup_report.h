@@ -21,12 +21,26 @@ struct StartupReport {
 // before it, then the largest over the ranks.
 StartupReport gather_startup(Communicator& comm);
 
+// This rank's start-up parts at one moment, so that what a later stretch (a `scale` configuration) adds
+// can be told apart.
+struct StartupSnapshot {
+  std::vector<double> seconds;  // per part; NaN where not timed yet
+};
+StartupSnapshot startup_snapshot();
+
+// Collective over comm: as gather_startup, but each part holds only the seconds each rank added after
+// `since` (NaN where no rank added any). The first step, the remainder and to_first_step are NaN: they
+// belong to the process's start-up, which gather_startup reports.
+StartupReport gather_startup_since(Communicator& comm, const StartupSnapshot& since);
+
 // "startup: 2.412 s from process start to the end of the first step (slowest rank per part): launch 0.210 s,
 // ...; after it: graph_capture 0.015 s". Parts no rank timed are left out.
 std::string startup_line(const StartupReport& report);
 
 // The root attribute of each part, `startup_<part>_s`, and `startup_to_first_step_s`.
 void write_startup_attributes(ResultsFile& file, const StartupReport& report);
+// The same attributes on a run's group (a `scale` configuration's /configs group).
+void write_startup_attributes(RunWriter& run, const StartupReport& report);
 
 // Times an engine's construction from construction to destruction: what the engine's own parts
 // (cuda_context, network, nccl, upload, peak_gemm) leave of it goes to engine_other.

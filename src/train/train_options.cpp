@@ -325,7 +325,8 @@ std::vector<TrainOption> make_rows() {
        "time cuDNN's candidate plans on first use and keep the fastest; off takes the heuristics' first that runs, "
        "like cudnn.benchmark = False (CUDA)",
        kRun, "autotune", free, flag(&C::autotune)},
-      {"plan-cache", "DIR", "keep cuDNN's plan choices and the decoded data sets across runs in DIR; --no-plan-cache: none "
+      {"plan-cache", "DIR", "keep cuDNN's plan choices, the decoded data sets and the GPU's peak GEMM rate across runs in DIR; "
+       "--no-plan-cache: none "
        "(docs/cudnn.md, docs/benchmarks.md)",
        kRun, nullptr, free, plan_cache_folder(), true},
       {"input", "WHERE",

@@ -45,6 +45,12 @@ class ScaleStudy(unittest.TestCase):
                 # The study's figures are those of the measured epochs only.
                 self.assertAlmostEqual(row["epoch_time_s"], measured["wall_time_max_s"].mean(), places=9)
                 self.assertEqual(group["epoch_times_per_rank"].shape, (3, row["gpus"]))
+                # Start-up per configuration: the first holds the study's own parts and the first step,
+                # every one its engine's construction.
+                first = row["gpus"] == study["gpus"][0]
+                for attribute in ("startup_data_s", "startup_first_step_s", "startup_to_first_step_s"):
+                    self.assertEqual(math.isfinite(group.attrs[attribute]), first, (row["gpus"], attribute))
+                self.assertTrue(math.isfinite(group.attrs["startup_engine_other_s"]), row["gpus"])
             base = study[0]
             for row in study:
                 if mode == "strong":

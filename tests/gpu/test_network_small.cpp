@@ -44,7 +44,7 @@ struct Pair {
   std::vector<float> x, dy;
   std::optional<DeviceMem> d_x, d_dy;
 
-  explicit Pair(const cuda::ContextOptions& o) : ctx(o), gpu(tiny_net(), kSeed, ctx, cuda::InputGradient::Compute) {
+  explicit Pair(const cuda::ContextOptions& o) : ctx(o), gpu(tiny_net(), kSeed, ctx, cuda::NetworkOutput::AsSpecified, cuda::InputGradient::Compute) {
     const DType dt = o.compute;
     // Identical starting weights, rounded to the compute dtype on both sides (the master then equals its copy).
     std::vector<float> p = gpu.get_params();

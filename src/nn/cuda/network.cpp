@@ -5,13 +5,18 @@
 #include "kernels/elementwise.h"
 #include "nn/cuda/containers.h"
 #include "nn/cuda/factory.h"
+#include "nn/fusion_plan.h"
 
 namespace sb::cuda {
 
-std::string Network::fusion_report() const { return cuda::fusion_report(*root_); }
+std::string Network::fusion_report() const {
+  const std::string layers = cuda::fusion_report(*root_);
+  return log_softmax_in_loss_ ? layers + log_softmax_in_loss_record(spec_.children.back()) : layers;
+}
 
-Network::Network(LayerSpec spec, uint64_t seed, Context& ctx, InputGradient input_gradient)
-    : spec_(std::move(spec)), ctx_(ctx), param_specs_(collect_params(spec_)), buffer_specs_(collect_buffers(spec_)) {
+Network::Network(LayerSpec spec, uint64_t seed, Context& ctx, NetworkOutput output, InputGradient input_gradient)
+    : spec_(std::move(spec)), ctx_(ctx), param_specs_(collect_params(spec_)), buffer_specs_(collect_buffers(spec_)),
+      log_softmax_in_loss_(output == NetworkOutput::LogitsForLoss && ends_in_log_softmax(spec_)) {
   param_count_ = count_elements(param_specs_);
   buffer_count_ = count_elements(buffer_specs_);
   compute_copy_ = ctx.compute_dtype() != DType::F32;
@@ -28,7 +33,15 @@ Network::Network(LayerSpec spec, uint64_t seed, Context& ctx, InputGradient inpu
   set_params(p);
   set_buffers(b);
 
-  root_ = make_network_root(spec_, ctx, input_gradient == InputGradient::Compute);
+  const bool input_gradient_wanted = input_gradient == InputGradient::Compute;
+  if (log_softmax_in_loss_) {
+    // The LogSoftmax has no parameters: the flat buffers' layout is the whole spec's either way.
+    LayerSpec without_log_softmax = spec_;
+    without_log_softmax.children.pop_back();
+    root_ = make_network_root(without_log_softmax, ctx, input_gradient_wanted);
+  } else {
+    root_ = make_network_root(spec_, ctx, input_gradient_wanted);
+  }
   ParamViews views;
   views.params = params();
   views.grads = grads();

@@ -15,13 +15,18 @@
 
 namespace sb::cuda {
 
+// What forward returns: the spec's own output, or, for a spec ending in LogSoftmax (ends_in_log_softmax,
+// nn/fusion_plan.h), the logits before it, for a loss that computes softmax cross-entropy itself.
+enum class NetworkOutput { AsSpecified, LogitsForLoss };
+
 // Whether backward computes the network's input gradient: training never reads it, so by default the first
 // layer skips that work (a convolution's dgrad); tests that compare it ask for it.
 enum class InputGradient { Skip, Compute };
 
 class Network {
  public:
-  Network(LayerSpec spec, uint64_t seed, Context& ctx, InputGradient input_gradient = InputGradient::Skip);
+  Network(LayerSpec spec, uint64_t seed, Context& ctx, NetworkOutput output = NetworkOutput::AsSpecified,
+          InputGradient input_gradient = InputGradient::Skip);
 
   const LayerSpec& spec() const { return spec_; }
   const std::vector<ParamSpec>& param_specs() const { return param_specs_; }
@@ -29,6 +34,9 @@ class Network {
   int64_t param_count() const { return param_count_; }
   int64_t buffer_count() const { return buffer_count_; }
   Context& context() { return ctx_; }
+  // True when the spec's trailing LogSoftmax is left to the loss: forward returns logits and backward
+  // takes their gradient.
+  bool log_softmax_in_loss() const { return log_softmax_in_loss_; }
 
   // Device pointers to the flat buffers (stable for the network's life).
   float* params() { return static_cast<float*>(params_.data()); }
@@ -66,6 +74,7 @@ class Network {
   std::vector<ParamSpec> param_specs_, buffer_specs_;
   int64_t param_count_ = 0, buffer_count_ = 0;
   bool compute_copy_ = false;
+  bool log_softmax_in_loss_ = false;
   DeviceBuffer params_, grads_, buffers_, compute_params_;
   std::unique_ptr<Layer> root_;
 };

@@ -22,6 +22,7 @@
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/network.h"
 #include "nn/fusion_plan.h"
+#include "train/cache_folder.h"
 #include "train/cuda/context_options.h"
 #include "train/cuda/device_batches.h"
 #include "train/cuda/device_info.h"
@@ -97,8 +98,8 @@ class CudaEngine final : public EngineBase {
   cuda::CudaStream stream_;
   std::unique_ptr<cuda::Context> ctx_;
   std::unique_ptr<cuda::Network> net_;
-  std::unique_ptr<cuda::NcclCommunicator> nccl_;
-  std::unique_ptr<cuda::GradientBuckets> buckets_;
+  std::unique_ptr<cuda::NcclCommunicator> nccl_;     // null on one rank
+  std::unique_ptr<cuda::GradientBuckets> buckets_;  // null on one rank
   std::unique_ptr<cuda::StepStaging> staging_;
   std::unique_ptr<cuda::MicroStepInputs> micro_inputs_;
   cuda::DeviceBuffer accumulated_;  // the sum of a step's earlier micro-batch gradients (--accumulate-steps > 1)
@@ -145,20 +146,24 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
     comm.broadcast(std::span<int>(&choice, 1), 0);
     return choice;
   });
-  net_ = std::make_unique<cuda::Network>(model_spec_for(config, train), config.seed, *ctx_);
+  // A trailing LogSoftmax runs inside the loss kernel (nn/fusion_plan.h): two launches fewer per step.
+  net_ = std::make_unique<cuda::Network>(model_spec_for(config, train), config.seed, *ctx_, cuda::NetworkOutput::LogitsForLoss);
   net_->set_random_stream(dropout_stream_key(config.seed, comm.rank()), 0);
   network_startup.stop();
-  StartupSpan nccl_startup(StartupPart::nccl);
-  nccl_ = std::make_unique<cuda::NcclCommunicator>(comm);
-  nccl_startup.stop();
-
-  const int64_t bucket_size = bucket_elements_of_mib(config.bucket_mib);
-  buckets_ = std::make_unique<cuda::GradientBuckets>(plan_buckets(net_->param_specs(), bucket_size, default_tail_elements(bucket_size)),
-                                                     net_->grads(), net_->param_count(), nccl_.get(), stream_.get(),
-                                                     config.allreduce_bf16);
-  ctx_->set_gradient_ready_hook([this](const float* first_final) {
-    if (reduce_during_backward_) buckets_->gradients_ready_from(first_final - net_->grads());
-  });
+  // One rank has nothing to average: no communicator, no buckets, no communication stream (the startup
+  // line then leaves nccl out).
+  if (comm.size() > 1) {
+    StartupSpan nccl_startup(StartupPart::nccl);
+    nccl_ = std::make_unique<cuda::NcclCommunicator>(comm);
+    nccl_startup.stop();
+    const int64_t bucket_size = bucket_elements_of_mib(config.bucket_mib);
+    buckets_ = std::make_unique<cuda::GradientBuckets>(plan_buckets(net_->param_specs(), bucket_size, default_tail_elements(bucket_size)),
+                                                       net_->grads(), net_->param_count(), nccl_.get(), stream_.get(),
+                                                       config.allreduce_bf16);
+    ctx_->set_gradient_ready_hook([this](const float* first_final) {
+      if (reduce_during_backward_) buckets_->gradients_ready_from(first_final - net_->grads());
+    });
+  }
 
   const int64_t max_batch = std::max(micro_batch_, config.eval_batch_size);
   // A training step's indices are those of all its micro-batches.
@@ -173,7 +178,7 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
   train_totals_.emplace();
   eval_totals_.emplace();
   train_totals_->zero(stream_.get());
-  loss_ = std::make_unique<cuda::DeviceLoss>(log_probabilities_);
+  loss_ = std::make_unique<cuda::DeviceLoss>(log_probabilities_ && !net_->log_softmax_in_loss());
 
   if (config.input == InputSource::Host) {
     host_input_ = std::make_unique<cuda::HostInput>(train, test, host_input_options(max_batch, local_ranks), gpu_wait_);
@@ -190,7 +195,7 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
   timer_.emplace();
   stream_.synchronize();
   StartupSpan peak_startup(StartupPart::peak_gemm);
-  peak_tflops_ = measure_gemm_tflops(ctx_->compute_dtype(), ctx_->tf32());  // ~0.1 s, once per engine
+  peak_tflops_ = peak_gemm_tflops(device, ctx_->compute_dtype(), ctx_->tf32(), cache_folder(config));
   peak_startup.stop();
   peak_memory_.sample();
 }
@@ -242,7 +247,7 @@ void CudaEngine::enqueue_step_body(const std::vector<int64_t>& micro_sizes, int 
   // With several micro-batches the phase events bracket the last one (and the step's all-reduce and
   // update); the micro-batches before it count in the step's wall time only.
   reduce_during_backward_ = count == 1;
-  buckets_->begin_step();
+  if (buckets_) buckets_->begin_step();
   int64_t offset = 0;
   // Host ranges around what each phase enqueues (a captured step shows them once, at its capture).
   std::optional<NvtxRange> phase;
@@ -275,7 +280,7 @@ void CudaEngine::enqueue_step_body(const std::vector<int64_t>& micro_sizes, int 
   timer_->record(slot, cuda::kBackwardDone, s, capturing);
   phase.reset();
   phase.emplace(phase_name(kPhaseComm));
-  buckets_->finish();
+  if (buckets_) buckets_->finish();
   reduce_during_backward_ = true;
   timer_->record(slot, cuda::kCommDone, s, capturing);
 

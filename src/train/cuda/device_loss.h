@@ -31,7 +31,9 @@ class DeviceLossTotals {
 
 class DeviceLoss {
  public:
-  // log_probabilities: the model ends in LogSoftmax (NLL loss); otherwise it outputs logits.
+  // log_probabilities: the network's output is log-probabilities (NLL loss); otherwise logits (softmax
+  // cross-entropy), among them those of a network that leaves its LogSoftmax to the loss
+  // (cuda::Network::log_softmax_in_loss).
   explicit DeviceLoss(bool log_probabilities) : log_probabilities_(log_probabilities) {}
 
   // Queues the loss of `output` against `labels` into `totals`. With with_gradient, also the loss
