@@ -208,7 +208,8 @@ std::string calibration_text(const OverlapCalibration& c) {
 void print_calibration(const StepModel& model) {
   const OverlapCalibration& c = model.calibration;
   if (c.gpus == 0) {
-    std::printf("# overlap calibration: none (the study measured no count of 2 or more GPUs at this batch): backward and the all-reduces do not interact\n");
+    std::printf("# overlap calibration: none (no count of 2 or more GPUs measured at this batch that the model can lay out and has the "
+                "compute for): backward and the all-reduces do not interact\n");
     return;
   }
   std::printf("# overlap calibration: %s, fitted so that the simulated step there equals its median measured step", calibration_text(c).c_str());
@@ -314,8 +315,7 @@ int predict_command(MpiSession& session, const std::vector<std::string>& args, c
     info.gpus_per_node = m.allreduce.gpus_per_node;
   }
   info.ready_source = ready_source;
-  for (OverlapParameter p : {OverlapParameter::None, OverlapParameter::Contention, OverlapParameter::CommScale})
-    info.calibration_parameter_names.push_back(name_of(p));
+  info.calibration_parameter_names = overlap_parameter_names();
   info.calibration_gpus = m.calibration.gpus;
   info.calibration_parameter = static_cast<int64_t>(m.calibration.parameter);
   info.calibration_value = m.calibration.value();

@@ -12,17 +12,12 @@ double per_gpu_batch(Scaling scaling, int64_t batch, int64_t gpus) {
 
 }  // namespace
 
-const char* name_of(OverlapParameter parameter) {
-  switch (parameter) {
-    case OverlapParameter::Contention:
-      return "contention";
-    case OverlapParameter::CommScale:
-      return "comm_scale";
-    case OverlapParameter::None:
-      break;
-  }
-  return "none";
+const std::vector<std::string>& overlap_parameter_names() {
+  static const std::vector<std::string> names = {"none", "contention", "comm_scale"};  // by the enum's codes
+  return names;
 }
+
+const char* name_of(OverlapParameter parameter) { return overlap_parameter_names().at(static_cast<size_t>(parameter)).c_str(); }
 
 bool calibration_applies(const StepModel& model, int64_t gpus) {
   const OverlapCalibration& c = model.calibration;

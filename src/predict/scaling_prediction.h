@@ -17,7 +17,8 @@ namespace sb::predict {
 
 // Which of the overlap's two effects a calibration fitted (docs/prediction.md, "The overlap calibration").
 enum class OverlapParameter : int64_t { None = 0, Contention = 1, CommScale = 2 };
-const char* name_of(OverlapParameter parameter);  // "none", "contention", "comm_scale"
+const std::vector<std::string>& overlap_parameter_names();  // indexed by the code: none, contention, comm_scale
+const char* name_of(OverlapParameter parameter);
 
 // The overlap fitted at one measured GPU count, applied at the counts whose all-reduce crosses the same
 // levels (all within one node, or across nodes): the contention of another interconnect is not carried.
