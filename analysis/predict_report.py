@@ -123,7 +123,9 @@ def _check_calibration(row, names):
     if int(row["calibration_gpus"]) == 0:
         return "none"
     bound = " (bound)" if int(row["calibration_at_bound"]) else ""
-    return f"{names[int(row['calibration_parameter'])]} {float(row['calibration_value']):.3g} at {int(row['calibration_gpus'])}{bound}"
+    carried = "" if int(row["calibration_applied"]) else ", not carried here"
+    return (f"{names[int(row['calibration_parameter'])]} {float(row['calibration_value']):.3g} at "
+            f"{int(row['calibration_gpus'])}{bound}{carried}")
 
 
 def predict_markdown(predictions):

@@ -217,6 +217,10 @@ void print_calibration(const StepModel& model) {
     std::printf("; applied only at counts %s, not carried to another interconnect",
                 model.allreduce.nodes(c.gpus) > 1 ? "that span nodes" : "within one node");
   }
+  if (c.parameter == OverlapParameter::CommScale) {
+    std::printf("; the factor corrects the %s, so it applies only where the model uses those",
+                model.allreduce.uses_measured_curve(c.gpus) ? "sweep's measured times" : "fitted ring's times");
+  }
   std::printf("\n");
 }
 
@@ -242,14 +246,15 @@ void print_check(const std::vector<CheckRow>& rows) {
   for (const CheckRow& r : rows) {
     const auto parameter = static_cast<OverlapParameter>(r.calibration_parameter);
     char calibration[48];
-    std::snprintf(calibration, sizeof calibration, "%s=%.3g%s", parameter == OverlapParameter::CommScale ? "k" : "c", r.calibration_value,
-                  r.calibration_at_bound ? "!" : "");
+    std::snprintf(calibration, sizeof calibration, "%s=%.3g%s%s", parameter == OverlapParameter::CommScale ? "k" : "c",
+                  r.calibration_value, r.calibration_at_bound ? "!" : "", r.calibration_applied ? "" : "x");
     std::printf("%6lld %7lld %12.6f %7.1f%% %9lld %11s %12.6f %+7.1f%% %11lld %12.6f %+7.1f%%\n", static_cast<long long>(r.gpus),
                 static_cast<long long>(r.repeats), r.measured_step_s, r.repeat_spread * 100, static_cast<long long>(r.calibration_gpus),
                 r.calibration_gpus ? calibration : "none", r.predicted_step_s, r.predicted_error * 100,
                 static_cast<long long>(r.naive_from_gpus), r.naive_step_s, r.naive_error * 100);
   }
-  std::printf("# calibration: c = backward's contention beside an all-reduce, k = the factor on the sweep's all-reduce times; ! = the fit hit its bound\n");
+  std::printf("# calibration: c = backward's contention beside an all-reduce, k = the factor on the all-reduce times; ! = the fit hit its "
+              "bound; x = not carried to this count (another level, or all-reduce times of another source)\n");
 }
 
 }  // namespace

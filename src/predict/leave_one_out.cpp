@@ -40,6 +40,7 @@ std::vector<CheckRow> leave_one_out(const StepModel& model, const StudyInputs& s
     row.calibration_parameter = static_cast<int64_t>(calibrated.calibration.parameter);
     row.calibration_value = calibrated.calibration.value();
     row.calibration_at_bound = calibrated.calibration.at_bound ? 1 : 0;
+    row.calibration_applied = calibration_applies(calibrated, n) ? 1 : 0;
     if (const std::optional<ScalingPoint> p = predict_point(calibrated, n, study.mode, batch, study.bucket_mib)) {
       row.predicted_step_s = p->step_s;
       row.predicted_error = (p->step_s - row.measured_step_s) / row.measured_step_s;

@@ -44,6 +44,7 @@ namespace sb::predict {
   X(int64_t, calibration_parameter, 0, "1")           \
   X(double, calibration_value, kNotMeasured, "1")     \
   X(int64_t, calibration_at_bound, 0, "1")            \
+  X(int64_t, calibration_applied, 0, "1")             \
   X(double, predicted_step_s, kNotMeasured, "s")      \
   X(double, predicted_error, kNotMeasured, "1")       \
   X(int64_t, naive_from_gpus, 0, "1")                 \

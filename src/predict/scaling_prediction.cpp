@@ -21,7 +21,9 @@ const char* name_of(OverlapParameter parameter) { return overlap_parameter_names
 
 bool calibration_applies(const StepModel& model, int64_t gpus) {
   const OverlapCalibration& c = model.calibration;
-  return c.gpus > 0 && (model.allreduce.nodes(gpus) > 1) == (model.allreduce.nodes(c.gpus) > 1);
+  if (c.gpus == 0 || (model.allreduce.nodes(gpus) > 1) != (model.allreduce.nodes(c.gpus) > 1)) return false;
+  return c.parameter != OverlapParameter::CommScale ||
+         model.allreduce.uses_measured_curve(gpus) == model.allreduce.uses_measured_curve(c.gpus);
 }
 
 namespace {

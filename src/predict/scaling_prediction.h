@@ -22,6 +22,8 @@ const char* name_of(OverlapParameter parameter);
 
 // The overlap fitted at one measured GPU count, applied at the counts whose all-reduce crosses the same
 // levels (all within one node, or across nodes): the contention of another interconnect is not carried.
+// The all-reduce factor corrects the times of one source, and is carried only to counts whose times come
+// from the same one (the sweep's measured curve, or the ring fitted to it).
 struct OverlapCalibration {
   int64_t gpus = 0;  // the count it was fitted at; 0: none
   OverlapParameter parameter = OverlapParameter::None;
@@ -55,8 +57,9 @@ struct ScalingPoint {
   int64_t buckets = 0;
 };
 
-// Whether the model's calibration applies at `gpus`: it has one, and `gpus` spans nodes exactly when the
-// calibration count does.
+// Whether the model's calibration applies at `gpus`: it has one, `gpus` spans nodes exactly when the
+// calibration count does, and, for the all-reduce factor, the all-reduce times at `gpus` come from the
+// same source as at the calibration count.
 bool calibration_applies(const StepModel& model, int64_t gpus);
 
 // `batch`: per GPU under weak scaling, global under strong. nullopt when the compute at the per-GPU

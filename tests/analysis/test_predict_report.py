@@ -20,7 +20,8 @@ PREDICT_FIELDS = [("gpus", "<i8"), ("nodes", "<i8"), ("scaling", "<i8"), ("per_g
                   ("best_images_per_s", "<f8"), ("best_exposed_comm_fraction", "<f8")]
 CHECK_FIELDS = [("gpus", "<i8"), ("scaling", "<i8"), ("batch_size", "<i8"), ("repeats", "<i8"), ("measured_step_s", "<f8"),
                 ("repeat_spread", "<f8"), ("calibration_gpus", "<i8"), ("calibration_parameter", "<i8"),
-                ("calibration_value", "<f8"), ("calibration_at_bound", "<i8"), ("predicted_step_s", "<f8"),
+                ("calibration_value", "<f8"), ("calibration_at_bound", "<i8"), ("calibration_applied", "<i8"),
+                ("predicted_step_s", "<f8"),
                 ("predicted_error", "<f8"), ("naive_from_gpus", "<i8"), ("naive_step_s", "<f8"), ("naive_error", "<f8")]
 CALIBRATION_NAMES = ["none", "contention", "comm_scale"]
 STRONG, WEAK = 0, 1
@@ -59,9 +60,9 @@ def write_prediction(path, study, gpus=(1, 2, 4, 8, 16)):
         table.attrs["weak_exposed_20pct_gpus"] = 4
         table.attrs["strong_exposed_5pct_gpus"] = 2
         table.attrs["strong_exposed_20pct_gpus"] = -1
-        check = f.create_dataset("check", data=np.array([(2, STRONG, 64, 3, 0.05, 0.02, 0, 0, 0.0, 0, 0.052, 0.04, 1, 0.045, -0.1),
-                                                         (4, STRONG, 64, 3, 0.03, 0.01, 2, 2, 0.8, 0, 0.031, 0.033, 2, 0.032, 0.06),
-                                                         (8, STRONG, 64, 3, 0.02, 0.01, 4, 1, 4.0, 1, 0.021, 0.05, 4, 0.02, 0.0)],
+        check = f.create_dataset("check", data=np.array([(2, STRONG, 64, 3, 0.05, 0.02, 0, 0, 0.0, 0, 0, 0.052, 0.04, 1, 0.045, -0.1),
+                                                         (4, STRONG, 64, 3, 0.03, 0.01, 2, 2, 0.8, 0, 0, 0.031, 0.033, 2, 0.032, 0.06),
+                                                         (8, STRONG, 64, 3, 0.02, 0.01, 4, 1, 4.0, 1, 1, 0.021, 0.05, 4, 0.02, 0.0)],
                                                         dtype=CHECK_FIELDS))
         check.attrs["calibration_parameter_names"] = CALIBRATION_NAMES
     return path
@@ -101,7 +102,7 @@ class PredictReportTest(TempDirTest):
         self.assertIn("strong scaling: exposed communication passes 5% at 2 GPUs, 20% at no count predicted", text)
         self.assertIn("overlap calibration: contention 0.052, fitted at the measured 4 GPUs.", text)
         self.assertIn("| 2 | 3 | 0.050000 | 2.0% | none | 0.052000 | 4.0% | 1 | -10.0% |", text)
-        self.assertIn("| 4 | 3 | 0.030000 | 1.0% | comm_scale 0.8 at 2 | 0.031000 | 3.3% | 2 | 6.0% |", text)
+        self.assertIn("| 4 | 3 | 0.030000 | 1.0% | comm_scale 0.8 at 2, not carried here | 0.031000 | 3.3% | 2 | 6.0% |", text)
         self.assertIn("| 8 | 3 | 0.020000 | 1.0% | contention 4 at 4 (bound) |", text)
         self.assertIn("predict_scaling.svg", text)
         for name in ("predict.csv", "predict_scaling.png", "predict_scaling.svg"):

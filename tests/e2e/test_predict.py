@@ -118,6 +118,7 @@ class Predict(unittest.TestCase):
             self.assertEqual(check["repeat_spread"][0], 0.0)
             self.assertEqual(check["calibration_gpus"][0], 0)
             self.assertEqual(check["calibration_value"][0], 0.0)
+            self.assertEqual(check["calibration_applied"][0], 0)
             self.assertAlmostEqual(check["predicted_error"][0],
                                    (check["predicted_step_s"][0] - check["measured_step_s"][0]) / check["measured_step_s"][0])
             self.assertEqual(check["naive_from_gpus"][0], 1)  # 1 GPU's efficiency (1) carried forward

@@ -112,6 +112,23 @@ TEST(OverlapCalibrationLevels, AWithinNodeCalibrationIsNotCarriedAcrossNodes) {
   EXPECT_FALSE(calibration_applies(model, 4));  // no calibration at all
 }
 
+TEST(OverlapCalibrationLevels, TheAllReduceFactorStaysWithItsSourceOfTimes) {
+  // The sweep measured 4 ranks: 4 GPUs take its curve, 2 and 8 the fitted ring. A factor fitted at 2
+  // corrects the ring there, so it is carried to 8 but not to 4; a contention is carried everywhere.
+  StepModel model = overlapping_model();
+  model.allreduce.intra_measured = MeasuredCurve{4, {{100, 1e-4}, {1e6, 1e-2}}};
+  ASSERT_TRUE(model.allreduce.uses_measured_curve(4));
+  ASSERT_FALSE(model.allreduce.uses_measured_curve(2));
+  const StepModel factor = with_overlap(model, 2, OverlapParameter::CommScale, {0.0, 0.5});
+  EXPECT_TRUE(calibration_applies(factor, 8));
+  EXPECT_FALSE(calibration_applies(factor, 4));
+  EXPECT_EQ(step_at(factor, 4), step_at(model, 4));
+  EXPECT_LT(step_at(factor, 8), step_at(model, 8));
+  const StepModel contention = with_overlap(model, 2, OverlapParameter::Contention, {0.5, 1.0});
+  EXPECT_TRUE(calibration_applies(contention, 4));
+  EXPECT_TRUE(calibration_applies(contention, 8));
+}
+
 // A weak study at kBatch: the 1-GPU point and the given multi-GPU steps, one repeat each.
 StudyInputs study_of(const std::vector<std::pair<int64_t, double>>& steps) {
   StudyInputs s;
@@ -146,6 +163,7 @@ TEST(LeaveOneOut, EachCountIsCalibratedOnlyOnTheCountsBelowIt) {
   EXPECT_EQ(four.calibration_gpus, 2);
   EXPECT_EQ(four.calibration_parameter, static_cast<int64_t>(OverlapParameter::Contention));
   EXPECT_NEAR(four.calibration_value, contention, 1e-9);
+  EXPECT_EQ(four.calibration_applied, 1);
   EXPECT_NEAR(four.predicted_step_s, step_at(truth, 4), 1e-12);
   EXPECT_NEAR(four.predicted_error, (four.predicted_step_s - 0.3) / 0.3, 1e-12);
 
