@@ -212,7 +212,8 @@ void print_calibration(const StepModel& model) {
                 "compute for): backward and the all-reduces do not interact\n");
     return;
   }
-  std::printf("# overlap calibration: %s, fitted so that the simulated step there equals its median measured step", calibration_text(c).c_str());
+  std::printf("# overlap calibration: %s%s", calibration_text(c).c_str(),
+              c.at_bound ? "" : ", fitted so that the simulated step there equals its median measured step");
   if (model.allreduce.inter) {
     std::printf("; applied only at counts %s, not carried to another interconnect",
                 model.allreduce.nodes(c.gpus) > 1 ? "that span nodes" : "within one node");
