@@ -1,7 +1,7 @@
 """The predict section of report.py: `scalebench predict` files (docs/prediction.md) as predicted efficiency
 and images/s against the GPU count, weak and strong, with the study's measured points on the same axes,
-and a table of the prediction, the GPU counts where exposed communication passes 5% and 20%, and the
-leave-one-out check when the file holds one. The layout of the file is in results/README.md.
+and a table of the prediction, its overlap calibration, the GPU counts where exposed communication passes 5%
+and 20%, and the leave-one-out check when the file holds one. The layout of the file is in results/README.md.
 """
 import json
 import math
@@ -44,6 +44,7 @@ class Prediction:
     attrs: dict
     batch_size: int
     check: np.ndarray = None         # the /check table, None without --check
+    calibration_names: list = field(default_factory=list)  # the /check table's calibration parameter names
     measured: list = field(default_factory=list)
     note: str = ""                   # why no measured points are drawn
 
@@ -81,8 +82,9 @@ def load_prediction(path):
         names = [_text(n) for n in table.attrs["scaling_names"]]
         config = json.loads(_text(f.attrs.get("config_json", "{}")) or "{}")
         check = f["check"][()] if "check" in f else None
+        calibration_names = _names(f["check"].attrs.get("calibration_parameter_names", [])) if "check" in f else []
     p = Prediction(path=path, label=os.path.splitext(os.path.basename(path))[0], scaling_names=names, rows=rows, attrs=attrs,
-                   batch_size=int(config.get("batch_size", 0)), check=check)
+                   batch_size=int(config.get("batch_size", 0)), check=check, calibration_names=calibration_names)
     study = _study_path(path, attrs.get("study", ""))
     if study:
         p.measured = _measured_points(study, p.batch_size)
@@ -99,6 +101,33 @@ def _at(value):
     return "at no count predicted" if int(value) < 0 else f"at {int(value)} GPUs"
 
 
+def _names(values):
+    return [_text(v) for v in values]
+
+
+def _calibration(attrs):
+    """The overlap calibration of the prediction's rows, in words (files before predict_version 2 have none)."""
+    if "calibration_gpus" not in attrs:
+        return "none recorded (a file written before the overlap calibration)"
+    gpus = int(attrs["calibration_gpus"])
+    if gpus == 0:
+        return "none (the study measured no count of 2 or more GPUs at this batch)"
+    name = _names(attrs["calibration_parameter_names"])[int(attrs["calibration_parameter"])]
+    bound = ", the fit stopped at its bound" if int(attrs.get("calibration_at_bound", 0)) else ""
+    return f"{name} {float(attrs['calibration_value']):.4g}, fitted at the measured {gpus} GPUs{bound}"
+
+
+def _check_calibration(row, names):
+    if "calibration_gpus" not in row.dtype.names:
+        return "n/a"
+    if int(row["calibration_gpus"]) == 0:
+        return "none"
+    bound = " (bound)" if int(row["calibration_at_bound"]) else ""
+    carried = "" if int(row["calibration_applied"]) else ", not carried here"
+    return (f"{names[int(row['calibration_parameter'])]} {float(row['calibration_value']):.3g} at "
+            f"{int(row['calibration_gpus'])}{bound}{carried}")
+
+
 def predict_markdown(predictions):
     out = ["## Predicted scaling (`scalebench predict`)\n",
            "Predicted from the study's 1-GPU compute and the all-reduce sweep (docs/prediction.md); the measured "
@@ -112,7 +141,7 @@ def predict_markdown(predictions):
         out.append(f"All-reduce: ring alpha {_fmt(a.get('intra_alpha_s'), 2, 1e6)} us, beta "
                    f"{_fmt(a.get('intra_beta_bytes_per_s'), 2, 1e-9)} GB/s (worst fit error "
                    f"{_fmt(a.get('intra_fit_error'), 0, 100, '%')}); {inter}; bucket ready times from "
-                   f"{a.get('ready_source', '?')}.\n")
+                   f"{a.get('ready_source', '?')}; overlap calibration: {_calibration(a)}.\n")
         out += ["| scaling | GPUs | nodes | batch/GPU | images/s | efficiency | exposed comm | best bucket (MiB) | images/s there |",
                 "|---|---|---|---|---|---|---|---|---|"]
         for r in p.rows:
@@ -128,12 +157,15 @@ def predict_markdown(predictions):
         if p.note:
             out.append(f"- {p.note}")
         if p.check is not None and len(p.check):
-            out += ["", "Leave-one-out check (each count predicted without its own measurement):\n",
-                    "| GPUs | repeats | measured step (s) | spread | predicted step (s) | error | naive from | naive error |",
-                    "|---|---|---|---|---|---|---|---|"]
+            out += ["", "Leave-one-out check (each count predicted without its own measurement, the overlap calibrated at "
+                    "the largest measured count below it):\n",
+                    "| GPUs | repeats | measured step (s) | spread | calibration | predicted step (s) | error | naive from | "
+                    "naive error |",
+                    "|---|---|---|---|---|---|---|---|---|"]
             for c in p.check:
                 out.append(f"| {int(c['gpus'])} | {int(c['repeats'])} | {_fmt(c['measured_step_s'], 6)} | "
-                           f"{_fmt(c['repeat_spread'], 1, 100, '%')} | {_fmt(c['predicted_step_s'], 6)} | "
+                           f"{_fmt(c['repeat_spread'], 1, 100, '%')} | {_check_calibration(c, p.calibration_names)} | "
+                           f"{_fmt(c['predicted_step_s'], 6)} | "
                            f"{_fmt(c['predicted_error'], 1, 100, '%')} | {int(c['naive_from_gpus'])} | "
                            f"{_fmt(c['naive_error'], 1, 100, '%')} |")
         out.append("")

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -126,7 +127,7 @@ StepModel step_model_of(const Inputs& in, std::string& ready_source) {
     ready_source = "flops";
   }
   return StepModel{ComputeProfile(one_gpu_compute(in.study)), std::move(params), *ready, allreduce_model_of(in),
-                   in.study.allreduce_bf16 ? 2.0 : 4.0, in.study.device == Device::Cuda};
+                   in.study.allreduce_bf16 ? 2.0 : 4.0, in.study.device == Device::Cuda, {}};
 }
 
 std::string join_counts(const std::vector<int64_t>& counts) {
@@ -197,6 +198,33 @@ void print_header(const Inputs& in, const StepModel& model, const std::string& r
   }
 }
 
+std::string calibration_text(const OverlapCalibration& c) {
+  char text[160];
+  std::snprintf(text, sizeof text, "%s %.4g at the measured %lld GPUs%s", name_of(c.parameter), c.value(), static_cast<long long>(c.gpus),
+                c.at_bound ? " (the fit stopped at its bound, short of the measured step)" : "");
+  return text;
+}
+
+void print_calibration(const StepModel& model) {
+  const OverlapCalibration& c = model.calibration;
+  if (c.gpus == 0) {
+    std::printf("# overlap calibration: none (no count of 2 or more GPUs measured at this batch that the model can lay out and has the "
+                "compute for): backward and the all-reduces do not interact\n");
+    return;
+  }
+  std::printf("# overlap calibration: %s%s", calibration_text(c).c_str(),
+              c.at_bound ? "" : ", fitted so that the simulated step there equals its median measured step");
+  if (model.allreduce.inter) {
+    std::printf("; applied only at counts %s, not carried to another interconnect",
+                model.allreduce.nodes(c.gpus) > 1 ? "that span nodes" : "within one node");
+  }
+  if (c.parameter == OverlapParameter::CommScale) {
+    std::printf("; the factor corrects the %s, so it applies only where the model uses those",
+                model.allreduce.uses_measured_curve(c.gpus) ? "sweep's measured times" : "fitted ring's times");
+  }
+  std::printf("\n");
+}
+
 void print_rows(const std::vector<PredictRow>& rows) {
   std::printf("\n%-7s %6s %5s %9s %12s %10s %8s %12s %12s %8s\n", "scaling", "gpus", "nodes", "batch/gpu", "images/s", "efficiency",
               "exposed", "best bucket", "images/s", "exposed");
@@ -212,14 +240,22 @@ void print_check(const std::vector<CheckRow>& rows) {
     std::printf("\n# check: the study measured none of the counts of --gpus above 1 at this batch; nothing to compare\n");
     return;
   }
-  std::printf("\n# check: each count predicted without its own measurement (from the 1-GPU runs and the comm sweep)\n");
-  std::printf("%6s %7s %12s %8s %12s %8s %11s %12s %8s\n", "gpus", "repeats", "measured s", "spread", "predicted s", "error", "naive from",
-              "naive s", "error");
+  std::printf("\n# check: each count N predicted without its own measurement (from the 1-GPU runs, the comm sweep and the overlap "
+              "calibrated at the largest measured count below N, none below 2)\n");
+  std::printf("%6s %7s %12s %8s %9s %11s %12s %8s %11s %12s %8s\n", "gpus", "repeats", "measured s", "spread", "calib at", "calibration",
+              "predicted s", "error", "naive from", "naive s", "error");
   for (const CheckRow& r : rows) {
-    std::printf("%6lld %7lld %12.6f %7.1f%% %12.6f %+7.1f%% %11lld %12.6f %+7.1f%%\n", static_cast<long long>(r.gpus),
-                static_cast<long long>(r.repeats), r.measured_step_s, r.repeat_spread * 100, r.predicted_step_s, r.predicted_error * 100,
+    const auto parameter = static_cast<OverlapParameter>(r.calibration_parameter);
+    char calibration[48];
+    std::snprintf(calibration, sizeof calibration, "%s=%.3g%s%s", parameter == OverlapParameter::CommScale ? "k" : "c",
+                  r.calibration_value, r.calibration_at_bound ? "!" : "", r.calibration_applied ? "" : "x");
+    std::printf("%6lld %7lld %12.6f %7.1f%% %9lld %11s %12.6f %+7.1f%% %11lld %12.6f %+7.1f%%\n", static_cast<long long>(r.gpus),
+                static_cast<long long>(r.repeats), r.measured_step_s, r.repeat_spread * 100, static_cast<long long>(r.calibration_gpus),
+                r.calibration_gpus ? calibration : "none", r.predicted_step_s, r.predicted_error * 100,
                 static_cast<long long>(r.naive_from_gpus), r.naive_step_s, r.naive_error * 100);
   }
+  std::printf("# calibration: c = backward's contention beside an all-reduce, k = the factor on the all-reduce times; ! = the fit hit its "
+              "bound; x = not carried to this count (another level, or all-reduce times of another source)\n");
 }
 
 }  // namespace
@@ -241,8 +277,10 @@ int predict_command(MpiSession& session, const std::vector<std::string>& args, c
   } catch (const UserError& e) {
     throw AgreedError(e.what(), session.size(), root);
   }
+  model->calibration = calibration_below(*model, in.study, in.batch, std::numeric_limits<int64_t>::max());
   const StepModel& m = *model;
   print_header(in, m, ready_source);
+  print_calibration(m);
 
   std::vector<PredictRow> rows;
   std::vector<int64_t> unmeasured_strong;
@@ -283,6 +321,11 @@ int predict_command(MpiSession& session, const std::vector<std::string>& args, c
     info.gpus_per_node = m.allreduce.gpus_per_node;
   }
   info.ready_source = ready_source;
+  info.calibration_parameter_names = overlap_parameter_names();
+  info.calibration_gpus = m.calibration.gpus;
+  info.calibration_parameter = static_cast<int64_t>(m.calibration.parameter);
+  info.calibration_value = m.calibration.value();
+  info.calibration_at_bound = m.calibration.at_bound ? 1 : 0;
   info.exposed_5pct_gpus.assign(info.scaling_names.size(), -1);
   info.exposed_20pct_gpus.assign(info.scaling_names.size(), -1);
   std::printf("\n");

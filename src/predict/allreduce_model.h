@@ -37,6 +37,9 @@ struct AllreduceModel {
   // multiple of gpus_per_node.
   std::string layout_problem(int64_t gpus) const;
   int64_t nodes(int64_t gpus) const;  // 1 for the flat model
+  // Whether the all-reduce at `gpus` takes the sweep's measured curve (one node, the sweep's rank count)
+  // rather than the fitted ring.
+  bool uses_measured_curve(int64_t gpus) const { return nodes(gpus) == 1 && gpus == intra_measured.ranks; }
 };
 
 }  // namespace sb::predict

@@ -1,35 +1,32 @@
 #include "predict/leave_one_out.h"
 
-#include <algorithm>
-#include <map>
+#include <iterator>
+
+#include "predict/measured_steps.h"
+#include "predict/overlap_fit.h"
 
 namespace sb::predict {
 namespace {
 
-struct Repeats {
-  std::vector<double> step_s;
-  double median() const {
-    std::vector<double> v = step_s;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  }
-  double spread() const {  // (max - min) / median
-    const auto [lo, hi] = std::minmax_element(step_s.begin(), step_s.end());
-    return (*hi - *lo) / median();
-  }
-};
+OverlapCalibration calibration_from(const StepModel& model, const StudyInputs& study, int64_t batch,
+                                    const std::map<int64_t, RepeatedSteps>& measured, int64_t below) {
+  const std::optional<int64_t> m = largest_multi_gpu_count(measured, below);
+  if (!m || !model.allreduce.layout_problem(*m).empty()) return {};
+  return fit_overlap(model, *m, study.mode, batch, study.bucket_mib, measured.at(*m).median()).value_or(OverlapCalibration{});
+}
 
 }  // namespace
 
+OverlapCalibration calibration_below(const StepModel& model, const StudyInputs& study, int64_t batch, int64_t below) {
+  return calibration_from(model, study, batch, measured_steps(study, batch), below);
+}
+
 std::vector<CheckRow> leave_one_out(const StepModel& model, const StudyInputs& study, int64_t batch, const std::vector<int64_t>& gpus) {
-  std::map<int64_t, Repeats> measured;  // by GPU count, at this batch
-  for (const MeasuredConfig& c : study.configs)
-    if (c.batch_size == batch) measured[c.gpus].step_s.push_back(c.step_s);
+  const std::map<int64_t, RepeatedSteps> measured = measured_steps(study, batch);
   std::vector<CheckRow> rows;
   for (int64_t n : gpus) {
     if (n < 2 || !measured.count(n)) continue;
-    const Repeats& here = measured.at(n);
+    const RepeatedSteps& here = measured.at(n);
     CheckRow row;
     row.gpus = n;
     row.scaling = static_cast<int64_t>(study.mode);
@@ -37,7 +34,14 @@ std::vector<CheckRow> leave_one_out(const StepModel& model, const StudyInputs& s
     row.repeats = static_cast<int64_t>(here.step_s.size());
     row.measured_step_s = here.median();
     row.repeat_spread = here.spread();
-    if (const std::optional<ScalingPoint> p = predict_point(model, n, study.mode, batch, study.bucket_mib)) {
+    StepModel calibrated = model;
+    calibrated.calibration = calibration_from(model, study, batch, measured, n);
+    row.calibration_gpus = calibrated.calibration.gpus;
+    row.calibration_parameter = static_cast<int64_t>(calibrated.calibration.parameter);
+    row.calibration_value = calibrated.calibration.value();
+    row.calibration_at_bound = calibrated.calibration.at_bound ? 1 : 0;
+    row.calibration_applied = calibration_applies(calibrated, n) ? 1 : 0;
+    if (const std::optional<ScalingPoint> p = predict_point(calibrated, n, study.mode, batch, study.bucket_mib)) {
       row.predicted_step_s = p->step_s;
       row.predicted_error = (p->step_s - row.measured_step_s) / row.measured_step_s;
     }

@@ -58,6 +58,11 @@ void write_info(hid_t table, const PredictInfo& info) {
   h5::write_double_attribute(table, "inter_beta_bytes_per_s", info.inter_beta_bytes_per_s);
   h5::write_int_attribute(table, "gpus_per_node", info.gpus_per_node);
   h5::write_string_attribute(table, "ready_source", info.ready_source);
+  h5::write_string_list_attribute(table, "calibration_parameter_names", info.calibration_parameter_names);
+  h5::write_int_attribute(table, "calibration_gpus", info.calibration_gpus);
+  h5::write_int_attribute(table, "calibration_parameter", info.calibration_parameter);
+  h5::write_double_attribute(table, "calibration_value", info.calibration_value);
+  h5::write_int_attribute(table, "calibration_at_bound", info.calibration_at_bound);
   for (size_t i = 0; i < info.scaling_names.size(); ++i) {
     const std::string& name = info.scaling_names[i];
     h5::write_int_attribute(table, (name + "_exposed_5pct_gpus").c_str(), info.exposed_5pct_gpus.at(i));
@@ -77,13 +82,17 @@ void write_predict_file(const std::string& path, const RunMetadata& metadata, co
     h5::Handle access = h5::unlocked_file_access();
     CHECK_HDF5(H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_V18));
     h5::Handle file = h5::Handle::file(CHECK_HDF5(H5Fopen(working.c_str(), H5F_ACC_RDWR, access.get())));
-    h5::write_int_attribute(file.get(), "predict_version", 1);
+    h5::write_int_attribute(file.get(), "predict_version", 2);
     write_table(file.get(), "predict", predict_columns(), rows);
     {
       h5::Handle table = h5::Handle::dataset(CHECK_HDF5(H5Dopen2(file.get(), "predict", H5P_DEFAULT)));
       write_info(table.get(), info);
     }
-    if (with_check) write_table(file.get(), "check", check_columns(), check);
+    if (with_check) {
+      write_table(file.get(), "check", check_columns(), check);
+      h5::Handle table = h5::Handle::dataset(CHECK_HDF5(H5Dopen2(file.get(), "check", H5P_DEFAULT)));
+      h5::write_string_list_attribute(table.get(), "calibration_parameter_names", info.calibration_parameter_names);
+    }
     CHECK_HDF5(H5Fflush(file.get(), H5F_SCOPE_LOCAL));
   }
   // link() fails where a file appeared meanwhile: a path is never written over.

@@ -30,7 +30,9 @@ namespace sb::predict {
   X(double, best_images_per_s, kNotMeasured, "images/s")     \
   X(double, best_exposed_comm_fraction, kNotMeasured, "1")
 
-// /check: the leave-one-out comparison at each GPU count the study measured.
+// /check: the leave-one-out comparison at each GPU count the study measured, with the overlap
+// calibration its prediction used (calibration_gpus 0: none; calibration_parameter a code of the
+// table's `calibration_parameter_names`).
 #define SB_PREDICT_CHECK_COLUMNS(X)                   \
   X(int64_t, gpus, 0, "1")                            \
   X(int64_t, scaling, -1, "1")                        \
@@ -38,6 +40,11 @@ namespace sb::predict {
   X(int64_t, repeats, 0, "1")                         \
   X(double, measured_step_s, kNotMeasured, "s")       \
   X(double, repeat_spread, kNotMeasured, "1")         \
+  X(int64_t, calibration_gpus, 0, "1")                \
+  X(int64_t, calibration_parameter, 0, "1")           \
+  X(double, calibration_value, kNotMeasured, "1")     \
+  X(int64_t, calibration_at_bound, 0, "1")            \
+  X(int64_t, calibration_applied, 0, "1")             \
   X(double, predicted_step_s, kNotMeasured, "s")      \
   X(double, predicted_error, kNotMeasured, "1")       \
   X(int64_t, naive_from_gpus, 0, "1")                 \
@@ -69,6 +76,13 @@ struct PredictInfo {
   double inter_beta_bytes_per_s = kNotMeasured;
   int64_t gpus_per_node = 0;              // 0: one flat ring
   std::string ready_source;               // "flops" or "recorded"
+  // The overlap calibration of the /predict rows (docs/prediction.md): the count it was fitted at (0:
+  // none), the parameter's code in `calibration_parameter_names`, its value, 1 when the fit hit a bound.
+  std::vector<std::string> calibration_parameter_names;
+  int64_t calibration_gpus = 0;
+  int64_t calibration_parameter = 0;
+  double calibration_value = kNotMeasured;
+  int64_t calibration_at_bound = 0;
   // The first GPU count whose exposed communication reaches 5% and 20% of the step, per scaling code;
   // -1 when none up to the largest count predicted.
   std::vector<int64_t> exposed_5pct_gpus;

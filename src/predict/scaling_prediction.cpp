@@ -10,6 +10,24 @@ double per_gpu_batch(Scaling scaling, int64_t batch, int64_t gpus) {
   return scaling == Scaling::Weak ? static_cast<double>(batch) : static_cast<double>(batch) / static_cast<double>(gpus);
 }
 
+}  // namespace
+
+const std::vector<std::string>& overlap_parameter_names() {
+  static const std::vector<std::string> names = {"none", "contention", "comm_scale"};  // by the enum's codes
+  return names;
+}
+
+const char* name_of(OverlapParameter parameter) { return overlap_parameter_names().at(static_cast<size_t>(parameter)).c_str(); }
+
+bool calibration_applies(const StepModel& model, int64_t gpus) {
+  const OverlapCalibration& c = model.calibration;
+  if (c.gpus == 0 || (model.allreduce.nodes(gpus) > 1) != (model.allreduce.nodes(c.gpus) > 1)) return false;
+  return c.parameter != OverlapParameter::CommScale ||
+         model.allreduce.uses_measured_curve(gpus) == model.allreduce.uses_measured_curve(c.gpus);
+}
+
+namespace {
+
 std::optional<StepTimeline> step_at(const StepModel& model, int64_t gpus, double local_batch, double bucket_mib, int64_t* buckets_out) {
   const std::optional<StepCompute> compute = model.compute.at(local_batch);
   if (!compute) return std::nullopt;
@@ -24,7 +42,7 @@ std::optional<StepTimeline> step_at(const StepModel& model, int64_t gpus, double
     comm.push_back({ready[i], model.allreduce.seconds(gpus, bytes)});
   }
   if (buckets_out) *buckets_out = static_cast<int64_t>(plan.size());
-  return simulate_step(*compute, comm);
+  return simulate_step(*compute, comm, calibration_applies(model, gpus) ? model.calibration.overlap : Overlap{});
 }
 
 }  // namespace

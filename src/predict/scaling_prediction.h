@@ -10,9 +10,27 @@
 #include "predict/allreduce_model.h"
 #include "predict/compute_profile.h"
 #include "predict/gradient_ready.h"
+#include "predict/step_timeline.h"
 #include "train/run_choices.h"
 
 namespace sb::predict {
+
+// Which of the overlap's two effects a calibration fitted (docs/prediction.md, "The overlap calibration").
+enum class OverlapParameter : int64_t { None = 0, Contention = 1, CommScale = 2 };
+const std::vector<std::string>& overlap_parameter_names();  // indexed by the code: none, contention, comm_scale
+const char* name_of(OverlapParameter parameter);
+
+// The overlap fitted at one measured GPU count, applied at the counts whose all-reduce crosses the same
+// levels (all within one node, or across nodes): the contention of another interconnect is not carried.
+// The all-reduce factor corrects the times of one source, and is carried only to counts whose times come
+// from the same one (the sweep's measured curve, or the ring fitted to it).
+struct OverlapCalibration {
+  int64_t gpus = 0;  // the count it was fitted at; 0: none
+  OverlapParameter parameter = OverlapParameter::None;
+  Overlap overlap;
+  bool at_bound = false;  // the fit stopped at the parameter's bound: the measured step is out of its reach
+  double value() const { return parameter == OverlapParameter::CommScale ? overlap.comm_scale : overlap.contention; }
+};
 
 struct StepModel {
   ComputeProfile compute;
@@ -23,6 +41,7 @@ struct StepModel {
   // The CUDA engine all-reduces bucket by bucket during backward; the CPU engine all-reduces the whole
   // buffer once backward has finished (docs/architecture.md), which is one bucket ready at the end.
   bool buckets_overlap_backward = true;
+  OverlapCalibration calibration;  // none: the all-reduces and backward do not interact
 };
 
 struct ScalingPoint {
@@ -37,6 +56,11 @@ struct ScalingPoint {
   double comm_s = 0;                 // every all-reduce of the step, hidden or not
   int64_t buckets = 0;
 };
+
+// Whether the model's calibration applies at `gpus`: it has one, `gpus` spans nodes exactly when the
+// calibration count does, and, for the all-reduce factor, the all-reduce times at `gpus` come from the
+// same source as at the calibration count.
+bool calibration_applies(const StepModel& model, int64_t gpus);
 
 // `batch`: per GPU under weak scaling, global under strong. nullopt when the compute at the per-GPU
 // batch was not measured (ComputeProfile::at). Throws std::invalid_argument for a GPU count the

@@ -2,6 +2,10 @@
 // gradient bucket's all-reduce starts once the bucket is ready and the one communication stream is free
 // (buckets in their fixed order), then the optimizer once every all-reduce has finished. Exposed
 // communication is what the all-reduces leave after backward ends.
+//
+// Backward beside an all-reduce: NCCL's kernels take SMs and memory bandwidth from backward, so while an
+// all-reduce runs backward advances at 1 / (1 + contention) of its speed alone. A bucket is ready after a
+// fraction of backward's *work*, so slowing backward moves the later buckets' ready times too.
 #pragma once
 #include <vector>
 
@@ -16,16 +20,24 @@ struct StepCompute {
 };
 
 struct BucketComm {
-  double ready_fraction = 0;  // of backward, when the bucket's gradients are final
-  double seconds = 0;         // its all-reduce
+  double ready_fraction = 0;  // of backward's work, when the bucket's gradients are final
+  double seconds = 0;         // its all-reduce, as the sweep measured it alone
+};
+
+// How an all-reduce and backward interact when they run at the same time (docs/prediction.md, "The
+// overlap calibration"); the defaults are no interaction.
+struct Overlap {
+  double contention = 0;  // backward takes (1 + contention) times as long while an all-reduce runs beside it
+  double comm_scale = 1;  // the training's all-reduces take this times the sweep's time
 };
 
 struct StepTimeline {
   double step_s = 0;
   double exposed_comm_s = 0;
-  double comm_s = 0;  // all the all-reduces, hidden or not
+  double comm_s = 0;        // all the all-reduces, hidden or not
+  double contention_s = 0;  // what backward lost to the all-reduces beside it
 };
 
-StepTimeline simulate_step(const StepCompute& compute, const std::vector<BucketComm>& buckets);
+StepTimeline simulate_step(const StepCompute& compute, const std::vector<BucketComm>& buckets, const Overlap& overlap = {});
 
 }  // namespace sb::predict

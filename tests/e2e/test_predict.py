@@ -61,8 +61,11 @@ class Predict(unittest.TestCase):
         # Batch 32 over 8 GPUs needs a 1-GPU point at 4 per GPU, below the sweep's 8: named, not guessed.
         self.assertIn("strong scaling at 8 GPUs is left out", result.stdout)
         self.assertIn("--sweep-batch-size 4", result.stdout)
-        check_lines = [line.split() for line in result.stdout.splitlines() if line.strip().startswith("2 ") and len(line.split()) == 9]
+        check_lines = [line.split() for line in result.stdout.splitlines() if line.strip().startswith("2 ") and len(line.split()) == 11]
         self.assertEqual(len(check_lines), 1, result.stdout)
+        self.assertEqual(check_lines[0][4:6], ["0", "none"])  # 2 GPUs: nothing below to calibrate on
+        self.assertIn("# overlap calibration: ", result.stdout)
+        self.assertIn("at the measured 2 GPUs", result.stdout)
 
         with h5py.File(out, "r") as f, h5py.File(self.study, "r") as study:
             self.assertEqual(f.attrs["complete"], 1)
@@ -89,6 +92,21 @@ class Predict(unittest.TestCase):
             self.assertIn(table.attrs["ready_source"], ("flops", "recorded"))
             self.assertGreater(table.attrs["intra_beta_bytes_per_s"], 0)
             self.assertEqual(table.attrs["intra_ranks"], 2)
+            # The study's largest multi-GPU count calibrates the overlap: the simulated step there is its measured step.
+            # The CPU engine all-reduces after backward, so nothing overlaps and the factor on the all-reduce is fitted.
+            self.assertEqual(table.attrs["calibration_gpus"], 2)
+            parameters = [str(n, "utf-8") if isinstance(n, bytes) else n for n in table.attrs["calibration_parameter_names"]]
+            self.assertEqual(parameters[table.attrs["calibration_parameter"]], "comm_scale")
+            two_gpu = [r for r in study["study"][:] if r["gpus"] == 2 and r["batch_size"] == BATCH][0]
+            weak_two = rows[(rows["scaling"] == weak) & (rows["gpus"] == 2)][0]
+            ratio = weak_two["step_s"] / (BATCH * 2 / two_gpu["images_per_s"])
+            value = table.attrs["calibration_value"]
+            if table.attrs["calibration_at_bound"]:  # a noisy CPU step out of reach: the bound on the side it lies
+                self.assertIn(value, (0.0, 10.0))
+                self.assertGreater(ratio, 1.0) if value == 0.0 else self.assertLess(ratio, 1.0)
+            else:
+                self.assertGreater(value, 0.0)
+                self.assertAlmostEqual(ratio, 1.0, places=6)
 
             check = f["check"][:]
             self.assertEqual(list(check["gpus"]), [2])
@@ -98,6 +116,9 @@ class Predict(unittest.TestCase):
             self.assertAlmostEqual(check["measured_step_s"][0] / step, 1.0, places=6)
             self.assertEqual(check["repeats"][0], 1)
             self.assertEqual(check["repeat_spread"][0], 0.0)
+            self.assertEqual(check["calibration_gpus"][0], 0)
+            self.assertEqual(check["calibration_value"][0], 0.0)
+            self.assertEqual(check["calibration_applied"][0], 0)
             self.assertAlmostEqual(check["predicted_error"][0],
                                    (check["predicted_step_s"][0] - check["measured_step_s"][0]) / check["measured_step_s"][0])
             self.assertEqual(check["naive_from_gpus"][0], 1)  # 1 GPU's efficiency (1) carried forward

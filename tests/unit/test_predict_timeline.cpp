@@ -1,8 +1,10 @@
 // The step timeline and the scaling built on it, on synthetic steps whose answers are known: no
 // communication scales perfectly, a bucket that is ready only at the end of backward is not overlapped,
-// communication past the end of backward is exposed, and a fixed serial part gives Amdahl's law.
+// communication past the end of backward is exposed, and a fixed serial part gives Amdahl's law; with
+// contention, backward slows exactly while an all-reduce runs beside it, and the ready times move with it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -58,6 +60,85 @@ TEST(StepTimeline, BucketsRunInTheirOrderOnOneStream) {
   EXPECT_NEAR(t.exposed_comm_s, 0.9, kTol);
 }
 
+// The timeline before contention was modelled: each bucket ready at its fraction of backward's time.
+double step_without_interaction(const StepCompute& c, const std::vector<BucketComm>& buckets) {
+  double stream_free = 0;
+  for (const BucketComm& b : buckets) stream_free = std::max(stream_free, b.ready_fraction * c.backward_s) + b.seconds;
+  return c.total() + std::max(0.0, stream_free - c.backward_s);
+}
+
+TEST(StepTimeline, NoContentionIsTheTimelineWithoutInteraction) {
+  const StepCompute c{0.2, 1.0, 0.1};
+  const std::vector<std::vector<BucketComm>> cases = {
+      {{0.25, 0.1}, {0.5, 0.1}, {1.0, 0.1}}, {{0.5, 3.0}, {1.0, 3.0}}, {{0.9, 0.5}, {0.1, 0.5}}, {{0.1, 0.05}, {0.3, 0.4}, {0.35, 0.01}}};
+  for (const auto& buckets : cases) {
+    const StepTimeline t = simulate_step(c, buckets, Overlap{0.0, 1.0});
+    EXPECT_NEAR(t.step_s, step_without_interaction(c, buckets), kTol);
+    EXPECT_NEAR(t.contention_s, 0.0, kTol);
+  }
+}
+
+TEST(StepTimeline, ContentionSlowsBackwardOnlyWhileAnAllReduceRuns) {
+  // Backward 1 s of work; the bucket ready at half of it all-reduces from 0.5 s to 0.7 s, when backward
+  // runs at 1 / 1.5 of its speed: it does 0.2 / 1.5 of work there and ends at 0.7 + (0.5 - 0.2 / 1.5).
+  const StepCompute c{0.3, 1.0, 0.2};
+  const StepTimeline t = simulate_step(c, {{0.5, 0.2}}, Overlap{0.5, 1.0});
+  const double backward_end = 0.7 + (0.5 - 0.2 / 1.5);
+  EXPECT_NEAR(t.contention_s, backward_end - 1.0, kTol);
+  EXPECT_NEAR(t.exposed_comm_s, 0.0, kTol);
+  EXPECT_NEAR(t.step_s, c.total() + backward_end - 1.0, kTol);
+}
+
+TEST(StepTimeline, ContentionMovesTheLaterBucketsReadyTimes) {
+  // c = 1: backward at half speed beside an all-reduce. Bucket A (ready after 25% of the work) runs
+  // 0.25..0.75 s, in which backward reaches 50% of its work; B is ready at 60%, at 0.85 s (not 0.6 s),
+  // runs to 0.95 s (backward reaches 65%), and backward ends at 0.95 + 0.35 = 1.3 s.
+  const StepCompute c{0.0, 1.0, 0.0};
+  const StepTimeline t = simulate_step(c, {{0.25, 0.5}, {0.6, 0.1}}, Overlap{1.0, 1.0});
+  EXPECT_NEAR(t.contention_s, 0.3, kTol);
+  EXPECT_NEAR(t.exposed_comm_s, 0.0, kTol);
+  EXPECT_NEAR(t.step_s, 1.3, kTol);
+  // A longer B outlasts backward: it starts at 0.85 s, backward ends at 0.85 + 2 x 0.4 = 1.65 s, B at 2.85 s.
+  const StepTimeline longer = simulate_step(c, {{0.25, 0.5}, {0.6, 2.0}}, Overlap{1.0, 1.0});
+  EXPECT_NEAR(longer.contention_s, 0.65, kTol);
+  EXPECT_NEAR(longer.exposed_comm_s, 1.2, kTol);
+  EXPECT_NEAR(longer.step_s, 2.85, kTol);
+}
+
+TEST(StepTimeline, OneBucketReadyAtTheEndIsComputePlusCommWhateverTheContention) {
+  const StepCompute c{0.3, 0.5, 0.2};
+  for (double contention : {0.0, 0.5, 3.0}) {
+    const StepTimeline t = simulate_step(c, {{1.0, 0.4}}, Overlap{contention, 1.0});
+    EXPECT_NEAR(t.step_s, c.total() + 0.4, kTol) << contention;
+    EXPECT_EQ(t.contention_s, 0.0) << contention;
+  }
+}
+
+TEST(StepTimeline, TheCommScaleMultipliesTheAllReduces) {
+  const StepCompute c{0.3, 0.5, 0.2};
+  const StepTimeline t = simulate_step(c, {{1.0, 0.4}, {1.0, 0.2}}, Overlap{0.0, 0.5});
+  EXPECT_NEAR(t.comm_s, 0.3, kTol);
+  EXPECT_NEAR(t.step_s, c.total() + 0.3, kTol);
+}
+
+TEST(StepTimeline, TheStepNeverFallsAsContentionOrCommScaleGrows) {
+  const StepCompute c{0.1, 1.0, 0.05};
+  const std::vector<BucketComm> buckets{{0.1, 0.05}, {0.3, 0.2}, {0.35, 0.01}, {0.8, 0.3}, {1.0, 0.1}};
+  double previous = 0;
+  for (double contention = 0; contention <= 4; contention += 0.05) {
+    const double step = simulate_step(c, buckets, Overlap{contention, 1.0}).step_s;
+    EXPECT_GE(step, previous - kTol) << contention;
+    previous = step;
+  }
+  EXPECT_GT(previous, simulate_step(c, buckets).step_s);  // and it does grow: backward overlaps the all-reduces
+  previous = 0;
+  for (double scale = 0; scale <= 10; scale += 0.1) {
+    const double step = simulate_step(c, buckets, Overlap{0.3, scale}).step_s;
+    EXPECT_GE(step, previous - kTol) << scale;
+    previous = step;
+  }
+}
+
 // A model of two tensors whose compute is `per_step(batch)` at each measured batch.
 StepModel synthetic_model(const std::vector<ComputePoint>& points, RingLevel ring) {
   std::vector<ParamSpec> params(2);
@@ -69,7 +150,7 @@ StepModel synthetic_model(const std::vector<ComputePoint>& points, RingLevel rin
   GradientReadyCurve ready({{0, 1.0}, {1000, 0.5}}, 4000);
   AllreduceModel allreduce;
   allreduce.intra = ring;
-  return StepModel{ComputeProfile(points), params, ready, allreduce, 4.0};
+  return StepModel{ComputeProfile(points), params, ready, allreduce, 4.0, true, {}};
 }
 
 const RingLevel kFreeComm{0.0, std::numeric_limits<double>::infinity()};

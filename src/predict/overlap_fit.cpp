@@ -1,0 +1,50 @@
+#include "predict/overlap_fit.h"
+
+namespace sb::predict {
+namespace {
+
+constexpr int kBisections = 60;  // halves [0, bound] to below 1e-17 of it
+
+OverlapCalibration with_value(int64_t gpus, OverlapParameter parameter, double value) {
+  OverlapCalibration c;
+  c.gpus = gpus;
+  c.parameter = parameter;
+  if (parameter == OverlapParameter::Contention) c.overlap.contention = value;
+  else c.overlap.comm_scale = value;
+  return c;
+}
+
+}  // namespace
+
+std::optional<OverlapCalibration> fit_overlap(const StepModel& model, int64_t gpus, Scaling scaling, int64_t batch,
+                                              double bucket_mib, double measured_step_s) {
+  StepModel trial = model;
+  trial.calibration = {};
+  if (!predict_point(trial, gpus, scaling, batch, bucket_mib)) return std::nullopt;
+  auto step = [&](OverlapParameter parameter, double value) {
+    trial.calibration = with_value(gpus, parameter, value);
+    return predict_point(trial, gpus, scaling, batch, bucket_mib)->step_s;
+  };
+  const double uncalibrated = step(OverlapParameter::Contention, 0);
+  const bool contention_moves = step(OverlapParameter::Contention, kMaxContention) > uncalibrated;
+  const OverlapParameter parameter =
+      uncalibrated <= measured_step_s && contention_moves ? OverlapParameter::Contention : OverlapParameter::CommScale;
+  double lo = 0, hi = parameter == OverlapParameter::Contention ? kMaxContention : kMaxCommScale;
+  bool at_bound = false;
+  if (step(parameter, hi) < measured_step_s) {
+    lo = hi;
+    at_bound = true;
+  } else if (step(parameter, lo) > measured_step_s) {
+    hi = lo;
+    at_bound = true;
+  }
+  for (int i = 0; i < kBisections && lo < hi; ++i) {  // the step does not fall as the parameter grows
+    const double mid = 0.5 * (lo + hi);
+    (step(parameter, mid) < measured_step_s ? lo : hi) = mid;
+  }
+  OverlapCalibration fitted = with_value(gpus, parameter, 0.5 * (lo + hi));
+  fitted.at_bound = at_bound;
+  return fitted;
+}
+
+}  // namespace sb::predict

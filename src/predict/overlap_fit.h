@@ -1,0 +1,23 @@
+// The overlap calibration (docs/prediction.md): one parameter fitted so that the simulated step at a
+// measured GPU count equals the measured median step there. Where the simulated step without any
+// interaction is faster than measured and backward overlaps an all-reduce, backward's contention c >= 0
+// is fitted; otherwise (the model is already slower than measured, or nothing overlaps) the factor on
+// the sweep's all-reduce times. Both move the step monotonically, so the fit is a bisection.
+#pragma once
+#include <cstdint>
+#include <optional>
+
+#include "predict/scaling_prediction.h"
+
+namespace sb::predict {
+
+constexpr double kMaxContention = 4;  // backward 5 times slower beside an all-reduce: past that, not contention
+constexpr double kMaxCommScale = 10;
+
+// The calibration at `gpus` (a count the model can lay out), starting from `model` without its own
+// calibration; `at_bound` when the bound stops the fit short. nullopt where the model lacks the compute
+// at the count's per-GPU batch.
+std::optional<OverlapCalibration> fit_overlap(const StepModel& model, int64_t gpus, Scaling scaling, int64_t batch, double bucket_mib,
+                               double measured_step_s);
+
+}  // namespace sb::predict
