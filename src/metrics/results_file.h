@@ -86,6 +86,10 @@ class RunWriter {
   // `step_numbers`, then flushes. `phase_ns` is row-major [ranks()][step_numbers.size()][kStepPhases.size()].
   void append_steps(std::span<const int64_t> step_numbers, std::span<const int64_t> phase_ns);
 
+  // Writes (or replaces) `bucket_ready`: seconds from the start of backward until each gradient bucket
+  // is ready, in launch order (results/README.md), then flushes. Nothing for an empty list.
+  void write_bucket_ready(std::span<const double> seconds);
+
  private:
   friend class ResultsFile;
   // Creates the run's tables in `group`, or opens them where the group has them (a continued file).
@@ -103,6 +107,7 @@ class RunWriter {
   h5::Handle epoch_times_;
   h5::Handle steps_;          // created by the first append_steps
   h5::Handle step_numbers_;
+  h5::Handle bucket_ready_;   // created by the first write_bucket_ready
 };
 
 enum class ResultsOpen {
