@@ -54,8 +54,8 @@ void expect_consistent(const PhaseTimes& t, int64_t step) {
     EXPECT_GE(bucket.ready_s, line.ends[kForwardEnd] - kEventResolution) << "step " << step << " bucket " << b;
     EXPECT_LE(bucket.ready_s, line.ends[kBackwardEnd] + kEventResolution) << "step " << step << " bucket " << b;
     EXPECT_GT(bucket.bytes, 0);
-    // The all-reduce runs after its bucket is ready and before the compute stream's wait ends.
-    EXPECT_GE(bucket.start_s, bucket.ready_s - kEventResolution);
+    // The all-reduce ends after its bucket is ready and before the compute stream's wait ends.
+    EXPECT_GE(bucket.end_s, bucket.ready_s - kEventResolution) << "step " << step << " bucket " << b;
     EXPECT_LE(bucket.end_s, line.ends[kCommEnd] + kEventResolution) << "step " << step << " bucket " << b;
     previous_ready = bucket.ready_s;
   }
