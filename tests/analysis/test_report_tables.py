@@ -4,6 +4,8 @@ import json
 import os
 import unittest
 
+import numpy as np
+
 import fixtures
 from fixtures import epoch
 from report_test_util import TempDirTest, read_csv, run_report
@@ -256,6 +258,17 @@ class PhaseTableTest(TempDirTest):
         self.assertEqual([c.strip() for c in row2.strip("|").split("|")],
                          ["2", "0.100 (10.0%)", "0.250 (25.0%)", "0.400 (40.0%)", "n/a", "0.100 (10.0%)",
                           "0.100 (10.0%)", "0.050 (5.0%)", "1.000"])
+
+    def test_older_schemas_read_backward_overlap_as_not_measured(self):
+        from scalebench_results import load_result
+        for version in (1, 2):
+            path = fixtures.write_run(self.path(f"v{version}.h5"), 2, [epoch(1, 1.0, 100.0)], schema_version=version)
+            epochs = load_result(path).run.epochs
+            self.assertTrue(np.all(np.isnan(epochs["backward_overlap_s"])), version)
+            self.assertEqual(float(epochs["backward_s"][0]), 0.4)
+        path = fixtures.write_run(self.path("v3.h5"), 2, [dict(epoch(1, 1.0, 100.0), backward_overlap_s=0.25)],
+                                  schema_version=3)
+        self.assertEqual(float(load_result(path).run.epochs["backward_overlap_s"][0]), 0.25)
 
     def test_schema3_phase_table_shows_backward_beside_comm(self):
         files = []
