@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "comm/cuda/nccl_communicator.h"
+#include "metrics/step_timeline.h"
 #include "nn/cuda/cuda_handles.h"
 #include "nn/cuda/device_buffer.h"
-#include "metrics/step_timeline.h"
 #include "nn/spec.h"
 #include "train/bucket_plan.h"
 #include "train/cuda/step_inputs.h"

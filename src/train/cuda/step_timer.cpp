@@ -1,8 +1,8 @@
 #include "train/cuda/step_timer.h"
 
 #include <chrono>
+#include <utility>
 
-#include "core/cuda_check.h"
 
 namespace sb::cuda {
 namespace {

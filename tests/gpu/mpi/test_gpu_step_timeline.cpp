@@ -99,7 +99,9 @@ TEST(GpuStepTimeline, TracedRunShowsAllReducesAndRecordsReadyTimes) {
   ASSERT_GT(ready.size(), 1u);
   for (size_t b = 0; b < ready.size(); ++b) {
     EXPECT_GE(ready[b], 0.0) << b;
-    if (b > 0) EXPECT_GE(ready[b], ready[b - 1] - kEventResolution) << b;
+    if (b > 0) {
+      EXPECT_GE(ready[b], ready[b - 1] - kEventResolution) << b;
+    }
   }
   EXPECT_GT(run.epochs[0].phases_max.seconds[kPhaseBackward] + run.epochs[0].phases_max.seconds[kPhaseBackwardOverlap], 0.0);
 
