@@ -17,8 +17,8 @@ from scaling_fits import amdahl_speedup  # noqa: E402
 # Reproducible SVGs: the same results give byte-identical files (they get committed under results/).
 matplotlib.rcParams["svg.hashsalt"] = "scalebench"
 
-PHASES = ("data", "forward", "backward", "comm", "optimizer")
-PHASE_LABELS = {"comm": "comm (exposed)"}
+PHASES = ("data", "forward", "backward", "backward_overlap", "comm", "optimizer")
+PHASE_LABELS = {"backward_overlap": "backward beside comm", "comm": "comm (exposed)"}
 IDEAL_LABEL = "ideal"
 
 

@@ -195,7 +195,9 @@ def report_markdown(report, references, title, figure_names=()):
             phases = tables.phase_markdown(s)
             if phases:
                 out.append("Where the time goes: seconds per epoch in each timed phase (each the maximum over "
-                           "ranks) and its share of the epoch. \"epoch - phases\" is the epoch time the phases do "
+                           "ranks) and its share of the epoch. \"backward beside comm\" is the backward that ran while a "
+                           "gradient all-reduce was on the link (n/a in files before schema 3, where backward "
+                           "holds it). \"epoch - phases\" is the epoch time the phases do "
                            "not cover (host work between steps, launches, the epoch's start and end); it turns "
                            "negative when the ranks differ, because a rank that waits for a slower one counts the "
                            "wait as exposed comm while the slower one sets the compute maxima.\n")

@@ -21,11 +21,13 @@ import h5py  # noqa: E402  (must come after the environment variable)
 
 # The schema versions this reader understands (kResultsSchemaVersion in src/metrics/results_schema.h).
 # Version 1 studies have one configuration per GPU count and no sweep columns; they read as unswept
-# studies of one repeat.
-SUPPORTED_SCHEMA_VERSIONS = (1, 2)
+# studies of one repeat. Version 3 adds the backward_overlap phase; older files read it as not measured.
+SUPPORTED_SCHEMA_VERSIONS = (1, 2, 3)
 
-# The per-phase columns of an epochs table, in the order of the /steps phases axis.
-PHASE_COLUMNS = ("data_s", "forward_s", "backward_s", "comm_s", "optimizer_s")
+# The per-phase columns of an epochs table, in the order of the /steps phases axis (of schema 3).
+PHASE_COLUMNS = ("data_s", "forward_s", "backward_s", "backward_overlap_s", "comm_s", "optimizer_s")
+# Columns a file of an older schema lacks: they read as NaN ("not measured"), never as 0.
+LATER_EPOCH_COLUMNS = ("backward_overlap_s",)
 
 EPOCH_COLUMNS = (
     "epoch", "wall_time_max_s", "wall_time_mean_s", "wall_time_min_s", "images_per_s", "train_loss",
@@ -121,9 +123,24 @@ def _read_epochs(group, path):
         raise ResultError(f"{path}: the group {group.name} has no epochs table.")
     table = group["epochs"][()]
     missing = [name for name in EPOCH_COLUMNS if table.dtype.names is None or name not in table.dtype.names]
-    if missing:
-        raise ResultError(f"{path}: the epochs table of {group.name} lacks the columns {', '.join(missing)}.")
-    return table
+    later = [name for name in missing if name in LATER_EPOCH_COLUMNS]
+    if len(later) < len(missing):
+        lacking = [name for name in missing if name not in LATER_EPOCH_COLUMNS]
+        raise ResultError(f"{path}: the epochs table of {group.name} lacks the columns {', '.join(lacking)}.")
+    return _with_nan_columns(table, later)
+
+
+def _with_nan_columns(table, names):
+    """The table with float64 columns `names` added, all NaN."""
+    if not names:
+        return table
+    dtype = np.dtype(table.dtype.descr + [(name, "<f8") for name in names])
+    out = np.empty(table.shape, dtype=dtype)
+    for name in table.dtype.names:
+        out[name] = table[name]
+    for name in names:
+        out[name] = np.nan
+    return out
 
 
 def _read_run(group, path, gpus, config, complete):

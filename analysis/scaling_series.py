@@ -81,8 +81,9 @@ def summarise_run(run, warmup_epochs):
     time = rows["wall_time_max_s"]
     images = rows["images_per_s"] * time
     total_time, total_images = float(np.sum(time)), float(np.sum(images))
-    # The phase columns are totals over ranks' maxima; "comm" counts overlapped communication too, so
-    # the stack shows only the exposed part (where it was measured): the stacked bar is then wall time.
+    # The phase columns are totals over ranks' maxima; "comm" of schema 1 and 2 may count overlapped
+    # communication too, so the stack shows only the exposed part (where it was measured): the stacked
+    # bar is then wall time. backward_overlap is NaN before schema 3 (backward holds it there).
     phases = {}
     for column in PHASE_COLUMNS:
         name = column[:-2]

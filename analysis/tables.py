@@ -73,7 +73,8 @@ EPOCH_HEADERS = ["epoch", "time max (s)", "time mean (s)", "time min (s)", "img/
                  "test acc", "lr"]
 EPOCH_CSV_HEADERS = ["source", "gpus", "epoch", "wall_time_max_s", "wall_time_mean_s", "wall_time_min_s",
                      "images_per_s", "train_loss", "test_loss", "test_accuracy", "learning_rate", "exposed_comm_s",
-                     "energy_j", "peak_memory_bytes", "data_s", "forward_s", "backward_s", "comm_s", "optimizer_s"]
+                     "energy_j", "peak_memory_bytes", "data_s", "forward_s", "backward_s", "backward_overlap_s", "comm_s",
+                     "optimizer_s"]
 
 
 def _f(row, name):
@@ -133,8 +134,8 @@ def scaling_markdown(series):
 
 
 # The timed phases, in step order, with their column names ("comm": only the part computation waited for).
-PHASE_TABLE = (("data", "data"), ("forward", "forward"), ("backward", "backward"), ("comm", "exposed comm"),
-               ("optimizer", "optimizer"))
+PHASE_TABLE = (("data", "data"), ("forward", "forward"), ("backward", "backward"),
+               ("backward_overlap", "backward beside comm"), ("comm", "exposed comm"), ("optimizer", "optimizer"))
 
 
 def phase_markdown(series):

@@ -33,6 +33,12 @@ ChromeTrace::~ChromeTrace() {
   std::fclose(file_);
 }
 
+void ChromeTrace::name_track(int track, const char* name) {
+  std::fprintf(file_, "%s{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
+               first_ ? "" : ",\n", rank_, track, name);
+  first_ = false;
+}
+
 void ChromeTrace::complete(const char* name, const char* category, double start_us, double duration_us, int track,
                            const std::string& args_json) {
   std::fprintf(file_, "%s{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,\"tid\":%d%s%s}",

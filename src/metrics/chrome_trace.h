@@ -1,6 +1,7 @@
 // A per-rank timeline in the Chrome trace-event JSON format (chrome://tracing, ui.perfetto.dev): one
-// "complete" event per phase of each step, and one per epoch. Each rank writes its own file; open several
-// in Perfetto to compare ranks.
+// "complete" event per phase of each step, one per gradient bucket's all-reduce (metrics/step_trace.h),
+// and one per epoch, on named tracks. Each rank writes its own file; open several in Perfetto to compare
+// ranks.
 #pragma once
 #include <cstdio>
 #include <string>
@@ -22,6 +23,8 @@ class ChromeTrace {
   ChromeTrace(const ChromeTrace&) = delete;
   ChromeTrace& operator=(const ChromeTrace&) = delete;
 
+  // Names track `track` (a "thread" of the rank's process).
+  void name_track(int track, const char* name);
   // A span of `duration_us` starting at `start_us` (microseconds on the run's clock) on track `track`.
   void complete(const char* name, const char* category, double start_us, double duration_us, int track,
                 const std::string& args_json = "");

@@ -120,6 +120,23 @@ void RunWriter::append_steps(std::span<const int64_t> step_numbers, std::span<co
   flush();
 }
 
+void RunWriter::write_bucket_ready(std::span<const double> seconds) {
+  if (seconds.empty()) return;
+  if (!bucket_ready_) {
+    if (CHECK_HDF5(H5Lexists(group_, "bucket_ready", H5P_DEFAULT)) > 0) {  // a continued file
+      bucket_ready_ = h5::Handle::dataset(CHECK_HDF5(H5Dopen2(group_, "bucket_ready", H5P_DEFAULT)));
+    } else {
+      bucket_ready_ = h5::create_extendible(group_, "bucket_ready", H5T_IEEE_F64LE, {0}, 0, {static_cast<hsize_t>(seconds.size())});
+      h5::write_string_attribute(bucket_ready_.get(), "units", "s");
+    }
+  }
+  // Replaced as a whole: each epoch's list is the median over more steps.
+  const hsize_t count = seconds.size();
+  CHECK_HDF5(H5Dset_extent(bucket_ready_.get(), &count));
+  CHECK_HDF5(H5Dwrite(bucket_ready_.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, seconds.data()));
+  flush();
+}
+
 // -------------------------------------------------------------------------------------------- ResultsFile
 
 ResultsFile::ResultsFile(const std::string& path, const RunMetadata& metadata, ResultsOpen mode)

@@ -88,6 +88,9 @@ class RunWriter {
 
   // A numeric attribute of the run's group (a `scale` configuration's start-up parts), then flushes.
   void write_attribute(const char* name, double value);
+  // Writes (or replaces) `bucket_ready`: seconds from the start of backward until each gradient bucket
+  // is ready, in launch order (results/README.md), then flushes. Nothing for an empty list.
+  void write_bucket_ready(std::span<const double> seconds);
 
  private:
   friend class ResultsFile;
@@ -106,6 +109,7 @@ class RunWriter {
   h5::Handle epoch_times_;
   h5::Handle steps_;          // created by the first append_steps
   h5::Handle step_numbers_;
+  h5::Handle bucket_ready_;   // created by the first write_bucket_ready
 };
 
 enum class ResultsOpen {

@@ -135,6 +135,19 @@ StepSamples ResultsReader::steps(const std::string& run) const {
   return samples;
 }
 
+std::vector<double> ResultsReader::bucket_ready(const std::string& run) const {
+  std::vector<double> seconds;
+  if (!has(child_path(run, "bucket_ready"))) return seconds;
+  h5::Handle dataset = open_dataset(run, "bucket_ready");
+  const std::vector<hsize_t> shape = h5::shape_of(dataset.get());
+  if (shape.size() != 1)
+    throw UserError(child_path(run, "bucket_ready") + " must be 1-D, one value per bucket (results/README.md); this file's is " +
+                    std::to_string(shape.size()) + "-D");
+  seconds.resize(static_cast<size_t>(shape[0]));
+  if (!seconds.empty()) h5::read_whole(dataset.get(), H5T_NATIVE_DOUBLE, seconds.data());
+  return seconds;
+}
+
 std::vector<StudyRow> ResultsReader::study() const { return read_rows<StudyRow>("/", "study", study_columns()); }
 
 std::vector<CommRow> ResultsReader::comm() const { return read_rows<CommRow>("/", "comm", comm_columns()); }

@@ -41,6 +41,9 @@ class ResultsReader {
   std::vector<std::string> column_names(const std::string& table) const;
   std::vector<std::vector<double>> epoch_times_per_rank(const std::string& run = "/") const;  // [epoch][rank]
   StepSamples steps(const std::string& run = "/") const;  // empty when the run sampled no steps
+  // The run's `bucket_ready` (seconds from the start of backward, one per bucket); empty where the file
+  // has none (schema 1 and 2, the CPU engine). Throws UserError when it is not 1-D.
+  std::vector<double> bucket_ready(const std::string& run = "/") const;
 
   // A study's /study rows; a schema-1 table's rows hold the later columns' "not measured" values
   // (repeat 1, no recorded batch size, precision or workers).

@@ -16,7 +16,7 @@
 
 namespace sb {
 
-inline constexpr int64_t kResultsSchemaVersion = 2;
+inline constexpr int64_t kResultsSchemaVersion = 3;
 
 // Marks a column that was not measured (no evaluation this epoch, no power sensor, ...).
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
@@ -43,6 +43,7 @@ inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
   X(double, data_s, kNotMeasured, "s")               \
   X(double, forward_s, kNotMeasured, "s")            \
   X(double, backward_s, kNotMeasured, "s")           \
+  X(double, backward_overlap_s, kNotMeasured, "s")   \
   X(double, comm_s, kNotMeasured, "s")               \
   X(double, optimizer_s, kNotMeasured, "s")          \
   X(int64_t, steps_resumed, 0, "1")

@@ -4,10 +4,8 @@
 #include <cmath>
 #include <map>
 
-#include "core/check.h"
 #include "core/error.h"
 #include "data/dataset_spec.h"
-#include "h5/extendible.h"
 #include "metrics/results_reader.h"
 #include "train/train_config.h"
 
@@ -40,7 +38,8 @@ MeasuredConfig measure(const ResultsReader& reader, const std::string& group, co
     if (!(e.wall_time_max_s > 0)) continue;  // an epoch resumed after its last step
     wall += e.wall_time_max_s;
     images += e.images_per_s * e.wall_time_max_s;
-    backward += e.backward_s;
+    // The backward that ran beside an all-reduce is backward compute all the same (NaN before schema 3).
+    backward += e.backward_s + (std::isnan(e.backward_overlap_s) ? 0.0 : e.backward_overlap_s);
     optimizer += e.optimizer_s;
     exposed += std::isnan(e.exposed_comm_s) ? 0.0 : e.exposed_comm_s;
   }
@@ -61,17 +60,15 @@ MeasuredConfig measure(const ResultsReader& reader, const std::string& group, co
   return m;
 }
 
-std::optional<std::vector<double>> recorded_ready(const std::string& path, const std::string& group) {
-  h5::Handle access = h5::unlocked_file_access();
-  h5::Handle file = h5::Handle::file(CHECK_HDF5(H5Fopen(path.c_str(), H5F_ACC_RDONLY, access.get())));
-  const std::string name = "/configs/" + group + "/bucket_ready";
-  if (CHECK_HDF5(H5Lexists(file.get(), name.c_str(), H5P_DEFAULT)) <= 0) return std::nullopt;
-  h5::Handle dataset = h5::Handle::dataset(CHECK_HDF5(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT)));
-  const std::vector<hsize_t> shape = h5::shape_of(dataset.get());
-  if (shape.size() != 1) throw UserError("--study '" + path + "': " + name + " must be 1-D, one value per bucket (docs/prediction.md)");
-  std::vector<double> values(shape[0]);
-  if (!values.empty()) h5::read_whole(dataset.get(), H5T_NATIVE_DOUBLE, values.data());
-  return values;
+// The 1-GPU group's recorded ready times, where the file has them (schema 3 on: results/README.md).
+std::optional<std::vector<double>> recorded_ready(const ResultsReader& reader, const std::string& path, const std::string& group) {
+  try {
+    std::vector<double> seconds = reader.bucket_ready("/configs/" + group);
+    if (seconds.empty()) return std::nullopt;
+    return seconds;
+  } catch (const UserError& e) {
+    throw UserError("--study '" + path + "': " + e.what());
+  }
 }
 
 }  // namespace
@@ -122,7 +119,7 @@ StudyInputs read_study(const std::string& path) {
   s.bucket_mib = config.bucket_mib;
   s.allreduce_bf16 = config.allreduce_bf16;
   s.device = config.device;
-  s.bucket_ready_s = recorded_ready(path, group);
+  s.bucket_ready_s = recorded_ready(*reader, path, group);
   s.bucket_ready_backward_s = one_gpu->phases.backward_s;
   return s;
 }

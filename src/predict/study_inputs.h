@@ -4,8 +4,8 @@
 //
 // Recorded ready times are read from `/configs/<group>/bucket_ready` of the 1-GPU group: float64, one
 // value per bucket of that configuration's plan (train/bucket_plan.h, its `bucket_mib`) in launch order,
-// the seconds from the start of backward until the bucket's gradients are final (mean over the
-// measured steps, max over ranks), `units` = "s". Without it the ready times come from the model's FLOPs.
+// the seconds from the start of backward until the bucket's gradients are final (median over the
+// run's steady steps, max over ranks), `units` = "s" (ResultsReader::bucket_ready). Without it the ready times come from the model's FLOPs.
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -107,6 +107,7 @@ PhaseTimes CpuEngine::train_step(std::span<const int64_t> indices, const StepInf
     return t;
   }
 
+  // The all-reduce blocks after backward: all of it is comm, and backward_overlap stays 0.
   std::optional<NvtxRange> phase(phase_name(kPhaseComm));
   auto t0 = Clock::now();
   comm_.allreduce_avg(std::span<float>(net_.grads()));

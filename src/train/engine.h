@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "metrics/step_phases.h"
+#include "metrics/step_timeline.h"
 
 namespace sb {
 
@@ -21,6 +22,9 @@ struct PhaseTimes {
   bool valid = true;
   // True when a stop signal abandoned the step before its update: the model is as after the last step.
   bool abandoned = false;
+  // Where the step ran on the device (for the trace and the buckets' ready times); an engine without
+  // device events leaves it empty (StepTimeline::on_device() false). Not summed by operator+=.
+  StepTimeline timeline;
   double total() const {
     double t = 0;
     for (double s : seconds) t += s;
@@ -67,7 +71,8 @@ class Engine {
 
   // One step on this rank's samples of the global batch (training-set indices): forward, loss, backward,
   // gradient average across ranks, optimizer update. Returns phase times (possibly of an earlier step,
-  // see PhaseTimes::valid); exposed communication goes in comm.
+  // see PhaseTimes::valid); exposed communication goes in comm, backward that ran beside an all-reduce
+  // in backward_overlap (zero for an engine whose all-reduce blocks after backward).
   virtual PhaseTimes train_step(std::span<const int64_t> indices, const StepInfo& info) = 0;
   // The sum of the per-sample training losses since the last call, and how many samples they cover.
   virtual EvalTotals take_train_totals() = 0;

@@ -21,6 +21,7 @@ EpochRow to_epoch_row(const EpochSummary& s) {
   row.data_s = s.phases_max.seconds[kPhaseData];
   row.forward_s = s.phases_max.seconds[kPhaseForward];
   row.backward_s = s.phases_max.seconds[kPhaseBackward];
+  row.backward_overlap_s = s.phases_max.seconds[kPhaseBackwardOverlap];
   row.comm_s = s.phases_max.seconds[kPhaseComm];
   row.optimizer_s = s.phases_max.seconds[kPhaseOptimizer];
   row.steps_resumed = s.steps_resumed;
@@ -35,6 +36,7 @@ void ResultsObserver::on_epoch(const EpochSummary& s) {
       for (int64_t i = 0; i < s.sampled_steps; ++i) numbers[static_cast<size_t>(i)] = s.first_sampled_step + i;
       writer_->append_steps(numbers, s.step_phase_ns);
     }
+    writer_->write_bucket_ready(s.bucket_ready_s);
   }
 }
 

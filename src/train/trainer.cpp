@@ -12,7 +12,9 @@
 #include "core/nvtx_ranges.h"
 #include "core/startup_clock.h"
 #include "data/sampler.h"
+#include "metrics/bucket_ready_samples.h"
 #include "metrics/chrome_trace.h"
+#include "metrics/step_trace.h"
 #include "train/checkpoint.h"
 #include "train/early_stop.h"
 #include "train/micro_batches.h"
@@ -60,6 +62,20 @@ std::string training_line(const TrainConfig& config, int64_t per_rank_batch, int
   std::snprintf(text, sizeof text, "training: %s lr %g, %s, %s (%lld images per optimizer step)\n", optimizer_name(config.optimizer),
                 config.lr, schedule.c_str(), batch.c_str(), per_step);
   return text;
+}
+
+// The first steps of a process are not steady: the eager ones grow the layers' buffers, the third
+// captures the CUDA graphs. Bucket ready times are summarised over the steps after them.
+constexpr int64_t kUnsteadySteps = 3;
+
+// Each bucket's ready time, the slowest rank's; empty unless every rank has the same buckets timed.
+std::vector<double> slowest_bucket_ready(Communicator& comm, std::vector<double> local) {
+  const int64_t n = static_cast<int64_t>(local.size());
+  int64_t counts[2] = {n, -n};  // max of both: the largest and the smallest count
+  comm.allreduce_max(std::span<int64_t>(counts));
+  if (counts[0] != -counts[1] || n == 0) return {};
+  comm.allreduce_max(std::span<double>(local));
+  return local;
 }
 
 // MLPerf's run_stop status: "success" when the run reached its target, or ran every epoch without one.
@@ -149,14 +165,20 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
   std::unique_ptr<ChromeTrace> trace;
   // Each rank writes its own trace file, perhaps on node-local scratch that one node lacks: agree first.
   run_collectively(comm, [&] {
-    if (!config.trace.empty()) trace = std::make_unique<ChromeTrace>(trace_path(config.trace, rank), rank);
+    if (config.trace.empty()) return;
+    trace = std::make_unique<ChromeTrace>(trace_path(config.trace, rank), rank);
+    name_trace_tracks(*trace);
   });
   StopCheckpointer stopper(comm, engine, config_json, identity, checkpoint_path, config.resumable);
   if (mllog) mllog->run_start(config, per_rank_batch * world, engine.train_size(), test_n);
   ProgressSchedule progress(rank == 0 ? config.log_seconds : 0);  // rank 0 prints
   double last_eval_seconds = 0;
   const auto run_start = Clock::now();
-  double trace_cursor_us = 0;  // phases are laid end to end on the rank's own (device or host) time
+  // Device-timed steps are placed by their timeline; host-timed phases are laid end to end from a cursor.
+  double trace_cursor_us = 0;
+  const double run_start_s = std::chrono::duration<double>(run_start.time_since_epoch()).count();
+  BucketReadySamples bucket_ready;
+  int64_t steps_timed_in_run = 0;
   double energy_before = engine.energy_joules();
   for (int epoch = start.epoch; epoch < config.epochs; ++epoch) {
     const NvtxRange epoch_range(nvtx_epoch_name(epoch));
@@ -188,11 +210,13 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
       if (!t.valid) return;
       phases += t;
       if (trace) {
-        for (int p = 0; p < kPhaseCount; ++p) {
-          trace->complete(phase_name(p), "step", trace_cursor_us, t.seconds[p] * 1e6, 1);
-          trace_cursor_us += t.seconds[p] * 1e6;
+        if (t.timeline.on_device()) {
+          trace_device_step(*trace, t.timeline, t.seconds, (t.timeline.start_s - run_start_s) * 1e6);
+        } else {
+          trace_cursor_us = trace_host_step(*trace, t.seconds, trace_cursor_us);
         }
       }
+      if (++steps_timed_in_run > kUnsteadySteps) bucket_ready.add(ready_after_backward_start(t.timeline));
       if (timed_steps < sampled) {
         for (int p = 0; p < kPhaseCount; ++p) my_steps[static_cast<size_t>(timed_steps * kPhaseCount + p)] = std::llround(t.seconds[p] * 1e9);
       }
@@ -285,6 +309,7 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
       s.phases_max.seconds[p] = comm.allreduce_max(phases.seconds[p]);
       s.phases_mean.seconds[p] = comm.allreduce_avg(phases.seconds[p]);
     }
+    s.bucket_ready_s = slowest_bucket_ready(comm, bucket_ready.medians());
     const double energy_now = engine.energy_joules();
     s.energy_joules = comm.allreduce_sum(energy_now - energy_before);
     energy_before = energy_now;
@@ -305,8 +330,8 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     }
     elapsed += s.eval_seconds;
     if (trace) {
-      trace->complete("train epoch", "epoch", epoch_start_us, my_wall * 1e6, 0, "{\"epoch\":" + std::to_string(epoch + 1) + "}");
-      trace->complete("evaluate", "epoch", epoch_start_us + my_wall * 1e6, s.eval_seconds * 1e6, 0);
+      trace->complete("train epoch", "epoch", epoch_start_us, my_wall * 1e6, kTrackEpochs, "{\"epoch\":" + std::to_string(epoch + 1) + "}");
+      trace->complete("evaluate", "epoch", epoch_start_us + my_wall * 1e6, s.eval_seconds * 1e6, kTrackEpochs);
     }
     s.elapsed_seconds = elapsed;
 

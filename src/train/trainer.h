@@ -34,6 +34,9 @@ struct EpochSummary {
   int64_t sampled_steps = 0;
   int64_t first_sampled_step = 0;  // global step number of the first sampled step
   std::vector<int64_t> step_phase_ns;
+  // Each gradient bucket's ready time after the start of backward, seconds: the median over the run's
+  // steady steps so far, the slowest rank's; empty where the engine does not time its buckets.
+  std::vector<double> bucket_ready_s;
 };
 
 class EpochObserver {

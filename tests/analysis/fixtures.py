@@ -23,7 +23,10 @@ EPOCH_UNITS = ["1", "s", "s", "s", "images/s", "1", "1", "1", "1", "s", "J", "by
 STUDY_FIELDS = [("gpus", "<i8"), ("images_per_s", "<f8"), ("epoch_time_s", "<f8"), ("speedup", "<f8"),
                 ("efficiency", "<f8"), ("exposed_comm_fraction", "<f8"), ("time_to_accuracy_s", "<f8")]
 STUDY_UNITS = ["1", "images/s", "s", "1", "1", "1", "s"]
-PHASES = ["data", "forward", "backward", "comm", "optimizer"]
+PHASES = ["data", "forward", "backward", "comm", "optimizer"]  # of schema 1 and 2
+# Schema 3 splits backward: the part beside an all-reduce is backward_overlap.
+EPOCH_FIELDS_V3 = EPOCH_FIELDS[:15] + [("backward_overlap_s", "<f8")] + EPOCH_FIELDS[15:]
+EPOCH_UNITS_V3 = EPOCH_UNITS[:15] + ["s"] + EPOCH_UNITS[15:]
 
 STRING = h5py.string_dtype("utf-8")
 
@@ -65,9 +68,11 @@ def _root_attrs(f, world_size, cfg, complete, schema_version):
 
 
 def _tables(group, ranks, epochs, with_steps):
-    rows = np.array([tuple(row[name] for name, _ in EPOCH_FIELDS) for row in epochs], dtype=EPOCH_FIELDS)
+    v3 = all("backward_overlap_s" in row for row in epochs)  # rows with the schema-3 column
+    fields, units = (EPOCH_FIELDS_V3, EPOCH_UNITS_V3) if v3 else (EPOCH_FIELDS, EPOCH_UNITS)
+    rows = np.array([tuple(row[name] for name, _ in fields) for row in epochs], dtype=fields)
     table = group.create_dataset("epochs", data=rows, maxshape=(None,), chunks=(64,))
-    table.attrs.create("units", EPOCH_UNITS, dtype=STRING)
+    table.attrs.create("units", units, dtype=STRING)
     times = np.array([[row["wall_time_max_s"] - 0.01 * r for r in range(ranks)] for row in epochs], dtype="<f8")
     per_rank = group.create_dataset("epoch_times_per_rank", data=times.reshape(len(epochs), ranks),
                                     maxshape=(None, ranks), chunks=(64, ranks))

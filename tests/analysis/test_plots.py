@@ -93,7 +93,7 @@ class FigureObjectsTest(TempDirTest):
         self.assertEqual((ax.get_xlabel(), ax.get_ylabel()), ("GPUs", "time per epoch (s)"))
         self.assertEqual([t.get_text() for t in ax.get_xticklabels()], ["1", "2", "4", "8"])
         self.assertEqual([c.get_label() for c in ax.containers],
-                         ["data", "forward", "backward", "comm (exposed)", "optimizer"])
+                         ["data", "forward", "backward", "backward beside comm", "comm (exposed)", "optimizer"])
         # Stacked: each segment starts where the one below ends; at 1 GPU (60 s epochs) forward is 30 %.
         forward = ax.containers[1].patches[0]
         self.assertAlmostEqual(forward.get_y(), 0.1 * 60.0)

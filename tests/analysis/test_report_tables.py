@@ -4,6 +4,8 @@ import json
 import os
 import unittest
 
+import numpy as np
+
 import fixtures
 from fixtures import epoch
 from report_test_util import TempDirTest, read_csv, run_report
@@ -248,12 +250,43 @@ class PhaseTableTest(TempDirTest):
             lines = handle.read().splitlines()
         header = next(line for line in lines if line.startswith("| GPUs |") and "epoch - phases" in line)
         self.assertEqual([c.strip() for c in header.strip("|").split("|")],
-                         ["GPUs", "data", "forward", "backward", "exposed comm", "optimizer", "epoch - phases", "epoch (s)"])
+                         ["GPUs", "data", "forward", "backward", "backward beside comm", "exposed comm", "optimizer",
+                          "epoch - phases", "epoch (s)"])
         start = lines.index(header)
         row2 = next(line for line in lines[start:] if line.replace(" ", "").startswith("|2|"))
+        # Schema 1 has no backward_overlap column: not measured, never 0.
         self.assertEqual([c.strip() for c in row2.strip("|").split("|")],
-                         ["2", "0.100 (10.0%)", "0.250 (25.0%)", "0.400 (40.0%)", "0.100 (10.0%)", "0.100 (10.0%)",
-                          "0.050 (5.0%)", "1.000"])
+                         ["2", "0.100 (10.0%)", "0.250 (25.0%)", "0.400 (40.0%)", "n/a", "0.100 (10.0%)",
+                          "0.100 (10.0%)", "0.050 (5.0%)", "1.000"])
+
+    def test_older_schemas_read_backward_overlap_as_not_measured(self):
+        from scalebench_results import load_result
+        for version in (1, 2):
+            path = fixtures.write_run(self.path(f"v{version}.h5"), 2, [epoch(1, 1.0, 100.0)], schema_version=version)
+            epochs = load_result(path).run.epochs
+            self.assertTrue(np.all(np.isnan(epochs["backward_overlap_s"])), version)
+            self.assertEqual(float(epochs["backward_s"][0]), 0.4)
+        path = fixtures.write_run(self.path("v3.h5"), 2, [dict(epoch(1, 1.0, 100.0), backward_overlap_s=0.25)],
+                                  schema_version=3)
+        self.assertEqual(float(load_result(path).run.epochs["backward_overlap_s"][0]), 0.25)
+
+    def test_schema3_phase_table_shows_backward_beside_comm(self):
+        files = []
+        for n in (1, 2):
+            rows = []
+            for e in (1, 2, 3):  # backward 0.4 s of the 1 s epoch, of which 0.3 s beside an all-reduce at 2 GPUs
+                row = fixtures.epoch(e, 1.0, 1000.0 * n, 0.1)
+                row["backward_overlap_s"] = 0.3 if n == 2 else 0.0
+                row["backward_s"] = 0.4 - row["backward_overlap_s"]
+                rows.append(row)
+            files.append(fixtures.write_run(self.path(f"mlp-v3-np{n}.h5"), n, rows, schema_version=3))
+        self.assert_ok(run_report(*files, "--out", self.path("out3")))
+        with open(self.path("out3", "report.md"), encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+        header = next(line for line in lines if line.startswith("| GPUs |") and "epoch - phases" in line)
+        row2 = next(line for line in lines[lines.index(header):] if line.replace(" ", "").startswith("|2|"))
+        cells = [c.strip() for c in row2.strip("|").split("|")]
+        self.assertEqual(cells[3:5], ["0.100 (10.0%)", "0.300 (30.0%)"])
 
     def test_study_table_only_output_has_the_phase_table(self):
         study = self.path("study.h5")

@@ -87,7 +87,7 @@ class CommSweep(unittest.TestCase):
     def check_file(self, path, np):
         factor = 2.0 * (np - 1) / np
         with h5py.File(path, "r") as f:
-            self.assertEqual(f.attrs["schema_version"], 2)
+            self.assertEqual(f.attrs["schema_version"], 3)
             self.assertEqual(f["comm"].attrs["comm_version"], 2)
             self.assertEqual(f.attrs["complete"], 1)
             self.assertNotEqual(f.attrs["end_time"], "")

@@ -77,7 +77,7 @@ class Faults(unittest.TestCase):
                 self.assertGreaterEqual(f.attrs["step_in_epoch"], 10)
                 self.assertEqual(f["buffers"].shape[0], np_)
             with h5py.File(part, "r") as f:  # the interrupted run's results stay readable, marked unfinished
-                self.assertEqual(f.attrs["schema_version"], 2)
+                self.assertEqual(f.attrs["schema_version"], 3)
                 self.assertEqual(f.attrs["complete"], 0)
 
             # The resume continues the interrupted run's own results file.

@@ -128,7 +128,7 @@ class Resume(unittest.TestCase):
         expected = list(range(2 * STEPS_PER_EPOCH)) + list(range(2 * STEPS_PER_EPOCH + resumed_at, 3 * STEPS_PER_EPOCH))
         self.assertEqual(list(numbers), expected)
         self.assertEqual(list(reference_numbers), list(range(3 * STEPS_PER_EPOCH)))
-        self.assertEqual(steps.shape, (RANKS, len(expected), 5))
+        self.assertEqual(steps.shape, (RANKS, len(expected), 6))  # data ... backward_overlap, comm, optimizer
         self.assertTrue(np.all(steps.sum(axis=2) > 0), "every sampled step was timed")
         with h5py.File(out, "r") as f:
             self.assertEqual(len(f["epoch_times_per_rank"]), 3)
@@ -209,7 +209,7 @@ class Resume(unittest.TestCase):
         with h5py.File(out, "r+") as f:  # the file as the signal left it: no row of epoch 1 yet
             f["epochs"].resize((0,))
             f["epoch_times_per_rank"].resize((0, RANKS))
-            f["steps"].resize((RANKS, 0, 5))
+            f["steps"].resize((RANKS, 0, f["steps"].shape[2]))
             f["step_numbers"].resize((0,))
             f.attrs["complete"] = 0
 

@@ -102,7 +102,7 @@ class ScaleStudy(unittest.TestCase):
                 gpus = list(range(1, ranks + 1))
                 out = self.sweep(tmp, ranks, "--sweep-batch-size", "32,64", "--sweep-precision", "fp32")
                 with h5py.File(out, "r") as f:
-                    self.assertEqual(f.attrs["schema_version"], 2)
+                    self.assertEqual(f.attrs["schema_version"], 3)
                     self.assertEqual(f.attrs["complete"], 1)
                     study = f["study"][:]
                     attrs = f["study"].attrs

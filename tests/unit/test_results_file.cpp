@@ -151,7 +151,7 @@ TEST_F(ResultsFileTest, AttributesAndRowsRoundTrip) {
   expect_same_row(rows[0], row_for(1));
   expect_same_row(rows[1], row_for(2));
   EXPECT_EQ(reader.epoch_times_per_rank(), (std::vector<std::vector<double>>{{12.5, 11.5, 12.0}, {13.5, 12.5, 13.0}}));
-  EXPECT_EQ(reader.string_list_attribute("units", "/epochs").size(), 18u);
+  EXPECT_EQ(reader.string_list_attribute("units", "/epochs").size(), 19u);
   EXPECT_EQ(reader.string_list_attribute("units", "/epochs").back(), "1");  // steps_resumed, a count
   EXPECT_EQ(reader.string_attribute("units", "/epoch_times_per_rank"), "s");
   EXPECT_TRUE(reader.steps().step_numbers.empty());  // optional, and not written
@@ -277,7 +277,7 @@ TEST_F(ResultsFileTest, StepsRoundTrip) {
         EXPECT_EQ(steps.phase_ns[(static_cast<size_t>(r) * 5 + s) * phases + p],
                   100000 * r + 100 * steps.step_numbers[s] + static_cast<int64_t>(p));
   EXPECT_EQ(reader.string_list_attribute("phases", "/steps"),
-            (std::vector<std::string>{"data", "forward", "backward", "comm", "optimizer"}));
+            (std::vector<std::string>{"data", "forward", "backward", "backward_overlap", "comm", "optimizer"}));
   EXPECT_EQ(reader.string_attribute("units", "/steps"), "ns");
 }
 

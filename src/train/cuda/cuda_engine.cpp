@@ -192,7 +192,7 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
     batches_ = std::make_unique<cuda::DeviceBatches>(augmentation_, config.seed, comm.rank(), ctx_->compute_dtype(),
                                                      ctx_->layout(), max_batch);
   }
-  timer_.emplace();
+  timer_.emplace(buckets_.get());
   stream_.synchronize();
   StartupSpan peak_startup(StartupPart::peak_gemm);
   peak_tflops_ = peak_gemm_tflops(device, ctx_->compute_dtype(), ctx_->tf32(), cache_folder(config));
@@ -247,7 +247,7 @@ void CudaEngine::enqueue_step_body(const std::vector<int64_t>& micro_sizes, int 
   // With several micro-batches the phase events bracket the last one (and the step's all-reduce and
   // update); the micro-batches before it count in the step's wall time only.
   reduce_during_backward_ = count == 1;
-  if (buckets_) buckets_->begin_step();
+  if (buckets_) buckets_->begin_step(slot, capturing);
   int64_t offset = 0;
   // Host ranges around what each phase enqueues (a captured step shows them once, at its capture).
   std::optional<NvtxRange> phase;
@@ -307,11 +307,15 @@ void CudaEngine::drop_graphs() {
   graph_policy_.dropped();
 }
 
-void CudaEngine::synchronize() { gpu_wait_.for_stream(stream_); }
+void CudaEngine::synchronize() {
+  gpu_wait_.for_stream(stream_);
+  timer_->anchor(stream_.get());  // the stream is idle: renew the trace's host/device anchor
+}
 
 PhaseTimes CudaEngine::train_step(std::span<const int64_t> indices, const StepInfo& info) {
   const int64_t batch = static_cast<int64_t>(indices.size());
   const int slot = cuda::step_slot(steps_queued_);
+  if (!timer_->anchored()) synchronize();  // the first step: nothing queued yet to wait for
   const std::vector<std::span<const int64_t>> micro = micro_batches(indices, micro_batch_, config_.accumulate_steps);
   std::vector<int64_t> micro_sizes;
   for (const auto& m : micro) micro_sizes.push_back(static_cast<int64_t>(m.size()));

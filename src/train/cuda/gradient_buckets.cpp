@@ -18,27 +18,47 @@ GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int6
   ready_.reserve(buckets_.size());
   for (size_t b = 0; b < buckets_.size(); ++b) ready_.push_back(CudaEvent::create(cudaEventDisableTiming));
   done_ = CudaEvent::create(cudaEventDisableTiming);
+  for (int slot = 0; slot < kStepSlots; ++slot) {
+    for (size_t b = 0; b < buckets_.size(); ++b) {
+      ready_times_[slot].push_back(CudaEvent::create());
+      if (exchanges()) done_times_[slot].push_back(CudaEvent::create());
+    }
+  }
   if (bf16_) bf16_buffer_.ensure_as<__nv_bfloat16>(static_cast<size_t>(n_));
 }
 
-void GradientBuckets::begin_step() { next_ = 0; }
+void GradientBuckets::begin_step(int slot, bool capturing) {
+  next_ = 0;
+  slot_ = slot;
+  capturing_ = capturing;
+}
+
+void GradientBuckets::record_timing(const CudaEvent& event, cudaStream_t stream) const {
+  if (capturing_) {
+    event.record_external(stream);
+  } else {
+    event.record(stream);
+  }
+}
 
 void GradientBuckets::launch(size_t b) {
   const NvtxRange range(nvtx_bucket_name(static_cast<int>(b)));
   const Bucket& bucket = buckets_[b];
   const int64_t count = bucket.end - bucket.begin;
   ready_[b].record(compute_);
+  record_timing(ready_times_[slot_][b], compute_);
   comm_.wait(ready_[b].get());
-  if (!nccl_ || nccl_->size() == 1) return;  // one rank: the gradient is already the average
+  if (!exchanges()) return;  // one rank: the gradient is already the average
   float* data = grads_ + bucket.begin;
   if (!bf16_) {
     nccl_->allreduce_avg(std::span<float>(data, static_cast<size_t>(count)), comm_.get());
-    return;
+  } else {
+    auto* half = static_cast<__nv_bfloat16*>(bf16_buffer_.data()) + bucket.begin;
+    kernels::cast(data, DType::F32, half, DType::BF16, count, comm_.get());
+    nccl_->allreduce_avg(std::span<__nv_bfloat16>(half, static_cast<size_t>(count)), comm_.get());
+    kernels::cast(half, DType::BF16, data, DType::F32, count, comm_.get());
   }
-  auto* half = static_cast<__nv_bfloat16*>(bf16_buffer_.data()) + bucket.begin;
-  kernels::cast(data, DType::F32, half, DType::BF16, count, comm_.get());
-  nccl_->allreduce_avg(std::span<__nv_bfloat16>(half, static_cast<size_t>(count)), comm_.get());
-  kernels::cast(half, DType::BF16, data, DType::F32, count, comm_.get());
+  record_timing(done_times_[slot_][b], comm_.get());
 }
 
 void GradientBuckets::gradients_ready_from(int64_t first_final) {
@@ -49,6 +69,20 @@ void GradientBuckets::finish() {
   while (next_ < buckets_.size()) launch(next_++);
   done_.record(comm_.get());
   CHECK_CUDA(cudaStreamWaitEvent(compute_, done_.get(), 0));
+}
+
+std::vector<BucketSpan> GradientBuckets::read_times(int slot, const CudaEvent& step_start) const {
+  constexpr double kSecondsPerMillisecond = 1e-3;  // cudaEventElapsedTime reports milliseconds
+  const size_t element_bytes = bf16_ ? sizeof(__nv_bfloat16) : sizeof(float);
+  std::vector<BucketSpan> spans(buckets_.size());
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    BucketSpan& span = spans[b];
+    span.ready_s = CudaEvent::elapsed_ms(step_start, ready_times_[slot][b]) * kSecondsPerMillisecond;
+    span.end_s = exchanges() ? CudaEvent::elapsed_ms(step_start, done_times_[slot][b]) * kSecondsPerMillisecond : span.ready_s;
+    span.bytes = exchanges() ? (buckets_[b].end - buckets_[b].begin) * static_cast<int64_t>(element_bytes) : 0;
+  }
+  set_bucket_starts(spans);
+  return spans;
 }
 
 }  // namespace sb::cuda

@@ -4,17 +4,24 @@
 // backward reports that every gradient from some offset on is final, each bucket lying wholly past it is
 // all-reduced on a high-priority communication stream, ordered after the compute stream by an event (no
 // host synchronisation). finish() makes the compute stream wait for them all.
+//
+// For the step's timeline each bucket records one timing event on each stream: when it is ready (compute
+// stream) and when its all-reduce is done (communication stream), per step slot, as event nodes inside a
+// stream capture. StepTimer reads them one step late.
 #pragma once
 #include <cuda_runtime.h>
 
+#include <array>
 #include <memory>
 #include <vector>
 
 #include "comm/cuda/nccl_communicator.h"
+#include "metrics/step_timeline.h"
 #include "nn/cuda/cuda_handles.h"
 #include "nn/cuda/device_buffer.h"
 #include "nn/spec.h"
 #include "train/bucket_plan.h"
+#include "train/cuda/step_inputs.h"
 
 namespace sb::cuda {
 
@@ -27,15 +34,22 @@ class GradientBuckets {
   GradientBuckets(const GradientBuckets&) = delete;
   GradientBuckets& operator=(const GradientBuckets&) = delete;
 
-  // Starts a new step (no bucket launched yet).
-  void begin_step();
+  // Starts a new step (no bucket launched yet) whose timing events go to `slot`; `capturing`: the step is
+  // being captured into a CUDA graph.
+  void begin_step(int slot, bool capturing);
   // Called from backward: gradients [first_final, n) are final. Launches every bucket now complete.
   void gradients_ready_from(int64_t first_final);
   // Launches whatever is left and makes the compute stream wait for every bucket.
   void finish();
 
+  // After the step in `slot` is complete: each bucket's times relative to `step_start` (an event of
+  // that step on the compute stream), in launch order.
+  std::vector<BucketSpan> read_times(int slot, const CudaEvent& step_start) const;
+
  private:
   void launch(size_t b);
+  bool exchanges() const { return nccl_ && nccl_->size() > 1; }
+  void record_timing(const CudaEvent& event, cudaStream_t stream) const;
 
   std::vector<Bucket> buckets_;
   float* grads_;
@@ -48,6 +62,10 @@ class GradientBuckets {
   std::vector<CudaEvent> ready_;
   CudaEvent done_;
   size_t next_ = 0;  // buckets_[0..next_) are launched this step
+  // Timing events by step slot and bucket: ready on the compute stream, done on the communication stream.
+  std::array<std::vector<CudaEvent>, kStepSlots> ready_times_, done_times_;
+  int slot_ = 0;
+  bool capturing_ = false;
 };
 
 }  // namespace sb::cuda

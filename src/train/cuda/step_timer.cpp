@@ -1,26 +1,29 @@
 #include "train/cuda/step_timer.h"
 
+#include <chrono>
+#include <utility>
+
+
 namespace sb::cuda {
 namespace {
 
 constexpr double kSecondsPerMillisecond = 1e-3;  // cudaEventElapsedTime reports milliseconds
 
-struct PhaseSpan {
-  Phase phase;
-  StepEvent begin, end;
-};
-// Exposed communication is the compute stream's wait for the last bucket (backward done to comm done).
-constexpr PhaseSpan kPhaseSpans[] = {{kPhaseData, kStepStart, kDataDone},
-                                     {kPhaseForward, kDataDone, kForwardDone},
-                                     {kPhaseBackward, kForwardDone, kBackwardDone},
-                                     {kPhaseComm, kBackwardDone, kCommDone},
-                                     {kPhaseOptimizer, kCommDone, kOptimizerDone}};
+// The compute stream's boundaries after the step's start event, in step order.
+constexpr std::array<std::pair<StepBoundary, StepEvent>, kStepBoundaries> kBoundaryEvents = {
+    {{kDataEnd, kDataDone}, {kForwardEnd, kForwardDone}, {kBackwardEnd, kBackwardDone}, {kCommEnd, kCommDone},
+     {kOptimizerEnd, kOptimizerDone}}};
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 }  // namespace
 
-StepTimer::StepTimer() {
+StepTimer::StepTimer(const GradientBuckets* buckets) : buckets_(buckets) {
   for (auto& slot : events_)
     for (auto& e : slot) e = CudaEvent::create();
+  anchor_ = CudaEvent::create();
 }
 
 void StepTimer::record(int slot, StepEvent event, cudaStream_t stream, bool capturing) const {
@@ -32,13 +35,27 @@ void StepTimer::record(int slot, StepEvent event, cudaStream_t stream, bool capt
   }
 }
 
+void StepTimer::anchor(cudaStream_t stream) {
+  // On an idle stream the event runs as soon as it is queued: between the two clock readings, whose
+  // midpoint stands for it (a few microseconds either way).
+  const double before = steady_seconds();
+  anchor_.record(stream);
+  anchor_.synchronize();
+  anchor_host_s_ = 0.5 * (before + steady_seconds());
+  anchored_ = true;
+}
+
 PhaseTimes StepTimer::read(int slot, const GpuWait& wait) const {
   const auto& ev = events_[static_cast<size_t>(slot)];
-  wait.for_event(ev[kOptimizerDone]);
+  wait.for_event(ev[kOptimizerDone]);  // the compute stream waited for every bucket before it
   PhaseTimes t;
-  for (const PhaseSpan& span : kPhaseSpans) {
-    t.seconds[span.phase] = CudaEvent::elapsed_ms(ev[span.begin], ev[span.end]) * kSecondsPerMillisecond;
-  }
+  StepTimeline& line = t.timeline;
+  for (const auto& [boundary, event] : kBoundaryEvents)
+    line.ends[boundary] = CudaEvent::elapsed_ms(ev[kStepStart], ev[event]) * kSecondsPerMillisecond;
+  if (buckets_) line.buckets = buckets_->read_times(slot, ev[kStepStart]);
+  const std::array<double, kPhaseCount> seconds = phase_seconds(line);
+  for (int p = 0; p < kPhaseCount; ++p) t.seconds[p] = seconds[static_cast<size_t>(p)];
+  if (anchored_) line.start_s = anchor_host_s_ + CudaEvent::elapsed_ms(anchor_, ev[kStepStart]) * kSecondsPerMillisecond;
   return t;
 }
 
