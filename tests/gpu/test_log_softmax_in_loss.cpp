@@ -96,7 +96,13 @@ TEST(LogSoftmaxInLoss, FusedLossMatchesTheCpuNllOfLogSoftmax) {
                   rel_error(layered.grads, cpu.grads()));
       std::fflush(stdout);
       EXPECT_LE(loss_error, tol) << name << ": " << fused.loss << " vs " << want_loss;
-      EXPECT_LE(grad_error, tol) << name;
+      // Against the CPU the whole network's gradients carry every layer's rounding: a ReLU or pool window
+      // near a tie under TF32 or 16 bits moves a whole dy (measured on an H200: 0.8% tf32 NHWC, 8.4% bf16,
+      // the separate LogSoftmax alike), so they get test_layers_small_net's room; the two loss paths must
+      // agree with each other to the tight tolerance.
+      EXPECT_LE(grad_error, p.dtype == DType::F32 && !p.tf32 ? tol : 0.1) << name;
+      const std::vector<double> layered_grads(layered.grads.begin(), layered.grads.end());
+      EXPECT_LE(rel_error(fused.grads, layered_grads), tol) << name << ": the fused loss against the separate LogSoftmax";
       EXPECT_LE(std::fabs(fused.loss - layered.loss) / want_loss, tol) << name;
       // Arg-max is the same on logits and log-probabilities; TF32's and 16-bit rounding may flip near ties.
       const int64_t flips = p.dtype != DType::F32 ? 2 : p.tf32 ? 1 : 0;
