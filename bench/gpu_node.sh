@@ -85,7 +85,7 @@ done
 # Every check before the first measurement.
 [[ -f bench/pytorch_reference.py && -f analysis/report.py ]] || die "run it from the scalebench checkout's root"
 for part in ${parts//,/ }; do
-  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input|fp16|small-batch|predict|dp)$ ]] ||
+  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input|fp16|small-batch|predict|slow-link|dp)$ ]] ||
     die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input, fp16, small-batch, predict, slow-link, dp"
 done
 part() { [[ ",$parts," == *",$1,"* ]]; }
