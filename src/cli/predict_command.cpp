@@ -178,7 +178,10 @@ void print_header(const Inputs& in, const StepModel& model, const std::string& r
   if (!model.buckets_overlap_backward) {
     std::printf("\n# the study ran on the CPU engine, which all-reduces the whole gradient after backward: no overlap, one all-reduce\n");
   } else {
-    std::printf("\n# bucket ready times: %s\n", ready_source == "recorded" ? "recorded in the study" : "from the layers' backward FLOPs (none recorded)");
+    if (ready_source == "recorded")
+      std::printf("\n# bucket ready times: recorded in the study (configuration %s)\n", in.study.bucket_ready_group.c_str());
+    else
+      std::printf("\n# bucket ready times: from the layers' backward FLOPs (none recorded)\n");
   }
   const RingLevel& intra = model.allreduce.intra;
   std::printf("# all-reduce (%s): ring alpha %.2f us, beta %.2f GB/s, fitted to %lld %s sizes on %lld ranks of %s (worst error %.0f%%); the measured times themselves at %lld ranks within its sizes\n",

@@ -60,7 +60,7 @@ MeasuredConfig measure(const ResultsReader& reader, const std::string& group, co
   return m;
 }
 
-// The 1-GPU group's recorded ready times, where the file has them (schema 3 on: results/README.md).
+// A group's recorded ready times, where the file has them (schema 3 on: results/README.md).
 std::optional<std::vector<double>> recorded_ready(const ResultsReader& reader, const std::string& path, const std::string& group) {
   try {
     std::vector<double> seconds = reader.bucket_ready("/configs/" + group);
@@ -119,8 +119,19 @@ StudyInputs read_study(const std::string& path) {
   s.bucket_mib = config.bucket_mib;
   s.allreduce_bf16 = config.allreduce_bf16;
   s.device = config.device;
-  s.bucket_ready_s = recorded_ready(*reader, path, group);
-  s.bucket_ready_backward_s = one_gpu->phases.backward_s;
+  // One rank has no buckets and records no ready times (docs/architecture.md): then the smallest
+  // multi-GPU configuration of the same bucket plan gives them, as fractions of its own backward.
+  std::vector<const MeasuredConfig*> by_gpus;
+  for (const MeasuredConfig& c : s.configs) by_gpus.push_back(&c);
+  std::stable_sort(by_gpus.begin(), by_gpus.end(), [](const MeasuredConfig* a, const MeasuredConfig* b) { return a->gpus < b->gpus; });
+  for (const MeasuredConfig* c : by_gpus) {
+    if (c->batch_size != one_gpu->batch_size) continue;
+    s.bucket_ready_s = recorded_ready(*reader, path, c->group);
+    if (!s.bucket_ready_s) continue;
+    s.bucket_ready_group = c->group;
+    s.bucket_ready_backward_s = c->phases.backward_s;
+    break;
+  }
   return s;
 }
 

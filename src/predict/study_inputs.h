@@ -2,7 +2,9 @@
 // size, the 1-GPU compute of each measured per-GPU batch, the measured step at every configuration (for
 // the leave-one-out check) and, where the file records them, the buckets' ready times.
 //
-// Recorded ready times are read from `/configs/<group>/bucket_ready` of the 1-GPU group: float64, one
+// Recorded ready times are read from `/configs/<group>/bucket_ready` of the configuration with the fewest
+// GPUs that has them at the 1-GPU point's batch (one rank all-reduces nothing and records none, so a
+// CUDA study's come from its 2-GPU point): float64, one
 // value per bucket of that configuration's plan (train/bucket_plan.h, its `bucket_mib`) in launch order,
 // the seconds from the start of backward until the bucket's gradients are final (median over the
 // run's steady steps, max over ranks), `units` = "s" (ResultsReader::bucket_ready). Without it the ready times come from the model's FLOPs.
@@ -39,7 +41,8 @@ struct StudyInputs {
   Device device = Device::Cuda;  // the engine the study ran on
   int64_t run_batch_size = 0;  // the study's --batch-size
   std::vector<MeasuredConfig> configs;  // the DDP configurations of the study's precision
-  std::optional<std::vector<double>> bucket_ready_s;  // recorded, of the 1-GPU group at bucket_mib
+  std::optional<std::vector<double>> bucket_ready_s;  // recorded, of bucket_ready_group at bucket_mib
+  std::string bucket_ready_group;                     // the group they come from
   double bucket_ready_backward_s = 0;                 // that group's backward per step
 };
 

@@ -71,8 +71,9 @@ TEST_F(ResultsSchemaV3, BucketReadyIsReplacedEachTimeAndReadBack) {
   EXPECT_EQ(reader.string_attribute("units", "/bucket_ready"), "s");
 }
 
-TEST_F(ResultsSchemaV3, PredictionReadsTheOneGpuGroupsBucketReady) {
-  const std::string study = path("study.h5");
+// A study whose groups record ready times (`record_one_gpu`: the 1-GPU group too, as the CPU engine's do;
+// the CUDA engine's one-rank group has no buckets and records none).
+void write_study(const std::string& study, bool record_one_gpu) {
   {
     RunMetadata m = one_rank();
     m.world_size = 2;
@@ -93,18 +94,38 @@ TEST_F(ResultsSchemaV3, PredictionReadsTheOneGpuGroupsBucketReady) {
       row.optimizer_s = 0.1;
       row.exposed_comm_s = 0.0;
       run.append_epoch(row, std::vector<double>(static_cast<size_t>(gpus), 1.0));
-      run.write_bucket_ready(std::vector<double>{0.01 * static_cast<double>(gpus), 0.02 * static_cast<double>(gpus)});
+      if (gpus > 1 || record_one_gpu)
+        run.write_bucket_ready(std::vector<double>{0.01 * static_cast<double>(gpus), 0.02 * static_cast<double>(gpus)});
     }
     file.close();
   }
+}
+
+TEST_F(ResultsSchemaV3, PredictionReadsTheOneGpuGroupsBucketReady) {
+  const std::string study = path("study.h5");
+  write_study(study, true);
   const predict::StudyInputs in = predict::read_study(study);
   ASSERT_TRUE(in.bucket_ready_s.has_value());
   EXPECT_EQ(*in.bucket_ready_s, (std::vector<double>{0.01, 0.02}));
+  EXPECT_EQ(in.bucket_ready_group, "gpus_1");
+  EXPECT_NEAR(in.bucket_ready_backward_s, 0.025, 1e-12);
   ASSERT_EQ(in.configs.size(), 2u);
   for (const predict::MeasuredConfig& c : in.configs) {
     // 10 steps per epoch; backward compute includes its overlapped part.
     EXPECT_NEAR(c.phases.backward_s, c.gpus == 1 ? 0.025 : 0.075, 1e-12) << c.group;
   }
+}
+
+// Without the 1-GPU group's, the 2-GPU group's ready times serve, with that group's backward (its
+// overlapped part included) as the whole they are fractions of.
+TEST_F(ResultsSchemaV3, PredictionTakesBucketReadyFromTheSmallestCountThatHasThem) {
+  const std::string study = path("study.h5");
+  write_study(study, false);
+  const predict::StudyInputs in = predict::read_study(study);
+  ASSERT_TRUE(in.bucket_ready_s.has_value());
+  EXPECT_EQ(*in.bucket_ready_s, (std::vector<double>{0.02, 0.04}));
+  EXPECT_EQ(in.bucket_ready_group, "gpus_2");
+  EXPECT_NEAR(in.bucket_ready_backward_s, 0.075, 1e-12);
 }
 
 TEST(ResultsSchemaOlder, VersionOneReadsTheNewPhaseAsNotMeasured) {
