@@ -110,9 +110,12 @@ void check_results_continuation(const std::string& out, const Checkpoint& c, con
   }
   const ResultsReader file(out);
   const std::string where = "the results file " + out;
-  if (!file.has_attribute("schema_version") || file.int_attribute("schema_version") != kResultsSchemaVersion)
-    throw UserError(where + " is not a scalebench results file of schema version " + std::to_string(kResultsSchemaVersion) +
-                    "; pass the --out of the run that wrote " + ckpt);
+  if (!file.has_attribute("schema_version"))
+    throw UserError(where + " is not a scalebench results file; pass the --out of the run that wrote " + ckpt);
+  if (const int64_t version = file.int_attribute("schema_version"); version != kResultsSchemaVersion)
+    throw UserError(where + " has results schema version " + std::to_string(version) + ", and this scalebench writes version " +
+                    std::to_string(kResultsSchemaVersion) + " (results/README.md), so it can't append to it; the file stays as it is: "
+                    "finish the run with the scalebench that started it, or start it again with another --out");
   if (!file.has("/epochs") || file.has("/study") || file.has("/configs") || file.has("/comm"))
     throw UserError(where + " is not the file of a `scalebench train` run; pass the --out of the run that wrote " + ckpt);
   const std::vector<std::string> columns = file.epoch_column_names();

@@ -32,6 +32,11 @@ def read(path):
         return dict(f.attrs), epochs, numbers, steps
 
 
+def read_version(path):
+    with h5py.File(path, "r") as f:
+        return int(f.attrs["schema_version"])
+
+
 def contents(folder):
     """Every file of a folder, by name, with its bytes."""
     files = {}
@@ -158,6 +163,14 @@ class Resume(unittest.TestCase):
         self.assert_refused_and_untouched(out, resume + ["--trace", os.path.join(out, "no", "such", "dir")], "--trace")
         fewer = [a if a != "3" else "2" for a in resume]
         self.assert_refused_and_untouched(out, fewer, "--epochs 2", "3 epochs")
+
+    def test_results_file_of_another_schema_version_is_refused(self):
+        out = self.killed_copy("older")
+        with h5py.File(out, "r+") as f:  # as an older scalebench would have written it
+            f.attrs["schema_version"] = f.attrs["schema_version"] - 1
+        version = read_version(out)
+        self.assert_refused_and_untouched(out, BASE + ["--out", out, "--resume", out + ".ckpt.h5"],
+                                          f"schema version {version}", "can't append", "another --out")
 
     def test_options_that_shape_the_run_must_match(self):
         out = self.killed_copy("mismatch")
