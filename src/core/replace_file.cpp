@@ -7,10 +7,17 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 namespace sb {
 
 std::string replace_file(const std::string& path, const std::vector<uint8_t>& bytes, Flush flush) {
+  if (const std::filesystem::path folder = std::filesystem::path(path).parent_path(); !folder.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(folder, ec);
+    if (ec) return "cannot create the folder: " + ec.message();
+  }
   std::string temporary = path + ".XXXXXX";
   const int fd = ::mkstemp(temporary.data());
   if (fd < 0) return "cannot create a temporary next to it: " + std::string(std::strerror(errno));

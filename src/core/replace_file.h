@@ -11,8 +11,9 @@ namespace sb {
 // reveal is flushed; one whose damage the reader detects by its checksum (and then rebuilds) need not be.
 enum class Flush { ToDisk, NotNeeded };
 
-// Writes bytes to a unique temporary next to `path`, flushes them to disk (Flush::ToDisk) and renames it
-// over `path`. Returns an empty string on success, else what failed and why (the temporary is removed then).
+// Creates the folder of `path` where it is missing, writes bytes to a unique temporary next to `path`,
+// flushes them to disk (Flush::ToDisk) and renames it over `path`. Returns an empty string on success,
+// else what failed and why (the temporary is removed then).
 std::string replace_file(const std::string& path, const std::vector<uint8_t>& bytes, Flush flush = Flush::ToDisk);
 
 }  // namespace sb

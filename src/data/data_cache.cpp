@@ -321,9 +321,7 @@ std::optional<TrainTest> DataCache::read() const {
 }
 
 void DataCache::write(const TrainTest& data) const {
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
-  const std::string error = ec ? "cannot create the folder: " + ec.message() : replace_file(path_, encode_data_cache(key_, data), Flush::NotNeeded);
+  const std::string error = replace_file(path_, encode_data_cache(key_, data), Flush::NotNeeded);
   if (!error.empty())
     log_all("warning: data cache cannot save %s: %s (the next run decodes the files again)\n", path_.c_str(), error.c_str());
 }

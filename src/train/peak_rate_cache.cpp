@@ -96,9 +96,7 @@ std::optional<double> PeakRateCache::read() const {
 }
 
 void PeakRateCache::write(double tflops) const {
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
-  const std::string error = ec ? "cannot create the folder: " + ec.message() : replace_file(path_, encode_peak_rate(key_, tflops), Flush::NotNeeded);
+  const std::string error = replace_file(path_, encode_peak_rate(key_, tflops), Flush::NotNeeded);
   if (!error.empty())
     log_all("warning: peak-rate cache cannot save %s: %s (the next run measures again)\n", path_.c_str(), error.c_str());
 }
