@@ -65,6 +65,14 @@ void CudaEvent::record_external(cudaStream_t stream) const {
   CHECK_CUDA(cudaEventRecordWithFlags(event_.get(), stream, cudaEventRecordExternal));
 }
 
+void CudaEvent::record_maybe_captured(cudaStream_t stream, bool capturing) const {
+  if (capturing) {
+    record_external(stream);
+  } else {
+    record(stream);
+  }
+}
+
 void CudaEvent::synchronize() const { CHECK_CUDA(cudaEventSynchronize(event_.get())); }
 
 float CudaEvent::elapsed_ms(const CudaEvent& start, const CudaEvent& end) {

@@ -105,6 +105,8 @@ class CudaEvent {
   // Inside a stream capture, records an event node of the graph (each replay records it again); outside
   // one, the same as record().
   void record_external(cudaStream_t stream) const;
+  // A timing event of work that may be captured: record_external() while `capturing`, else record().
+  void record_maybe_captured(cudaStream_t stream, bool capturing) const;
   void synchronize() const;
   // As CudaStream::query, for the work before the last record().
   cudaError_t query() const { return cudaEventQuery(event_.get()); }

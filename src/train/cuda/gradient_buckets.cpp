@@ -33,20 +33,12 @@ void GradientBuckets::begin_step(int slot, bool capturing) {
   capturing_ = capturing;
 }
 
-void GradientBuckets::record_timing(const CudaEvent& event, cudaStream_t stream) const {
-  if (capturing_) {
-    event.record_external(stream);
-  } else {
-    event.record(stream);
-  }
-}
-
 void GradientBuckets::launch(size_t b) {
   const NvtxRange range(nvtx_bucket_name(static_cast<int>(b)));
   const Bucket& bucket = buckets_[b];
   const int64_t count = bucket.end - bucket.begin;
   ready_[b].record(compute_);
-  record_timing(ready_times_[slot_][b], compute_);
+  ready_times_[slot_][b].record_maybe_captured(compute_, capturing_);
   comm_.wait(ready_[b].get());
   if (!exchanges()) return;  // one rank: the gradient is already the average
   float* data = grads_ + bucket.begin;
@@ -58,7 +50,7 @@ void GradientBuckets::launch(size_t b) {
     nccl_->allreduce_avg(std::span<__nv_bfloat16>(half, static_cast<size_t>(count)), comm_.get());
     kernels::cast(half, DType::BF16, data, DType::F32, count, comm_.get());
   }
-  record_timing(done_times_[slot_][b], comm_.get());
+  done_times_[slot_][b].record_maybe_captured(comm_.get(), capturing_);
 }
 
 void GradientBuckets::gradients_ready_from(int64_t first_final) {

@@ -49,7 +49,6 @@ class GradientBuckets {
  private:
   void launch(size_t b);
   bool exchanges() const { return nccl_ && nccl_->size() > 1; }
-  void record_timing(const CudaEvent& event, cudaStream_t stream) const;
 
   std::vector<Bucket> buckets_;
   float* grads_;

@@ -27,12 +27,7 @@ StepTimer::StepTimer(const GradientBuckets* buckets) : buckets_(buckets) {
 }
 
 void StepTimer::record(int slot, StepEvent event, cudaStream_t stream, bool capturing) const {
-  const CudaEvent& e = events_[static_cast<size_t>(slot)][static_cast<size_t>(event)];
-  if (capturing) {
-    e.record_external(stream);
-  } else {
-    e.record(stream);
-  }
+  events_[static_cast<size_t>(slot)][static_cast<size_t>(event)].record_maybe_captured(stream, capturing);
 }
 
 void StepTimer::anchor(cudaStream_t stream) {
