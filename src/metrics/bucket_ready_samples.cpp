@@ -1,8 +1,9 @@
 #include "metrics/bucket_ready_samples.h"
 
-#include <algorithm>
 #include <stdexcept>
 #include <string>
+
+#include "core/median.h"
 
 namespace sb {
 
@@ -18,13 +19,7 @@ void BucketReadySamples::add(std::span<const double> ready_s) {
 std::vector<double> BucketReadySamples::medians() const {
   std::vector<double> out;
   out.reserve(by_bucket_.size());
-  for (std::vector<double> values : by_bucket_) {
-    const size_t mid = values.size() / 2;
-    std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
-    double median = values[mid];
-    if (values.size() % 2 == 0) median = 0.5 * (median + *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid)));
-    out.push_back(median);
-  }
+  for (const std::vector<double>& values : by_bucket_) out.push_back(median_of(values));
   return out;
 }
 

@@ -2,14 +2,11 @@
 
 #include <algorithm>
 
+#include "core/median.h"
+
 namespace sb::predict {
 
-double RepeatedSteps::median() const {
-  std::vector<double> v = step_s;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+double RepeatedSteps::median() const { return median_of(step_s); }
 
 double RepeatedSteps::spread() const {
   const auto [lo, hi] = std::minmax_element(step_s.begin(), step_s.end());
