@@ -94,9 +94,36 @@ __global__ void transpose_kernel(const T* __restrict__ src, T* __restrict__ dst,
   }
 }
 
+// The same for thin matrices (a side shorter than a tile, e.g. a 3x3 filter's 9 taps against its channels):
+// 32x32 tiles would leave most of each block idle, so each thread writes one output element, in order,
+// and reads its input through the cache.
+template <typename T>
+__global__ void transpose_thin_kernel(const T* __restrict__ src, T* __restrict__ dst, int64_t rows, int64_t cols,
+                                      int64_t total) {
+  const int64_t matrix = rows * cols;
+  for (int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; o < total;
+       o += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t image = o / matrix, within = o - image * matrix;
+    const int64_t col = within / rows, row = within - col * rows;
+    dst[o] = src[image * matrix + row * cols + col];
+  }
+}
+
 void launch_transpose(const void* src, void* dst, int64_t batch, int64_t rows, int64_t cols, DType dtype,
                       cudaStream_t stream) {
   if (batch <= 0 || rows <= 0 || cols <= 0) return;
+  if (rows < kTile || cols < kTile) {
+    const int64_t total = batch * rows * cols;
+    const int threads = 256;
+    const auto blocks = static_cast<unsigned>(std::min<int64_t>((total + threads - 1) / threads, 65535 * 8));
+    dispatch_dtype(dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      transpose_thin_kernel<T><<<blocks, threads, 0, stream>>>(static_cast<const T*>(src), static_cast<T*>(dst), rows,
+                                                               cols, total);
+    });
+    CHECK_CUDA_LAUNCH();
+    return;
+  }
   if (batch > 65535) fatal("nchw/nhwc transpose: batch " + std::to_string(batch) + " exceeds 65535");
   const dim3 grid(static_cast<unsigned>((cols + kTile - 1) / kTile), static_cast<unsigned>((rows + kTile - 1) / kTile),
                   static_cast<unsigned>(batch));
