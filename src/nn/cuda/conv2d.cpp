@@ -28,7 +28,7 @@ const DeviceTensor& Conv2d::forward(const DeviceTensor& x, Mode) {
   x_ = x;
   y_ = output_tensor(y_buffer_, out, ctx_);
   w_ = compute_weights();
-  const float* bias = spec_.bias ? views_.params + weight_count() : nullptr;
+  const float* bias = bias_by_consumer_ ? nullptr : this->bias();
   const bool fused = bias && ctx_.options().fuse_conv_bias && conv_forward(ctx_, geometry_, x.data, w_, y_.data, bias);
   if (!fused) {
     conv_forward(ctx_, geometry_, x.data, w_, y_.data, nullptr);

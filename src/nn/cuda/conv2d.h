@@ -23,6 +23,11 @@ class Conv2d final : public Layer {
   const DeviceTensor& backward(const DeviceTensor& dy) override;
   // The layer takes the network's input, whose gradient nobody reads: backward computes no dx (no dgrad).
   void skip_input_gradient() { skip_dx_ = true; }
+  bool has_bias() const { return spec_.bias; }
+  // The consumer of the output adds bias() itself (a Residual's fused pass): forward writes the
+  // convolution alone. Backward still computes the bias gradient.
+  void leave_bias_to_consumer() { bias_by_consumer_ = true; }
+  const float* bias() const { return spec_.bias ? views_.params + weight_count() : nullptr; }
 
  private:
   int64_t weight_count() const { return spec_.out * spec_.in * spec_.kernel * spec_.kernel; }
@@ -35,6 +40,7 @@ class Conv2d final : public Layer {
   DeviceTensor x_, y_, dx_;
   const void* w_ = nullptr;  // the weights the last forward used (valid until the next forward)
   bool skip_dx_ = false;
+  bool bias_by_consumer_ = false;
   DeviceBuffer y_buffer_, dx_buffer_, w_krsc_, dw_buffer_, dw_kcrs_;
 };
 
