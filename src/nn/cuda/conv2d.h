@@ -1,10 +1,11 @@
 // Conv2d through cuDNN's graph API (fprop, dgrad, wgrad), with an optional bias.
 //
-// Weights: the compute-dtype copy of the [K, C, R, S] weights is used as it is under NCHW; under NHWC it is
-// transposed to KRSC in every forward (one pass over the weights; the optimizer changes them each step).
-// Gradients: fp32 compute writes dw straight into the fp32 flat gradient under NCHW; bf16/fp16 compute
-// has cuDNN write dw in the compute dtype (the fast wgrad engines, docs/cudnn.md) and a kernel then widens it
-// into the fp32 gradient, transposing back from KRSC under NHWC. The bias is added by a kernel, or fused
+// Weights: cuDNN takes KCRS filters under NCHW and KRSC under NHWC. A network stores its filters in the
+// order its layout needs (ParamViews::filters_krsc, nn/filter_order.h), so the compute-dtype copy is used as
+// it is; a layer bound to [K, C, R, S] views under NHWC transposes its weights in every forward instead.
+// Gradients: fp32 compute writes dw straight into the fp32 flat gradient where the orders agree; bf16/fp16
+// compute has cuDNN write dw in the compute dtype (the fast wgrad engines, docs/cudnn.md) and a kernel then
+// widens it into the fp32 gradient (transposing it back from KRSC where the gradient is [K, C, R, S]). The bias is added by a kernel, or fused
 // into the fprop graph when the context asks for it and an engine runs that graph.
 #pragma once
 #include "nn/cuda/context.h"
