@@ -17,6 +17,7 @@ struct StepCompute {
   double backward_s = 0;
   double optimizer_s = 0;
   double total() const { return before_backward_s + backward_s + optimizer_s; }
+  StepCompute scaled(double factor) const { return {before_backward_s * factor, backward_s * factor, optimizer_s * factor}; }
 };
 
 struct BucketComm {
