@@ -16,7 +16,7 @@
 
 namespace sb::predict {
 
-// Which of the overlap's two effects a calibration fitted (docs/prediction.md, "The overlap calibration").
+// Which of the overlap's two effects a calibration fitted (docs/prediction.md, "The multi-GPU calibration").
 enum class OverlapParameter : int64_t { None = 0, Contention = 1, CommScale = 2 };
 const std::vector<std::string>& overlap_parameter_names();  // indexed by the code: none, contention, comm_scale
 const char* name_of(OverlapParameter parameter);

@@ -26,7 +26,7 @@ struct BucketComm {
 };
 
 // How an all-reduce and backward interact when they run at the same time (docs/prediction.md, "The
-// overlap calibration"); the defaults are no interaction.
+// multi-GPU calibration"); the defaults are no interaction.
 struct Overlap {
   double contention = 0;  // backward takes (1 + contention) times as long while an all-reduce runs beside it
   double comm_scale = 1;  // the training's all-reduces take this times the sweep's time
