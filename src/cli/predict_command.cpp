@@ -225,8 +225,9 @@ void print_calibration(const StepModel& model) {
   const char* level = model.allreduce.nodes(c.gpus) > 1 ? "that span nodes" : "within one node";
   if (c.compute.measured) {
     std::printf("# compute factor: %s at the measured %lld GPUs (data, forward and optimizer there over the 1-GPU runs'); applied to "
-                "the compute at the multi-GPU counts %s\n",
-                compute_factor_text(c.compute).c_str(), static_cast<long long>(c.gpus), level);
+                "the compute at the multi-GPU counts%s%s\n",
+                compute_factor_text(c.compute).c_str(), static_cast<long long>(c.gpus), model.allreduce.inter ? " " : "",
+                model.allreduce.inter ? level : "");
   } else {
     std::printf("# compute factor: not measured (the study lacks the phase columns or the 1-GPU runs at that per-GPU batch): 1\n");
   }
