@@ -12,14 +12,15 @@
 #include "predict/leave_one_out.h"
 #include "predict/overlap_fit.h"
 #include "predict/scaling_prediction.h"
+#include "predict_synthetic_model.h"
 
 namespace sb::predict {
 namespace {
 
 constexpr int64_t kBatch = 64;
 constexpr double kBucketMib = 0.002;  // 524 fp32 elements: several buckets of the 4000 gradients
-constexpr StepCompute kOneGpu{0.02, 0.05, 0.01};
-constexpr double kOneGpuUnoverlapped = 0.02 + 0.01;  // before backward and the optimizer, as timed
+constexpr StepCompute kOneGpu = testing::kSyntheticCompute;
+constexpr double kOneGpuUnoverlapped = kOneGpu.before_backward_s + kOneGpu.optimizer_s;  // as timed
 
 MeasuredConfig run(int64_t gpus, int64_t batch, double step_s, double unoverlapped_s) {
   MeasuredConfig c;
@@ -85,20 +86,7 @@ TEST(ComputeFactor, StrongScalingComparesTheSamePerGpuBatch) {
   EXPECT_FALSE(measure_compute_factor(study, 3, 64).measured);  // 64 / 3 is no per-GPU batch
 }
 
-// Four tensors of 1000 gradients, final after 20%, 45%, 70% and 100% of backward; a ring slow enough
-// that the all-reduces take a sizeable share of backward (as test_predict_overlap_fit.cpp).
-StepModel overlapping_model() {
-  std::vector<ParamSpec> params(4);
-  for (int i = 0; i < 4; ++i) {
-    params[i].name = std::to_string(i) + ".weight";
-    params[i].shape = Shape{1000};
-    params[i].offset = 1000 * i;
-  }
-  GradientReadyCurve ready({{0, 1.0}, {1000, 0.7}, {2000, 0.45}, {3000, 0.2}}, 4000);
-  AllreduceModel allreduce;
-  allreduce.intra = RingLevel{2e-4, 4e8};
-  return StepModel{ComputeProfile(std::vector<ComputePoint>{{kBatch, kOneGpu}}), params, ready, allreduce, 4.0, true, {}};
-}
+StepModel overlapping_model() { return testing::overlapping_model(kBatch); }
 
 double step_at(const StepModel& model, int64_t gpus) { return predict_point(model, gpus, Scaling::Weak, kBatch, kBucketMib)->step_s; }
 
