@@ -1,9 +1,9 @@
-// The multi-GPU compute factor (docs/prediction.md, "The compute factor"): how much slower each GPU
-// computes when the other GPUs of its node train beside it (a shared power and clock budget, NCCL's
-// kernels' memory traffic), seen in the phases no all-reduce runs beside (data, forward, optimizer). It is
-// the median of those phases over a measured multi-GPU count's repeats, over their median on one GPU at
-// the same per-GPU batch. It is measured, not fitted to the step: the overlap fit then explains only what
-// remains of the step (overlap_fit.h).
+// The multi-GPU compute factor (docs/prediction.md, "The multi-GPU calibration"): how much slower the
+// compute of a data-parallel step is than the 1-GPU compute (the step waits for the slowest GPU, whose
+// phases the study records, and data parallelism costs each GPU some compute of its own), seen in the
+// phases no all-reduce runs beside (data, forward, optimizer). It is the median of those phases over a
+// measured multi-GPU count's repeats, over their median on one GPU at the same per-GPU batch. It is
+// measured, not fitted to the step: the overlap fit then explains only what remains (overlap_fit.h).
 #pragma once
 #include <cstdint>
 
@@ -11,8 +11,8 @@
 
 namespace sb::predict {
 
-// A GPU's clocks under a shared budget fall by at most the boost-to-base ratio of datacenter GPUs (about
-// 1.25); a factor past either bound is no longer a clock or bandwidth share.
+// A GPU a quarter slower or faster than the 1-GPU card is a fault (a throttled card, another job on it),
+// not the spread of one node's cards: the factor is clamped there and flagged.
 constexpr double kMinComputeFactor = 0.8;
 constexpr double kMaxComputeFactor = 1.25;
 
