@@ -24,7 +24,7 @@ double step_at(const StepModel& model, int64_t gpus) {
 }
 
 StepModel with_overlap(StepModel model, int64_t gpus, OverlapParameter parameter, Overlap overlap) {
-  model.calibration = OverlapCalibration{gpus, parameter, overlap, false};
+  model.calibration = OverlapCalibration{gpus, parameter, overlap, false, ComputeFactor{}};
   return model;
 }
 
