@@ -117,6 +117,28 @@ def _calibration(attrs):
     return f"{name} {float(attrs['calibration_value']):.4g}, fitted at the measured {gpus} GPUs{bound}"
 
 
+def _compute_factor(attrs):
+    """The multi-GPU compute factor of the prediction's rows, in words (files before predict_version 3 have none)."""
+    if "compute_factor" not in attrs:
+        return "none recorded (a file written before the compute factor)"
+    value = float(attrs["compute_factor"])
+    if not math.isfinite(value):
+        return "not measured (1)"
+    bound = ", clamped to its bound" if int(attrs.get("compute_factor_at_bound", 0)) else ""
+    return f"{value:.4g}{bound}"
+
+
+def _check_compute_factor(row):
+    if "compute_factor" not in row.dtype.names:
+        return "n/a"
+    value = float(row["compute_factor"])
+    if not math.isfinite(value):
+        return "none"
+    bound = " (bound)" if int(row["compute_factor_at_bound"]) else ""
+    carried = "" if int(row["compute_factor_applied"]) else ", not carried here"
+    return f"{value:.4g}{bound}{carried}"
+
+
 def _check_calibration(row, names):
     if "calibration_gpus" not in row.dtype.names:
         return "n/a"
@@ -141,7 +163,7 @@ def predict_markdown(predictions):
         out.append(f"All-reduce: ring alpha {_fmt(a.get('intra_alpha_s'), 2, 1e6)} us, beta "
                    f"{_fmt(a.get('intra_beta_bytes_per_s'), 2, 1e-9)} GB/s (worst fit error "
                    f"{_fmt(a.get('intra_fit_error'), 0, 100, '%')}); {inter}; bucket ready times from "
-                   f"{a.get('ready_source', '?')}; overlap calibration: {_calibration(a)}.\n")
+                   f"{a.get('ready_source', '?')}; compute factor: {_compute_factor(a)}; overlap calibration: {_calibration(a)}.\n")
         out += ["| scaling | GPUs | nodes | batch/GPU | images/s | efficiency | exposed comm | best bucket (MiB) | images/s there |",
                 "|---|---|---|---|---|---|---|---|---|"]
         for r in p.rows:
@@ -157,14 +179,15 @@ def predict_markdown(predictions):
         if p.note:
             out.append(f"- {p.note}")
         if p.check is not None and len(p.check):
-            out += ["", "Leave-one-out check (each count predicted without its own measurement, the overlap calibrated at "
-                    "the largest measured count below it):\n",
-                    "| GPUs | repeats | measured step (s) | spread | calibration | predicted step (s) | error | naive from | "
-                    "naive error |",
-                    "|---|---|---|---|---|---|---|---|---|"]
+            out += ["", "Leave-one-out check (each count predicted without its own measurement, the compute factor and the "
+                    "overlap calibrated at the largest measured count below it):\n",
+                    "| GPUs | repeats | measured step (s) | spread | compute factor | calibration | predicted step (s) | error | "
+                    "naive from | naive error |",
+                    "|---|---|---|---|---|---|---|---|---|---|"]
             for c in p.check:
                 out.append(f"| {int(c['gpus'])} | {int(c['repeats'])} | {_fmt(c['measured_step_s'], 6)} | "
-                           f"{_fmt(c['repeat_spread'], 1, 100, '%')} | {_check_calibration(c, p.calibration_names)} | "
+                           f"{_fmt(c['repeat_spread'], 1, 100, '%')} | {_check_compute_factor(c)} | "
+                           f"{_check_calibration(c, p.calibration_names)} | "
                            f"{_fmt(c['predicted_step_s'], 6)} | "
                            f"{_fmt(c['predicted_error'], 1, 100, '%')} | {int(c['naive_from_gpus'])} | "
                            f"{_fmt(c['naive_error'], 1, 100, '%')} |")

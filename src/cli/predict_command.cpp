@@ -208,19 +208,32 @@ std::string calibration_text(const OverlapCalibration& c) {
   return text;
 }
 
+std::string compute_factor_text(const ComputeFactor& f) {
+  char text[96];
+  std::snprintf(text, sizeof text, "%.4g%s", f.value, f.at_bound ? " (clamped to its bound)" : "");
+  return text;
+}
+
 void print_calibration(const StepModel& model) {
   const OverlapCalibration& c = model.calibration;
   if (c.gpus == 0) {
-    std::printf("# overlap calibration: none (no count of 2 or more GPUs measured at this batch that the model can lay out and has the "
-                "compute for): backward and the all-reduces do not interact\n");
+    std::printf("# multi-GPU calibration: none possible (no count of 2 or more GPUs measured at this batch that the model can lay out "
+                "and has the compute for): the multi-GPU counts take the 1-GPU compute unchanged, and backward and the all-reduces "
+                "do not interact\n");
     return;
   }
-  std::printf("# overlap calibration: %s%s", calibration_text(c).c_str(),
-              c.at_bound ? "" : ", fitted so that the simulated step there equals its median measured step");
-  if (model.allreduce.inter) {
-    std::printf("; applied only at counts %s, not carried to another interconnect",
-                model.allreduce.nodes(c.gpus) > 1 ? "that span nodes" : "within one node");
+  const char* level = model.allreduce.nodes(c.gpus) > 1 ? "that span nodes" : "within one node";
+  if (c.compute.measured) {
+    std::printf("# compute factor: %s at the measured %lld GPUs (data, forward and optimizer there over the 1-GPU runs'); applied to "
+                "the compute at the multi-GPU counts%s%s\n",
+                compute_factor_text(c.compute).c_str(), static_cast<long long>(c.gpus), model.allreduce.inter ? " " : "",
+                model.allreduce.inter ? level : "");
+  } else {
+    std::printf("# compute factor: not measured (the study lacks the phase columns or the 1-GPU runs at that per-GPU batch): 1\n");
   }
+  std::printf("# overlap calibration: %s%s", calibration_text(c).c_str(),
+              c.at_bound ? "" : ", fitted so that the simulated step there, with the compute factor, equals its median measured step");
+  if (model.allreduce.inter) std::printf("; applied only at counts %s, not carried to another interconnect", level);
   if (c.parameter == OverlapParameter::CommScale) {
     std::printf("; the factor corrects the %s, so it applies only where the model uses those",
                 model.allreduce.uses_measured_curve(c.gpus) ? "sweep's measured times" : "fitted ring's times");
@@ -243,22 +256,34 @@ void print_check(const std::vector<CheckRow>& rows) {
     std::printf("\n# check: the study measured none of the counts of --gpus above 1 at this batch; nothing to compare\n");
     return;
   }
-  std::printf("\n# check: each count N predicted without its own measurement (from the 1-GPU runs, the comm sweep and the overlap "
-              "calibrated at the largest measured count below N, none below 2)\n");
-  std::printf("%6s %7s %12s %8s %9s %11s %12s %8s %11s %12s %8s\n", "gpus", "repeats", "measured s", "spread", "calib at", "calibration",
-              "predicted s", "error", "naive from", "naive s", "error");
+  std::printf("\n# check: each count N predicted without its own measurement (from the 1-GPU runs, the comm sweep, and the compute "
+              "factor and overlap calibrated at the largest measured count below N, none below 2)\n");
+  std::printf("%6s %7s %12s %8s %9s %8s %11s %12s %8s %11s %12s %8s\n", "gpus", "repeats", "measured s", "spread", "calib at", "factor",
+              "overlap", "predicted s", "error", "naive from", "naive s", "error");
+  std::string uncalibrated;
   for (const CheckRow& r : rows) {
     const auto parameter = static_cast<OverlapParameter>(r.calibration_parameter);
-    char calibration[48];
-    std::snprintf(calibration, sizeof calibration, "%s=%.3g%s%s", parameter == OverlapParameter::CommScale ? "k" : "c",
-                  r.calibration_value, r.calibration_at_bound ? "!" : "", r.calibration_applied ? "" : "x");
-    std::printf("%6lld %7lld %12.6f %7.1f%% %9lld %11s %12.6f %+7.1f%% %11lld %12.6f %+7.1f%%\n", static_cast<long long>(r.gpus),
+    char overlap[48], factor[32];
+    std::snprintf(overlap, sizeof overlap, "%s=%.3g%s%s", parameter == OverlapParameter::CommScale ? "k" : "c", r.calibration_value,
+                  r.calibration_at_bound ? "!" : "", r.calibration_applied ? "" : "x");
+    std::snprintf(factor, sizeof factor, "%.4g%s%s", r.compute_factor, r.compute_factor_at_bound ? "!" : "",
+                  r.compute_factor_applied ? "" : "x");
+    const bool calibrated = r.calibration_gpus != 0;
+    if (!calibrated) uncalibrated += (uncalibrated.empty() ? "" : ", ") + std::to_string(r.gpus);
+    std::printf("%6lld %7lld %12.6f %7.1f%% %9lld %8s %11s %12.6f %+7.1f%% %11lld %12.6f %+7.1f%%\n", static_cast<long long>(r.gpus),
                 static_cast<long long>(r.repeats), r.measured_step_s, r.repeat_spread * 100, static_cast<long long>(r.calibration_gpus),
-                r.calibration_gpus ? calibration : "none", r.predicted_step_s, r.predicted_error * 100,
-                static_cast<long long>(r.naive_from_gpus), r.naive_step_s, r.naive_error * 100);
+                calibrated && !std::isnan(r.compute_factor) ? factor : "none", calibrated ? overlap : "none", r.predicted_step_s,
+                r.predicted_error * 100, static_cast<long long>(r.naive_from_gpus), r.naive_step_s, r.naive_error * 100);
   }
-  std::printf("# calibration: c = backward's contention beside an all-reduce, k = the factor on the all-reduce times; ! = the fit hit its "
-              "bound; x = not carried to this count (another level, or all-reduce times of another source)\n");
+  std::printf("# factor = the per-GPU compute at the calibration count over 1 GPU's; overlap: c = backward's contention beside an "
+              "all-reduce, k = the factor on the all-reduce times; ! = at its bound; x = not carried to this count (another level, or "
+              "all-reduce times of another source)\n");
+  if (!uncalibrated.empty()) {
+    std::printf("# no multi-GPU calibration was possible at %s GPUs: no multi-GPU count below was measured, so the prediction is the "
+                "1-GPU compute and the sweep's all-reduces without any measured multi-GPU effect (docs/prediction.md, \"Where it "
+                "fails\")\n",
+                uncalibrated.c_str());
+  }
 }
 
 }  // namespace
@@ -329,6 +354,10 @@ int predict_command(MpiSession& session, const std::vector<std::string>& args, c
   info.calibration_parameter = static_cast<int64_t>(m.calibration.parameter);
   info.calibration_value = m.calibration.value();
   info.calibration_at_bound = m.calibration.at_bound ? 1 : 0;
+  if (m.calibration.compute.measured) {
+    info.compute_factor = m.calibration.compute.value;
+    info.compute_factor_at_bound = m.calibration.compute.at_bound ? 1 : 0;
+  }
   info.exposed_5pct_gpus.assign(info.scaling_names.size(), -1);
   info.exposed_20pct_gpus.assign(info.scaling_names.size(), -1);
   std::printf("\n");

@@ -2,6 +2,7 @@
 
 #include <iterator>
 
+#include "predict/compute_factor.h"
 #include "predict/measured_steps.h"
 #include "predict/overlap_fit.h"
 
@@ -12,7 +13,8 @@ OverlapCalibration calibration_from(const StepModel& model, const StudyInputs& s
                                     const std::map<int64_t, RepeatedSteps>& measured, int64_t below) {
   const std::optional<int64_t> m = largest_multi_gpu_count(measured, below);
   if (!m || !model.allreduce.layout_problem(*m).empty()) return {};
-  return fit_overlap(model, *m, study.mode, batch, study.bucket_mib, measured.at(*m).median()).value_or(OverlapCalibration{});
+  const ComputeFactor compute = measure_compute_factor(study, *m, batch);
+  return fit_overlap(model, *m, study.mode, batch, study.bucket_mib, measured.at(*m).median(), compute).value_or(OverlapCalibration{});
 }
 
 }  // namespace
@@ -41,6 +43,11 @@ std::vector<CheckRow> leave_one_out(const StepModel& model, const StudyInputs& s
     row.calibration_value = calibrated.calibration.value();
     row.calibration_at_bound = calibrated.calibration.at_bound ? 1 : 0;
     row.calibration_applied = calibration_applies(calibrated, n) ? 1 : 0;
+    if (calibrated.calibration.compute.measured) {
+      row.compute_factor = calibrated.calibration.compute.value;
+      row.compute_factor_at_bound = calibrated.calibration.compute.at_bound ? 1 : 0;
+      row.compute_factor_applied = compute_factor_applies(calibrated, n) ? 1 : 0;
+    }
     if (const std::optional<ScalingPoint> p = predict_point(calibrated, n, study.mode, batch, study.bucket_mib)) {
       row.predicted_step_s = p->step_s;
       row.predicted_error = (p->step_s - row.measured_step_s) / row.measured_step_s;

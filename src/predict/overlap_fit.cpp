@@ -5,9 +5,10 @@ namespace {
 
 constexpr int kBisections = 60;  // halves [0, bound] to below 1e-17 of it
 
-OverlapCalibration with_value(int64_t gpus, OverlapParameter parameter, double value) {
+OverlapCalibration with_value(int64_t gpus, const ComputeFactor& compute, OverlapParameter parameter, double value) {
   OverlapCalibration c;
   c.gpus = gpus;
+  c.compute = compute;
   c.parameter = parameter;
   if (parameter == OverlapParameter::Contention) c.overlap.contention = value;
   else c.overlap.comm_scale = value;
@@ -17,12 +18,12 @@ OverlapCalibration with_value(int64_t gpus, OverlapParameter parameter, double v
 }  // namespace
 
 std::optional<OverlapCalibration> fit_overlap(const StepModel& model, int64_t gpus, Scaling scaling, int64_t batch,
-                                              double bucket_mib, double measured_step_s) {
+                                              double bucket_mib, double measured_step_s, const ComputeFactor& compute) {
   StepModel trial = model;
   trial.calibration = {};
   if (!predict_point(trial, gpus, scaling, batch, bucket_mib)) return std::nullopt;
   auto step = [&](OverlapParameter parameter, double value) {
-    trial.calibration = with_value(gpus, parameter, value);
+    trial.calibration = with_value(gpus, compute, parameter, value);
     return predict_point(trial, gpus, scaling, batch, bucket_mib)->step_s;
   };
   const double uncalibrated = step(OverlapParameter::Contention, 0);
@@ -42,7 +43,7 @@ std::optional<OverlapCalibration> fit_overlap(const StepModel& model, int64_t gp
     const double mid = 0.5 * (lo + hi);
     (step(parameter, mid) < measured_step_s ? lo : hi) = mid;
   }
-  OverlapCalibration fitted = with_value(gpus, parameter, 0.5 * (lo + hi));
+  OverlapCalibration fitted = with_value(gpus, compute, parameter, 0.5 * (lo + hi));
   fitted.at_bound = at_bound;
   return fitted;
 }

@@ -15,9 +15,10 @@ constexpr double kMaxContention = 4;  // backward 5 times slower beside an all-r
 constexpr double kMaxCommScale = 10;
 
 // The calibration at `gpus` (a count the model can lay out), starting from `model` without its own
-// calibration; `at_bound` when the bound stops the fit short. nullopt where the model lacks the compute
-// at the count's per-GPU batch.
+// calibration: `compute` (measured there, compute_factor.h) is fixed first, and the overlap explains what
+// remains of the measured step; `at_bound` when the bound stops the fit short. nullopt where the model
+// lacks the compute at the count's per-GPU batch.
 std::optional<OverlapCalibration> fit_overlap(const StepModel& model, int64_t gpus, Scaling scaling, int64_t batch, double bucket_mib,
-                               double measured_step_s);
+                                              double measured_step_s, const ComputeFactor& compute = {});
 
 }  // namespace sb::predict

@@ -30,9 +30,9 @@ namespace sb::predict {
   X(double, best_images_per_s, kNotMeasured, "images/s")     \
   X(double, best_exposed_comm_fraction, kNotMeasured, "1")
 
-// /check: the leave-one-out comparison at each GPU count the study measured, with the overlap
+// /check: the leave-one-out comparison at each GPU count the study measured, with the multi-GPU
 // calibration its prediction used (calibration_gpus 0: none; calibration_parameter a code of the
-// table's `calibration_parameter_names`).
+// table's `calibration_parameter_names`; compute_factor NaN where it was not measured).
 #define SB_PREDICT_CHECK_COLUMNS(X)                   \
   X(int64_t, gpus, 0, "1")                            \
   X(int64_t, scaling, -1, "1")                        \
@@ -45,6 +45,9 @@ namespace sb::predict {
   X(double, calibration_value, kNotMeasured, "1")     \
   X(int64_t, calibration_at_bound, 0, "1")            \
   X(int64_t, calibration_applied, 0, "1")             \
+  X(double, compute_factor, kNotMeasured, "1")        \
+  X(int64_t, compute_factor_at_bound, 0, "1")         \
+  X(int64_t, compute_factor_applied, 0, "1")          \
   X(double, predicted_step_s, kNotMeasured, "s")      \
   X(double, predicted_error, kNotMeasured, "1")       \
   X(int64_t, naive_from_gpus, 0, "1")                 \
@@ -83,6 +86,8 @@ struct PredictInfo {
   int64_t calibration_parameter = 0;
   double calibration_value = kNotMeasured;
   int64_t calibration_at_bound = 0;
+  double compute_factor = kNotMeasured;   // measured at calibration_gpus; NaN: not measured (factor 1)
+  int64_t compute_factor_at_bound = 0;
   // The first GPU count whose exposed communication reaches 5% and 20% of the step, per scaling code;
   // -1 when none up to the largest count predicted.
   std::vector<int64_t> exposed_5pct_gpus;

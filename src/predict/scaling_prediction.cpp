@@ -26,11 +26,17 @@ bool calibration_applies(const StepModel& model, int64_t gpus) {
          model.allreduce.uses_measured_curve(gpus) == model.allreduce.uses_measured_curve(c.gpus);
 }
 
+bool compute_factor_applies(const StepModel& model, int64_t gpus) {
+  const OverlapCalibration& c = model.calibration;
+  return c.gpus != 0 && gpus >= 2 && (model.allreduce.nodes(gpus) > 1) == (model.allreduce.nodes(c.gpus) > 1);
+}
+
 namespace {
 
 std::optional<StepTimeline> step_at(const StepModel& model, int64_t gpus, double local_batch, double bucket_mib, int64_t* buckets_out) {
-  const std::optional<StepCompute> compute = model.compute.at(local_batch);
+  std::optional<StepCompute> compute = model.compute.at(local_batch);
   if (!compute) return std::nullopt;
+  if (compute_factor_applies(model, gpus)) compute = compute->scaled(model.calibration.compute.value);
   const int64_t bucket_elements = bucket_elements_of_mib(bucket_mib);
   const std::vector<Bucket> plan = model.buckets_overlap_backward
                                        ? plan_buckets(model.params, bucket_elements, default_tail_elements(bucket_elements))

@@ -8,6 +8,7 @@
 
 #include "nn/spec.h"
 #include "predict/allreduce_model.h"
+#include "predict/compute_factor.h"
 #include "predict/compute_profile.h"
 #include "predict/gradient_ready.h"
 #include "predict/step_timeline.h"
@@ -15,20 +16,22 @@
 
 namespace sb::predict {
 
-// Which of the overlap's two effects a calibration fitted (docs/prediction.md, "The overlap calibration").
+// Which of the overlap's two effects a calibration fitted (docs/prediction.md, "The multi-GPU calibration").
 enum class OverlapParameter : int64_t { None = 0, Contention = 1, CommScale = 2 };
 const std::vector<std::string>& overlap_parameter_names();  // indexed by the code: none, contention, comm_scale
 const char* name_of(OverlapParameter parameter);
 
-// The overlap fitted at one measured GPU count, applied at the counts whose all-reduce crosses the same
-// levels (all within one node, or across nodes): the contention of another interconnect is not carried.
-// The all-reduce factor corrects the times of one source, and is carried only to counts whose times come
-// from the same one (the sweep's measured curve, or the ring fitted to it).
+// The multi-GPU calibration at one measured GPU count: the compute factor measured there, and the overlap
+// fitted there to what the factor leaves of the measured step. Both apply at the multi-GPU counts whose
+// all-reduce crosses the same levels (all within one node, or across nodes): the contention of another
+// interconnect is not carried. The all-reduce factor corrects the times of one source, and is carried only
+// to counts whose times come from the same one (the sweep's measured curve, or the ring fitted to it).
 struct OverlapCalibration {
   int64_t gpus = 0;  // the count it was fitted at; 0: none
   OverlapParameter parameter = OverlapParameter::None;
   Overlap overlap;
   bool at_bound = false;  // the fit stopped at the parameter's bound: the measured step is out of its reach
+  ComputeFactor compute;  // the per-GPU compute at `gpus` over the 1-GPU compute
   double value() const { return parameter == OverlapParameter::CommScale ? overlap.comm_scale : overlap.contention; }
 };
 
@@ -61,6 +64,10 @@ struct ScalingPoint {
 // calibration count does, and, for the all-reduce factor, the all-reduce times at `gpus` come from the
 // same source as at the calibration count.
 bool calibration_applies(const StepModel& model, int64_t gpus);
+
+// Whether the calibration's compute factor applies at `gpus`: a multi-GPU count (the 1-GPU point is the
+// compute itself) on the calibration count's side of the node boundary.
+bool compute_factor_applies(const StepModel& model, int64_t gpus);
 
 // `batch`: per GPU under weak scaling, global under strong. nullopt when the compute at the per-GPU
 // batch was not measured (ComputeProfile::at). Throws std::invalid_argument for a GPU count the

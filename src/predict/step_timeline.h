@@ -17,6 +17,7 @@ struct StepCompute {
   double backward_s = 0;
   double optimizer_s = 0;
   double total() const { return before_backward_s + backward_s + optimizer_s; }
+  StepCompute scaled(double factor) const { return {before_backward_s * factor, backward_s * factor, optimizer_s * factor}; }
 };
 
 struct BucketComm {
@@ -25,7 +26,7 @@ struct BucketComm {
 };
 
 // How an all-reduce and backward interact when they run at the same time (docs/prediction.md, "The
-// overlap calibration"); the defaults are no interaction.
+// multi-GPU calibration"); the defaults are no interaction.
 struct Overlap {
   double contention = 0;  // backward takes (1 + contention) times as long while an all-reduce runs beside it
   double comm_scale = 1;  // the training's all-reduces take this times the sweep's time

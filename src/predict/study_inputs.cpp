@@ -33,7 +33,7 @@ MeasuredConfig measure(const ResultsReader& reader, const std::string& group, co
   std::vector<EpochRow> epochs = reader.epochs("/configs/" + group);
   if (measured_epochs > 0 && static_cast<size_t>(measured_epochs) < epochs.size())
     epochs.erase(epochs.begin(), epochs.end() - measured_epochs);
-  double wall = 0, images = 0, backward = 0, optimizer = 0, exposed = 0;
+  double wall = 0, images = 0, backward = 0, optimizer = 0, exposed = 0, data_forward = 0;
   for (const EpochRow& e : epochs) {
     if (!(e.wall_time_max_s > 0)) continue;  // an epoch resumed after its last step
     wall += e.wall_time_max_s;
@@ -42,6 +42,7 @@ MeasuredConfig measure(const ResultsReader& reader, const std::string& group, co
     backward += e.backward_s + (std::isnan(e.backward_overlap_s) ? 0.0 : e.backward_overlap_s);
     optimizer += e.optimizer_s;
     exposed += std::isnan(e.exposed_comm_s) ? 0.0 : e.exposed_comm_s;
+    data_forward += e.data_s + e.forward_s;  // NaN stays NaN: no witness
   }
   MeasuredConfig m;
   m.group = group;
@@ -56,6 +57,7 @@ MeasuredConfig measure(const ResultsReader& reader, const std::string& group, co
   m.phases.backward_s = backward / steps;
   m.phases.optimizer_s = optimizer / steps;
   m.exposed_comm_s = exposed / steps;
+  m.unoverlapped_s = (data_forward + optimizer) / steps;
   m.phases.before_backward_s = std::max(0.0, m.step_s - m.phases.backward_s - m.phases.optimizer_s - m.exposed_comm_s);
   return m;
 }

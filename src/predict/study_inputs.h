@@ -10,6 +10,7 @@
 // run's steady steps, max over ranks), `units` = "s" (ResultsReader::bucket_ready). Without it the ready times come from the model's FLOPs.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ struct MeasuredConfig {
   double step_s = 0;       // wall time per optimizer step, over the measured epochs
   StepCompute phases;      // the step's compute phases (per step, max over ranks)
   double exposed_comm_s = 0;  // per step
+  // Data, forward and the optimizer as their phase columns time them, per step: the compute no all-reduce
+  // runs beside, the compute factor's witness (compute_factor.h). NaN where the file lacks a column.
+  double unoverlapped_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct StudyInputs {

@@ -61,9 +61,11 @@ class Predict(unittest.TestCase):
         # Batch 32 over 8 GPUs needs a 1-GPU point at 4 per GPU, below the sweep's 8: named, not guessed.
         self.assertIn("strong scaling at 8 GPUs is left out", result.stdout)
         self.assertIn("--sweep-batch-size 4", result.stdout)
-        check_lines = [line.split() for line in result.stdout.splitlines() if line.strip().startswith("2 ") and len(line.split()) == 11]
+        check_lines = [line.split() for line in result.stdout.splitlines() if line.strip().startswith("2 ") and len(line.split()) == 12]
         self.assertEqual(len(check_lines), 1, result.stdout)
-        self.assertEqual(check_lines[0][4:6], ["0", "none"])  # 2 GPUs: nothing below to calibrate on
+        self.assertEqual(check_lines[0][4:7], ["0", "none", "none"])  # 2 GPUs: nothing below to calibrate on
+        self.assertIn("no multi-GPU calibration was possible at 2 GPUs", result.stdout)
+        self.assertIn("# compute factor: ", result.stdout)
         self.assertIn("# overlap calibration: ", result.stdout)
         self.assertIn("at the measured 2 GPUs", result.stdout)
 
@@ -97,6 +99,9 @@ class Predict(unittest.TestCase):
             self.assertEqual(table.attrs["calibration_gpus"], 2)
             parameters = [str(n, "utf-8") if isinstance(n, bytes) else n for n in table.attrs["calibration_parameter_names"]]
             self.assertEqual(parameters[table.attrs["calibration_parameter"]], "comm_scale")
+            # The compute factor is measured at 2 GPUs from the phases no all-reduce overlaps, within its bounds.
+            self.assertGreaterEqual(table.attrs["compute_factor"], 0.8)
+            self.assertLessEqual(table.attrs["compute_factor"], 1.25)
             two_gpu = [r for r in study["study"][:] if r["gpus"] == 2 and r["batch_size"] == BATCH][0]
             weak_two = rows[(rows["scaling"] == weak) & (rows["gpus"] == 2)][0]
             ratio = weak_two["step_s"] / (BATCH * 2 / two_gpu["images_per_s"])
@@ -119,6 +124,8 @@ class Predict(unittest.TestCase):
             self.assertEqual(check["calibration_gpus"][0], 0)
             self.assertEqual(check["calibration_value"][0], 0.0)
             self.assertEqual(check["calibration_applied"][0], 0)
+            self.assertTrue(math.isnan(check["compute_factor"][0]))  # nothing multi-GPU below 2 measured it
+            self.assertEqual(check["compute_factor_applied"][0], 0)
             self.assertAlmostEqual(check["predicted_error"][0],
                                    (check["predicted_step_s"][0] - check["measured_step_s"][0]) / check["measured_step_s"][0])
             self.assertEqual(check["naive_from_gpus"][0], 1)  # 1 GPU's efficiency (1) carried forward

@@ -9,6 +9,7 @@
 #include "predict/leave_one_out.h"
 #include "predict/overlap_fit.h"
 #include "predict/scaling_prediction.h"
+#include "predict_synthetic_model.h"
 
 namespace sb::predict {
 namespace {
@@ -16,27 +17,14 @@ namespace {
 constexpr int64_t kBatch = 64;
 constexpr double kBucketMib = 0.002;  // 524 fp32 elements: several buckets of the 4000 gradients
 
-// Four tensors of 1000 gradients, final after 20%, 45%, 70% and 100% of backward (the last layer's first);
-// backward 50 ms; a ring slow enough that the all-reduces take a sizeable share of backward.
-StepModel overlapping_model() {
-  std::vector<ParamSpec> params(4);
-  for (int i = 0; i < 4; ++i) {
-    params[i].name = std::to_string(i) + ".weight";
-    params[i].shape = Shape{1000};
-    params[i].offset = 1000 * i;
-  }
-  GradientReadyCurve ready({{0, 1.0}, {1000, 0.7}, {2000, 0.45}, {3000, 0.2}}, 4000);
-  AllreduceModel allreduce;
-  allreduce.intra = RingLevel{2e-4, 4e8};
-  return StepModel{ComputeProfile(std::vector<ComputePoint>{{kBatch, {0.02, 0.05, 0.01}}}), params, ready, allreduce, 4.0, true, {}};
-}
+StepModel overlapping_model() { return testing::overlapping_model(kBatch); }
 
 double step_at(const StepModel& model, int64_t gpus) {
   return predict_point(model, gpus, Scaling::Weak, kBatch, kBucketMib)->step_s;
 }
 
 StepModel with_overlap(StepModel model, int64_t gpus, OverlapParameter parameter, Overlap overlap) {
-  model.calibration = OverlapCalibration{gpus, parameter, overlap, false};
+  model.calibration = OverlapCalibration{gpus, parameter, overlap, false, ComputeFactor{}};
   return model;
 }
 
@@ -135,7 +123,7 @@ StudyInputs study_of(const std::vector<std::pair<int64_t, double>>& steps) {
   s.mode = Scaling::Weak;
   s.bucket_mib = kBucketMib;
   s.run_batch_size = kBatch;
-  s.configs.push_back(MeasuredConfig{"one", 1, 1, kBatch, 0.08, {0.02, 0.05, 0.01}, 0});
+  s.configs.push_back(MeasuredConfig{"one", 1, 1, kBatch, 0.08, testing::kSyntheticCompute, 0});
   for (const auto& [gpus, step] : steps) s.configs.push_back(MeasuredConfig{std::to_string(gpus) + "-gpus", gpus, 1, kBatch, step, {}, 0});
   return s;
 }
