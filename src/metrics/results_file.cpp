@@ -85,7 +85,12 @@ void RunWriter::flush() {
 }
 
 void RunWriter::write_attribute(const char* name, double value) {
-  h5::write_double_attribute(group_, name, value);
+  const NamedValue one{name, value};
+  write_attributes(std::span<const NamedValue>(&one, 1));
+}
+
+void RunWriter::write_attributes(std::span<const NamedValue> values) {
+  for (const NamedValue& v : values) h5::write_double_attribute(group_, v.name.c_str(), v.value);
   flush();
 }
 
@@ -318,14 +323,20 @@ void ResultsFile::append_study_row(const StudyRow& row) {
 }
 
 void ResultsFile::write_root_attribute(const char* name, double value) {
+  const NamedValue one{name, value};
+  write_root_attributes(std::span<const NamedValue>(&one, 1));
+}
+
+void ResultsFile::write_root_attributes(std::span<const NamedValue> values) {
   require_open();
-  h5::write_double_attribute(file_.get(), name, value);
+  for (const NamedValue& v : values) h5::write_double_attribute(file_.get(), v.name.c_str(), v.value);
   flush(file_.get());
   publish();
 }
 
-void ResultsFile::close(bool finished) {
+void ResultsFile::close(bool finished, std::span<const NamedValue> last_attributes) {
   require_open();
+  for (const NamedValue& v : last_attributes) h5::write_double_attribute(file_.get(), v.name.c_str(), v.value);
   h5::write_string_attribute(file_.get(), "end_time", utc_now_iso8601());
   h5::write_int_attribute(file_.get(), "complete", finished ? 1 : 0);
   close_handles();

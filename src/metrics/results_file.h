@@ -24,6 +24,12 @@
 
 namespace sb {
 
+// A numeric attribute by name (the end-of-run figures, the start-up parts).
+struct NamedValue {
+  std::string name;
+  double value = 0;
+};
+
 // What the root attributes record about the job.
 struct RunMetadata {
   std::string tool_version = SCALEBENCH_VERSION;
@@ -88,6 +94,8 @@ class RunWriter {
 
   // A numeric attribute of the run's group (a `scale` configuration's start-up parts), then flushes.
   void write_attribute(const char* name, double value);
+  // Several at once, then one flush.
+  void write_attributes(std::span<const NamedValue> values);
   // Writes (or replaces) `bucket_ready`: seconds from the start of backward until each gradient bucket
   // is ready, in launch order (results/README.md), then flushes. Nothing for an empty list.
   void write_bucket_ready(std::span<const double> seconds);
@@ -143,9 +151,12 @@ class ResultsFile {
 
   // A numeric root attribute outside RunMetadata (e.g. model FLOPs per sample); published at once.
   void write_root_attribute(const char* name, double value);
-  // Records end_time and complete = 1 (0 when the run did not finish, e.g. a stop signal ended it), and
-  // closes the file. Nothing may be written afterwards.
-  void close(bool finished = true);
+  // Several at once: one flush and one publish for all of them.
+  void write_root_attributes(std::span<const NamedValue> values);
+  // Writes `last_attributes` (the run's totals), records end_time and complete = 1 (0 when the run did
+  // not finish, e.g. a stop signal ended it), and closes the file: the working file then replaces the
+  // published one, so these cost no copy of the file. Nothing may be written afterwards.
+  void close(bool finished = true, std::span<const NamedValue> last_attributes = {});
 
  private:
   RunWriter& add_run(hid_t group, int64_t ranks);
