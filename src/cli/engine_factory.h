@@ -1,6 +1,7 @@
 // Chooses the engine for --device: the CPU reference, or the CUDA backend where it is built.
 #pragma once
 #include <memory>
+#include <thread>
 
 #include "comm/communicator.h"
 #include "data/dataset.h"
@@ -13,4 +14,21 @@ std::unique_ptr<Engine> make_engine(const TrainConfig& config, const Dataset& tr
                                     Communicator& comm, int local_rank, int local_size);
 // Checks --device before any data is loaded.
 void check_device_available(const TrainConfig& config, int local_size);
+
+// --device cuda with one GPU per rank (DDP): creates the rank's CUDA context on another thread from
+// construction, so that it overlaps what the command does meanwhile (reading the data); wait() or the
+// destructor joins it. Nothing for other devices or a build without CUDA.
+class CudaContextStart {
+ public:
+  CudaContextStart(const TrainConfig& config, int local_rank);
+  ~CudaContextStart() { wait(); }
+  CudaContextStart(const CudaContextStart&) = delete;
+  CudaContextStart& operator=(const CudaContextStart&) = delete;
+  void wait() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::thread thread_;
+};
 }  // namespace sb

@@ -18,7 +18,7 @@ enum class StartupPartKind { BeforeFirstStep, Remainder, AfterFirstStep };
   X(mpi, BeforeFirstStep, "MPI_Init and the session's node layout")                                                 \
   X(setup, BeforeFirstStep, "the command's options and checks before the data: agreement, output locks, resume checks") \
   X(data, BeforeFirstStep, "reading and decoding the data set files, or reading the decoded-data cache")            \
-  X(cuda_context, BeforeFirstStep, "creating the CUDA context of the rank's GPU (CUDA)")                            \
+  X(cuda_context, BeforeFirstStep, "creating the CUDA context of the rank's GPU (CUDA): `train` starts it beside the reading of the data and counts what is left of it after") \
   X(network, BeforeFirstStep, "building the network: layers, parameters and their initial values")                 \
   X(nccl, BeforeFirstStep, "creating the NCCL communicator (CUDA, more than one rank; one rank has none)")          \
   X(upload, BeforeFirstStep, "copying the data set to the GPU (CUDA, --input device)")                              \
