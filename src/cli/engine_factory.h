@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "comm/communicator.h"
+#include "core/startup_clock.h"
 #include "data/dataset.h"
 #include "train/engine.h"
 #include "train/train_config.h"
@@ -16,8 +17,9 @@ std::unique_ptr<Engine> make_engine(const TrainConfig& config, const Dataset& tr
 void check_device_available(const TrainConfig& config, int local_size);
 
 // --device cuda with one GPU per rank (DDP): creates the rank's CUDA context on another thread from
-// construction, so that it overlaps what the command does meanwhile (reading the data); wait() or the
-// destructor joins it. Nothing for other devices or a build without CUDA.
+// construction, so that it overlaps what the command does meanwhile (reading the data); wait() joins it,
+// timing what is left of it as the start-up part cuda_context, and so does the destructor. Nothing for
+// other devices or a build without CUDA.
 class CudaContextStart {
  public:
   CudaContextStart(const TrainConfig& config, int local_rank);
@@ -25,7 +27,9 @@ class CudaContextStart {
   CudaContextStart(const CudaContextStart&) = delete;
   CudaContextStart& operator=(const CudaContextStart&) = delete;
   void wait() {
-    if (thread_.joinable()) thread_.join();
+    if (!thread_.joinable()) return;
+    const StartupSpan context_startup(StartupPart::cuda_context);
+    thread_.join();
   }
 
  private:

@@ -82,10 +82,7 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   StartupSpan data_startup(StartupPart::data);
   const TrainTest data = load_training_data(world, config, data_spec, world.size());
   data_startup.stop();
-  {
-    const StartupSpan context_startup(StartupPart::cuda_context);  // what the data left of it to wait for
-    context_start.wait();
-  }
+  context_start.wait();
   const DataIdentity identity = data_identity(config.data, data);
   if (resume) run_collectively(world, [&] { check_same_data(resume->data, identity, config.resume); });
 
