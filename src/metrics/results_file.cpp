@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <exception>
 #include <filesystem>
 #include <stdexcept>
 
@@ -230,7 +231,20 @@ void ResultsFile::continue_file(const RunMetadata& metadata) {
 }
 
 void ResultsFile::publish() {
-  if (!held_back_) publish_copy(working_path_, path_);
+  if (held_back_) return;
+  if (publish_holds_ > 0) {
+    publish_pending_ = true;
+    return;
+  }
+  publish_pending_ = false;
+  publish_copy(working_path_, path_);
+}
+
+RunWriter::PublishOnce::PublishOnce(RunWriter& run) : file_(run.owner_) { ++file_->publish_holds_; }
+
+RunWriter::PublishOnce::~PublishOnce() noexcept(false) {
+  // An exception under way leaves the last published copy; the working file keeps every write.
+  if (--file_->publish_holds_ == 0 && file_->publish_pending_ && file_->file_ && std::uncaught_exceptions() == 0) file_->publish();
 }
 
 ResultsFile::~ResultsFile() {

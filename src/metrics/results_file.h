@@ -9,7 +9,8 @@
 // A resumed run continues its file (ResultsOpen::Continue): the rows already there stay, new ones are
 // appended, and `path` is not touched until the first new row, so a resume that fails before it leaves
 // the file byte-identical. Writes go to a working file of this run (unique_working_path), published to
-// `path` after every flush and moved into place when the file is closed or destroyed.
+// `path` after every flush (once for the writes of a RunWriter::PublishOnce scope) and moved into place
+// when the file is closed or destroyed.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -96,6 +97,19 @@ class RunWriter {
   void write_attribute(const char* name, double value);
   // Several at once, then one flush.
   void write_attributes(std::span<const NamedValue> values);
+
+  // While one lives, the writes above flush but publish nothing; its end publishes once what they wrote,
+  // so that an epoch's row, steps and bucket times cost one copy of the file, and appear together.
+  class PublishOnce {
+   public:
+    explicit PublishOnce(RunWriter& run);
+    ~PublishOnce() noexcept(false);  // a failed publish ends the run as any failed write does
+    PublishOnce(const PublishOnce&) = delete;
+    PublishOnce& operator=(const PublishOnce&) = delete;
+
+   private:
+    ResultsFile* file_;
+  };
   // Writes (or replaces) `bucket_ready`: seconds from the start of backward until each gradient bucket
   // is ready, in launch order (results/README.md), then flushes. Nothing for an empty list.
   void write_bucket_ready(std::span<const double> seconds);
@@ -171,6 +185,8 @@ class ResultsFile {
 
   std::string working_path_;
   bool held_back_ = false;  // Continue: `path` keeps its bytes until the first new row
+  int publish_holds_ = 0;         // live RunWriter::PublishOnce scopes
+  bool publish_pending_ = false;  // a publish asked for while held
 
   std::string path_;
   int64_t world_size_;

@@ -178,6 +178,25 @@ TEST_F(ResultsFileTest, RootAttributesAtOnceAndAtClose) {
   EXPECT_EQ(closed.int_attribute("complete"), 0);
 }
 
+// An epoch's writes under one PublishOnce reach the published file together, when it ends.
+TEST_F(ResultsFileTest, APublishOnceScopePublishesItsWritesTogetherAtItsEnd) {
+  ResultsFile file(path("run.h5"), three_rank_metadata());
+  RunWriter& run = file.main_run();
+  run.append_epoch(row_for(1), std::vector<double>{1, 2, 3});
+  {
+    const RunWriter::PublishOnce once(run);
+    run.append_epoch(row_for(2), std::vector<double>{1, 2, 3});
+    run.write_attribute("startup_warm_up_s", 0.5);
+    const ResultsReader published(path("run.h5"));
+    EXPECT_EQ(published.epochs().size(), 1u);
+    EXPECT_FALSE(published.has_attribute("startup_warm_up_s"));
+  }
+  const ResultsReader published(path("run.h5"));
+  EXPECT_EQ(published.epochs().size(), 2u);
+  EXPECT_EQ(published.double_attribute("startup_warm_up_s"), 0.5);
+  file.close();
+}
+
 TEST_F(ResultsFileTest, DefaultsAndAStartTimeOfNow) {
   RunMetadata m;
   m.hosts = {"localhost"};
