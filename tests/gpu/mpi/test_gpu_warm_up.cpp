@@ -11,10 +11,13 @@
 
 #include "comm/mpi_communicator.h"
 #include "core/startup_clock.h"
+#include "data/sampler.h"
 #include "data/synthetic.h"
 #include "train/cuda/cuda_engine.h"
 #include "train/cuda/device_info.h"
+#include "train/micro_batches.h"
 #include "train/trainer.h"
+#include "train/warm_up.h"
 
 namespace sb {
 namespace {
@@ -72,6 +75,36 @@ TEST(GpuWarmUp, TheWarmUpLeavesTheTrainingBitForBitTheSame) {
   }
   EXPECT_EQ(warm.params, cold.params);
   EXPECT_EQ(warm.buffers, cold.buffers);
+}
+
+// After the warm-up the training captures no graph: the first epoch replays the graph the warm-up
+// captured, and the evaluations (whose batch is larger than the training batch) move no buffer it holds.
+TEST(GpuWarmUp, AfterTheWarmUpTheTrainingCapturesNoGraph) {
+  auto world = MpiCommunicator::world();
+  if (world->allreduce_min(visible_gpu_count()) < world->size()) GTEST_SKIP() << "needs one GPU per rank";
+  const TrainTest data = make_synthetic(SyntheticShape{1, 28, 28, 10}, 100 * world->size(), 96, 5);
+  TrainConfig config;
+  config.model = "mnist-cnn";
+  config.device = Device::Cuda;
+  config.plan_cache = "";
+  config.cuda_graph = true;
+  config.epochs = 2;
+  config.batch_size = 8;
+  config.eval_batch_size = 32;
+  reset_startup_times();
+  auto engine = make_cuda_engine(config, data.train, data.test, *world, world->rank(), world->size());
+  const DistributedSampler sampler(data.train.size(), world->size(), world->rank(), true, config.seed, config.drop_last);
+  const auto steps = step_batches(sampler.indices(0), config.per_rank_batch(world->size()), 1, config.drop_last);
+  std::vector<int64_t> test_shard;  // the trainer's: r, r + W, ...
+  for (int64_t i = world->rank(); i < data.test.size(); i += world->size()) test_shard.push_back(i);
+  warm_up(*engine, steps, StepInfo{0, 0, 0, config.lr}, test_shard, config.eval_batch_size);
+  const double captured = startup_seconds(StartupPart::graph_capture);
+  ASSERT_GT(captured, 0.0) << "the warm-up captured no graph";
+  config.warm_up = false;  // warmed up above
+  const RunSummary run = train(config, *world, *engine);
+  ASSERT_EQ(run.epochs_run, 2);
+  EXPECT_EQ(startup_seconds(StartupPart::graph_capture), captured) << "a capture after the warm-up";
+  reset_startup_times();
 }
 
 }  // namespace
