@@ -5,6 +5,7 @@
 #include "train/dp/cpu_replicas.h"
 #include "train/dp/data_parallel_engine.h"
 #ifdef SCALEBENCH_HAVE_CUDA
+#include "train/cuda/context_start.h"
 #include "train/cuda/cuda_engine.h"
 #include "train/cuda/device_info.h"
 #include "train/dp/cuda/cuda_replicas.h"
@@ -29,6 +30,15 @@ void check_device_available(const TrainConfig& config, int local_size) {
   (void)local_size;
   throw UserError("--device cuda: this scalebench was built without the CUDA backend; rebuild with CUDA, cuDNN "
                   "and NCCL available (cmake -DSCALEBENCH_CUDA=ON), or use --device cpu");
+#endif
+}
+
+CudaContextStart::CudaContextStart(const TrainConfig& config, int local_rank) {
+#ifdef SCALEBENCH_HAVE_CUDA
+  if (config.device == Device::Cuda && config.parallel == Parallel::Ddp) thread_ = std::thread(create_cuda_context, local_rank);
+#else
+  (void)config;
+  (void)local_rank;
 #endif
 }
 

@@ -7,6 +7,8 @@
 #include "comm/mpi_session.h"
 #include "core/error.h"
 #include "core/exit_codes.h"
+#include "core/log.h"
+#include "core/shutdown_clock.h"
 #include "core/shell_quote.h"
 #include "train/stop_signal.h"
 
@@ -23,22 +25,10 @@ const char* kUsage =
     "\n"
     "scalebench COMMAND --help lists the options of a command.\n";
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  // First of all: a stop signal that arrives while MPI starts or data loads is remembered and honoured
-  // at the next check, instead of killing the process without a word.
-  sb::install_stop_handlers();
-  sb::install_terminate_handler();
-  const std::string command_line = sb::shell_command_line(std::vector<std::string>(argv, argv + argc));
-  sb::MpiSession session(argc, argv);
+// Runs the command and turns what reaches the top into the exit code (or aborts the job).
+int run_command(sb::MpiSession& session, const std::string& command, const std::vector<std::string>& args,
+                const std::string& command_line) {
   const bool root = session.rank() == 0;
-  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    if (root) std::fputs(kUsage, argc < 2 ? stderr : stdout);
-    return argc < 2 ? sb::kExitBadInput : 0;
-  }
-  const std::string command = argv[1];
-  const std::vector<std::string> args(argv + 2, argv + argc);
   try {
     if (command == "train") return sb::train_command(session, args, command_line);
     if (command == "scale") return sb::scale_command(session, args, command_line);
@@ -59,4 +49,26 @@ int main(int argc, char** argv) {
   } catch (...) {
     sb::abort_job_after_error(sb::describe_current_exception(), sb::kExitFailure);
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // First of all: a stop signal that arrives while MPI starts or data loads is remembered and honoured
+  // at the next check, instead of killing the process without a word.
+  sb::install_stop_handlers();
+  sb::install_terminate_handler();
+  const std::string command_line = sb::shell_command_line(std::vector<std::string>(argv, argv + argc));
+  sb::MpiSession session(argc, argv);
+  const bool root = session.rank() == 0;
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    if (root) std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? sb::kExitBadInput : 0;
+  }
+  const std::string command = argv[1];
+  const int code = run_command(session, command, std::vector<std::string>(argv + 2, argv + argc), command_line);
+  // After a training run, its last line says what the end cost, MPI_Finalize included.
+  session.finalize();
+  if (root && sb::training_ended()) sb::log0("%s\n", sb::shutdown_line().c_str());
+  return code;
 }

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/exit_codes.h"
 #include "core/log.h"
+#include "core/shutdown_clock.h"
 #include "metrics/flops_rate.h"
 #include "models/registry.h"
 #include "nn/flops.h"
@@ -77,9 +78,11 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   }
 
   setup_startup.stop();
+  CudaContextStart context_start(config, session.local_rank());  // beside the reading of the data
   StartupSpan data_startup(StartupPart::data);
   const TrainTest data = load_training_data(world, config, data_spec, world.size());
   data_startup.stop();
+  context_start.wait();
   const DataIdentity identity = data_identity(config.data, data);
   if (resume) run_collectively(world, [&] { check_same_data(resume->data, identity, config.resume); });
 
@@ -104,36 +107,43 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   const double flops_per_sample = training_flops_per_sample(
       build_model(config.model, ModelInput{data.train.channels, data.train.height, data.train.width, data.train.num_classes}),
       Shape{data.train.channels, data.train.height, data.train.width});
+  const double peak_tflops = engine->peak_tflops();
+  const double slowest_peak_tflops = world.allreduce_min(peak_tflops);  // collective on every rank either way
   if (results) {
-    results->write_root_attribute("training_flops_per_sample", flops_per_sample);
-    results->write_root_attribute("peak_tflops_per_device", world.allreduce_min(engine->peak_tflops()));
-  } else {
-    world.allreduce_min(engine->peak_tflops());  // collective on every rank either way
+    const NamedValue model_figures[] = {{"training_flops_per_sample", flops_per_sample}, {"peak_tflops_per_device", slowest_peak_tflops}};
+    results->write_root_attributes(model_figures);
   }
   ResultsObserver results_observer(writer);
   ExportingObserver observer(results_observer, exported.get());
   const RunSummary run = train(config, world, *engine, &observer, resume.get(), &identity, mllog.get());
+  mark_training_end();
   if (exported) export_run_summary(*exported, run);
   const StartupReport startup = gather_startup(world);
+  {
+    // Before the results file closes, so that the file records what the teardown took.
+    const ShutdownSpan engine_shutdown(ShutdownPart::engine);
+    engine.reset();
+  }
   if (results) {
-    results->write_root_attribute("total_time_s", run.elapsed_seconds());
-    results->write_root_attribute("total_images", run.images());
-    results->write_root_attribute("overall_images_per_s", run.images_per_s());
-    results->write_root_attribute("best_test_accuracy", run.best_accuracy);
-    results->write_root_attribute("time_to_target_s", run.time_to_target);
-    results->write_root_attribute("wall_to_target_s", run.wall_to_target);
-    write_startup_attributes(*results, startup);
+    const ShutdownSpan results_shutdown(ShutdownPart::results);
+    std::vector<NamedValue> totals = {{"total_time_s", run.elapsed_seconds()},
+                                      {"total_images", run.images()},
+                                      {"overall_images_per_s", run.images_per_s()},
+                                      {"best_test_accuracy", run.best_accuracy},
+                                      {"time_to_target_s", run.time_to_target},
+                                      {"wall_to_target_s", run.wall_to_target},
+                                      {shutdown_attribute_name(ShutdownPart::engine), shutdown_seconds(ShutdownPart::engine)}};
+    for (NamedValue& part : startup_attributes(startup)) totals.push_back(std::move(part));
     // complete = 0 when a stop signal or a diverged loss ended the run: its epochs are not all there.
-    results->close(!run.interrupted && !run.diverged);
+    results->close(!run.interrupted && !run.diverged, totals);
   }
   log0("done: %d epoch(s), %s; best test accuracy %.2f%%%s%s\n", run.epochs_run, run.stop_reason.c_str(),
        100.0 * run.best_accuracy, config.out.empty() ? "" : "; results in ", config.out.c_str());
   if (!run.epochs.empty()) {
-    const double peak = engine->peak_tflops();
-    const FlopsRate rate = flops_rate(flops_per_sample, run.epochs.back().images_per_s, peak, world.size());
+    const FlopsRate rate = flops_rate(flops_per_sample, run.epochs.back().images_per_s, peak_tflops, world.size());
     log0("model FLOPs: %.3f GFLOP per training sample (3 x forward); last epoch %.3g TFLOP/s", flops_per_sample / 1e9,
          rate.achieved_tflops);
-    if (std::isfinite(rate.mfu)) log0(", MFU %.1f%% of the measured %.0f TFLOP/s per device", 100.0 * rate.mfu, peak);
+    if (std::isfinite(rate.mfu)) log0(", MFU %.1f%% of the measured %.0f TFLOP/s per device", 100.0 * rate.mfu, peak_tflops);
     log0("\n");
   }
   if (std::isfinite(startup.to_first_step)) log0("%s\n", startup_line(startup).c_str());  // a step ran

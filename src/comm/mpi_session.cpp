@@ -4,6 +4,7 @@
 #include "comm/string_collectives.h"
 #include "core/check.h"
 #include "core/log.h"
+#include "core/shutdown_clock.h"
 #include "core/startup_clock.h"
 
 namespace sb {
@@ -36,12 +37,15 @@ MpiSession::MpiSession(int& argc, char**& argv) {
   launcher_ = detect_launcher();
 }
 
-MpiSession::~MpiSession() {
+MpiSession::~MpiSession() { finalize(); }
+
+void MpiSession::finalize() {
   world_.reset();
-  if (finalize_) {
-    finalize_collective_watchdog();
-    CHECK_MPI(MPI_Finalize());
-  }
+  if (!finalize_) return;
+  finalize_ = false;
+  const ShutdownSpan finalize_shutdown(ShutdownPart::mpi_finalize);
+  finalize_collective_watchdog();
+  CHECK_MPI(MPI_Finalize());
 }
 
 std::string mpi_library_version() {

@@ -16,7 +16,10 @@ class MpiSession {
   // learns the node layout. If MPI is already initialised (a test harness), it is adopted and not
   // finalised here.
   MpiSession(int& argc, char**& argv);
-  ~MpiSession();  // MPI_Finalize
+  ~MpiSession();  // finalize()
+  // MPI_Finalize (where this session initialised MPI), timed as the shutdown part mpi_finalize. Only the
+  // destructor may follow; a second call does nothing.
+  void finalize();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
 

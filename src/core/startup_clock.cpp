@@ -3,13 +3,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <array>
 #include <cmath>
 #include <fstream>
 #include <limits>
 #include <mutex>
 #include <sstream>
 #include <string>
+
+#include "core/part_seconds.h"
 
 namespace sb {
 
@@ -64,16 +65,19 @@ ProcessStart find_process_start() {
 
 const ProcessStart kProcessStart = find_process_start();
 
-struct Times {
+PartSeconds<kPartCount>& part_seconds() {
+  static PartSeconds<kPartCount> parts;
+  return parts;
+}
+
+struct FirstStepEnd {
   std::mutex mutex;
-  std::array<double, kPartCount> seconds;
-  double to_first_step = kUnmeasured;
-  Times() { seconds.fill(kUnmeasured); }
+  double seconds = kUnmeasured;  // since process start
 };
 
-Times& times() {
-  static Times t;
-  return t;
+FirstStepEnd& first_step_end() {
+  static FirstStepEnd end;
+  return end;
 }
 
 double seconds_between(StartupClock::time_point a, StartupClock::time_point b) {
@@ -89,37 +93,28 @@ StartupClock::time_point process_start() { return kProcessStart.at; }
 const char* process_start_source() { return kProcessStart.source; }
 double seconds_since_process_start() { return seconds_between(kProcessStart.at, StartupClock::now()); }
 
-void add_startup_seconds(StartupPart part, double seconds) {
-  Times& t = times();
-  const std::lock_guard<std::mutex> lock(t.mutex);
-  double& slot = t.seconds[static_cast<size_t>(part)];
-  slot = std::isnan(slot) ? seconds : slot + seconds;
-}
+void add_startup_seconds(StartupPart part, double seconds) { part_seconds().add(static_cast<size_t>(part), seconds); }
 
-double startup_seconds(StartupPart part) {
-  Times& t = times();
-  const std::lock_guard<std::mutex> lock(t.mutex);
-  return t.seconds[static_cast<size_t>(part)];
-}
+double startup_seconds(StartupPart part) { return part_seconds().get(static_cast<size_t>(part)); }
 
 double seconds_to_first_step() {
-  Times& t = times();
-  const std::lock_guard<std::mutex> lock(t.mutex);
-  return t.to_first_step;
+  FirstStepEnd& end = first_step_end();
+  const std::lock_guard<std::mutex> lock(end.mutex);
+  return end.seconds;
 }
 
 void mark_first_step_end() {
   const double now = seconds_since_process_start();
-  Times& t = times();
-  const std::lock_guard<std::mutex> lock(t.mutex);
-  if (std::isnan(t.to_first_step)) t.to_first_step = now;
+  FirstStepEnd& end = first_step_end();
+  const std::lock_guard<std::mutex> lock(end.mutex);
+  if (std::isnan(end.seconds)) end.seconds = now;
 }
 
 void reset_startup_times() {
-  Times& t = times();
-  const std::lock_guard<std::mutex> lock(t.mutex);
-  t.seconds.fill(kUnmeasured);
-  t.to_first_step = kUnmeasured;
+  part_seconds().reset();
+  FirstStepEnd& end = first_step_end();
+  const std::lock_guard<std::mutex> lock(end.mutex);
+  end.seconds = kUnmeasured;
 }
 
 void StartupSpan::stop() {

@@ -18,15 +18,16 @@ enum class StartupPartKind { BeforeFirstStep, Remainder, AfterFirstStep };
   X(mpi, BeforeFirstStep, "MPI_Init and the session's node layout")                                                 \
   X(setup, BeforeFirstStep, "the command's options and checks before the data: agreement, output locks, resume checks") \
   X(data, BeforeFirstStep, "reading and decoding the data set files, or reading the decoded-data cache")            \
-  X(cuda_context, BeforeFirstStep, "creating the CUDA context of the rank's GPU (CUDA)")                            \
+  X(cuda_context, BeforeFirstStep, "creating the CUDA context of the rank's GPU (CUDA): `train` starts it beside the reading of the data and counts what is left of it after") \
   X(network, BeforeFirstStep, "building the network: layers, parameters and their initial values")                 \
   X(nccl, BeforeFirstStep, "creating the NCCL communicator (CUDA, more than one rank; one rank has none)")          \
   X(upload, BeforeFirstStep, "copying the data set to the GPU (CUDA, --input device)")                              \
   X(peak_gemm, BeforeFirstStep, "measuring the GPU's peak GEMM rate that MFU is relative to, or reading it from the peak-rate cache (CUDA)") \
   X(engine_other, BeforeFirstStep, "the rest of the engine's construction")                                         \
-  X(first_step, BeforeFirstStep, "the first training step; on CUDA it builds the cuDNN plans or reads them from the plan cache") \
+  X(warm_up, BeforeFirstStep, "the warm-up before the training clock (--warm-up): one evaluation batch and the steps that build the plans, grow the buffers and capture the CUDA graphs, then the model restored") \
+  X(first_step, BeforeFirstStep, "the first timed training step; without the warm-up it builds the cuDNN plans (CUDA) or reads them from the plan cache") \
   X(other, Remainder, "the rest of the time to the first step's end: the results file, the trainer's set-up")      \
-  X(graph_capture, AfterFirstStep, "capturing the step's CUDA graphs, every capture of the run; the first comes after the first step (CUDA)")
+  X(graph_capture, AfterFirstStep, "capturing the step's CUDA graphs, every capture of the run; the first lies inside warm_up, or after the first step without it (CUDA)")
 
 #define SB_STARTUP_PART_ENUM(name, kind, what) name,
 enum class StartupPart { SB_STARTUP_PARTS(SB_STARTUP_PART_ENUM) };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <exception>
 #include <filesystem>
 #include <stdexcept>
 
@@ -85,7 +86,12 @@ void RunWriter::flush() {
 }
 
 void RunWriter::write_attribute(const char* name, double value) {
-  h5::write_double_attribute(group_, name, value);
+  const NamedValue one{name, value};
+  write_attributes(std::span<const NamedValue>(&one, 1));
+}
+
+void RunWriter::write_attributes(std::span<const NamedValue> values) {
+  for (const NamedValue& v : values) h5::write_double_attribute(group_, v.name.c_str(), v.value);
   flush();
 }
 
@@ -225,7 +231,20 @@ void ResultsFile::continue_file(const RunMetadata& metadata) {
 }
 
 void ResultsFile::publish() {
-  if (!held_back_) publish_copy(working_path_, path_);
+  if (held_back_) return;
+  if (publish_holds_ > 0) {
+    publish_pending_ = true;
+    return;
+  }
+  publish_pending_ = false;
+  publish_copy(working_path_, path_);
+}
+
+RunWriter::PublishOnce::PublishOnce(RunWriter& run) : file_(run.owner_) { ++file_->publish_holds_; }
+
+RunWriter::PublishOnce::~PublishOnce() noexcept(false) {
+  // An exception under way leaves the last published copy; the working file keeps every write.
+  if (--file_->publish_holds_ == 0 && file_->publish_pending_ && file_->file_ && std::uncaught_exceptions() == 0) file_->publish();
 }
 
 ResultsFile::~ResultsFile() {
@@ -318,14 +337,20 @@ void ResultsFile::append_study_row(const StudyRow& row) {
 }
 
 void ResultsFile::write_root_attribute(const char* name, double value) {
+  const NamedValue one{name, value};
+  write_root_attributes(std::span<const NamedValue>(&one, 1));
+}
+
+void ResultsFile::write_root_attributes(std::span<const NamedValue> values) {
   require_open();
-  h5::write_double_attribute(file_.get(), name, value);
+  for (const NamedValue& v : values) h5::write_double_attribute(file_.get(), v.name.c_str(), v.value);
   flush(file_.get());
   publish();
 }
 
-void ResultsFile::close(bool finished) {
+void ResultsFile::close(bool finished, std::span<const NamedValue> last_attributes) {
   require_open();
+  for (const NamedValue& v : last_attributes) h5::write_double_attribute(file_.get(), v.name.c_str(), v.value);
   h5::write_string_attribute(file_.get(), "end_time", utc_now_iso8601());
   h5::write_int_attribute(file_.get(), "complete", finished ? 1 : 0);
   close_handles();

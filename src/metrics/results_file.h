@@ -9,7 +9,8 @@
 // A resumed run continues its file (ResultsOpen::Continue): the rows already there stay, new ones are
 // appended, and `path` is not touched until the first new row, so a resume that fails before it leaves
 // the file byte-identical. Writes go to a working file of this run (unique_working_path), published to
-// `path` after every flush and moved into place when the file is closed or destroyed.
+// `path` after every flush (once for the writes of a RunWriter::PublishOnce scope) and moved into place
+// when the file is closed or destroyed.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -23,6 +24,12 @@
 #include "metrics/results_schema.h"
 
 namespace sb {
+
+// A numeric attribute by name (the end-of-run figures, the start-up parts).
+struct NamedValue {
+  std::string name;
+  double value = 0;
+};
 
 // What the root attributes record about the job.
 struct RunMetadata {
@@ -88,6 +95,21 @@ class RunWriter {
 
   // A numeric attribute of the run's group (a `scale` configuration's start-up parts), then flushes.
   void write_attribute(const char* name, double value);
+  // Several at once, then one flush.
+  void write_attributes(std::span<const NamedValue> values);
+
+  // While one lives, the writes above flush but publish nothing; its end publishes once what they wrote,
+  // so that an epoch's row, steps and bucket times cost one copy of the file, and appear together.
+  class PublishOnce {
+   public:
+    explicit PublishOnce(RunWriter& run);
+    ~PublishOnce() noexcept(false);  // a failed publish ends the run as any failed write does
+    PublishOnce(const PublishOnce&) = delete;
+    PublishOnce& operator=(const PublishOnce&) = delete;
+
+   private:
+    ResultsFile* file_;
+  };
   // Writes (or replaces) `bucket_ready`: seconds from the start of backward until each gradient bucket
   // is ready, in launch order (results/README.md), then flushes. Nothing for an empty list.
   void write_bucket_ready(std::span<const double> seconds);
@@ -143,9 +165,12 @@ class ResultsFile {
 
   // A numeric root attribute outside RunMetadata (e.g. model FLOPs per sample); published at once.
   void write_root_attribute(const char* name, double value);
-  // Records end_time and complete = 1 (0 when the run did not finish, e.g. a stop signal ended it), and
-  // closes the file. Nothing may be written afterwards.
-  void close(bool finished = true);
+  // Several at once: one flush and one publish for all of them.
+  void write_root_attributes(std::span<const NamedValue> values);
+  // Writes `last_attributes` (the run's totals), records end_time and complete = 1 (0 when the run did
+  // not finish, e.g. a stop signal ended it), and closes the file: the working file then replaces the
+  // published one, so these cost no copy of the file. Nothing may be written afterwards.
+  void close(bool finished = true, std::span<const NamedValue> last_attributes = {});
 
  private:
   RunWriter& add_run(hid_t group, int64_t ranks);
@@ -160,6 +185,8 @@ class ResultsFile {
 
   std::string working_path_;
   bool held_back_ = false;  // Continue: `path` keeps its bytes until the first new row
+  int publish_holds_ = 0;         // live RunWriter::PublishOnce scopes
+  bool publish_pending_ = false;  // a publish asked for while held
 
   std::string path_;
   int64_t world_size_;

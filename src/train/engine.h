@@ -74,6 +74,9 @@ class Engine {
   // see PhaseTimes::valid); exposed communication goes in comm, backward that ran beside an all-reduce
   // in backward_overlap (zero for an engine whose all-reduce blocks after backward).
   virtual PhaseTimes train_step(std::span<const int64_t> indices, const StepInfo& info) = 0;
+  // How many full training steps a warm-up (train/warm_up.h) runs so that the next one is steady: its
+  // plans built, its buffers grown and, where the engine captures its step, the graph captured.
+  virtual int warm_up_steps() const { return 1; }
   // The sum of the per-sample training losses since the last call, and how many samples they cover.
   virtual EvalTotals take_train_totals() = 0;
   // The same totals, left as they are (for progress lines; waits for queued device work). None (count

@@ -30,6 +30,7 @@ EpochRow to_epoch_row(const EpochSummary& s) {
 
 void ResultsObserver::on_epoch(const EpochSummary& s) {
   if (writer_) {
+    const RunWriter::PublishOnce publish_once(*writer_);
     writer_->append_epoch(to_epoch_row(s), s.rank_wall_times);
     if (s.sampled_steps > 0) {
       std::vector<int64_t> numbers(static_cast<size_t>(s.sampled_steps));

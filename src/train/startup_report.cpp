@@ -101,20 +101,13 @@ std::string startup_line(const StartupReport& report) {
 
 std::string startup_attribute_name(size_t part) { return std::string("startup_") + startup_parts()[part].name + "_s"; }
 
-namespace {
-template <typename Write>
-void write_startup(const StartupReport& report, Write&& write) {
-  for (size_t p = 0; p < report.seconds.size(); ++p) write(startup_attribute_name(p).c_str(), report.seconds[p]);
-  write("startup_to_first_step_s", report.to_first_step);
-}
-}  // namespace
-
-void write_startup_attributes(ResultsFile& file, const StartupReport& report) {
-  write_startup(report, [&](const char* name, double value) { file.write_root_attribute(name, value); });
+std::vector<NamedValue> startup_attributes(const StartupReport& report) {
+  std::vector<NamedValue> values;
+  for (size_t p = 0; p < report.seconds.size(); ++p) values.push_back({startup_attribute_name(p), report.seconds[p]});
+  values.push_back({"startup_to_first_step_s", report.to_first_step});
+  return values;
 }
 
-void write_startup_attributes(RunWriter& run, const StartupReport& report) {
-  write_startup(report, [&](const char* name, double value) { run.write_attribute(name, value); });
-}
+void write_startup_attributes(RunWriter& run, const StartupReport& report) { run.write_attributes(startup_attributes(report)); }
 
 }  // namespace sb

@@ -37,8 +37,9 @@ StartupReport gather_startup_since(Communicator& comm, const StartupSnapshot& si
 // ...; after it: graph_capture 0.015 s". Parts no rank timed are left out.
 std::string startup_line(const StartupReport& report);
 
-// The root attribute of each part, `startup_<part>_s`, and `startup_to_first_step_s`.
-void write_startup_attributes(ResultsFile& file, const StartupReport& report);
+// The root attribute of each part, `startup_<part>_s`, and `startup_to_first_step_s`, for
+// ResultsFile::write_root_attributes or close.
+std::vector<NamedValue> startup_attributes(const StartupReport& report);
 // The same attributes on a run's group (a `scale` configuration's /configs group).
 void write_startup_attributes(RunWriter& run, const StartupReport& report);
 

@@ -65,6 +65,7 @@ struct TrainConfig {
   InputSource input = InputSource::Device;  // where the CUDA engine keeps the data and builds batches
   int workers = 0;                          // --input host: batch-building threads (0: the rank's cores)
   bool pin_memory = true;                   // --input host: page-locked batch buffers
+  bool warm_up = true;                      // untimed steps before the clock, the model restored after them
 
   double target_accuracy = 0.0;  // stop once the test accuracy reaches it (0: off); in [0, 1]
   int patience = 0;              // evaluations in a row at or above the target that stop the run (0: 1)

@@ -339,6 +339,10 @@ std::vector<TrainOption> make_rows() {
        whole(&C::workers, within(0, 1024, false, "0 takes the cores the launcher gives each rank"))},
       {"pin-memory", "", "--input host: page-locked batch buffers, for asynchronous uploads", kRun, "pin_memory", free,
        flag(&C::pin_memory)},
+      {"warm-up", "",
+       "before the training clock starts, evaluate one batch and run the steps that build the plans, grow the buffers "
+       "and capture the CUDA graph, then restore the model: the same training, a steady first epoch (docs/benchmarks.md)",
+       kRun, "warm_up", free, flag(&C::warm_up)},
       {"target-accuracy", "X",
        "stop once the test accuracy is at or above X (a fraction, e.g. 0.9; 0: off) for --patience evaluations in a row",
        kRun, "target_accuracy", same, number(&C::target_accuracy, within(0, 1, false, "a fraction, e.g. 0.9 for 90%"))},

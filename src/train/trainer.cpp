@@ -24,6 +24,7 @@
 #include "train/stop_checkpoint.h"
 #include "train/run_setup.h"
 #include "train/stop_signal.h"
+#include "train/warm_up.h"
 
 namespace sb {
 namespace {
@@ -64,8 +65,9 @@ std::string training_line(const TrainConfig& config, int64_t per_rank_batch, int
   return text;
 }
 
-// The first steps of a process are not steady: the eager ones grow the layers' buffers, the third
-// captures the CUDA graphs. Bucket ready times are summarised over the steps after them.
+// Without the warm-up the first steps of a process are not steady: the eager ones grow the layers'
+// buffers, the third captures the CUDA graphs. Bucket ready times are summarised over the steps after
+// them either way (after a warm-up, three steps of hundreds).
 constexpr int64_t kUnsteadySteps = 3;
 
 // Each bucket's ready time, the slowest rank's; empty unless every rank has the same buckets timed.
@@ -169,6 +171,13 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     trace = std::make_unique<ChromeTrace>(trace_path(config.trace, rank), rank);
     name_trace_tracks(*trace);
   });
+  // Before the clock and before the stop checkpointer, which must never see the warm-up's parameters.
+  if (config.warm_up && start.epoch < config.epochs) {
+    const auto first_steps = step_batches(sampler.indices(start.epoch), per_rank_batch, config.accumulate_steps, config.drop_last);
+    const int64_t steps = static_cast<int64_t>(first_steps.size());
+    warm_up(engine, first_steps, StepInfo{start.epoch, step, 0, schedule->lr(start.epoch, 0, steps)}, test_indices,
+            config.eval_batch_size);
+  }
   StopCheckpointer stopper(comm, engine, config_json, identity, checkpoint_path, config.resumable);
   if (mllog) mllog->run_start(config, per_rank_batch * world, engine.train_size(), test_n);
   ProgressSchedule progress(rank == 0 ? config.log_seconds : 0);  // rank 0 prints

@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from e2e_util import run_scalebench, temp_dir  # noqa: E402
 
 # Parts timed on every engine, and those only the CUDA engine has (NaN on --device cpu).
-CPU_PARTS = ["launch", "mpi", "setup", "data", "network", "engine_other", "first_step", "other"]
+CPU_PARTS = ["launch", "mpi", "setup", "data", "network", "engine_other", "warm_up", "first_step", "other"]
 CUDA_PARTS = ["cuda_context", "nccl", "upload", "peak_gemm", "graph_capture"]
 STARTUP = re.compile(r"^startup: (?P<total>[\d.]+) s from process start to the end of the first step "
                      r"\(slowest rank per part\): (?P<parts>.*)$", re.MULTILINE)

@@ -1,5 +1,6 @@
 """The NVTX ranges of a short `scalebench train`, recorded by nvtx_range_recorder (NVTX_INJECTION64_PATH):
-their names and nesting. On the CPU (every build with the nvtx3 headers): "epoch N" around each epoch, a
+their names and nesting. On the CPU (every build with the nvtx3 headers): "warm-up" around the untimed
+evaluation and steps before the first epoch, "epoch N" around each epoch, a
 "step" per training step holding the phases of src/metrics/step_phases.h in order, and "evaluation". With
 NVTX_DEVICE=cuda (the GPU node): the same on the CUDA engine on 2 ranks where 2 GPUs are visible, plus each
 gradient bucket's all-reduce (one rank has nothing to all-reduce: then no bucket ranges at all)."""
@@ -86,8 +87,13 @@ class NvtxRanges(unittest.TestCase):
         trees = read_tree(path)
         # The main thread holds every range; no other thread opens one of ours.
         self.assertEqual(len(trees), 1, f"{path}: ranges on {len(trees)} threads")
-        epochs = next(iter(trees.values()))
-        self.assertEqual([name for name, _ in epochs], [f"epoch {e + 1}" for e in range(EPOCHS)])
+        top = next(iter(trees.values()))
+        self.assertEqual([name for name, _ in top], ["warm-up"] + [f"epoch {e + 1}" for e in range(EPOCHS)])
+        # The warm-up before the training clock: an evaluation batch, then the engine's untimed steps.
+        warm_up = [name for name, _ in top[0][1]]
+        self.assertEqual(warm_up[0], "evaluation", warm_up)
+        self.assertTrue(len(warm_up) > 1 and set(warm_up[1:]) == {"step"}, warm_up)
+        epochs = top[1:]
         # backward_overlap is the part of backward that ran beside an all-reduce: measured from events,
         # it has no range of its own (it lies inside "backward").
         phases = [p for p in step_phases() if p != "backward_overlap"]

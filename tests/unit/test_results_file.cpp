@@ -158,6 +158,45 @@ TEST_F(ResultsFileTest, AttributesAndRowsRoundTrip) {
   EXPECT_FALSE(reader.has("/study"));
 }
 
+// Root attributes written together are published together; those handed to close() arrive with it.
+TEST_F(ResultsFileTest, RootAttributesAtOnceAndAtClose) {
+  ResultsFile file(path("run.h5"), three_rank_metadata());
+  const NamedValue figures[] = {{"training_flops_per_sample", 1.5e6}, {"peak_tflops_per_device", 400.0}};
+  file.write_root_attributes(figures);
+  {
+    const ResultsReader published(path("run.h5"));
+    EXPECT_EQ(published.double_attribute("training_flops_per_sample"), 1.5e6);
+    EXPECT_EQ(published.double_attribute("peak_tflops_per_device"), 400.0);
+    EXPECT_FALSE(published.has_attribute("total_time_s"));
+  }
+  const NamedValue totals[] = {{"total_time_s", 12.25}, {"shutdown_engine_s", 0.125}};
+  file.close(false, totals);
+  const ResultsReader closed(path("run.h5"));
+  EXPECT_EQ(closed.double_attribute("total_time_s"), 12.25);
+  EXPECT_EQ(closed.double_attribute("shutdown_engine_s"), 0.125);
+  EXPECT_EQ(closed.double_attribute("peak_tflops_per_device"), 400.0);
+  EXPECT_EQ(closed.int_attribute("complete"), 0);
+}
+
+// An epoch's writes under one PublishOnce reach the published file together, when it ends.
+TEST_F(ResultsFileTest, APublishOnceScopePublishesItsWritesTogetherAtItsEnd) {
+  ResultsFile file(path("run.h5"), three_rank_metadata());
+  RunWriter& run = file.main_run();
+  run.append_epoch(row_for(1), std::vector<double>{1, 2, 3});
+  {
+    const RunWriter::PublishOnce once(run);
+    run.append_epoch(row_for(2), std::vector<double>{1, 2, 3});
+    run.write_attribute("startup_warm_up_s", 0.5);
+    const ResultsReader published(path("run.h5"));
+    EXPECT_EQ(published.epochs().size(), 1u);
+    EXPECT_FALSE(published.has_attribute("startup_warm_up_s"));
+  }
+  const ResultsReader published(path("run.h5"));
+  EXPECT_EQ(published.epochs().size(), 2u);
+  EXPECT_EQ(published.double_attribute("startup_warm_up_s"), 0.5);
+  file.close();
+}
+
 TEST_F(ResultsFileTest, DefaultsAndAStartTimeOfNow) {
   RunMetadata m;
   m.hosts = {"localhost"};

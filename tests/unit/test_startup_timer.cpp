@@ -168,8 +168,7 @@ TEST_F(Startup, EveryPartIsARootAttributeOfTheResultsFile) {
     one.hosts = {"host"};
     one.gpu_models = {"cpu"};
     ResultsFile file(path, one);
-    write_startup_attributes(file, report);
-    file.close();
+    file.close(true, startup_attributes(report));
   }
   const ResultsReader file(path);
   for (size_t p = 0; p < startup_part_count(); ++p) {

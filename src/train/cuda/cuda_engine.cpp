@@ -62,6 +62,8 @@ class CudaEngine final : public EngineBase {
   std::string device_name() const override { return device_name_; }
   int64_t parameter_count() const override { return net_->param_count(); }
   PhaseTimes train_step(std::span<const int64_t> indices, const StepInfo& info) override;
+  // The eager steps the graph policy waits for, then the step that captures the graphs.
+  int warm_up_steps() const override { return config_.cuda_graph ? cuda::kEagerStepsBeforeCapture + 1 : 1; }
   EvalTotals take_train_totals() override;
   EvalTotals peek_train_totals() override { return train_totals_->read(stream_.get()); }
   EvalTotals evaluate(std::span<const int64_t> indices) override;
