@@ -4,8 +4,10 @@
 // transposed to KRSC in every forward (one pass over the weights; the optimizer changes them each step).
 // Gradients: fp32 compute writes dw straight into the fp32 flat gradient under NCHW; bf16/fp16 compute
 // has cuDNN write dw in the compute dtype (the fast wgrad engines, docs/cudnn.md) and a kernel then widens it
-// into the fp32 gradient, transposing back from KRSC under NHWC. The bias is added by a kernel, or fused
-// into the fprop graph when the context asks for it and an engine runs that graph.
+// into the fp32 gradient, transposing back from KRSC under NHWC in the same pass. The weight and bias
+// gradients run on the context's weight-gradient stream, beside dgrad (Context::begin_weight_gradient).
+// The bias is added by a kernel, or fused into the fprop graph when the context asks for it and an engine
+// runs that graph.
 #pragma once
 #include "nn/cuda/context.h"
 #include "nn/cuda/conv_ops.h"
@@ -35,7 +37,7 @@ class Conv2d final : public Layer {
   DeviceTensor x_, y_, dx_;
   const void* w_ = nullptr;  // the weights the last forward used (valid until the next forward)
   bool skip_dx_ = false;
-  DeviceBuffer y_buffer_, dx_buffer_, w_krsc_, dw_buffer_, dw_kcrs_;
+  DeviceBuffer y_buffer_, dx_buffer_, w_krsc_, dw_buffer_;
 };
 
 }  // namespace sb::cuda
