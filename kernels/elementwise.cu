@@ -5,6 +5,8 @@
 #include "kernels/elementwise.h"
 
 #include <algorithm>
+#include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/device_utils.cuh"
@@ -74,18 +76,25 @@ struct CopyOp {
 constexpr int kTile = 32;
 constexpr int kTileRows = 8;
 
-// src is [batch][rows][cols], dst [batch][cols][rows]. Tiles through shared memory so that both the
-// reads and the writes are coalesced; the +1 column avoids bank conflicts.
-template <typename T>
-__global__ void transpose_kernel(const T* __restrict__ src, T* __restrict__ dst, int64_t rows, int64_t cols) {
-  __shared__ T tile[kTile][kTile + 1];
+// src is [batch][rows][cols] in TIn, dst [batch][cols][rows] in TOut (a widening transpose when they
+// differ). Tiles through shared memory (in TOut) so that both the reads and the writes are coalesced; the
+// +1 column avoids bank conflicts.
+template <typename TIn, typename TOut>
+__global__ void transpose_kernel(const TIn* __restrict__ src, TOut* __restrict__ dst, int64_t rows, int64_t cols) {
+  __shared__ TOut tile[kTile][kTile + 1];
   const int64_t image = blockIdx.z;
   const int64_t row0 = static_cast<int64_t>(blockIdx.y) * kTile, col0 = static_cast<int64_t>(blockIdx.x) * kTile;
-  const T* in = src + image * rows * cols;
-  T* out = dst + image * rows * cols;
+  const TIn* in = src + image * rows * cols;
+  TOut* out = dst + image * rows * cols;
   for (int r = threadIdx.y; r < kTile; r += kTileRows) {
     const int64_t row = row0 + r, col = col0 + threadIdx.x;
-    if (row < rows && col < cols) tile[r][threadIdx.x] = in[row * cols + col];
+    if (row < rows && col < cols) {
+      if constexpr (std::is_same_v<TIn, TOut>) {
+        tile[r][threadIdx.x] = in[row * cols + col];  // a plain copy keeps every bit
+      } else {
+        tile[r][threadIdx.x] = from_float<TOut>(to_float(in[row * cols + col]));
+      }
+    }
   }
   __syncthreads();
   for (int c = threadIdx.y; c < kTile; c += kTileRows) {
@@ -94,16 +103,21 @@ __global__ void transpose_kernel(const T* __restrict__ src, T* __restrict__ dst,
   }
 }
 
+// dst_dtype: the output's element type; `dtype` (the input's) when it is not widened.
 void launch_transpose(const void* src, void* dst, int64_t batch, int64_t rows, int64_t cols, DType dtype,
-                      cudaStream_t stream) {
+                      cudaStream_t stream, std::optional<DType> dst_dtype = std::nullopt) {
   if (batch <= 0 || rows <= 0 || cols <= 0) return;
   if (batch > 65535) fatal("nchw/nhwc transpose: batch " + std::to_string(batch) + " exceeds 65535");
   const dim3 grid(static_cast<unsigned>((cols + kTile - 1) / kTile), static_cast<unsigned>((rows + kTile - 1) / kTile),
                   static_cast<unsigned>(batch));
   const dim3 block(kTile, kTileRows);
-  dispatch_dtype(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    transpose_kernel<T><<<grid, block, 0, stream>>>(static_cast<const T*>(src), static_cast<T*>(dst), rows, cols);
+  dispatch_dtype(dtype, [&](auto in_tag) {
+    using TIn = typename decltype(in_tag)::type;
+    dispatch_dtype(dst_dtype.value_or(dtype), [&](auto out_tag) {
+      using TOut = typename decltype(out_tag)::type;
+      transpose_kernel<TIn, TOut>
+          <<<grid, block, 0, stream>>>(static_cast<const TIn*>(src), static_cast<TOut*>(dst), rows, cols);
+    });
   });
   CHECK_CUDA_LAUNCH();
 }
@@ -301,6 +315,11 @@ void nchw_to_nhwc(const void* src, void* dst, int64_t n, int64_t c, int64_t h, i
 void nhwc_to_nchw(const void* src, void* dst, int64_t n, int64_t c, int64_t h, int64_t w, DType dtype,
                   cudaStream_t stream) {
   launch_transpose(src, dst, n, h * w, c, dtype, stream);  // [hw][c] -> [c][hw]
+}
+
+void krsc_to_kcrs_f32(const void* src, DType src_dtype, float* dst, int64_t k, int64_t c, int64_t r, int64_t s,
+                      cudaStream_t stream) {
+  launch_transpose(src, dst, k, r * s, c, src_dtype, stream, DType::F32);  // per filter [rs][c] -> [c][rs]
 }
 
 void bias_add(void* y, DType y_dtype, const void* bias, DType bias_dtype, int64_t n, int64_t c, int64_t h,

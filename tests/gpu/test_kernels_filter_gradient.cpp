@@ -1,10 +1,10 @@
-// The one-pass KRSC -> KCRS fp32 filter gradient against the two kernels it replaces (transpose, then
-// widen into fp32) and a host transpose, bit for bit: widening is exact, so nothing may differ.
+// The one-pass KRSC -> KCRS fp32 filter gradient (krsc_to_kcrs_f32, kernels/elementwise.h) against the two
+// kernels it replaces (transpose, then widen into fp32) and a host transpose, bit for bit: widening is
+// exact, so nothing may differ.
 #include <gtest/gtest.h>
 
 #include "gpu_test_util.h"
 #include "kernels/elementwise.h"
-#include "kernels/filter_gradient.h"
 
 namespace {
 

@@ -2,7 +2,6 @@
 
 #include "core/error.h"
 #include "kernels/elementwise.h"
-#include "kernels/filter_gradient.h"
 #include "nn/cuda/tensor_util.h"
 
 namespace sb::cuda {
