@@ -135,14 +135,29 @@ nvidia-smi topo -m > "$R/topo.txt" 2>&1
 "$P" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn",
 torch.backends.cudnn.version(), "nccl", torch.cuda.nccl.version())' > "$R/torch.txt" 2>&1
 failed=0
-# run NAME TIMEOUT COMMAND...: the command's output in NAME.log, the command in commands.txt, its status
-# and headline lines in summary.txt.
+# GPU telemetry for the whole invocation (telemetry.csv: unix time, then nvidia-smi's fields per GPU, every
+# 0.25 s), so that a slower multi-GPU step can be told apart from lower clocks or a power cap;
+# bench/telemetry_summary.py sets it beside each run's interval in runs.txt.
+fields=index,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu,clocks_event_reasons.active
+nvidia-smi --query-gpu=$fields --format=csv,noheader,nounits > /dev/null 2>&1 || fields=${fields/clocks_event/clocks_throttle}
+echo "time,$fields" > "$R/telemetry.csv"
+( while :; do
+    t=$(date +%s.%N)
+    nvidia-smi --query-gpu=$fields --format=csv,noheader,nounits 2>/dev/null | sed "s/^/$t, /"
+    sleep 0.25
+  done >> "$R/telemetry.csv" ) &
+telemetry_pid=$!
+trap 'kill $telemetry_pid 2>/dev/null' EXIT
+# run NAME TIMEOUT COMMAND...: the command's output in NAME.log, the command in commands.txt, its interval
+# in runs.txt, its status and headline lines in summary.txt.
 run() {
-  local name=$1 limit=$2 rc
+  local name=$1 limit=$2 rc begin
   shift 2
   echo "$*" >> "$R/commands.txt"
+  begin=$(date +%s.%N)
   timeout "$limit" "$@" > "$R/$name.log" 2>&1
   rc=$?
+  echo "$name $begin $(date +%s.%N)" >> "$R/runs.txt"
   ((rc == 0)) || failed=$((failed + 1))
   say "$name rc=$rc $(grep -E '^epoch|^time to|images/s|img/s|test accuracy' "$R/$name.log" | tail -2 | tr -s ' ' | tr '\n' ' ')"
 }
@@ -424,5 +439,7 @@ else
   say "no report: '$report_python' lacks h5py or matplotlib; on a machine with both, run for each group, e.g."
   say "  (cd $R && python3 $PWD/analysis/report.py wrn-weak.h5 wrn-strong.h5 --reference pt-wrn-weak.json --out report-wrn)"
 fi
+kill $telemetry_pid 2>/dev/null
+"$report_python" bench/telemetry_summary.py "$R" > "$R/telemetry.txt" 2>&1 || say "telemetry_summary.py failed (see $R/telemetry.txt)"
 say "done: $failed command(s) failed; results in $R"
 ((failed == 0))

@@ -6,10 +6,11 @@
 // with the same passes timed as a whole, which shows what the per-layer events cost.
 //
 // --candidates sets how many of cuDNN's engine configurations are built and timed per graph (the
-// training default is 8), to see what a wider search would gain.
+// training default is 8), to see what a wider search would gain; --search-fallback on also times cuDNN's
+// fallback list, as PyTorch's cudnn.benchmark does.
 //
 //   layer_profile [--model wrn] [--batch-size 256] [--precision bf16] [--layout nhwc] [--passes 20]
-//                 [--candidates 8]
+//                 [--candidates 8] [--search-fallback on|off]
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -42,12 +43,13 @@ struct Settings {
   sb::Layout layout = sb::Layout::NHWC;
   int passes = 20;
   int candidates = sb::cuda::ContextOptions{}.autotune_candidates;
+  bool search_fallback = sb::cuda::ContextOptions{}.autotune_fallback;
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
   std::fprintf(stderr,
                "layer_profile: %s\nusage: layer_profile [--model NAME] [--batch-size N] [--precision "
-               "fp32|tf32|fp16|bf16] [--layout nhwc|nchw] [--passes N] [--candidates N]\n",
+               "fp32|tf32|fp16|bf16] [--layout nhwc|nchw] [--passes N] [--candidates N] [--search-fallback on|off]\n",
                what.c_str());
   std::exit(2);
 }
@@ -72,6 +74,7 @@ Settings parse(int argc, char** argv) {
     else if (a == "--layout") s.layout = named<sb::Layout>("--layout", v);
     else if (a == "--passes") s.passes = std::atoi(v.c_str());
     else if (a == "--candidates") s.candidates = std::atoi(v.c_str());
+    else if (a == "--search-fallback") s.search_fallback = v == "on";
     else usage_error("unknown option '" + a + "'");
   }
   if (s.batch < 1) usage_error("--batch-size must be at least 1");
@@ -94,6 +97,7 @@ int run(const Settings& s) {
   sb::cuda::ContextOptions o = sb::context_options(run);
   o.plan_cache_dir.clear();
   o.autotune_candidates = s.candidates;
+  o.autotune_fallback = s.search_fallback;
   sb::cuda::Context ctx(o);
   const sb::ModelInput in = s.model == "mnist-cnn" || s.model == "mlp" ? sb::ModelInput{1, 28, 28, 10}
                                                                          : sb::ModelInput{3, 32, 32, 100};
@@ -149,6 +153,11 @@ int run(const Settings& s) {
   }
   std::printf("%-44s %10.3f %10.3f %10.3f\n", "sum of layers", fwd * per, bwd * per, (fwd + bwd) * per);
   std::printf("%-44s %32.3f\n", "whole pass, no per-layer events", whole_ms / s.passes);
+  // Each graph's chosen engine and its autotuned time: a layer slower than its graph is paying for the
+  // kernels around the graph; a graph slower than another program's kernel, for the engine choice.
+  std::printf("\ncuDNN graphs (autotuned ms of the chosen plan, candidates built of proposed, engine):\n");
+  for (const auto& r : ctx.plans().reports())
+    std::printf("%9.3f ms %3d/%-3d %-28s %s\n", r.ms, r.built, r.heuristics, r.chosen.c_str(), r.key.c_str());
   return 0;
 }
 

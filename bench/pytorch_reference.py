@@ -295,7 +295,7 @@ def profile_kernels(step, batches, steps):
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
     torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
         for i in range(steps):
             step(*batches[i % len(batches)])
         torch.cuda.synchronize()
@@ -323,7 +323,25 @@ def profile_kernels(step, batches, steps):
     print("top host operations (self CPU ms per step, calls per step):")
     for e in sorted(host, key=lambda e: e.self_cpu_time_total, reverse=True)[:15]:
         print(f"  {e.self_cpu_time_total / 1e3 / steps:8.3f} ms {e.count / steps:6.1f}x  {e.key[:100]}")
+    print_convolutions(prof, steps)
     return {kind: t for kind, (t, _) in kinds.items()}
+
+
+def print_convolutions(prof, steps):
+    """GPU time of each convolution call by input shapes: the per-layer figures to set beside
+    bench/layer_profile's (forward = cudnn_convolution, backward = convolution_backward, dgrad and wgrad)."""
+    ops = ("aten::cudnn_convolution", "aten::convolution_backward")
+    rows = [e for e in prof.key_averages(group_by_input_shape=True) if e.key in ops]
+    def ms(e):
+        t = getattr(e, "device_time_total", None)
+        if t is None:
+            t = e.cuda_time_total
+        return t / 1e3 / steps
+    print("convolutions by input shapes (GPU ms per step, calls per step; the first two shapes are input and weight):")
+    for e in sorted(rows, key=lambda e: (e.key, str(e.input_shapes[:2]))):
+        shapes = " ".join(str(s) for s in e.input_shapes[:3])
+        print(f"  {ms(e):8.3f} ms {e.count / steps:5.1f}x  {e.key:<28} {shapes}")
+    print(f"  {sum(ms(e) for e in rows):8.3f} ms in all")
 
 
 def default_label(args):

@@ -231,9 +231,10 @@ __global__ void apply_nhwc_kernel(I n, I c, I h, I w, BnApply a, DropoutMask d) 
   const T* x = static_cast<const T*>(a.x);
   const T* res = static_cast<const T*>(a.residual);
   T* y = static_cast<T*>(a.y);
-  Group ca, cb;
+  Group ca, cb, cr{};
   load_channels(a.a, ch0, ca);
   load_channels(a.b, ch0, cb);
+  if (a.residual_bias) load_channels(a.residual_bias, ch0, cr);
   for_each_nhwc_pixel<Drop>(ch0, n, c, h, w, d, [&](I at, uint32_t keep) {
     const Pack<T, kGroup> v = load_group(x, at);
     Pack<T, kGroup> r;
@@ -242,7 +243,7 @@ __global__ void apply_nhwc_kernel(I n, I c, I h, I w, BnApply a, DropoutMask d) 
 #pragma unroll
     for (int j = 0; j < kGroup; ++j) {
       float o = apply_value<Drop>(to_float(v.v[j]), ca[j], cb[j], a.relu, (keep >> j) & 1u, d.scale);
-      if (res) o += to_float(r.v[j]);
+      if (res) o += to_float(r.v[j]) + cr[j];
       out.v[j] = from_float<T>(o);
     }
     *reinterpret_cast<Pack<T, kGroup>*>(y + at) = out;
@@ -347,7 +348,7 @@ __global__ void apply_nchw_kernel(I n, I c, I plane, BnApply a, DropoutMask d) {
   const T* x = static_cast<const T*>(a.x);
   const T* res = static_cast<const T*>(a.residual);
   T* y = static_cast<T*>(a.y);
-  const float ca = a.a[ch], cb = a.b[ch];
+  const float ca = a.a[ch], cb = a.b[ch], cr = a.residual_bias ? a.residual_bias[ch] : 0.0f;
   for_each_nchw_quad<Drop>(ch, n, c, plane, d, [&](I at, const Philox4& words) {
     const Quad<T> v = load_quad(x, at);
     Quad<T> r;
@@ -356,7 +357,7 @@ __global__ void apply_nchw_kernel(I n, I c, I plane, BnApply a, DropoutMask d) {
 #pragma unroll
     for (int k = 0; k < kRun; ++k) {
       float o = apply_value<Drop>(to_float(v.v[k]), ca, cb, a.relu, mask_keeps(words.v[k], d.threshold), d.scale);
-      if (res) o += to_float(r.v[k]);
+      if (res) o += to_float(r.v[k]) + cr;
       out.v[k] = from_float<T>(o);
     }
     *reinterpret_cast<Quad<T>*>(y + at) = out;

@@ -73,7 +73,7 @@ struct BnDropout {
   uint64_t first_element = 0;             // the mask index of element 0 (a multiple of 4; see dropout.h)
 };
 
-// y = [residual +] dropout(relu(x * a + b)), the ReLU optional. y may not alias x.
+// y = [residual [+ residual_bias[c]] +] dropout(relu(x * a + b)), the ReLU optional. y may not alias x.
 struct BnApply {
   const void* x = nullptr;
   const float* a = nullptr;  // [c]
@@ -81,6 +81,8 @@ struct BnApply {
   bool relu = true;
   BnDropout dropout;
   const void* residual = nullptr;  // same shape and layout as y, or nullptr
+  // [c] fp32, added with the residual (a shortcut convolution's bias, which then skips its own pass), or nullptr
+  const float* residual_bias = nullptr;
   void* y = nullptr;
 };
 void bn_apply_forward(const BnFusedShape& s, const BnApply& a, cudaStream_t stream);

@@ -76,6 +76,16 @@ struct CopyOp {
 constexpr int kTile = 32;
 constexpr int kTileRows = 8;
 
+// One element from TIn to TOut: a plain copy when they match (every bit kept), else through fp32.
+template <typename TIn, typename TOut>
+__device__ __forceinline__ TOut convert_element(TIn v) {
+  if constexpr (std::is_same_v<TIn, TOut>) {
+    return v;
+  } else {
+    return from_float<TOut>(to_float(v));
+  }
+}
+
 // src is [batch][rows][cols] in TIn, dst [batch][cols][rows] in TOut (a widening transpose when they
 // differ). Tiles through shared memory (in TOut) so that both the reads and the writes are coalesced; the
 // +1 column avoids bank conflicts.
@@ -88,13 +98,7 @@ __global__ void transpose_kernel(const TIn* __restrict__ src, TOut* __restrict__
   TOut* out = dst + image * rows * cols;
   for (int r = threadIdx.y; r < kTile; r += kTileRows) {
     const int64_t row = row0 + r, col = col0 + threadIdx.x;
-    if (row < rows && col < cols) {
-      if constexpr (std::is_same_v<TIn, TOut>) {
-        tile[r][threadIdx.x] = in[row * cols + col];  // a plain copy keeps every bit
-      } else {
-        tile[r][threadIdx.x] = from_float<TOut>(to_float(in[row * cols + col]));
-      }
-    }
+    if (row < rows && col < cols) tile[r][threadIdx.x] = convert_element<TIn, TOut>(in[row * cols + col]);
   }
   __syncthreads();
   for (int c = threadIdx.y; c < kTile; c += kTileRows) {
@@ -103,20 +107,44 @@ __global__ void transpose_kernel(const TIn* __restrict__ src, TOut* __restrict__
   }
 }
 
+// The same for thin matrices (a side shorter than a tile, e.g. a 3x3 filter's 9 taps against its channels):
+// 32x32 tiles would leave most of each block idle, so each thread writes one output element, in order,
+// and reads its input through the cache.
+template <typename TIn, typename TOut>
+__global__ void transpose_thin_kernel(const TIn* __restrict__ src, TOut* __restrict__ dst, int64_t rows, int64_t cols,
+                                      int64_t total) {
+  const int64_t matrix = rows * cols;
+  for (int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; o < total;
+       o += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t image = o / matrix, within = o - image * matrix;
+    const int64_t col = within / rows, row = within - col * rows;
+    dst[o] = convert_element<TIn, TOut>(src[image * matrix + row * cols + col]);
+  }
+}
+
 // dst_dtype: the output's element type; `dtype` (the input's) when it is not widened.
 void launch_transpose(const void* src, void* dst, int64_t batch, int64_t rows, int64_t cols, DType dtype,
                       cudaStream_t stream, std::optional<DType> dst_dtype = std::nullopt) {
   if (batch <= 0 || rows <= 0 || cols <= 0) return;
-  if (batch > 65535) fatal("nchw/nhwc transpose: batch " + std::to_string(batch) + " exceeds 65535");
+  const bool thin = rows < kTile || cols < kTile;
+  if (!thin && batch > 65535) fatal("nchw/nhwc transpose: batch " + std::to_string(batch) + " exceeds 65535");
+  const int64_t total = batch * rows * cols;
+  const int thin_threads = 256;
+  const auto thin_blocks = static_cast<unsigned>(std::min<int64_t>((total + thin_threads - 1) / thin_threads, 65535 * 8));
   const dim3 grid(static_cast<unsigned>((cols + kTile - 1) / kTile), static_cast<unsigned>((rows + kTile - 1) / kTile),
-                  static_cast<unsigned>(batch));
+                  static_cast<unsigned>(thin ? 1 : batch));
   const dim3 block(kTile, kTileRows);
   dispatch_dtype(dtype, [&](auto in_tag) {
     using TIn = typename decltype(in_tag)::type;
     dispatch_dtype(dst_dtype.value_or(dtype), [&](auto out_tag) {
       using TOut = typename decltype(out_tag)::type;
-      transpose_kernel<TIn, TOut>
-          <<<grid, block, 0, stream>>>(static_cast<const TIn*>(src), static_cast<TOut*>(dst), rows, cols);
+      const auto* in = static_cast<const TIn*>(src);
+      auto* out = static_cast<TOut*>(dst);
+      if (thin) {
+        transpose_thin_kernel<TIn, TOut><<<thin_blocks, thin_threads, 0, stream>>>(in, out, rows, cols, total);
+      } else {
+        transpose_kernel<TIn, TOut><<<grid, block, 0, stream>>>(in, out, rows, cols);
+      }
     });
   });
   CHECK_CUDA_LAUNCH();

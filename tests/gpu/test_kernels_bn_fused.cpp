@@ -106,7 +106,7 @@ TEST(KernelsBnFused, StatisticsAndFinalizeMatchDoubleReference) {
 
 // With a = 1, b = 0 and positive x, the apply pass is the dropout alone: its mask and values must be those
 // of kernels::dropout_forward bit for bit, also when the step comes from device memory, and the residual
-// is added on top.
+// (with a per-channel bias, when given) is added on top.
 TEST(KernelsBnFused, ApplyDrawsTheDropoutKernelsMask) {
   SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(42);
@@ -150,6 +150,18 @@ TEST(KernelsBnFused, ApplyDrawsTheDropoutKernelsMask) {
         kept += dropped[i] != 0.0f;
       }
       EXPECT_NEAR(static_cast<double>(kept) / size, 1.0 - p, 0.06);
+      EXPECT_TRUE(all_close(download(got_res.get(), static_cast<size_t>(size), t), with_res,
+                            t == DType::F32 ? 1e-6 : tolerance(t) / 4, max_abs(with_res)));
+      // A shortcut convolution's bias, added with the residual in the same pass.
+      const std::vector<float> bias = random_values(static_cast<size_t>(c), rng);
+      DeviceMem dbias = to_device(bias, DType::F32);
+      a.residual_bias = dbias.as<float>();
+      got_res.poison();
+      kernels::bn_apply_forward(s, a, nullptr);
+      for (size_t i = 0; i < with_res.size(); ++i) {
+        const int64_t at = static_cast<int64_t>(i);
+        with_res[i] += bias[static_cast<size_t>(l == Layout::NHWC ? at % c : at / (h * w) % c)];
+      }
       EXPECT_TRUE(all_close(download(got_res.get(), static_cast<size_t>(size), t), with_res,
                             t == DType::F32 ? 1e-6 : tolerance(t) / 4, max_abs(with_res)));
     }

@@ -130,7 +130,9 @@ TEST(KernelsElementwise, LayoutTransposesMatchHost) {
     int64_t n, c, h, w;
   };
   for (DType t : kDtypes)
-    for (Dims d : {Dims{2, 3, 5, 7}, Dims{4, 64, 8, 8}, Dims{3, 33, 6, 6}, Dims{1, 1, 1, 1}}) {
+    // Thin matrices too (the thread-per-element path): a 3x3 filter bank, a 1x1 one, a 2x1 image.
+    for (Dims d : {Dims{2, 3, 5, 7}, Dims{4, 64, 8, 8}, Dims{3, 33, 6, 6}, Dims{1, 1, 1, 1}, Dims{40, 96, 3, 3},
+                   Dims{7, 40, 1, 1}, Dims{5, 70, 2, 1}}) {
       SCOPED_TRACE(std::string(dtype_name(t)) + " " + std::to_string(d.c) + "x" + std::to_string(d.h));
       const size_t size = static_cast<size_t>(d.n * d.c * d.h * d.w);
       std::vector<float> x = random_values(size, rng);

@@ -15,8 +15,10 @@ struct FilterShape {
   int64_t k, c, r, s;
 };
 
-// Square and ragged tiles, 1x1 filters, more channels than one tile, more taps than one tile.
-const FilterShape kShapes[] = {{16, 8, 3, 3}, {3, 5, 1, 1}, {64, 33, 3, 3}, {40, 70, 5, 5}, {2, 1, 7, 7}};
+// Thin matrices (fewer taps or channels than a 32-wide tile: one thread per element), among them 1x1
+// filters and more channels than a tile, and tiled ones (both sides at least a tile) with ragged edges.
+const FilterShape kShapes[] = {{16, 8, 3, 3}, {3, 5, 1, 1}, {64, 33, 3, 3}, {40, 70, 5, 5}, {2, 1, 7, 7},
+                               {4, 40, 7, 7}, {2, 64, 6, 6}, {3, 96, 11, 11}};
 
 TEST(KernelsFilterGradient, TransposeWidenEqualsTwoKernelsAndHost) {
   SKIP_WITHOUT_GPU();

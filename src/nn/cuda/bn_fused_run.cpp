@@ -65,7 +65,9 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
   check_activation(x, ctx_, bn, 4);
   const Shape shape = output_shape(bn, x.shape());
   const DeviceTensor* residual = residual_;
+  const float* residual_bias = residual_bias_;
   residual_ = nullptr;  // one forward's worth
+  residual_bias_ = nullptr;
   if (adds_residual_) {
     if (!residual) fatal("fused run '" + bn.name + "': forward without the Residual's shortcut output");
     if (residual->shape() != shape)
@@ -77,7 +79,7 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
   y_ = output_tensor(y_buffer_, shape, ctx_);
   const kernels::BnFusedShape s = fused_shape(x);
   fused_ = kernels::bn_fused_supports(s, {x.data, y_.data, residual ? residual->data : nullptr});
-  if (!fused_) return forward_separately(x, mode, residual);
+  if (!fused_) return forward_separately(x, mode, residual, residual_bias);
   if (mode == Mode::Train && s.n * s.h * s.w <= 1)
     throw UserError("BatchNorm2d '" + bn.name + "' needs more than one value per channel in training, got input " +
                     x.shape().str());
@@ -117,12 +119,14 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
   apply.relu = true;
   apply.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step(), first_element_};
   apply.residual = residual ? residual->data : nullptr;
+  apply.residual_bias = residual_bias;
   apply.y = y_.data;
   kernels::bn_apply_forward(s, apply, ctx_.stream());
   return y_;
 }
 
-const DeviceTensor& FusedBnRun::forward_separately(const DeviceTensor& x, Mode mode, const DeviceTensor* residual) {
+const DeviceTensor& FusedBnRun::forward_separately(const DeviceTensor& x, Mode mode, const DeviceTensor* residual,
+                                                   const float* residual_bias) {
   if (fallback_note_.empty())
     fallback_note_ = specs_[0].name + ": " + x.shape().str() + " " + layout_name(x.layout()) +
                      kRefusedByFusedKernels + ", separate layers\n";
@@ -130,6 +134,10 @@ const DeviceTensor& FusedBnRun::forward_separately(const DeviceTensor& x, Mode m
   for (auto& layer : separate_) h = &layer->forward(*h, mode);
   if (!residual) return *h;
   kernels::add(h->data, residual->data, y_.data, y_.numel(), y_.dtype(), ctx_.stream());
+  if (residual_bias) {
+    const Shape& s = y_.shape();
+    kernels::bias_add(y_.data, y_.dtype(), residual_bias, DType::F32, s[0], s[1], s[2], s[3], y_.layout(), ctx_.stream());
+  }
   return y_;
 }
 

@@ -26,9 +26,13 @@ class FusedBnRun final : public Layer {
   void bind(const ParamViews& views) override;
   void set_random_stream(uint64_t key, uint64_t step) override;
   void set_first_sample(int64_t first) override;
-  // The shortcut's output for the next forward (shape and layout of the output); must stay valid until
-  // that forward returns.
-  void set_residual(const DeviceTensor* residual) { residual_ = residual; }
+  // The shortcut's output for the next forward (shape and layout of the output), and the bias [c] of a
+  // shortcut convolution that left its bias to this pass (or nullptr); both must stay valid until that
+  // forward returns.
+  void set_residual(const DeviceTensor* residual, const float* residual_bias) {
+    residual_ = residual;
+    residual_bias_ = residual_bias;
+  }
   // The gradient of the residual input is dy itself, which the Residual passes to its shortcut.
   const DeviceTensor& forward(const DeviceTensor& x, Mode mode) override;
   const DeviceTensor& backward(const DeviceTensor& dy) override;
@@ -36,7 +40,8 @@ class FusedBnRun final : public Layer {
   const std::string& fallback_note() const { return fallback_note_; }
 
  private:
-  const DeviceTensor& forward_separately(const DeviceTensor& x, Mode mode, const DeviceTensor* residual);
+  const DeviceTensor& forward_separately(const DeviceTensor& x, Mode mode, const DeviceTensor* residual,
+                                        const float* residual_bias);
   double dropout_p(Mode mode) const;
 
   std::vector<LayerSpec> specs_;  // [0] BatchNorm2d, [1] ReLU, [2] Dropout when present
@@ -47,6 +52,7 @@ class FusedBnRun final : public Layer {
   int64_t first_sample_ = 0;
   uint64_t first_element_ = 0;  // the last forward's mask index of its element 0
   const DeviceTensor* residual_ = nullptr;
+  const float* residual_bias_ = nullptr;
   std::vector<std::unique_ptr<Layer>> separate_;  // the run's own layers, for shapes the kernels do not take
   bool fused_ = true;                             // the last forward took the fused kernels
   Mode mode_ = Mode::Train;

@@ -117,9 +117,9 @@ void Sequential::set_first_sample(int64_t first) {
   for (auto& s : steps_) s.layer->set_first_sample(first);
 }
 
-void Sequential::set_residual(const DeviceTensor* residual) {
+void Sequential::set_residual(const DeviceTensor* residual, const float* residual_bias) {
   if (!residual_run_) fatal("Sequential: set_residual on a container whose last run does not take the add");
-  residual_run_->set_residual(residual);
+  residual_run_->set_residual(residual, residual_bias);
 }
 
 const DeviceTensor& Sequential::forward(const DeviceTensor& x, Mode mode) {
@@ -157,6 +157,11 @@ Residual::Residual(const LayerSpec& spec, Context& ctx) : spec_(spec), ctx_(ctx)
     shortcut_ = make_layer(spec.children[1], ctx);
     shortcut_is_container_ = is_container(spec.children[1]);
   }
+  // A shortcut convolution's bias is added in the main branch's fused pass instead of a pass of its own.
+  if (fused_add_main_ && (shortcut_conv_ = dynamic_cast<Conv2d*>(shortcut_.get())) && shortcut_conv_->has_bias())
+    shortcut_conv_->leave_bias_to_consumer();
+  else
+    shortcut_conv_ = nullptr;
 }
 
 const DeviceTensor& Residual::run_shortcut(const DeviceTensor& t, bool backward, Mode mode) {
@@ -201,7 +206,7 @@ void Residual::set_first_sample(int64_t first) {
 const DeviceTensor& Residual::forward(const DeviceTensor& x, Mode mode) {
   if (fused_add_main_) {  // the main branch's last pass adds the shortcut
     const DeviceTensor& b = run_shortcut(x, false, mode);
-    fused_add_main_->set_residual(&b);
+    fused_add_main_->set_residual(&b, shortcut_conv_ ? shortcut_conv_->bias() : nullptr);
     y_ = run_main(x, false, mode);
     return y_;
   }

@@ -16,6 +16,7 @@
 namespace sb::cuda {
 
 class FusedBnRun;
+class Conv2d;
 
 class Sequential final : public Layer {
  public:
@@ -30,7 +31,7 @@ class Sequential final : public Layer {
 
   // Whether forward adds the tensor of set_residual (its last run took the Residual's add).
   bool adds_residual() const { return residual_run_ != nullptr; }
-  void set_residual(const DeviceTensor* residual);
+  void set_residual(const DeviceTensor* residual, const float* residual_bias);
   // The plan of this container and those inside it, one line per run or pair.
   std::string fusion_report() const;
 
@@ -71,6 +72,7 @@ class Residual final : public Layer {
   std::unique_ptr<Layer> main_, shortcut_;
   bool main_is_container_ = false, shortcut_is_container_ = false;
   Sequential* fused_add_main_ = nullptr;  // main_, when it takes the add
+  Conv2d* shortcut_conv_ = nullptr;       // shortcut_, a convolution whose bias that add takes
   DeviceTensor y_, dx_;
   DeviceBuffer y_buffer_, dx_buffer_;
 };

@@ -40,6 +40,7 @@ Context::Context(const ContextOptions& options, cudaStream_t stream) : options_(
   PlanCacheOptions plan_options;
   plan_options.autotune = options_.autotune;
   plan_options.max_candidates = options_.autotune_candidates;
+  plan_options.search_fallback = options_.autotune_fallback;
   plan_options.deterministic = options_.deterministic;
   plan_options.allow_tf32 = options_.tf32;
   plan_options.store_folder = options_.plan_cache_dir;

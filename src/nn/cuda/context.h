@@ -28,6 +28,7 @@ struct ContextOptions {
   bool deterministic = false;    // no non-deterministic cuDNN engines
   bool autotune = true;          // time the heuristics' engine configurations on first use
   int autotune_candidates = 8;   // at most this many configurations are built and timed per graph
+  bool autotune_fallback = false;  // autotuning also times cuDNN's fallback list (PlanCacheOptions::search_fallback)
   std::string plan_cache_dir;    // the on-disk cuDNN plan cache (docs/cudnn.md); empty: none. The command
                                  // line's default is default_plan_cache_dir() (nn/plan_store.h)
   bool fuse_bn_relu = true;      // BatchNorm2d followed by ReLU as one cuDNN graph (nearly free, docs/cudnn.md)

@@ -13,7 +13,7 @@ Conv2d::Conv2d(const LayerSpec& spec, Context& ctx) : spec_(spec), ctx_(ctx) {
 
 const void* Conv2d::compute_weights() {
   if (!views_.compute_params) fatal("Conv2d '" + spec_.name + "': forward before bind");
-  if (ctx_.layout() == Layout::NCHW) return views_.compute_params;
+  if (ctx_.layout() == Layout::NCHW || views_.filters_krsc) return views_.compute_params;
   void* krsc = w_krsc_.ensure(static_cast<size_t>(weight_count()) * dtype_size(ctx_.compute_dtype()));
   kernels::nchw_to_nhwc(views_.compute_params, krsc, spec_.out, spec_.in, spec_.kernel, spec_.kernel,
                         ctx_.compute_dtype(), ctx_.stream());
@@ -28,7 +28,7 @@ const DeviceTensor& Conv2d::forward(const DeviceTensor& x, Mode) {
   x_ = x;
   y_ = output_tensor(y_buffer_, out, ctx_);
   w_ = compute_weights();
-  const float* bias = spec_.bias ? views_.params + weight_count() : nullptr;
+  const float* bias = bias_by_consumer_ ? nullptr : this->bias();
   const bool fused = bias && ctx_.options().fuse_conv_bias && conv_forward(ctx_, geometry_, x.data, w_, y_.data, bias);
   if (!fused) {
     conv_forward(ctx_, geometry_, x.data, w_, y_.data, nullptr);
@@ -59,13 +59,16 @@ const DeviceTensor& Conv2d::backward(const DeviceTensor& dy) {
   }
 
   const int64_t wn = weight_count();
-  if (dt == DType::F32 && layout == Layout::NCHW) {
+  // Whether the flat gradient takes cuDNN's filter layout as it is (KCRS under NCHW, KRSC when stored so).
+  const bool same_order = layout == Layout::NCHW || views_.filters_krsc;
+  if (dt == DType::F32 && same_order) {
     conv_backward_filter(ctx_, geometry_, x_.data, dy.data, views_.grads, DType::F32, wgrad);
   } else {
-    // dw in the compute dtype and the filter layout, then into the fp32 gradient in KCRS order.
+    // dw in the compute dtype and the filter layout, then into the fp32 gradient (transposed to KCRS in the
+    // same pass where the gradient is not stored KRSC).
     void* dw = dw_buffer_.ensure(static_cast<size_t>(wn) * dtype_size(dt));
     conv_backward_filter(ctx_, geometry_, x_.data, dy.data, dw, dt, wgrad);
-    if (layout == Layout::NCHW) {
+    if (same_order) {
       kernels::accumulate_into_f32(dw, dt, views_.grads, wn, /*accumulate=*/false, wgrad);
     } else {
       kernels::krsc_to_kcrs_f32(dw, dt, views_.grads, spec_.out, spec_.in, spec_.kernel, spec_.kernel, wgrad);

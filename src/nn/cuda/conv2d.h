@@ -1,13 +1,14 @@
 // Conv2d through cuDNN's graph API (fprop, dgrad, wgrad), with an optional bias.
 //
-// Weights: the compute-dtype copy of the [K, C, R, S] weights is used as it is under NCHW; under NHWC it is
-// transposed to KRSC in every forward (one pass over the weights; the optimizer changes them each step).
-// Gradients: fp32 compute writes dw straight into the fp32 flat gradient under NCHW; bf16/fp16 compute
-// has cuDNN write dw in the compute dtype (the fast wgrad engines, docs/cudnn.md) and a kernel then widens it
-// into the fp32 gradient, transposing back from KRSC under NHWC in the same pass. The weight and bias
-// gradients run on the context's weight-gradient stream, beside dgrad (Context::begin_weight_gradient).
-// The bias is added by a kernel, or fused into the fprop graph when the context asks for it and an engine
-// runs that graph.
+// Weights: cuDNN takes KCRS filters under NCHW and KRSC under NHWC. A network stores its filters in the
+// order its layout needs (ParamViews::filters_krsc, nn/filter_order.h), so the compute-dtype copy is used as
+// it is; a layer bound to [K, C, R, S] views under NHWC transposes its weights in every forward instead.
+// Gradients: fp32 compute writes dw straight into the fp32 flat gradient where the orders agree; bf16/fp16
+// compute has cuDNN write dw in the compute dtype (the fast wgrad engines, docs/cudnn.md) and a kernel then
+// widens it into the fp32 gradient (transposing it back from KRSC in the same pass where the gradient is
+// [K, C, R, S]). The weight and bias gradients run on the context's weight-gradient stream, beside dgrad
+// (Context::begin_weight_gradient). The bias is added by a kernel, or fused into the fprop graph when the
+// context asks for it and an engine runs that graph.
 #pragma once
 #include "nn/cuda/context.h"
 #include "nn/cuda/conv_ops.h"
@@ -25,6 +26,11 @@ class Conv2d final : public Layer {
   const DeviceTensor& backward(const DeviceTensor& dy) override;
   // The layer takes the network's input, whose gradient nobody reads: backward computes no dx (no dgrad).
   void skip_input_gradient() { skip_dx_ = true; }
+  bool has_bias() const { return spec_.bias; }
+  // The consumer of the output adds bias() itself (a Residual's fused pass): forward writes the
+  // convolution alone. Backward still computes the bias gradient.
+  void leave_bias_to_consumer() { bias_by_consumer_ = true; }
+  const float* bias() const { return spec_.bias ? views_.params + weight_count() : nullptr; }
 
  private:
   int64_t weight_count() const { return spec_.out * spec_.in * spec_.kernel * spec_.kernel; }
@@ -37,6 +43,7 @@ class Conv2d final : public Layer {
   DeviceTensor x_, y_, dx_;
   const void* w_ = nullptr;  // the weights the last forward used (valid until the next forward)
   bool skip_dx_ = false;
+  bool bias_by_consumer_ = false;
   DeviceBuffer y_buffer_, dx_buffer_, w_krsc_, dw_buffer_;
 };
 

@@ -38,6 +38,9 @@ struct ParamViews {
   void* compute_params = nullptr;   // compute-dtype copy of params (== params when computing in fp32)
   float* buffers = nullptr;         // fp32 non-learnable state
   DType compute = DType::F32;       // element type of compute_params
+  // Convolution filters are stored K, R, S, C in every flat buffer (the network's NHWC storage,
+  // nn/filter_order.h); otherwise [K, C, R, S] as in the spec.
+  bool filters_krsc = false;
 
   // The views `params` parameter elements and `buffers` buffer elements further on.
   ParamViews advanced(int64_t params_count, int64_t buffers_count) const;

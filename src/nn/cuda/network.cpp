@@ -18,6 +18,7 @@ Network::Network(LayerSpec spec, uint64_t seed, Context& ctx, NetworkOutput outp
     : spec_(std::move(spec)), ctx_(ctx), param_specs_(collect_params(spec_)), buffer_specs_(collect_buffers(spec_)),
       log_softmax_in_loss_(output == NetworkOutput::LogitsForLoss && ends_in_log_softmax(spec_)) {
   param_count_ = count_elements(param_specs_);
+  if (ctx.layout() == Layout::NHWC) stored_filters_ = filter_segments(param_specs_);
   buffer_count_ = count_elements(buffer_specs_);
   compute_copy_ = ctx.compute_dtype() != DType::F32;
   const size_t np = static_cast<size_t>(param_count_), nb = static_cast<size_t>(buffer_count_);
@@ -48,6 +49,7 @@ Network::Network(LayerSpec spec, uint64_t seed, Context& ctx, NetworkOutput outp
   views.compute_params = compute_params();
   views.buffers = buffers();
   views.compute = ctx.compute_dtype();
+  views.filters_krsc = ctx.layout() == Layout::NHWC;
   root_->bind(views);
 }
 
@@ -65,7 +67,10 @@ void Network::refresh_compute_params() {
 void Network::set_params(const std::vector<float>& host) {
   if (static_cast<int64_t>(host.size()) != param_count_)
     fatal("Network::set_params: " + std::to_string(host.size()) + " values for " + std::to_string(param_count_) + " parameters");
-  CHECK_CUDA(cudaMemcpyAsync(params_.data(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice, ctx_.stream()));
+  std::vector<float> stored = host;
+  filters_to_krsc(stored_filters_, stored);
+  CHECK_CUDA(cudaMemcpyAsync(params_.data(), stored.data(), stored.size() * sizeof(float), cudaMemcpyHostToDevice,
+                             ctx_.stream()));
   refresh_compute_params();
   ctx_.synchronize();  // the host vector may go away
 }
@@ -84,8 +89,17 @@ std::vector<float> Network::download(const DeviceBuffer& buffer, int64_t count) 
   return host;
 }
 
-std::vector<float> Network::get_params() const { return download(params_, param_count_); }
-std::vector<float> Network::get_grads() const { return download(grads_, param_count_); }
+std::vector<float> Network::get_params() const {
+  std::vector<float> host = download(params_, param_count_);
+  filters_to_kcrs(stored_filters_, host);
+  return host;
+}
+
+std::vector<float> Network::get_grads() const {
+  std::vector<float> host = download(grads_, param_count_);
+  filters_to_kcrs(stored_filters_, host);
+  return host;
+}
 std::vector<float> Network::get_buffers() const { return download(buffers_, buffer_count_); }
 
 }  // namespace sb::cuda

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/filter_order.h"
 #include "nn/cuda/context.h"
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/layer.h"
@@ -38,7 +39,9 @@ class Network {
   // takes their gradient.
   bool log_softmax_in_loss() const { return log_softmax_in_loss_; }
 
-  // Device pointers to the flat buffers (stable for the network's life).
+  // Device pointers to the flat buffers (stable for the network's life). Under NHWC the convolution
+  // filters in them (and in the compute copy) are stored K, R, S, C (stored_filters(); nn/filter_order.h):
+  // anything that copies a whole parameter-shaped buffer to or from the host reorders it.
   float* params() { return static_cast<float*>(params_.data()); }
   float* grads() { return static_cast<float*>(grads_.data()); }
   float* buffers() { return static_cast<float*>(buffers_.data()); }
@@ -49,7 +52,10 @@ class Network {
   // the master weights, unless the optimizer wrote the copy itself (FusedOptimizerArgs::params_copy).
   void refresh_compute_params();
 
-  // Host <-> device copies of the flat buffers (synchronous); set_* refresh the compute copy.
+  // The filters stored K, R, S, C in the device buffers (empty under NCHW).
+  const std::vector<FilterSegment>& stored_filters() const { return stored_filters_; }
+
+  // Host <-> device copies of the flat buffers in the spec's order (synchronous); set_* refresh the compute copy.
   void set_params(const std::vector<float>& host);
   void set_buffers(const std::vector<float>& host);
   std::vector<float> get_params() const;
@@ -73,6 +79,7 @@ class Network {
   LayerSpec spec_;
   Context& ctx_;
   std::vector<ParamSpec> param_specs_, buffer_specs_;
+  std::vector<FilterSegment> stored_filters_;
   int64_t param_count_ = 0, buffer_count_ = 0;
   bool compute_copy_ = false;
   bool log_softmax_in_loss_ = false;

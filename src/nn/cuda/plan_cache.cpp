@@ -18,6 +18,7 @@ struct PlanCache::Entry {
   std::optional<OpGraph> graph;
   std::vector<cudnn::Descriptor> configs;  // the heuristics' list (mode A, then the fallback mode's)
   std::optional<cudnn::EngineConfig> rebuilt;  // a configuration made from a stored or agreed choice
+  bool fallback_listed = false;  // the fallback mode's list has been appended to configs
   cudnn::Descriptor plan;
   int64_t workspace = 0;
   bool executed = false;  // a plan that was never timed proves itself on its first execution
@@ -64,6 +65,16 @@ bool excluded(const cudnn::EngineInfo& info, const OpGraph& g, const PlanCacheOp
 
 void append_configs(std::vector<cudnn::Descriptor>& list, const cudnn::Descriptor& graph, cudnnBackendHeurMode_t mode) {
   for (auto& c : cudnn::heuristic_configs(graph, mode)) list.push_back(std::move(c));
+}
+
+// The fallback mode's configurations that the list does not hold yet (same engine and knobs).
+void append_new_configs(std::vector<cudnn::Descriptor>& list, const cudnn::Descriptor& graph,
+                        cudnnBackendHeurMode_t mode) {
+  std::vector<PlanChoice> known;
+  known.reserve(list.size());
+  for (const cudnn::Descriptor& c : list) known.push_back(cudnn::engine_choice(c));
+  for (auto& c : cudnn::heuristic_configs(graph, mode))
+    if (std::find(known.begin(), known.end(), cudnn::engine_choice(c)) == known.end()) list.push_back(std::move(c));
 }
 
 int build_threads(const PlanCacheOptions& o) {
@@ -154,6 +165,7 @@ void PlanCache::save() {
 void PlanCache::set_options(const PlanCacheOptions& o) {
   const bool same = o.autotune == options_.autotune && o.deterministic == options_.deterministic &&
                     o.allow_tf32 == options_.allow_tf32 && o.max_candidates == options_.max_candidates &&
+                    o.search_fallback == options_.search_fallback &&
                     o.timing_runs == options_.timing_runs && o.max_workspace == options_.max_workspace &&
                     o.store_folder == options_.store_folder;
   if (!same) entries_.clear();
@@ -207,6 +219,14 @@ const cudnn::Descriptor* PlanCache::proposed_config(Entry& e, const PlanChoice& 
   if (e.configs.empty()) append_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_A);
   for (const cudnn::Descriptor& c : e.configs)
     if (cudnn::engine_choice(c) == choice) return &c;
+  // A choice that the fallback list proposed, when the search also timed that list.
+  if (options_.search_fallback && !e.fallback_listed) {
+    e.fallback_listed = true;
+    const size_t begin = e.configs.size();
+    append_new_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_FALLBACK);
+    for (size_t i = begin; i < e.configs.size(); ++i)
+      if (cudnn::engine_choice(e.configs[i]) == choice) return &e.configs[i];
+  }
   return nullptr;
 }
 
@@ -275,20 +295,16 @@ std::optional<PlanCache::Pick> PlanCache::search(Entry& e, const std::vector<int
   std::vector<Candidate> candidates;
   const size_t wanted = options_.autotune ? static_cast<size_t>(std::max(1, options_.max_candidates)) : 1;
   const size_t threads = static_cast<size_t>(build_threads(options_));
-  // Mode A first; if nothing of it builds, the fallback mode's list is appended (same order on every
-  // rank); if still nothing, the TF32 rule is relaxed rather than failing the graph.
-  for (int pass = 0; pass < 3 && candidates.empty(); ++pass) {
-    const size_t begin = pass == 1 ? e.configs.size() : 0;
-    if (pass == 1) append_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_FALLBACK);
-    if (pass == 2) e.report.why = "no engine without TF32 for fp32 data: TF32 allowed for this graph";
+  // Builds the eligible configurations from index `begin` on, a batch at a time, one thread each, in the
+  // heuristics' order, until `limit` candidates are built.
+  auto build_from = [&](size_t begin, bool strict_tf32, size_t limit) {
     std::vector<std::pair<size_t, cudnn::EngineInfo>> eligible;
     for (size_t i = begin; i < e.configs.size(); ++i) {
       cudnn::EngineInfo info = cudnn::engine_info(e.configs[i]);
-      if (!excluded(info, *e.graph, options_, /*strict_tf32=*/pass < 2)) eligible.emplace_back(i, std::move(info));
+      if (!excluded(info, *e.graph, options_, strict_tf32)) eligible.emplace_back(i, std::move(info));
     }
-    // Plans are built a batch at a time, one thread each, in the heuristics' order, until enough built.
-    for (size_t next = 0; next < eligible.size() && candidates.size() < wanted;) {
-      const size_t batch = std::min({eligible.size() - next, wanted - candidates.size(), threads});
+    for (size_t next = 0; next < eligible.size() && candidates.size() < limit;) {
+      const size_t batch = std::min({eligible.size() - next, limit - candidates.size(), threads});
       std::vector<std::optional<cudnn::Descriptor>> plans(batch);
       on_threads(batch, [&](size_t b) { plans[b] = cudnn::make_plan(handle_, e.configs[eligible[next + b].first]); });
       for (size_t b = 0; b < batch; ++b) {
@@ -300,6 +316,25 @@ std::optional<PlanCache::Pick> PlanCache::search(Entry& e, const std::vector<int
       }
       next += batch;
     }
+  };
+  // Mode A first; if nothing of it builds, the fallback mode's list is appended (same order on every
+  // rank); if still nothing, the TF32 rule is relaxed rather than failing the graph.
+  for (int pass = 0; pass < 3 && candidates.empty(); ++pass) {
+    const size_t begin = pass == 1 ? e.configs.size() : 0;
+    if (pass == 1) {
+      append_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_FALLBACK);
+      e.fallback_listed = true;
+    }
+    if (pass == 2) e.report.why = "no engine without TF32 for fp32 data: TF32 allowed for this graph";
+    build_from(begin, /*strict_tf32=*/pass < 2, wanted);
+  }
+  // Autotuning may also time the fallback list's configurations that mode A did not propose, as
+  // PyTorch's cudnn.benchmark does: up to as many again.
+  if (options_.search_fallback && options_.autotune && !candidates.empty() && !e.fallback_listed) {
+    e.fallback_listed = true;
+    const size_t begin = e.configs.size();
+    append_new_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_FALLBACK);
+    build_from(begin, /*strict_tf32=*/true, candidates.size() + wanted);
   }
   e.report.heuristics = static_cast<int>(e.configs.size());
   e.report.built = static_cast<int>(candidates.size());

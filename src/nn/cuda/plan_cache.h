@@ -50,6 +50,7 @@ struct PlanCacheOptions {
   bool deterministic = false;   // exclude CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC engines
   bool allow_tf32 = true;       // fp32 graphs may use tensor-core (TF32) engines
   int max_candidates = 8;       // engine configurations built and timed per key, at most
+  bool search_fallback = false; // autotuning also times the fallback mode's configurations (up to as many again)
   int timing_runs = 3;          // timed executions per candidate (after one warm-up)
   size_t max_workspace = size_t{1} << 30;  // candidates needing more are skipped
   std::string store_folder;     // the on-disk plan cache; empty: none

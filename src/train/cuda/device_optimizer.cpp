@@ -46,7 +46,7 @@ std::vector<std::string> optimizer_state_names(const kernels::FusedOptimizerArgs
 
 DeviceOptimizer::DeviceOptimizer(const OptimizerSpec& spec, Network& net, DType compute, const double* lr_device,
                                  const LossScaler* scaler, cudaStream_t stream)
-    : args_(optimizer_args(spec)), state_names_(optimizer_state_names(args_)) {
+    : args_(optimizer_args(spec)), state_names_(optimizer_state_names(args_)), stored_filters_(net.stored_filters()) {
   const int64_t n = net.param_count();
   const size_t bytes = static_cast<size_t>(n) * sizeof(float);
   args_.n = n;
@@ -77,6 +77,7 @@ void DeviceOptimizer::save(EngineState& st) const {
   for (size_t i = 0; i < state_names_.size(); ++i) {
     std::vector<float> values(n);
     CHECK_CUDA(cudaMemcpy(values.data(), args_.state[i], n * sizeof(float), cudaMemcpyDeviceToHost));
+    filters_to_kcrs(stored_filters_, values);  // the state is laid out like the parameters
     st.optimizer_state.emplace_back(state_names_[i], std::move(values));
   }
   kernels::OptimizerStepCounter counter{};
@@ -98,7 +99,9 @@ void DeviceOptimizer::load(const EngineState& st, const std::string& optimizer_o
     if (name != state_names_[i] || values.size() != n) {
       throw UserError("the checkpoint's optimizer state '" + name + "' does not match --optimizer " + optimizer_option);
     }
-    CHECK_CUDA(cudaMemcpy(args_.state[i], values.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    std::vector<float> stored = values;
+    filters_to_krsc(stored_filters_, stored);
+    CHECK_CUDA(cudaMemcpy(args_.state[i], stored.data(), n * sizeof(float), cudaMemcpyHostToDevice));
   }
   const kernels::OptimizerStepCounter counter{st.optimizer_steps, 0, 0};
   CHECK_CUDA(cudaMemcpy(args_.step_counter, &counter, sizeof counter, cudaMemcpyHostToDevice));

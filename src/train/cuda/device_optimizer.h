@@ -36,6 +36,7 @@ class DeviceOptimizer {
  private:
   kernels::FusedOptimizerArgs args_;
   std::vector<std::string> state_names_;
+  std::vector<FilterSegment> stored_filters_;  // the network's: the state is stored in its order
   // FusedOptimizerArgs::state's length: Adam with AMSGrad keeps three buffers.
   static constexpr size_t kMaxStateBuffers = 3;
   static_assert(sizeof(kernels::FusedOptimizerArgs::state) == kMaxStateBuffers * sizeof(float*));
