@@ -97,16 +97,17 @@ void expect_same_bits(const Case& c, Communicator& comm, int world_rank, const s
   EXPECT_GT(testing::relative_l2(on.back(), on.front()), 1e-5) << where << ": the steps must move the parameters";
 }
 
-class ParallelWgrad : public ::testing::TestWithParam<Case> {};
+class ParallelWgradAlone : public ::testing::TestWithParam<Case> {};
+class ParallelWgradAcrossRanks : public ::testing::TestWithParam<Case> {};
 
-TEST_P(ParallelWgrad, ParametersEqualOneStreamBitForBit) {
+TEST_P(ParallelWgradAlone, ParametersEqualOneStreamBitForBit) {
   auto world = MpiCommunicator::world();
   if (world->allreduce_min(visible_gpu_count()) < 1) GTEST_SKIP() << "no CUDA device";
   auto alone = world->split(world->rank(), 0);
   expect_same_bits(GetParam(), *alone, world->rank(), "rank " + std::to_string(world->rank()) + " alone");
 }
 
-TEST_P(ParallelWgrad, ParametersEqualOneStreamAcrossRanksWithEarlyBuckets) {
+TEST_P(ParallelWgradAcrossRanks, ParametersEqualOneStreamWithEarlyBuckets) {
   auto world = MpiCommunicator::world();
   if (world->size() < 2 || world->allreduce_min(visible_gpu_count()) < world->size())
     GTEST_SKIP() << "needs one GPU per rank and at least 2 ranks";
@@ -115,7 +116,8 @@ TEST_P(ParallelWgrad, ParametersEqualOneStreamAcrossRanksWithEarlyBuckets) {
 
 constexpr SyntheticShape kMnist{1, 28, 28, 10}, kCifar{3, 32, 32, 10}, kSmallWrn{3, 8, 8, 10};
 
-std::vector<Case> cases() {
+// Every model in every precision, eager and replayed, and accumulation.
+std::vector<Case> alone_cases() {
   std::vector<Case> out;
   for (Precision p : {Precision::FP32, Precision::TF32, Precision::BF16})
     for (bool graph : {false, true}) {
@@ -129,7 +131,16 @@ std::vector<Case> cases() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, ParallelWgrad, ::testing::ValuesIn(cases()), case_name);
+// Across ranks the buckets are what is new: each model once eager and once replayed, and the accumulated
+// step, whose buckets start only after the last micro-batch.
+std::vector<Case> across_rank_cases() {
+  return {{"mnist-cnn", kMnist, Precision::FP32, false, 1}, {"mnist-cnn", kMnist, Precision::BF16, true, 1},
+          {"cifar-cnn", kCifar, Precision::TF32, true, 1},  {"wrn", kSmallWrn, Precision::BF16, true, 1},
+          {"mnist-cnn", kMnist, Precision::BF16, true, 2}};
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, ParallelWgradAlone, ::testing::ValuesIn(alone_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Models, ParallelWgradAcrossRanks, ::testing::ValuesIn(across_rank_cases()), case_name);
 
 }  // namespace
 }  // namespace sb
