@@ -5,6 +5,8 @@
 #include "kernels/elementwise.h"
 
 #include <algorithm>
+#include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/device_utils.cuh"
@@ -74,18 +76,29 @@ struct CopyOp {
 constexpr int kTile = 32;
 constexpr int kTileRows = 8;
 
-// src is [batch][rows][cols], dst [batch][cols][rows]. Tiles through shared memory so that both the
-// reads and the writes are coalesced; the +1 column avoids bank conflicts.
-template <typename T>
-__global__ void transpose_kernel(const T* __restrict__ src, T* __restrict__ dst, int64_t rows, int64_t cols) {
-  __shared__ T tile[kTile][kTile + 1];
+// One element from TIn to TOut: a plain copy when they match (every bit kept), else through fp32.
+template <typename TIn, typename TOut>
+__device__ __forceinline__ TOut convert_element(TIn v) {
+  if constexpr (std::is_same_v<TIn, TOut>) {
+    return v;
+  } else {
+    return from_float<TOut>(to_float(v));
+  }
+}
+
+// src is [batch][rows][cols] in TIn, dst [batch][cols][rows] in TOut (a widening transpose when they
+// differ). Tiles through shared memory (in TOut) so that both the reads and the writes are coalesced; the
+// +1 column avoids bank conflicts.
+template <typename TIn, typename TOut>
+__global__ void transpose_kernel(const TIn* __restrict__ src, TOut* __restrict__ dst, int64_t rows, int64_t cols) {
+  __shared__ TOut tile[kTile][kTile + 1];
   const int64_t image = blockIdx.z;
   const int64_t row0 = static_cast<int64_t>(blockIdx.y) * kTile, col0 = static_cast<int64_t>(blockIdx.x) * kTile;
-  const T* in = src + image * rows * cols;
-  T* out = dst + image * rows * cols;
+  const TIn* in = src + image * rows * cols;
+  TOut* out = dst + image * rows * cols;
   for (int r = threadIdx.y; r < kTile; r += kTileRows) {
     const int64_t row = row0 + r, col = col0 + threadIdx.x;
-    if (row < rows && col < cols) tile[r][threadIdx.x] = in[row * cols + col];
+    if (row < rows && col < cols) tile[r][threadIdx.x] = convert_element<TIn, TOut>(in[row * cols + col]);
   }
   __syncthreads();
   for (int c = threadIdx.y; c < kTile; c += kTileRows) {
@@ -97,40 +110,42 @@ __global__ void transpose_kernel(const T* __restrict__ src, T* __restrict__ dst,
 // The same for thin matrices (a side shorter than a tile, e.g. a 3x3 filter's 9 taps against its channels):
 // 32x32 tiles would leave most of each block idle, so each thread writes one output element, in order,
 // and reads its input through the cache.
-template <typename T>
-__global__ void transpose_thin_kernel(const T* __restrict__ src, T* __restrict__ dst, int64_t rows, int64_t cols,
+template <typename TIn, typename TOut>
+__global__ void transpose_thin_kernel(const TIn* __restrict__ src, TOut* __restrict__ dst, int64_t rows, int64_t cols,
                                       int64_t total) {
   const int64_t matrix = rows * cols;
   for (int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; o < total;
        o += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t image = o / matrix, within = o - image * matrix;
     const int64_t col = within / rows, row = within - col * rows;
-    dst[o] = src[image * matrix + row * cols + col];
+    dst[o] = convert_element<TIn, TOut>(src[image * matrix + row * cols + col]);
   }
 }
 
+// dst_dtype: the output's element type; `dtype` (the input's) when it is not widened.
 void launch_transpose(const void* src, void* dst, int64_t batch, int64_t rows, int64_t cols, DType dtype,
-                      cudaStream_t stream) {
+                      cudaStream_t stream, std::optional<DType> dst_dtype = std::nullopt) {
   if (batch <= 0 || rows <= 0 || cols <= 0) return;
-  if (rows < kTile || cols < kTile) {
-    const int64_t total = batch * rows * cols;
-    const int threads = 256;
-    const auto blocks = static_cast<unsigned>(std::min<int64_t>((total + threads - 1) / threads, 65535 * 8));
-    dispatch_dtype(dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      transpose_thin_kernel<T><<<blocks, threads, 0, stream>>>(static_cast<const T*>(src), static_cast<T*>(dst), rows,
-                                                               cols, total);
-    });
-    CHECK_CUDA_LAUNCH();
-    return;
-  }
-  if (batch > 65535) fatal("nchw/nhwc transpose: batch " + std::to_string(batch) + " exceeds 65535");
+  const bool thin = rows < kTile || cols < kTile;
+  if (!thin && batch > 65535) fatal("nchw/nhwc transpose: batch " + std::to_string(batch) + " exceeds 65535");
+  const int64_t total = batch * rows * cols;
+  const int thin_threads = 256;
+  const auto thin_blocks = static_cast<unsigned>(std::min<int64_t>((total + thin_threads - 1) / thin_threads, 65535 * 8));
   const dim3 grid(static_cast<unsigned>((cols + kTile - 1) / kTile), static_cast<unsigned>((rows + kTile - 1) / kTile),
-                  static_cast<unsigned>(batch));
+                  static_cast<unsigned>(thin ? 1 : batch));
   const dim3 block(kTile, kTileRows);
-  dispatch_dtype(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    transpose_kernel<T><<<grid, block, 0, stream>>>(static_cast<const T*>(src), static_cast<T*>(dst), rows, cols);
+  dispatch_dtype(dtype, [&](auto in_tag) {
+    using TIn = typename decltype(in_tag)::type;
+    dispatch_dtype(dst_dtype.value_or(dtype), [&](auto out_tag) {
+      using TOut = typename decltype(out_tag)::type;
+      const auto* in = static_cast<const TIn*>(src);
+      auto* out = static_cast<TOut*>(dst);
+      if (thin) {
+        transpose_thin_kernel<TIn, TOut><<<thin_blocks, thin_threads, 0, stream>>>(in, out, rows, cols, total);
+      } else {
+        transpose_kernel<TIn, TOut><<<grid, block, 0, stream>>>(in, out, rows, cols);
+      }
+    });
   });
   CHECK_CUDA_LAUNCH();
 }
@@ -328,6 +343,11 @@ void nchw_to_nhwc(const void* src, void* dst, int64_t n, int64_t c, int64_t h, i
 void nhwc_to_nchw(const void* src, void* dst, int64_t n, int64_t c, int64_t h, int64_t w, DType dtype,
                   cudaStream_t stream) {
   launch_transpose(src, dst, n, h * w, c, dtype, stream);  // [hw][c] -> [c][hw]
+}
+
+void krsc_to_kcrs_f32(const void* src, DType src_dtype, float* dst, int64_t k, int64_t c, int64_t r, int64_t s,
+                      cudaStream_t stream) {
+  launch_transpose(src, dst, k, r * s, c, src_dtype, stream, DType::F32);  // per filter [rs][c] -> [c][rs]
 }
 
 void bias_add(void* y, DType y_dtype, const void* bias, DType bias_dtype, int64_t n, int64_t c, int64_t h,

@@ -1,5 +1,6 @@
 // Elementwise kernels of the CUDA backend: activations, residual add, scaling, dtype casts, gradient
-// accumulation into the fp32 flat buffer, layout transposes and bias-add. All memory-bound: one pass,
+// accumulation into the fp32 flat buffer, layout transposes (one of them widening a filter gradient into
+// the fp32 flat buffer) and bias-add. All memory-bound: one pass,
 // 16-byte vector accesses where the pointers allow, grid-stride loops. Element types vary at run time
 // (sb::DType: F32 = float, F16 = __half, BF16 = __nv_bfloat16); arithmetic is done in fp32 registers.
 // Every function only enqueues work on `stream` (no host synchronisation) and checks the launch.
@@ -42,6 +43,13 @@ void nchw_to_nhwc(const void* src, void* dst, int64_t n, int64_t c, int64_t h, i
                   cudaStream_t stream);
 void nhwc_to_nchw(const void* src, void* dst, int64_t n, int64_t c, int64_t h, int64_t w, DType dtype,
                   cudaStream_t stream);
+
+// A convolution's filter gradient under NHWC into the fp32 flat gradient, in one pass:
+// dst[k][c][r][s] (fp32) = src[k][r][s][c] (src_dtype), written, not accumulated. cuDNN writes dw as KRSC
+// in the compute dtype (many times faster than fp32 dw, docs/cudnn.md); the flat buffer holds PyTorch's
+// KCRS order. Replaces nhwc_to_nchw then accumulate_into_f32. dst must not alias src.
+void krsc_to_kcrs_f32(const void* src, DType src_dtype, float* dst, int64_t k, int64_t c, int64_t r, int64_t s,
+                      cudaStream_t stream);
 
 // y[n, c, h, w] += bias[c] in place, for y stored in `layout` (a Linear's [n, c] output is the case
 // h = w = 1, in either layout). bias may be fp32 (the master weights) or y's dtype. For when no fused

@@ -321,6 +321,10 @@ std::vector<TrainOption> make_rows() {
        kRun, "batchnorm_path", free, choice(&C::batchnorm_path)},
       {"fused-bn", "", "batch norm + ReLU (+ dropout, + the residual add) as scalebench's fused kernels (CUDA; docs/kernels.md)",
        kRun, "fused_bn", free, flag(&C::fused_bn)},
+      {"parallel-wgrad", "",
+       "weight gradients on a second CUDA stream, beside the input gradients that the layers below wait for; "
+       "off: one stream, as PyTorch (CUDA; docs/architecture.md)",
+       kRun, "parallel_wgrad", free, flag(&C::parallel_wgrad)},
       {"autotune", "",
        "time cuDNN's candidate plans on first use and keep the fastest; off takes the heuristics' first that runs, "
        "like cudnn.benchmark = False (CUDA)",

@@ -1,5 +1,6 @@
 """The CUDA backend's tuning options as the program takes them on any machine: --batchnorm-path,
---fused-bn, --autotune (also as `--autotune off`, two words) and --plan-cache / --no-plan-cache parse,
+--fused-bn, --parallel-wgrad, --autotune (also as `--autotune off`, two words) and --plan-cache /
+--no-plan-cache parse,
 are recorded in the results file where they say something about the run, and bad values are refused
 naming the option before anything is written."""
 import os
@@ -20,16 +21,18 @@ class CudaTuningOptions(unittest.TestCase):
             self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
             config = recorded_config(out)
             self.assertEqual((config["batchnorm_path"], config["fused_bn"], config["autotune"]), ("auto", True, True))
+            self.assertIs(config["parallel_wgrad"], True)
             self.assertNotIn("plan_cache", config)  # where a node keeps its cache says nothing about the run
 
     def test_values_in_every_spelling(self):
         with temp_dir() as tmp:
             out = os.path.join(tmp, "set.h5")
             result = run_scalebench(1, "train", *TINY, "--batchnorm-path", "legacy", "--no-fused-bn", "--autotune", "off",
-                                    "--no-plan-cache", "--out", out, timeout=300)
+                                    "--parallel-wgrad", "off", "--no-plan-cache", "--out", out, timeout=300)
             self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
             config = recorded_config(out)
             self.assertEqual((config["batchnorm_path"], config["fused_bn"], config["autotune"]), ("legacy", False, False))
+            self.assertIs(config["parallel_wgrad"], False)
             out2 = os.path.join(tmp, "set2.h5")
             result = run_scalebench(1, "train", *TINY, "--fused-bn=off", "--autotune", "--plan-cache", tmp,
                                     "--out", out2, timeout=300)
@@ -42,6 +45,7 @@ class CudaTuningOptions(unittest.TestCase):
             out = os.path.join(tmp, "never.h5")
             for args, words in ((["--batchnorm-path", "cudnn"], ["--batchnorm-path", "'cudnn'", "auto, graph, pointwise, legacy"]),
                                 (["--autotune=maybe"], ["--autotune", "'maybe'", "on or off"]),
+                                (["--parallel-wgrad=both"], ["--parallel-wgrad", "'both'", "on or off"]),
                                 (["--no-plan-cache=x"], ["--no-plan-cache", "takes no value"])):
                 result = run_scalebench(1, "train", *TINY, *args, "--out", out, timeout=120)
                 self.assertEqual(result.returncode, 2, result.stdout + result.stderr)

@@ -64,8 +64,8 @@ TEST(CudaTiming, WrnSizedLayerBf16Nhwc) {
 
   const float fprop = time_ms(ctx, [&] { cuda::conv_forward(ctx, g, x.get(), wt.get(), y.get(), nullptr); });
   const float dgrad = time_ms(ctx, [&] { cuda::conv_backward_data(ctx, g, dy.get(), wt.get(), dx.get()); });
-  const float wgrad16 = time_ms(ctx, [&] { cuda::conv_backward_filter(ctx, g, x.get(), dy.get(), dw16.get(), DType::BF16); });
-  const float wgrad32 = time_ms(ctx, [&] { cuda::conv_backward_filter(ctx, g, x.get(), dy.get(), dw32.get(), DType::F32); });
+  const float wgrad16 = time_ms(ctx, [&] { cuda::conv_backward_filter(ctx, g, x.get(), dy.get(), dw16.get(), DType::BF16, ctx.stream()); });
+  const float wgrad32 = time_ms(ctx, [&] { cuda::conv_backward_filter(ctx, g, x.get(), dy.get(), dw32.get(), DType::F32, ctx.stream()); });
   const float widen = time_ms(ctx, [&] {
     kernels::accumulate_into_f32(dw16.get(), DType::BF16, dw32.as<float>(), c * c * 9, false, ctx.stream());
   });

@@ -151,7 +151,7 @@ TEST(CudaNetwork, GradientReadyHookRunsInReverseBufferOrder) {
   SKIP_WITHOUT_GPU();
   Pair n(options_for(kPrecisions[0], Layout::NHWC));
   std::vector<int64_t> offsets;
-  n.ctx.set_gradient_ready_hook([&](const float* first) { offsets.push_back(first - n.gpu.grads()); });
+  n.ctx.set_gradient_ready_hook([&](const float* first, cudaStream_t) { offsets.push_back(first - n.gpu.grads()); });
   n.gpu.forward(n.input(), cuda::Mode::Train);
   n.gpu.backward(n.grad_output());
   ASSERT_FALSE(offsets.empty());
@@ -173,7 +173,7 @@ TEST(CudaNetwork, GradientReadyOrderWithProjectionShortcut) {
                                   {conv2d("proj", 4, 8, 1, 2, 0, false)});
   cuda::Network net(spec, 3, ctx);
   std::vector<int64_t> offsets;
-  ctx.set_gradient_ready_hook([&](const float* first) { offsets.push_back(first - net.grads()); });
+  ctx.set_gradient_ready_hook([&](const float* first, cudaStream_t) { offsets.push_back(first - net.grads()); });
   std::mt19937_64 rng(4);
   const Shape in{2, 4, 8, 8};
   DeviceMem x = gputest::to_device(normal_values(static_cast<size_t>(in.numel()), rng, DType::F32), DType::F32);

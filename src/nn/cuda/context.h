@@ -1,6 +1,7 @@
-// The per-process CUDA context of the layers: one stream, the cuDNN and cuBLAS handles bound to it, the
-// shared grow-only workspace, the cuDNN plan cache, and the numerical settings every layer follows
-// (compute dtype, TF32, memory layout, determinism, fusion).
+// The per-process CUDA context of the layers: the compute stream, the cuDNN and cuBLAS handles bound to it,
+// the shared grow-only workspace, the cuDNN plan cache, the numerical settings every layer follows
+// (compute dtype, TF32, memory layout, determinism, fusion), and the weight-gradient stream beside the
+// compute stream with its own cuBLAS handle and workspaces (docs/architecture.md, "The streams of a step").
 #pragma once
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -13,6 +14,7 @@
 
 #include "core/dtype.h"
 #include "nn/batchnorm_path.h"
+#include "nn/cuda/cuda_handles.h"
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/layer_timer.h"
 #include "nn/cuda/plan_cache.h"
@@ -35,6 +37,7 @@ struct ContextOptions {
   bool fuse_conv_bias = false;   // conv + bias as one graph: runtime-compiled and slower than conv then a
                                  // bias kernel in docs/cudnn.md's measurements, so off unless asked for
   BatchNormPath batchnorm_path = BatchNormPath::Auto;  // BatchNorm2d's implementation; forced ones never fall back
+  bool parallel_wgrad = true;    // weight gradients on a second stream, beside the input gradients' critical path
 };
 
 class Context {
@@ -58,8 +61,23 @@ class Context {
   PlanCache& plans() { return *plans_; }
   DeviceBuffer& workspace() { return workspace_; }
 
-  // Waits for everything queued on the context's stream.
+  // Waits for everything queued on the context's streams.
   void synchronize() const;
+
+  // Weight gradients beside the compute stream. A layer's backward calls begin_weight_gradient() before it
+  // queues its input gradient, once everything its weight gradient reads is queued, and queues the weight
+  // gradient's work on the stream returned: with --parallel-wgrad the weight-gradient stream, forked from the
+  // compute stream here; otherwise (or while a layer timer times the layers one by one) the compute stream.
+  // join_weight_gradients() makes the compute stream wait for every weight gradient queued so far; the
+  // network's backward ends with it, so nothing after backward (accumulation, all-reduce, optimizer, the end
+  // of a graph capture) can see a gradient unwritten.
+  cudaStream_t begin_weight_gradient();
+  void join_weight_gradients();
+  bool weight_gradient_forked() const { return wgrad_forked_; }
+  // The cuBLAS handle and the cuDNN plans' lane (stream and workspace) for work on `stream`, which is the
+  // compute stream or the one begin_weight_gradient() returned: two streams never share a workspace.
+  cublasHandle_t cublas_for(cudaStream_t stream) const;
+  PlanLane plan_lane_for(cudaStream_t stream);
 
   // The training step in device memory (e.g. a field the trainer refreshes before each step). When set,
   // dropout reads its step from there instead of set_random_stream's, so that a captured CUDA graph draws
@@ -70,12 +88,12 @@ class Context {
   // Gradient readiness, for overlapping the all-reduce with backward. Every layer with parameters calls
   // gradients_ready(its first gradient) once its backward has queued the writes of its gradients. Backward
   // visits the layers in the reverse of the flat buffer's order, so at that point every gradient from
-  // that address to the end of the flat buffer is final (in stream order).
-  using GradientReadyHook = std::function<void(const float* first_final)>;
+  // that address to the end of the flat buffer is final in the order of the stream the hook is given:
+  // the compute stream, or, while weight gradients are forked, the weight-gradient stream made to wait
+  // for the compute stream first (so that it is past the writes of both).
+  using GradientReadyHook = std::function<void(const float* first_final, cudaStream_t final_on)>;
   void set_gradient_ready_hook(GradientReadyHook hook) { gradient_ready_ = std::move(hook); }
-  void gradients_ready(const float* first_final) const {
-    if (gradient_ready_) gradient_ready_(first_final);
-  }
+  void gradients_ready(const float* first_final);
 
   // Per-layer GPU timing (nn/cuda/layer_timer.h); null, the default, records nothing. Not while capturing.
   void set_layer_timer(LayerTimer* timer) { layer_timer_ = timer; }
@@ -90,6 +108,14 @@ class Context {
   DeviceBuffer workspace_;         // cuDNN plans' workspace, grow-only
   DeviceBuffer cublas_workspace_;  // fixed, so that cuBLAS never allocates inside a graph capture
   std::unique_ptr<PlanCache> plans_;
+  // The weight-gradient stream (empty with parallel_wgrad off), its handles and workspaces, and the events
+  // that fork it from and join it to the compute stream (reused: a wait takes the latest record).
+  CudaStream wgrad_stream_;
+  cublasHandle_t wgrad_cublas_ = nullptr;
+  DeviceBuffer wgrad_workspace_;         // cuDNN plans run on the weight-gradient stream, grow-only
+  DeviceBuffer wgrad_cublas_workspace_;  // fixed, as cublas_workspace_
+  CudaEvent fork_, join_;
+  bool wgrad_forked_ = false;  // weight-gradient work queued since the last join
   const uint64_t* device_step_ = nullptr;
   GradientReadyHook gradient_ready_;
   LayerTimer* layer_timer_ = nullptr;

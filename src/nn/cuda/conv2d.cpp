@@ -48,8 +48,9 @@ const DeviceTensor& Conv2d::backward(const DeviceTensor& dy) {
   check_activation(dy, ctx_, spec_, 4);
   const DType dt = ctx_.compute_dtype();
   const Layout layout = ctx_.layout();
-  const cudaStream_t stream = ctx_.stream();
 
+  // The weight gradient reads x and dy, both queued: it may run beside dgrad, which the layers below wait for.
+  const cudaStream_t wgrad = ctx_.begin_weight_gradient();
   if (skip_dx_) {
     dx_ = DeviceTensor{nullptr, x_.desc};
   } else {
@@ -61,25 +62,21 @@ const DeviceTensor& Conv2d::backward(const DeviceTensor& dy) {
   // Whether the flat gradient takes cuDNN's filter layout as it is (KCRS under NCHW, KRSC when stored so).
   const bool same_order = layout == Layout::NCHW || views_.filters_krsc;
   if (dt == DType::F32 && same_order) {
-    conv_backward_filter(ctx_, geometry_, x_.data, dy.data, views_.grads, DType::F32);
+    conv_backward_filter(ctx_, geometry_, x_.data, dy.data, views_.grads, DType::F32, wgrad);
   } else {
-    // dw in the compute dtype and the filter layout, then into the fp32 gradient (in KCRS order where the
-    // gradient is not stored KRSC).
+    // dw in the compute dtype and the filter layout, then into the fp32 gradient (transposed to KCRS in the
+    // same pass where the gradient is not stored KRSC).
     void* dw = dw_buffer_.ensure(static_cast<size_t>(wn) * dtype_size(dt));
-    conv_backward_filter(ctx_, geometry_, x_.data, dy.data, dw, dt);
+    conv_backward_filter(ctx_, geometry_, x_.data, dy.data, dw, dt, wgrad);
     if (same_order) {
-      kernels::accumulate_into_f32(dw, dt, views_.grads, wn, /*accumulate=*/false, stream);
-    } else if (dt == DType::F32) {
-      kernels::nhwc_to_nchw(dw, views_.grads, spec_.out, spec_.in, spec_.kernel, spec_.kernel, dt, stream);
+      kernels::accumulate_into_f32(dw, dt, views_.grads, wn, /*accumulate=*/false, wgrad);
     } else {
-      void* kcrs = dw_kcrs_.ensure(static_cast<size_t>(wn) * dtype_size(dt));
-      kernels::nhwc_to_nchw(dw, kcrs, spec_.out, spec_.in, spec_.kernel, spec_.kernel, dt, stream);
-      kernels::accumulate_into_f32(kcrs, dt, views_.grads, wn, /*accumulate=*/false, stream);
+      kernels::krsc_to_kcrs_f32(dw, dt, views_.grads, spec_.out, spec_.in, spec_.kernel, spec_.kernel, wgrad);
     }
   }
   if (spec_.bias)
     kernels::bias_backward(dy.data, dt, views_.grads + wn, geometry_.n, geometry_.k, geometry_.p, geometry_.q, layout,
-                           /*accumulate=*/false, stream);
+                           /*accumulate=*/false, wgrad);
   ctx_.gradients_ready(views_.grads);
   return dx_;
 }

@@ -5,8 +5,10 @@
 // it is; a layer bound to [K, C, R, S] views under NHWC transposes its weights in every forward instead.
 // Gradients: fp32 compute writes dw straight into the fp32 flat gradient where the orders agree; bf16/fp16
 // compute has cuDNN write dw in the compute dtype (the fast wgrad engines, docs/cudnn.md) and a kernel then
-// widens it into the fp32 gradient (transposing it back from KRSC where the gradient is [K, C, R, S]). The bias is added by a kernel, or fused
-// into the fprop graph when the context asks for it and an engine runs that graph.
+// widens it into the fp32 gradient (transposing it back from KRSC in the same pass where the gradient is
+// [K, C, R, S]). The weight and bias gradients run on the context's weight-gradient stream, beside dgrad
+// (Context::begin_weight_gradient). The bias is added by a kernel, or fused into the fprop graph when the
+// context asks for it and an engine runs that graph.
 #pragma once
 #include "nn/cuda/context.h"
 #include "nn/cuda/conv_ops.h"
@@ -42,7 +44,7 @@ class Conv2d final : public Layer {
   const void* w_ = nullptr;  // the weights the last forward used (valid until the next forward)
   bool skip_dx_ = false;
   bool bias_by_consumer_ = false;
-  DeviceBuffer y_buffer_, dx_buffer_, w_krsc_, dw_buffer_, dw_kcrs_;
+  DeviceBuffer y_buffer_, dx_buffer_, w_krsc_, dw_buffer_;
 };
 
 }  // namespace sb::cuda

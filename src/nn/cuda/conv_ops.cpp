@@ -111,7 +111,8 @@ void conv_backward_data(Context& ctx, const ConvGeometry& g, const void* dy, con
     fatal("no cuDNN engine runs the convolution " + key);
 }
 
-void conv_backward_filter(Context& ctx, const ConvGeometry& g, const void* x, const void* dy, void* dw, DType dw_dtype) {
+void conv_backward_filter(Context& ctx, const ConvGeometry& g, const void* x, const void* dy, void* dw, DType dw_dtype,
+                          cudaStream_t stream) {
   const DType dt = ctx.compute_dtype();
   const Layout layout = ctx.layout();
   const std::vector<void*> ptrs{const_cast<void*>(x), dw, const_cast<void*>(dy)};
@@ -129,7 +130,8 @@ void conv_backward_filter(Context& ctx, const ConvGeometry& g, const void* x, co
     const auto& op = og.arena.keep(cudnn::make_conv_wgrad(tx, tdw, tdy, conv));
     return finish(ctx, std::move(og), {&op}, why);
   };
-  if (!ctx.plans().run(key, build, {kX, kW, kY}, ptrs))
+  const PlanLane lane = ctx.plan_lane_for(stream);
+  if (!ctx.plans().run(key, build, {kX, kW, kY}, ptrs, &lane))
     fatal("no cuDNN engine runs the convolution " + key);
 }
 

@@ -25,6 +25,8 @@ void conv_backward_data(Context& ctx, const ConvGeometry& g, const void* dy, con
 
 // dw = the gradient with respect to the filter, written (not accumulated) in dw_dtype, in the filter's
 // layout. With bf16/fp16 activations, dw in the same dtype is many times faster than fp32 dw (docs/cudnn.md).
-void conv_backward_filter(Context& ctx, const ConvGeometry& g, const void* x, const void* dy, void* dw, DType dw_dtype);
+// Runs on `stream`: the compute stream or the one Context::begin_weight_gradient() returned.
+void conv_backward_filter(Context& ctx, const ConvGeometry& g, const void* x, const void* dy, void* dw, DType dw_dtype,
+                          cudaStream_t stream);
 
 }  // namespace sb::cuda

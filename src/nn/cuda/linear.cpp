@@ -23,13 +23,15 @@ cudaDataType_t cuda_type(DType t) {
 }
 
 // Column-major C[m x n] = op(A) op(B) with A and B in the compute dtype and C in c_type; fp32 accumulation.
-void gemm(Context& ctx, cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n, int64_t k, const void* a,
-          int64_t lda, const void* b, int64_t ldb, void* c, cudaDataType_t c_type, int64_t ldc) {
+// Runs on `stream`, the compute stream or the weight-gradient stream (each has its own handle).
+void gemm(Context& ctx, cudaStream_t stream, cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n,
+          int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c, cudaDataType_t c_type,
+          int64_t ldc) {
   const DType dt = ctx.compute_dtype();
   const cublasComputeType_t compute =
       dt == DType::F32 && ctx.tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   const float alpha = 1.0f, beta = 0.0f;
-  CHECK_CUBLAS(cublasGemmEx(ctx.cublas(), ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), &alpha,
+  CHECK_CUBLAS(cublasGemmEx(ctx.cublas_for(stream), ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), &alpha,
                             a, cuda_type(dt), static_cast<int>(lda), b, cuda_type(dt), static_cast<int>(ldb), &beta, c,
                             c_type, static_cast<int>(ldc), compute, CUBLAS_GEMM_DEFAULT));
 }
@@ -74,8 +76,8 @@ void Linear::gemm_forward(const DeviceTensor& x, int64_t n) {
   const void* bias = spec_.bias ? weights + spec_.out * spec_.in * dtype_size(dt) : nullptr;
   const LtMatmulShape shape{CUBLAS_OP_T, CUBLAS_OP_N, spec_.out, n, spec_.in, spec_.in, spec_.in, spec_.out, dt, dt,
                             forward_epilogue(spec_.bias, relu_)};
-  if (lt_.run(ctx_, shape, views_.compute_params, x.data, y_.data, bias)) return;
-  gemm(ctx_, CUBLAS_OP_T, CUBLAS_OP_N, spec_.out, n, spec_.in, views_.compute_params, spec_.in, x.data, spec_.in,
+  if (lt_.run(ctx_, shape, views_.compute_params, x.data, y_.data, bias, ctx_.stream())) return;
+  gemm(ctx_, ctx_.stream(), CUBLAS_OP_T, CUBLAS_OP_N, spec_.out, n, spec_.in, views_.compute_params, spec_.in, x.data, spec_.in,
        y_.data, cuda_type(dt), spec_.out);
   if (spec_.bias)
     kernels::bias_add(y_.data, y_.dtype(), views_.params + spec_.out * spec_.in, DType::F32, n, spec_.out, 1, 1,
@@ -115,23 +117,25 @@ const DeviceTensor& Linear::backward(const DeviceTensor& dy) {
                                                ctx_.stream());
     g = &dz_;
   }
+  // The weight gradient reads x and g, both queued: it may run beside dgrad, which the layers below wait for.
+  const cudaStream_t wgrad_stream = ctx_.begin_weight_gradient();
   dx_ = output_tensor(dx_buffer_, x_.shape(), ctx_);
   // dx[N, in] = dy[N, out] W[out, in]: column-major dx^T[in x N] = W^T[in x out] dy^T[out x N].
   const LtMatmulShape dgrad{CUBLAS_OP_N, CUBLAS_OP_N, spec_.in, n, spec_.out, spec_.in, spec_.out, spec_.in, dt, dt,
                             CUBLASLT_EPILOGUE_DEFAULT};
-  if (!lt_.run(ctx_, dgrad, views_.compute_params, g->data, dx_.data, nullptr))
-    gemm(ctx_, CUBLAS_OP_N, CUBLAS_OP_N, spec_.in, n, spec_.out, views_.compute_params, spec_.in, g->data, spec_.out,
-         dx_.data, cuda_type(dt), spec_.in);
+  if (!lt_.run(ctx_, dgrad, views_.compute_params, g->data, dx_.data, nullptr, ctx_.stream()))
+    gemm(ctx_, ctx_.stream(), CUBLAS_OP_N, CUBLAS_OP_N, spec_.in, n, spec_.out, views_.compute_params, spec_.in,
+         g->data, spec_.out, dx_.data, cuda_type(dt), spec_.in);
   // dW[out, in] = dy^T x: column-major dW^T[in x out] = x^T[in x N] dy[N x out], written in fp32; the
   // epilogue's bias gradient sums B (dy) over the GEMM's k (the batch).
   float* dbias = spec_.bias ? views_.grads + spec_.out * spec_.in : nullptr;
   const LtMatmulShape wgrad{CUBLAS_OP_N, CUBLAS_OP_T, spec_.in, spec_.out, n, spec_.in, spec_.out, spec_.in, dt,
                             DType::F32, spec_.bias ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_DEFAULT};
-  if (!lt_.run(ctx_, wgrad, x_.data, g->data, views_.grads, dbias)) {
-    gemm(ctx_, CUBLAS_OP_N, CUBLAS_OP_T, spec_.in, spec_.out, n, x_.data, spec_.in, g->data, spec_.out, views_.grads,
-         CUDA_R_32F, spec_.in);
+  if (!lt_wgrad_.run(ctx_, wgrad, x_.data, g->data, views_.grads, dbias, wgrad_stream)) {
+    gemm(ctx_, wgrad_stream, CUBLAS_OP_N, CUBLAS_OP_T, spec_.in, spec_.out, n, x_.data, spec_.in, g->data, spec_.out,
+         views_.grads, CUDA_R_32F, spec_.in);
     if (spec_.bias)
-      kernels::bias_backward(g->data, dt, dbias, n, spec_.out, 1, 1, Layout::NCHW, /*accumulate=*/false, ctx_.stream());
+      kernels::bias_backward(g->data, dt, dbias, n, spec_.out, 1, 1, Layout::NCHW, /*accumulate=*/false, wgrad_stream);
   }
   ctx_.gradients_ready(views_.grads);
   return dx_;

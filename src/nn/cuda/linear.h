@@ -3,7 +3,8 @@
 // (kernels/elementwise.h) where cuBLASLt offers no algorithm. fp32 (TF32 tensor cores when the context
 // allows), or fp16/bf16 operands with fp32 accumulation. dW is written by the GEMM straight into the fp32
 // flat gradient (fp16/bf16 operands, fp32 output), so no widening pass is needed, and its epilogue sums the
-// bias gradient from dy (BGRADB) in the same pass.
+// bias gradient from dy (BGRADB) in the same pass. The weight and bias gradients run on the context's
+// weight-gradient stream, beside dgrad (Context::begin_weight_gradient).
 //
 // With a fused ReLU (and dropout after it), the output is dropout(relu(x W^T + b)), the dropout drawn in
 // place by kernels/dropout.h with the Dropout layer's mask; backward masks dy by that output alone
@@ -48,7 +49,8 @@ class Linear final : public Layer {
   bool dropped_ = false;    // the last forward drew the dropout mask (Train and p > 0)
   DeviceTensor x_, y_, dx_, dz_;
   DeviceBuffer y_buffer_, dx_buffer_, dz_buffer_;
-  LtMatmul lt_;
+  LtMatmul lt_;        // forward and dgrad, on the compute stream
+  LtMatmul lt_wgrad_;  // the weight gradient, on the weight-gradient stream: a workspace of its own
 };
 
 }  // namespace sb::cuda

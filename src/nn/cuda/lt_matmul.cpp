@@ -118,14 +118,15 @@ LtMatmul::Plan* LtMatmul::plan_for(Context& ctx, const LtMatmulShape& s, const v
   return p;
 }
 
-bool LtMatmul::run(Context& ctx, const LtMatmulShape& s, const void* a, const void* b, void* d, const void* bias) {
+bool LtMatmul::run(Context& ctx, const LtMatmulShape& s, const void* a, const void* b, void* d, const void* bias,
+                   cudaStream_t stream) {
   Plan* plan = plan_for(ctx, s, a, b, d, bias);
   if (!plan->available) return false;
   if (bias) set_desc(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
   void* ws = workspace_.ensure(kWorkspaceBytes);
   const float alpha = 1.0f, beta = 0.0f;
   CHECK_CUBLAS(cublasLtMatmul(handle_, plan->desc, &alpha, a, plan->a, b,
-                              plan->b, &beta, d, plan->d, d, plan->d, &plan->algo, ws, kWorkspaceBytes, ctx.stream()));
+                              plan->b, &beta, d, plan->d, d, plan->d, &plan->algo, ws, kWorkspaceBytes, stream));
   return true;
 }
 

@@ -33,10 +33,12 @@ class LtMatmul {
   LtMatmul(const LtMatmul&) = delete;
   LtMatmul& operator=(const LtMatmul&) = delete;
 
-  // Enqueues the matmul on the context's stream (TF32 only where the context allows it) and returns true,
-  // or returns false, enqueuing nothing, when cuBLASLt offers no algorithm for it. bias: the bias (BIAS,
-  // RELU_BIAS) or where the bias gradient goes (BGRADB); null otherwise.
-  bool run(Context& ctx, const LtMatmulShape& shape, const void* a, const void* b, void* d, const void* bias);
+  // Enqueues the matmul on `stream` (TF32 only where the context allows it) and returns true, or returns
+  // false, enqueuing nothing, when cuBLASLt offers no algorithm for it. bias: the bias (BIAS, RELU_BIAS) or
+  // where the bias gradient goes (BGRADB); null otherwise. The workspace is this object's: matmuls that may
+  // run at once on two streams need an LtMatmul each.
+  bool run(Context& ctx, const LtMatmulShape& shape, const void* a, const void* b, void* d, const void* bias,
+           cudaStream_t stream);
 
  private:
   struct Plan;

@@ -53,6 +53,12 @@ Network::Network(LayerSpec spec, uint64_t seed, Context& ctx, NetworkOutput outp
   root_->bind(views);
 }
 
+const DeviceTensor& Network::backward(const DeviceTensor& dy) {
+  const DeviceTensor& dx = root_->backward(dy);
+  ctx_.join_weight_gradients();
+  return dx;
+}
+
 void Network::refresh_compute_params() {
   if (!compute_copy_ || param_count_ == 0) return;
   kernels::cast(params_.data(), DType::F32, compute_params_.data(), ctx_.compute_dtype(), param_count_, ctx_.stream());

@@ -66,8 +66,9 @@ class Network {
   void set_first_sample(int64_t first) { root_->set_first_sample(first); }
   const DeviceTensor& forward(const DeviceTensor& x, Mode mode) { return root_->forward(x, mode); }
   // Writes every parameter gradient for the last forward; returns the input gradient (a tensor without
-  // data under InputGradient::Skip).
-  const DeviceTensor& backward(const DeviceTensor& dy) { return root_->backward(dy); }
+  // data under InputGradient::Skip). Ends with the weight-gradient stream joined into the compute stream:
+  // whatever is queued on the compute stream afterwards sees every gradient written.
+  const DeviceTensor& backward(const DeviceTensor& dy);
   // The fusion planner's choice for every batch-norm run, one line each (nn/fusion_plan.h); after a first
   // forward it includes the runs the fused kernels refused at their shape.
   std::string fusion_report() const;

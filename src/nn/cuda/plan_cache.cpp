@@ -136,8 +136,8 @@ DeviceIdentity current_device_identity() {
 
 }  // namespace
 
-PlanCache::PlanCache(cudnnHandle_t handle, cudaStream_t stream, DeviceBuffer& workspace)
-    : handle_(handle), stream_(stream), workspace_(workspace), last_save_s_(now_s()) {}
+PlanCache::PlanCache(cudnnHandle_t handle, PlanLane compute)
+    : handle_(handle), compute_(compute), lane_(compute), last_save_s_(now_s()) {}
 
 PlanCache::~PlanCache() {
   // Failures here must not end the job: the store already turns its own into a warning.
@@ -185,9 +185,16 @@ std::string PlanCache::store_key(const std::string& key) const {
 
 bool PlanCache::launch(const cudnn::Descriptor& plan, int64_t workspace_bytes, const std::vector<int64_t>& uids,
                        const std::vector<void*>& pointers) {
-  void* ws = workspace_bytes > 0 ? workspace_.ensure(static_cast<size_t>(workspace_bytes)) : workspace_.data();
+  DeviceBuffer& workspace = *lane_.workspace;
+  void* ws = workspace_bytes > 0 ? workspace.ensure(static_cast<size_t>(workspace_bytes)) : workspace.data();
   const cudnn::Descriptor pack = cudnn::make_variant_pack(uids, pointers, ws);
-  return cudnn::execute(handle_, plan, pack) == CUDNN_STATUS_SUCCESS;
+  // The handle executes on its stream: bound to another lane's for this one call, then back, since other
+  // cuDNN calls on the handle (the legacy batch norm) expect the compute stream.
+  const bool other_stream = lane_.stream != compute_.stream;
+  if (other_stream) CHECK_CUDNN(cudnnSetStream(handle_, lane_.stream));
+  const cudnnStatus_t status = cudnn::execute(handle_, plan, pack);
+  if (other_stream) CHECK_CUDNN(cudnnSetStream(handle_, compute_.stream));
+  return status == CUDNN_STATUS_SUCCESS;
 }
 
 float PlanCache::time_plan(const cudnn::Descriptor& plan, int64_t workspace_bytes, const std::vector<int64_t>& uids,
@@ -196,10 +203,10 @@ float PlanCache::time_plan(const cudnn::Descriptor& plan, int64_t workspace_byte
   cudaEvent_t start, stop;
   CHECK_CUDA(cudaEventCreate(&start));
   CHECK_CUDA(cudaEventCreate(&stop));
-  CHECK_CUDA(cudaEventRecord(start, stream_));
+  CHECK_CUDA(cudaEventRecord(start, lane_.stream));
   bool ok = true;
   for (int i = 0; i < options_.timing_runs && ok; ++i) ok = launch(plan, workspace_bytes, uids, pointers);
-  CHECK_CUDA(cudaEventRecord(stop, stream_));
+  CHECK_CUDA(cudaEventRecord(stop, lane_.stream));
   CHECK_CUDA(cudaEventSynchronize(stop));
   float ms = 0.0f;
   CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
@@ -380,7 +387,7 @@ PlanCache::Entry& PlanCache::find_or_build(const std::string& key, const BuildGr
   if (auto it = entries_.find(key); it != entries_.end()) return *it->second;
 
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-  CHECK_CUDA(cudaStreamIsCapturing(stream_, &capturing));
+  CHECK_CUDA(cudaStreamIsCapturing(lane_.stream, &capturing));
   if (capturing != cudaStreamCaptureStatusNone)
     fatal("cuDNN plan for '" + key + "' is first needed inside a CUDA graph capture; run one warm-up step first");
 
@@ -438,7 +445,13 @@ PlanCache::Entry& PlanCache::find_or_build(const std::string& key, const BuildGr
 }
 
 bool PlanCache::run(const std::string& key, const BuildGraph& build, const std::vector<int64_t>& uids,
-                    const std::vector<void*>& pointers) {
+                    const std::vector<void*>& pointers, const PlanLane* lane) {
+  // The lane holds for this run only, whatever way it leaves (a fault's exception included).
+  struct LaneScope {
+    PlanCache& cache;
+    ~LaneScope() { cache.lane_ = cache.compute_; }
+  } scope{*this};
+  if (lane) lane_ = *lane;
   Entry& e = find_or_build(key, build, &uids, &pointers);
   if (!e.report.ok) return false;
   if (!launch(e.plan, e.workspace, uids, pointers)) {

@@ -2,7 +2,9 @@
 // kept for the life of the process context. On first use the heuristics' engine configurations are built
 // on several host threads, optionally timed on the real data (autotuning) and the fastest is kept; a
 // deterministic mode excludes engines with the NONDETERMINISTIC note; fp32 graphs exclude tensor-core
-// (TF32) and down-converting engines unless TF32 is allowed. All plans share one grow-only workspace.
+// (TF32) and down-converting engines unless TF32 is allowed. The plans run on one handle, on the stream of
+// the lane each run names (the compute stream's by default); each lane has its own grow-only workspace, so
+// that plans running at once on two streams never share one.
 //
 // With a store folder, the choices also live on disk (src/nn/plan_store.h, docs/cudnn.md): a key found
 // there is rebuilt from its engine and knob choices (or restored from cuDNN's serialised plan) without a
@@ -29,6 +31,12 @@
 #include "nn/plan_store.h"
 
 namespace sb::cuda {
+
+// A stream that plans run on and the workspace that plans running on it use.
+struct PlanLane {
+  cudaStream_t stream = nullptr;
+  DeviceBuffer* workspace = nullptr;
+};
 
 // A finalized operation graph and everything it refers to.
 struct OpGraph {
@@ -73,7 +81,8 @@ class PlanCache {
   // (key, one word of this rank's choice) -> the same word of rank 0's choice (see the file comment).
   using Agreement = std::function<int(const std::string& key, int local_word)>;
 
-  PlanCache(cudnnHandle_t handle, cudaStream_t stream, DeviceBuffer& workspace);
+  // `compute`: the lane of the stream the handle is bound to, which runs take unless they name another.
+  PlanCache(cudnnHandle_t handle, PlanLane compute);
   ~PlanCache();  // saves new choices to the store and logs one summary line
   PlanCache(const PlanCache&) = delete;
   PlanCache& operator=(const PlanCache&) = delete;
@@ -84,9 +93,10 @@ class PlanCache {
 
   // Executes the key's plan on the given tensors (uids and their device pointers; by-value tensors take a
   // host pointer). Builds, and on first use autotunes, the plan. Returns false when no engine can run the
-  // graph (remembered: later calls return false at once).
+  // graph (remembered: later calls return false at once). `lane`: where it runs (and, on first use, is
+  // timed); null: the compute lane.
   bool run(const std::string& key, const BuildGraph& build, const std::vector<int64_t>& uids,
-           const std::vector<void*>& pointers);
+           const std::vector<void*>& pointers, const PlanLane* lane = nullptr);
 
   std::vector<PlanReport> reports() const;
   size_t size() const { return entries_.size(); }
@@ -118,8 +128,8 @@ class PlanCache {
                   const std::vector<void*>& pointers);
 
   cudnnHandle_t handle_;
-  cudaStream_t stream_;
-  DeviceBuffer& workspace_;
+  PlanLane compute_;
+  PlanLane lane_;  // the lane of the run in progress (compute_ between runs)
   PlanCacheOptions options_;
   Agreement agreement_;
   std::map<std::string, std::unique_ptr<Entry>> entries_;

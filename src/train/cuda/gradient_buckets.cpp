@@ -33,12 +33,12 @@ void GradientBuckets::begin_step(int slot, bool capturing) {
   capturing_ = capturing;
 }
 
-void GradientBuckets::launch(size_t b) {
+void GradientBuckets::launch(size_t b, cudaStream_t ready_on) {
   const NvtxRange range(nvtx_bucket_name(static_cast<int>(b)));
   const Bucket& bucket = buckets_[b];
   const int64_t count = bucket.end - bucket.begin;
-  ready_[b].record(compute_);
-  ready_times_[slot_][b].record_maybe_captured(compute_, capturing_);
+  ready_[b].record(ready_on);
+  ready_times_[slot_][b].record_maybe_captured(ready_on, capturing_);
   comm_.wait(ready_[b].get());
   if (!exchanges()) return;  // one rank: the gradient is already the average
   float* data = grads_ + bucket.begin;
@@ -53,12 +53,12 @@ void GradientBuckets::launch(size_t b) {
   done_times_[slot_][b].record_maybe_captured(comm_.get(), capturing_);
 }
 
-void GradientBuckets::gradients_ready_from(int64_t first_final) {
-  while (next_ < buckets_.size() && buckets_[next_].begin >= first_final) launch(next_++);
+void GradientBuckets::gradients_ready_from(int64_t first_final, cudaStream_t final_on) {
+  while (next_ < buckets_.size() && buckets_[next_].begin >= first_final) launch(next_++, final_on);
 }
 
 void GradientBuckets::finish() {
-  while (next_ < buckets_.size()) launch(next_++);
+  while (next_ < buckets_.size()) launch(next_++, compute_);
   done_.record(comm_.get());
   CHECK_CUDA(cudaStreamWaitEvent(compute_, done_.get(), 0));
 }

@@ -2,12 +2,13 @@
 // are grouped from the last one backwards (the order in which backward finishes them) into buckets of
 // about --bucket-mib (the last one, for the first layers, is kept small: train/bucket_plan.h); when
 // backward reports that every gradient from some offset on is final, each bucket lying wholly past it is
-// all-reduced on a high-priority communication stream, ordered after the compute stream by an event (no
-// host synchronisation). finish() makes the compute stream wait for them all.
+// all-reduced on a high-priority communication stream, ordered by an event after the stream on which
+// backward reports them final (the compute stream, or the weight-gradient stream once it is past both;
+// nn/cuda/context.h) without host synchronisation. finish() makes the compute stream wait for them all.
 //
-// For the step's timeline each bucket records one timing event on each stream: when it is ready (compute
-// stream) and when its all-reduce is done (communication stream), per step slot, as event nodes inside a
-// stream capture. StepTimer reads them one step late.
+// For the step's timeline each bucket records one timing event on each stream: when it is ready (on the
+// stream that reported it final) and when its all-reduce is done (communication stream), per step slot, as
+// event nodes inside a stream capture. StepTimer reads them one step late.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -37,9 +38,11 @@ class GradientBuckets {
   // Starts a new step (no bucket launched yet) whose timing events go to `slot`; `capturing`: the step is
   // being captured into a CUDA graph.
   void begin_step(int slot, bool capturing);
-  // Called from backward: gradients [first_final, n) are final. Launches every bucket now complete.
-  void gradients_ready_from(int64_t first_final);
-  // Launches whatever is left and makes the compute stream wait for every bucket.
+  // Called from backward: gradients [first_final, n) are final in the order of `final_on`. Launches every
+  // bucket now complete, after that point of `final_on`.
+  void gradients_ready_from(int64_t first_final, cudaStream_t final_on);
+  // Launches whatever is left (after the compute stream's work so far, which must include every gradient's
+  // write) and makes the compute stream wait for every bucket.
   void finish();
 
   // After the step in `slot` is complete: each bucket's times relative to `step_start` (an event of
@@ -47,7 +50,7 @@ class GradientBuckets {
   std::vector<BucketSpan> read_times(int slot, const CudaEvent& step_start) const;
 
  private:
-  void launch(size_t b);
+  void launch(size_t b, cudaStream_t ready_on);
   bool exchanges() const { return nccl_ && nccl_->size() > 1; }
 
   std::vector<Bucket> buckets_;
@@ -61,7 +64,8 @@ class GradientBuckets {
   std::vector<CudaEvent> ready_;
   CudaEvent done_;
   size_t next_ = 0;  // buckets_[0..next_) are launched this step
-  // Timing events by step slot and bucket: ready on the compute stream, done on the communication stream.
+  // Timing events by step slot and bucket: ready on the stream that reported it, done on the communication
+  // stream.
   std::array<std::vector<CudaEvent>, kStepSlots> ready_times_, done_times_;
   int slot_ = 0;
   bool capturing_ = false;
