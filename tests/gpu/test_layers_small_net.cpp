@@ -202,6 +202,7 @@ class GraphRig {
     y_ = &layer_->forward({x_->get(), TensorDesc{input_, ctx_.compute_dtype(), cuda::layout_for(input_, ctx_)}},
                           cuda::Mode::Train);
     layer_->backward({dy_->get(), TensorDesc{out_, ctx_.compute_dtype(), y_->layout()}});
+    ctx_.join_weight_gradients();  // as Network::backward does: a capture ends with every stream joined
   }
   std::vector<float> results() {
     ctx_.synchronize();
