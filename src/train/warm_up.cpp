@@ -18,8 +18,10 @@ std::vector<int64_t> warm_up_evaluation_indices(std::span<const int64_t> test_in
 std::vector<std::span<const int64_t>> warm_up_steps(const std::vector<std::vector<int64_t>>& epoch_steps, int steps) {
   std::vector<std::span<const int64_t>> out;
   if (epoch_steps.empty()) return out;
-  for (int i = 0; i < steps; ++i) out.emplace_back(epoch_steps.front());
+  // The short step first: its shapes may grow buffers (a cuDNN plan's workspace), which must happen
+  // before the full steps' graph is captured with their addresses.
   if (epoch_steps.back().size() != epoch_steps.front().size()) out.emplace_back(epoch_steps.back());
+  for (int i = 0; i < steps; ++i) out.emplace_back(epoch_steps.front());
   return out;
 }
 

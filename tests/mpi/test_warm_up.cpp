@@ -141,12 +141,12 @@ TEST(WarmUp, EvaluatesTheFirstBatchAndTheShortLastOne) {
   EXPECT_TRUE(warm_up_evaluation_indices({}, 3).empty());
 }
 
-TEST(WarmUp, RunsTheFirstStepAsOftenAsTheEngineNeedsThenAShortLastOne) {
+TEST(WarmUp, RunsAShortLastStepThenTheFirstStepAsOftenAsTheEngineNeeds) {
   const std::vector<std::vector<int64_t>> epoch = {{1, 2}, {3, 4}, {5}};
   const auto steps = warm_up_steps(epoch, 3);
   ASSERT_EQ(steps.size(), 4u);
-  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(std::vector<int64_t>(steps[i].begin(), steps[i].end()), epoch[0]);
-  EXPECT_EQ(std::vector<int64_t>(steps[3].begin(), steps[3].end()), epoch[2]);
+  EXPECT_EQ(std::vector<int64_t>(steps[0].begin(), steps[0].end()), epoch[2]);
+  for (size_t i = 1; i < 4; ++i) EXPECT_EQ(std::vector<int64_t>(steps[i].begin(), steps[i].end()), epoch[0]);
   EXPECT_EQ(warm_up_steps({{1, 2}, {3, 4}}, 2).size(), 2u);
   EXPECT_TRUE(warm_up_steps({}, 2).empty());
 }

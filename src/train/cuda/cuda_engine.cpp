@@ -334,8 +334,15 @@ PhaseTimes CudaEngine::train_step(std::span<const int64_t> indices, const StepIn
   if (graph_policy_.replays(batch)) {
     graphs_.launch(slot, stream_.get());
   } else {
+    const uint64_t allocations_before = cuda::device_buffer_generation();
     enqueue_step_body(micro_sizes, slot, false);
     graph_policy_.ran_eagerly(batch);
+    // An eager step of other shapes (the epoch's short last step) can grow a buffer that the captured
+    // graphs hold, e.g. a cuDNN plan's workspace: they would then replay with a freed address.
+    if (graph_policy_.has_graphs() && cuda::device_buffer_generation() != allocations_before) {
+      synchronize();
+      drop_graphs();
+    }
   }
   if (host_input_) host_input_->consumed(slot, stream_.get());
   // After the first step's forward, whose shapes decide the fused runs' last fallbacks: the plan report.
