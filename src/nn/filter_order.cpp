@@ -1,5 +1,6 @@
 #include "nn/filter_order.h"
 
+#include <algorithm>
 #include <string>
 
 #include "core/error.h"
