@@ -36,6 +36,9 @@
 #   slow-link the wrn (256 per GPU, bf16) on every visible GPU over NCCL's network transport, two runs each:
 #            scalebench and PyTorch DDP, with fp32 gradients and with the all-reduce in bf16 (--allreduce-bf16 on
 #            both sides; PyTorch's bf16_compress_hook), at least 2 GPUs
+#   trace    the kernel timeline of one GPU's step (bench/kernel_trace.cpp through CUDA_INJECTION64_PATH): wrn bf16
+#            NHWC and mnist-cnn tf32 and fp32 NHWC, 3 epochs each; time per kernel and the GPU's idle time a step
+#            (bench/kernel_trace_summary.py) in trace-*.txt, and the steady stretch's records in trace-*.csv.xz
 #   dp       nn.DataParallel against DDP on 1, 2 and 4 GPUs (as many as are visible), two runs each: scalebench
 #            --parallel dp and ddp, PyTorch --dp and DDP, mnist-cnn (64 per GPU, tf32) and wrn (256 per
 #            GPU, bf16); img/s of each (docs/data_parallel.md)
@@ -50,7 +53,8 @@
 #                                      staged (scripts/stage_gpu_node.sh), else build/scalebench]
 #   --out     SCALEBENCH_BENCH_OUT     where the run's folder goes [results]
 #   --parts   SCALEBENCH_BENCH_PARTS   comma-separated [one-gpu,compile,tta,scaling,comm]; also wrn-step, plans,
-#                                      layers, learning, baseline, input, fp16, small-batch, predict, slow-link, dp
+#                                      layers, learning, baseline, input, fp16, small-batch, predict, slow-link,
+#                                      trace, dp
 #   --baseline-bin SCALEBENCH_BASELINE_BIN  another scalebench build, for the baseline part
 # Also: SCALEBENCH_REPORT_PYTHON, a python with h5py and matplotlib for analysis/report.py [python3];
 # SCALEBENCH_GPU_LIBS, SCALEBENCH_STAGE and NCCL_NVLS_ENABLE as scripts/gpu_node_env.sh says.
@@ -85,8 +89,8 @@ done
 # Every check before the first measurement.
 [[ -f bench/pytorch_reference.py && -f analysis/report.py ]] || die "run it from the scalebench checkout's root"
 for part in ${parts//,/ }; do
-  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input|fp16|small-batch|predict|slow-link|dp)$ ]] ||
-    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input, fp16, small-batch, predict, slow-link, dp"
+  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input|fp16|small-batch|predict|slow-link|trace|dp)$ ]] ||
+    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input, fp16, small-batch, predict, slow-link, trace, dp"
 done
 part() { [[ ",$parts," == *",$1,"* ]]; }
 if part baseline && [[ ! -x $baseline_bin ]]; then
@@ -99,6 +103,15 @@ if [[ -z $bin ]]; then
   [[ -x .stage/bin/scalebench ]] && bin=.stage/bin/scalebench
 fi
 [[ -x $bin ]] || die "no scalebench binary at '$bin'; build with -DSCALEBENCH_CUDA=ON or stage one (scripts/stage_gpu_node.sh), or pass --bin"
+trace_lib=${SCALEBENCH_KERNEL_TRACE_LIB:-}
+if part trace && [[ -z $trace_lib ]]; then
+  for candidate in "$(dirname "$bin")/../lib/libkernel_trace.so" "$(dirname "$bin")/bench/libkernel_trace.so"; do
+    [[ -f $candidate ]] && trace_lib=$(realpath "$candidate") && break
+  done
+fi
+if part trace && [[ ! -f $trace_lib ]]; then
+  die "the trace part needs bench/kernel_trace.cpp's library (built where the CUDA toolkit has CUPTI); set SCALEBENCH_KERNEL_TRACE_LIB or leave trace out of --parts"
+fi
 if [[ -z $data ]]; then
   data=/usr/share/datasets/fashion-mnist
   [[ -d .stage-data/fashion-mnist ]] && data=.stage-data/fashion-mnist
@@ -385,6 +398,23 @@ if part slow-link && ((N >= 2)); then
     say "wrn over the network transport, $reduce all-reduce: scalebench $(steady "slow-sb-$reduce-1" "slow-sb-$reduce-2");" \
         "PyTorch DDP $(for r in 1 2; do grep -oE '[0-9,]+ images/s' "$R/slow-pt-$reduce-$r.log" | head -1 | tr -d ','; done | cut -d' ' -f1 | paste -sd/) images/s"
   done
+fi
+if part trace; then
+  say "== one GPU: the kernel timeline of the wrn and mnist-cnn steps (time per kernel, idle time a step)"
+  # name window_ms skip_ms: the steady stretch of the last epoch, before its evaluation and the shutdown.
+  trace() {
+    local name=$1 window=$2 skip=$3
+    shift 3
+    CUDA_INJECTION64_PATH=$trace_lib SCALEBENCH_KERNEL_TRACE="$R/$name.csv" run "$name" 600 "$@" --out "$R/$name.h5"
+    "$P" bench/kernel_trace_summary.py "$R/$name.csv" --last-ms "$window" --skip-ms "$skip" --top 40 \
+        --window-csv "$R/$name-window.csv" > "$R/$name.txt" 2>&1 || failed=$((failed + 1))
+    say "$name: $(tail -1 "$R/$name.txt")"
+    xz -f "$R/$name-window.csv" 2>/dev/null
+    rm -f "$R/$name.csv"
+  }
+  trace trace-wrn-bf16 300 40 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3
+  trace trace-mnist-tf32 50 10 "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision tf32 --layout nhwc --epochs 3
+  trace trace-mnist-fp32 50 10 "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision fp32 --layout nhwc --epochs 3
 fi
 if part dp; then
   say "== nn.DataParallel against DDP on 1, 2 and 4 GPUs (up to $N), two runs each: scalebench, then PyTorch"

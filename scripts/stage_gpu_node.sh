@@ -37,6 +37,8 @@ rm -rf "$stage" "$data" && mkdir -p "$stage/bin" "$stage/tests" "$stage/lib" "$d
 cp "$build/scalebench" "$stage/bin/"
 # The per-layer profile (bench/layer_profile.cpp), where the build has it.
 if [[ -x $build/bench/layer_profile ]]; then cp "$build/bench/layer_profile" "$stage/bin/"; fi
+# The kernel timeline library (bench/kernel_trace.cpp), where the build has it; the node has CUPTI.
+if [[ -f $build/bench/libkernel_trace.so ]]; then cp "$build/bench/libkernel_trace.so" "$stage/lib/"; fi
 # The NVTX recorder of tests/nvtx, which the nvtx part of scripts/gpu_node_tests.sh loads, where the build has it.
 if [[ -f $build/tests/nvtx/libsb_nvtx_recorder.so ]]; then mkdir -p "$stage/nvtx" && cp "$build/tests/nvtx/libsb_nvtx_recorder.so" "$stage/nvtx/"; fi
 test_files=()

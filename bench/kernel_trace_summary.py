@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Time per kernel, and the GPU's idle time between kernels, from a bench/kernel_trace.cpp CSV.
+
+  kernel_trace_summary.py TRACE.csv [--last-ms 200] [--skip-ms 0] [--steps N] [--top 30] [--window-csv OUT.csv]
+
+The window is --last-ms milliseconds that end --skip-ms before the trace's last record: a steady stretch of
+training, after start-up and before the last evaluation and the shutdown.
+--steps divides the window's figures into per-step figures; without it the most common instance count of
+a kernel in the window is taken as the number of steps (most kernels run once a step).
+Columns: total GPU time of each kernel name, its instances, mean per instance, share of the kernel time.
+The last lines: the window's wall time, the time at least one kernel ran (busy), the idle rest, and
+the sum of kernel times (above busy where kernels ran side by side on several streams).
+--window-csv writes the window's records (a trace of a whole run is large; the window is what is read).
+"""
+import argparse
+import collections
+import csv
+import sys
+
+
+def read(path):
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        sys.exit(f"kernel_trace_summary.py: '{path}' holds no records; was the library loaded (CUDA_INJECTION64_PATH)?")
+    return [(int(r["start_ns"]), int(r["end_ns"]), int(r["stream"]), r["kind"], r["name"], r["graph"]) for r in rows]
+
+
+def window_of(records, last_ms, skip_ms):
+    end = max(r[1] for r in records) - skip_ms * 1e6
+    window = [r for r in records if end - last_ms * 1e6 <= r[0] and r[1] <= end]
+    if not window:
+        sys.exit("kernel_trace_summary.py: no record in the window; lower --skip-ms or raise --last-ms")
+    return window
+
+
+def write_window(window, path):
+    with open(path, "w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(["start_ns", "end_ns", "stream", "graph", "kind", "name"])
+        out.writerows((start, end, stream, graph, kind, name) for start, end, stream, kind, name, graph in window)
+
+
+def busy_ns(intervals):
+    total, current_start, current_end = 0, None, None
+    for start, end in sorted(intervals):
+        if current_end is None or start > current_end:
+            if current_end is not None:
+                total += current_end - current_start
+            current_start, current_end = start, end
+        else:
+            current_end = max(current_end, end)
+    if current_end is not None:
+        total += current_end - current_start
+    return total
+
+
+def summarise(window, steps, top):
+    end = max(r[1] for r in window)
+    wall = end - min(r[0] for r in window)
+    by_name = collections.defaultdict(lambda: [0, 0])
+    for start, stop, _, kind, name, _ in window:
+        by_name[(kind, name)][0] += stop - start
+        by_name[(kind, name)][1] += 1
+    if steps is None:
+        steps = collections.Counter(count for _, count in by_name.values()).most_common(1)[0][0]
+    kernel_sum = sum(t for t, _ in by_name.values())
+    busy = busy_ns([(r[0], r[1]) for r in window])
+    lines = [f"window: last {wall / 1e6:.2f} ms, {len(window)} records, {steps} steps; per step (us):"]
+    lines.append(f"{'total':>9} {'count':>6} {'mean':>8} {'share':>6}  name")
+    for (kind, name), (t, count) in sorted(by_name.items(), key=lambda item: -item[1][0])[:top]:
+        label = name if kind == "kernel" else f"[{kind}] {name}"
+        lines.append(f"{t / steps / 1e3:9.2f} {count / steps:6.2f} {t / count / 1e3:8.2f} {100 * t / kernel_sum:5.1f}%  {label}")
+    lines.append(f"wall {wall / steps / 1e3:.2f} us a step; GPU busy {busy / steps / 1e3:.2f} us ({100 * busy / wall:.1f}%), "
+                 f"idle {(wall - busy) / steps / 1e3:.2f} us; kernel time summed {kernel_sum / steps / 1e3:.2f} us; "
+                 f"{len(window) / steps:.1f} records a step; streams {sorted({r[2] for r in window})}")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("trace")
+    parser.add_argument("--last-ms", type=float, default=200.0, help="the window: the trace's last milliseconds [200]")
+    parser.add_argument("--skip-ms", type=float, default=0.0, help="the window ends this long before the last record [0]")
+    parser.add_argument("--steps", type=int, help="steps in the window [the most common instance count]")
+    parser.add_argument("--top", type=int, default=30, help="kernel names listed [30]")
+    parser.add_argument("--window-csv", help="also write the window's records to this CSV file")
+    args = parser.parse_args()
+    if args.last_ms <= 0 or args.skip_ms < 0:
+        parser.error(f"--last-ms must be positive and --skip-ms not negative, got {args.last_ms} and {args.skip_ms}")
+    if args.steps is not None and args.steps < 1:
+        parser.error(f"--steps must be at least 1, got {args.steps}")
+    window = window_of(read(args.trace), args.last_ms, args.skip_ms)
+    if args.window_csv:
+        write_window(window, args.window_csv)
+    print(summarise(window, args.steps, args.top))
+
+
+if __name__ == "__main__":
+    main()
