@@ -2,6 +2,7 @@
 
 #include "core/cuda_check.h"
 #include "core/log.h"
+#include "train/cuda/graph_memsets.h"
 
 namespace sb::cuda {
 
@@ -14,6 +15,7 @@ bool StepGraphs::capture(const CudaStream& stream, const std::function<void(int 
     cudaError_t instantiated = cudaErrorUnknown;
     // Per-node priorities: the all-reduce nodes keep the communication stream's high priority.
     if (end == cudaSuccess) {
+      replace_memset_nodes(graph.get());
       instantiated = CudaGraphExec::instantiate(graph, cudaGraphInstantiateFlagUseNodePriority,
                                                 graphs_[static_cast<size_t>(slot)]);
     }

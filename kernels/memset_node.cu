@@ -1,0 +1,56 @@
+#include "kernels/device_utils.cuh"
+#include "kernels/memset_node.h"
+
+#include <string>
+
+namespace sb::kernels {
+namespace {
+using namespace detail;
+
+__global__ void memset_node_kernel(void* dst, size_t pitch, unsigned int value, unsigned int element_size,
+                                   size_t width, size_t height) {
+  // One kernel for the three element sizes, so that one function pointer serves every node; the branch is
+  // uniform across the grid.
+  char* bytes = static_cast<char*>(dst);
+  const size_t total = width * height;
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const size_t row = i / width, column = i % width;
+    char* at = bytes + row * pitch + column * element_size;
+    if (element_size == 4) *reinterpret_cast<unsigned int*>(at) = value;
+    else if (element_size == 2) *reinterpret_cast<unsigned short*>(at) = static_cast<unsigned short>(value);
+    else *reinterpret_cast<unsigned char*>(at) = static_cast<unsigned char>(value);
+  }
+}
+
+}  // namespace
+
+cudaKernelNodeParams memset_kernel_params(const cudaMemsetParams& p, MemsetKernelArgs& args) {
+  if (p.elementSize != 1 && p.elementSize != 2 && p.elementSize != 4)
+    fatal("memset_kernel_params: element size " + std::to_string(p.elementSize) + " (CUDA allows 1, 2 or 4)");
+  const size_t height = p.height == 0 ? 1 : p.height;
+  args.dst = p.dst;
+  args.pitch = height == 1 ? p.width * p.elementSize : p.pitch;
+  args.value = p.value;
+  args.element_size = p.elementSize;
+  args.width = p.width;
+  args.height = height;
+  args.pointers[0] = &args.dst;
+  args.pointers[1] = &args.pitch;
+  args.pointers[2] = &args.value;
+  args.pointers[3] = &args.element_size;
+  args.pointers[4] = &args.width;
+  args.pointers[5] = &args.height;
+  const size_t elements = p.width * height;
+  const size_t blocks = (elements + kThreads - 1) / kThreads;
+  cudaKernelNodeParams k{};
+  k.func = reinterpret_cast<void*>(memset_node_kernel);
+  k.gridDim = dim3(static_cast<unsigned int>(blocks < 1 ? 1 : (blocks > 1024 ? 1024 : blocks)));
+  k.blockDim = dim3(kThreads);
+  k.sharedMemBytes = 0;
+  k.kernelParams = args.pointers;
+  k.extra = nullptr;
+  return k;
+}
+
+}  // namespace sb::kernels
