@@ -160,7 +160,7 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
     nccl_startup.stop();
     const int64_t bucket_size = bucket_elements_of_mib(config.bucket_mib);
     buckets_ = std::make_unique<cuda::GradientBuckets>(plan_buckets(net_->param_specs(), bucket_size, default_tail_elements(bucket_size)),
-                                                       net_->grads(), net_->param_count(), nccl_.get(), stream_.get(),
+                                                       net_->grads(), net_->param_count(), *nccl_, stream_.get(),
                                                        config.allreduce_bf16);
     ctx_->set_gradient_ready_hook([this](const float* first_final, cudaStream_t final_on) {
       if (reduce_during_backward_) buckets_->gradients_ready_from(first_final - net_->grads(), final_on);
