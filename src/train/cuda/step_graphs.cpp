@@ -2,7 +2,6 @@
 
 #include "core/cuda_check.h"
 #include "core/log.h"
-#include "nn/cuda/device_buffer.h"
 
 namespace sb::cuda {
 

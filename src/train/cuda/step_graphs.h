@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "nn/cuda/cuda_handles.h"
+#include "nn/cuda/device_buffer.h"  // device_buffer_generation: what stale() compares
 #include "train/cuda/step_inputs.h"
 
 namespace sb::cuda {
