@@ -1,5 +1,5 @@
-// zlib's checksums as the on-disk caches use them (the plan cache, nn/plan_store.h; the decoded-data
-// cache, data/data_cache.h): a CRC-32 of a buffer of any size, and a file name that follows a text.
+// zlib's checksums as the on-disk caches use them (their byte format, core/byte_format.h, and their file
+// names): a CRC-32 of a buffer of any size, and a file name that follows a text.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -1,9 +1,6 @@
 #include "data/data_cache.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -16,10 +13,10 @@
 #include <functional>
 #include <system_error>
 
+#include "core/byte_format.h"
+#include "core/cache_file.h"
 #include "core/checksums.h"
 #include "core/error.h"
-#include "core/log.h"
-#include "core/replace_file.h"
 #include "data/parallel_decode.h"
 
 namespace sb {
@@ -34,8 +31,9 @@ constexpr uint32_t kMaxNameBytes = 256;
 constexpr int32_t kMaxChannels = 64;
 constexpr int32_t kMaxSide = 65536;
 constexpr int32_t kMaxClasses = 1 << 20;
-constexpr uint64_t kMaxFileBytes = uint64_t{16} << 30;
 
+constexpr CacheFileKind kDataCache{"data cache", "decoding the data set's files instead", "the next run decodes the files again",
+                                   uint64_t{16} << 30};
 
 std::string hex8(uint32_t v) {
   char text[9];
@@ -43,80 +41,7 @@ std::string hex8(uint32_t v) {
   return text;
 }
 
-class Writer {
- public:
-  explicit Writer(std::vector<uint8_t>& out) : out_(out) {}
-  void raw(const void* p, size_t n) {
-    const size_t at = out_.size();
-    out_.resize(at + n);
-    if (n) std::memcpy(out_.data() + at, p, n);
-  }
-  void u32(uint32_t v) { little_endian(v, 4); }
-  void u64(uint64_t v) { little_endian(v, 8); }
-  void i32(int32_t v) { u32(static_cast<uint32_t>(v)); }
-  void f32(float v) {
-    uint32_t u;
-    std::memcpy(&u, &v, 4);
-    u32(u);
-  }
-  void text(const std::string& s) {
-    u32(static_cast<uint32_t>(s.size()));
-    raw(s.data(), s.size());
-  }
-
- private:
-  void little_endian(uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i) out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  std::vector<uint8_t>& out_;
-};
-
-// Reads fields without reading past the end; every read says whether it could.
-class Reader {
- public:
-  Reader(const uint8_t* data, size_t size) : p_(data), left_(size) {}
-  size_t left() const { return left_; }
-  const uint8_t* here() const { return p_; }
-  bool skip(size_t n) {
-    if (n > left_) return false;
-    p_ += n;
-    left_ -= n;
-    return true;
-  }
-  bool u32(uint32_t* v) { return little_endian(v, 4); }
-  bool u64(uint64_t* v) { return little_endian(v, 8); }
-  bool i32(int32_t* v) {
-    uint32_t u;
-    if (!u32(&u)) return false;
-    *v = static_cast<int32_t>(u);
-    return true;
-  }
-  bool f32(float* v) {
-    uint32_t u;
-    if (!u32(&u)) return false;
-    std::memcpy(v, &u, 4);
-    return true;
-  }
-  bool text(std::string* s, uint32_t max_bytes) {
-    uint32_t n;
-    if (!u32(&n) || n > max_bytes || n > left_) return false;
-    s->assign(reinterpret_cast<const char*>(p_), n);
-    return skip(n);
-  }
-
- private:
-  template <class T>
-  bool little_endian(T* v, int bytes) {
-    if (left_ < static_cast<size_t>(bytes)) return false;
-    *v = 0;
-    for (int i = 0; i < bytes; ++i) *v |= static_cast<T>(p_[i]) << (8 * i);
-    return skip(static_cast<size_t>(bytes));
-  }
-  const uint8_t* p_;
-  size_t left_;
-};
-
-void write_split(Writer& w, const Dataset& d) {
+void write_split(ByteWriter& w, const Dataset& d) {
   w.text(d.name);
   w.i32(d.channels);
   w.i32(d.height);
@@ -130,10 +55,10 @@ void write_split(Writer& w, const Dataset& d) {
 }
 
 // One split, checked field by field; false with the reason in *why.
-bool read_split(Reader& r, Dataset& d, const char* split, std::string* why) {
+bool read_split(ByteReader& r, Dataset& d, const char* split, std::string* why) {
   const std::string at = std::string(split) + " split: ";
   auto fail = [&](const std::string& reason) {
-    *why = at + reason;
+    *why = at + reason + (r.error().empty() ? "" : " (" + r.error() + ")");
     return false;
   };
   if (!r.text(&d.name, kMaxNameBytes)) return fail("bad name field");
@@ -154,8 +79,9 @@ bool read_split(Reader& r, Dataset& d, const char* split, std::string* why) {
   // Each sample takes its pixels and a 4-byte label: the bytes left bound the count before any product.
   if (count == 0 || count > r.left() / (sample_bytes + 4)) return fail("sample count that the file can't hold");
   // The bound above leaves room for the pixels and the labels: these reads can't run out.
-  d.images.assign(r.here(), r.here() + count * sample_bytes);
-  r.skip(count * sample_bytes);
+  const uint8_t* pixels = nullptr;
+  r.view(count * sample_bytes, &pixels);
+  d.images.assign(pixels, pixels + count * sample_bytes);
   d.labels.resize(count);
   for (int32_t& label : d.labels) {
     r.i32(&label);
@@ -190,44 +116,24 @@ std::string describe_source(const std::string& path) {
          std::to_string(mtime_ns) + "\t" + hex8(static_cast<uint32_t>(crc)) + "\n";
 }
 
-// A file mapped read-only: its bytes without a copy of them (the decoder copies each tensor once). Its
-// size is the opened file's own, as a writer may have renamed another over the path since it was seen.
-class MappedFile {
- public:
-  explicit MappedFile(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      error_ = std::string("cannot open it: ") + std::strerror(errno);
-      return;
-    }
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      error_ = std::string("cannot stat it: ") + std::strerror(errno);
-    } else if (static_cast<uint64_t>(st.st_size) > kMaxFileBytes) {
-      error_ = "larger than " + std::to_string(kMaxFileBytes >> 30) + " GiB";
-    } else if (st.st_size > 0) {
-      size_ = static_cast<size_t>(st.st_size);
-      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-      if (p == MAP_FAILED) error_ = std::string("cannot map it: ") + std::strerror(errno);
-      else data_ = static_cast<const uint8_t*>(p);
-    }
-    ::close(fd);  // the mapping stays valid; a read-only descriptor loses nothing if close fails
-  }
-  ~MappedFile() {
-    if (data_ != nullptr && ::munmap(const_cast<uint8_t*>(data_), size_) != 0)
-      log_all("warning: data cache: munmap failed (%s)\n", std::strerror(errno));
-  }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  const uint8_t* data() const { return data_; }
-  size_t size() const { return data_ != nullptr ? size_ : 0; }
-  const std::string& error() const { return error_; }
-
- private:
-  const uint8_t* data_ = nullptr;
-  size_t size_ = 0;
-  std::string error_;
-};
+ByteWriter data_cache_file(const std::string& key, const TrainTest& data) {
+  ByteWriter w;
+  w.reserve(data.train.images.size() + data.test.images.size() + 4 * static_cast<size_t>(data.train.size() + data.test.size()) +
+            key.size() + 1024);
+  w.raw(kMagic, sizeof kMagic);
+  w.u32(kDataCacheVersion);
+  w.text(key);
+  const size_t length_at = w.size();
+  w.u64(0);  // the payload's length and CRC-32, filled in below
+  w.u32(0);
+  const size_t payload_at = w.size();
+  write_split(w, data.train);
+  write_split(w, data.test);
+  const size_t payload = w.size() - payload_at;
+  w.u64_at(length_at, payload);
+  w.u32_at(length_at + 8, crc32_of(w.bytes().data() + payload_at, payload));
+  return w;
+}
 
 }  // namespace
 
@@ -241,40 +147,21 @@ std::string data_cache_key(const std::string& kind, const std::vector<std::strin
   return key;
 }
 
-std::vector<uint8_t> encode_data_cache(const std::string& key, const TrainTest& data) {
-  std::vector<uint8_t> file;
-  file.reserve(data.train.images.size() + data.test.images.size() + 4 * static_cast<size_t>(data.train.size() + data.test.size()) +
-               key.size() + 1024);
-  Writer w(file);
-  w.raw(kMagic, sizeof kMagic);
-  w.u32(kDataCacheVersion);
-  w.text(key);
-  const size_t length_at = file.size();
-  w.u64(0);  // the payload's length and CRC-32, filled in below
-  w.u32(0);
-  const size_t payload_at = file.size();
-  write_split(w, data.train);
-  write_split(w, data.test);
-  const size_t payload = file.size() - payload_at;
-  const uint32_t crc = crc32_of(file.data() + payload_at, payload);
-  for (int i = 0; i < 8; ++i) file[length_at + static_cast<size_t>(i)] = static_cast<uint8_t>(uint64_t{payload} >> (8 * i));
-  for (int i = 0; i < 4; ++i) file[length_at + 8 + static_cast<size_t>(i)] = static_cast<uint8_t>(crc >> (8 * i));
-  return file;
-}
+std::vector<uint8_t> encode_data_cache(const std::string& key, const TrainTest& data) { return data_cache_file(key, data).take(); }
 
 std::optional<DataCacheFile> decode_data_cache(const uint8_t* bytes, size_t size, std::string* why) {
-  Reader r(bytes, size);
+  ByteReader r(bytes, size);
   if (size < sizeof kMagic || std::memcmp(bytes, kMagic, sizeof kMagic) != 0)
     return refuse(why, "not a scalebench data cache file (bad magic)");
   r.skip(sizeof kMagic);
   uint32_t version;
-  if (!r.u32(&version)) return refuse(why, "cut short in its header");
+  if (!r.u32(&version)) return refuse(why, "cut short in its header (" + r.error() + ")");
   if (version != kDataCacheVersion)
     return refuse(why, "format version " + std::to_string(version) + ", this scalebench reads " + std::to_string(kDataCacheVersion));
   DataCacheFile file;
   uint64_t payload_bytes;
   uint32_t crc;
-  if (!r.text(&file.key, kMaxKeyBytes) || !r.u64(&payload_bytes) || !r.u32(&crc)) return refuse(why, "cut short in its header");
+  if (!r.text(&file.key, kMaxKeyBytes) || !r.u64(&payload_bytes) || !r.u32(&crc)) return refuse(why, "bad header (" + r.error() + ")");
   if (payload_bytes != r.left())
     return refuse(why, "the header says " + std::to_string(payload_bytes) + " payload bytes but " + std::to_string(r.left()) +
                            " follow (cut short or appended to)");
@@ -300,30 +187,14 @@ DataCache::DataCache(const std::string& folder, std::string key) : key_(std::mov
 }
 
 std::optional<TrainTest> DataCache::read() const {
-  std::error_code ec;
-  if (!std::filesystem::exists(path_, ec)) return std::nullopt;  // no file yet: the files are decoded
   std::string why;
-  std::optional<DataCacheFile> file;
-  if (const MappedFile mapped(path_); !mapped.error().empty()) {
-    why = mapped.error();
-  } else {
-    file = decode_data_cache(mapped.data(), mapped.size(), &why);
-    if (file && file->key != key_) {
-      why = "written for other source files (" + file->key.substr(0, file->key.find('\n')) + ", or files changed since)";
-      file.reset();
-    }
-  }
-  if (!file) {
-    log_all("warning: data cache ignores %s: %s; decoding the data set's files instead\n", path_.c_str(), why.c_str());
-    return std::nullopt;
-  }
-  return std::move(file->data);
+  std::optional<DataCacheFile> file = read_cache_file<DataCacheFile>(kDataCache, path_, decode_data_cache, &why);
+  if (file && file->key == key_) return std::move(file->data);
+  if (file) why = "written for other source files (" + file->key.substr(0, file->key.find('\n')) + ", or files changed since)";
+  if (!why.empty()) warn_ignored_cache_file(kDataCache, path_, why);  // empty: no file yet, the files are decoded
+  return std::nullopt;
 }
 
-void DataCache::write(const TrainTest& data) const {
-  const std::string error = replace_file(path_, encode_data_cache(key_, data), Flush::NotNeeded);
-  if (!error.empty())
-    log_all("warning: data cache cannot save %s: %s (the next run decodes the files again)\n", path_.c_str(), error.c_str());
-}
+void DataCache::write(const TrainTest& data) const { save_cache_file(kDataCache, path_, data_cache_file(key_, data), Flush::NotNeeded); }
 
 }  // namespace sb

@@ -9,13 +9,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <thread>
 
+#include "core/byte_format.h"
+#include "core/cache_file.h"
 #include "core/checksums.h"
 #include "core/log.h"
-#include "core/replace_file.h"
 
 namespace sb {
 
@@ -27,86 +26,9 @@ constexpr uint32_t kMaxIdentity = 4096;
 constexpr uint32_t kMaxKey = 1 << 16;
 constexpr uint32_t kMaxKnobs = 256;
 constexpr uint32_t kMaxPlanBytes = 16u << 20;
-constexpr uintmax_t kMaxFileBytes = 256u << 20;
+constexpr CacheFileKind kPlanCache{"cuDNN plan cache", "", "plans are not kept for later runs", uint64_t{256} << 20};
 // Each entry takes at least this many bytes, which bounds the entry count by the file's size.
 constexpr size_t kMinEntryBytes = 4 + 8 + 4 + 1 + 4 + 4 + 4;
-
-class Writer {
- public:
-  void u8(uint8_t v) { bytes_.push_back(v); }
-  void u32(uint32_t v) {
-    for (int i = 0; i < 4; ++i) bytes_.push_back(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  void i64(int64_t v) {
-    const auto u = static_cast<uint64_t>(v);
-    for (int i = 0; i < 8; ++i) bytes_.push_back(static_cast<uint8_t>(u >> (8 * i)));
-  }
-  void f32(float v) {
-    uint32_t u;
-    std::memcpy(&u, &v, sizeof u);
-    u32(u);
-  }
-  void text(const std::string& s) {
-    u32(static_cast<uint32_t>(s.size()));
-    bytes_.insert(bytes_.end(), s.begin(), s.end());
-  }
-  void raw(const void* p, size_t n) {
-    const auto* b = static_cast<const uint8_t*>(p);
-    bytes_.insert(bytes_.end(), b, b + n);
-  }
-  std::vector<uint8_t>& bytes() { return bytes_; }
-
- private:
-  std::vector<uint8_t> bytes_;
-};
-
-// Reads fields, failing (with a reason) instead of reading past the end or trusting an absurd length.
-class Reader {
- public:
-  Reader(const uint8_t* data, size_t size) : p_(data), left_(size) {}
-  size_t left() const { return left_; }
-  bool take(void* out, size_t n) {
-    if (n > left_) return false;
-    if (n) std::memcpy(out, p_, n);
-    p_ += n;
-    left_ -= n;
-    return true;
-  }
-  bool u8(uint8_t* v) { return take(v, 1); }
-  bool u32(uint32_t* v) {
-    uint8_t b[4];
-    if (!take(b, 4)) return false;
-    *v = 0;
-    for (int i = 0; i < 4; ++i) *v |= static_cast<uint32_t>(b[i]) << (8 * i);
-    return true;
-  }
-  bool i64(int64_t* v) {
-    uint8_t b[8];
-    if (!take(b, 8)) return false;
-    uint64_t u = 0;
-    for (int i = 0; i < 8; ++i) u |= static_cast<uint64_t>(b[i]) << (8 * i);
-    *v = static_cast<int64_t>(u);
-    return true;
-  }
-  bool f32(float* v) {
-    uint32_t u;
-    if (!u32(&u)) return false;
-    std::memcpy(v, &u, sizeof u);
-    return true;
-  }
-  bool text(std::string* s, uint32_t max) {
-    uint32_t n;
-    if (!u32(&n) || n > max || n > left_) return false;
-    s->assign(reinterpret_cast<const char*>(p_), n);
-    p_ += n;
-    left_ -= n;
-    return true;
-  }
-
- private:
-  const uint8_t* p_;
-  size_t left_;
-};
 
 std::optional<PlanFile> fail(std::string* why, const std::string& reason) {
   if (why) *why = reason;
@@ -139,6 +61,29 @@ class MergeLock {
  private:
   int fd_ = -1;
 };
+
+ByteWriter plan_file(const std::string& identity, const PlanEntries& entries) {
+  ByteWriter w;
+  w.raw(kMagic, sizeof kMagic);
+  w.u32(kPlanFileVersion);
+  w.text(identity);
+  w.u32(static_cast<uint32_t>(entries.size()));
+  for (const auto& [key, r] : entries) {
+    w.text(key);
+    w.i64(r.choice.engine);
+    w.u32(static_cast<uint32_t>(r.choice.knobs.size()));
+    for (const PlanKnob& k : r.choice.knobs) {
+      w.i64(k.type);
+      w.i64(k.value);
+    }
+    w.u8(r.tuned ? 1 : 0);
+    w.f32(r.ms);
+    w.text(r.plan);
+    w.text(r.plan_build);
+  }
+  w.crc32_from(0);
+  return w;
+}
 
 }  // namespace
 
@@ -195,64 +140,44 @@ std::string DeviceIdentity::str() const {
 }
 
 std::vector<uint8_t> encode_plan_file(const std::string& identity, const PlanEntries& entries) {
-  Writer w;
-  w.raw(kMagic, sizeof kMagic);
-  w.u32(kPlanFileVersion);
-  w.text(identity);
-  w.u32(static_cast<uint32_t>(entries.size()));
-  for (const auto& [key, r] : entries) {
-    w.text(key);
-    w.i64(r.choice.engine);
-    w.u32(static_cast<uint32_t>(r.choice.knobs.size()));
-    for (const PlanKnob& k : r.choice.knobs) {
-      w.i64(k.type);
-      w.i64(k.value);
-    }
-    w.u8(r.tuned ? 1 : 0);
-    w.f32(r.ms);
-    w.text(r.plan);
-    w.text(r.plan_build);
-  }
-  w.u32(crc32_of(w.bytes().data(), w.bytes().size()));
-  return std::move(w.bytes());
+  return plan_file(identity, entries).take();
 }
 
 std::optional<PlanFile> decode_plan_file(const uint8_t* data, size_t size, std::string* why) {
   if (size < sizeof kMagic + 4 + 4 + 4 + 4) return fail(why, "too short to be a plan file");
   if (std::memcmp(data, kMagic, sizeof kMagic) != 0) return fail(why, "not a plan file (bad magic)");
-  Reader crc_reader(data + size - 4, 4);
-  uint32_t stored = 0;
-  crc_reader.u32(&stored);
-  if (crc32_of(data, size - 4) != stored) return fail(why, "checksum mismatch (damaged or truncated)");
+  if (!has_trailing_crc32(data, size)) return fail(why, "checksum mismatch (damaged or truncated)");
 
-  Reader r(data + sizeof kMagic, size - sizeof kMagic - 4);
+  ByteReader r(data + sizeof kMagic, size - sizeof kMagic - 4);
+  // A field the reader refused: the reader says where and why.
+  auto bad = [&](const std::string& what) { return fail(why, r.error().empty() ? what : what + " (" + r.error() + ")"); };
   uint32_t version = 0, count = 0;
   PlanFile file;
   r.u32(&version);
   if (version != kPlanFileVersion)
     return fail(why, "format version " + std::to_string(version) + ", expected " + std::to_string(kPlanFileVersion));
-  if (!r.text(&file.identity, kMaxIdentity)) return fail(why, "bad device identity field");
-  if (!r.u32(&count) || count > r.left() / kMinEntryBytes) return fail(why, "bad entry count");
+  if (!r.text(&file.identity, kMaxIdentity)) return bad("bad device identity field");
+  if (!r.u32(&count) || count > r.left() / kMinEntryBytes) return bad("bad entry count");
   for (uint32_t i = 0; i < count; ++i) {
     const std::string at = "entry " + std::to_string(i) + ": ";
     std::string key;
     PlanRecord rec;
     uint32_t knobs = 0;
     uint8_t tuned = 0;
-    if (!r.text(&key, kMaxKey) || key.empty()) return fail(why, at + "bad graph key");
-    if (!r.i64(&rec.choice.engine) || rec.choice.engine < 0) return fail(why, at + "bad engine index");
-    if (!r.u32(&knobs) || knobs > kMaxKnobs || knobs > r.left() / 16) return fail(why, at + "bad knob count");
+    if (!r.text(&key, kMaxKey) || key.empty()) return bad(at + "bad graph key");
+    if (!r.i64(&rec.choice.engine) || rec.choice.engine < 0) return bad(at + "bad engine index");
+    if (!r.u32(&knobs) || knobs > kMaxKnobs || knobs > r.left() / 16) return bad(at + "bad knob count");
     for (uint32_t k = 0; k < knobs; ++k) {
       PlanKnob knob;
       r.i64(&knob.type);
       r.i64(&knob.value);
       rec.choice.knobs.push_back(knob);
     }
-    if (!r.u8(&tuned) || tuned > 1) return fail(why, at + "bad tuned flag");
+    if (!r.u8(&tuned) || tuned > 1) return bad(at + "bad tuned flag");
     rec.tuned = tuned == 1;
-    if (!r.f32(&rec.ms) || !(rec.ms >= 0.0f && rec.ms < 1e9f)) return fail(why, at + "bad time");
-    if (!r.text(&rec.plan, kMaxPlanBytes)) return fail(why, at + "bad serialised plan field");
-    if (!r.text(&rec.plan_build, kMaxKey)) return fail(why, at + "bad plan build field");
+    if (!r.f32(&rec.ms) || !(rec.ms >= 0.0f && rec.ms < 1e9f)) return bad(at + "bad time");
+    if (!r.text(&rec.plan, kMaxPlanBytes)) return bad(at + "bad serialised plan field");
+    if (!r.text(&rec.plan_build, kMaxKey)) return bad(at + "bad plan build field");
     if (!file.entries.emplace(std::move(key), std::move(rec)).second) return fail(why, at + "duplicate graph key");
   }
   if (r.left() != 0) return fail(why, std::to_string(r.left()) + " unexpected bytes after the last entry");
@@ -274,31 +199,16 @@ PlanStore::PlanStore(std::string folder, std::string identity)
 
 void PlanStore::warn_once(const std::string& message) {
   if (!warned_.insert(message.substr(0, message.find(':'))).second) return;
-  log_all("warning: cuDNN plan cache %s\n", message.c_str());
+  log_all("warning: %s\n", message.c_str());
 }
 
 PlanEntries PlanStore::read_file(bool warn) {
-  std::error_code ec;
-  const uintmax_t size = std::filesystem::file_size(path_, ec);
-  if (ec) return {};  // no file yet (or unreadable: treated alike, the run builds its plans)
   std::string why;
-  std::optional<PlanFile> file;
-  if (size > kMaxFileBytes) {
-    why = "larger than " + std::to_string(kMaxFileBytes >> 20) + " MiB";
-  } else {
-    std::ifstream in(path_, std::ios::binary);
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    file = decode_plan_file(bytes.data(), bytes.size(), &why);
-    if (file && file->identity != identity_) {
-      why = "written for another device or software (" + file->identity + ")";
-      file.reset();
-    }
-  }
-  if (!file) {
-    if (warn) warn_once("ignores " + path_ + ": " + why);
-    return {};
-  }
-  return std::move(file->entries);
+  std::optional<PlanFile> file = read_cache_file<PlanFile>(kPlanCache, path_, decode_plan_file, &why);
+  if (file && file->identity == identity_) return std::move(file->entries);
+  if (file) why = "written for another device or software (" + file->identity + ")";
+  if (!why.empty() && warn) warn_once(ignored_cache_file(kPlanCache, path_, why));  // empty: no file yet
+  return {};
 }
 
 const PlanRecord* PlanStore::find(const std::string& key) {
@@ -335,7 +245,8 @@ bool PlanStore::save() {
       merged[key] = mine;
       changed = true;
     }
-    if (changed) error = replace_file(path_, encode_plan_file(identity_, merged));
+    // Flushed to disk before the rename: a damaged file loses the other processes' entries too.
+    if (changed) error = plan_file(identity_, merged).publish(path_, Flush::ToDisk);
     if (error.empty()) {
       for (auto& [k, r] : merged) entries_[k] = r;
       loaded_ = true;
@@ -343,7 +254,7 @@ bool PlanStore::save() {
   }
   if (!error.empty()) {
     write_failed_ = true;
-    warn_once("cannot save " + path_ + ": " + error + " (plans are not kept for later runs)");
+    warn_once(unsaved_cache_file(kPlanCache, path_, error));
     return false;
   }
   pending_.clear();

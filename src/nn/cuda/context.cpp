@@ -63,11 +63,15 @@ void Context::synchronize() const {
   CHECK_CUDA(cudaStreamSynchronize(stream_));
 }
 
+void Context::wait_for_compute_stream() {
+  fork_.record(stream_);
+  wgrad_stream_.wait(fork_.get());
+}
+
 cudaStream_t Context::begin_weight_gradient() {
   // Per-layer timing brackets each layer with events on the compute stream: its layers run on that alone.
   if (!wgrad_stream_ || layer_timer_) return stream_;
-  fork_.record(stream_);
-  wgrad_stream_.wait(fork_.get());
+  wait_for_compute_stream();
   wgrad_forked_ = true;
   return wgrad_stream_.get();
 }
@@ -96,8 +100,7 @@ void Context::gradients_ready(const float* first_final) {
   }
   // The weight-gradient stream, once past the compute stream's work queued so far, is past both streams'
   // writes of these gradients. Its next work is a fork, which waits for at least as much: nothing is delayed.
-  fork_.record(stream_);
-  wgrad_stream_.wait(fork_.get());
+  wait_for_compute_stream();
   gradient_ready_(first_final, wgrad_stream_.get());
 }
 

@@ -100,6 +100,9 @@ class Context {
   LayerTimer* layer_timer() const { return layer_timer_; }
 
  private:
+  // The fork: the weight-gradient stream waits for the compute stream's work queued so far.
+  void wait_for_compute_stream();
+
   ContextOptions options_;
   cudaStream_t stream_ = nullptr;
   bool own_stream_ = false;

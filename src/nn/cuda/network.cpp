@@ -89,17 +89,14 @@ std::vector<float> Network::download(const DeviceBuffer& buffer, int64_t count) 
   return host;
 }
 
-std::vector<float> Network::get_params() const {
-  std::vector<float> host = download(params_, param_count_);
+std::vector<float> Network::download_parameter_shaped(const DeviceBuffer& buffer) const {
+  std::vector<float> host = download(buffer, param_count_);
   filters_to_kcrs(stored_filters_, host);
   return host;
 }
 
-std::vector<float> Network::get_grads() const {
-  std::vector<float> host = download(grads_, param_count_);
-  filters_to_kcrs(stored_filters_, host);
-  return host;
-}
+std::vector<float> Network::get_params() const { return download_parameter_shaped(params_); }
+std::vector<float> Network::get_grads() const { return download_parameter_shaped(grads_); }
 std::vector<float> Network::get_buffers() const { return download(buffers_, buffer_count_); }
 
 }  // namespace sb::cuda

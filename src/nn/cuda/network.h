@@ -75,6 +75,8 @@ class Network {
 
  private:
   std::vector<float> download(const DeviceBuffer& buffer, int64_t count) const;
+  // A buffer of param_count() floats in the host's filter order (parameters, gradients).
+  std::vector<float> download_parameter_shaped(const DeviceBuffer& buffer) const;
 
   LayerSpec spec_;
   Context& ctx_;

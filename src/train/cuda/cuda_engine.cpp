@@ -160,7 +160,7 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
     nccl_startup.stop();
     const int64_t bucket_size = bucket_elements_of_mib(config.bucket_mib);
     buckets_ = std::make_unique<cuda::GradientBuckets>(plan_buckets(net_->param_specs(), bucket_size, default_tail_elements(bucket_size)),
-                                                       net_->grads(), net_->param_count(), nccl_.get(), stream_.get(),
+                                                       net_->grads(), net_->param_count(), *nccl_, stream_.get(),
                                                        config.allreduce_bf16);
     ctx_->set_gradient_ready_hook([this](const float* first_final, cudaStream_t final_on) {
       if (reduce_during_backward_) buckets_->gradients_ready_from(first_final - net_->grads(), final_on);
@@ -305,6 +305,7 @@ void CudaEngine::capture_graphs(const std::vector<int64_t>& micro_sizes) {
 }
 
 void CudaEngine::drop_graphs() {
+  synchronize();  // the last replays may still run: release their graphs once they are done
   graphs_.drop();
   graph_policy_.dropped();
 }
@@ -330,19 +331,16 @@ PhaseTimes CudaEngine::train_step(std::span<const int64_t> indices, const StepIn
     timer_->record(slot, cuda::kDataDone, stream_.get(), false);
   }
   micro_inputs_->upload(slot, info, micro);
+  // The one check of the graphs' addresses, before any replay: whatever ran since the capture (the epoch's
+  // short last step, whose plans may want a larger workspace; an evaluation of a larger batch) may have
+  // grown a buffer they hold. A full step then captures them again at once.
+  if (graphs_.stale()) drop_graphs();
   if (graph_policy_.should_capture(batch)) capture_graphs(micro_sizes);
   if (graph_policy_.replays(batch)) {
     graphs_.launch(slot, stream_.get());
   } else {
-    const uint64_t allocations_before = cuda::device_buffer_generation();
     enqueue_step_body(micro_sizes, slot, false);
     graph_policy_.ran_eagerly(batch);
-    // An eager step of other shapes (the epoch's short last step) can grow a buffer that the captured
-    // graphs hold, e.g. a cuDNN plan's workspace: they would then replay with a freed address.
-    if (graph_policy_.has_graphs() && cuda::device_buffer_generation() != allocations_before) {
-      synchronize();
-      drop_graphs();
-    }
   }
   if (host_input_) host_input_->consumed(slot, stream_.get());
   // After the first step's forward, whose shapes decide the fused runs' last fallbacks: the plan report.
@@ -362,7 +360,6 @@ EvalTotals CudaEngine::take_train_totals() { return train_totals_->take(stream_.
 
 EvalTotals CudaEngine::evaluate(std::span<const int64_t> indices) {
   drain_step_times();
-  const uint64_t allocations_before = cuda::device_buffer_generation();
   const cudaStream_t s = stream_.get();
   eval_totals_->zero(s);
   const size_t eval_batch = static_cast<size_t>(config_.eval_batch_size);
@@ -384,10 +381,6 @@ EvalTotals CudaEngine::evaluate(std::span<const int64_t> indices) {
   }
   const EvalTotals totals = eval_totals_->read(s);
   peak_memory_.sample();
-  // Evaluation batches larger than the training batch grow the layers' buffers on the first evaluation,
-  // moving addresses the graphs hold: the next full training step then captures them again. Later
-  // evaluations allocate nothing and the graphs stay (a capture costs ~15 ms, once per epoch otherwise).
-  if (cuda::device_buffer_generation() != allocations_before) drop_graphs();
   return totals;
 }
 

@@ -8,7 +8,7 @@
 
 namespace sb::cuda {
 
-GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int64_t n, NcclCommunicator* nccl,
+GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int64_t n, NcclCommunicator& nccl,
                                  cudaStream_t compute, bool reduce_in_bf16)
     : buckets_(std::move(buckets)), grads_(grads), n_(n), nccl_(nccl), compute_(compute), bf16_(reduce_in_bf16) {
   // The highest priority: NCCL's blocks are scheduled as soon as a bucket is ready instead of queueing
@@ -21,7 +21,7 @@ GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int6
   for (int slot = 0; slot < kStepSlots; ++slot) {
     for (size_t b = 0; b < buckets_.size(); ++b) {
       ready_times_[slot].push_back(CudaEvent::create());
-      if (exchanges()) done_times_[slot].push_back(CudaEvent::create());
+      done_times_[slot].push_back(CudaEvent::create());
     }
   }
   if (bf16_) bf16_buffer_.ensure_as<__nv_bfloat16>(static_cast<size_t>(n_));
@@ -40,14 +40,13 @@ void GradientBuckets::launch(size_t b, cudaStream_t ready_on) {
   ready_[b].record(ready_on);
   ready_times_[slot_][b].record_maybe_captured(ready_on, capturing_);
   comm_.wait(ready_[b].get());
-  if (!exchanges()) return;  // one rank: the gradient is already the average
   float* data = grads_ + bucket.begin;
   if (!bf16_) {
-    nccl_->allreduce_avg(std::span<float>(data, static_cast<size_t>(count)), comm_.get());
+    nccl_.allreduce_avg(std::span<float>(data, static_cast<size_t>(count)), comm_.get());
   } else {
     auto* half = static_cast<__nv_bfloat16*>(bf16_buffer_.data()) + bucket.begin;
     kernels::cast(data, DType::F32, half, DType::BF16, count, comm_.get());
-    nccl_->allreduce_avg(std::span<__nv_bfloat16>(half, static_cast<size_t>(count)), comm_.get());
+    nccl_.allreduce_avg(std::span<__nv_bfloat16>(half, static_cast<size_t>(count)), comm_.get());
     kernels::cast(half, DType::BF16, data, DType::F32, count, comm_.get());
   }
   done_times_[slot_][b].record_maybe_captured(comm_.get(), capturing_);
@@ -70,8 +69,8 @@ std::vector<BucketSpan> GradientBuckets::read_times(int slot, const CudaEvent& s
   for (size_t b = 0; b < buckets_.size(); ++b) {
     BucketSpan& span = spans[b];
     span.ready_s = CudaEvent::elapsed_ms(step_start, ready_times_[slot][b]) * kSecondsPerMillisecond;
-    span.end_s = exchanges() ? CudaEvent::elapsed_ms(step_start, done_times_[slot][b]) * kSecondsPerMillisecond : span.ready_s;
-    span.bytes = exchanges() ? (buckets_[b].end - buckets_[b].begin) * static_cast<int64_t>(element_bytes) : 0;
+    span.end_s = CudaEvent::elapsed_ms(step_start, done_times_[slot][b]) * kSecondsPerMillisecond;
+    span.bytes = (buckets_[b].end - buckets_[b].begin) * static_cast<int64_t>(element_bytes);
   }
   set_bucket_starts(spans);
   return spans;

@@ -29,8 +29,9 @@ namespace sb::cuda {
 class GradientBuckets {
  public:
   // grads: the flat fp32 gradient buffer (n elements). With reduce_in_bf16 each bucket is cast to bf16,
-  // averaged in bf16 and cast back (half the bytes on the wire).
-  GradientBuckets(std::vector<Bucket> buckets, float* grads, int64_t n, NcclCommunicator* nccl,
+  // averaged in bf16 and cast back (half the bytes on the wire). One rank has nothing to average: the
+  // engine then makes no buckets at all.
+  GradientBuckets(std::vector<Bucket> buckets, float* grads, int64_t n, NcclCommunicator& nccl,
                   cudaStream_t compute, bool reduce_in_bf16);
   GradientBuckets(const GradientBuckets&) = delete;
   GradientBuckets& operator=(const GradientBuckets&) = delete;
@@ -51,12 +52,11 @@ class GradientBuckets {
 
  private:
   void launch(size_t b, cudaStream_t ready_on);
-  bool exchanges() const { return nccl_ && nccl_->size() > 1; }
 
   std::vector<Bucket> buckets_;
   float* grads_;
   int64_t n_;
-  NcclCommunicator* nccl_;
+  NcclCommunicator& nccl_;
   cudaStream_t compute_;
   CudaStream comm_;
   bool bf16_;

@@ -27,7 +27,12 @@ bool StepGraphs::capture(const CudaStream& stream, const std::function<void(int 
       return false;
     }
   }
+  captured_generation_ = device_buffer_generation();
   return true;
+}
+
+bool StepGraphs::stale() const {
+  return static_cast<bool>(graphs_[0]) && device_buffer_generation() != captured_generation_;
 }
 
 void StepGraphs::launch(int slot, cudaStream_t stream) const { graphs_[static_cast<size_t>(slot)].launch(stream); }
