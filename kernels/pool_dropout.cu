@@ -99,6 +99,30 @@ __device__ __forceinline__ T dropped(float m, bool keep, const DropoutMask& d) {
   return keep ? from_float<T>(Drop ? m * d.scale : m) : from_float<T>(0.0f);
 }
 
+// The pool output's flattened (and mask) index of position pos of channel c in sample n.
+template <typename I>
+__device__ __forceinline__ I flat_index(const Geometry<I>& g, I n, I c, I pos) {
+  return (n * g.c + c) * g.phw + pos;
+}
+
+// The keep bits of positions pos .. pos + 3 of channel c in sample n (consecutive mask indices).
+template <bool Drop, typename I>
+__device__ __forceinline__ uint32_t run_keep_bits(const DropoutMask& d, uint64_t step, const Geometry<I>& g, I n, I c,
+                                                  I pos) {
+  return keep_bits<Drop>(d, step, static_cast<uint64_t>(flat_index(g, n, c, pos)), g.groups_aligned);
+}
+
+// NHWC: the sample and first position of a tile.
+template <typename I>
+struct TilePlace {
+  I n, pos0;
+};
+template <typename I>
+__device__ __forceinline__ TilePlace<I> tile_place(const Geometry<I>& g, I tile, I tiles_per_sample) {
+  const I n = tile / tiles_per_sample;
+  return TilePlace<I>{n, (tile - n * tiles_per_sample) * g.tile_positions};
+}
+
 // NCHW: the flattened output is the pool output in storage order; thread per 4 consecutive outputs.
 template <typename T, typename I, bool Drop>
 __global__ void __launch_bounds__(kThreads)
@@ -136,21 +160,21 @@ __global__ void __launch_bounds__(kThreads)
   const int first = static_cast<int>(threadIdx.x >> g.c_shift) * kGroup;
   const float b = bias[c];
   for (I tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const I n = tile / tiles_per_sample, pos0 = (tile - n * tiles_per_sample) * g.tile_positions;
-    const I flat = (n * g.c + c) * g.phw + pos0 + first;
-    const uint32_t keep = keep_bits<Drop>(d, step, static_cast<uint64_t>(flat), g.groups_aligned);
+    const TilePlace<I> place = tile_place(g, tile, tiles_per_sample);
+    const I pos = place.pos0 + first;
+    const uint32_t keep = run_keep_bits<Drop>(d, step, g, place.n, c, pos);
 #pragma unroll
-    for (int j = 0; j < kGroup; ++j) {
-      if (pos0 + first + j >= g.phw) break;
+    for (int j = 0; j < kGroup && pos + j < g.phw; ++j) {
       I at[4];
       float v[4];
-      load_window<T, I, true>(z, b, g, n, c, pos0 + first + j, at, v);
+      load_window<T, I, true>(z, b, g, place.n, c, pos + j, at, v);
       out[c * row + first + j] = to_float(dropped<T, Drop>(v[arg_max(v)], (keep >> j) & 1u, d));
     }
     __syncthreads();
     for (int e = threadIdx.x; e < kTile; e += kThreads) {
       const int p = e & (g.tile_positions - 1), oc = e >> g.tile_positions_shift;
-      if (pos0 + p < g.phw) y[(n * g.c + oc) * g.phw + pos0 + p] = from_float<T>(out[oc * row + p]);
+      if (place.pos0 + p < g.phw)
+        y[flat_index(g, place.n, static_cast<I>(oc), place.pos0 + p)] = from_float<T>(out[oc * row + p]);
     }
     __syncthreads();
   }
@@ -198,14 +222,12 @@ __global__ void __launch_bounds__(kThreads)
        e0 += static_cast<I>(gridDim.x) * kThreads * kGroup) {
     // With phw % 4 == 0 the group lies in one sample and one draw masks it; else each output draws its own.
     const I n0 = e0 / g.phw;
-    const uint32_t keep_group =
-        g.groups_aligned ? keep_bits<Drop>(d, step, static_cast<uint64_t>((n0 * g.c + c) * g.phw + e0 - n0 * g.phw), true)
-                         : 0u;
+    const uint32_t keep_group = g.groups_aligned ? run_keep_bits<Drop>(d, step, g, n0, c, e0 - n0 * g.phw) : 0u;
 #pragma unroll
     for (int j = 0; j < kGroup; ++j) {
       const I e = e0 + j;
       if (e >= outputs) break;
-      const I n = e / g.phw, pos = e - n * g.phw, flat = (n * g.c + c) * g.phw + pos;
+      const I n = e / g.phw, pos = e - n * g.phw, flat = flat_index(g, n, c, pos);
       I at[4];
       float v[4];
       load_window<T, I, false>(z, b, g, n, c, pos, at, v);
@@ -244,22 +266,20 @@ __global__ void __launch_bounds__(kThreads)
   const float b = bias[c];
   float acc = 0.0f;
   for (I tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const I n = tile / tiles_per_sample, pos0 = (tile - n * tiles_per_sample) * g.tile_positions;
-    const I flat = (n * g.c + staged_c) * g.phw + pos0 + staged_first;
-    const uint32_t keep = keep_bits<Drop>(d, step, static_cast<uint64_t>(flat), g.groups_aligned);
+    const TilePlace<I> place = tile_place(g, tile, tiles_per_sample);
+    const I staged_pos = place.pos0 + staged_first, flat = flat_index(g, place.n, staged_c, staged_pos);
+    const uint32_t keep = run_keep_bits<Drop>(d, step, g, place.n, staged_c, staged_pos);
 #pragma unroll
-    for (int j = 0; j < kGroup; ++j) {
-      if (pos0 + staged_first + j >= g.phw) break;
+    for (int j = 0; j < kGroup && staged_pos + j < g.phw; ++j)
       grad[staged_c * row + staged_first + j] =
           ((keep >> j) & 1u) ? pooled_gradient<T, Drop>(to_float(dy[flat + j]), d) : 0.0f;
-    }
     __syncthreads();
+    const I pos = place.pos0 + first;
 #pragma unroll
-    for (int j = 0; j < kGroup; ++j) {
-      if (pos0 + first + j >= g.phw) break;
+    for (int j = 0; j < kGroup && pos + j < g.phw; ++j) {
       I at[4];
       float v[4];
-      load_window<T, I, true>(z, b, g, n, c, pos0 + first + j, at, v);
+      load_window<T, I, true>(z, b, g, place.n, c, pos + j, at, v);
       const int best = arg_max(v);
       const float gv = v[best] > 0.0f ? grad[c * row + first + j] : 0.0f;
       store_window_gradient(dz, at, best, gv);

@@ -82,7 +82,8 @@ template <typename T, typename I>
 __global__ void __launch_bounds__(kThreads)
     first_conv_forward_nchw_kernel(const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ bias,
                                    T* __restrict__ y, Geometry<I> g, I total) {
-  for (I i = static_cast<I>(blockIdx.x) * kThreads + threadIdx.x; i < total; i += static_cast<I>(gridDim.x) * kThreads) {
+  const I stride = static_cast<I>(gridDim.x) * kThreads;
+  for (I i = static_cast<I>(blockIdx.x) * kThreads + threadIdx.x; i < total; i += stride) {
     const I plane = i / g.pq, pq = i - plane * g.pq, p = pq / g.q, q = pq - p * g.q;
     const int k = static_cast<int>(plane & (g.k - 1));
     const I n = plane >> g.k_shift;
@@ -193,8 +194,8 @@ void first_conv_relu_forward(const void* x, const void* w, const float* bias, vo
         first_conv_forward_nhwc_kernel<T, I><<<grid_for(total), kThreads, 0, stream>>>(
             xt, wt, bias, yt, geometry_of<I>(s), static_cast<I>(s.n * s.p * s.q));
       else
-        first_conv_forward_nchw_kernel<T, I><<<grid_for(total), kThreads, 0, stream>>>(xt, wt, bias, yt, geometry_of<I>(s),
-                                                                                      static_cast<I>(total));
+        first_conv_forward_nchw_kernel<T, I><<<grid_for(total), kThreads, 0, stream>>>(
+            xt, wt, bias, yt, geometry_of<I>(s), static_cast<I>(total));
     });
   });
   CHECK_CUDA_LAUNCH();

@@ -263,8 +263,8 @@ void check_pool_dropout(const PoolCase& pc, DType t, Layout l, uint64_t seed) {
     dz.poison();
     db.poison();
     ws.poison();
-    kernels::bias_relu_pool_dropout_backward(zd.get(), bd.as<float>(), dyd.get(), dz.get(), db.as<float>(), ws.as<float>(),
-                                             s, mask, l, t, nullptr);
+    kernels::bias_relu_pool_dropout_backward(zd.get(), bd.as<float>(), dyd.get(), dz.get(), db.as<float>(),
+                                             ws.as<float>(), s, mask, l, t, nullptr);
     ASSERT_CUDA(cudaDeviceSynchronize());
     const std::vector<float> dbias = download(db.get(), static_cast<size_t>(pc.c), DType::F32);
     if (run == 0) {
