@@ -203,9 +203,9 @@ void LtMatmul::choose(Context& ctx, Plan& plan, const void* a, const void* b, vo
     std::lock_guard<std::mutex> lock(choices_mutex);
     choice = process_choices().emplace(process_key, choice).first->second;
   }
-  if (choice < 0 || static_cast<size_t>(choice) >= plan.candidates.size())
-    fatal("cuBLASLt matmul '" + plan.key + "': the agreed algorithm " + std::to_string(choice) + " is not among the " +
-          std::to_string(plan.candidates.size()) + " this rank's heuristic proposed");
+  // Rank 0's index names no candidate here only where the ranks' shapes differ (a last evaluation batch one
+  // sample shorter): the kernels differ anyway, so this rank keeps the heuristic's first.
+  if (choice < 0 || static_cast<size_t>(choice) >= plan.candidates.size()) choice = 0;
   plan.algo = plan.candidates[static_cast<size_t>(choice)];
 }
 
