@@ -14,6 +14,8 @@
 #include "core/cuda_check.h"
 #include "core/dtype.h"
 #include "kernels/optimizer.h"
+#include "kernels/pool_dropout.h"
+#include "kernels/small_conv.h"
 #include "models/mnist_cnn.h"
 #include "models/wide_resnet.h"
 #include "nn/cuda/context.h"
@@ -188,5 +190,191 @@ BENCHMARK(BM_wrn_forward_backward)->UseManualTime()->Unit(benchmark::kMillisecon
 BENCHMARK(BM_mnist_cnn_forward_backward)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_fused_optimizer)->ArgsProduct({{0, 1}, {kMnistParams, kWrnParams}})->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
+
+// ---- The small-network kernels at mnist-cnn's shapes (batch 64) ----
+// conv1 + ReLU (1 -> 32 channels, 28x28 -> 26x26) and conv2's bias + ReLU + pool + dropout + flatten
+// (64 channels, 24x24 -> 12x12, p = 0.25), each pass alone; args: dtype (0 fp32, 1 bf16), layout (0 NCHW,
+// 1 NHWC). Bytes processed: the tensors each pass reads and writes once. fc1's GEMM (64 x 9216 by 9216 x 128)
+// in fp32 and TF32: args: TF32 (0 or 1).
+//
+//   build/bench/bench_cuda_layers --benchmark_filter='first_conv|pool_dropout|mnist_fc1'
+namespace {
+namespace small_net {
+
+constexpr int64_t kMnistBatch = 64;
+
+DType dtype_arg(benchmark::State& state) { return state.range(0) ? DType::BF16 : DType::F32; }
+Layout layout_arg(benchmark::State& state) { return state.range(1) ? Layout::NHWC : Layout::NCHW; }
+
+// A non-blocking stream of the benchmark's own, destroyed with it.
+class Stream {
+ public:
+  Stream() { CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(stream_); }
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// Times `pass` per iteration after two untimed runs, and reports `bytes` per iteration.
+template <typename Pass>
+void time_pass(benchmark::State& state, cudaStream_t stream, int64_t bytes, Pass&& pass) {
+  pass();
+  pass();
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  EventTimer timer(stream);
+  for (auto _ : state) state.SetIterationTime(timer.seconds(pass));
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+
+sb::kernels::FirstConvShape conv1_shape() {
+  sb::kernels::FirstConvShape s;
+  s.n = kMnistBatch;
+  s.h = s.w = 28;
+  s.k = 32;
+  s.p = s.q = 26;
+  return s;
+}
+
+struct Conv1Buffers {
+  sb::cuda::DeviceBuffer x, w, bias, y, dy, grads, workspace;
+};
+
+Conv1Buffers conv1_buffers(const sb::kernels::FirstConvShape& s, DType dtype) {
+  Conv1Buffers b;
+  fill_random(b.x, s.n * s.h * s.w, dtype, 11);
+  fill_random(b.w, s.k * sb::kernels::kFirstConvTaps, dtype, 12);
+  fill_random(b.bias, s.k, DType::F32, 13);
+  fill_random(b.y, s.n * s.k * s.p * s.q, dtype, 14);
+  fill_random(b.dy, s.n * s.k * s.p * s.q, dtype, 15);
+  b.grads.ensure(static_cast<size_t>(s.k * (sb::kernels::kFirstConvTaps + 1)) * 4);
+  b.workspace.ensure(static_cast<size_t>(sb::kernels::first_conv_backward_workspace(s)) * 4);
+  return b;
+}
+
+void BM_first_conv_forward(benchmark::State& state) {
+  if (!have_gpu(state)) return;
+  CHECK_CUDA(cudaSetDevice(0));
+  const DType dtype = dtype_arg(state);
+  const sb::kernels::FirstConvShape s = conv1_shape();
+  Conv1Buffers b = conv1_buffers(s, dtype);
+  Stream stream;
+  const int64_t bytes = (s.n * s.h * s.w + s.n * s.k * s.p * s.q) * static_cast<int64_t>(sb::dtype_size(dtype));
+  time_pass(state, stream.get(), bytes, [&] {
+    sb::kernels::first_conv_relu_forward(b.x.data(), b.w.data(), static_cast<const float*>(b.bias.data()), b.y.data(),
+                                         s, layout_arg(state), dtype, stream.get());
+  });
+}
+
+// The weight and bias gradients (with the partial rows' sum); y from a forward, so the ReLU mask is real.
+void BM_first_conv_backward(benchmark::State& state) {
+  if (!have_gpu(state)) return;
+  CHECK_CUDA(cudaSetDevice(0));
+  const DType dtype = dtype_arg(state);
+  const Layout layout = layout_arg(state);
+  const sb::kernels::FirstConvShape s = conv1_shape();
+  Conv1Buffers b = conv1_buffers(s, dtype);
+  Stream stream;
+  sb::kernels::first_conv_relu_forward(b.x.data(), b.w.data(), static_cast<const float*>(b.bias.data()), b.y.data(), s,
+                                       layout, dtype, stream.get());
+  const int64_t bytes = (s.n * s.h * s.w + 2 * s.n * s.k * s.p * s.q) * static_cast<int64_t>(sb::dtype_size(dtype));
+  time_pass(state, stream.get(), bytes, [&] {
+    sb::kernels::first_conv_relu_backward(b.x.data(), b.y.data(), b.dy.data(), static_cast<float*>(b.grads.data()),
+                                          static_cast<float*>(b.workspace.data()), s, layout, dtype, stream.get());
+  });
+}
+
+constexpr sb::kernels::PoolDropoutShape kConv2Output{kMnistBatch, 64, 24, 24};
+
+sb::kernels::PoolDropoutMask training_mask() { return sb::kernels::PoolDropoutMask{0.25, 0x1234, 5, nullptr, 0}; }
+
+struct PoolBuffers {
+  sb::cuda::DeviceBuffer z, bias, y, dy, dz, dbias, workspace;
+};
+
+PoolBuffers pool_buffers(DType dtype) {
+  const sb::kernels::PoolDropoutShape& s = kConv2Output;
+  const int64_t pooled = s.n * s.c * (s.h / 2) * (s.w / 2);
+  PoolBuffers b;
+  fill_random(b.z, s.n * s.c * s.h * s.w, dtype, 21);
+  fill_random(b.bias, s.c, DType::F32, 22);
+  fill_random(b.dy, pooled, dtype, 23);
+  b.y.ensure(static_cast<size_t>(pooled) * sb::dtype_size(dtype));
+  b.dz.ensure(static_cast<size_t>(s.n * s.c * s.h * s.w) * sb::dtype_size(dtype));
+  b.dbias.ensure(static_cast<size_t>(s.c) * 4);
+  b.workspace.ensure(static_cast<size_t>(sb::kernels::pool_dropout_backward_workspace(s)) * 4);
+  return b;
+}
+
+int64_t pool_bytes(DType dtype, int64_t z_passes) {
+  const sb::kernels::PoolDropoutShape& s = kConv2Output;
+  const int64_t pooled = s.n * s.c * (s.h / 2) * (s.w / 2);
+  return (z_passes * s.n * s.c * s.h * s.w + pooled) * static_cast<int64_t>(sb::dtype_size(dtype));
+}
+
+void BM_pool_dropout_forward(benchmark::State& state) {
+  if (!have_gpu(state)) return;
+  CHECK_CUDA(cudaSetDevice(0));
+  const DType dtype = dtype_arg(state);
+  PoolBuffers b = pool_buffers(dtype);
+  Stream stream;
+  time_pass(state, stream.get(), pool_bytes(dtype, 1), [&] {
+    sb::kernels::bias_relu_pool_dropout_forward(b.z.data(), static_cast<const float*>(b.bias.data()), b.y.data(),
+                                                kConv2Output, training_mask(), layout_arg(state), dtype, stream.get());
+  });
+}
+
+// dz and the bias gradient (with the partial rows' sum): reads z and dy, writes dz.
+void BM_pool_dropout_backward(benchmark::State& state) {
+  if (!have_gpu(state)) return;
+  CHECK_CUDA(cudaSetDevice(0));
+  const DType dtype = dtype_arg(state);
+  PoolBuffers b = pool_buffers(dtype);
+  Stream stream;
+  time_pass(state, stream.get(), pool_bytes(dtype, 2), [&] {
+    sb::kernels::bias_relu_pool_dropout_backward(b.z.data(), static_cast<const float*>(b.bias.data()), b.dy.data(),
+                                                 b.dz.data(), static_cast<float*>(b.dbias.data()),
+                                                 static_cast<float*>(b.workspace.data()), kConv2Output, training_mask(),
+                                                 layout_arg(state), dtype, stream.get());
+  });
+}
+
+// fc1 + ReLU of mnist-cnn (the fused Linear's cuBLASLt matmuls, autotuned in the untimed runs), forward and
+// backward, fp32 with and without TF32. Bytes: the input and the weights, read once by the forward.
+void BM_mnist_fc1(benchmark::State& state) {
+  if (!have_gpu(state)) return;
+  CHECK_CUDA(cudaSetDevice(0));
+  sb::cuda::ContextOptions o = options(DType::F32, Layout::NHWC);
+  o.tf32 = state.range(0) != 0;
+  sb::cuda::Context ctx(o);
+  const sb::LayerSpec spec = sb::sequential("", {sb::linear("fc1", 9216, 128, true), sb::relu("relu3")});
+  sb::cuda::Network net(spec, 1, ctx);
+  const Shape input{kMnistBatch, 9216}, output{kMnistBatch, 128};
+  sb::cuda::DeviceBuffer x_mem, dy_mem;
+  fill_random(x_mem, input.numel(), DType::F32, 31);
+  fill_random(dy_mem, output.numel(), DType::F32, 32);
+  const sb::cuda::DeviceTensor x{x_mem.data(), sb::TensorDesc{input, DType::F32, Layout::NCHW}};
+  const sb::cuda::DeviceTensor dy{dy_mem.data(), sb::TensorDesc{output, DType::F32, Layout::NCHW}};
+  time_pass(state, ctx.stream(), (input.numel() + 9216 * 128) * 4, [&] {
+    net.forward(x, sb::cuda::Mode::Train);
+    net.backward(dy);
+  });
+  report_layer_rates(state, kMnistBatch, 2.0 * kMnistBatch * 9216 * 128);
+}
+
+}  // namespace small_net
+}  // namespace
+
+BENCHMARK(small_net::BM_first_conv_forward)->ArgsProduct({{0, 1}, {0, 1}})->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(small_net::BM_first_conv_backward)->ArgsProduct({{0, 1}, {0, 1}})->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(small_net::BM_pool_dropout_forward)->ArgsProduct({{0, 1}, {0, 1}})->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(small_net::BM_pool_dropout_backward)->ArgsProduct({{0, 1}, {0, 1}})->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(small_net::BM_mnist_fc1)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
 
 BENCHMARK_MAIN();

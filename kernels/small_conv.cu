@@ -1,4 +1,5 @@
 #include "kernels/device_utils.cuh"
+#include "kernels/index_type.cuh"
 #include "kernels/partial_sums.h"
 #include "kernels/small_conv.h"
 
@@ -8,116 +9,168 @@ using namespace detail;
 
 constexpr int kSums = kFirstConvTaps + 1;  // the 9 taps' weight gradients and the bias gradient
 
-struct OutIndex {
-  int64_t n, k, p, q;
+// The backward's blocks: 512 threads, so that the 256 partial rows hold enough lanes to fill the GPU.
+constexpr int kBackwardThreads = 512;
+constexpr int kBackwardThreadsLog2 = 9;
+constexpr int kLanePositions = 4;  // fewest positions per lane before a launch takes fewer blocks
+constexpr int kUnroll = 2;         // positions whose y and dy loads a lane has in flight at once
+
+// The shape in the kernels' index type I; k is a power of two, so channel arithmetic is shifts and masks.
+template <typename I>
+struct Geometry {
+  I h, w, p, q, pq;
+  int k, k_shift, pad, stride;
 };
 
-// The logical position of element i of the output in its storage order.
-__device__ __forceinline__ OutIndex out_index(int64_t i, const FirstConvShape& s, bool nhwc) {
-  OutIndex o;
-  if (nhwc) {
-    o.k = i % s.k;
-    i /= s.k;
-    o.q = i % s.q;
-    i /= s.q;
-    o.p = i % s.p;
-    o.n = i / s.p;
-  } else {
-    o.q = i % s.q;
-    i /= s.q;
-    o.p = i % s.p;
-    i /= s.p;
-    o.k = i % s.k;
-    o.n = i / s.k;
-  }
-  return o;
+template <typename I>
+Geometry<I> geometry_of(const FirstConvShape& s) {
+  return Geometry<I>{static_cast<I>(s.h), static_cast<I>(s.w), static_cast<I>(s.p), static_cast<I>(s.q),
+                     static_cast<I>(s.p * s.q), static_cast<int>(s.k), log2_of_power_of_two(s.k), s.pad, s.stride};
 }
 
-__device__ __forceinline__ int64_t out_offset(const OutIndex& o, const FirstConvShape& s, bool nhwc) {
-  return nhwc ? ((o.n * s.p + o.p) * s.q + o.q) * s.k + o.k : ((o.n * s.k + o.k) * s.p + o.p) * s.q + o.q;
-}
-
-// The 9 input values under the output pixel (p, q) of sample n, zero outside the image.
-template <typename T>
-__device__ __forceinline__ void load_window(const T* x, int64_t n, int64_t p, int64_t q, const FirstConvShape& s,
-                                            float v[kFirstConvTaps]) {
-  const int64_t h0 = p * s.stride - s.pad, w0 = q * s.stride - s.pad;
-  const T* img = x + n * s.h * s.w;
+// The 9 input values under output pixel (p, q) of sample n, zero outside the image.
+template <typename T, typename I>
+__device__ __forceinline__ void load_window(const T* x, I n, I p, I q, const Geometry<I>& g, float v[kFirstConvTaps]) {
+  const I h0 = p * g.stride - g.pad, w0 = q * g.stride - g.pad;
+  const T* img = x + n * g.h * g.w;
 #pragma unroll
   for (int r = 0; r < 3; ++r)
 #pragma unroll
     for (int c = 0; c < 3; ++c) {
-      const int64_t h = h0 + r, w = w0 + c;
-      v[r * 3 + c] = (h >= 0 && h < s.h && w >= 0 && w < s.w) ? to_float(img[h * s.w + w]) : 0.0f;
+      const I h = h0 + r, w = w0 + c;
+      v[r * 3 + c] = (h >= 0 && h < g.h && w >= 0 && w < g.w) ? to_float(img[h * g.w + w]) : 0.0f;
     }
 }
 
 template <typename T>
-__global__ void first_conv_forward_kernel(const T* __restrict__ x, const T* __restrict__ w,
-                                          const float* __restrict__ bias, T* __restrict__ y, FirstConvShape s,
-                                          bool nhwc, int64_t total) {
-  for (int64_t i = global_thread(); i < total; i += grid_threads()) {
-    const OutIndex o = out_index(i, s, nhwc);
-    float v[kFirstConvTaps];
-    load_window(x, o.n, o.p, o.q, s, v);
-    float acc = 0.0f;
+__device__ __forceinline__ void load_filter(const T* w, int k, float wk[kFirstConvTaps]) {
 #pragma unroll
-    for (int t = 0; t < kFirstConvTaps; ++t) acc = fmaf(v[t], to_float(w[o.k * kFirstConvTaps + t]), acc);
-    const float z = to_float(from_float<T>(to_float(from_float<T>(acc)) + bias[o.k]));
-    y[out_offset(o, s, nhwc)] = from_float<T>(z > 0.0f ? z : 0.0f);
+  for (int t = 0; t < kFirstConvTaps; ++t) wk[t] = to_float(w[k * kFirstConvTaps + t]);
+}
+
+// relu(conv + bias), the convolution rounded to T before the bias is added and the sum rounded again.
+template <typename T>
+__device__ __forceinline__ T conv_bias_relu(const float v[kFirstConvTaps], const float wk[kFirstConvTaps], float b) {
+  float acc = 0.0f;
+#pragma unroll
+  for (int t = 0; t < kFirstConvTaps; ++t) acc = fmaf(v[t], wk[t], acc);
+  const float z = to_float(from_float<T>(to_float(from_float<T>(acc)) + b));
+  return from_float<T>(z > 0.0f ? z : 0.0f);
+}
+
+// NHWC: thread t keeps channel t % k (its filter in registers) and the block's lanes walk the pixels, so a
+// warp stores consecutive channels.
+template <typename T, typename I>
+__global__ void __launch_bounds__(kThreads)
+    first_conv_forward_nhwc_kernel(const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ bias,
+                                   T* __restrict__ y, Geometry<I> g, I pixels) {
+  const int k = static_cast<int>(threadIdx.x) & (g.k - 1);
+  const I lanes = kThreads >> g.k_shift, lane = static_cast<I>(threadIdx.x) >> g.k_shift;
+  float wk[kFirstConvTaps];
+  load_filter(w, k, wk);
+  const float b = bias[k];
+  for (I pix = static_cast<I>(blockIdx.x) * lanes + lane; pix < pixels; pix += static_cast<I>(gridDim.x) * lanes) {
+    const I n = pix / g.pq, pq = pix - n * g.pq, p = pq / g.q, q = pq - p * g.q;
+    float v[kFirstConvTaps];
+    load_window(x, n, p, q, g, v);
+    y[pix * g.k + k] = conv_bias_relu<T>(v, wk, b);
   }
 }
 
-// Thread t of a block keeps channel t % k and walks the output positions with the block's other lanes of
-// that channel; each block writes one row of partial sums: [k * 9 weight taps, k biases].
-template <typename T>
-__global__ void first_conv_backward_kernel(const T* __restrict__ x, const T* __restrict__ y,
-                                           const T* __restrict__ dy, float* __restrict__ partials,
-                                           FirstConvShape s, bool nhwc) {
-  __shared__ float sums[kThreads][kSums];
-  const int k = static_cast<int>(threadIdx.x % s.k);
-  const int64_t lanes = kThreads / s.k, lane = threadIdx.x / s.k;
-  const int64_t positions = s.n * s.p * s.q;
+// NCHW: one thread per output element in storage order (a warp stores consecutive pixels of one channel).
+template <typename T, typename I>
+__global__ void __launch_bounds__(kThreads)
+    first_conv_forward_nchw_kernel(const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ bias,
+                                   T* __restrict__ y, Geometry<I> g, I total) {
+  const I stride = static_cast<I>(gridDim.x) * kThreads;
+  for (I i = static_cast<I>(blockIdx.x) * kThreads + threadIdx.x; i < total; i += stride) {
+    const I plane = i / g.pq, pq = i - plane * g.pq, p = pq / g.q, q = pq - p * g.q;
+    const int k = static_cast<int>(plane & (g.k - 1));
+    const I n = plane >> g.k_shift;
+    float wk[kFirstConvTaps], v[kFirstConvTaps];
+    load_filter(w, k, wk);
+    load_window(x, n, p, q, g, v);
+    y[i] = conv_bias_relu<T>(v, wk, bias[k]);
+  }
+}
+
+// Each thread keeps one channel and walks output positions as one of the block's lanes of that channel:
+// NHWC puts the channels fastest across threads (a warp reads 32 consecutive channels of a position), NCHW
+// the lanes (a warp reads consecutive positions of a channel). The lanes' sums then meet in a fixed tree in
+// shared memory and the block writes one row of partial sums: [k * 9 weight taps, k biases].
+template <typename T, typename I, bool kNhwc>
+__global__ void __launch_bounds__(kBackwardThreads, 2)
+    first_conv_backward_kernel(const T* __restrict__ x, const T* __restrict__ y, const T* __restrict__ dy,
+                               float* __restrict__ partials, Geometry<I> g, I positions) {
+  __shared__ float sums[kSums][kBackwardThreads];
+  const int lane_shift = kBackwardThreadsLog2 - g.k_shift;
+  const int lanes = 1 << lane_shift, t = static_cast<int>(threadIdx.x);
+  const int k = kNhwc ? (t & (g.k - 1)) : (t >> lane_shift);
+  const int lane = kNhwc ? (t >> g.k_shift) : (t & (lanes - 1));
+  const int lane_stride = kNhwc ? g.k : 1;  // threads between two lanes of one channel
+  const I stride = static_cast<I>(gridDim.x) * lanes;
   float acc[kSums] = {};
-  for (int64_t pos = blockIdx.x * lanes + lane; pos < positions; pos += static_cast<int64_t>(gridDim.x) * lanes) {
-    OutIndex o;
-    o.k = k;
-    o.q = pos % s.q;
-    o.p = (pos / s.q) % s.p;
-    o.n = pos / (s.q * s.p);
-    const int64_t at = out_offset(o, s, nhwc);
-    if (!(to_float(y[at]) > 0.0f)) continue;
-    const float g = to_float(dy[at]);
-    float v[kFirstConvTaps];
-    load_window(x, o.n, o.p, o.q, s, v);
+  for (I first = static_cast<I>(blockIdx.x) * lanes + lane; first < positions; first += kUnroll * stride) {
+    // The loads of kUnroll positions first, then their sums: the loads are in flight together.
+    float yv[kUnroll], gv[kUnroll];
+    I n[kUnroll], pq[kUnroll];
 #pragma unroll
-    for (int t = 0; t < kFirstConvTaps; ++t) acc[t] = fmaf(g, v[t], acc[t]);
-    acc[kFirstConvTaps] += g;
+    for (int u = 0; u < kUnroll; ++u) {
+      const I pos = first + u * stride;
+      yv[u] = 0.0f;
+      gv[u] = 0.0f;
+      n[u] = pos / g.pq;
+      pq[u] = pos - n[u] * g.pq;
+      if (pos < positions) {
+        const I at = kNhwc ? pos * g.k + k : (n[u] * g.k + k) * g.pq + pq[u];
+        yv[u] = to_float(y[at]);
+        gv[u] = to_float(dy[at]);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (!(yv[u] > 0.0f)) continue;  // the ReLU's mask (and positions past the end)
+      const I p = pq[u] / g.q, q = pq[u] - p * g.q;
+      float v[kFirstConvTaps];
+      load_window(x, n[u], p, q, g, v);
+#pragma unroll
+      for (int j = 0; j < kFirstConvTaps; ++j) acc[j] = fmaf(gv[u], v[j], acc[j]);
+      acc[kFirstConvTaps] += gv[u];
+    }
   }
 #pragma unroll
-  for (int j = 0; j < kSums; ++j) sums[threadIdx.x][j] = acc[j];
+  for (int j = 0; j < kSums; ++j) sums[j][t] = acc[j];
   __syncthreads();
-  if (lane != 0) return;
-  float* row = partials + static_cast<int64_t>(blockIdx.x) * s.k * kSums;
-  for (int j = 0; j < kSums; ++j) {
-    float total = 0.0f;
-    for (int64_t l = 0; l < lanes; ++l) total += sums[l * s.k + k][j];
-    if (j < kFirstConvTaps) row[k * kFirstConvTaps + j] = total;
-    else row[s.k * kFirstConvTaps + k] = total;
+  for (int half = lanes >> 1; half > 0; half >>= 1) {
+    if (lane < half)
+#pragma unroll
+      for (int j = 0; j < kSums; ++j) sums[j][t] += sums[j][t + half * lane_stride];
+    __syncthreads();
   }
+  if (lane != 0) return;
+  float* row = partials + static_cast<int64_t>(blockIdx.x) * g.k * kSums;
+#pragma unroll
+  for (int j = 0; j < kFirstConvTaps; ++j) row[k * kFirstConvTaps + j] = sums[j][t];
+  row[g.k * kFirstConvTaps + k] = sums[kFirstConvTaps][t];
 }
 
 int64_t partial_rows(const FirstConvShape& s) {
-  const int64_t lanes = kThreads / s.k, positions = s.n * s.p * s.q;
-  const int64_t wanted = (positions + lanes - 1) / lanes;
+  const int64_t lanes = kBackwardThreads / s.k, positions = s.n * s.p * s.q;
+  const int64_t wanted = (positions + lanes * kLanePositions - 1) / (lanes * kLanePositions);
   return wanted < 1 ? 1 : (wanted < kMaxPartialSumRows ? wanted : kMaxPartialSumRows);
 }
 
 void check_shape(const FirstConvShape& s, const char* what) {
   if (!first_conv_supports(s.k))
     fatal(std::string(what) + ": " + std::to_string(s.k) + " output channels (needs a power of two up to 256)");
-  if (s.n <= 0 || s.p <= 0 || s.q <= 0 || s.stride <= 0 || s.pad < 0)
+  if (s.n <= 0 || s.h <= 0 || s.w <= 0 || s.p <= 0 || s.q <= 0 || s.stride <= 0 || s.pad < 0)
     fatal(std::string(what) + ": empty or invalid shape");
+}
+
+// The most elements any offset of the launch reaches: the output, or the input when it is larger.
+int64_t largest_tensor(const FirstConvShape& s) {
+  const int64_t out = s.n * s.k * s.p * s.q, in = s.n * s.h * s.w;
+  return out > in ? out : in;
 }
 
 }  // namespace
@@ -132,8 +185,18 @@ void first_conv_relu_forward(const void* x, const void* w, const float* bias, vo
   const int64_t total = s.n * s.k * s.p * s.q;
   dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    first_conv_forward_kernel<T><<<grid_for(total), kThreads, 0, stream>>>(
-        static_cast<const T*>(x), static_cast<const T*>(w), bias, static_cast<T*>(y), s, layout == Layout::NHWC, total);
+    dispatch_index(largest_tensor(s), [&](auto index) {
+      using I = typename decltype(index)::type;
+      const auto xt = static_cast<const T*>(x);
+      const auto wt = static_cast<const T*>(w);
+      const auto yt = static_cast<T*>(y);
+      if (layout == Layout::NHWC)
+        first_conv_forward_nhwc_kernel<T, I><<<grid_for(total), kThreads, 0, stream>>>(
+            xt, wt, bias, yt, geometry_of<I>(s), static_cast<I>(s.n * s.p * s.q));
+      else
+        first_conv_forward_nchw_kernel<T, I><<<grid_for(total), kThreads, 0, stream>>>(
+            xt, wt, bias, yt, geometry_of<I>(s), static_cast<I>(total));
+    });
   });
   CHECK_CUDA_LAUNCH();
 }
@@ -144,9 +207,20 @@ void first_conv_relu_backward(const void* x, const void* y, const void* dy, floa
   const int64_t rows = partial_rows(s);
   dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    first_conv_backward_kernel<T><<<static_cast<unsigned int>(rows), kThreads, 0, stream>>>(
-        static_cast<const T*>(x), static_cast<const T*>(y), static_cast<const T*>(dy), workspace, s,
-        layout == Layout::NHWC);
+    dispatch_index(largest_tensor(s), [&](auto index) {
+      using I = typename decltype(index)::type;
+      const auto xt = static_cast<const T*>(x);
+      const auto yt = static_cast<const T*>(y);
+      const auto dyt = static_cast<const T*>(dy);
+      const auto positions = static_cast<I>(s.n * s.p * s.q);
+      const auto blocks = static_cast<unsigned int>(rows);
+      if (layout == Layout::NHWC)
+        first_conv_backward_kernel<T, I, true><<<blocks, kBackwardThreads, 0, stream>>>(xt, yt, dyt, workspace,
+                                                                                      geometry_of<I>(s), positions);
+      else
+        first_conv_backward_kernel<T, I, false><<<blocks, kBackwardThreads, 0, stream>>>(xt, yt, dyt, workspace,
+                                                                                       geometry_of<I>(s), positions);
+    });
   });
   CHECK_CUDA_LAUNCH();
   sum_partial_rows(workspace, rows, s.k * kSums, grads, stream);

@@ -326,8 +326,8 @@ std::vector<TrainOption> make_rows() {
        "off: one stream, as PyTorch (CUDA; docs/architecture.md)",
        kRun, "parallel_wgrad", free, flag(&C::parallel_wgrad)},
       {"autotune", "",
-       "time cuDNN's candidate plans on first use and keep the fastest; off takes the heuristics' first that runs, "
-       "like cudnn.benchmark = False (CUDA)",
+       "time cuDNN's candidate plans and cuBLASLt's candidate algorithms on first use and keep the fastest; off "
+       "takes the heuristics' first that runs, like cudnn.benchmark = False (CUDA)",
        kRun, "autotune", free, flag(&C::autotune)},
       {"plan-cache", "DIR", "keep cuDNN's plan choices, the decoded data sets and the GPU's peak GEMM rate across runs in DIR; "
        "--no-plan-cache: none "

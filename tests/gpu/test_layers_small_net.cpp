@@ -165,6 +165,31 @@ TEST(CudaSmallNet, GradientsAreRepeatable) {
   check_repeatable(linear_relu(256, 128, 0.5), FusionPath::LinearRelu, Shape{64, 256}, true);
 }
 
+// fc1 + ReLU + dropout at mnist-cnn's shape in fp32 and TF32, with the cuBLASLt algorithms autotuned and with
+// the heuristic's first (`--autotune off`): both match the CPU layers, and the layer built again in the same
+// process gives the same gradient bits (the autotuned choice is the process's, not the layer's).
+TEST(CudaSmallNet, LinearReluAtFc1ShapeWithAndWithoutAutotune) {
+  SKIP_WITHOUT_GPU();
+  const Shape input{64, 9216};
+  for (const Precision& p : {kPrecisions[0], kPrecisions[1]})  // fp32, tf32
+    for (bool autotune : {true, false}) {
+      cuda::ContextOptions o = options_for(p, Layout::NHWC);
+      o.autotune = autotune;
+      cuda::Context ctx(o);
+      const auto run = linear_relu(9216, 128, 0.25);
+      const RunResult once = run_fused(run, FusionPath::LinearRelu, input, ctx, 51, cuda::Mode::Train, true);
+      const RunResult again = run_fused(run, FusionPath::LinearRelu, input, ctx, 51, cuda::Mode::Train, true);
+      const std::string name = label(p, Layout::NHWC, autotune ? "fc1 autotuned" : "fc1 heuristic's first");
+      std::printf("[case] %-56s %s\n", name.c_str(), once.e.str().c_str());
+      std::fflush(stdout);
+      EXPECT_LE(once.e.y, p.tol) << name;
+      EXPECT_LE(once.e.dx, block_grad_tolerance(p)) << name;
+      EXPECT_LE(once.e.grads, block_grad_tolerance(p)) << name;
+      ASSERT_EQ(once.grads.size(), again.grads.size()) << name;
+      EXPECT_EQ(std::memcmp(once.grads.data(), again.grads.data(), once.grads.size() * sizeof(float)), 0) << name;
+    }
+}
+
 // A fused layer on fixed device buffers, its step read from device memory as inside the engine's graph.
 class GraphRig {
  public:

@@ -1,16 +1,22 @@
 #include "nn/cuda/lt_matmul.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <mutex>
+#include <vector>
 
 #include "core/cuda_check.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "nn/cuda/context.h"
+#include "nn/cuda/cuda_handles.h"
 
 namespace sb::cuda {
 namespace {
 
 constexpr size_t kWorkspaceBytes = size_t{4} << 20;
+constexpr int kMaxCandidates = 16;  // heuristic results asked for, at most (ContextOptions::autotune_candidates)
+constexpr int kTimedRuns = 3;   // timed executions per candidate, after one warm-up
 
 cudaDataType_t lt_type(DType t) {
   switch (t) {
@@ -45,7 +51,10 @@ struct LtMatmul::Plan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
   cublasLtMatmulAlgo_t algo{};
+  std::vector<cublasLtMatmulAlgo_t> candidates;  // the heuristic's usable results, best guess first
+  std::string key;
   bool available = false;
+  bool chosen = false;  // algo is final: the first candidate, or the fastest once timed
 
   ~Plan() {
     if (d) destroy_logged(cublasLtMatrixLayoutDestroy(d), "cublasLtMatrixLayoutDestroy");
@@ -101,21 +110,103 @@ LtMatmul::Plan* LtMatmul::plan_for(Context& ctx, const LtMatmulShape& s, const v
   const uint32_t aligns[] = {align_a, align_b, align_d, align_d};
   for (int i = 0; i < 4 && status == CUBLAS_STATUS_SUCCESS; ++i)
     status = cublasLtMatmulPreferenceSetAttribute(pref, align_attrs[i], &aligns[i], sizeof(aligns[i]));
-  cublasLtMatmulHeuristicResult_t result{};
+  // Without autotuning only the first result is ever run: ask for that one alone.
+  const int wanted = ctx.options().autotune ? std::clamp(ctx.options().autotune_candidates, 1, kMaxCandidates) : 1;
+  cublasLtMatmulHeuristicResult_t results[kMaxCandidates] = {};
   int found_count = 0;
   if (status == CUBLAS_STATUS_SUCCESS)
-    status = cublasLtMatmulAlgoGetHeuristic(handle_, plan->desc, plan->a,
-                                            plan->b, plan->d, plan->d, pref, 1, &result, &found_count);
+    status = cublasLtMatmulAlgoGetHeuristic(handle_, plan->desc, plan->a, plan->b, plan->d, plan->d, pref, wanted,
+                                            results, &found_count);
   destroy_logged(cublasLtMatmulPreferenceDestroy(pref), "cublasLtMatmulPreferenceDestroy");
   // A combination this cuBLASLt does not take (an epilogue with these types or transposes) is an answer,
   // "none", not an error: the caller falls back to cublasGemmEx.
   const bool refused = status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_INVALID_VALUE;
   if (status != CUBLAS_STATUS_SUCCESS && !refused) CHECK_CUBLAS(status);
-  plan->available = status == CUBLAS_STATUS_SUCCESS && found_count > 0 && result.state == CUBLAS_STATUS_SUCCESS;
-  plan->algo = result.algo;
+  if (status == CUBLAS_STATUS_SUCCESS)
+    for (int i = 0; i < found_count && i < wanted; ++i)
+      if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= kWorkspaceBytes)
+        plan->candidates.push_back(results[i].algo);
+  plan->available = !plan->candidates.empty();
+  if (plan->available) plan->algo = plan->candidates.front();
+  plan->key = key;
   Plan* p = plan.get();
   plans_.emplace(key, std::move(plan));
   return p;
+}
+
+void LtMatmul::launch(const Plan& plan, const cublasLtMatmulAlgo_t& algo, const void* a, const void* b, void* d,
+                      cudaStream_t stream) {
+  void* ws = workspace_.ensure(kWorkspaceBytes);
+  const float alpha = 1.0f, beta = 0.0f;
+  CHECK_CUBLAS(cublasLtMatmul(handle_, plan.desc, &alpha, a, plan.a, b, plan.b, &beta, d, plan.d, d, plan.d, &algo, ws,
+                              kWorkspaceBytes, stream));
+}
+
+int LtMatmul::fastest_candidate(const Plan& plan, const void* a, const void* b, void* d, cudaStream_t stream) {
+  const CudaEvent start = CudaEvent::create(), stop = CudaEvent::create();
+  int best = 0;
+  float best_ms = 0.0f;
+  for (size_t c = 0; c < plan.candidates.size(); ++c) {
+    launch(plan, plan.candidates[c], a, b, d, stream);  // warm-up
+    start.record(stream);
+    for (int r = 0; r < kTimedRuns; ++r) launch(plan, plan.candidates[c], a, b, d, stream);
+    stop.record(stream);
+    stop.synchronize();
+    const float ms = CudaEvent::elapsed_ms(start, stop);
+    if (c == 0 || ms < best_ms) {
+      best = static_cast<int>(c);
+      best_ms = ms;
+    }
+  }
+  return best;
+}
+
+namespace {
+
+// The choices made in this process, by device and plan key, so that every LtMatmul of a process (each layer
+// and each rebuilt network) runs the same algorithm for the same matmul: the same bits every run.
+std::mutex choices_mutex;
+std::map<std::string, int>& process_choices() {
+  static std::map<std::string, int> choices;
+  return choices;
+}
+
+std::string device_key(const std::string& key) {
+  int device = 0;
+  CHECK_CUDA(cudaGetDevice(&device));
+  return std::to_string(device) + ":" + key;
+}
+
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  CHECK_CUDA(cudaStreamIsCapturing(stream, &status));
+  return status != cudaStreamCaptureStatusNone;
+}
+
+}  // namespace
+
+void LtMatmul::choose(Context& ctx, Plan& plan, const void* a, const void* b, void* d, cudaStream_t stream) {
+  plan.chosen = true;
+  if (!ctx.options().autotune) return;  // the heuristic's first result, as without autotuning
+  const std::string process_key = device_key(plan.key);
+  int choice = -1;
+  {
+    std::lock_guard<std::mutex> lock(choices_mutex);
+    auto found = process_choices().find(process_key);
+    if (found != process_choices().end()) choice = found->second;
+  }
+  if (choice < 0) {
+    // Timing needs the stream outside a capture; a capture takes the first result (on every rank alike).
+    choice = plan.candidates.size() > 1 && !capturing(stream) ? fastest_candidate(plan, a, b, d, stream) : 0;
+    // Every rank runs rank 0's choice, as with the cuDNN plans (the ranks build their plans in the same order).
+    if (const PlanCache::Agreement& agree = ctx.plans().agreement()) choice = agree("cublasLt " + plan.key, choice);
+    std::lock_guard<std::mutex> lock(choices_mutex);
+    choice = process_choices().emplace(process_key, choice).first->second;
+  }
+  // Rank 0's index names no candidate here only where the ranks' shapes differ (a last evaluation batch one
+  // sample shorter): the kernels differ anyway, so this rank keeps the heuristic's first.
+  if (choice < 0 || static_cast<size_t>(choice) >= plan.candidates.size()) choice = 0;
+  plan.algo = plan.candidates[static_cast<size_t>(choice)];
 }
 
 bool LtMatmul::run(Context& ctx, const LtMatmulShape& s, const void* a, const void* b, void* d, const void* bias,
@@ -123,10 +214,8 @@ bool LtMatmul::run(Context& ctx, const LtMatmulShape& s, const void* a, const vo
   Plan* plan = plan_for(ctx, s, a, b, d, bias);
   if (!plan->available) return false;
   if (bias) set_desc(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
-  void* ws = workspace_.ensure(kWorkspaceBytes);
-  const float alpha = 1.0f, beta = 0.0f;
-  CHECK_CUBLAS(cublasLtMatmul(handle_, plan->desc, &alpha, a, plan->a, b,
-                              plan->b, &beta, d, plan->d, d, plan->d, &plan->algo, ws, kWorkspaceBytes, stream));
+  if (!plan->chosen) choose(ctx, *plan, a, b, d, stream);
+  launch(*plan, plan->algo, a, b, d, stream);
   return true;
 }
 

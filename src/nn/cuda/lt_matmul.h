@@ -1,8 +1,12 @@
 // cuBLASLt matmuls with epilogues (bias, ReLU + bias, the bias gradient of B), for the layers whose bias
 // and ReLU would otherwise be passes of their own. Each distinct matmul (shapes, types, epilogue, the
-// pointers' alignment) gets its descriptors and the heuristic's first algorithm once; a matmul for which
-// the heuristic has nothing is remembered as unavailable and run() returns false without enqueuing, so the
-// caller takes its cublasGemmEx path.
+// pointers' alignment) gets its descriptors and algorithm once. With the context's autotuning that is the
+// fastest of the heuristic's first results (up to ContextOptions::autotune_candidates), timed on the first
+// call's own operands as the cuDNN plans are; rank 0's choice where the plan cache carries a rank agreement;
+// and one choice per matmul for the whole process, so that every run gives the same bits. Without it
+// (`--autotune off`) it is the heuristic's first result. A matmul for which the heuristic has nothing is
+// remembered as unavailable and run() returns false without enqueuing, so the caller takes its cublasGemmEx
+// path.
 #pragma once
 #include <cublasLt.h>
 
@@ -43,6 +47,11 @@ class LtMatmul {
  private:
   struct Plan;
   Plan* plan_for(Context& ctx, const LtMatmulShape& shape, const void* a, const void* b, void* d, const void* bias);
+  // Sets plan.algo for good: the process's earlier choice for the key, else the fastest candidate (autotune).
+  void choose(Context& ctx, Plan& plan, const void* a, const void* b, void* d, cudaStream_t stream);
+  int fastest_candidate(const Plan& plan, const void* a, const void* b, void* d, cudaStream_t stream);
+  void launch(const Plan& plan, const cublasLtMatmulAlgo_t& algo, const void* a, const void* b, void* d,
+              cudaStream_t stream);
 
   cublasLtHandle_t handle_ = nullptr;  // created at the first matmul
   std::map<std::string, std::unique_ptr<Plan>> plans_;
