@@ -23,7 +23,7 @@ std::string byte_count(uint64_t bytes) {
 MappedFile::MappedFile(const std::string& path, uint64_t max_bytes) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    missing_ = errno == ENOENT;
+    missing_ = errno == ENOENT || errno == ENOTDIR;  // no such file, or a folder on its path is a file
     error_ = std::string("cannot open it: ") + std::strerror(errno);
     return;
   }

@@ -29,7 +29,7 @@ class MappedFile {
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
 
-  bool missing() const { return missing_; }  // there is no file at the path
+  bool missing() const { return missing_; }  // there is no file at the path (a failed write says why)
   const std::string& error() const { return error_; }  // why it can't be read; empty when it can
   const uint8_t* data() const { return data_; }
   size_t size() const { return data_ != nullptr ? size_ : 0; }

@@ -165,6 +165,8 @@ TEST_F(CacheFileTest, AMissingFileIsSilentAndASavedOneReadsBack) {
   ASSERT_TRUE(save_cache_file(kKind, path, w, Flush::NotNeeded)) << "the folder is created";
   EXPECT_EQ(read_cache_file<std::string>(kKind, path, decode_text, &why), std::optional<std::string>("cached"));
   EXPECT_EQ(why, "");
+  EXPECT_FALSE(read_cache_file<std::string>(kKind, path + "/under-a-file", decode_text, &why));
+  EXPECT_EQ(why, "") << "a file where a folder should be: no cache file (saving it warns)";
 }
 
 TEST_F(CacheFileTest, RefusedFilesSayWhy) {
