@@ -34,7 +34,6 @@
 #include "train/cuda/gradient_buckets.h"
 #include "train/cuda/host_input.h"
 #include "train/cuda/loss_scaler.h"
-#include "train/cuda/micro_step_inputs.h"
 #include "train/cuda/peak_rate.h"
 #include "train/cuda/step_graph_policy.h"
 #include "train/cuda/step_graphs.h"
@@ -103,7 +102,6 @@ class CudaEngine final : public EngineBase {
   std::unique_ptr<cuda::NcclCommunicator> nccl_;     // null on one rank
   std::unique_ptr<cuda::GradientBuckets> buckets_;  // null on one rank
   std::unique_ptr<cuda::StepStaging> staging_;
-  std::unique_ptr<cuda::MicroStepInputs> micro_inputs_;
   cuda::DeviceBuffer accumulated_;  // the sum of a step's earlier micro-batch gradients (--accumulate-steps > 1)
   int64_t micro_batch_;       // per-rank samples of a micro-batch (--batch-size)
   // False while a step of several micro-batches runs: their sum is all-reduced after the last backward.
@@ -169,10 +167,10 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
 
   const int64_t max_batch = std::max(micro_batch_, config.eval_batch_size);
   // A training step's indices are those of all its micro-batches.
-  staging_ = std::make_unique<cuda::StepStaging>(std::max(micro_batch_ * config.accumulate_steps, config.eval_batch_size), stream_);
-  micro_inputs_ = std::make_unique<cuda::MicroStepInputs>(config.accumulate_steps, stream_);
+  staging_ = std::make_unique<cuda::StepStaging>(std::max(micro_batch_ * config.accumulate_steps, config.eval_batch_size),
+                                                 config.accumulate_steps, stream_);
   if (config.accumulate_steps > 1) accumulated_.ensure_as<float>(static_cast<size_t>(net_->param_count()));
-  ctx_->set_device_step(&micro_inputs_->device(0)->step);  // each micro-batch of a step sets its own
+  ctx_->set_device_step(&staging_->device_micro_inputs(0)->step);  // each micro-batch of a step sets its own
   cuda::StepInputs* inputs = staging_->device_inputs();
   if (ctx_->compute_dtype() == DType::F16) scaler_.emplace(stream_.get());
   optimizer_ = std::make_unique<cuda::DeviceOptimizer>(optimizer_spec_for(config), *net_, ctx_->compute_dtype(), &inputs->lr,
@@ -256,7 +254,7 @@ void CudaEngine::enqueue_step_body(const std::vector<int64_t>& micro_sizes, int 
   for (size_t m = 0; m < count; ++m) {
     const bool last = m + 1 == count;
     const int64_t batch = micro_sizes[m];
-    const cuda::StepInputs* inputs = micro_inputs_->device(m);
+    const cuda::StepInputs* inputs = staging_->device_micro_inputs(m);
     ctx_->set_device_step(&inputs->step);
     phase.reset();
     phase.emplace(phase_name(kPhaseData));
@@ -322,7 +320,7 @@ PhaseTimes CudaEngine::train_step(std::span<const int64_t> indices, const StepIn
   const std::vector<std::span<const int64_t>> micro = micro_batches(indices, micro_batch_, config_.accumulate_steps);
   std::vector<int64_t> micro_sizes;
   for (const auto& m : micro) micro_sizes.push_back(static_cast<int64_t>(m.size()));
-  staging_->upload_step(slot, indices, info);
+  staging_->upload_step(slot, indices, info, micro);
   if (host_input_) {
     // From the end of the step before to the upload's end: how long the compute waits for its input,
     // including the host's wait for the workers.
@@ -330,7 +328,6 @@ PhaseTimes CudaEngine::train_step(std::span<const int64_t> indices, const StepIn
     host_input_->stage_training(slot, indices, info, stream_.get());
     timer_->record(slot, cuda::kDataDone, stream_.get(), false);
   }
-  micro_inputs_->upload(slot, info, micro);
   // The one check of the graphs' addresses, before any replay: whatever ran since the capture (the epoch's
   // short last step, whose plans may want a larger workspace; an evaluation of a larger batch) may have
   // grown a buffer they hold. A full step then captures them again at once.

@@ -146,7 +146,7 @@ CudaReplicas::CudaReplicas(const TrainConfig& config, const Dataset& train, cons
 
   select_root();
   const cuda::CudaStream& s = root().stream;
-  staging_ = std::make_unique<cuda::StepStaging>(max_batch, s);
+  staging_ = std::make_unique<cuda::StepStaging>(max_batch, 0, s);
   if (root().ctx->compute_dtype() == DType::F16) scaler_.emplace(s.get());
   optimizer_ = std::make_unique<cuda::DeviceOptimizer>(optimizer_spec_for(config), *root().net, root().ctx->compute_dtype(),
                                                        &staging_->device_inputs()->lr, scaler_ ? &*scaler_ : nullptr, s.get());
