@@ -179,7 +179,8 @@ void BM_fused_optimizer(benchmark::State& state) {
 
 // One pass of the fused batch norm per iteration, on a [256, c, hw, hw] bf16 NHWC activation, with the WRN's
 // dropout (p = 0.3) or none, so that each pass can be compared with its traffic: bytes/s counts the
-// activation-sized tensors the pass reads and writes (E each), not the small per-channel arrays.
+// activation-sized tensors the pass reads and writes (E each), not the small per-channel arrays or the
+// dropout's keep bits (E/16), which the apply pass stores and the backward passes read, as FusedBnRun has them.
 enum class BnPass { Statistics, Apply, ApplyResidual, BackwardReduce, BackwardDx };
 
 int64_t activation_passes(BnPass pass) {
@@ -200,7 +201,7 @@ void run_bn_fused_pass(benchmark::State& state, BnPass pass) {
   const double p = state.range(2) ? 0.3 : 0.0;
   const sb::kernels::BnFusedShape s{kBatch, c, hw, hw, Layout::NHWC, DType::BF16};
   const int64_t numel = kBatch * c * hw * hw;
-  sb::cuda::DeviceBuffer x, y, residual, dy, dx, channel, workspace;
+  sb::cuda::DeviceBuffer x, y, residual, dy, dx, channel, workspace, keep_bits;
   fill_random(x, numel, DType::BF16, 1);
   fill_random(residual, numel, DType::BF16, 2);
   fill_random(dy, numel, DType::BF16, 3);
@@ -215,7 +216,8 @@ void run_bn_fused_pass(benchmark::State& state, BnPass pass) {
   void* ws = workspace.ensure(sb::kernels::bn_fused_workspace_bytes(s));
   cudaStream_t stream = nullptr;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  const sb::kernels::BnDropout dropout{p, 0x5eedull, 1};
+  sb::kernels::BnDropout dropout{p, 0x5eedull, 1};
+  if (p > 0) dropout.keep_bits = keep_bits.ensure_as<uint32_t>(sb::kernels::bn_fused_mask_bytes(s) / 4);
 
   sb::kernels::BnFinalize f;
   f.workspace = ws;
