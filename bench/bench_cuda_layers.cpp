@@ -1,6 +1,7 @@
 // Google Benchmark micro-benchmarks of the CUDA layers (docs/benchmarks.md): forward + backward of each
 // WRN layer shape at batch 256 in bf16 NHWC (the WRN's training configuration), whole-network
-// forward + backward of wrn and mnist-cnn, and the fused optimizer over the WRN's 17M parameters.
+// forward + backward of wrn and mnist-cnn, the fused optimizer over the WRN's 17M parameters, and each pass of
+// the fused batch norm (kernels/bn_fused.h) at the WRN's three shapes with its bytes per second.
 // Times are CUDA-event times of the GPU work (manual time); plans are built and autotuned in an untimed
 // warm-up. Every benchmark skips itself, with "no CUDA device", where there is no GPU.
 //
@@ -8,11 +9,14 @@
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "core/cuda_check.h"
 #include "core/dtype.h"
+#include "kernels/bn_fused.h"
 #include "kernels/optimizer.h"
 #include "kernels/pool_dropout.h"
 #include "kernels/small_conv.h"
@@ -175,6 +179,110 @@ void BM_fused_optimizer(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * n);
 }
 
+// One pass of the fused batch norm per iteration, on a [256, c, hw, hw] bf16 NHWC activation, with the WRN's
+// dropout (p = 0.3) or none, so that each pass can be compared with its traffic: bytes/s counts the
+// activation-sized tensors the pass reads and writes (E each), not the small per-channel arrays or the
+// dropout's keep bits (E/16), which the apply pass stores and the backward passes read, as FusedBnRun has them.
+enum class BnPass { Statistics, Apply, ApplyResidual, BackwardReduce, BackwardDx };
+
+int64_t activation_passes(BnPass pass) {
+  switch (pass) {
+    case BnPass::Statistics: return 1;      // reads x
+    case BnPass::Apply: return 2;           // reads x, writes y
+    case BnPass::ApplyResidual: return 3;   // reads x and the residual, writes y
+    case BnPass::BackwardReduce: return 2;  // reads x, dy
+    case BnPass::BackwardDx: return 3;      // reads x, dy, writes dx
+  }
+  return 0;
+}
+
+void run_bn_fused_pass(benchmark::State& state, BnPass pass) {
+  if (!have_gpu(state)) return;
+  CHECK_CUDA(cudaSetDevice(0));
+  const int64_t c = state.range(0), hw = state.range(1);
+  const double p = state.range(2) ? 0.3 : 0.0;
+  const sb::kernels::BnFusedShape s{kBatch, c, hw, hw, Layout::NHWC, DType::BF16};
+  const int64_t numel = kBatch * c * hw * hw;
+  sb::cuda::DeviceBuffer x, y, residual, dy, dx, channel, workspace, keep_bits;
+  fill_random(x, numel, DType::BF16, 1);
+  fill_random(residual, numel, DType::BF16, 2);
+  fill_random(dy, numel, DType::BF16, 3);
+  y.ensure(static_cast<size_t>(numel) * 2);
+  dx.ensure(static_cast<size_t>(numel) * 2);
+  // gamma, beta, running mean, running var, saved mean, saved 1/std, a, b, dgamma, dbeta: [c] each.
+  std::vector<float> channel_init(static_cast<size_t>(10 * c), 0.0f);
+  std::fill_n(channel_init.begin(), c, 1.0f);                // gamma
+  std::fill_n(channel_init.begin() + 3 * c, c, 1.0f);        // running var
+  float* ch = channel.ensure_as<float>(channel_init.size());
+  CHECK_CUDA(cudaMemcpy(ch, channel_init.data(), channel_init.size() * sizeof(float), cudaMemcpyHostToDevice));
+  void* ws = workspace.ensure(sb::kernels::bn_fused_workspace_bytes(s));
+  cudaStream_t stream = nullptr;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  sb::kernels::BnDropout dropout{p, 0x5eedull, 1};
+  if (p > 0) dropout.keep_bits = keep_bits.ensure_as<uint32_t>(sb::kernels::bn_fused_mask_bytes(s) / 4);
+
+  sb::kernels::BnFinalize f;
+  f.workspace = ws;
+  f.scale = ch;
+  f.bias = ch + c;
+  f.running_mean = ch + 2 * c;
+  f.running_var = ch + 3 * c;
+  f.saved_mean = ch + 4 * c;
+  f.saved_inv_std = ch + 5 * c;
+  f.a = ch + 6 * c;
+  f.b = ch + 7 * c;
+  sb::kernels::BnApply apply;
+  apply.x = x.data();
+  apply.a = f.a;
+  apply.b = f.b;
+  apply.dropout = dropout;
+  apply.residual = pass == BnPass::ApplyResidual ? residual.data() : nullptr;
+  apply.y = y.data();
+  sb::kernels::BnBackward back;
+  back.x = x.data();
+  back.dy = dy.data();
+  back.a = f.a;
+  back.b = f.b;
+  back.dropout = dropout;
+  back.scale = f.scale;
+  back.saved_mean = f.saved_mean;
+  back.saved_inv_std = f.saved_inv_std;
+  back.workspace = ws;
+  back.dscale = ch + 8 * c;
+  back.dbias = ch + 9 * c;
+  back.dx = dx.data();
+  // The forward's statistics and the backward's sums first, so every pass sees the values it would in a step.
+  auto statistics = [&] {
+    sb::kernels::bn_channel_statistics(s, sb::kernels::BnStatistics{x.data(), ws}, stream);
+    sb::kernels::bn_finalize_statistics(s, f, stream);
+  };
+  statistics();
+  sb::kernels::bn_apply_forward(s, apply, stream);
+  sb::kernels::bn_backward_reduce(s, back, stream);
+  auto body = [&] {
+    switch (pass) {
+      case BnPass::Statistics: statistics(); return;
+      case BnPass::Apply:
+      case BnPass::ApplyResidual: sb::kernels::bn_apply_forward(s, apply, stream); return;
+      case BnPass::BackwardReduce: sb::kernels::bn_backward_reduce(s, back, stream); return;
+      case BnPass::BackwardDx: sb::kernels::bn_backward_dx(s, back, stream); return;
+    }
+  };
+  {
+    EventTimer timer(stream);
+    for (auto _ : state) state.SetIterationTime(timer.seconds(body));
+  }
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  CHECK_CUDA(cudaStreamDestroy(stream));
+  state.SetBytesProcessed(state.iterations() * activation_passes(pass) * numel * 2);
+}
+
+void BM_bn_fused_statistics(benchmark::State& state) { run_bn_fused_pass(state, BnPass::Statistics); }
+void BM_bn_fused_apply(benchmark::State& state) { run_bn_fused_pass(state, BnPass::Apply); }
+void BM_bn_fused_apply_residual(benchmark::State& state) { run_bn_fused_pass(state, BnPass::ApplyResidual); }
+void BM_bn_fused_backward_reduce(benchmark::State& state) { run_bn_fused_pass(state, BnPass::BackwardReduce); }
+void BM_bn_fused_backward_dx(benchmark::State& state) { run_bn_fused_pass(state, BnPass::BackwardDx); }
+
 constexpr int64_t kMnistParams = 1'199'882;
 constexpr int64_t kWrnParams = 17'175'444;
 
@@ -188,6 +296,14 @@ BENCHMARK(BM_bn_relu)->Args({160, 32})->Args({320, 16})->Args({640, 8})->UseManu
 BENCHMARK(BM_linear)->Args({640, 100})->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_wrn_forward_backward)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_mnist_cnn_forward_backward)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+// {channels, height = width, dropout}: the WRN's three widths at batch 256.
+#define SB_BN_FUSED_SHAPES ArgsProduct({{160}, {32}, {0, 1}})->ArgsProduct({{320}, {16}, {0, 1}}) \
+    ->ArgsProduct({{640}, {8}, {0, 1}})->UseManualTime()->Unit(benchmark::kMicrosecond)
+BENCHMARK(BM_bn_fused_statistics)->SB_BN_FUSED_SHAPES;
+BENCHMARK(BM_bn_fused_apply)->SB_BN_FUSED_SHAPES;
+BENCHMARK(BM_bn_fused_apply_residual)->SB_BN_FUSED_SHAPES;
+BENCHMARK(BM_bn_fused_backward_reduce)->SB_BN_FUSED_SHAPES;
+BENCHMARK(BM_bn_fused_backward_dx)->SB_BN_FUSED_SHAPES;
 BENCHMARK(BM_fused_optimizer)->ArgsProduct({{0, 1}, {kMnistParams, kWrnParams}})->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 

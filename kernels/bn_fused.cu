@@ -2,20 +2,22 @@
 //
 // Two traversals cover the supported tensors, both with the channel fixed per thread so that the
 // per-channel coefficients sit in registers and the reductions accumulate there:
-//  - NHWC: a 2-d grid; x of the block and grid picks a group of 8 channels (one 16-byte load of fp16/bf16,
-//    two of fp32), y walks the pixels. The element passes take 4 consecutive w per item, so that one
-//    Philox draw per channel gives the mask of all 4 (the logical index of (n, c, h, w0..w0+3) is 4
-//    consecutive integers starting at a multiple of 4).
+//  - NHWC: a 2-d block whose x covers every group of 8 channels of a pixel (one 16-byte load of fp16/bf16,
+//    two of fp32) and whose y walks items: 4 consecutive w of one row. A warp thus reads contiguous memory,
+//    and one Philox draw per channel gives the mask of an item's 4 elements (their logical indices are 4
+//    consecutive integers starting at a multiple of 4). Each thread loads all of an item (4 accesses per
+//    tensor) before it computes or stores, so that enough bytes are in flight; the grid is about one wave
+//    of resident blocks that loop over the items.
 //  - NCHW: blockIdx.x is the channel, blockIdx.y and the threads walk its n planes 4 elements at a time
 //    (4 consecutive logical elements: one draw).
 // Sums are accumulated per thread in fp32 and over the block in fp32; each block stores its partial sums
-// (no atomics), and a per-channel pass adds them up in double in block order, so that every result is
+// (no atomics), and a combine kernel adds them up in double in a fixed order, so that every result is
 // the same from run to run (bitwise comparisons of CUDA graph replays, --deterministic).
 #include "kernels/bn_fused.h"
 
 #include <algorithm>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 
 #include "kernels/device_utils.cuh"
 #include "kernels/dropout_mask.cuh"
@@ -26,6 +28,11 @@ using namespace detail;
 
 constexpr int kGroup = 8;  // channels per NHWC load
 constexpr int kRun = 4;    // consecutive logical elements sharing one Philox draw
+// Resident blocks per SM of the reduction passes (their launch bounds): 768 threads, enough loads in flight
+// to stream at full bandwidth, and few partial-sum rows to combine. The element passes, which hold more
+// coefficients, are bounded to 2 (512 threads with 8 16-byte loads each in flight).
+constexpr int kReduceBlocksPerSm = 3;
+constexpr int kElementBlocksPerSm = 2;
 
 template <typename T>
 struct alignas(kRun * sizeof(T)) Quad {
@@ -33,7 +40,11 @@ struct alignas(kRun * sizeof(T)) Quad {
 };
 using Group = float[kGroup];
 
-// The workspace (bn_fused_workspace_bytes): double sums[2c] | float shift[c] | float partials[blocks][2c].
+// Where an element's dropout decision comes from: none (no dropout), a Philox draw, or the keep bits the
+// apply pass stored (NHWC only).
+enum class Keep { All, Philox, Bits };
+
+// The workspace (bn_fused_workspace_bytes): double sums[2c] | float shift[c] | float partials[rows][2c].
 struct Workspace {
   double* sums;
   float* shift;
@@ -84,11 +95,6 @@ __device__ __forceinline__ DxCoefficients dx_coefficients(const BnBackward& a, i
   k.k3 = static_cast<float>(k1 * inv_std * inv_std * (sums[c + ch] / count));
   return k;
 }
-__device__ __forceinline__ void write_param_grads(const BnBackward& a, int64_t c, int64_t ch) {
-  const double* sums = carve(a.workspace, c).sums;
-  a.dbias[ch] = static_cast<float>(sums[ch]);
-  a.dscale[ch] = static_cast<float>(sums[c + ch] * a.saved_inv_std[ch]);
-}
 
 // ---- block reductions into the workspace's partials: row blockIdx.y, [0, c) first sums, [c, 2c) second ----
 
@@ -136,12 +142,12 @@ __device__ void reduce_block(float s1, float s2, int64_t ch, int64_t c, float* p
 
 // ---- NHWC traversal ----
 
-// Item t of the element passes: pixel (image, row, 4*wq) of the column's channel group. `stored` is the
-// offset of its first element; `group` is the Philox group of its first channel (the others follow at a
-// stride of h*w/4).
+// Item t: pixels (image, row, 4*wq .. 4*wq+3) of the column's channel group. `stored` is the offset of its
+// first element; `group` is the Philox group of its first channel (the others follow at a stride of h*w/4);
+// `word` is the index of its 32 keep bits (bn_fused_mask_bit).
 template <typename I>
 struct NhwcItem {
-  I stored;
+  I stored, word;
   uint64_t group;
 };
 template <typename I>
@@ -151,29 +157,62 @@ __device__ __forceinline__ NhwcItem<I> nhwc_item(I t, I ch0, I c, I h, I w) {
   const I row = rest % h, image = rest / h;
   NhwcItem<I> it;
   it.stored = ((image * h + row) * w + wq * kRun) * c + ch0;
+  it.word = (t * c + ch0) / kGroup;
   it.group = static_cast<uint64_t>(((image * c + ch0) * h + row) * w + wq * kRun) / kRun;
   return it;
 }
 
-// Bit (q * kGroup + j) says whether channel j of the item's w0 + q is kept.
-template <bool Drop>
-__device__ __forceinline__ uint32_t nhwc_keep_bits(const DropoutMask& d, uint64_t step, uint64_t group,
-                                                   uint64_t group_stride) {
-  if constexpr (!Drop) return 0xffffffffu;
-  uint32_t bits = 0;
-#pragma unroll
-  for (int j = 0; j < kGroup; ++j) {
-    const Philox4 r = mask_words(d, step, group + j * group_stride);
-#pragma unroll
-    for (int q = 0; q < kRun; ++q)
-      if (mask_keeps(r.v[q], d.threshold)) bits |= 1u << (q * kGroup + j);
+// The item's keep bits: bit (q * kGroup + j) says whether channel j of its w0 + q is kept.
+template <Keep K>
+struct KeepSource {
+  DropoutMask d;
+  uint64_t step = 0, group_stride = 0;
+  const uint32_t* bits = nullptr;
+
+  __device__ __forceinline__ KeepSource(const DropoutMask& mask, const uint32_t* stored, int64_t h, int64_t w)
+      : d(mask), bits(stored) {
+    if constexpr (K == Keep::Philox) {
+      step = mask_step(d);
+      group_stride = static_cast<uint64_t>(h * w / kRun);
+    }
   }
-  return bits;
-}
+  template <typename I>
+  __device__ __forceinline__ uint32_t operator()(const NhwcItem<I>& it) const {
+    if constexpr (K == Keep::All) return 0xffffffffu;
+    if constexpr (K == Keep::Bits) return bits[it.word];
+    uint32_t keep = 0;
+#pragma unroll
+    for (int j = 0; j < kGroup; ++j) {
+      const Philox4 r = mask_words(d, step, it.group + j * group_stride);
+#pragma unroll
+      for (int q = 0; q < kRun; ++q)
+        if (mask_keeps(r.v[q], d.threshold)) keep |= 1u << (q * kGroup + j);
+    }
+    return keep;
+  }
+};
 
 template <typename T>
 __device__ __forceinline__ Pack<T, kGroup> load_group(const T* p, int64_t at) {
   return *reinterpret_cast<const Pack<T, kGroup>*>(p + at);
+}
+
+// The 4 pixels of an item, loaded together so that their accesses are in flight at once.
+template <typename T>
+struct ItemPacks {
+  Pack<T, kGroup> v[kRun];
+};
+template <typename T, typename I>
+__device__ __forceinline__ ItemPacks<T> load_item(const T* p, I stored, I c) {
+  ItemPacks<T> out;
+#pragma unroll
+  for (int q = 0; q < kRun; ++q) out.v[q] = load_group(p, stored + q * c);
+  return out;
+}
+template <typename T, typename I>
+__device__ __forceinline__ void store_item(T* p, I stored, I c, const ItemPacks<T>& v) {
+#pragma unroll
+  for (int q = 0; q < kRun; ++q) *reinterpret_cast<Pack<T, kGroup>*>(p + stored + q * c) = v.v[q];
 }
 
 template <typename I>
@@ -182,78 +221,90 @@ __device__ __forceinline__ void load_channels(const float* p, I ch0, Group& out)
   for (int j = 0; j < kGroup; ++j) out[j] = p[ch0 + j];
 }
 
-// Calls f(offset, keep) for each pixel of the thread's items in the column at ch0, where bit j of keep says
-// whether channel ch0 + j is kept by the dropout (all ones without).
-template <bool Drop, typename I, typename F>
-__device__ __forceinline__ void for_each_nhwc_pixel(I ch0, I n, I c, I h, I w, const DropoutMask& d, F&& f) {
-  const uint64_t step = Drop ? mask_step(d) : 0;
-  const uint64_t group_stride = static_cast<uint64_t>(h * w / kRun);
+template <typename I>
+__device__ __forceinline__ I nhwc_first_channel() {
+  return static_cast<I>(blockIdx.x * blockDim.x + threadIdx.x) * kGroup;
+}
+
+// Calls f(item) for each of the thread's items in the column at ch0.
+template <typename I, typename F>
+__device__ __forceinline__ void for_each_nhwc_item(I ch0, I n, I c, I h, I w, F&& f) {
   const I items = n * h * (w / kRun);
   for (I t = static_cast<I>(blockIdx.y * blockDim.y + threadIdx.y); t < items;
-       t += static_cast<I>(gridDim.y * blockDim.y)) {
-    const NhwcItem<I> it = nhwc_item(t, ch0, c, h, w);
-    const uint32_t keep = nhwc_keep_bits<Drop>(d, step, it.group, group_stride);
-#pragma unroll
-    for (int q = 0; q < kRun; ++q) f(it.stored + q * c, keep >> (q * kGroup));
-  }
+       t += static_cast<I>(gridDim.y * blockDim.y))
+    f(nhwc_item(t, ch0, c, h, w));
 }
 
 template <typename T, typename I>
-__global__ void stats_nhwc_kernel(const T* x, I n, I c, I h, I w, Workspace ws) {
-  const I ch0 = static_cast<I>(blockIdx.x * blockDim.x + threadIdx.x) * kGroup;
+__global__ void __launch_bounds__(kThreads, kReduceBlocksPerSm)
+    stats_nhwc_kernel(const T* x, I n, I c, I h, I w, Workspace ws) {
+  const I ch0 = nhwc_first_channel<I>();
   const bool active = ch0 < c;
   Group shift = {}, s1 = {}, s2 = {};
   if (active) {
     const Pack<T, kGroup> first = load_group(x, ch0);
 #pragma unroll
     for (int j = 0; j < kGroup; ++j) shift[j] = to_float(first.v[j]);
-    const I pixels = n * h * w;
-    for (I p = static_cast<I>(blockIdx.y * blockDim.y + threadIdx.y); p < pixels;
-         p += static_cast<I>(gridDim.y * blockDim.y)) {
-      const Pack<T, kGroup> v = load_group(x, p * c + ch0);
+    for_each_nhwc_item(ch0, n, c, h, w, [&](const NhwcItem<I>& it) {
+      const ItemPacks<T> v = load_item(x, it.stored, c);
 #pragma unroll
-      for (int j = 0; j < kGroup; ++j) {
-        const float d = to_float(v.v[j]) - shift[j];
-        s1[j] += d;
-        s2[j] = fmaf(d, d, s2[j]);
-      }
-    }
+      for (int q = 0; q < kRun; ++q)
+#pragma unroll
+        for (int j = 0; j < kGroup; ++j) {
+          const float d = to_float(v.v[q].v[j]) - shift[j];
+          s1[j] += d;
+          s2[j] = fmaf(d, d, s2[j]);
+        }
+    });
     if (blockIdx.y == 0 && threadIdx.y == 0)
       for (int j = 0; j < kGroup; ++j) ws.shift[ch0 + j] = shift[j];
   }
   reduce_columns(s1, s2, active, ch0, c, ws.partials);
 }
 
-template <typename T, typename I, bool Drop>
-__global__ void apply_nhwc_kernel(I n, I c, I h, I w, BnApply a, DropoutMask d) {
-  const I ch0 = static_cast<I>(blockIdx.x * blockDim.x + threadIdx.x) * kGroup;
+// With dropout (K == Philox) the pass also stores each item's keep bits where a.dropout.keep_bits is set.
+template <typename T, typename I, Keep K>
+__global__ void __launch_bounds__(kThreads, kElementBlocksPerSm)
+    apply_nhwc_kernel(I n, I c, I h, I w, BnApply a, DropoutMask d) {
+  constexpr bool kDrop = K != Keep::All;
+  const I ch0 = nhwc_first_channel<I>();
   if (ch0 >= c) return;
   const T* x = static_cast<const T*>(a.x);
   const T* res = static_cast<const T*>(a.residual);
   T* y = static_cast<T*>(a.y);
+  uint32_t* keep_bits = a.dropout.keep_bits;
   Group ca, cb, cr{};
   load_channels(a.a, ch0, ca);
   load_channels(a.b, ch0, cb);
   if (a.residual_bias) load_channels(a.residual_bias, ch0, cr);
-  for_each_nhwc_pixel<Drop>(ch0, n, c, h, w, d, [&](I at, uint32_t keep) {
-    const Pack<T, kGroup> v = load_group(x, at);
-    Pack<T, kGroup> r;
-    if (res) r = load_group(res, at);
-    Pack<T, kGroup> out;
+  const KeepSource<K> keep_of(d, nullptr, h, w);
+  for_each_nhwc_item(ch0, n, c, h, w, [&](const NhwcItem<I>& it) {
+    const ItemPacks<T> xv = load_item(x, it.stored, c);
+    ItemPacks<T> rv;
+    if (res) rv = load_item(res, it.stored, c);
+    const uint32_t keep = keep_of(it);
+    if (kDrop && keep_bits) keep_bits[it.word] = keep;
+    ItemPacks<T> out;
 #pragma unroll
-    for (int j = 0; j < kGroup; ++j) {
-      float o = apply_value<Drop>(to_float(v.v[j]), ca[j], cb[j], a.relu, (keep >> j) & 1u, d.scale);
-      if (res) o += to_float(r.v[j]) + cr[j];
-      out.v[j] = from_float<T>(o);
-    }
-    *reinterpret_cast<Pack<T, kGroup>*>(y + at) = out;
+    for (int q = 0; q < kRun; ++q)
+#pragma unroll
+      for (int j = 0; j < kGroup; ++j) {
+        float o = apply_value<kDrop>(to_float(xv.v[q].v[j]), ca[j], cb[j], a.relu, (keep >> (q * kGroup + j)) & 1u,
+                                     d.scale);
+        if (res) o += to_float(rv.v[q].v[j]) + cr[j];
+        out.v[q].v[j] = from_float<T>(o);
+      }
+    store_item(y, it.stored, c, out);
   });
 }
 
-// Pass 1 (Dx = false) accumulates the sums; pass 2 (Dx = true) writes dx and the parameter gradients.
-template <typename T, typename I, bool Drop, bool Dx>
-__global__ void backward_nhwc_kernel(I n, I c, I h, I w, BnBackward a, DropoutMask d) {
-  const I ch0 = static_cast<I>(blockIdx.x * blockDim.x + threadIdx.x) * kGroup;
+// Pass 1 (Dx = false) accumulates the sums; pass 2 (Dx = true) writes dx. Drawing the mask needs more
+// registers than the reduction's bound leaves.
+template <typename T, typename I, Keep K, bool Dx>
+__global__ void __launch_bounds__(kThreads, Dx || K == Keep::Philox ? kElementBlocksPerSm : kReduceBlocksPerSm)
+    backward_nhwc_kernel(I n, I c, I h, I w, BnBackward a, DropoutMask d) {
+  constexpr bool kDrop = K != Keep::All;
+  const I ch0 = nhwc_first_channel<I>();
   const bool active = ch0 < c;
   if (Dx && !active) return;
   const T* x = static_cast<const T*>(a.x);
@@ -272,24 +323,28 @@ __global__ void backward_nhwc_kernel(I n, I c, I h, I w, BnBackward a, DropoutMa
         k1[j] = k.k1;
         k2[j] = k.k2;
         k3[j] = k.k3;
-        if (blockIdx.y == 0 && threadIdx.y == 0) write_param_grads(a, c, ch0 + j);
       }
     }
-    for_each_nhwc_pixel<Drop>(ch0, n, c, h, w, d, [&](I at, uint32_t keep) {
-      const Pack<T, kGroup> xv = load_group(x, at), gv = load_group(dy, at);
-      Pack<T, kGroup> out;
+    const KeepSource<K> keep_of(d, a.dropout.keep_bits, h, w);
+    for_each_nhwc_item(ch0, n, c, h, w, [&](const NhwcItem<I>& it) {
+      const ItemPacks<T> xv = load_item(x, it.stored, c), gv = load_item(dy, it.stored, c);
+      const uint32_t keep = keep_of(it);
+      ItemPacks<T> out;
 #pragma unroll
-      for (int j = 0; j < kGroup; ++j) {
-        const float xf = to_float(xv.v[j]);
-        const float g = bn_output_grad<Drop>(to_float(gv.v[j]), xf, ca[j], cb[j], a.relu, (keep >> j) & 1u, d.scale);
-        if constexpr (Dx) {
-          out.v[j] = from_float<T>(k1[j] * g - k2[j] - k3[j] * (xf - mean[j]));
-        } else {
-          s1[j] += g;
-          s2[j] = fmaf(g, xf - mean[j], s2[j]);
+      for (int q = 0; q < kRun; ++q)
+#pragma unroll
+        for (int j = 0; j < kGroup; ++j) {
+          const float xf = to_float(xv.v[q].v[j]);
+          const float g = bn_output_grad<kDrop>(to_float(gv.v[q].v[j]), xf, ca[j], cb[j], a.relu,
+                                                (keep >> (q * kGroup + j)) & 1u, d.scale);
+          if constexpr (Dx) {
+            out.v[q].v[j] = from_float<T>(k1[j] * g - k2[j] - k3[j] * (xf - mean[j]));
+          } else {
+            s1[j] += g;
+            s2[j] = fmaf(g, xf - mean[j], s2[j]);
+          }
         }
-      }
-      if constexpr (Dx) *reinterpret_cast<Pack<T, kGroup>*>(dx + at) = out;
+      if constexpr (Dx) store_item(dx, it.stored, c, out);
     });
   }
   if constexpr (!Dx) reduce_columns(s1, s2, active, ch0, c, carve(a.workspace, c).partials);
@@ -342,8 +397,9 @@ __global__ void stats_nchw_kernel(const T* x, I n, I c, I plane, Workspace ws) {
   reduce_block(s1, s2, ch, c, ws.partials);
 }
 
-template <typename T, typename I, bool Drop>
+template <typename T, typename I, Keep K>
 __global__ void apply_nchw_kernel(I n, I c, I plane, BnApply a, DropoutMask d) {
+  constexpr bool Drop = K != Keep::All;
   const I ch = static_cast<I>(blockIdx.x);
   const T* x = static_cast<const T*>(a.x);
   const T* res = static_cast<const T*>(a.residual);
@@ -364,18 +420,16 @@ __global__ void apply_nchw_kernel(I n, I c, I plane, BnApply a, DropoutMask d) {
   });
 }
 
-template <typename T, typename I, bool Drop, bool Dx>
+template <typename T, typename I, Keep K, bool Dx>
 __global__ void backward_nchw_kernel(I n, I c, I plane, BnBackward a, DropoutMask d) {
+  constexpr bool Drop = K != Keep::All;
   const I ch = static_cast<I>(blockIdx.x);
   const T* x = static_cast<const T*>(a.x);
   const T* dy = static_cast<const T*>(a.dy);
   T* dx = static_cast<T*>(a.dx);
   const float ca = a.a[ch], cb = a.b[ch], mean = a.saved_mean[ch];
   DxCoefficients k{};
-  if constexpr (Dx) {
-    k = dx_coefficients(a, c, ch, static_cast<double>(n) * static_cast<double>(plane));
-    if (blockIdx.y == 0 && threadIdx.x == 0) write_param_grads(a, c, ch);
-  }
+  if constexpr (Dx) k = dx_coefficients(a, c, ch, static_cast<double>(n) * static_cast<double>(plane));
   float s1 = 0.0f, s2 = 0.0f;
   for_each_nchw_quad<Drop>(ch, n, c, plane, d, [&](I at, const Philox4& words) {
     const Quad<T> xv = load_quad(x, at), gv = load_quad(dy, at);
@@ -397,82 +451,128 @@ __global__ void backward_nchw_kernel(I n, I c, I plane, BnBackward a, DropoutMas
   if constexpr (!Dx) reduce_block(s1, s2, ch, c, carve(a.workspace, c).partials);
 }
 
-// sums[i] = the partials of column i (of 2c) added up over the blocks: one block per column, each thread a
-// fixed stride of rows, then a tree in shared memory, so the order is the same on every run.
-constexpr int kCombineThreads = 128;
-__global__ void combine_partials_kernel(Workspace ws, int64_t c, int64_t blocks) {
-  __shared__ double partial[kCombineThreads];
-  const int64_t i = blockIdx.x;
+// ---- the combine of the partial sums: [rows][2c] floats -> two double sums per channel ----
+
+// A block of 32 x 32 threads takes 32 channels (one per lane, so that a warp reads 128 contiguous bytes of a
+// row). Warps [0, 16) add up the first sums' rows w, w + 16, ... of their lane's channel and warps [16, 32)
+// the second sums', each in row order; then warp 0 adds the 16 subtotals of each in order. Every sum is
+// thus added in the same order on every run, however the rows were written.
+constexpr int kCombineLanes = 32, kCombineWarps = 32, kCombineSplit = kCombineWarps / 2;
+
+template <typename Finish>
+__global__ void __launch_bounds__(kCombineLanes * kCombineWarps)
+    combine_kernel(Workspace ws, int64_t c, int64_t rows, Finish finish) {
+  __shared__ double subtotal[kCombineWarps][kCombineLanes];
+  const int lane = threadIdx.x, warp = threadIdx.y;
+  const int64_t ch = static_cast<int64_t>(blockIdx.x) * kCombineLanes + lane;
   double total = 0.0;
-  for (int64_t b = threadIdx.x; b < blocks; b += kCombineThreads) total += ws.partials[b * 2 * c + i];
-  partial[threadIdx.x] = total;
-  __syncthreads();
-  for (int half = kCombineThreads / 2; half > 0; half /= 2) {
-    if (static_cast<int>(threadIdx.x) < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-    __syncthreads();
+  if (ch < c) {
+    const float* column = ws.partials + (warp < kCombineSplit ? ch : c + ch);
+    const int64_t stride = 2 * c;
+#pragma unroll 8
+    for (int64_t r = warp % kCombineSplit; r < rows; r += kCombineSplit) total += column[r * stride];
   }
-  if (threadIdx.x == 0) ws.sums[i] = partial[0];
+  subtotal[warp][lane] = total;
+  __syncthreads();
+  if (warp != 0 || ch >= c) return;
+  double s1 = 0.0, s2 = 0.0;
+  for (int k = 0; k < kCombineSplit; ++k) {
+    s1 += subtotal[k][lane];
+    s2 += subtotal[kCombineSplit + k][lane];
+  }
+  finish(ws, c, ch, s1, s2);
 }
 
-__global__ void finalize_kernel(int64_t c, int64_t count, Workspace ws, BnFinalize f) {
-  const int64_t ch = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (ch >= c) return;
-  const double m_count = static_cast<double>(count);
-  const double centred = ws.sums[ch] / m_count;  // mean - shift
-  const double var = fmax(ws.sums[c + ch] / m_count - centred * centred, 0.0);
-  const double mean = static_cast<double>(ws.shift[ch]) + centred;
-  const float inv_std = 1.0f / sqrtf(static_cast<float>(var) + f.eps);  // as the CPU's 1/sqrt(var + eps)
-  f.saved_mean[ch] = static_cast<float>(mean);
-  f.saved_inv_std[ch] = inv_std;
-  const double m = f.momentum;
-  f.running_mean[ch] = static_cast<float>((1.0 - m) * f.running_mean[ch] + m * mean);
-  f.running_var[ch] = static_cast<float>((1.0 - m) * f.running_var[ch] + m * var * m_count / (m_count - 1.0));
-  const float a = f.scale[ch] * inv_std;
-  f.a[ch] = a;
-  f.b[ch] = f.bias[ch] - static_cast<float>(mean) * a;
-}
+// Forward: the statistics from the sums of (x - shift) and (x - shift)^2 (bn_finalize_statistics).
+struct FinalizeStatistics {
+  BnFinalize f;
+  int64_t count;
+  __device__ void operator()(const Workspace& ws, int64_t c, int64_t ch, double s1, double s2) const {
+    const double m_count = static_cast<double>(count);
+    const double centred = s1 / m_count;  // mean - shift
+    const double var = fmax(s2 / m_count - centred * centred, 0.0);
+    const double mean = static_cast<double>(ws.shift[ch]) + centred;
+    const float inv_std = 1.0f / sqrtf(static_cast<float>(var) + f.eps);  // as the CPU's 1/sqrt(var + eps)
+    f.saved_mean[ch] = static_cast<float>(mean);
+    f.saved_inv_std[ch] = inv_std;
+    const double m = f.momentum;
+    f.running_mean[ch] = static_cast<float>((1.0 - m) * f.running_mean[ch] + m * mean);
+    f.running_var[ch] = static_cast<float>((1.0 - m) * f.running_var[ch] + m * var * m_count / (m_count - 1.0));
+    const float a = f.scale[ch] * inv_std;
+    f.a[ch] = a;
+    f.b[ch] = f.bias[ch] - static_cast<float>(mean) * a;
+  }
+};
+
+// Backward: the sums for the dx pass, and the parameter gradients dbias = sum g, dscale = sum g * xhat.
+struct BackwardSums {
+  const float* saved_inv_std;
+  float* dscale;
+  float* dbias;
+  __device__ void operator()(const Workspace& ws, int64_t c, int64_t ch, double s1, double s2) const {
+    ws.sums[ch] = s1;
+    ws.sums[c + ch] = s2;
+    dbias[ch] = static_cast<float>(s1);
+    dscale[ch] = static_cast<float>(s2 * saved_inv_std[ch]);
+  }
+};
 
 // ---- launch geometry ----
 
-// Enough blocks for two waves (half of grid_for's cap of four); fewer blocks also mean fewer partial sums
-// to add up.
-int64_t block_budget() { return std::max<int64_t>(1, grid_for(int64_t{1} << 40) / 2); }
+int64_t multiprocessors() {
+  int device = 0, count = 0;
+  CHECK_CUDA(cudaGetDevice(&device));
+  CHECK_CUDA(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  return count;
+}
 
 struct Geometry {
   dim3 grid, block;
 };
 
-// NHWC: x over channel groups, y over `rows` (pixels or items).
-Geometry nhwc_geometry(const BnFusedShape& s, int64_t rows) {
+// NHWC: x covers the channel groups (all of them in one block up to 256 groups, so that a warp reads
+// contiguous memory and no lane idles), y the items; `blocks` caps the grid.
+Geometry nhwc_geometry(const BnFusedShape& s, int64_t blocks) {
   const int64_t groups = s.c / kGroup;
-  const int bx = static_cast<int>(std::min<int64_t>(groups, 32));
+  const int64_t gx = (groups + kThreads - 1) / kThreads;
+  const int bx = static_cast<int>((groups + gx - 1) / gx);
   const int by = std::max(1, kThreads / bx);
+  const int64_t items = s.n * s.h * (s.w / kRun);
   Geometry g;
   g.block = dim3(static_cast<unsigned>(bx), static_cast<unsigned>(by));
-  const int64_t gx = (groups + bx - 1) / bx;
-  const int64_t gy = std::clamp<int64_t>(std::min((rows + by - 1) / by, block_budget() / gx), 1, 65535);
+  const int64_t gy = std::clamp<int64_t>(std::min((items + by - 1) / by, blocks / gx), 1, 65535);
   g.grid = dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy));
   return g;
 }
 
-// NCHW: x over channels, y over each channel's quads.
+// NCHW: x over channels, y over each channel's quads, about two waves.
 Geometry nchw_geometry(const BnFusedShape& s) {
+  const int64_t budget = std::max<int64_t>(1, grid_for(int64_t{1} << 40) / 2);
   const int64_t items = s.n * (s.h * s.w / kRun);
-  const int64_t gy = std::clamp<int64_t>(std::min((items + kThreads - 1) / kThreads, block_budget() / s.c), 1, 65535);
+  const int64_t gy = std::clamp<int64_t>(std::min((items + kThreads - 1) / kThreads, budget / s.c), 1, 65535);
   Geometry g;
   g.block = dim3(kThreads);
   g.grid = dim3(static_cast<unsigned>(s.c), static_cast<unsigned>(gy));
   return g;
 }
 
-// Every pass over a tensor uses this geometry, so that the reductions' partials have one row per blockIdx.y.
-Geometry pass_geometry(const BnFusedShape& s) {
-  return s.layout == Layout::NHWC ? nhwc_geometry(s, s.n * s.h * (s.w / kRun)) : nchw_geometry(s);
+// The geometry of the reduction passes (statistics, backward sums): one row of partial sums per blockIdx.y,
+// so the workspace's size and the combine follow from it. NHWC takes one wave at the kernels' launch bounds.
+Geometry reduction_geometry(const BnFusedShape& s) {
+  return s.layout == Layout::NHWC ? nhwc_geometry(s, multiprocessors() * kReduceBlocksPerSm) : nchw_geometry(s);
 }
 
-void combine_partials(const BnFusedShape& s, void* workspace, cudaStream_t stream) {
-  combine_partials_kernel<<<static_cast<unsigned>(2 * s.c), kCombineThreads, 0, stream>>>(carve(workspace, s.c), s.c,
-                                                                                         pass_geometry(s).grid.y);
+// The geometry of an element pass (apply, dx): NHWC takes one wave at the kernels' launch bounds (their
+// registers allow no more), NCHW the reductions' grid.
+Geometry element_geometry(const BnFusedShape& s) {
+  return s.layout == Layout::NHWC ? nhwc_geometry(s, multiprocessors() * kElementBlocksPerSm) : nchw_geometry(s);
+}
+
+template <typename Finish>
+void combine(const BnFusedShape& s, void* workspace, const Finish& finish, cudaStream_t stream) {
+  const unsigned blocks = static_cast<unsigned>((s.c + kCombineLanes - 1) / kCombineLanes);
+  combine_kernel<<<blocks, dim3(kCombineLanes, kCombineWarps), 0, stream>>>(carve(workspace, s.c), s.c,
+                                                                          reduction_geometry(s).grid.y, finish);
   CHECK_CUDA_LAUNCH();
 }
 
@@ -494,28 +594,37 @@ void dispatch_types(const BnFusedShape& s, F&& f) {
   });
 }
 
-DropoutMask mask_of(const BnDropout& d) {
+DropoutMask mask_of(const BnFusedShape& s, const BnDropout& d, const char* what) {
+  if (d.keep_bits && bn_fused_mask_bytes(s) == 0)
+    fatal(std::string(what) + ": keep bits given for a " + layout_name(s.layout) +
+          " tensor, which stores none (bn_fused_mask_bytes is 0)");
+  if (d.keep_bits && reinterpret_cast<uintptr_t>(d.keep_bits) % alignof(uint32_t) != 0)
+    fatal(std::string(what) + ": the keep bits are not aligned to 4 bytes");
   return make_dropout_mask(d.p, d.mask_key, d.step, d.step_device, d.first_element, "fused batch norm dropout");
 }
 
-// The template arguments of an element pass: element type, index type, whether it drops out.
-template <typename Element, typename Index, bool Drop>
+// The template arguments of an element pass: element type, index type, source of the dropout decisions.
+template <typename Element, typename Index, Keep K>
 struct PassTypes {
   using T = Element;
   using I = Index;
-  static constexpr bool drop = Drop;
+  static constexpr Keep keep = K;
 };
 
-// Calls f(PassTypes<...>{}, geometry) to launch an element pass (4 elements along w per item), then checks
-// the launch.
-template <typename F>
+// Calls f(PassTypes<...>{}) to launch an element pass, then checks the launch. ReadsBits: the pass takes
+// stored keep bits where the dropout has them (the backward passes), else it draws.
+template <bool ReadsBits, typename F>
 void dispatch_element_pass(const BnFusedShape& s, const BnDropout& dropout, F&& f) {
-  const Geometry g = pass_geometry(s);
   dispatch_types(s, [&](auto type, auto index) {
     using T = typename decltype(type)::type;
     using I = typename decltype(index)::type;
-    if (dropout.p > 0.0) f(PassTypes<T, I, true>{}, g);
-    else f(PassTypes<T, I, false>{}, g);
+    if (dropout.p <= 0.0) f(PassTypes<T, I, Keep::All>{});
+    else if constexpr (ReadsBits) {
+      if (dropout.keep_bits) f(PassTypes<T, I, Keep::Bits>{});
+      else f(PassTypes<T, I, Keep::Philox>{});
+    } else {
+      f(PassTypes<T, I, Keep::Philox>{});
+    }
   });
   CHECK_CUDA_LAUNCH();
 }
@@ -539,12 +648,17 @@ bool bn_fused_supports(const BnFusedShape& s, std::initializer_list<const void*>
 size_t bn_fused_workspace_bytes(const BnFusedShape& s) {
   if (!positive_shape(s)) return 0;
   const auto c = static_cast<size_t>(s.c);
-  return 2 * c * sizeof(double) + c * sizeof(float) + pass_geometry(s).grid.y * 2 * c * sizeof(float);
+  return 2 * c * sizeof(double) + c * sizeof(float) + reduction_geometry(s).grid.y * 2 * c * sizeof(float);
+}
+
+size_t bn_fused_mask_bytes(const BnFusedShape& s) {
+  if (!positive_shape(s) || s.layout != Layout::NHWC) return 0;
+  return static_cast<size_t>(s.n * s.c * s.h * s.w / kGroup);  // one bit per element
 }
 
 void bn_channel_statistics(const BnFusedShape& s, const BnStatistics& a, cudaStream_t stream) {
   require_supported(s, {a.x}, "bn_channel_statistics");
-  const Geometry g = pass_geometry(s);
+  const Geometry g = reduction_geometry(s);
   const Workspace ws = carve(a.workspace, s.c);
   dispatch_types(s, [&](auto type, auto index) {
     using T = typename decltype(type)::type;
@@ -556,56 +670,57 @@ void bn_channel_statistics(const BnFusedShape& s, const BnStatistics& a, cudaStr
       stats_nchw_kernel<T, I><<<g.grid, g.block, 0, stream>>>(x, I(s.n), I(s.c), I(s.h * s.w), ws);
   });
   CHECK_CUDA_LAUNCH();
-  combine_partials(s, a.workspace, stream);
 }
 
 void bn_finalize_statistics(const BnFusedShape& s, const BnFinalize& f, cudaStream_t stream) {
   const int64_t count = s.n * s.h * s.w;
   if (!positive_shape(s) || count <= 1)
     fatal("bn_finalize_statistics: needs more than one value per channel, got " + std::to_string(count));
-  const unsigned blocks = static_cast<unsigned>((s.c + kThreads - 1) / kThreads);
-  finalize_kernel<<<blocks, kThreads, 0, stream>>>(s.c, count, carve(const_cast<void*>(f.workspace), s.c), f);
-  CHECK_CUDA_LAUNCH();
+  combine(s, const_cast<void*>(f.workspace), FinalizeStatistics{f, count}, stream);
 }
 
 void bn_apply_forward(const BnFusedShape& s, const BnApply& a, cudaStream_t stream) {
   require_supported(s, {a.x, a.y, a.residual}, "bn_apply_forward");
-  const DropoutMask d = mask_of(a.dropout);
-  dispatch_element_pass(s, a.dropout, [&](auto types, const Geometry& g) {
+  const DropoutMask d = mask_of(s, a.dropout, "bn_apply_forward");
+  dispatch_element_pass<false>(s, a.dropout, [&](auto types) {
     using K = decltype(types);
+    using T = typename K::T;
     using I = typename K::I;
+    const Geometry g = element_geometry(s);
     if (s.layout == Layout::NHWC)
-      apply_nhwc_kernel<typename K::T, I, K::drop><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), a, d);
+      apply_nhwc_kernel<T, I, K::keep><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), a, d);
     else
-      apply_nchw_kernel<typename K::T, I, K::drop><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h * s.w), a, d);
+      apply_nchw_kernel<T, I, K::keep><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h * s.w), a, d);
   });
 }
 
 namespace {
 template <bool Dx>
-void launch_backward(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream) {
-  const DropoutMask d = mask_of(a.dropout);
-  dispatch_element_pass(s, a.dropout, [&](auto types, const Geometry& g) {
+void launch_backward(const BnFusedShape& s, const BnBackward& a, const char* what, cudaStream_t stream) {
+  const DropoutMask d = mask_of(s, a.dropout, what);
+  dispatch_element_pass<true>(s, a.dropout, [&](auto types) {
     using K = decltype(types);
     using T = typename K::T;
     using I = typename K::I;
+    // The sums' rows must be the reduction geometry's; dx may take any grid.
+    const Geometry g = Dx ? element_geometry(s) : reduction_geometry(s);
     if (s.layout == Layout::NHWC)
-      backward_nhwc_kernel<T, I, K::drop, Dx><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), a, d);
+      backward_nhwc_kernel<T, I, K::keep, Dx><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), a, d);
     else
-      backward_nchw_kernel<T, I, K::drop, Dx><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h * s.w), a, d);
+      backward_nchw_kernel<T, I, K::keep, Dx><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h * s.w), a, d);
   });
 }
 }  // namespace
 
 void bn_backward_reduce(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream) {
   require_supported(s, {a.x, a.dy}, "bn_backward_reduce");
-  launch_backward<false>(s, a, stream);
-  combine_partials(s, a.workspace, stream);
+  launch_backward<false>(s, a, "bn_backward_reduce", stream);
+  combine(s, a.workspace, BackwardSums{a.saved_inv_std, a.dscale, a.dbias}, stream);
 }
 
 void bn_backward_dx(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream) {
   require_supported(s, {a.x, a.dy, a.dx}, "bn_backward_dx");
-  launch_backward<true>(s, a, stream);
+  launch_backward<true>(s, a, "bn_backward_dx", stream);
 }
 
 }  // namespace sb::kernels

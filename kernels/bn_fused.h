@@ -2,11 +2,14 @@
 //   y = [residual +] dropout(relu(bn(x)))
 // that follows each convolution of the Wide ResNet. Per step they make four passes over the activation
 // instead of the separate layers' eight or more (docs/kernels.md counts the bytes):
-//   forward:  bn_channel_statistics (reads x) -> bn_finalize_statistics (C elements) -> bn_apply_forward
-//             (reads x [and residual], writes y)
-//   backward: bn_backward_reduce (reads x, dy) -> bn_backward_dx (reads x, dy, writes dx, dgamma, dbeta)
-// The ReLU condition and the dropout mask are recomputed in backward, never stored: the mask is the one of
-// kernels/dropout.h (Philox at the logical NCHW index), so the CPU layers drop the same elements.
+//   forward:  bn_channel_statistics (reads x) -> bn_finalize_statistics (the partial sums) -> bn_apply_forward
+//             (reads x [and residual], writes y [and the keep bits])
+//   backward: bn_backward_reduce (reads x, dy [, keep bits]; writes dgamma, dbeta) -> bn_backward_dx (reads x,
+//             dy [, keep bits], writes dx)
+// The ReLU condition is recomputed in backward from x. The dropout mask is the one of kernels/dropout.h
+// (Philox at the logical NCHW index), so the CPU layers drop the same elements; under NHWC the apply pass
+// stores it as one bit per element (bn_fused_mask_bytes) for the backward passes to read, and without that
+// buffer (and under NCHW) each pass draws it again.
 // Semantics are PyTorch's BatchNorm2d (biased batch variance for normalising, unbiased for the running
 // variance, momentum update); statistics, scale, bias and their gradients are fp32.
 //
@@ -39,6 +42,22 @@ bool bn_fused_supports(const BnFusedShape& s, std::initializer_list<const void*>
 // passes are deterministic (no atomics). One workspace serves a layer's forward and backward.
 size_t bn_fused_workspace_bytes(const BnFusedShape& s);
 
+// The dropout's keep bits of one tensor (BnDropout::keep_bits): n*c*h*w / 8 bytes under NHWC, 0 (none
+// stored; the backward passes draw the mask again) under NCHW.
+size_t bn_fused_mask_bytes(const BnFusedShape& s);
+
+// Where the keep bit of logical element (n, c, h, w) of an NHWC tensor lies: bit `bit` of 32-bit word
+// `word`. An item of 4 consecutive w (from a multiple of 4) and 8 channels (from a multiple of 8) fills one
+// word, bit (w % 4) * 8 + c % 8; words follow the items' order in memory (pixel-major, then channel group).
+struct BnMaskBit {
+  int64_t word = 0;
+  int bit = 0;
+};
+inline BnMaskBit bn_fused_mask_bit(const BnFusedShape& s, int64_t n, int64_t c, int64_t h, int64_t w) {
+  const int64_t item = (n * s.h + h) * (s.w / 4) + w / 4;
+  return BnMaskBit{item * (s.c / 8) + c / 8, static_cast<int>((w % 4) * 8 + c % 8)};
+}
+
 // Pass 1 of training forward: per-channel sums of (x - shift) and (x - shift)^2 over n*h*w, where the shift
 // is the channel's first element: summing around a value of the batch keeps the sum of squares from
 // cancelling when |mean| >> std.
@@ -48,8 +67,9 @@ struct BnStatistics {
 };
 void bn_channel_statistics(const BnFusedShape& s, const BnStatistics& a, cudaStream_t stream);
 
-// From the sums (C elements): the batch mean and 1/sqrt(var + eps) for backward, PyTorch's running update
-// (unbiased variance, in place), and the coefficients y = x * a + b of the apply pass.
+// From the statistics pass's partial sums (added up here, in a fixed order): the batch mean and
+// 1/sqrt(var + eps) for backward, PyTorch's running update (unbiased variance, in place), and the
+// coefficients y = x * a + b of the apply pass.
 struct BnFinalize {
   const void* workspace = nullptr;  // after bn_channel_statistics on the same shape
   const float* scale = nullptr;     // gamma [c]
@@ -71,6 +91,10 @@ struct BnDropout {
   uint64_t mask_key = 0, step = 0;
   const uint64_t* step_device = nullptr;  // overrides step when not null (CUDA graph replays)
   uint64_t first_element = 0;             // the mask index of element 0 (a multiple of 4; see dropout.h)
+  // NHWC with p > 0: bn_fused_mask_bytes(s) of keep bits, written by bn_apply_forward and read by the
+  // backward passes instead of drawing the mask again; nullptr: every pass draws. Must be nullptr where
+  // bn_fused_mask_bytes is 0.
+  uint32_t* keep_bits = nullptr;
 };
 
 // y = [residual [+ residual_bias[c]] +] dropout(relu(x * a + b)), the ReLU optional. y may not alias x.
@@ -102,13 +126,13 @@ struct BnBackward {
   const float* saved_mean = nullptr;     // [c]
   const float* saved_inv_std = nullptr;  // [c]
   void* workspace = nullptr;             // bn_fused_workspace_bytes(s): sum g and sum g * (x - mean)
-  float* dscale = nullptr;               // [c], written (not accumulated) by bn_backward_dx
+  float* dscale = nullptr;               // [c], written (not accumulated) by bn_backward_reduce
   float* dbias = nullptr;                // [c], idem
   void* dx = nullptr;
 };
-// Pass 1: the sums, into the workspace.
+// Pass 1: the sums, into the workspace, and dscale and dbias from them.
 void bn_backward_reduce(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream);
-// Pass 2: writes dx, dscale and dbias from the workspace's sums.
+// Pass 2: writes dx from the workspace's sums.
 void bn_backward_dx(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream);
 
 }  // namespace sb::kernels

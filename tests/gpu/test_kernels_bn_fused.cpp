@@ -1,11 +1,16 @@
 // The fused batch-norm kernels (kernels/bn_fused.h) on their own: the statistics and finalize pass against
 // a double reference (saved mean and inverse std, running statistics, the apply coefficients), also for
 // channels whose mean dwarfs their spread; the apply pass's dropout mask against kernels/dropout.h's
-// (bit-identical, by value or device step) with and without the residual; and which tensors they take.
+// (bit-identical, by value or device step) with and without the residual, and the keep bits it stores
+// against the same mask for every element; the backward passes against a double reference, the same bits
+// from stored keep bits as from drawing the mask, and the same bits on a second run; and which tensors they
+// take. Shapes include odd sizes, many rows of partial sums per channel, and more than 256 channel groups.
 // The layer tests (test_layers_bn_fused.cpp) check the full forward and backward against the CPU layers.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "gpu_test_util.h"
@@ -30,8 +35,10 @@ TEST(KernelsBnFused, StatisticsAndFinalizeMatchDoubleReference) {
   struct Dims {
     int64_t n, c, h, w;
   };
-  // One block; partly idle channel columns (320 = 40 groups of 8 over blocks of 32); many blocks of rows.
-  for (Dims d : {Dims{4, 16, 8, 8}, Dims{3, 24, 4, 12}, Dims{2, 320, 4, 4}, Dims{64, 8, 8, 8}})
+  // One block; 40 groups of 8 channels; many blocks of rows; more rows than one wave of blocks (each thread
+  // loops); more than 256 channel groups (two blocks across the channels).
+  for (Dims d : {Dims{4, 16, 8, 8}, Dims{3, 24, 4, 12}, Dims{2, 320, 4, 4}, Dims{64, 8, 8, 8}, Dims{512, 16, 32, 32},
+                 Dims{2, 2064, 1, 4}})
     for (DType t : kDtypes)
       for (Layout l : kLayouts) {
         SCOPED_TRACE(case_name(t, l) + " c " + std::to_string(d.c));
@@ -178,6 +185,204 @@ TEST(KernelsBnFused, SupportsNamesItsConditions) {
   EXPECT_FALSE(kernels::bn_fused_supports(shape_of(2, 12, 3, 5, Layout::NCHW, DType::F32), {}));  // h*w % 4
   EXPECT_FALSE(kernels::bn_fused_supports(shape_of(2, 12, 2, 6, Layout::NCHW, DType::F32), {odd}));
   EXPECT_FALSE(kernels::bn_fused_supports(shape_of(0, 16, 4, 8, Layout::NHWC, DType::F32), {}));
+}
+
+// One bit per element under NHWC, each at its own place within the buffer; none stored under NCHW.
+TEST(KernelsBnFused, MaskBitsCoverEveryElementOnce) {
+  const kernels::BnFusedShape s = shape_of(3, 24, 5, 12, Layout::NHWC, DType::BF16);
+  const size_t bytes = kernels::bn_fused_mask_bytes(s);
+  EXPECT_EQ(bytes, static_cast<size_t>(3 * 24 * 5 * 12 / 8));
+  EXPECT_EQ(kernels::bn_fused_mask_bytes(shape_of(3, 24, 5, 12, Layout::NCHW, DType::BF16)), 0u);
+  std::set<std::pair<int64_t, int>> seen;
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t c = 0; c < s.c; ++c)
+      for (int64_t h = 0; h < s.h; ++h)
+        for (int64_t w = 0; w < s.w; ++w) {
+          const kernels::BnMaskBit b = kernels::bn_fused_mask_bit(s, n, c, h, w);
+          ASSERT_GE(b.word, 0);
+          ASSERT_LT(static_cast<size_t>(b.word), bytes / 4);
+          ASSERT_TRUE(b.bit >= 0 && b.bit < 32);
+          EXPECT_TRUE(seen.insert({b.word, b.bit}).second) << "n " << n << " c " << c << " h " << h << " w " << w;
+        }
+}
+
+// The keep bits the apply pass stores are the dropout kernel's mask for every element, also for a slice
+// of a batch (first_element > 0), and storing them changes nothing in y.
+TEST(KernelsBnFused, ApplyStoresTheDropoutKernelsMaskAsBits) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(43);
+  struct Case {
+    int64_t n, c, h, w;
+    uint64_t first_element;
+  };
+  const uint64_t key = 0x77aa55ull, step = 12;
+  const double p = 0.4;
+  for (Case k : {Case{3, 24, 5, 12, 0}, Case{2, 40, 3, 4, 4 * 37}, Case{1, 8, 1, 4, 0}, Case{2, 2064, 1, 4, 8}})
+    for (DType t : kDtypes) {
+      SCOPED_TRACE(std::string(dtype_name(t)) + " c " + std::to_string(k.c));
+      const kernels::BnFusedShape s = shape_of(k.n, k.c, k.h, k.w, Layout::NHWC, t);
+      const int64_t size = k.n * k.c * k.h * k.w;
+      std::vector<float> x = random_values(static_cast<size_t>(size), rng, 0.1f, 2.0f, false);
+      quantize(x, t);
+      DeviceMem dx = to_device(x, t);
+      DeviceMem ones = to_device(std::vector<float>(static_cast<size_t>(k.c), 1.0f), DType::F32);
+      DeviceMem zeros = to_device(std::vector<float>(static_cast<size_t>(k.c), 0.0f), DType::F32);
+      DeviceMem want(static_cast<size_t>(size) * dtype_size(t)), drawn(want.bytes()), stored(want.bytes());
+      DeviceMem bits(kernels::bn_fused_mask_bytes(s));
+      bits.poison();  // every word must be written
+      kernels::dropout_forward(dx.get(), want.get(), k.n, k.c, k.h, k.w, Layout::NHWC, t, p, key, step, nullptr,
+                               nullptr, k.first_element);
+      kernels::BnApply a;
+      a.x = dx.get();
+      a.a = ones.as<float>();
+      a.b = zeros.as<float>();
+      a.dropout = kernels::BnDropout{p, key, step, nullptr, k.first_element};
+      a.y = drawn.get();
+      kernels::bn_apply_forward(s, a, nullptr);
+      a.dropout.keep_bits = bits.as<uint32_t>();
+      a.y = stored.get();
+      kernels::bn_apply_forward(s, a, nullptr);
+      const std::vector<float> dropped = download(want.get(), static_cast<size_t>(size), t);
+      EXPECT_EQ(download(drawn.get(), static_cast<size_t>(size), t), dropped);
+      EXPECT_EQ(download(stored.get(), static_cast<size_t>(size), t), dropped);
+      const std::vector<uint32_t> words = download_raw<uint32_t>(bits.get(), bits.bytes() / 4);
+      int64_t wrong = 0, kept = 0;
+      for (int64_t n = 0; n < k.n; ++n)
+        for (int64_t c = 0; c < k.c; ++c)
+          for (int64_t h = 0; h < k.h; ++h)
+            for (int64_t w = 0; w < k.w; ++w) {
+              const kernels::BnMaskBit b = kernels::bn_fused_mask_bit(s, n, c, h, w);
+              const bool bit = (words[static_cast<size_t>(b.word)] >> b.bit) & 1u;
+              const bool keeps = dropped[static_cast<size_t>(((n * k.h + h) * k.w + w) * k.c + c)] != 0.0f;
+              wrong += bit != keeps;
+              kept += keeps;
+            }
+      EXPECT_EQ(wrong, 0) << "of " << size << " keep bits differ from the dropout kernel's mask";
+      EXPECT_NEAR(static_cast<double>(kept) / size, 1.0 - p, 0.1);
+    }
+}
+
+// The backward passes against a double reference, given the forward's statistics and coefficients:
+// g = dy * keep/(1-p) * [x*a + b > 0], dbias = sum g, dscale = sum g * (x - mean) * inv_std,
+// dx = gamma * inv_std * (g - dbias/M - (x - mean) * inv_std^2 * sum g * (x - mean) / M). The same bits
+// come from the stored keep bits as from drawing the mask, and from a second run.
+TEST(KernelsBnFused, BackwardMatchesDoubleReferenceWithStoredOrDrawnMask) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(44);
+  struct Dims {
+    int64_t n, c, h, w;
+  };
+  const uint64_t key = 0x5151ull, step = 3;
+  for (Dims d : {Dims{3, 24, 5, 12}, Dims{2, 320, 4, 8}, Dims{512, 16, 32, 32}, Dims{2, 2064, 1, 4}})
+    for (double p : {0.0, 0.3})
+      for (DType t : kDtypes)
+        for (Layout l : kLayouts) {
+          SCOPED_TRACE(case_name(t, l) + " c " + std::to_string(d.c) + " p " + std::to_string(p));
+          const kernels::BnFusedShape s = shape_of(d.n, d.c, d.h, d.w, l, t);
+          const int64_t plane = d.h * d.w, size = d.n * d.c * plane;
+          const auto usize = static_cast<size_t>(size), uc = static_cast<size_t>(d.c);
+          std::vector<float> x = random_values(usize, rng, 0.05f, 2.0f), dy = random_values(usize, rng, 0.05f, 1.0f);
+          quantize(x, t);
+          quantize(dy, t);
+          std::vector<float> gamma = random_values(uc, rng, 0.5f, 1.5f), beta = random_values(uc, rng, 0.1f, 0.5f);
+          DeviceMem dxin = to_device(x, t), ddy = to_device(dy, t), dout(usize * dtype_size(t));
+          DeviceMem dgamma = to_device(gamma, DType::F32), dbeta = to_device(beta, DType::F32);
+          DeviceMem running = to_device(std::vector<float>(2 * uc, 1.0f), DType::F32);
+          DeviceMem state(4 * uc * 4), grads(2 * uc * 4), workspace(kernels::bn_fused_workspace_bytes(s));
+          DeviceMem bits(kernels::bn_fused_mask_bytes(s));
+          // The forward: statistics, coefficients, and (NHWC) the keep bits.
+          kernels::bn_channel_statistics(s, kernels::BnStatistics{dxin.get(), workspace.get()}, nullptr);
+          kernels::BnFinalize f;
+          f.workspace = workspace.get();
+          f.scale = dgamma.as<float>();
+          f.bias = dbeta.as<float>();
+          f.saved_mean = state.as<float>();
+          f.saved_inv_std = state.as<float>() + d.c;
+          f.running_mean = running.as<float>();
+          f.running_var = running.as<float>() + d.c;
+          f.a = state.as<float>() + 2 * d.c;
+          f.b = state.as<float>() + 3 * d.c;
+          kernels::bn_finalize_statistics(s, f, nullptr);
+          const kernels::BnDropout drawn{p, key, step};
+          kernels::BnDropout stored = drawn;
+          stored.keep_bits = p > 0 && bits.bytes() > 0 ? bits.as<uint32_t>() : nullptr;
+          kernels::BnApply a;
+          a.x = dxin.get();
+          a.a = f.a;
+          a.b = f.b;
+          a.dropout = stored;
+          a.y = dout.get();
+          kernels::bn_apply_forward(s, a, nullptr);
+
+          kernels::BnBackward b;
+          b.x = dxin.get();
+          b.dy = ddy.get();
+          b.a = f.a;
+          b.b = f.b;
+          b.scale = f.scale;
+          b.saved_mean = f.saved_mean;
+          b.saved_inv_std = f.saved_inv_std;
+          b.workspace = workspace.get();
+          b.dscale = grads.as<float>();
+          b.dbias = grads.as<float>() + d.c;
+          b.dx = dout.get();
+          struct Result {
+            std::vector<float> dx, grads;
+          };
+          auto backward = [&](const kernels::BnDropout& dropout) {
+            dout.poison();
+            grads.poison();
+            b.dropout = dropout;
+            kernels::bn_backward_reduce(s, b, nullptr);
+            kernels::bn_backward_dx(s, b, nullptr);
+            return Result{download(dout.get(), usize, t), download(grads.get(), 2 * uc, DType::F32)};
+          };
+          const Result first = backward(stored);
+          const Result again = backward(stored);
+          const Result redrawn = backward(drawn);
+          ASSERT_CUDA(cudaDeviceSynchronize());
+          EXPECT_EQ(again.dx, first.dx);
+          EXPECT_EQ(again.grads, first.grads);
+          EXPECT_EQ(redrawn.dx, first.dx);
+          EXPECT_EQ(redrawn.grads, first.grads);
+
+          // The reference, in storage order, from the device's coefficients (the ReLU condition is a step).
+          const std::vector<float> st = download(state.get(), 4 * uc, DType::F32);
+          std::vector<float> keep(usize, 1.0f);
+          if (p > 0) {
+            DeviceMem all_ones = to_device(std::vector<float>(usize, 1.0f), t), mask(usize * dtype_size(t));
+            kernels::dropout_forward(all_ones.get(), mask.get(), d.n, d.c, d.h, d.w, l, t, p, key, step, nullptr);
+            keep = download(mask.get(), usize, t);  // 1/(1-p) where kept, 0 where dropped
+          }
+          const float drop_scale = static_cast<float>(1.0 / (1.0 - p));
+          auto channel = [&](int64_t i) {
+            return static_cast<size_t>(l == Layout::NHWC ? i % d.c : (i / plane) % d.c);
+          };
+          std::vector<float> g(usize);
+          std::vector<double> s1(uc, 0.0), s2(uc, 0.0);
+          for (int64_t i = 0; i < size; ++i) {
+            const size_t k = channel(i), u = static_cast<size_t>(i);
+            float gi = dy[u];
+            if (p > 0) gi = keep[u] != 0.0f ? gi * drop_scale : 0.0f;
+            if (!(std::fma(x[u], st[2 * uc + k], st[3 * uc + k]) > 0.0f)) gi = 0.0f;
+            g[u] = gi;
+            s1[k] += gi;
+            s2[k] += static_cast<double>(gi) * (static_cast<double>(x[u]) - st[k]);
+          }
+          const double count = static_cast<double>(d.n * plane);
+          std::vector<float> want_dx(usize), want_grads(2 * uc);
+          for (size_t k = 0; k < uc; ++k) {
+            want_grads[k] = static_cast<float>(s2[k] * st[uc + k]);
+            want_grads[uc + k] = static_cast<float>(s1[k]);
+          }
+          for (int64_t i = 0; i < size; ++i) {
+            const size_t k = channel(i), u = static_cast<size_t>(i);
+            const double inv = st[uc + k], k1 = gamma[k] * inv;
+            want_dx[u] = static_cast<float>(k1 * (g[u] - s1[k] / count - (x[u] - st[k]) * inv * inv * s2[k] / count));
+          }
+          EXPECT_TRUE(all_close(first.grads, want_grads, 1e-3, max_abs(want_grads)));
+          EXPECT_TRUE(all_close(first.dx, want_dx, t == DType::F32 ? 1e-4 : tolerance(t), 1e-2 * max_abs(want_dx)));
+        }
 }
 
 }  // namespace

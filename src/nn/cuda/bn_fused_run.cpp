@@ -114,10 +114,16 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
                                        state + 2 * c, state + 3 * c, c, ctx_.stream());
   }
   last_p_ = dropout_p(mode);
-  if (last_p_ > 0) first_element_ = slice_mask_offset(specs_[2].name, x.shape(), first_sample_);
+  last_keep_bits_ = nullptr;
+  if (last_p_ > 0) {
+    first_element_ = slice_mask_offset(specs_[2].name, x.shape(), first_sample_);
+    // Stored for backward where the kernels store one (NHWC); the passes draw it again otherwise.
+    if (const size_t bytes = kernels::bn_fused_mask_bytes(s))
+      last_keep_bits_ = keep_bits_.ensure_as<uint32_t>(bytes / sizeof(uint32_t));
+  }
   apply.x = x.data;
   apply.relu = true;
-  apply.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step(), first_element_};
+  apply.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step(), first_element_, last_keep_bits_};
   apply.residual = residual ? residual->data : nullptr;
   apply.residual_bias = residual_bias;
   apply.y = y_.data;
@@ -167,7 +173,7 @@ const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
   b.a = state + 2 * c;
   b.b = state + 3 * c;
   b.relu = true;
-  b.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step(), first_element_};
+  b.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step(), first_element_, last_keep_bits_};
   b.scale = views_.params;
   b.saved_mean = state;
   b.saved_inv_std = state + c;

@@ -62,6 +62,8 @@ class FusedBnRun final : public Layer {
   DeviceBuffer y_buffer_, dx_buffer_;
   DeviceBuffer channel_state_;  // float [4C]: saved mean, saved inverse std, a, b of y = x*a + b
   DeviceBuffer workspace_;      // the reductions' partial sums (kernels::bn_fused_workspace_bytes)
+  DeviceBuffer keep_bits_;      // the training forward's dropout mask, 1 bit per element (kernels::bn_fused_mask_bytes)
+  uint32_t* last_keep_bits_ = nullptr;  // where the last forward stored its mask, or nullptr (drawn again)
 };
 
 }  // namespace sb::cuda
