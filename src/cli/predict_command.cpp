@@ -266,7 +266,7 @@ void print_check(const std::vector<CheckRow>& rows) {
     return;
   }
   std::printf("\n# check: each count N predicted without its own measurement (from the 1-GPU runs, the comm sweep, and the compute "
-              "factor and overlap calibrated at the largest measured count below N, none below 2)\n");
+              "factors and the overlap calibrated at the largest measured count below N, none below 2)\n");
   std::printf("%6s %7s %12s %8s %9s %15s %11s %12s %8s %11s %12s %8s\n", "gpus", "repeats", "measured s", "spread", "calib at",
               "factors f/b", "overlap", "predicted s", "error", "naive from", "naive s", "error");
   std::string uncalibrated;

@@ -31,10 +31,10 @@ std::optional<OverlapCalibration> fit_overlap(const StepModel& model, int64_t gp
   };
   const double uncalibrated = step(OverlapParameter::Contention, 0);
   const bool needs_more = uncalibrated <= measured_step_s * (1 + 1e-12);  // within rounding: nothing left to explain
-  // Measured factors hold the compute as it ran there, backward beside the all-reduces included: what the
-  // step keeps beyond it is a wait after backward, which the step measures directly (the all-reduces overlap
-  // backward, so their own length shows only where they outlast it). Where nothing overlaps backward the
-  // wait is the all-reduce itself: its factor.
+  // With the compute factors measured, the simulated step here is the measured compute plus the exposed
+  // all-reduces: what the measured step keeps beyond it is a wait after backward, the difference itself
+  // (stretching all-reduces that hide behind backward does not explain it). Where nothing overlaps
+  // backward, the time after it is the all-reduce itself: its factor.
   if (compute.measured && needs_more && model.buckets_overlap_backward)
     return with_value(gpus, compute, OverlapParameter::Wait, std::max(0.0, measured_step_s - uncalibrated));
   const bool contention_moves = step(OverlapParameter::Contention, kMaxContention) > uncalibrated;
