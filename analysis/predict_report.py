@@ -114,7 +114,14 @@ def _calibration(attrs):
         return "none (the study measured no count of 2 or more GPUs at this batch)"
     name = _names(attrs["calibration_parameter_names"])[int(attrs["calibration_parameter"])]
     bound = ", the fit stopped at its bound" if int(attrs.get("calibration_at_bound", 0)) else ""
-    return f"{name} {float(attrs['calibration_value']):.4g}, fitted at the measured {gpus} GPUs{bound}"
+    return f"{name} {_parameter_value(name, attrs['calibration_value'], 4)}, fitted at the measured {gpus} GPUs{bound}"
+
+
+def _parameter_value(name, value, digits):
+    """The overlap parameter's value: the wait (predict_version 4) in ms, the ratios as they are."""
+    if name == "wait":
+        return f"{float(value) * 1e3:.{digits - 1}g} ms"
+    return f"{float(value):.{digits}g}"
 
 
 def _compute_factor(attrs):
@@ -125,7 +132,10 @@ def _compute_factor(attrs):
     if not math.isfinite(value):
         return "not measured (1)"
     bound = ", clamped to its bound" if int(attrs.get("compute_factor_at_bound", 0)) else ""
-    return f"{value:.4g}{bound}"
+    if "backward_factor" not in attrs:  # predict_version 3: one factor on the whole compute
+        return f"{value:.4g}{bound}"
+    backward_bound = ", clamped to its bound" if int(attrs.get("backward_factor_at_bound", 0)) else ""
+    return f"{value:.4g} outside backward{bound}, {float(attrs['backward_factor']):.4g} on backward{backward_bound}"
 
 
 def _check_compute_factor(row):
@@ -136,7 +146,10 @@ def _check_compute_factor(row):
         return "none"
     bound = " (bound)" if int(row["compute_factor_at_bound"]) else ""
     carried = "" if int(row["compute_factor_applied"]) else ", not carried here"
-    return f"{value:.4g}{bound}{carried}"
+    if "backward_factor" not in row.dtype.names:  # predict_version 3
+        return f"{value:.4g}{bound}{carried}"
+    backward_bound = " (bound)" if int(row["backward_factor_at_bound"]) else ""
+    return f"{value:.4g}{bound} / {float(row['backward_factor']):.4g}{backward_bound}{carried}"
 
 
 def _check_calibration(row, names):
@@ -146,7 +159,8 @@ def _check_calibration(row, names):
         return "none"
     bound = " (bound)" if int(row["calibration_at_bound"]) else ""
     carried = "" if int(row["calibration_applied"]) else ", not carried here"
-    return (f"{names[int(row['calibration_parameter'])]} {float(row['calibration_value']):.3g} at "
+    name = names[int(row["calibration_parameter"])]
+    return (f"{name} {_parameter_value(name, row['calibration_value'], 3)} at "
             f"{int(row['calibration_gpus'])}{bound}{carried}")
 
 
@@ -179,9 +193,10 @@ def predict_markdown(predictions):
         if p.note:
             out.append(f"- {p.note}")
         if p.check is not None and len(p.check):
-            out += ["", "Leave-one-out check (each count predicted without its own measurement, the compute factor and the "
+            out += ["", "Leave-one-out check (each count predicted without its own measurement, the compute factors and the "
                     "overlap calibrated at the largest measured count below it):\n",
-                    "| GPUs | repeats | measured step (s) | spread | compute factor | calibration | predicted step (s) | error | "
+                    "| GPUs | repeats | measured step (s) | spread | compute factor (outside / on backward) | calibration | "
+                    "predicted step (s) | error | "
                     "naive from | naive error |",
                     "|---|---|---|---|---|---|---|---|---|---|"]
             for c in p.check:

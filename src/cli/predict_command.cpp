@@ -201,16 +201,25 @@ void print_header(const Inputs& in, const StepModel& model, const std::string& r
   }
 }
 
+// The overlap parameter's value as printed: the wait in ms, the ratios as they are.
+std::string overlap_value_text(OverlapParameter parameter, double value) {
+  char text[32];
+  if (parameter == OverlapParameter::Wait) std::snprintf(text, sizeof text, "%.3g ms", value * 1e3);
+  else std::snprintf(text, sizeof text, "%.4g", value);
+  return text;
+}
+
 std::string calibration_text(const OverlapCalibration& c) {
-  char text[160];
-  std::snprintf(text, sizeof text, "%s %.4g at the measured %lld GPUs%s", name_of(c.parameter), c.value(), static_cast<long long>(c.gpus),
-                c.at_bound ? " (the fit stopped at its bound, short of the measured step)" : "");
+  char text[192];
+  std::snprintf(text, sizeof text, "%s %s at the measured %lld GPUs%s", name_of(c.parameter), overlap_value_text(c.parameter, c.value()).c_str(),
+                static_cast<long long>(c.gpus), c.at_bound ? " (the fit stopped at its bound, short of the measured step)" : "");
   return text;
 }
 
 std::string compute_factor_text(const ComputeFactor& f) {
-  char text[96];
-  std::snprintf(text, sizeof text, "%.4g%s", f.value, f.at_bound ? " (clamped to its bound)" : "");
+  char text[160];
+  std::snprintf(text, sizeof text, "%.4g outside backward%s, %.4g on backward%s", f.value, f.at_bound ? " (clamped to its bound)" : "",
+                f.backward, f.backward_at_bound ? " (clamped to its bound)" : "");
   return text;
 }
 
@@ -224,15 +233,15 @@ void print_calibration(const StepModel& model) {
   }
   const char* level = model.allreduce.nodes(c.gpus) > 1 ? "that span nodes" : "within one node";
   if (c.compute.measured) {
-    std::printf("# compute factor: %s at the measured %lld GPUs (data, forward and optimizer there over the 1-GPU runs'); applied to "
-                "the compute at the multi-GPU counts%s%s\n",
+    std::printf("# compute factors: %s at the measured %lld GPUs (the step's parts there over the 1-GPU run's; backward with the "
+                "all-reduces beside it); applied to the compute at the multi-GPU counts%s%s\n",
                 compute_factor_text(c.compute).c_str(), static_cast<long long>(c.gpus), model.allreduce.inter ? " " : "",
                 model.allreduce.inter ? level : "");
   } else {
-    std::printf("# compute factor: not measured (the study lacks the phase columns or the 1-GPU runs at that per-GPU batch): 1\n");
+    std::printf("# compute factors: not measured (the study lacks the phase columns or the 1-GPU runs at that per-GPU batch): 1\n");
   }
   std::printf("# overlap calibration: %s%s", calibration_text(c).c_str(),
-              c.at_bound ? "" : ", fitted so that the simulated step there, with the compute factor, equals its median measured step");
+              c.at_bound ? "" : ", so that the simulated step there, with the compute factors, equals its median measured step");
   if (model.allreduce.inter) std::printf("; applied only at counts %s, not carried to another interconnect", level);
   if (c.parameter == OverlapParameter::CommScale) {
     std::printf("; the factor corrects the %s, so it applies only where the model uses those",
@@ -257,27 +266,29 @@ void print_check(const std::vector<CheckRow>& rows) {
     return;
   }
   std::printf("\n# check: each count N predicted without its own measurement (from the 1-GPU runs, the comm sweep, and the compute "
-              "factor and overlap calibrated at the largest measured count below N, none below 2)\n");
-  std::printf("%6s %7s %12s %8s %9s %8s %11s %12s %8s %11s %12s %8s\n", "gpus", "repeats", "measured s", "spread", "calib at", "factor",
-              "overlap", "predicted s", "error", "naive from", "naive s", "error");
+              "factors and the overlap calibrated at the largest measured count below N, none below 2)\n");
+  std::printf("%6s %7s %12s %8s %9s %15s %11s %12s %8s %11s %12s %8s\n", "gpus", "repeats", "measured s", "spread", "calib at",
+              "factors f/b", "overlap", "predicted s", "error", "naive from", "naive s", "error");
   std::string uncalibrated;
   for (const CheckRow& r : rows) {
     const auto parameter = static_cast<OverlapParameter>(r.calibration_parameter);
-    char overlap[48], factor[32];
-    std::snprintf(overlap, sizeof overlap, "%s=%.3g%s%s", parameter == OverlapParameter::CommScale ? "k" : "c", r.calibration_value,
+    char overlap[48], factor[48];
+    const char* symbol = parameter == OverlapParameter::CommScale ? "k" : parameter == OverlapParameter::Wait ? "w" : "c";
+    const double shown = parameter == OverlapParameter::Wait ? r.calibration_value * 1e3 : r.calibration_value;  // the wait in ms
+    std::snprintf(overlap, sizeof overlap, "%s=%.3g%s%s%s", symbol, shown, parameter == OverlapParameter::Wait ? "ms" : "",
                   r.calibration_at_bound ? "!" : "", r.calibration_applied ? "" : "x");
-    std::snprintf(factor, sizeof factor, "%.4g%s%s", r.compute_factor, r.compute_factor_at_bound ? "!" : "",
-                  r.compute_factor_applied ? "" : "x");
+    std::snprintf(factor, sizeof factor, "%.4g%s/%.4g%s%s", r.compute_factor, r.compute_factor_at_bound ? "!" : "", r.backward_factor,
+                  r.backward_factor_at_bound ? "!" : "", r.compute_factor_applied ? "" : "x");
     const bool calibrated = r.calibration_gpus != 0;
     if (!calibrated) uncalibrated += (uncalibrated.empty() ? "" : ", ") + std::to_string(r.gpus);
-    std::printf("%6lld %7lld %12.6f %7.1f%% %9lld %8s %11s %12.6f %+7.1f%% %11lld %12.6f %+7.1f%%\n", static_cast<long long>(r.gpus),
+    std::printf("%6lld %7lld %12.6f %7.1f%% %9lld %15s %11s %12.6f %+7.1f%% %11lld %12.6f %+7.1f%%\n", static_cast<long long>(r.gpus),
                 static_cast<long long>(r.repeats), r.measured_step_s, r.repeat_spread * 100, static_cast<long long>(r.calibration_gpus),
                 calibrated && !std::isnan(r.compute_factor) ? factor : "none", calibrated ? overlap : "none", r.predicted_step_s,
                 r.predicted_error * 100, static_cast<long long>(r.naive_from_gpus), r.naive_step_s, r.naive_error * 100);
   }
-  std::printf("# factor = the per-GPU compute at the calibration count over 1 GPU's; overlap: c = backward's contention beside an "
-              "all-reduce, k = the factor on the all-reduce times; ! = at its bound; x = not carried to this count (another level, or "
-              "all-reduce times of another source)\n");
+  std::printf("# factors = the per-GPU compute at the calibration count over 1 GPU's, f outside backward, b on backward; overlap: "
+              "c = backward's contention beside an all-reduce, k = the factor on the all-reduce times, w = the wait after backward; ! = "
+              "at its bound; x = not carried to this count (another level, or all-reduce times of another source)\n");
   if (!uncalibrated.empty()) {
     std::printf("# no multi-GPU calibration was possible at %s GPUs: no multi-GPU count below was measured, so the prediction is the "
                 "1-GPU compute and the sweep's all-reduces without any measured multi-GPU effect (docs/prediction.md, \"Where it "
@@ -357,6 +368,8 @@ int predict_command(MpiSession& session, const std::vector<std::string>& args, c
   if (m.calibration.compute.measured) {
     info.compute_factor = m.calibration.compute.value;
     info.compute_factor_at_bound = m.calibration.compute.at_bound ? 1 : 0;
+    info.backward_factor = m.calibration.compute.backward;
+    info.backward_factor_at_bound = m.calibration.compute.backward_at_bound ? 1 : 0;
   }
   info.exposed_5pct_gpus.assign(info.scaling_names.size(), -1);
   info.exposed_20pct_gpus.assign(info.scaling_names.size(), -1);

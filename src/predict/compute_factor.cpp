@@ -1,7 +1,6 @@
 #include "predict/compute_factor.h"
 
 #include <algorithm>
-#include <cmath>
 #include <vector>
 
 #include "core/median.h"
@@ -9,15 +8,16 @@
 namespace sb::predict {
 namespace {
 
-// The median unoverlapped phases of the study's runs at `gpus` and the recorded `batch`; NaN for none.
-double median_unoverlapped(const StudyInputs& study, int64_t gpus, int64_t batch) {
-  std::vector<double> seconds;
-  for (const MeasuredConfig& c : study.configs) {
-    if (c.gpus != gpus || c.batch_size != batch) continue;
-    if (std::isnan(c.unoverlapped_s)) return c.unoverlapped_s;  // a run without the phase columns: no witness
-    seconds.push_back(c.unoverlapped_s);
-  }
-  return median_of(seconds);  // NaN for none
+struct Parts {
+  double outside = 0, backward = 0;
+};
+
+Parts parts_of(const StepCompute& c) { return {c.before_backward_s + c.optimizer_s, c.backward_s}; }
+
+double clamped(double ratio, double lo, double hi, bool& at_bound) {
+  const double value = std::clamp(ratio, lo, hi);
+  at_bound = value != ratio;
+  return value;
 }
 
 }  // namespace
@@ -30,14 +30,21 @@ ComputeFactor measure_compute_factor(const StudyInputs& study, int64_t gpus, int
     if (batch % gpus != 0) return {};
     one_gpu_batch = batch / gpus;
   }
-  const double many = median_unoverlapped(study, gpus, batch);
-  const double one = median_unoverlapped(study, 1, one_gpu_batch);
-  if (!(many > 0) || !(one > 0)) return {};
+  const MeasuredConfig* one = one_gpu_run(study, one_gpu_batch);
+  if (!one || !one->phases_measured) return {};
+  std::vector<double> outside, backward;
+  for (const MeasuredConfig& c : study.configs) {
+    if (c.gpus != gpus || c.batch_size != batch) continue;
+    if (!c.phases_measured) return {};  // a run without the phase columns: no witness
+    outside.push_back(parts_of(c.phases).outside);
+    backward.push_back(parts_of(c.phases).backward);
+  }
+  const Parts reference = parts_of(one->phases);
+  if (outside.empty() || !(reference.outside > 0) || !(reference.backward > 0)) return {};
   ComputeFactor f;
   f.measured = true;
-  const double ratio = many / one;
-  f.value = std::clamp(ratio, kMinComputeFactor, kMaxComputeFactor);
-  f.at_bound = f.value != ratio;
+  f.value = clamped(median_of(outside) / reference.outside, kMinComputeFactor, kMaxComputeFactor, f.at_bound);
+  f.backward = clamped(median_of(backward) / reference.backward, kMinComputeFactor, kMaxBackwardFactor, f.backward_at_bound);
   return f;
 }
 

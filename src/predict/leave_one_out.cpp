@@ -46,6 +46,8 @@ std::vector<CheckRow> leave_one_out(const StepModel& model, const StudyInputs& s
     if (calibrated.calibration.compute.measured) {
       row.compute_factor = calibrated.calibration.compute.value;
       row.compute_factor_at_bound = calibrated.calibration.compute.at_bound ? 1 : 0;
+      row.backward_factor = calibrated.calibration.compute.backward;
+      row.backward_factor_at_bound = calibrated.calibration.compute.backward_at_bound ? 1 : 0;
       row.compute_factor_applied = compute_factor_applies(calibrated, n) ? 1 : 0;
     }
     if (const std::optional<ScalingPoint> p = predict_point(calibrated, n, study.mode, batch, study.bucket_mib)) {

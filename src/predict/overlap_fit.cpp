@@ -1,5 +1,7 @@
 #include "predict/overlap_fit.h"
 
+#include <algorithm>
+
 namespace sb::predict {
 namespace {
 
@@ -11,6 +13,7 @@ OverlapCalibration with_value(int64_t gpus, const ComputeFactor& compute, Overla
   c.compute = compute;
   c.parameter = parameter;
   if (parameter == OverlapParameter::Contention) c.overlap.contention = value;
+  else if (parameter == OverlapParameter::Wait) c.overlap.wait_s = value;
   else c.overlap.comm_scale = value;
   return c;
 }
@@ -27,9 +30,16 @@ std::optional<OverlapCalibration> fit_overlap(const StepModel& model, int64_t gp
     return predict_point(trial, gpus, scaling, batch, bucket_mib)->step_s;
   };
   const double uncalibrated = step(OverlapParameter::Contention, 0);
+  const bool needs_more = uncalibrated <= measured_step_s * (1 + 1e-12);  // within rounding: nothing left to explain
+  // With the compute factors measured, the simulated step here is the measured compute plus the exposed
+  // all-reduces: what the measured step keeps beyond it is a wait after backward, the difference itself
+  // (stretching all-reduces that hide behind backward does not explain it). Where nothing overlaps
+  // backward, the time after it is the all-reduce itself: its factor.
+  if (compute.measured && needs_more && model.buckets_overlap_backward)
+    return with_value(gpus, compute, OverlapParameter::Wait, std::max(0.0, measured_step_s - uncalibrated));
   const bool contention_moves = step(OverlapParameter::Contention, kMaxContention) > uncalibrated;
-  const OverlapParameter parameter =
-      uncalibrated <= measured_step_s && contention_moves ? OverlapParameter::Contention : OverlapParameter::CommScale;
+  const bool contention_fits = !compute.measured && needs_more && contention_moves;
+  const OverlapParameter parameter = contention_fits ? OverlapParameter::Contention : OverlapParameter::CommScale;
   double lo = 0, hi = parameter == OverlapParameter::Contention ? kMaxContention : kMaxCommScale;
   bool at_bound = false;
   if (step(parameter, hi) < measured_step_s) {

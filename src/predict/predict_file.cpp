@@ -65,6 +65,8 @@ void write_info(hid_t table, const PredictInfo& info) {
   h5::write_int_attribute(table, "calibration_at_bound", info.calibration_at_bound);
   h5::write_double_attribute(table, "compute_factor", info.compute_factor);
   h5::write_int_attribute(table, "compute_factor_at_bound", info.compute_factor_at_bound);
+  h5::write_double_attribute(table, "backward_factor", info.backward_factor);
+  h5::write_int_attribute(table, "backward_factor_at_bound", info.backward_factor_at_bound);
   for (size_t i = 0; i < info.scaling_names.size(); ++i) {
     const std::string& name = info.scaling_names[i];
     h5::write_int_attribute(table, (name + "_exposed_5pct_gpus").c_str(), info.exposed_5pct_gpus.at(i));
@@ -84,7 +86,7 @@ void write_predict_file(const std::string& path, const RunMetadata& metadata, co
     h5::Handle access = h5::unlocked_file_access();
     CHECK_HDF5(H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_V18));
     h5::Handle file = h5::Handle::file(CHECK_HDF5(H5Fopen(working.c_str(), H5F_ACC_RDWR, access.get())));
-    h5::write_int_attribute(file.get(), "predict_version", 3);
+    h5::write_int_attribute(file.get(), "predict_version", kPredictVersion);
     write_table(file.get(), "predict", predict_columns(), rows);
     {
       h5::Handle table = h5::Handle::dataset(CHECK_HDF5(H5Dopen2(file.get(), "predict", H5P_DEFAULT)));

@@ -13,6 +13,9 @@
 
 namespace sb::predict {
 
+// 2: the overlap calibration; 3: the compute factor; 4: the backward factor and the `wait` parameter.
+constexpr int64_t kPredictVersion = 4;
+
 // /predict: X(type, name, value where not measured, unit), as results_schema.h.
 #define SB_PREDICT_COLUMNS(X)                                \
   X(int64_t, gpus, 0, "1")                                   \
@@ -32,7 +35,8 @@ namespace sb::predict {
 
 // /check: the leave-one-out comparison at each GPU count the study measured, with the multi-GPU
 // calibration its prediction used (calibration_gpus 0: none; calibration_parameter a code of the
-// table's `calibration_parameter_names`; compute_factor NaN where it was not measured).
+// table's `calibration_parameter_names`, calibration_value a ratio, or seconds for `wait`;
+// compute_factor and backward_factor NaN where they were not measured).
 #define SB_PREDICT_CHECK_COLUMNS(X)                   \
   X(int64_t, gpus, 0, "1")                            \
   X(int64_t, scaling, -1, "1")                        \
@@ -47,6 +51,8 @@ namespace sb::predict {
   X(int64_t, calibration_applied, 0, "1")             \
   X(double, compute_factor, kNotMeasured, "1")        \
   X(int64_t, compute_factor_at_bound, 0, "1")         \
+  X(double, backward_factor, kNotMeasured, "1")       \
+  X(int64_t, backward_factor_at_bound, 0, "1")        \
   X(int64_t, compute_factor_applied, 0, "1")          \
   X(double, predicted_step_s, kNotMeasured, "s")      \
   X(double, predicted_error, kNotMeasured, "1")       \
@@ -86,8 +92,10 @@ struct PredictInfo {
   int64_t calibration_parameter = 0;
   double calibration_value = kNotMeasured;
   int64_t calibration_at_bound = 0;
-  double compute_factor = kNotMeasured;   // measured at calibration_gpus; NaN: not measured (factor 1)
+  double compute_factor = kNotMeasured;   // outside backward, measured at calibration_gpus; NaN: not measured (factor 1)
   int64_t compute_factor_at_bound = 0;
+  double backward_factor = kNotMeasured;  // backward's, measured with compute_factor
+  int64_t backward_factor_at_bound = 0;
   // The first GPU count whose exposed communication reaches 5% and 20% of the step, per scaling code;
   // -1 when none up to the largest count predicted.
   std::vector<int64_t> exposed_5pct_gpus;

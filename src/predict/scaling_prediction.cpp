@@ -13,15 +13,29 @@ double per_gpu_batch(Scaling scaling, int64_t batch, int64_t gpus) {
 }  // namespace
 
 const std::vector<std::string>& overlap_parameter_names() {
-  static const std::vector<std::string> names = {"none", "contention", "comm_scale"};  // by the enum's codes
+  static const std::vector<std::string> names = {"none", "contention", "comm_scale", "wait"};  // by the enum's codes
   return names;
 }
 
 const char* name_of(OverlapParameter parameter) { return overlap_parameter_names().at(static_cast<size_t>(parameter)).c_str(); }
 
+double OverlapCalibration::value() const {
+  switch (parameter) {
+    case OverlapParameter::CommScale:
+      return overlap.comm_scale;
+    case OverlapParameter::Wait:
+      return overlap.wait_s;
+    case OverlapParameter::None:
+    case OverlapParameter::Contention:
+      break;
+  }
+  return overlap.contention;
+}
+
 bool calibration_applies(const StepModel& model, int64_t gpus) {
   const OverlapCalibration& c = model.calibration;
-  if (c.gpus == 0 || (model.allreduce.nodes(gpus) > 1) != (model.allreduce.nodes(c.gpus) > 1)) return false;
+  // One GPU exchanges nothing and waits for no other rank.
+  if (c.gpus == 0 || gpus < 2 || (model.allreduce.nodes(gpus) > 1) != (model.allreduce.nodes(c.gpus) > 1)) return false;
   return c.parameter != OverlapParameter::CommScale ||
          model.allreduce.uses_measured_curve(gpus) == model.allreduce.uses_measured_curve(c.gpus);
 }
@@ -36,7 +50,10 @@ namespace {
 std::optional<StepTimeline> step_at(const StepModel& model, int64_t gpus, double local_batch, double bucket_mib, int64_t* buckets_out) {
   std::optional<StepCompute> compute = model.compute.at(local_batch);
   if (!compute) return std::nullopt;
-  if (compute_factor_applies(model, gpus)) compute = compute->scaled(model.calibration.compute.value);
+  if (compute_factor_applies(model, gpus)) {
+    const ComputeFactor& f = model.calibration.compute;
+    compute = compute->scaled(f.value, f.backward);
+  }
   const int64_t bucket_elements = bucket_elements_of_mib(bucket_mib);
   const std::vector<Bucket> plan = model.buckets_overlap_backward
                                        ? plan_buckets(model.params, bucket_elements, default_tail_elements(bucket_elements))

@@ -17,22 +17,22 @@
 namespace sb::predict {
 
 // Which of the overlap's two effects a calibration fitted (docs/prediction.md, "The multi-GPU calibration").
-enum class OverlapParameter : int64_t { None = 0, Contention = 1, CommScale = 2 };
-const std::vector<std::string>& overlap_parameter_names();  // indexed by the code: none, contention, comm_scale
+enum class OverlapParameter : int64_t { None = 0, Contention = 1, CommScale = 2, Wait = 3 };
+const std::vector<std::string>& overlap_parameter_names();  // indexed by the code: none, contention, comm_scale, wait
 const char* name_of(OverlapParameter parameter);
 
-// The multi-GPU calibration at one measured GPU count: the compute factor measured there, and the overlap
-// fitted there to what the factor leaves of the measured step. Both apply at the multi-GPU counts whose
-// all-reduce crosses the same levels (all within one node, or across nodes): the contention of another
-// interconnect is not carried. The all-reduce factor corrects the times of one source, and is carried only
+// The multi-GPU calibration at one measured GPU count: the compute factors measured there, and the overlap
+// fitted there to what the factors leave of the measured step. Both apply at the multi-GPU counts whose
+// all-reduce crosses the same levels (all within one node, or across nodes): the contention or wait of
+// another interconnect is not carried. The all-reduce factor corrects the times of one source, and is carried only
 // to counts whose times come from the same one (the sweep's measured curve, or the ring fitted to it).
 struct OverlapCalibration {
   int64_t gpus = 0;  // the count it was fitted at; 0: none
   OverlapParameter parameter = OverlapParameter::None;
   Overlap overlap;
   bool at_bound = false;  // the fit stopped at the parameter's bound: the measured step is out of its reach
-  ComputeFactor compute;  // the per-GPU compute at `gpus` over the 1-GPU compute
-  double value() const { return parameter == OverlapParameter::CommScale ? overlap.comm_scale : overlap.contention; }
+  ComputeFactor compute;  // the per-GPU compute at `gpus` over the 1-GPU compute, outside backward and on it
+  double value() const;  // the fitted parameter's: a ratio, or seconds for the wait
 };
 
 struct StepModel {
@@ -60,7 +60,7 @@ struct ScalingPoint {
   int64_t buckets = 0;
 };
 
-// Whether the model's calibration applies at `gpus`: it has one, `gpus` spans nodes exactly when the
+// Whether the model's calibration applies at `gpus`: it has one, `gpus` is a multi-GPU count that spans nodes exactly when the
 // calibration count does, and, for the all-reduce factor, the all-reduce times at `gpus` come from the
 // same source as at the calibration count.
 bool calibration_applies(const StepModel& model, int64_t gpus);

@@ -47,7 +47,7 @@ StepTimeline simulate_step(const StepCompute& compute, const std::vector<BucketC
   }
   const double backward_end = time_of_work(compute.backward_s, busy, slowdown);
   t.contention_s = backward_end - compute.backward_s;
-  t.exposed_comm_s = std::max(0.0, stream_free - backward_end);
+  t.exposed_comm_s = std::max(0.0, stream_free - backward_end) + overlap.wait_s;
   t.step_s = compute.total() + t.contention_s + t.exposed_comm_s;
   return t;
 }

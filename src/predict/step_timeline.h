@@ -17,7 +17,10 @@ struct StepCompute {
   double backward_s = 0;
   double optimizer_s = 0;
   double total() const { return before_backward_s + backward_s + optimizer_s; }
-  StepCompute scaled(double factor) const { return {before_backward_s * factor, backward_s * factor, optimizer_s * factor}; }
+  // Backward by its own factor, the rest by `outside` (compute_factor.h).
+  StepCompute scaled(double outside, double backward) const {
+    return {before_backward_s * outside, backward_s * backward, optimizer_s * outside};
+  }
 };
 
 struct BucketComm {
@@ -30,11 +33,14 @@ struct BucketComm {
 struct Overlap {
   double contention = 0;  // backward takes (1 + contention) times as long while an all-reduce runs beside it
   double comm_scale = 1;  // the training's all-reduces take this times the sweep's time
+  // Per step, after backward: what the step waits beyond the all-reduces the sweep times (the slowest
+  // rank's last kernels, the last all-reduce's launch and hand-shake), exposed whatever the timeline hides.
+  double wait_s = 0;
 };
 
 struct StepTimeline {
   double step_s = 0;
-  double exposed_comm_s = 0;
+  double exposed_comm_s = 0;  // the wait included
   double comm_s = 0;        // all the all-reduces, hidden or not
   double contention_s = 0;  // what backward lost to the all-reduces beside it
 };

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <set>
 
 #include "core/error.h"
 #include "data/dataset_spec.h"
@@ -57,7 +57,7 @@ MeasuredConfig measure(const ResultsReader& reader, const std::string& group, co
   m.phases.backward_s = backward / steps;
   m.phases.optimizer_s = optimizer / steps;
   m.exposed_comm_s = exposed / steps;
-  m.unoverlapped_s = (data_forward + optimizer) / steps;
+  m.phases_measured = !std::isnan(data_forward) && !std::isnan(backward) && !std::isnan(optimizer);
   m.phases.before_backward_s = std::max(0.0, m.step_s - m.phases.backward_s - m.phases.optimizer_s - m.exposed_comm_s);
   return m;
 }
@@ -137,16 +137,21 @@ StudyInputs read_study(const std::string& path) {
   return s;
 }
 
-std::vector<ComputePoint> one_gpu_compute(const StudyInputs& study) {
-  std::map<int64_t, std::vector<const MeasuredConfig*>> by_batch;
+const MeasuredConfig* one_gpu_run(const StudyInputs& study, int64_t batch) {
+  std::vector<const MeasuredConfig*> runs;
   for (const MeasuredConfig& c : study.configs)
-    if (c.gpus == 1) by_batch[c.batch_size].push_back(&c);
+    if (c.gpus == 1 && c.batch_size == batch) runs.push_back(&c);
+  if (runs.empty()) return nullptr;
+  std::stable_sort(runs.begin(), runs.end(), [](const MeasuredConfig* a, const MeasuredConfig* b) { return a->step_s < b->step_s; });
+  return runs[(runs.size() - 1) / 2];
+}
+
+std::vector<ComputePoint> one_gpu_compute(const StudyInputs& study) {
+  std::set<int64_t> batches;
+  for (const MeasuredConfig& c : study.configs)
+    if (c.gpus == 1) batches.insert(c.batch_size);
   std::vector<ComputePoint> points;
-  for (auto& [batch, runs] : by_batch) {
-    std::sort(runs.begin(), runs.end(), [](const MeasuredConfig* a, const MeasuredConfig* b) { return a->step_s < b->step_s; });
-    const MeasuredConfig& median = *runs[(runs.size() - 1) / 2];  // the lower median: a measured run, not a blend
-    points.push_back({batch, median.phases});
-  }
+  for (int64_t batch : batches) points.push_back({batch, one_gpu_run(study, batch)->phases});
   return points;
 }
 

@@ -10,7 +10,6 @@
 // run's steady steps, max over ranks), `units` = "s" (ResultsReader::bucket_ready). Without it the ready times come from the model's FLOPs.
 #pragma once
 #include <cstdint>
-#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,11 +27,12 @@ struct MeasuredConfig {
   int64_t repeat = 1;
   int64_t batch_size = 0;  // as recorded: per GPU under weak scaling, global under strong
   double step_s = 0;       // wall time per optimizer step, over the measured epochs
-  StepCompute phases;      // the step's compute phases (per step, max over ranks)
-  double exposed_comm_s = 0;  // per step
-  // Data, forward and the optimizer as their phase columns time them, per step: the compute no all-reduce
-  // runs beside, the compute factor's witness (compute_factor.h). NaN where the file lacks a column.
-  double unoverlapped_s = std::numeric_limits<double>::quiet_NaN();
+  // The step's compute, per step: backward (with the part beside an all-reduce) and the optimizer as their
+  // phase columns time them (max over ranks), and before backward what the step keeps beyond those and the
+  // exposed communication (data, forward, loss, host time). The compute factors' witness (compute_factor.h).
+  StepCompute phases;
+  double exposed_comm_s = 0;     // per step
+  bool phases_measured = false;  // false: the file lacks a phase column, and `phases` says nothing
 };
 
 struct StudyInputs {
@@ -54,7 +54,11 @@ struct StudyInputs {
 // study, or one without a 1-GPU configuration.
 StudyInputs read_study(const std::string& path);
 
-// The 1-GPU compute at each measured batch: the median over the repeats of the step without its
+// The 1-GPU run the model takes at a per-GPU batch: the lower median of the repeats by step time (a
+// measured run, not a blend); nullptr where the study has no 1-GPU run at that batch.
+const MeasuredConfig* one_gpu_run(const StudyInputs& study, int64_t batch);
+
+// The 1-GPU compute at each measured batch: the phases of that batch's one_gpu_run, the step without its
 // exposed communication (a one-rank all-reduce exchanges nothing).
 std::vector<ComputePoint> one_gpu_compute(const StudyInputs& study);
 

@@ -45,7 +45,7 @@ TEST_F(PredictFile, HoldsItsTablesAndIsNeverOverwritten) {
 
   const ResultsReader reader(path);
   EXPECT_EQ(reader.int_attribute("complete"), 1);
-  EXPECT_EQ(reader.int_attribute("predict_version"), 3);
+  EXPECT_EQ(reader.int_attribute("predict_version"), kPredictVersion);
   std::vector<std::string> names;
   for (const Column& c : predict_columns()) names.emplace_back(c.name);
   EXPECT_EQ(reader.column_names("/predict"), names);

@@ -1,7 +1,8 @@
 // The step timeline and the scaling built on it, on synthetic steps whose answers are known: no
 // communication scales perfectly, a bucket that is ready only at the end of backward is not overlapped,
 // communication past the end of backward is exposed, and a fixed serial part gives Amdahl's law; with
-// contention, backward slows exactly while an all-reduce runs beside it, and the ready times move with it.
+// contention, backward slows exactly while an all-reduce runs beside it, and the ready times move with it;
+// a wait after backward is exposed whatever the all-reduces hide.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -119,6 +120,20 @@ TEST(StepTimeline, TheCommScaleMultipliesTheAllReduces) {
   const StepTimeline t = simulate_step(c, {{1.0, 0.4}, {1.0, 0.2}}, Overlap{0.0, 0.5});
   EXPECT_NEAR(t.comm_s, 0.3, kTol);
   EXPECT_NEAR(t.step_s, c.total() + 0.3, kTol);
+}
+
+TEST(StepTimeline, TheWaitIsExposedWhateverTheAllReducesHide) {
+  // Buckets that all finish inside backward, and the same with one exposed past it: the wait adds to both.
+  const StepCompute c{0.1, 1.0, 0.1};
+  for (double last_comm : {0.05, 0.4}) {
+    const std::vector<BucketComm> buckets{{0.5, 0.1}, {0.8, last_comm}};
+    const StepTimeline alone = simulate_step(c, buckets);
+    const StepTimeline waiting = simulate_step(c, buckets, Overlap{0, 1, 0.003});
+    EXPECT_NEAR(waiting.step_s, alone.step_s + 0.003, kTol) << last_comm;
+    EXPECT_NEAR(waiting.exposed_comm_s, alone.exposed_comm_s + 0.003, kTol) << last_comm;
+    EXPECT_EQ(waiting.comm_s, alone.comm_s);
+  }
+  EXPECT_NEAR(simulate_step(c, {{0.5, 0.1}}).exposed_comm_s, 0.0, kTol);  // hidden without the wait
 }
 
 TEST(StepTimeline, TheStepNeverFallsAsContentionOrCommScaleGrows) {
