@@ -17,6 +17,8 @@ namespace {
 constexpr size_t kWorkspaceBytes = size_t{4} << 20;
 constexpr int kMaxCandidates = 16;  // heuristic results asked for, at most (ContextOptions::autotune_candidates)
 constexpr int kTimedRuns = 3;   // timed executions per candidate, after one warm-up
+constexpr size_t kSplitKBases = 2;        // heuristic results whose split-K variants autotuning also times
+constexpr int64_t kMinSplitDepth = 256;  // the least of K each split keeps
 
 cudaDataType_t lt_type(DType t) {
   switch (t) {
@@ -127,11 +129,45 @@ LtMatmul::Plan* LtMatmul::plan_for(Context& ctx, const LtMatmulShape& s, const v
       if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= kWorkspaceBytes)
         plan->candidates.push_back(results[i].algo);
   plan->available = !plan->candidates.empty();
+  if (plan->available && wanted > 1) add_split_k_variants(*plan, s);
   if (plan->available) plan->algo = plan->candidates.front();
   plan->key = key;
   Plan* p = plan.get();
   plans_.emplace(key, std::move(plan));
   return p;
+}
+
+// The heuristic proposes no split over K for some thin products in fp32 without TF32 (mnist-cnn's fc1: 64x128
+// outputs over K = 9216, which one proposal covers with 8 blocks of a 132-SM GPU). Autotuning then also times
+// the first proposals split 4 to 32 ways over K, each part summed in fp32 in the workspace and the parts added
+// in a separate pass (CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE: the same order every run, no atomics). They go
+// after the heuristic's own results, so every rank numbers the candidates alike.
+void LtMatmul::add_split_k_variants(Plan& plan, const LtMatmulShape& s) const {
+  const size_t proposals = std::min(plan.candidates.size(), kSplitKBases);
+  for (size_t i = 0; i < proposals; ++i) {
+    int32_t splits = 0;
+    size_t written = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&plan.candidates[i], CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splits,
+                                             sizeof(splits), &written) != CUBLAS_STATUS_SUCCESS ||
+        splits > 1)
+      continue;
+    for (int32_t parts : {4, 8, 16, 32}) {
+      if (s.k / parts < kMinSplitDepth) break;
+      cublasLtMatmulAlgo_t algo = plan.candidates[i];
+      const uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+      if (cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &parts, sizeof(parts)) !=
+              CUBLAS_STATUS_SUCCESS ||
+          cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme, sizeof(scheme)) !=
+              CUBLAS_STATUS_SUCCESS)
+        continue;
+      // A configuration this algorithm, epilogue or workspace cannot run is left out, not an error.
+      cublasLtMatmulHeuristicResult_t checked{};
+      if (cublasLtMatmulAlgoCheck(handle_, plan.desc, plan.a, plan.b, plan.d, plan.d, &algo, &checked) ==
+              CUBLAS_STATUS_SUCCESS &&
+          checked.state == CUBLAS_STATUS_SUCCESS && checked.workspaceSize <= kWorkspaceBytes)
+        plan.candidates.push_back(algo);
+    }
+  }
 }
 
 void LtMatmul::launch(const Plan& plan, const cublasLtMatmulAlgo_t& algo, const void* a, const void* b, void* d,

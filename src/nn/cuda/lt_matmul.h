@@ -47,6 +47,7 @@ class LtMatmul {
  private:
   struct Plan;
   Plan* plan_for(Context& ctx, const LtMatmulShape& shape, const void* a, const void* b, void* d, const void* bias);
+  void add_split_k_variants(Plan& plan, const LtMatmulShape& shape) const;
   // Sets plan.algo for good: the process's earlier choice for the key, else the fastest candidate (autotune).
   void choose(Context& ctx, Plan& plan, const void* a, const void* b, void* d, cudaStream_t stream);
   int fastest_candidate(const Plan& plan, const void* a, const void* b, void* d, cudaStream_t stream);
