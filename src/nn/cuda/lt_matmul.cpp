@@ -234,10 +234,15 @@ void LtMatmul::choose(Context& ctx, Plan& plan, const void* a, const void* b, vo
   if (choice < 0) {
     // Timing needs the stream outside a capture; a capture takes the first result (on every rank alike).
     choice = plan.candidates.size() > 1 && !capturing(stream) ? fastest_candidate(plan, a, b, d, stream) : 0;
-    // Every rank runs rank 0's choice, as with the cuDNN plans (the ranks build their plans in the same order).
-    if (const PlanCache::Agreement& agree = ctx.plans().agreement()) choice = agree("cublasLt " + plan.key, choice);
+  }
+  // Every rank runs rank 0's choice, as with the cuDNN plans. The agreement is a collective, so every rank
+  // takes part for each new plan of each layer (the ranks build their layers' plans in the same order), even
+  // where this process already chose for the matmul: a `scale` study runs the 1-GPU configuration on rank 0
+  // alone, and the ranks then hold different sets of earlier choices.
+  if (const PlanCache::Agreement& agree = ctx.plans().agreement()) choice = agree("cublasLt " + plan.key, choice);
+  {
     std::lock_guard<std::mutex> lock(choices_mutex);
-    choice = process_choices().emplace(process_key, choice).first->second;
+    process_choices()[process_key] = choice;
   }
   // Rank 0's index names no candidate here only where the ranks' shapes differ (a last evaluation batch one
   // sample shorter): the kernels differ anyway, so this rank keeps the heuristic's first.
