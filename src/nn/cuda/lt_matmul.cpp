@@ -235,17 +235,14 @@ void LtMatmul::choose(Context& ctx, Plan& plan, const void* a, const void* b, vo
     // Timing needs the stream outside a capture; a capture takes the first result (on every rank alike).
     choice = plan.candidates.size() > 1 && !capturing(stream) ? fastest_candidate(plan, a, b, d, stream) : 0;
   }
-  // Every rank runs rank 0's choice, as with the cuDNN plans. The agreement is a collective, so every rank
-  // takes part for each new plan of each layer (the ranks build their layers' plans in the same order), even
-  // where this process already chose for the matmul: a `scale` study runs the 1-GPU configuration on rank 0
-  // alone, and the ranks then hold different sets of earlier choices.
-  if (const PlanCache::Agreement& agree = ctx.plans().agreement()) choice = agree("cublasLt " + plan.key, choice);
+  // No agreement between the ranks, unlike the cuDNN plans: a collective here would have to be reached by
+  // every rank for every plan, and the ranks' sets of plans differ (a `scale` study runs its 1-GPU
+  // configuration on rank 0 alone; a rank's last batch may be shorter). Each rank keeps its own fastest: the
+  // averaged gradients keep the replicas' parameters identical whichever kernels computed them.
   {
     std::lock_guard<std::mutex> lock(choices_mutex);
     process_choices()[process_key] = choice;
   }
-  // Rank 0's index names no candidate here only where the ranks' shapes differ (a last evaluation batch one
-  // sample shorter): the kernels differ anyway, so this rank keeps the heuristic's first.
   if (choice < 0 || static_cast<size_t>(choice) >= plan.candidates.size()) choice = 0;
   plan.algo = plan.candidates[static_cast<size_t>(choice)];
 }

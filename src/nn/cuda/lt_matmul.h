@@ -2,8 +2,8 @@
 // and ReLU would otherwise be passes of their own. Each distinct matmul (shapes, types, epilogue, the
 // pointers' alignment) gets its descriptors and algorithm once. With the context's autotuning that is the
 // fastest of the heuristic's first results (up to ContextOptions::autotune_candidates), timed on the first
-// call's own operands as the cuDNN plans are; rank 0's choice where the plan cache carries a rank agreement;
-// and one choice per matmul for the whole process, so that every run gives the same bits. Without it
+// call's own operands as the cuDNN plans are (each rank its own: no collective), and one choice per matmul
+// for the whole process, so that its layers and rebuilt networks give the same bits. Without it
 // (`--autotune off`) it is the heuristic's first result. A matmul for which the heuristic has nothing is
 // remembered as unavailable and run() returns false without enqueuing, so the caller takes its cublasGemmEx
 // path.

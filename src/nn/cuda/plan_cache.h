@@ -90,7 +90,6 @@ class PlanCache {
   void set_options(const PlanCacheOptions& options);  // clears the cache when the options change
   const PlanCacheOptions& options() const { return options_; }
   void set_agreement(Agreement agreement) { agreement_ = std::move(agreement); }
-  const Agreement& agreement() const { return agreement_; }  // also carries the cuBLASLt choices (lt_matmul.h)
 
   // Executes the key's plan on the given tensors (uids and their device pointers; by-value tensors take a
   // host pointer). Builds, and on first use autotunes, the plan. Returns false when no engine can run the
