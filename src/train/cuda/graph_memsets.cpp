@@ -17,20 +17,13 @@ std::vector<cudaGraphNode_t> graph_nodes(cudaGraph_t graph) {
   return nodes;
 }
 
-std::vector<cudaGraphNode_t> dependencies_of(cudaGraphNode_t node) {
+// A node's dependencies or its dependents (the two queries share one signature).
+using EdgeQuery = cudaError_t (*)(cudaGraphNode_t, cudaGraphNode_t*, cudaGraphEdgeData*, size_t*);
+std::vector<cudaGraphNode_t> neighbours(cudaGraphNode_t node, EdgeQuery query) {
   size_t count = 0;
-  CHECK_CUDA(cudaGraphNodeGetDependencies(node, nullptr, nullptr, &count));
+  CHECK_CUDA(query(node, nullptr, nullptr, &count));
   std::vector<cudaGraphNode_t> nodes(count);
-  if (count > 0) CHECK_CUDA(cudaGraphNodeGetDependencies(node, nodes.data(), nullptr, &count));
-  nodes.resize(count);
-  return nodes;
-}
-
-std::vector<cudaGraphNode_t> dependents_of(cudaGraphNode_t node) {
-  size_t count = 0;
-  CHECK_CUDA(cudaGraphNodeGetDependentNodes(node, nullptr, nullptr, &count));
-  std::vector<cudaGraphNode_t> nodes(count);
-  if (count > 0) CHECK_CUDA(cudaGraphNodeGetDependentNodes(node, nodes.data(), nullptr, &count));
+  if (count > 0) CHECK_CUDA(query(node, nodes.data(), nullptr, &count));
   nodes.resize(count);
   return nodes;
 }
@@ -47,8 +40,8 @@ int replace_memset_nodes(cudaGraph_t graph) {
     CHECK_CUDA(cudaGraphMemsetNodeGetParams(node, &memset));
     kernels::MemsetKernelArgs args{};
     const cudaKernelNodeParams params = kernels::memset_kernel_params(memset, args);
-    const std::vector<cudaGraphNode_t> before = dependencies_of(node);
-    const std::vector<cudaGraphNode_t> after = dependents_of(node);
+    const std::vector<cudaGraphNode_t> before = neighbours(node, &cudaGraphNodeGetDependencies);
+    const std::vector<cudaGraphNode_t> after = neighbours(node, &cudaGraphNodeGetDependentNodes);
     cudaGraphNode_t kernel = nullptr;
     CHECK_CUDA(cudaGraphAddKernelNode(&kernel, graph, before.data(), before.size(), &params));
     for (cudaGraphNode_t next : after) CHECK_CUDA(cudaGraphAddDependencies(graph, &kernel, &next, nullptr, 1));
