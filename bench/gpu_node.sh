@@ -370,10 +370,13 @@ if part small-batch; then
 fi
 if part predict && ((N >= 2)); then
   say "== the step model on $list GPUs: a weak wrn study and the all-reduce sweep, then scalebench predict --check"
+  # 200 steps an epoch at the largest count (800 on one GPU): slower stretches of a few tens of steps, seen in
+  # 2-GPU runs, then fall in every count's epochs alike (docs/prediction.md, "Where it fails").
+  predict_data=synthetic:3x32x32:100:$((256 * 200 * N)):1000
   for link in nvlink network; do
     transport=()
     [[ $link == network ]] && transport=(-x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1)
-    run "predict-study-$link" 900 "${MPI[@]}" "${transport[@]}" -np "$N" "$S" scale "${WRN[@]}" --data "$WRN_DATA" --precision bf16 \
+    run "predict-study-$link" 900 "${MPI[@]}" "${transport[@]}" -np "$N" "$S" scale "${WRN[@]}" --data "$predict_data" --precision bf16 \
         --layout nhwc --scaling weak --gpus "$list" --repeats 2 --warmup-epochs 1 --epochs 2 --out "$R/predict-study-$link.h5"
     run "predict-comm-$link" 600 "${MPI[@]}" "${transport[@]}" -np "$N" "$S" comm --device cuda --comm-model wrn --dtypes fp32 \
         --out "$R/predict-comm-$link.h5"
