@@ -21,6 +21,7 @@
 
 #include "kernels/device_utils.cuh"
 #include "kernels/dropout_mask.cuh"
+#include "kernels/index_type.cuh"
 
 namespace sb::kernels {
 namespace {
@@ -519,13 +520,6 @@ struct BackwardSums {
 
 // ---- launch geometry ----
 
-int64_t multiprocessors() {
-  int device = 0, count = 0;
-  CHECK_CUDA(cudaGetDevice(&device));
-  CHECK_CUDA(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
-}
-
 struct Geometry {
   dim3 grid, block;
 };
@@ -559,13 +553,13 @@ Geometry nchw_geometry(const BnFusedShape& s) {
 // The geometry of the reduction passes (statistics, backward sums): one row of partial sums per blockIdx.y,
 // so the workspace's size and the combine follow from it. NHWC takes one wave at the kernels' launch bounds.
 Geometry reduction_geometry(const BnFusedShape& s) {
-  return s.layout == Layout::NHWC ? nhwc_geometry(s, multiprocessors() * kReduceBlocksPerSm) : nchw_geometry(s);
+  return s.layout == Layout::NHWC ? nhwc_geometry(s, int64_t{multiprocessor_count()} * kReduceBlocksPerSm) : nchw_geometry(s);
 }
 
 // The geometry of an element pass (apply, dx): NHWC takes one wave at the kernels' launch bounds (their
 // registers allow no more), NCHW the reductions' grid.
 Geometry element_geometry(const BnFusedShape& s) {
-  return s.layout == Layout::NHWC ? nhwc_geometry(s, multiprocessors() * kElementBlocksPerSm) : nchw_geometry(s);
+  return s.layout == Layout::NHWC ? nhwc_geometry(s, int64_t{multiprocessor_count()} * kElementBlocksPerSm) : nchw_geometry(s);
 }
 
 template <typename Finish>
@@ -583,15 +577,10 @@ void require_supported(const BnFusedShape& s, std::initializer_list<const void*>
           " is not supported (check bn_fused_supports first)");
 }
 
-// Calls f(TypeTag<T>, TypeTag<I>) with I = int32_t when every index fits (64-bit division is several
-// times dearer), else int64_t.
+// Calls f(TypeTag<T>, TypeTag<I>) with the element type and the index type of index_type.cuh.
 template <typename F>
 void dispatch_types(const BnFusedShape& s, F&& f) {
-  const bool small = s.n * s.c * s.h * s.w < (int64_t{1} << 30);
-  dispatch_dtype(s.dtype, [&](auto tag) {
-    if (small) f(tag, TypeTag<int32_t>{});
-    else f(tag, TypeTag<int64_t>{});
-  });
+  dispatch_dtype(s.dtype, [&](auto tag) { dispatch_index(s.n * s.c * s.h * s.w, [&](auto index) { f(tag, index); }); });
 }
 
 DropoutMask mask_of(const BnFusedShape& s, const BnDropout& d, const char* what) {

@@ -58,7 +58,8 @@ constexpr int kThreads = 256;
 
 // Enough blocks of kThreads to fill the device (a few waves) without exceeding the work; kernels loop
 // grid-stride over the rest, so any n works with one launch.
-inline unsigned int grid_for(int64_t work_items, int threads = kThreads) {
+// The current device's multiprocessor count, asked once per thread and device (launches ask it often).
+inline int multiprocessor_count() {
   static thread_local int cached_device = -1, cached_sms = 0;
   int device = 0;
   CHECK_CUDA(cudaGetDevice(&device));
@@ -66,8 +67,12 @@ inline unsigned int grid_for(int64_t work_items, int threads = kThreads) {
     CHECK_CUDA(cudaDeviceGetAttribute(&cached_sms, cudaDevAttrMultiProcessorCount, device));
     cached_device = device;
   }
+  return cached_sms;
+}
+
+inline unsigned int grid_for(int64_t work_items, int threads = kThreads) {
   const int64_t wanted = (work_items + threads - 1) / threads;
-  const int64_t cap = static_cast<int64_t>(cached_sms) * (2048 / threads) * 4;
+  const int64_t cap = static_cast<int64_t>(multiprocessor_count()) * (2048 / threads) * 4;
   const int64_t blocks = wanted < 1 ? 1 : (wanted < cap ? wanted : cap);
   return static_cast<unsigned int>(blocks);
 }

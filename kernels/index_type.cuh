@@ -1,5 +1,6 @@
-// The index type of the small-network kernels (small_conv.cu, pool_dropout.cu): 32-bit index arithmetic
-// where every offset of the launch fits (a 64-bit division costs several times a 32-bit one), else 64-bit.
+// The index type of the kernels that compute offsets per element (small_conv.cu, pool_dropout.cu,
+// bn_fused.cu): 32-bit index arithmetic where every offset of the launch fits (a 64-bit division costs
+// several times a 32-bit one), else 64-bit.
 // Internal to kernels/ like device_utils.cuh.
 #pragma once
 #include <cstdint>

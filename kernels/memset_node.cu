@@ -41,11 +41,9 @@ cudaKernelNodeParams memset_kernel_params(const cudaMemsetParams& p, MemsetKerne
   args.pointers[3] = &args.element_size;
   args.pointers[4] = &args.width;
   args.pointers[5] = &args.height;
-  const size_t elements = p.width * height;
-  const size_t blocks = (elements + kThreads - 1) / kThreads;
   cudaKernelNodeParams k{};
   k.func = reinterpret_cast<void*>(memset_node_kernel);
-  k.gridDim = dim3(static_cast<unsigned int>(blocks < 1 ? 1 : (blocks > 1024 ? 1024 : blocks)));
+  k.gridDim = dim3(grid_for(static_cast<int64_t>(p.width * height)));
   k.blockDim = dim3(kThreads);
   k.sharedMemBytes = 0;
   k.kernelParams = args.pointers;

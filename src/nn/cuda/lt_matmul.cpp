@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "core/cuda_check.h"
@@ -141,7 +142,7 @@ LtMatmul::Plan* LtMatmul::plan_for(Context& ctx, const LtMatmulShape& s, const v
 // outputs over K = 9216, which one proposal covers with 8 blocks of a 132-SM GPU). Autotuning then also times
 // the first proposals split 4 to 32 ways over K, each part summed in fp32 in the workspace and the parts added
 // in a separate pass (CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE: the same order every run, no atomics). They go
-// after the heuristic's own results, so every rank numbers the candidates alike.
+// after the heuristic's own results, so the same key numbers its candidates alike in every layer.
 void LtMatmul::add_split_k_variants(Plan& plan, const LtMatmulShape& s) const {
   const size_t proposals = std::min(plan.candidates.size(), kSplitKBases);
   for (size_t i = 0; i < proposals; ++i) {
@@ -224,26 +225,27 @@ bool capturing(cudaStream_t stream) {
 void LtMatmul::choose(Context& ctx, Plan& plan, const void* a, const void* b, void* d, cudaStream_t stream) {
   plan.chosen = true;
   if (!ctx.options().autotune) return;  // the heuristic's first result, as without autotuning
-  const std::string process_key = device_key(plan.key);
-  int choice = -1;
-  {
-    std::lock_guard<std::mutex> lock(choices_mutex);
-    auto found = process_choices().find(process_key);
-    if (found != process_choices().end()) choice = found->second;
-  }
-  if (choice < 0) {
-    // Timing needs the stream outside a capture; a capture takes the first result (on every rank alike).
-    choice = plan.candidates.size() > 1 && !capturing(stream) ? fastest_candidate(plan, a, b, d, stream) : 0;
-  }
   // No agreement between the ranks, unlike the cuDNN plans: a collective here would have to be reached by
   // every rank for every plan, and the ranks' sets of plans differ (a `scale` study runs its 1-GPU
   // configuration on rank 0 alone; a rank's last batch may be shorter). Each rank keeps its own fastest: the
   // averaged gradients keep the replicas' parameters identical whichever kernels computed them.
+  const std::string process_key = device_key(plan.key);
+  std::optional<int> earlier;
   {
     std::lock_guard<std::mutex> lock(choices_mutex);
-    process_choices()[process_key] = choice;
+    auto found = process_choices().find(process_key);
+    if (found != process_choices().end()) earlier = found->second;
   }
-  if (choice < 0 || static_cast<size_t>(choice) >= plan.candidates.size()) choice = 0;
+  int choice = 0;
+  if (earlier) {
+    choice = *earlier;
+  } else {
+    // Timing needs the stream outside a capture; a capture takes the first result.
+    if (plan.candidates.size() > 1 && !capturing(stream)) choice = fastest_candidate(plan, a, b, d, stream);
+    std::lock_guard<std::mutex> lock(choices_mutex);
+    choice = process_choices().emplace(process_key, choice).first->second;
+  }
+  if (static_cast<size_t>(choice) >= plan.candidates.size()) choice = 0;
   plan.algo = plan.candidates[static_cast<size_t>(choice)];
 }
 
