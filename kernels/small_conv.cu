@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "kernels/device_utils.cuh"
 #include "kernels/index_type.cuh"
 #include "kernels/partial_sums.h"
@@ -154,6 +156,96 @@ __global__ void __launch_bounds__(kBackwardThreads, 2)
   row[g.k * kFirstConvTaps + k] = sums[kFirstConvTaps][t];
 }
 
+// NHWC backward by tiles: a tile is kTileRows output rows of one sample. The block stages the input rows
+// under the tile in shared memory, then each thread (one channel; the block's lanes share the tile's
+// positions) issues the loads of y and dy for kPerLane positions before it sums any of them, so many loads
+// are in flight (a warp reads the channels of one position in a coalesced run when k >= 32). The blocks walk
+// the tiles grid-stride, each thread keeping its channel's 10 sums in registers; one tree per block at the
+// end writes the block's row of partial sums.
+constexpr int kTileThreads = 256;
+constexpr int kTileRows = 2;
+constexpr int kPerLane = 8;               // positions whose loads a lane issues together
+constexpr int kMaxTileInputFloats = 8192;  // the input rows a tile stages (32 KiB); wider images take the kernel above
+
+int tile_input_rows(const FirstConvShape& s) { return (kTileRows - 1) * s.stride + 3; }
+bool takes_tiles(const FirstConvShape& s, Layout layout) {
+  return layout == Layout::NHWC && tile_input_rows(s) * s.w <= kMaxTileInputFloats;
+}
+int64_t tile_count(const FirstConvShape& s) { return s.n * ((s.p + kTileRows - 1) / kTileRows); }
+
+template <typename T, typename I>
+__global__ void __launch_bounds__(kTileThreads)
+    first_conv_backward_tiles_kernel(const T* __restrict__ x, const T* __restrict__ y, const T* __restrict__ dy,
+                                     float* __restrict__ partials, Geometry<I> g, I tiles) {
+  extern __shared__ float shared[];
+  const int in_rows = (kTileRows - 1) * g.stride + 3;
+  const int in_width = static_cast<int>(g.w);
+  float* xs = shared;                        // [in_rows][w]: the input rows under the current tile
+  float* sums = shared + in_rows * in_width;  // [kSums][kTileThreads]: the block's tree at the end
+  const int t = static_cast<int>(threadIdx.x);
+  const int k = t & (g.k - 1), lane = t >> g.k_shift, lanes = kTileThreads >> g.k_shift;
+  const I bands = (g.p + kTileRows - 1) / kTileRows;
+  float acc[kSums] = {};
+  for (I tile = static_cast<I>(blockIdx.x); tile < tiles; tile += static_cast<I>(gridDim.x)) {
+    const I n = tile / bands, p0 = (tile - n * bands) * kTileRows;
+    const I h0 = p0 * g.stride - g.pad;
+    __syncthreads();  // every thread is done with the previous tile's rows
+    for (int e = t; e < in_rows * in_width; e += kTileThreads) {
+      const int r = e / in_width, c = e - r * in_width;
+      const I h = h0 + r;
+      xs[e] = (h >= 0 && h < g.h) ? to_float(x[(n * g.h + h) * g.w + c]) : 0.0f;
+    }
+    __syncthreads();
+    const I rows_here = g.p - p0 < kTileRows ? g.p - p0 : static_cast<I>(kTileRows);
+    const int positions = static_cast<int>(rows_here * g.q);
+    const I first = (n * g.p + p0) * g.q;  // the tile's first position
+    for (int base = lane; base < positions; base += lanes * kPerLane) {
+      float gz[kPerLane];
+#pragma unroll
+      for (int u = 0; u < kPerLane; ++u) {
+        const int local = base + u * lanes;
+        float yv = 0.0f, gv = 0.0f;
+        if (local < positions) {
+          const I at = (first + local) * g.k + k;
+          yv = to_float(y[at]);
+          gv = to_float(dy[at]);
+        }
+        gz[u] = yv > 0.0f ? gv : 0.0f;  // the ReLU's mask; 0 past the tile
+      }
+#pragma unroll
+      for (int u = 0; u < kPerLane; ++u) {
+        const int local = base + u * lanes;
+        if (local >= positions) break;
+        const int pr = local / static_cast<int>(g.q), q = local - pr * static_cast<int>(g.q);
+        const int row0 = pr * g.stride, col0 = q * g.stride - g.pad;
+#pragma unroll
+        for (int r = 0; r < 3; ++r)
+#pragma unroll
+          for (int c = 0; c < 3; ++c) {
+            const int col = col0 + c;
+            const float v = (col >= 0 && col < in_width) ? xs[(row0 + r) * in_width + col] : 0.0f;
+            acc[r * 3 + c] = fmaf(gz[u], v, acc[r * 3 + c]);
+          }
+        acc[kFirstConvTaps] += gz[u];
+      }
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kSums; ++j) sums[j * kTileThreads + t] = acc[j];
+  __syncthreads();
+  for (int half = lanes >> 1; half > 0; half >>= 1) {  // lane l of channel k is thread l * g.k + k
+    if (lane < half)
+#pragma unroll
+      for (int j = 0; j < kSums; ++j) sums[j * kTileThreads + t] += sums[j * kTileThreads + t + half * g.k];
+    __syncthreads();
+  }
+  if (lane != 0) return;
+  float* row = partials + static_cast<int64_t>(blockIdx.x) * g.k * kSums;
+#pragma unroll
+  for (int j = 0; j < kFirstConvTaps; ++j) row[k * kFirstConvTaps + j] = sums[j * kTileThreads + t];
+  row[g.k * kFirstConvTaps + k] = sums[kFirstConvTaps * kTileThreads + t];
+}
+
 int64_t partial_rows(const FirstConvShape& s) {
   const int64_t lanes = kBackwardThreads / s.k, positions = s.n * s.p * s.q;
   const int64_t wanted = (positions + lanes * kLanePositions - 1) / (lanes * kLanePositions);
@@ -177,7 +269,11 @@ int64_t largest_tensor(const FirstConvShape& s) {
 
 bool first_conv_supports(int64_t k) { return k >= 1 && k <= kThreads && (k & (k - 1)) == 0; }
 
-int64_t first_conv_backward_workspace(const FirstConvShape& s) { return partial_rows(s) * s.k * kSums; }
+int64_t first_conv_backward_workspace(const FirstConvShape& s) {
+  // Either kernel's rows: the tiles' when an NHWC launch takes them, the lanes' otherwise.
+  const int64_t tile_rows = std::min<int64_t>(tile_count(s), kMaxPartialSumRows);
+  return std::max(partial_rows(s), tile_rows) * s.k * kSums;
+}
 
 void first_conv_relu_forward(const void* x, const void* w, const float* bias, void* y, const FirstConvShape& s,
                              Layout layout, DType dtype, cudaStream_t stream) {
@@ -204,7 +300,8 @@ void first_conv_relu_forward(const void* x, const void* w, const float* bias, vo
 void first_conv_relu_backward(const void* x, const void* y, const void* dy, float* grads, float* workspace,
                               const FirstConvShape& s, Layout layout, DType dtype, cudaStream_t stream) {
   check_shape(s, "first_conv_relu_backward");
-  const int64_t rows = partial_rows(s);
+  const bool tiles = takes_tiles(s, layout);
+  const int64_t rows = tiles ? std::min<int64_t>(tile_count(s), kMaxPartialSumRows) : partial_rows(s);
   dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     dispatch_index(largest_tensor(s), [&](auto index) {
@@ -214,12 +311,17 @@ void first_conv_relu_backward(const void* x, const void* y, const void* dy, floa
       const auto dyt = static_cast<const T*>(dy);
       const auto positions = static_cast<I>(s.n * s.p * s.q);
       const auto blocks = static_cast<unsigned int>(rows);
-      if (layout == Layout::NHWC)
+      if (tiles) {
+        const size_t shared = (static_cast<size_t>(tile_input_rows(s) * s.w) + kSums * kTileThreads) * sizeof(float);
+        first_conv_backward_tiles_kernel<T, I><<<blocks, kTileThreads, shared, stream>>>(
+            xt, yt, dyt, workspace, geometry_of<I>(s), static_cast<I>(tile_count(s)));
+      } else if (layout == Layout::NHWC) {
         first_conv_backward_kernel<T, I, true><<<blocks, kBackwardThreads, 0, stream>>>(xt, yt, dyt, workspace,
                                                                                       geometry_of<I>(s), positions);
-      else
+      } else {
         first_conv_backward_kernel<T, I, false><<<blocks, kBackwardThreads, 0, stream>>>(xt, yt, dyt, workspace,
                                                                                        geometry_of<I>(s), positions);
+      }
     });
   });
   CHECK_CUDA_LAUNCH();

@@ -163,11 +163,12 @@ void check_first_conv(const ConvCase& c, DType t, Layout l, uint64_t seed) {
 TEST(KernelsSmallNet, FirstConvMatchesTheHostLoops) {
   SKIP_WITHOUT_GPU();
   const ConvCase cases[] = {
-      {64, 28, 28, 32, 0, 1},  // mnist-cnn's conv1 at batch 64: 256 partial rows of 16 lanes
+      {64, 28, 28, 32, 0, 1},  // mnist-cnn's conv1 at batch 64: 832 tiles over 256 blocks (NCHW: 16 lanes)
       {5, 17, 13, 8, 1, 2},    // padding and stride; positions fill no block
       {3, 9, 30, 1, 0, 1},     // one channel: 512 lanes per block
       {2, 8, 8, 256, 1, 1},    // 256 channels: 2 lanes per block
       {7, 28, 28, 64, 0, 1},   // a wider first layer
+      {1, 5, 2100, 4, 1, 1},   // rows too wide for the NHWC tiles' shared memory: the lanes kernel
   };
   uint64_t seed = 100;
   for (const ConvCase& c : cases)
