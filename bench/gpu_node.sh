@@ -36,6 +36,11 @@
 #   slow-link the wrn (256 per GPU, bf16) on every visible GPU over NCCL's network transport, two runs each:
 #            scalebench and PyTorch DDP, with fp32 gradients and with the all-reduce in bf16 (--allreduce-bf16 on
 #            both sides; PyTorch's bf16_compress_hook), at least 2 GPUs
+#   bars     the one-GPU ratios that docs/performance.md's bars are judged by, on GPU 0, two runs of each program
+#            alternating (one plan cache per model, so a second run reuses the first's choices): scalebench wrn
+#            bf16 NHWC against torch.compile (default mode) bf16 channels_last, and scalebench mnist-cnn tf32 and
+#            fp32 (no TF32) NHWC at batch 64 against torch.compile reduce-overhead; the medians and their ratios
+#            in summary.txt
 #   trace    the kernel timeline of one GPU's step (bench/kernel_trace.cpp through CUDA_INJECTION64_PATH): wrn bf16
 #            NHWC and mnist-cnn tf32 and fp32 NHWC, 3 epochs each; time per kernel and the GPU's idle time a step
 #            (bench/kernel_trace_summary.py) in trace-*.txt, and the steady stretch's records in trace-*.csv.xz
@@ -89,8 +94,8 @@ done
 # Every check before the first measurement.
 [[ -f bench/pytorch_reference.py && -f analysis/report.py ]] || die "run it from the scalebench checkout's root"
 for part in ${parts//,/ }; do
-  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input|fp16|small-batch|predict|slow-link|trace|dp)$ ]] ||
-    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input, fp16, small-batch, predict, slow-link, trace, dp"
+  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input|fp16|small-batch|predict|slow-link|bars|trace|dp)$ ]] ||
+    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input, fp16, small-batch, predict, slow-link, bars, trace, dp"
 done
 part() { [[ ",$parts," == *",$1,"* ]]; }
 if part baseline && [[ ! -x $baseline_bin ]]; then
@@ -400,6 +405,36 @@ if part slow-link && ((N >= 2)); then
   for reduce in fp32 bf16; do
     say "wrn over the network transport, $reduce all-reduce: scalebench $(steady "slow-sb-$reduce-1" "slow-sb-$reduce-2");" \
         "PyTorch DDP $(for r in 1 2; do grep -oE '[0-9,]+ images/s' "$R/slow-pt-$reduce-$r.log" | head -1 | tr -d ','; done | cut -d' ' -f1 | paste -sd/) images/s"
+  done
+fi
+if part bars; then
+  say "== one GPU: the bars' ratios, two runs of each program, alternating"
+  for run_no in 1 2; do
+    run "bars-sb-wrn-bf16-$run_no" 900 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3 \
+        --plan-cache "$R/bars-plans-wrn" --out "$R/bars-sb-wrn-bf16-$run_no.h5"
+    run "bars-pt-wrn-bf16-compile-$run_no" 1800 "${PT[@]}" --model wrn --precision bf16 --channels-last --compile --steps 60 \
+        --warmup 15 --json "$R/bars-pt-wrn-bf16-compile-$run_no.json"
+    for p in tf32 fp32; do
+      run "bars-sb-mnist-$p-$run_no" 600 "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision $p --layout nhwc --epochs 3 \
+          --plan-cache "$R/bars-plans-mnist" --out "$R/bars-sb-mnist-$p-$run_no.h5"
+    done
+    run "bars-pt-mnist-compile-$run_no" 1800 "${PT[@]}" --model mnist-cnn --batch-size 64 --compile --compile-mode reduce-overhead \
+        --json "$R/bars-pt-mnist-compile-$run_no.json"
+  done
+  # pytorch_median NAME...: the median of the runs' median step rates (pytorch_reference.py's JSON).
+  pytorch_median() {
+    local name
+    for name in "$@"; do "$P" -c 'import json, sys; print(json.load(open(sys.argv[1]))["images_per_s"])' "$R/$name.json"; done |
+      sort -n | awk '{v[NR] = $1} END {if (NR) printf "%.0f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+  }
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a > 0 && b > 0) printf "%.3fx", a / b; else print "n/a"}'; }
+  wrn=$(steady bars-sb-wrn-bf16-1 bars-sb-wrn-bf16-2)
+  wrn_pt=$(pytorch_median bars-pt-wrn-bf16-compile-1 bars-pt-wrn-bf16-compile-2)
+  say "bars: wrn bf16 scalebench $wrn; torch.compile $wrn_pt img/s; ratio $(ratio "${wrn%% *}" "$wrn_pt")"
+  mnist_pt=$(pytorch_median bars-pt-mnist-compile-1 bars-pt-mnist-compile-2)
+  for p in tf32 fp32; do
+    rate=$(steady "bars-sb-mnist-$p-1" "bars-sb-mnist-$p-2")
+    say "bars: mnist-cnn $p scalebench $rate; torch.compile reduce-overhead $mnist_pt img/s; ratio $(ratio "${rate%% *}" "$mnist_pt")"
   done
 fi
 if part trace; then
