@@ -255,7 +255,7 @@ void CudaEngine::enqueue_step_body(const std::vector<int64_t>& micro_sizes, int 
   // With several micro-batches the phase events bracket the last one (and the step's all-reduce and
   // update); the micro-batches before it count in the step's wall time only.
   reduce_during_backward_ = count == 1;
-  if (buckets_) buckets_->begin_step(slot, capturing);
+  if (buckets_) buckets_->begin_step(slot);
   int64_t offset = 0;
   // Host ranges around what each phase enqueues (a captured step shows them once, at its capture).
   std::optional<NvtxRange> phase;

@@ -20,12 +20,7 @@ GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int6
   ready_.reserve(buckets_.size());
   for (size_t b = 0; b < buckets_.size(); ++b) ready_.push_back(CudaEvent::create(cudaEventDisableTiming));
   done_ = CudaEvent::create(cudaEventDisableTiming);
-  for (int slot = 0; slot < kStepSlots; ++slot) {
-    for (size_t b = 0; b < buckets_.size(); ++b) {
-      ready_times_[slot].push_back(CudaEvent::create());
-      done_times_[slot].push_back(CudaEvent::create());
-    }
-  }
+  stamps_ = DeviceTimestamps(static_cast<size_t>(kStepSlots) * buckets_.size() * 2);
   if (bf16_) bf16_buffer_.ensure_as<__nv_bfloat16>(static_cast<size_t>(n_));
 }
 
@@ -35,10 +30,9 @@ void GradientBuckets::queue_updates(const DeviceOptimizer& optimizer) {
   optimizer_ = &optimizer;
 }
 
-void GradientBuckets::begin_step(int slot, bool capturing) {
+void GradientBuckets::begin_step(int slot) {
   next_ = 0;
   slot_ = slot;
-  capturing_ = capturing;
 }
 
 void GradientBuckets::launch(size_t b, cudaStream_t ready_on) {
@@ -46,7 +40,7 @@ void GradientBuckets::launch(size_t b, cudaStream_t ready_on) {
   const Bucket& bucket = buckets_[b];
   const int64_t count = bucket.end - bucket.begin;
   ready_[b].record(ready_on);
-  ready_times_[slot_][b].record_maybe_captured(ready_on, capturing_);
+  stamps_.record(stamp_index(slot_, b, false), ready_on);
   comm_.wait(ready_[b].get());
   float* data = grads_ + bucket.begin;
   if (!bf16_) {
@@ -58,7 +52,7 @@ void GradientBuckets::launch(size_t b, cudaStream_t ready_on) {
     kernels::cast(half, DType::BF16, data, DType::F32, count, comm_.get());
   }
   if (optimizer_) optimizer_->enqueue_range(bucket.begin, count, advances_step_counter(b, buckets_.size()), comm_.get());
-  done_times_[slot_][b].record_maybe_captured(comm_.get(), capturing_);
+  stamps_.record(stamp_index(slot_, b, true), comm_.get());
 }
 
 void GradientBuckets::gradients_ready_from(int64_t first_final, cudaStream_t final_on) {
@@ -71,14 +65,17 @@ void GradientBuckets::finish() {
   CHECK_CUDA(cudaStreamWaitEvent(compute_, done_.get(), 0));
 }
 
-std::vector<BucketSpan> GradientBuckets::read_times(int slot, const CudaEvent& step_start) const {
-  constexpr double kSecondsPerMillisecond = 1e-3;  // cudaEventElapsedTime reports milliseconds
+std::vector<BucketSpan> GradientBuckets::read_times(int slot, uint64_t step_start_ns) const {
+  constexpr double kSecondsPerNanosecond = 1e-9;
+  const auto since_start = [&](size_t stamp) {
+    return static_cast<double>(static_cast<int64_t>(stamps_.ns(stamp) - step_start_ns)) * kSecondsPerNanosecond;
+  };
   const size_t element_bytes = bf16_ ? sizeof(__nv_bfloat16) : sizeof(float);
   std::vector<BucketSpan> spans(buckets_.size());
   for (size_t b = 0; b < buckets_.size(); ++b) {
     BucketSpan& span = spans[b];
-    span.ready_s = CudaEvent::elapsed_ms(step_start, ready_times_[slot][b]) * kSecondsPerMillisecond;
-    span.end_s = CudaEvent::elapsed_ms(step_start, done_times_[slot][b]) * kSecondsPerMillisecond;
+    span.ready_s = since_start(stamp_index(slot, b, false));
+    span.end_s = since_start(stamp_index(slot, b, true));
     span.bytes = (buckets_[b].end - buckets_[b].begin) * static_cast<int64_t>(element_bytes);
   }
   set_bucket_starts(spans);

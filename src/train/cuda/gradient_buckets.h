@@ -13,9 +13,10 @@
 // nodes), and the last one launched advances the optimizer's step counter after every other update of
 // the step has read it.
 //
-// For the step's timeline each bucket records one timing event on each stream: when it is ready (on the
-// stream that reported it final) and when its all-reduce is done (communication stream), per step slot, as
-// event nodes inside a stream capture. StepTimer reads them one step late.
+// For the step's timeline each bucket takes one timestamp on each stream (train/cuda/device_timestamps.h):
+// when it is ready (on the stream that reported it final) and when its work on the communication stream
+// is done (its all-reduce and, with queue_updates, its update), per step slot, as kernel nodes inside a
+// stream capture. StepTimer reads them one step late.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -30,6 +31,7 @@
 #include "nn/spec.h"
 #include "train/bucket_plan.h"
 #include "train/cuda/device_optimizer.h"
+#include "train/cuda/device_timestamps.h"
 #include "train/cuda/step_inputs.h"
 
 namespace sb::cuda {
@@ -45,13 +47,12 @@ class GradientBuckets {
   GradientBuckets& operator=(const GradientBuckets&) = delete;
 
   // From now on, each bucket's optimizer update is queued right after its all-reduce (and the cast back
-  // with reduce_in_bf16). The buckets must cover every parameter: throws otherwise.
+  // with reduce_in_bf16). The buckets must cover every parameter (a fatal error otherwise).
   void queue_updates(const DeviceOptimizer& optimizer);
   bool queues_updates() const { return optimizer_ != nullptr; }
 
-  // Starts a new step (no bucket launched yet) whose timing events go to `slot`; `capturing`: the step is
-  // being captured into a CUDA graph.
-  void begin_step(int slot, bool capturing);
+  // Starts a new step (no bucket launched yet) whose timestamps go to `slot`.
+  void begin_step(int slot);
   // Called from backward: gradients [first_final, n) are final in the order of `final_on`. Launches every
   // bucket now complete, after that point of `final_on`.
   void gradients_ready_from(int64_t first_final, cudaStream_t final_on);
@@ -59,10 +60,10 @@ class GradientBuckets {
   // write) and makes the compute stream wait for every bucket.
   void finish();
 
-  // After the step in `slot` is complete: each bucket's times relative to `step_start` (an event of
-  // that step on the compute stream), in launch order. A bucket ends after its update where one is queued:
-  // the communication stream is busy until then.
-  std::vector<BucketSpan> read_times(int slot, const CudaEvent& step_start) const;
+  // After the step in `slot` is complete: each bucket's times relative to `step_start_ns` (that step's
+  // start on the GPU's clock: DeviceTimestamps::ns), in launch order. A bucket ends after its update where
+  // one is queued: the communication stream is busy until then.
+  std::vector<BucketSpan> read_times(int slot, uint64_t step_start_ns) const;
 
  private:
   void launch(size_t b, cudaStream_t ready_on);
@@ -79,11 +80,13 @@ class GradientBuckets {
   std::vector<CudaEvent> ready_;
   CudaEvent done_;
   size_t next_ = 0;  // buckets_[0..next_) are launched this step
-  // Timing events by step slot and bucket: ready on the stream that reported it, done on the communication
-  // stream.
-  std::array<std::vector<CudaEvent>, kStepSlots> ready_times_, done_times_;
+  // Timestamps by step slot and bucket: ready on the stream that reported it, done on the communication
+  // stream (stamp_index).
+  size_t stamp_index(int slot, size_t bucket, bool done) const {
+    return (static_cast<size_t>(slot) * buckets_.size() + bucket) * 2 + (done ? 1 : 0);
+  }
+  DeviceTimestamps stamps_;
   int slot_ = 0;
-  bool capturing_ = false;
 };
 
 }  // namespace sb::cuda

@@ -3,11 +3,12 @@
 #include <chrono>
 #include <utility>
 
+#include "core/cuda_check.h"
 
 namespace sb::cuda {
 namespace {
 
-constexpr double kSecondsPerMillisecond = 1e-3;  // cudaEventElapsedTime reports milliseconds
+constexpr size_t kAnchor = static_cast<size_t>(kStepSlots) * kStepEvents;  // the anchor's timestamp
 
 // The compute stream's boundaries after the step's start event, in step order.
 constexpr std::array<std::pair<StepBoundary, StepEvent>, kStepBoundaries> kBoundaryEvents = {
@@ -20,37 +21,35 @@ double steady_seconds() {
 
 }  // namespace
 
-StepTimer::StepTimer(const GradientBuckets* buckets) : buckets_(buckets) {
-  for (auto& slot : events_)
-    for (auto& e : slot) e = CudaEvent::create();
-  anchor_ = CudaEvent::create();
+StepTimer::StepTimer(const GradientBuckets* buckets) : buckets_(buckets), stamps_(kAnchor + 1) {
+  for (auto& e : done_) e = CudaEvent::create(cudaEventDisableTiming);
 }
 
 void StepTimer::record(int slot, StepEvent event, cudaStream_t stream, bool capturing) const {
-  events_[static_cast<size_t>(slot)][static_cast<size_t>(event)].record_maybe_captured(stream, capturing);
+  stamps_.record(index(slot, event), stream);
+  if (event == kOptimizerDone) done_[static_cast<size_t>(slot)].record_maybe_captured(stream, capturing);
 }
 
 void StepTimer::anchor(cudaStream_t stream) {
-  // On an idle stream the event runs as soon as it is queued: between the two clock readings, whose
-  // midpoint stands for it (a few microseconds either way).
+  // On an idle stream the timestamp is taken as soon as it is queued: between the two clock readings,
+  // whose midpoint stands for it (a few microseconds either way).
   const double before = steady_seconds();
-  anchor_.record(stream);
-  anchor_.synchronize();
+  stamps_.record(kAnchor, stream);
+  CHECK_CUDA(cudaStreamSynchronize(stream));
   anchor_host_s_ = 0.5 * (before + steady_seconds());
   anchored_ = true;
 }
 
 PhaseTimes StepTimer::read(int slot, const GpuWait& wait) const {
-  const auto& ev = events_[static_cast<size_t>(slot)];
-  wait.for_event(ev[kOptimizerDone]);  // the compute stream waited for every bucket before it
+  wait.for_event(done_[static_cast<size_t>(slot)]);  // the compute stream waited for every bucket before it
+  const size_t start = index(slot, kStepStart);
   PhaseTimes t;
   StepTimeline& line = t.timeline;
-  for (const auto& [boundary, event] : kBoundaryEvents)
-    line.ends[boundary] = CudaEvent::elapsed_ms(ev[kStepStart], ev[event]) * kSecondsPerMillisecond;
-  if (buckets_) line.buckets = buckets_->read_times(slot, ev[kStepStart]);
+  for (const auto& [boundary, event] : kBoundaryEvents) line.ends[boundary] = stamps_.seconds(start, index(slot, event));
+  if (buckets_) line.buckets = buckets_->read_times(slot, stamps_.ns(start));
   const std::array<double, kPhaseCount> seconds = phase_seconds(line);
   for (int p = 0; p < kPhaseCount; ++p) t.seconds[p] = seconds[static_cast<size_t>(p)];
-  if (anchored_) line.start_s = anchor_host_s_ + CudaEvent::elapsed_ms(anchor_, ev[kStepStart]) * kSecondsPerMillisecond;
+  if (anchored_) line.start_s = anchor_host_s_ + stamps_.seconds(kAnchor, start);
   return t;
 }
 

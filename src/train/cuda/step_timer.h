@@ -1,19 +1,21 @@
-// Phase times of the CUDA training step from events on the compute stream and the gradient buckets'
-// events on both streams (metrics/step_timeline.h splits them into phases). The host reads step k-1's
-// events after queueing step k, so that timing never waits for the step just queued: a step's times come
-// back one call later (PhaseTimes::valid), the last one through drain().
+// Phase times of the CUDA training step from timestamps on the compute stream and the gradient buckets'
+// timestamps on their streams (train/cuda/device_timestamps.h; metrics/step_timeline.h splits them into
+// phases). The host reads step k-1's timestamps after queueing step k, waiting for that step's completion
+// event, so that timing never waits for the step just queued: a step's times come back one call later
+// (PhaseTimes::valid), the last one through drain().
 //
 // kCommDone follows the compute stream's wait for everything on the communication stream, so the comm
 // phase runs from the end of backward to the end of the last bucket's work there: its all-reduce and, with
 // the optimizer overlap, its update. The optimizer phase is what the compute stream runs after that
 // (near nothing with the overlap).
 //
-// The trace places steps on the host's clock through an anchor: an event recorded on an idle stream
+// The trace places steps on the host's clock through an anchor: a timestamp taken on an idle stream
 // beside a host clock reading, renewed at each synchronize (once per epoch).
 #pragma once
 #include <array>
 
 #include "nn/cuda/cuda_handles.h"
+#include "train/cuda/device_timestamps.h"
 #include "train/cuda/gpu_wait.h"
 #include "train/cuda/gradient_buckets.h"
 #include "train/cuda/step_inputs.h"
@@ -26,9 +28,10 @@ enum StepEvent { kStepStart = 0, kDataDone, kForwardDone, kBackwardDone, kCommDo
 
 class StepTimer {
  public:
-  explicit StepTimer(const GradientBuckets* buckets);  // creates the events of every slot
+  explicit StepTimer(const GradientBuckets* buckets);  // creates the timestamps and events of every slot
 
-  // Records `event` of the step in `slot`; inside a stream capture as an event node of the graph.
+  // Records `event` of the step in `slot` (a kernel node inside a stream capture); kOptimizerDone, the
+  // step's last, also records the slot's completion event, which the host waits for before reading.
   void record(int slot, StepEvent event, cudaStream_t stream, bool capturing) const;
   // Call after queueing the step in `slot`: the times of the step queued before it (waiting for it), or
   // times with valid = false for the first step.
@@ -36,19 +39,21 @@ class StepTimer {
   // The times of the last queued step not yet reported (valid = false when there is none).
   PhaseTimes drain(const GpuWait& wait);
 
-  // Ties device time to the host's steady clock; `stream` must have nothing queued (after a synchronize).
+  // Ties the GPU's clock to the host's steady clock; `stream` must have nothing queued (after a synchronize).
   void anchor(cudaStream_t stream);
   bool anchored() const { return anchored_; }
 
  private:
   PhaseTimes read(int slot, const GpuWait& wait) const;
 
+  static size_t index(int slot, StepEvent event) { return static_cast<size_t>(slot) * kStepEvents + event; }
+
   const GradientBuckets* buckets_;
-  std::array<std::array<CudaEvent, kStepEvents>, kStepSlots> events_;
+  DeviceTimestamps stamps_;  // kStepEvents per slot, then the anchor's
+  std::array<CudaEvent, kStepSlots> done_;
   bool pending_ = false;
   int pending_slot_ = 0;
-  CudaEvent anchor_;
-  double anchor_host_s_ = 0;  // steady clock, seconds since its epoch, when anchor_ ran
+  double anchor_host_s_ = 0;  // steady clock, seconds since its epoch, when the anchor's timestamp was taken
   bool anchored_ = false;
 };
 
