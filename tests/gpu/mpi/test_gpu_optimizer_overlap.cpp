@@ -11,6 +11,8 @@
 // Needs one GPU per rank and at least 2 ranks; skips otherwise.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -85,11 +87,16 @@ std::vector<EngineState> states_after_steps(const TrainConfig& config, const Tra
   return out;
 }
 
+// Bit for bit (a NaN equals itself; 0 and -0 differ).
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
 // Whether rank 0's `mine` has the same bits as every rank's.
 bool same_on_every_rank(Communicator& comm, const std::vector<float>& mine) {
   std::vector<float> root = mine;
   comm.broadcast(std::span<float>(root), 0);
-  return comm.allreduce_min(root == mine ? 1 : 0) == 1;
+  return comm.allreduce_min(same_bits(root, mine) ? 1 : 0) == 1;
 }
 
 class OptimizerOverlap : public ::testing::TestWithParam<Case> {};
@@ -109,20 +116,21 @@ TEST_P(OptimizerOverlap, StateEqualsTheOneUpdateBitForBitOnEveryRank) {
     SCOPED_TRACE("after step " + std::to_string(k));
     EXPECT_EQ(on[k].optimizer_steps, static_cast<int64_t>(k)) << "one advance of the step counter per step";
     EXPECT_EQ(off[k].optimizer_steps, static_cast<int64_t>(k));
-    ASSERT_TRUE(on[k].params == off[k].params)
+    ASSERT_TRUE(same_bits(on[k].params, off[k].params))
         << "parameters differ by relative L2 " << testing::relative_l2(on[k].params, off[k].params);
-    EXPECT_TRUE(on[k].buffers == off[k].buffers) << "batch-norm statistics differ";
+    EXPECT_TRUE(same_bits(on[k].buffers, off[k].buffers)) << "batch-norm statistics differ";
     ASSERT_EQ(on[k].optimizer_state.size(), off[k].optimizer_state.size());
     for (size_t s = 0; s < on[k].optimizer_state.size(); ++s) {
       const auto& [name, values] = on[k].optimizer_state[s];
       EXPECT_EQ(name, off[k].optimizer_state[s].first);
-      EXPECT_TRUE(values == off[k].optimizer_state[s].second)
+      EXPECT_TRUE(same_bits(values, off[k].optimizer_state[s].second))
           << name << " differs by relative L2 " << testing::relative_l2(values, off[k].optimizer_state[s].second);
       EXPECT_TRUE(same_on_every_rank(*world, values)) << name << " differs across ranks";
     }
     EXPECT_TRUE(same_on_every_rank(*world, on[k].params)) << "parameters differ across ranks";
   }
   EXPECT_GT(testing::relative_l2(on.back().params, on.front().params), 1e-6) << "the steps must move the parameters";
+  for (float p : on.back().params) ASSERT_TRUE(std::isfinite(p)) << "the steps must keep the parameters finite";
 }
 
 constexpr SyntheticShape kMnist{1, 28, 28, 10}, kSmallWrn{3, 8, 8, 10};
