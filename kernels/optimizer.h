@@ -1,5 +1,6 @@
 // The fused optimizer step: ONE launch updates the whole flat fp32 master buffer (docs/architecture.md,
-// "Flat buffers"), with torch.optim's semantics. The per-element maths is literally the CPU optimizers': the
+// "Flat buffers"), or one element range of it (a gradient bucket's, with the optimizer overlap), with
+// torch.optim's semantics. The per-element maths is literally the CPU optimizers': the
 // kernel calls the SB_HOST_DEVICE update functions of src/optim/update_rules.h.
 // This interface depends on nothing above core/: the hyper-parameters come as the plain structs below,
 // which the callers fill from the optimizer configs of src/optim/ (optim/cuda/fused_step_hyperparameters.h).
