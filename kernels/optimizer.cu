@@ -120,7 +120,7 @@ __global__ void fused_optimizer_kernel(FusedOptimizerArgs a) {
   }
   for (int64_t i = start + global_thread(); i < a.n; i += stride) update_one<Rule, TC>(a, i, inv, s);
 
-  if (a.step_counter) {
+  if (a.step_counter && a.advances_step_counter) {
     // The last block to finish advances the step counter. Every block read it (thread 0, above) before
     // its fence and atomic, so no block can see the new value within this launch.
     __syncthreads();
@@ -159,10 +159,34 @@ void launch_rule(const FusedOptimizerArgs& a, cudaStream_t stream) {
   CHECK_CUDA_LAUNCH();
 }
 
+// The launch's own view of the buffers: every pointer moved to the range's first element and n its
+// length, so that the kernel (and its alignment test) sees a whole buffer.
+FusedOptimizerArgs range_of(const FusedOptimizerArgs& a) {
+  if (a.count < 0) return a;
+  if (a.offset < 0 || a.offset > a.n || a.count > a.n - a.offset)
+    fatal("fused_optimizer_step: the range [" + std::to_string(a.offset) + ", " + std::to_string(a.offset + a.count) +
+          ") lies outside the " + std::to_string(a.n) + " elements of the buffers");
+  FusedOptimizerArgs r = a;
+  r.params += a.offset;
+  r.grads += a.offset;
+  for (float*& s : r.state)
+    if (s) s += a.offset;
+  if (r.params_copy) r.params_copy = static_cast<char*>(r.params_copy) + a.offset * dtype_size(a.copy_dtype);
+  r.n = a.count;
+  r.offset = 0;
+  r.count = -1;
+  return r;
+}
+
 }  // namespace
 
-void fused_optimizer_step(const FusedOptimizerArgs& a, cudaStream_t stream) {
-  if (a.n <= 0) return;
+void fused_optimizer_step(const FusedOptimizerArgs& whole, cudaStream_t stream) {
+  const FusedOptimizerArgs a = range_of(whole);
+  if (a.n <= 0) {
+    if (a.step_counter && a.advances_step_counter && whole.n > 0)
+      fatal("fused_optimizer_step: an empty range cannot advance the step counter");
+    return;
+  }
   if (a.params == nullptr || a.grads == nullptr) fatal("fused_optimizer_step: params and grads are required");
   auto need_state = [&](int count) {
     for (int k = 0; k < count; ++k)

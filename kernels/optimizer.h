@@ -1,5 +1,6 @@
 // The fused optimizer step: ONE launch updates the whole flat fp32 master buffer (docs/architecture.md,
-// "Flat buffers"), with torch.optim's semantics. The per-element maths is literally the CPU optimizers': the
+// "Flat buffers"), or one element range of it (a gradient bucket's, with the optimizer overlap), with
+// torch.optim's semantics. The per-element maths is literally the CPU optimizers': the
 // kernel calls the SB_HOST_DEVICE update functions of src/optim/update_rules.h.
 // This interface depends on nothing above core/: the hyper-parameters come as the plain structs below,
 // which the callers fill from the optimizer configs of src/optim/ (optim/cuda/fused_step_hyperparameters.h).
@@ -61,6 +62,11 @@ struct FusedOptimizerArgs {
   AdamHyperparameters adam;
 
   int64_t n = 0;                  // elements of every buffer below
+  // The elements this launch updates: [offset, offset + count) of every buffer (params_copy included);
+  // count < 0: all n. One launch per gradient bucket updates that bucket's parameters as soon as its
+  // all-reduce is done (docs/architecture.md, "The streams of a step").
+  int64_t offset = 0;
+  int64_t count = -1;
   float* params = nullptr;        // fp32 master weights, updated in place
   const float* grads = nullptr;   // fp32 gradients (already averaged across ranks)
   // Optimizer state, n floats each, zero-initialised, in the CPU optimizer's state() order:
@@ -75,6 +81,10 @@ struct FusedOptimizerArgs {
   // unless the step is skipped), else `step` (1-based, as Optimizer::update's).
   int64_t step = 1;
   OptimizerStepCounter* step_counter = nullptr;
+  // Whether this launch advances step_counter. A step split into ranged launches queues them on one
+  // stream, every one but the last with false: each reads the same step number (Adam's bias correction
+  // must see step t in every range), and the last one queued advances the counter once.
+  bool advances_step_counter = true;
 
   // fp16 loss scaling (optional): skip everything when *found_inf != 0; divide each gradient by
   // *loss_scale on the fly (torch's unscale_, fused: the gradients are read once and never rewritten).

@@ -20,7 +20,8 @@ enum StepBoundary { kDataEnd = 0, kForwardEnd, kBackwardEnd, kCommEnd, kOptimize
 struct BucketSpan {
   double ready_s = 0;   // its gradients are final (event on the compute stream)
   double start_s = 0;   // the communication stream takes it up: max(ready, previous bucket's end)
-  double end_s = 0;     // its all-reduce is done (event on the communication stream); = start where nothing is exchanged
+  double end_s = 0;     // its all-reduce (and an optimizer update queued after it) is done, on the communication
+                        // stream; = start where nothing is exchanged
   int64_t bytes = 0;    // on the wire
 };
 

@@ -61,6 +61,7 @@ struct TrainConfig {
   BatchNormPath batchnorm_path = BatchNormPath::Auto;  // CUDA BatchNorm2d implementation (docs/cudnn.md)
   bool fused_bn = true;          // batch norm + ReLU (+ dropout, + residual add) as our fused kernels (CUDA)
   bool parallel_wgrad = true;    // weight gradients on a second stream beside the input gradients (CUDA)
+  bool optimizer_overlap = true;  // each bucket's optimizer update right after its all-reduce (CUDA, ranks > 1)
   bool autotune = true;          // time cuDNN's candidate plans on first use (CUDA)
   std::optional<std::string> plan_cache;  // on-disk cuDNN plan cache; unset: default_plan_cache_dir(); "": none
   InputSource input = InputSource::Device;  // where the CUDA engine keeps the data and builds batches

@@ -325,6 +325,11 @@ std::vector<TrainOption> make_rows() {
        "weight gradients on a second CUDA stream, beside the input gradients that the layers below wait for; "
        "off: one stream, as PyTorch (CUDA; docs/architecture.md)",
        kRun, "parallel_wgrad", free, flag(&C::parallel_wgrad)},
+      {"optimizer-overlap", "",
+       "update each gradient bucket's parameters on the communication stream as soon as its all-reduce is done; "
+       "used with several ranks, without fp16 loss scaling and with --accumulate-steps 1; off: one update after "
+       "every all-reduce (CUDA; docs/architecture.md)",
+       kRun, "optimizer_overlap", free, flag(&C::optimizer_overlap)},
       {"autotune", "",
        "time cuDNN's candidate plans and cuBLASLt's candidate algorithms on first use and keep the fastest; off "
        "takes the heuristics' first that runs, like cudnn.benchmark = False (CUDA)",

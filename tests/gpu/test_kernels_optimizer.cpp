@@ -1,7 +1,9 @@
 // The fused optimizer kernel against the CPU optimizers of src/optim/ (Sgd, Adadelta, Adam/AdamW with
 // and without AMSGrad): several steps with a changing learning rate, the lr and the step number either
 // passed by value or read from device memory (the CUDA-graph mode), the found_inf skip, the fused
-// unscale, and the low-precision weight copy; vector and scalar (misaligned) paths.
+// unscale, and the low-precision weight copy; vector and scalar (misaligned) paths. Launches over element
+// ranges (one per gradient bucket) give the bits of one whole launch, and the step counter advances once
+// per step, by the launch flagged for it, while every range reads the same step number.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -150,6 +152,77 @@ TEST(KernelsOptimizer, FusedStepMatchesCpuOptimizers) {
           EXPECT_EQ(download_raw<kernels::OptimizerStepCounter>(dcounter.get(), 1)[0].steps, kSteps);
         }
       }
+}
+
+// One optimizer's buffers on the device (params, grads, state, bf16 copy, lr, step counter) from the same
+// initial values, so that two of them can run the same steps launched differently.
+struct OptimizerBuffers {
+  OptimizerBuffers(const Variant& v, const std::vector<float>& params, double lr)
+      : dp(to_device(params, DType::F32)), dg(params.size() * 4), dcopy(params.size() * 2), dlr(sizeof(double)),
+        dcounter(sizeof(kernels::OptimizerStepCounter)) {
+    const size_t n = params.size();
+    for (int k = 0; k < state_count(v); ++k) ds.push_back(to_device(std::vector<float>(n, 0.0f), DType::F32));
+    cudaMemcpy(dlr.get(), &lr, sizeof(double), cudaMemcpyHostToDevice);
+    cudaMemset(dcounter.get(), 0, sizeof(kernels::OptimizerStepCounter));
+    args.kind = v.kind;
+    args.sgd = fused_step_hyperparameters(v.sgd);
+    args.adadelta = fused_step_hyperparameters(v.adadelta);
+    args.adam = fused_step_hyperparameters(v.adam);
+    args.n = static_cast<int64_t>(n);
+    args.params = dp.as<float>();
+    args.grads = dg.as<float>();
+    for (size_t k = 0; k < ds.size(); ++k) args.state[k] = ds[k].as<float>();
+    args.lr_device = dlr.as<double>();
+    args.step_counter = dcounter.as<kernels::OptimizerStepCounter>();
+    args.params_copy = dcopy.get();
+    args.copy_dtype = DType::BF16;
+  }
+  int64_t steps() const { return download_raw<kernels::OptimizerStepCounter>(dcounter.get(), 1)[0].steps; }
+  DeviceMem dp, dg, dcopy, dlr, dcounter;
+  std::vector<DeviceMem> ds;
+  kernels::FusedOptimizerArgs args;
+};
+
+TEST(KernelsOptimizer, RangedLaunchesEqualOneWholeLaunchBitForBit) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(43);
+  const int64_t n = 40003;
+  // Bucket-like ranges in launch order (descending offsets): a misaligned one (the scalar path), an aligned
+  // one (the vector path), a ragged one and the first elements.
+  const std::vector<std::pair<int64_t, int64_t>> ranges = {{20001, 40003}, {8, 20001}, {3, 8}, {0, 3}};
+  const int kSteps = 4;
+  for (const Variant& v : variants()) {
+    SCOPED_TRACE(v.name);
+    const std::vector<float> params = random_values(n, rng, 0.01f, 1.0f);
+    OptimizerBuffers whole(v, params, v.lr), split(v, params, v.lr);
+    for (int step = 1; step <= kSteps; ++step) {
+      const std::vector<float> grads = random_values(n, rng, 1e-3f, 1.0f);
+      upload(grads, DType::F32, whole.dg.get());
+      upload(grads, DType::F32, split.dg.get());
+      kernels::fused_optimizer_step(whole.args, nullptr);
+      for (size_t r = 0; r < ranges.size(); ++r) {
+        kernels::FusedOptimizerArgs a = split.args;
+        a.offset = ranges[r].first;
+        a.count = ranges[r].second - ranges[r].first;
+        a.advances_step_counter = r + 1 == ranges.size();
+        kernels::fused_optimizer_step(a, nullptr);
+        // Until the last range, the counter still holds the previous step: every range reads step `step`.
+        if (r + 1 < ranges.size()) {
+          ASSERT_EQ(split.steps(), step - 1) << "after range " << r << ", step " << step;
+        }
+      }
+      ASSERT_CUDA(cudaDeviceSynchronize());
+      EXPECT_EQ(whole.steps(), step);
+      EXPECT_EQ(split.steps(), step) << "one advance per step";
+      EXPECT_EQ(download_raw<uint32_t>(split.dp.get(), n), download_raw<uint32_t>(whole.dp.get(), n)) << "params, step " << step;
+      EXPECT_EQ(download_raw<uint16_t>(split.dcopy.get(), n), download_raw<uint16_t>(whole.dcopy.get(), n))
+          << "bf16 copy, step " << step;
+      for (size_t k = 0; k < whole.ds.size(); ++k)
+        EXPECT_EQ(download_raw<uint32_t>(split.ds[k].get(), n), download_raw<uint32_t>(whole.ds[k].get(), n))
+            << "state " << k << ", step " << step;
+    }
+    EXPECT_NE(download(whole.dp.get(), n, DType::F32), params) << "the steps must move the parameters";
+  }
 }
 
 TEST(KernelsOptimizer, FoundInfSkipsAndLossScaleUnscales) {

@@ -42,6 +42,7 @@
 #include "train/cuda/step_timer.h"
 #include "train/engine_base.h"
 #include "train/micro_batches.h"
+#include "train/optimizer_overlap.h"
 #include "train/run_setup.h"
 
 namespace sb {
@@ -175,6 +176,13 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
   if (ctx_->compute_dtype() == DType::F16) scaler_.emplace(stream_.get());
   optimizer_ = std::make_unique<cuda::DeviceOptimizer>(optimizer_spec_for(config), *net_, ctx_->compute_dtype(), &inputs->lr,
                                                        scaler_ ? &*scaler_ : nullptr, stream_.get());
+  if (buckets_) {
+    const std::string refusal = optimizer_overlap_refusal(config, comm.size());
+    if (refusal.empty())
+      buckets_->queue_updates(*optimizer_);
+    else if (config.optimizer_overlap)
+      log0("optimizer overlap: off (%s)\n", refusal.c_str());
+  }
   train_totals_.emplace();
   eval_totals_.emplace();
   train_totals_->zero(stream_.get());
@@ -286,9 +294,12 @@ void CudaEngine::enqueue_step_body(const std::vector<int64_t>& micro_sizes, int 
 
   phase.reset();
   phase.emplace(phase_name(kPhaseOptimizer));
-  if (scaler_) scaler_->enqueue_check(net_->grads(), net_->param_count(), s);
-  optimizer_->enqueue_step(s);
-  if (scaler_) scaler_->enqueue_update(s);
+  // With the optimizer overlap each bucket's update followed its all-reduce, and finish() waited for them.
+  if (!buckets_ || !buckets_->queues_updates()) {
+    if (scaler_) scaler_->enqueue_check(net_->grads(), net_->param_count(), s);
+    optimizer_->enqueue_step(s);
+    if (scaler_) scaler_->enqueue_update(s);
+  }
   timer_->record(slot, cuda::kOptimizerDone, s, capturing);
 }
 

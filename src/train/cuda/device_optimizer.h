@@ -23,7 +23,13 @@ class DeviceOptimizer {
   DeviceOptimizer(const OptimizerSpec& spec, Network& net, DType compute, const double* lr_device,
                   const LossScaler* scaler, cudaStream_t stream);
 
+  // The whole step: one launch over every parameter, advancing the step counter.
   void enqueue_step(cudaStream_t stream) const;
+  // One range of a step split by gradient bucket: the parameters [offset, offset + count). Every range of
+  // a step reads the same step number; the one that `advances_step_counter` must be queued last, after
+  // the others on the same stream.
+  void enqueue_range(int64_t offset, int64_t count, bool advances_step_counter, cudaStream_t stream) const;
+  int64_t param_count() const { return args_.n; }
 
   // Synchronous copies for checkpoints: optimizer_state (by torch.optim's names) and optimizer_steps.
   void save(EngineState& state) const;

@@ -4,7 +4,9 @@
 
 #include "core/cuda_check.h"
 #include "core/nvtx_ranges.h"
+#include "core/error.h"
 #include "kernels/elementwise.h"
+#include "train/optimizer_overlap.h"
 
 namespace sb::cuda {
 
@@ -20,6 +22,12 @@ GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int6
   done_ = CudaEvent::create(cudaEventDisableTiming);
   stamps_ = DeviceTimestamps(static_cast<size_t>(kStepSlots) * buckets_.size() * 2);
   if (bf16_) bf16_buffer_.ensure_as<__nv_bfloat16>(static_cast<size_t>(n_));
+}
+
+void GradientBuckets::queue_updates(const DeviceOptimizer& optimizer) {
+  if (optimizer.param_count() != n_ || !buckets_tile_descending(buckets_, n_))
+    fatal("GradientBuckets: the buckets must cover the optimizer's parameters in descending order to queue its updates");
+  optimizer_ = &optimizer;
 }
 
 void GradientBuckets::begin_step(int slot) {
@@ -43,6 +51,7 @@ void GradientBuckets::launch(size_t b, cudaStream_t ready_on) {
     nccl_.allreduce_avg(std::span<__nv_bfloat16>(half, static_cast<size_t>(count)), comm_.get());
     kernels::cast(half, DType::BF16, data, DType::F32, count, comm_.get());
   }
+  if (optimizer_) optimizer_->enqueue_range(bucket.begin, count, advances_step_counter(b, buckets_.size()), comm_.get());
   stamps_.record(stamp_index(slot_, b, true), comm_.get());
 }
 

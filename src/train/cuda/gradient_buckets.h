@@ -6,9 +6,17 @@
 // backward reports them final (the compute stream, or the weight-gradient stream once it is past both;
 // nn/cuda/context.h) without host synchronisation. finish() makes the compute stream wait for them all.
 //
+// With queue_updates (--optimizer-overlap, train/optimizer_overlap.h) each bucket's optimizer update
+// follows its all-reduce on the communication stream, so the update of the first buckets runs while
+// backward still works on the layers below; the compute stream then runs no optimizer. The buckets launch
+// in descending offset order, one after another on that one stream (in a captured graph, a chain of its
+// nodes), and the last one launched advances the optimizer's step counter after every other update of
+// the step has read it.
+//
 // For the step's timeline each bucket takes one timestamp on each stream (train/cuda/device_timestamps.h):
-// when it is ready (on the stream that reported it final) and when its all-reduce is done (communication
-// stream), per step slot, as kernel nodes inside a stream capture. StepTimer reads them one step late.
+// when it is ready (on the stream that reported it final) and when its work on the communication stream
+// is done (its all-reduce and, with queue_updates, its update), per step slot, as kernel nodes inside a
+// stream capture. StepTimer reads them one step late.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -22,6 +30,7 @@
 #include "nn/cuda/device_buffer.h"
 #include "nn/spec.h"
 #include "train/bucket_plan.h"
+#include "train/cuda/device_optimizer.h"
 #include "train/cuda/device_timestamps.h"
 #include "train/cuda/step_inputs.h"
 
@@ -37,6 +46,11 @@ class GradientBuckets {
   GradientBuckets(const GradientBuckets&) = delete;
   GradientBuckets& operator=(const GradientBuckets&) = delete;
 
+  // From now on, each bucket's optimizer update is queued right after its all-reduce (and the cast back
+  // with reduce_in_bf16). The buckets must cover every parameter (a fatal error otherwise).
+  void queue_updates(const DeviceOptimizer& optimizer);
+  bool queues_updates() const { return optimizer_ != nullptr; }
+
   // Starts a new step (no bucket launched yet) whose timestamps go to `slot`.
   void begin_step(int slot);
   // Called from backward: gradients [first_final, n) are final in the order of `final_on`. Launches every
@@ -47,7 +61,8 @@ class GradientBuckets {
   void finish();
 
   // After the step in `slot` is complete: each bucket's times relative to `step_start_ns` (that step's
-  // start on the GPU's clock: DeviceTimestamps::ns), in launch order.
+  // start on the GPU's clock: DeviceTimestamps::ns), in launch order. A bucket ends after its update where
+  // one is queued: the communication stream is busy until then.
   std::vector<BucketSpan> read_times(int slot, uint64_t step_start_ns) const;
 
  private:
@@ -60,6 +75,7 @@ class GradientBuckets {
   cudaStream_t compute_;
   CudaStream comm_;
   bool bf16_;
+  const DeviceOptimizer* optimizer_ = nullptr;  // set by queue_updates
   DeviceBuffer bf16_buffer_;
   std::vector<CudaEvent> ready_;
   CudaEvent done_;

@@ -4,6 +4,11 @@
 // event, so that timing never waits for the step just queued: a step's times come back one call later
 // (PhaseTimes::valid), the last one through drain().
 //
+// kCommDone follows the compute stream's wait for everything on the communication stream, so the comm
+// phase runs from the end of backward to the end of the last bucket's work there: its all-reduce and, with
+// the optimizer overlap, its update. The optimizer phase is what the compute stream runs after that
+// (near nothing with the overlap).
+//
 // The trace places steps on the host's clock through an anchor: a timestamp taken on an idle stream
 // beside a host clock reading, renewed at each synchronize (once per epoch).
 #pragma once
