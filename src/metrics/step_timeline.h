@@ -18,11 +18,12 @@ enum StepBoundary { kDataEnd = 0, kForwardEnd, kBackwardEnd, kCommEnd, kOptimize
 // One gradient bucket of the step. The communication stream runs buckets one after another, so a
 // bucket is busy from when it is ready and the one before it is done until its own end.
 struct BucketSpan {
-  double ready_s = 0;   // its gradients are final (event on the compute stream)
-  double start_s = 0;   // the communication stream takes it up: max(ready, previous bucket's end)
-  double end_s = 0;     // its all-reduce (and an optimizer update queued after it) is done, on the communication
-                        // stream; = start where nothing is exchanged
-  int64_t bytes = 0;    // on the wire
+  double ready_s = 0;   // its gradients are final (on the stream that reported them)
+  double start_s = 0;   // the communication stream takes it up: max(ready, the end of that stream's work for
+                        // the bucket before: its all-reduce, or the optimizer update queued after it)
+  double end_s = 0;     // its all-reduce is done, on the communication stream; = start where nothing is
+                        // exchanged
+  int64_t bytes = 0;    // on the wire (0 on one rank)
 };
 
 struct StepTimeline {

@@ -2,9 +2,8 @@
 
 namespace sb {
 
-std::string optimizer_overlap_refusal(const TrainConfig& config, int ranks) {
+std::string optimizer_overlap_refusal(const TrainConfig& config) {
   if (!config.optimizer_overlap) return "--optimizer-overlap off";
-  if (ranks < 2) return "one rank has no all-reduce";
   if (config.precision == Precision::FP16)
     return "--precision fp16's loss scaling checks every gradient before any update";
   if (config.accumulate_steps > 1) return "--accumulate-steps above 1 reduces the buckets after the last micro-batch";

@@ -10,7 +10,7 @@
 
 namespace sb::cuda {
 
-GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int64_t n, NcclCommunicator& nccl,
+GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int64_t n, NcclCommunicator* nccl,
                                  cudaStream_t compute, bool reduce_in_bf16)
     : buckets_(std::move(buckets)), grads_(grads), n_(n), nccl_(nccl), compute_(compute), bf16_(reduce_in_bf16) {
   // The highest priority: NCCL's blocks are scheduled as soon as a bucket is ready instead of queueing
@@ -20,8 +20,8 @@ GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int6
   ready_.reserve(buckets_.size());
   for (size_t b = 0; b < buckets_.size(); ++b) ready_.push_back(CudaEvent::create(cudaEventDisableTiming));
   done_ = CudaEvent::create(cudaEventDisableTiming);
-  stamps_ = DeviceTimestamps(static_cast<size_t>(kStepSlots) * buckets_.size() * 2);
-  if (bf16_) bf16_buffer_.ensure_as<__nv_bfloat16>(static_cast<size_t>(n_));
+  stamps_ = DeviceTimestamps(static_cast<size_t>(kStepSlots) * buckets_.size() * kStamps);
+  if (bf16_ && nccl_) bf16_buffer_.ensure_as<__nv_bfloat16>(static_cast<size_t>(n_));
 }
 
 void GradientBuckets::queue_updates(const DeviceOptimizer& optimizer) {
@@ -40,19 +40,24 @@ void GradientBuckets::launch(size_t b, cudaStream_t ready_on) {
   const Bucket& bucket = buckets_[b];
   const int64_t count = bucket.end - bucket.begin;
   ready_[b].record(ready_on);
-  stamps_.record(stamp_index(slot_, b, false), ready_on);
+  stamps_.record(stamp_index(slot_, b, kReady), ready_on);
   comm_.wait(ready_[b].get());
   float* data = grads_ + bucket.begin;
-  if (!bf16_) {
-    nccl_.allreduce_avg(std::span<float>(data, static_cast<size_t>(count)), comm_.get());
+  if (!nccl_) {
+    // One rank: nothing to average.
+  } else if (!bf16_) {
+    nccl_->allreduce_avg(std::span<float>(data, static_cast<size_t>(count)), comm_.get());
   } else {
     auto* half = static_cast<__nv_bfloat16*>(bf16_buffer_.data()) + bucket.begin;
     kernels::cast(data, DType::F32, half, DType::BF16, count, comm_.get());
-    nccl_.allreduce_avg(std::span<__nv_bfloat16>(half, static_cast<size_t>(count)), comm_.get());
+    nccl_->allreduce_avg(std::span<__nv_bfloat16>(half, static_cast<size_t>(count)), comm_.get());
     kernels::cast(half, DType::BF16, data, DType::F32, count, comm_.get());
   }
-  if (optimizer_) optimizer_->enqueue_range(bucket.begin, count, advances_step_counter(b, buckets_.size()), comm_.get());
-  stamps_.record(stamp_index(slot_, b, true), comm_.get());
+  stamps_.record(stamp_index(slot_, b, kReduced), comm_.get());
+  if (optimizer_) {
+    optimizer_->enqueue_range(bucket.begin, count, advances_step_counter(b, buckets_.size()), comm_.get());
+    stamps_.record(stamp_index(slot_, b, kUpdated), comm_.get());
+  }
 }
 
 void GradientBuckets::gradients_ready_from(int64_t first_final, cudaStream_t final_on) {
@@ -65,21 +70,32 @@ void GradientBuckets::finish() {
   CHECK_CUDA(cudaStreamWaitEvent(compute_, done_.get(), 0));
 }
 
-std::vector<BucketSpan> GradientBuckets::read_times(int slot, uint64_t step_start_ns) const {
+double GradientBuckets::since(size_t stamp, uint64_t step_start_ns) const {
   constexpr double kSecondsPerNanosecond = 1e-9;
-  const auto since_start = [&](size_t stamp) {
-    return static_cast<double>(static_cast<int64_t>(stamps_.ns(stamp) - step_start_ns)) * kSecondsPerNanosecond;
-  };
+  return static_cast<double>(static_cast<int64_t>(stamps_.ns(stamp) - step_start_ns)) * kSecondsPerNanosecond;
+}
+
+std::vector<BucketSpan> GradientBuckets::read_times(int slot, uint64_t step_start_ns) const {
   const size_t element_bytes = bf16_ ? sizeof(__nv_bfloat16) : sizeof(float);
   std::vector<BucketSpan> spans(buckets_.size());
+  // A bucket starts once the communication stream is done with the one before: its all-reduce, or its
+  // update where one follows it. Its span then ends with its own all-reduce.
   for (size_t b = 0; b < buckets_.size(); ++b) {
     BucketSpan& span = spans[b];
-    span.ready_s = since_start(stamp_index(slot, b, false));
-    span.end_s = since_start(stamp_index(slot, b, true));
-    span.bytes = (buckets_[b].end - buckets_[b].begin) * static_cast<int64_t>(element_bytes);
+    span.ready_s = since(stamp_index(slot, b, kReady), step_start_ns);
+    span.end_s = since(stamp_index(slot, b, optimizer_ ? kUpdated : kReduced), step_start_ns);
+    span.bytes = nccl_ ? (buckets_[b].end - buckets_[b].begin) * static_cast<int64_t>(element_bytes) : 0;
   }
   set_bucket_starts(spans);
+  if (optimizer_)
+    for (size_t b = 0; b < buckets_.size(); ++b) spans[b].end_s = since(stamp_index(slot, b, kReduced), step_start_ns);
   return spans;
+}
+
+double GradientBuckets::updates_end_s(int slot, uint64_t step_start_ns) const {
+  // The communication stream runs the buckets in launch order: the last one's update ends last.
+  if (!optimizer_ || buckets_.empty()) fatal("GradientBuckets::updates_end_s without queued updates");
+  return since(stamp_index(slot, buckets_.size() - 1, kUpdated), step_start_ns);
 }
 
 }  // namespace sb::cuda

@@ -13,10 +13,13 @@
 // nodes), and the last one launched advances the optimizer's step counter after every other update of
 // the step has read it.
 //
-// For the step's timeline each bucket takes one timestamp on each stream (train/cuda/device_timestamps.h):
-// when it is ready (on the stream that reported it final) and when its work on the communication stream
-// is done (its all-reduce and, with queue_updates, its update), per step slot, as kernel nodes inside a
-// stream capture. StepTimer reads them one step late.
+// One rank has nothing to average (no communicator): the buckets then exist only to carry the updates of
+// queue_updates, each as soon as backward has finished its gradients.
+//
+// For the step's timeline each bucket takes timestamps (train/cuda/device_timestamps.h): when it is ready
+// (on the stream that reported it final), when its all-reduce is done and, with queue_updates, when its
+// update is done (communication stream), per step slot, as kernel nodes inside a stream capture. StepTimer
+// reads them one step late.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -39,9 +42,9 @@ namespace sb::cuda {
 class GradientBuckets {
  public:
   // grads: the flat fp32 gradient buffer (n elements). With reduce_in_bf16 each bucket is cast to bf16,
-  // averaged in bf16 and cast back (half the bytes on the wire). One rank has nothing to average: the
-  // engine then makes no buckets at all.
-  GradientBuckets(std::vector<Bucket> buckets, float* grads, int64_t n, NcclCommunicator& nccl,
+  // averaged in bf16 and cast back (half the bytes on the wire). nccl: null on one rank, where nothing is
+  // averaged and the buckets are only worth making to queue the updates.
+  GradientBuckets(std::vector<Bucket> buckets, float* grads, int64_t n, NcclCommunicator* nccl,
                   cudaStream_t compute, bool reduce_in_bf16);
   GradientBuckets(const GradientBuckets&) = delete;
   GradientBuckets& operator=(const GradientBuckets&) = delete;
@@ -61,9 +64,10 @@ class GradientBuckets {
   void finish();
 
   // After the step in `slot` is complete: each bucket's times relative to `step_start_ns` (that step's
-  // start on the GPU's clock: DeviceTimestamps::ns), in launch order. A bucket ends after its update where
-  // one is queued: the communication stream is busy until then.
+  // start on the GPU's clock: DeviceTimestamps::ns), in launch order; a span ends with its all-reduce.
   std::vector<BucketSpan> read_times(int slot, uint64_t step_start_ns) const;
+  // With queue_updates: when the last bucket's update was done, relative to `step_start_ns`.
+  double updates_end_s(int slot, uint64_t step_start_ns) const;
 
  private:
   void launch(size_t b, cudaStream_t ready_on);
@@ -71,7 +75,7 @@ class GradientBuckets {
   std::vector<Bucket> buckets_;
   float* grads_;
   int64_t n_;
-  NcclCommunicator& nccl_;
+  NcclCommunicator* nccl_;  // null on one rank
   cudaStream_t compute_;
   CudaStream comm_;
   bool bf16_;
@@ -80,11 +84,13 @@ class GradientBuckets {
   std::vector<CudaEvent> ready_;
   CudaEvent done_;
   size_t next_ = 0;  // buckets_[0..next_) are launched this step
-  // Timestamps by step slot and bucket: ready on the stream that reported it, done on the communication
-  // stream (stamp_index).
-  size_t stamp_index(int slot, size_t bucket, bool done) const {
-    return (static_cast<size_t>(slot) * buckets_.size() + bucket) * 2 + (done ? 1 : 0);
+  // Timestamps by step slot and bucket: ready on the stream that reported it, then its all-reduce's end and
+  // its update's end on the communication stream (stamp_index).
+  enum Stamp { kReady = 0, kReduced, kUpdated, kStamps };
+  size_t stamp_index(int slot, size_t bucket, Stamp stamp) const {
+    return (static_cast<size_t>(slot) * buckets_.size() + bucket) * kStamps + stamp;
   }
+  double since(size_t stamp, uint64_t step_start_ns) const;
   DeviceTimestamps stamps_;
   int slot_ = 0;
 };

@@ -1,5 +1,6 @@
 #include "train/cuda/step_timer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -47,6 +48,13 @@ PhaseTimes StepTimer::read(int slot, const GpuWait& wait) const {
   StepTimeline& line = t.timeline;
   for (const auto& [boundary, event] : kBoundaryEvents) line.ends[boundary] = stamps_.seconds(start, index(slot, event));
   if (buckets_) line.buckets = buckets_->read_times(slot, stamps_.ns(start));
+  if (buckets_ && buckets_->queues_updates()) {
+    // The compute stream waited for the updates too: communication ends with the last all-reduce (or with
+    // backward), and what the updates held the step beyond it counts as the optimizer's.
+    double reduced = line.ends[kBackwardEnd];
+    for (const BucketSpan& b : line.buckets) reduced = std::max(reduced, b.end_s);
+    line.ends[kCommEnd] = std::min(reduced, line.ends[kOptimizerEnd]);
+  }
   const std::array<double, kPhaseCount> seconds = phase_seconds(line);
   for (int p = 0; p < kPhaseCount; ++p) t.seconds[p] = seconds[static_cast<size_t>(p)];
   if (anchored_) line.start_s = anchor_host_s_ + stamps_.seconds(kAnchor, start);
