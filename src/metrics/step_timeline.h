@@ -23,7 +23,7 @@ struct BucketSpan {
                         // the bucket before: its all-reduce, or the optimizer update queued after it)
   double end_s = 0;     // its all-reduce is done, on the communication stream; = start where nothing is
                         // exchanged
-  int64_t bytes = 0;    // on the wire (0 on one rank)
+  int64_t bytes = 0;    // on the wire
 };
 
 struct StepTimeline {

@@ -121,9 +121,8 @@ StudyInputs read_study(const std::string& path) {
   s.bucket_mib = config.bucket_mib;
   s.allreduce_bf16 = config.allreduce_bf16;
   s.device = config.device;
-  // One rank records ready times only where its buckets carry the optimizer overlap's updates
-  // (docs/architecture.md): otherwise the smallest multi-GPU configuration of the same bucket plan gives
-  // them, as fractions of its own backward.
+  // One rank has no buckets and records no ready times (docs/architecture.md): then the smallest
+  // multi-GPU configuration of the same bucket plan gives them, as fractions of its own backward.
   std::vector<const MeasuredConfig*> by_gpus;
   for (const MeasuredConfig& c : s.configs) by_gpus.push_back(&c);
   std::stable_sort(by_gpus.begin(), by_gpus.end(), [](const MeasuredConfig* a, const MeasuredConfig* b) { return a->gpus < b->gpus; });

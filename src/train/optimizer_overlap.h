@@ -1,8 +1,6 @@
 // --optimizer-overlap: the CUDA engine queues each gradient bucket's optimizer update on the communication
-// stream right after that bucket's all-reduce (on one rank: as soon as backward has finished the bucket's
-// gradients), instead of one update on the compute stream after backward and every all-reduce (PyTorch
-// DDP's "optimizer overlap" comm hook; on one GPU, an optimizer step in backward). Host rules only, so
-// that CI tests them.
+// stream right after that bucket's all-reduce, instead of one update on the compute stream after every
+// all-reduce (PyTorch DDP's "optimizer overlap" comm hook). Host rules only, so that CI tests them.
 //
 // Safe because backward visits the layers in the reverse of the flat buffer's order and no layer reads
 // its parameters (fp32 master or compute-dtype copy, batch-norm scale included) after it reports its
@@ -18,12 +16,14 @@
 
 namespace sb {
 
-// Why a run on `config` keeps the one update after backward (and every all-reduce), or "" where the overlap
-// applies, on any number of ranks (one rank's buckets carry the updates alone, with nothing to average).
-// fp16's dynamic loss scaling must check every gradient for overflow before any update; with several
-// micro-batches the buckets are reduced after the last one, with nothing left to overlap.
-std::string optimizer_overlap_refusal(const TrainConfig& config);
-inline bool optimizer_overlap_applies(const TrainConfig& config) { return optimizer_overlap_refusal(config).empty(); }
+// Why a run of `ranks` ranks on `config` keeps the one update after every all-reduce, or "" where the
+// overlap applies. One rank has no buckets; fp16's dynamic loss scaling must check every gradient for
+// overflow before any update; with several micro-batches the buckets are reduced after the last one,
+// with nothing left to overlap.
+std::string optimizer_overlap_refusal(const TrainConfig& config, int ranks);
+inline bool optimizer_overlap_applies(const TrainConfig& config, int ranks) {
+  return optimizer_overlap_refusal(config, ranks).empty();
+}
 
 // Whether the `launch`-th of a step's `launches` bucket updates advances the optimizer's step counter:
 // the last one queued, since every update of the step must read the same step number.

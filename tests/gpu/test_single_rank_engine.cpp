@@ -1,6 +1,6 @@
-// The CUDA engine on one rank: nothing to average, so no NCCL communicator and no NCCL call (its start-up
-// has no nccl part; the buckets of the optimizer overlap only carry updates), while training, evaluation
-// and the peak rate work as on several ranks. Runs without MPI (a communicator of one rank) and skips without a GPU.
+// The CUDA engine on one rank: nothing to average, so no NCCL communicator, no gradient buckets and no
+// NCCL call (its start-up has no nccl part), while training, evaluation and the peak rate work as on
+// several ranks. Runs without MPI (a communicator of one rank) and skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>

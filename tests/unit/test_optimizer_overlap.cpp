@@ -1,5 +1,5 @@
 // --optimizer-overlap: on by default and recorded in the configuration JSON, free across a resume; it
-// applies on any number of ranks without fp16 loss scaling and with one micro-batch per step, and says
+// applies only with several ranks, without fp16 loss scaling and with one micro-batch per step, and says
 // why otherwise; the last bucket update launched (offset 0) is the one that advances the step counter; the
 // bucket plans of the model zoo tile the flat buffer in descending offsets, as the per-bucket updates need.
 #include <gtest/gtest.h>
@@ -58,27 +58,29 @@ TEST(OptimizerOverlapOption, ABadValueIsRefusedNamingTheOption) {
   EXPECT_TRUE(c.optimizer_overlap) << "a refused value leaves the setting";
 }
 
-TEST(OptimizerOverlap, AppliesInEveryPrecisionButFp16) {
+TEST(OptimizerOverlap, AppliesWithSeveralRanksInEveryPrecisionButFp16) {
   for (Precision p : {Precision::FP32, Precision::TF32, Precision::BF16}) {
     TrainConfig c = cuda_config();
     c.precision = p;
-    EXPECT_TRUE(optimizer_overlap_applies(c)) << name_of(p);
-    EXPECT_EQ(optimizer_overlap_refusal(c), "") << name_of(p);
+    EXPECT_TRUE(optimizer_overlap_applies(c, 2)) << name_of(p);
+    EXPECT_EQ(optimizer_overlap_refusal(c, 8), "") << name_of(p);
   }
 }
 
 TEST(OptimizerOverlap, EachUnsafeOrUselessCaseKeepsTheOneUpdateAndSaysWhy) {
   TrainConfig c = cuda_config();
+  EXPECT_NE(optimizer_overlap_refusal(c, 1).find("one rank"), std::string::npos);
+
   c.optimizer_overlap = false;
-  EXPECT_NE(optimizer_overlap_refusal(c).find("--optimizer-overlap off"), std::string::npos);
+  EXPECT_NE(optimizer_overlap_refusal(c, 4).find("--optimizer-overlap off"), std::string::npos);
 
   c = cuda_config();
   c.precision = Precision::FP16;
-  EXPECT_NE(optimizer_overlap_refusal(c).find("fp16"), std::string::npos);
+  EXPECT_NE(optimizer_overlap_refusal(c, 4).find("fp16"), std::string::npos);
 
   c = cuda_config();
   c.accumulate_steps = 2;
-  EXPECT_NE(optimizer_overlap_refusal(c).find("--accumulate-steps"), std::string::npos);
+  EXPECT_NE(optimizer_overlap_refusal(c, 4).find("--accumulate-steps"), std::string::npos);
 }
 
 TEST(OptimizerOverlap, OnlyTheLastUpdateLaunchedAdvancesTheStepCounter) {

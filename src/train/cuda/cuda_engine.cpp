@@ -101,7 +101,7 @@ class CudaEngine final : public EngineBase {
   std::unique_ptr<cuda::Context> ctx_;
   std::unique_ptr<cuda::Network> net_;
   std::unique_ptr<cuda::NcclCommunicator> nccl_;     // null on one rank
-  std::unique_ptr<cuda::GradientBuckets> buckets_;  // null on one rank without the optimizer overlap
+  std::unique_ptr<cuda::GradientBuckets> buckets_;  // null on one rank
   std::unique_ptr<cuda::StepStaging> staging_;
   cuda::DeviceBuffer accumulated_;  // the sum of a step's earlier micro-batch gradients (--accumulate-steps > 1)
   int64_t micro_batch_;       // per-rank samples of a micro-batch (--batch-size)
@@ -151,18 +151,16 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
   net_ = std::make_unique<cuda::Network>(model_spec_for(config, train), config.seed, *ctx_, cuda::NetworkOutput::LogitsForLoss);
   net_->set_random_stream(dropout_stream_key(config.seed, comm.rank()), 0);
   network_startup.stop();
-  // One rank has nothing to average: no communicator (the startup line then leaves nccl out), and buckets
-  // only where they carry the optimizer overlap's updates.
-  const std::string overlap_refusal = optimizer_overlap_refusal(config);
+  // One rank has nothing to average: no communicator, no buckets, no communication stream (the startup
+  // line then leaves nccl out).
+  const std::string overlap_refusal = optimizer_overlap_refusal(config, comm.size());
   if (comm.size() > 1) {
     StartupSpan nccl_startup(StartupPart::nccl);
     nccl_ = std::make_unique<cuda::NcclCommunicator>(comm);
     nccl_startup.stop();
-  }
-  if (comm.size() > 1 || overlap_refusal.empty()) {
     const int64_t bucket_size = bucket_elements_of_mib(config.bucket_mib);
     buckets_ = std::make_unique<cuda::GradientBuckets>(plan_buckets(net_->param_specs(), bucket_size, default_tail_elements(bucket_size)),
-                                                       net_->grads(), net_->param_count(), nccl_.get(), stream_.get(),
+                                                       net_->grads(), net_->param_count(), *nccl_, stream_.get(),
                                                        config.allreduce_bf16);
     ctx_->set_gradient_ready_hook([this](const float* first_final, cudaStream_t final_on) {
       if (reduce_during_backward_) buckets_->gradients_ready_from(first_final - net_->grads(), final_on);
@@ -179,9 +177,9 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
   if (ctx_->compute_dtype() == DType::F16) scaler_.emplace(stream_.get());
   optimizer_ = std::make_unique<cuda::DeviceOptimizer>(optimizer_spec_for(config), *net_, ctx_->compute_dtype(), &inputs->lr,
                                                        scaler_ ? &*scaler_ : nullptr, stream_.get());
-  if (overlap_refusal.empty())
+  if (buckets_ && overlap_refusal.empty())
     buckets_->queue_updates(*optimizer_);
-  else if (config.optimizer_overlap)
+  else if (buckets_ && config.optimizer_overlap)
     log0("optimizer overlap: off (%s)\n", overlap_refusal.c_str());
   train_totals_.emplace();
   eval_totals_.emplace();

@@ -10,7 +10,7 @@
 
 namespace sb::cuda {
 
-GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int64_t n, NcclCommunicator* nccl,
+GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int64_t n, NcclCommunicator& nccl,
                                  cudaStream_t compute, bool reduce_in_bf16)
     : buckets_(std::move(buckets)), grads_(grads), n_(n), nccl_(nccl), compute_(compute), bf16_(reduce_in_bf16) {
   // The highest priority: NCCL's blocks are scheduled as soon as a bucket is ready instead of queueing
@@ -21,7 +21,7 @@ GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int6
   for (size_t b = 0; b < buckets_.size(); ++b) ready_.push_back(CudaEvent::create(cudaEventDisableTiming));
   done_ = CudaEvent::create(cudaEventDisableTiming);
   stamps_ = DeviceTimestamps(static_cast<size_t>(kStepSlots) * buckets_.size() * kStamps);
-  if (bf16_ && nccl_) bf16_buffer_.ensure_as<__nv_bfloat16>(static_cast<size_t>(n_));
+  if (bf16_) bf16_buffer_.ensure_as<__nv_bfloat16>(static_cast<size_t>(n_));
 }
 
 void GradientBuckets::queue_updates(const DeviceOptimizer& optimizer) {
@@ -43,14 +43,12 @@ void GradientBuckets::launch(size_t b, cudaStream_t ready_on) {
   stamps_.record(stamp_index(slot_, b, kReady), ready_on);
   comm_.wait(ready_[b].get());
   float* data = grads_ + bucket.begin;
-  if (!nccl_) {
-    // One rank: nothing to average.
-  } else if (!bf16_) {
-    nccl_->allreduce_avg(std::span<float>(data, static_cast<size_t>(count)), comm_.get());
+  if (!bf16_) {
+    nccl_.allreduce_avg(std::span<float>(data, static_cast<size_t>(count)), comm_.get());
   } else {
     auto* half = static_cast<__nv_bfloat16*>(bf16_buffer_.data()) + bucket.begin;
     kernels::cast(data, DType::F32, half, DType::BF16, count, comm_.get());
-    nccl_->allreduce_avg(std::span<__nv_bfloat16>(half, static_cast<size_t>(count)), comm_.get());
+    nccl_.allreduce_avg(std::span<__nv_bfloat16>(half, static_cast<size_t>(count)), comm_.get());
     kernels::cast(half, DType::BF16, data, DType::F32, count, comm_.get());
   }
   stamps_.record(stamp_index(slot_, b, kReduced), comm_.get());
@@ -84,7 +82,7 @@ std::vector<BucketSpan> GradientBuckets::read_times(int slot, uint64_t step_star
     BucketSpan& span = spans[b];
     span.ready_s = since(stamp_index(slot, b, kReady), step_start_ns);
     span.end_s = since(stamp_index(slot, b, optimizer_ ? kUpdated : kReduced), step_start_ns);
-    span.bytes = nccl_ ? (buckets_[b].end - buckets_[b].begin) * static_cast<int64_t>(element_bytes) : 0;
+    span.bytes = (buckets_[b].end - buckets_[b].begin) * static_cast<int64_t>(element_bytes);
   }
   set_bucket_starts(spans);
   if (optimizer_)

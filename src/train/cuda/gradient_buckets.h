@@ -13,9 +13,6 @@
 // nodes), and the last one launched advances the optimizer's step counter after every other update of
 // the step has read it.
 //
-// One rank has nothing to average (no communicator): the buckets then exist only to carry the updates of
-// queue_updates, each as soon as backward has finished its gradients.
-//
 // For the step's timeline each bucket takes timestamps (train/cuda/device_timestamps.h): when it is ready
 // (on the stream that reported it final), when its all-reduce is done and, with queue_updates, when its
 // update is done (communication stream), per step slot, as kernel nodes inside a stream capture. StepTimer
@@ -42,9 +39,9 @@ namespace sb::cuda {
 class GradientBuckets {
  public:
   // grads: the flat fp32 gradient buffer (n elements). With reduce_in_bf16 each bucket is cast to bf16,
-  // averaged in bf16 and cast back (half the bytes on the wire). nccl: null on one rank, where nothing is
-  // averaged and the buckets are only worth making to queue the updates.
-  GradientBuckets(std::vector<Bucket> buckets, float* grads, int64_t n, NcclCommunicator* nccl,
+  // averaged in bf16 and cast back (half the bytes on the wire). One rank has nothing to average: the
+  // engine then makes no buckets at all.
+  GradientBuckets(std::vector<Bucket> buckets, float* grads, int64_t n, NcclCommunicator& nccl,
                   cudaStream_t compute, bool reduce_in_bf16);
   GradientBuckets(const GradientBuckets&) = delete;
   GradientBuckets& operator=(const GradientBuckets&) = delete;
@@ -75,7 +72,7 @@ class GradientBuckets {
   std::vector<Bucket> buckets_;
   float* grads_;
   int64_t n_;
-  NcclCommunicator* nccl_;  // null on one rank
+  NcclCommunicator& nccl_;
   cudaStream_t compute_;
   CudaStream comm_;
   bool bf16_;

@@ -106,8 +106,8 @@ TEST_P(OptimizerOverlap, StateEqualsTheOneUpdateBitForBitOnEveryRank) {
   if (world->size() < 2 || world->allreduce_min(visible_gpu_count()) < world->size())
     GTEST_SKIP() << "needs one GPU per rank and at least 2 ranks";
   const Case c = GetParam();
-  ASSERT_TRUE(optimizer_overlap_applies(config_for(c, true))) << "the case must use the overlap";
-  ASSERT_FALSE(optimizer_overlap_applies(config_for(c, false)));
+  ASSERT_TRUE(optimizer_overlap_applies(config_for(c, true), world->size())) << "the case must use the overlap";
+  ASSERT_FALSE(optimizer_overlap_applies(config_for(c, false), world->size()));
   const TrainTest data = make_synthetic(c.shape, 256, 16, 5);
   const std::vector<EngineState> on = states_after_steps(config_for(c, true), data, *world);
   const std::vector<EngineState> off = states_after_steps(config_for(c, false), data, *world);
