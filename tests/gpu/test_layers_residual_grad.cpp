@@ -3,7 +3,11 @@
 // fp32/tf32/bf16/fp16, NCHW and NHWC, on first use (autotuning times the candidates on the real buffers)
 // and from the plan cache; Wide ResNet blocks (projection and identity shortcuts) against the CPU
 // reference with the fusion on and off; and the fusion on against off on the GPU.
+#include <unistd.h>
+
 #include <cstring>
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -32,39 +36,63 @@ double sum_tolerance(const Precision& p) {
   return p.tf32 ? p.tol : 1e-5;
 }
 
+// A strided 3x3 convolution of a block's first layer, batch 4: its weights, output gradient and plain dgrad.
+struct DgradRig {
+  const cuda::ConvGeometry g{4, 16, 10, 10, 32, 3, 3, 5, 5, 1, 2};
+  const size_t nx = static_cast<size_t>(g.n * g.c * g.h * g.w);
+  DType dtype;
+  std::mt19937_64 rng{71};
+  DeviceMem w, dy;
+  std::vector<float> plain;
+
+  DgradRig(cuda::Context& ctx, DType t)
+      : dtype(t),
+        w(gputest::to_device(normal_values(static_cast<size_t>(g.k * g.c * g.r * g.s), rng, t), t)),
+        dy(gputest::to_device(normal_values(static_cast<size_t>(g.n * g.k * g.p * g.q), rng, t), t)) {
+    DeviceMem dx(nx * dtype_size(t));
+    cuda::conv_backward_data(ctx, g, dy.get(), w.get(), dx.get());
+    plain = gputest::download(dx.get(), nx, t);
+  }
+
+  // The accumulating dgrad into fresh prior values, checked against the plain dgrad plus a host add (or,
+  // where no engine runs it, the prior left as it was). Returns whether it added.
+  bool check_accumulate(cuda::Context& ctx, const Precision& p, const std::string& name) {
+    const std::vector<float> prior = normal_values(nx, rng, dtype);
+    DeviceMem sum = gputest::to_device(prior, dtype);
+    const bool added = cuda::conv_backward_data_accumulate(ctx, g, dy.get(), w.get(), sum.get());
+    const std::vector<float> got = gputest::download(sum.get(), nx, dtype);
+    if (!added) {
+      EXPECT_EQ(std::memcmp(got.data(), prior.data(), nx * sizeof(float)), 0) << name << ": no engine, yet dx changed";
+      print_plans(ctx, name + " (no beta-1 engine)");
+      return false;
+    }
+    std::vector<float> want(nx);
+    for (size_t i = 0; i < nx; ++i) want[i] = plain[i] + prior[i];
+    const double err = gputest::rel_l2(got, want);
+    std::printf("[case] %-48s rel %.3g\n", name.c_str(), err);
+    EXPECT_LE(err, sum_tolerance(p)) << name;
+    return true;
+  }
+};
+
+std::optional<cuda::PlanReport> beta1_report(cuda::Context& ctx) {
+  for (const auto& r : ctx.plans().reports())
+    if (r.key.rfind("conv_dgrad", 0) == 0 && r.key.find("|beta1") != std::string::npos) return r;
+  return std::nullopt;
+}
+
 TEST(CudaResidualGrad, DgradAccumulatesIntoThePriorGradient) {
   SKIP_WITHOUT_GPU();
-  // A strided 3x3 convolution of a block's first layer, batch 4.
-  const cuda::ConvGeometry g{4, 16, 10, 10, 32, 3, 3, 5, 5, 1, 2};
-  const size_t nx = static_cast<size_t>(g.n * g.c * g.h * g.w), nw = static_cast<size_t>(g.k * g.c * g.r * g.s),
-               ny = static_cast<size_t>(g.n * g.k * g.p * g.q);
   for (const Precision& p : kPrecisions)
     for (Layout layout : kLayouts) {
       const std::string name = label(p, layout, "dgrad beta 1");
       cuda::Context ctx(options_for(p, layout));  // autotuning on: first use times beta-1 candidates
-      std::mt19937_64 rng(71);
-      const std::vector<float> w = normal_values(nw, rng, p.dtype), dy = normal_values(ny, rng, p.dtype);
-      DeviceMem d_w = gputest::to_device(w, p.dtype), d_dy = gputest::to_device(dy, p.dtype);
-      DeviceMem d_plain(nx * dtype_size(p.dtype));
-      cuda::conv_backward_data(ctx, g, d_dy.get(), d_w.get(), d_plain.get());
-      const std::vector<float> plain = gputest::download(d_plain.get(), nx, p.dtype);
+      DgradRig rig(ctx, p.dtype);
       // Twice: the first use searches (and must leave the prior sum as it was), the second runs the cached plan.
-      for (int use = 0; use < 2; ++use) {
-        const std::vector<float> prior = normal_values(nx, rng, p.dtype);
-        DeviceMem d_sum = gputest::to_device(prior, p.dtype);
-        const bool added = cuda::conv_backward_data_accumulate(ctx, g, d_dy.get(), d_w.get(), d_sum.get());
-        const std::vector<float> got = gputest::download(d_sum.get(), nx, p.dtype);
-        if (!added) {  // no engine: the prior sum must be untouched (the caller then adds itself)
-          EXPECT_EQ(std::memcmp(got.data(), prior.data(), nx * sizeof(float)), 0) << name;
-          print_plans(ctx, name + " (no beta-1 engine)");
-          continue;
-        }
-        std::vector<float> want(nx);
-        for (size_t i = 0; i < nx; ++i) want[i] = plain[i] + prior[i];
-        const double err = gputest::rel_l2(got, want);
-        std::printf("[case] %-40s use %d: rel %.3g\n", name.c_str(), use, err);
-        EXPECT_LE(err, sum_tolerance(p)) << name << " use " << use;
-      }
+      const bool added = rig.check_accumulate(ctx, p, name + ", first use");
+      EXPECT_EQ(rig.check_accumulate(ctx, p, name + ", cached"), added) << name;
+      // The WRN's configurations (16-bit NHWC) are what the fusion is for: an engine must run them.
+      if (p.dtype != DType::F32 && layout == Layout::NHWC) EXPECT_TRUE(added) << name << ": no beta-1 engine";
       // One plan per beta: the accumulating graph's key says so, the plain one's does not.
       int plain_keys = 0, beta1_keys = 0;
       for (const auto& r : ctx.plans().reports()) {
@@ -74,6 +102,44 @@ TEST(CudaResidualGrad, DgradAccumulatesIntoThePriorGradient) {
       EXPECT_EQ(plain_keys, 1) << name;
       EXPECT_EQ(beta1_keys, 1) << name;
     }
+}
+
+// A folder of its own for one test's on-disk plan cache, removed afterwards.
+struct CacheFolder {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("sb-resgrad-" + std::to_string(::getpid()) + "-" +
+                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  CacheFolder() { std::filesystem::remove_all(path); }
+  ~CacheFolder() { std::filesystem::remove_all(path); }
+};
+
+// The on-disk store keeps one choice per beta: a process that stored only the plain dgrad's choice makes
+// the next search for beta 1 (not a hit on beta 0's entry), and the one after finds beta 1's own.
+TEST(CudaResidualGrad, TheStoreKeepsAChoicePerBeta) {
+  SKIP_WITHOUT_GPU();
+  CacheFolder folder;
+  const Precision& p = kPrecisions[2];  // bf16
+  cuda::ContextOptions o = options_for(p, Layout::NHWC);
+  o.plan_cache_dir = folder.path.string();
+  {
+    cuda::Context plain_only(o);
+    DgradRig rig(plain_only, p.dtype);
+  }  // saves the plain dgrad's choice
+  {
+    cuda::Context second(o);
+    DgradRig rig(second, p.dtype);
+    ASSERT_TRUE(rig.check_accumulate(second, p, "beta 1 after a store of beta 0"));
+    const std::optional<cuda::PlanReport> r = beta1_report(second);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_FALSE(r->cached) << r->key << ": served from another beta's choice";
+    EXPECT_GT(r->heuristics, 0) << r->key;
+  }  // saves beta 1's choice
+  cuda::Context third(o);
+  DgradRig rig(third, p.dtype);
+  EXPECT_TRUE(rig.check_accumulate(third, p, "beta 1 from the store"));
+  const std::optional<cuda::PlanReport> r = beta1_report(third);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->cached) << r->key;
 }
 
 // A Wide ResNet block as src/models/wide_resnet.cpp builds it: a projection shortcut where the widths differ.
