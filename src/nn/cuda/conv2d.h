@@ -42,14 +42,13 @@ class Conv2d final : public Layer {
  private:
   int64_t weight_count() const { return spec_.out * spec_.in * spec_.kernel * spec_.kernel; }
   const void* compute_weights();  // in the filter layout cuDNN gets (KCRS or KRSC)
+  // dx into the buffer backward returns: its own, or sum_'s (which it clears).
+  void input_gradient(const DeviceTensor& dy);
 
   LayerSpec spec_;
   Context& ctx_;
   ParamViews views_;
   ConvGeometry geometry_{};
-  // dx into the buffer backward returns: its own, or sum_'s (which it clears).
-  void input_gradient(const DeviceTensor& dy);
-
   DeviceTensor x_, y_, dx_;
   DeviceTensor sum_;  // set by add_next_input_gradient_to; empty otherwise
   const void* w_ = nullptr;  // the weights the last forward used (valid until the next forward)
