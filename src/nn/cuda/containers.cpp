@@ -6,7 +6,6 @@
 #include "nn/cuda/batchnorm2d.h"
 #include "nn/cuda/bn_fused_run.h"
 #include "nn/cuda/conv2d.h"
-#include "nn/cuda/dropout.h"
 #include "nn/cuda/factory.h"
 #include "nn/cuda/linear.h"
 #include "nn/cuda/pooling.h"
@@ -27,20 +26,21 @@ FusionAvailability availability(const Context& ctx) {
 }
 
 // Whether a layer's backward reads its output gradient on the compute stream only (no weight gradient on
-// the second stream reads it later).
+// the second stream reads it later). A ReLU left to the previous layer hands dy to a BatchNorm2d, which
+// reads it on the compute stream; a Dropout that is the identity would hand it to any layer, so no Dropout.
 bool reads_gradient_on_compute_stream_only(const Layer* layer) {
   return dynamic_cast<const FusedBnRun*>(layer) || dynamic_cast<const BatchNorm2d*>(layer) ||
-         dynamic_cast<const ReLU*>(layer) || dynamic_cast<const Dropout*>(layer) || dynamic_cast<const Pool2d*>(layer);
+         dynamic_cast<const ReLU*>(layer) || dynamic_cast<const Pool2d*>(layer);
 }
 
 // Whether the input gradient a layer's backward returns may be written by the layer below: a buffer of its
-// own that it never reads again (not a view of its output gradient, as a Flatten or a ReLU left to the
-// previous layer may return), or a Residual's, which is its own or an output gradient it was allowed to write.
+// own that it never reads again (not its output gradient handed on, as a Flatten, a ReLU left to the
+// previous layer or an identity Dropout may return), or a Residual's, which is its own or an output
+// gradient it was allowed to write.
 bool returns_writable_input_gradient(const Layer* layer) {
   return dynamic_cast<const FusedBnRun*>(layer) || dynamic_cast<const BatchNorm2d*>(layer) ||
-         dynamic_cast<const Dropout*>(layer) || dynamic_cast<const Pool2d*>(layer) ||
-         dynamic_cast<const Conv2d*>(layer) || dynamic_cast<const Linear*>(layer) ||
-         dynamic_cast<const Residual*>(layer);
+         dynamic_cast<const Pool2d*>(layer) || dynamic_cast<const Conv2d*>(layer) ||
+         dynamic_cast<const Linear*>(layer) || dynamic_cast<const Residual*>(layer);
 }
 
 bool is_container(const LayerSpec& s) { return s.kind == LayerKind::Sequential || s.kind == LayerKind::Residual; }
