@@ -208,6 +208,13 @@ TEST(CudaResidualGrad, TheReportNamesTheBlocksThatAddInTheDgrad) {
   const LayerSpec flattened = sequential("net", {wide_block(16, 16, 1, "b"), flatten("flat")});
   const std::string under_flatten = cuda::fusion_report(*cuda::make_layer(flattened, ctx));
   EXPECT_EQ(under_flatten.find("shortcut gradient"), std::string::npos) << under_flatten;
+  // A main branch that ends in a convolution: its weight gradient reads dy on the second stream.
+  const LayerSpec conv_last = sequential(
+      "net", {residual("d", sequential("d.main", {conv2d("d.conv1", 16, 16, 3, 1, 1, false), batchnorm2d("d.bn", 16),
+                                                  relu("d.relu"), conv2d("d.conv2", 16, 16, 3, 1, 1, false)}), {}),
+              maxpool2d("pool", 2, 2)});
+  const std::string ends_in_conv = cuda::fusion_report(*cuda::make_layer(conv_last, ctx));
+  EXPECT_EQ(ends_in_conv.find("shortcut gradient"), std::string::npos) << ends_in_conv;
   o.fuse_residual_grad = false;
   cuda::Context off(o);
   const std::string none = cuda::fusion_report(*cuda::make_layer(chain_then_pool(), off));
