@@ -60,6 +60,7 @@ struct TrainConfig {
   bool deterministic = false;
   BatchNormPath batchnorm_path = BatchNormPath::Auto;  // CUDA BatchNorm2d implementation (docs/cudnn.md)
   bool fused_bn = true;          // batch norm + ReLU (+ dropout, + residual add) as our fused kernels (CUDA)
+  bool fused_residual_grad = true;  // a residual block's gradient sum in its first convolution's dgrad (CUDA)
   bool parallel_wgrad = true;    // weight gradients on a second stream beside the input gradients (CUDA)
   bool optimizer_overlap = true;  // each bucket's optimizer update right after its all-reduce (CUDA, ranks > 1)
   bool autotune = true;          // time cuDNN's candidate plans on first use (CUDA)

@@ -321,6 +321,10 @@ std::vector<TrainOption> make_rows() {
        kRun, "batchnorm_path", free, choice(&C::batchnorm_path)},
       {"fused-bn", "", "batch norm + ReLU (+ dropout, + the residual add) as scalebench's fused kernels (CUDA; docs/kernels.md)",
        kRun, "fused_bn", free, flag(&C::fused_bn)},
+      {"fused-residual-grad", "",
+       "a residual block's shortcut gradient added by its first convolution's input-gradient pass (cuDNN's dgrad "
+       "with beta 1) instead of an add pass of its own (CUDA; docs/kernels.md)",
+       kRun, "fused_residual_grad", free, flag(&C::fused_residual_grad)},
       {"parallel-wgrad", "",
        "weight gradients on a second CUDA stream, beside the input gradients that the layers below wait for; "
        "off: one stream, as PyTorch (CUDA; docs/architecture.md)",

@@ -1,5 +1,5 @@
 """The CUDA backend's tuning options as the program takes them on any machine: --batchnorm-path,
---fused-bn, --parallel-wgrad, --autotune (also as `--autotune off`, two words) and --plan-cache /
+--fused-bn, --fused-residual-grad, --parallel-wgrad, --autotune (also as `--autotune off`, two words) and --plan-cache /
 --no-plan-cache parse,
 are recorded in the results file where they say something about the run, and bad values are refused
 naming the option before anything is written."""
@@ -22,17 +22,19 @@ class CudaTuningOptions(unittest.TestCase):
             config = recorded_config(out)
             self.assertEqual((config["batchnorm_path"], config["fused_bn"], config["autotune"]), ("auto", True, True))
             self.assertIs(config["parallel_wgrad"], True)
+            self.assertIs(config["fused_residual_grad"], True)
             self.assertNotIn("plan_cache", config)  # where a node keeps its cache says nothing about the run
 
     def test_values_in_every_spelling(self):
         with temp_dir() as tmp:
             out = os.path.join(tmp, "set.h5")
             result = run_scalebench(1, "train", *TINY, "--batchnorm-path", "legacy", "--no-fused-bn", "--autotune", "off",
-                                    "--parallel-wgrad", "off", "--no-plan-cache", "--out", out, timeout=300)
+                                    "--parallel-wgrad", "off", "--no-fused-residual-grad", "--no-plan-cache", "--out", out, timeout=300)
             self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
             config = recorded_config(out)
             self.assertEqual((config["batchnorm_path"], config["fused_bn"], config["autotune"]), ("legacy", False, False))
             self.assertIs(config["parallel_wgrad"], False)
+            self.assertIs(config["fused_residual_grad"], False)
             out2 = os.path.join(tmp, "set2.h5")
             result = run_scalebench(1, "train", *TINY, "--fused-bn=off", "--autotune", "--plan-cache", tmp,
                                     "--out", out2, timeout=300)

@@ -7,6 +7,8 @@
 #include "nn/cuda/bn_fused_run.h"
 #include "nn/cuda/conv2d.h"
 #include "nn/cuda/factory.h"
+#include "nn/cuda/linear.h"
+#include "nn/cuda/pooling.h"
 #include "nn/cuda/tensor_util.h"
 #include "nn/fusion_plan.h"
 
@@ -21,6 +23,24 @@ FusionAvailability availability(const Context& ctx) {
   a.cudnn_bn_relu = ctx.options().fuse_bn_relu;
   a.layout = ctx.layout();
   return a;
+}
+
+// Whether a layer's backward reads its output gradient on the compute stream only (no weight gradient on
+// the second stream reads it later). A ReLU left to the previous layer hands dy to a BatchNorm2d, which
+// reads it on the compute stream; a Dropout that is the identity would hand it to any layer, so no Dropout.
+bool reads_gradient_on_compute_stream_only(const Layer* layer) {
+  return dynamic_cast<const FusedBnRun*>(layer) || dynamic_cast<const BatchNorm2d*>(layer) ||
+         dynamic_cast<const ReLU*>(layer) || dynamic_cast<const Pool2d*>(layer);
+}
+
+// Whether the input gradient a layer's backward returns may be written by the layer below: a buffer of its
+// own that it never reads again (not its output gradient handed on, as a Flatten, a ReLU left to the
+// previous layer or an identity Dropout may return), or a Residual's, which is its own or an output
+// gradient it was allowed to write.
+bool returns_writable_input_gradient(const Layer* layer) {
+  return dynamic_cast<const FusedBnRun*>(layer) || dynamic_cast<const BatchNorm2d*>(layer) ||
+         dynamic_cast<const Pool2d*>(layer) || dynamic_cast<const Conv2d*>(layer) ||
+         dynamic_cast<const Linear*>(layer) || dynamic_cast<const Residual*>(layer);
 }
 
 bool is_container(const LayerSpec& s) { return s.kind == LayerKind::Sequential || s.kind == LayerKind::Residual; }
@@ -99,6 +119,12 @@ Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main, 
     }
     steps_.push_back(std::move(s));
   }
+  // A Residual's output gradient is the next step's input gradient, which the block may add into where the
+  // next step hands it over to be written.
+  for (size_t i = 0; i + 1 < steps_.size(); ++i) {
+    auto* r = dynamic_cast<Residual*>(steps_[i].layer.get());
+    if (r && returns_writable_input_gradient(steps_[i + 1].layer.get())) r->allow_writing_output_gradient();
+  }
 }
 
 void Sequential::bind(const ParamViews& views) {
@@ -148,6 +174,13 @@ Residual::Residual(const LayerSpec& spec, Context& ctx) : spec_(spec), ctx_(ctx)
   if (main.kind == LayerKind::Sequential) {
     auto seq = std::make_unique<Sequential>(main, ctx, true);
     if (seq->adds_residual()) fused_add_main_ = seq.get();
+    if (ctx.options().fuse_residual_grad) {
+      grad_sum_conv_ = dynamic_cast<Conv2d*>(seq->first_layer());
+      if (grad_sum_conv_ && !grad_sum_conv_->computes_input_gradient()) grad_sum_conv_ = nullptr;
+      // An identity block adds into dy: every reader of dy in main_ must be done before the dgrad.
+      if (spec.children.size() == 1 && !reads_gradient_on_compute_stream_only(seq->last_layer()))
+        grad_sum_conv_ = nullptr;
+    }
     main_ = std::move(seq);
   } else {
     main_ = make_layer(main, ctx);
@@ -223,12 +256,22 @@ const DeviceTensor& Residual::backward(const DeviceTensor& dy) {
   // The shortcut first: its parameters come after the main branch's in the flat buffer, and backward must
   // visit parameters in reverse buffer order for Context::gradients_ready to hold.
   const DeviceTensor& db = run_shortcut(dy, true, Mode::Train);
+  // The main branch's first dgrad adds into db: a projection's own buffer (a shortcut that hands dy back is
+  // none), or dy itself where it may be written (the class comment).
+  if (adds_in_dgrad() && (!shortcut_ || db.data != dy.data)) {
+    grad_sum_conv_->add_next_input_gradient_to(db);
+    return run_main(dy, true, Mode::Train);
+  }
   const DeviceTensor& da = run_main(dy, true, Mode::Train);
   return add(da, db, dx_buffer_, dx_, true);
 }
 
 std::string Residual::fusion_report() const {
-  return cuda::fusion_report(*main_) + (shortcut_ ? cuda::fusion_report(*shortcut_) : std::string());
+  std::string r = cuda::fusion_report(*main_) + (shortcut_ ? cuda::fusion_report(*shortcut_) : std::string());
+  if (adds_in_dgrad())
+    r += spec_.name + ": shortcut gradient added by " + spec_.children[0].children[0].name + "'s dgrad" +
+         (shortcut_ ? "" : " in place") + kLayerKernelsRecord + "\n";
+  return r;
 }
 
 std::string fusion_report(const Layer& root) {

@@ -34,6 +34,9 @@ class Sequential final : public Layer {
   void set_residual(const DeviceTensor* residual, const float* residual_bias);
   // The plan of this container and those inside it, one line per run or pair.
   std::string fusion_report() const;
+  // The layers that run first and last (null for an empty container).
+  Layer* first_layer() const { return steps_.empty() ? nullptr : steps_.front().layer.get(); }
+  Layer* last_layer() const { return steps_.empty() ? nullptr : steps_.back().layer.get(); }
 
  private:
   struct Step {
@@ -50,6 +53,15 @@ class Sequential final : public Layer {
 
 // y = main(x) + shortcut(x), with an identity shortcut when the spec has none. When the main branch's
 // last run takes the add, the shortcut runs first and main's output is y.
+// Backward: dx = da + db, the shortcut's gradient db first (see backward). Where the main branch starts with
+// a convolution, that convolution's dgrad adds db in its epilogue (Conv2d::add_next_input_gradient_to,
+// cuDNN's beta 1) and no add pass runs (ContextOptions::fuse_residual_grad):
+// - a projection shortcut: db is the shortcut's own input-gradient buffer, which nothing else reads;
+// - an identity shortcut: db is dy itself, so the dgrad adds into dy in place, only where that is safe:
+//   every reader of dy in the main branch runs on the compute stream before the dgrad (its last layer has
+//   no weight-gradient-stream work), and dy is the input gradient of the next layer of the enclosing
+//   Sequential, a buffer that nothing reads after this block (allow_writing_output_gradient). Elsewhere (a
+//   block that is a network's last layer, or under a Flatten) the add pass stays.
 class Residual final : public Layer {
  public:
   Residual(const LayerSpec& spec, Context& ctx);
@@ -59,6 +71,9 @@ class Residual final : public Layer {
   const DeviceTensor& forward(const DeviceTensor& x, Mode mode) override;
   const DeviceTensor& backward(const DeviceTensor& dy) override;
   std::string fusion_report() const;
+  // The output gradient is a buffer that nothing reads after this block's backward (the layer above wrote
+  // it and is done with it): an identity block's backward may add into it (see the class comment).
+  void allow_writing_output_gradient() { dy_writable_ = true; }
 
  private:
   // The branches and the add, each timed by the context's layer timer when one is set.
@@ -66,6 +81,8 @@ class Residual final : public Layer {
   const DeviceTensor& run_shortcut(const DeviceTensor& t, bool backward, Mode mode);
   const DeviceTensor& add(const DeviceTensor& a, const DeviceTensor& b, DeviceBuffer& buffer, DeviceTensor& out,
                           bool backward);
+  // Whether backward leaves dx = da + db to the main branch's first dgrad.
+  bool adds_in_dgrad() const { return grad_sum_conv_ && (shortcut_ || dy_writable_); }
 
   LayerSpec spec_;
   Context& ctx_;
@@ -73,6 +90,8 @@ class Residual final : public Layer {
   bool main_is_container_ = false, shortcut_is_container_ = false;
   Sequential* fused_add_main_ = nullptr;  // main_, when it takes the add
   Conv2d* shortcut_conv_ = nullptr;       // shortcut_, a convolution whose bias that add takes
+  Conv2d* grad_sum_conv_ = nullptr;       // main_'s first layer, when its dgrad may add the shortcut's gradient
+  bool dy_writable_ = false;              // see allow_writing_output_gradient
   DeviceTensor y_, dx_;
   DeviceBuffer y_buffer_, dx_buffer_;
 };

@@ -39,6 +39,29 @@ const DeviceTensor& Conv2d::forward(const DeviceTensor& x, Mode) {
   return y_;
 }
 
+void Conv2d::input_gradient(const DeviceTensor& dy) {
+  const DeviceTensor sum = sum_;
+  sum_ = DeviceTensor{};
+  if (skip_dx_) {
+    dx_ = DeviceTensor{nullptr, x_.desc};
+    return;
+  }
+  if (!sum.data) {
+    dx_ = output_tensor(dx_buffer_, x_.shape(), ctx_);
+    conv_backward_data(ctx_, geometry_, dy.data, w_, dx_.data);
+    return;
+  }
+  if (sum.shape() != x_.shape() || sum.dtype() != x_.dtype() || sum.layout() != x_.layout())
+    fatal("Conv2d '" + spec_.name + "': asked to add its input gradient into a tensor of shape " + sum.shape().str() +
+          " for an input of shape " + x_.shape().str());
+  dx_ = sum;
+  if (conv_backward_data_accumulate(ctx_, geometry_, dy.data, w_, dx_.data)) return;
+  // No engine adds in the dgrad: the plain dgrad, then the add.
+  const DeviceTensor own = output_tensor(dx_buffer_, x_.shape(), ctx_);
+  conv_backward_data(ctx_, geometry_, dy.data, w_, own.data);
+  kernels::add(own.data, dx_.data, dx_.data, dx_.numel(), dx_.dtype(), ctx_.stream());
+}
+
 const DeviceTensor& Conv2d::backward(const DeviceTensor& dy) {
   if (!x_.data) fatal("Conv2d '" + spec_.name + "': backward before forward");
   if (!views_.grads) fatal("Conv2d '" + spec_.name + "': backward without gradient buffers");
@@ -51,12 +74,7 @@ const DeviceTensor& Conv2d::backward(const DeviceTensor& dy) {
 
   // The weight gradient reads x and dy, both queued: it may run beside dgrad, which the layers below wait for.
   const cudaStream_t wgrad = ctx_.begin_weight_gradient();
-  if (skip_dx_) {
-    dx_ = DeviceTensor{nullptr, x_.desc};
-  } else {
-    dx_ = output_tensor(dx_buffer_, x_.shape(), ctx_);
-    conv_backward_data(ctx_, geometry_, dy.data, w_, dx_.data);
-  }
+  input_gradient(dy);
 
   const int64_t wn = weight_count();
   // Whether the flat gradient takes cuDNN's filter layout as it is (KCRS under NCHW, KRSC when stored so).

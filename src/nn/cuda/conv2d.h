@@ -31,16 +31,26 @@ class Conv2d final : public Layer {
   // convolution alone. Backward still computes the bias gradient.
   void leave_bias_to_consumer() { bias_by_consumer_ = true; }
   const float* bias() const { return spec_.bias ? views_.params + weight_count() : nullptr; }
+  // Whether backward computes dx (false for the network's first layer).
+  bool computes_input_gradient() const { return !skip_dx_; }
+  // The next backward adds its dx into `sum` (of the input's shape, dtype and layout; it holds another
+  // gradient of the same input, a Residual's shortcut gradient) and returns `sum`, instead of writing its own
+  // dx buffer: cuDNN's dgrad with beta 1, or the plain dgrad and an add where no engine runs that graph.
+  // Holds for one backward.
+  void add_next_input_gradient_to(const DeviceTensor& sum) { sum_ = sum; }
 
  private:
   int64_t weight_count() const { return spec_.out * spec_.in * spec_.kernel * spec_.kernel; }
   const void* compute_weights();  // in the filter layout cuDNN gets (KCRS or KRSC)
+  // dx into the buffer backward returns: its own, or sum_'s (which it clears).
+  void input_gradient(const DeviceTensor& dy);
 
   LayerSpec spec_;
   Context& ctx_;
   ParamViews views_;
   ConvGeometry geometry_{};
   DeviceTensor x_, y_, dx_;
+  DeviceTensor sum_;  // set by add_next_input_gradient_to; empty otherwise
   const void* w_ = nullptr;  // the weights the last forward used (valid until the next forward)
   bool skip_dx_ = false;
   bool bias_by_consumer_ = false;

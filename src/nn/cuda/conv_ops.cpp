@@ -2,8 +2,10 @@
 
 #include <string>
 
+#include "core/cuda_check.h"
 #include "core/error.h"
 #include "nn/cuda/cudnn_graph_builder.h"
+#include "nn/cuda/device_buffer.h"
 
 namespace sb::cuda {
 namespace {
@@ -90,11 +92,16 @@ bool conv_forward(Context& ctx, const ConvGeometry& g, const void* x, const void
   return ctx.plans().run(key, build, {kX, kW, kY, kBias}, ptrs);
 }
 
-void conv_backward_data(Context& ctx, const ConvGeometry& g, const void* dy, const void* w, void* dx) {
+namespace {
+
+// The dgrad graph, plain or accumulating (beta 1); false when no engine runs the accumulating one.
+bool run_dgrad(Context& ctx, const ConvGeometry& g, const void* dy, const void* w, void* dx, bool accumulate) {
   const DType dt = ctx.compute_dtype();
   const Layout layout = ctx.layout();
   const std::vector<void*> ptrs{dx, const_cast<void*>(w), const_cast<void*>(dy)};
-  const std::string key = key_of("conv_dgrad", g, dt, layout, cudnn::alignment_key(ptrs));
+  // beta is part of the key: a plan (and a stored choice) for one beta never serves the other.
+  const std::string key =
+      key_of("conv_dgrad", g, dt, layout, (accumulate ? "|beta1" : "") + cudnn::alignment_key(ptrs));
   auto build = [&](std::string* why) -> std::optional<OpGraph> {
     OpGraph og;
     og.fp32_data = dt == DType::F32;
@@ -104,11 +111,36 @@ void conv_backward_data(Context& ctx, const ConvGeometry& g, const void* dy, con
     const auto& tw = tensor(og, kW, d.w, layout, io, w);
     const auto& tdy = tensor(og, kY, d.y, layout, io, dy);
     const auto& conv = og.arena.keep(cudnn::make_convolution(g.pad, g.stride, CUDNN_DATA_FLOAT));
-    const auto& op = og.arena.keep(cudnn::make_conv_dgrad(tdx, tw, tdy, conv));
+    const auto& op = og.arena.keep(cudnn::make_conv_dgrad(tdx, tw, tdy, conv, accumulate));
     return finish(ctx, std::move(og), {&op}, why);
   };
-  if (!ctx.plans().run(key, build, {kX, kW, kY}, ptrs))
-    fatal("no cuDNN engine runs the convolution " + key);
+  if (!accumulate) {
+    if (!ctx.plans().run(key, build, {kX, kW, kY}, ptrs)) fatal("no cuDNN engine runs the convolution " + key);
+    return true;
+  }
+  if (ctx.plans().has(key)) return ctx.plans().run(key, build, {kX, kW, kY}, ptrs);
+  // First use: the search times each candidate on the real tensors, and with beta 1 every execution adds
+  // into dx again. Keep the prior dx aside, let the search run, put it back and run the chosen plan once.
+  // (First use never happens inside a graph capture: the plan cache refuses that.)
+  const size_t bytes = static_cast<size_t>(g.n * g.c * g.h * g.w) * dtype_size(dt);
+  DeviceBuffer prior;
+  void* saved = prior.ensure(bytes);
+  CHECK_CUDA(cudaMemcpyAsync(saved, dx, bytes, cudaMemcpyDeviceToDevice, ctx.stream()));
+  const bool ok = ctx.plans().run(key, build, {kX, kW, kY}, ptrs);
+  CHECK_CUDA(cudaMemcpyAsync(dx, saved, bytes, cudaMemcpyDeviceToDevice, ctx.stream()));
+  const bool ran = ok && ctx.plans().run(key, build, {kX, kW, kY}, ptrs);
+  CHECK_CUDA(cudaStreamSynchronize(ctx.stream()));  // before `prior` is freed
+  return ran;
+}
+
+}  // namespace
+
+void conv_backward_data(Context& ctx, const ConvGeometry& g, const void* dy, const void* w, void* dx) {
+  run_dgrad(ctx, g, dy, w, dx, false);
+}
+
+bool conv_backward_data_accumulate(Context& ctx, const ConvGeometry& g, const void* dy, const void* w, void* dx) {
+  return run_dgrad(ctx, g, dy, w, dx, true);
 }
 
 void conv_backward_filter(Context& ctx, const ConvGeometry& g, const void* x, const void* dy, void* dw, DType dw_dtype,

@@ -23,6 +23,11 @@ bool conv_forward(Context& ctx, const ConvGeometry& g, const void* x, const void
 // dx = the gradient of conv with respect to its input.
 void conv_backward_data(Context& ctx, const ConvGeometry& g, const void* dy, const void* w, void* dx);
 
+// dx += the gradient of conv with respect to its input: the dgrad graph with beta 1, whose epilogue reads
+// the prior dx (a Residual's shortcut gradient) instead of a separate add pass. Returns false, dx untouched,
+// when no engine runs that graph (the caller then adds itself).
+bool conv_backward_data_accumulate(Context& ctx, const ConvGeometry& g, const void* dy, const void* w, void* dx);
+
 // dw = the gradient with respect to the filter, written (not accumulated) in dw_dtype, in the filter's
 // layout. With bf16/fp16 activations, dw in the same dtype is many times faster than fp32 dw (docs/cudnn.md).
 // Runs on `stream`: the compute stream or the one Context::begin_weight_gradient() returned.

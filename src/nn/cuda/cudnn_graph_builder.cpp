@@ -125,7 +125,8 @@ Descriptor make_convolution(int64_t pad, int64_t stride, cudnnDataType_t compute
   return d;
 }
 
-// alpha = 1 and beta = 0 as floats: the compute type is float for every data type we use.
+// alpha = 1 and beta = 0 (beta 1 for an accumulating dgrad) as floats: the compute type is float for every
+// data type we use.
 Descriptor make_conv_fprop(const Descriptor& x, const Descriptor& w, const Descriptor& y, const Descriptor& conv) {
   Descriptor d(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
   d.set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x)
@@ -138,14 +139,15 @@ Descriptor make_conv_fprop(const Descriptor& x, const Descriptor& w, const Descr
   return d;
 }
 
-Descriptor make_conv_dgrad(const Descriptor& dx, const Descriptor& w, const Descriptor& dy, const Descriptor& conv) {
+Descriptor make_conv_dgrad(const Descriptor& dx, const Descriptor& w, const Descriptor& dy, const Descriptor& conv,
+                           bool accumulate) {
   Descriptor d(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
   d.set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, dx)
       .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, w)
       .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, dy)
       .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, conv)
       .set_float(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, 1.0f)
-      .set_float(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, 0.0f);
+      .set_float(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, accumulate ? 1.0f : 0.0f);
   d.finalize();
   return d;
 }

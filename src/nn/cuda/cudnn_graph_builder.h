@@ -89,7 +89,9 @@ std::vector<int64_t> strides_for(const std::vector<int64_t>& nchw_dims, Layout l
 Descriptor make_convolution(int64_t pad, int64_t stride, cudnnDataType_t compute_type);
 
 Descriptor make_conv_fprop(const Descriptor& x, const Descriptor& w, const Descriptor& y, const Descriptor& conv);
-Descriptor make_conv_dgrad(const Descriptor& dx, const Descriptor& w, const Descriptor& dy, const Descriptor& conv);
+// dx = dgrad(dy, w), or dx += dgrad(dy, w) with `accumulate` (beta 1: the epilogue reads the prior dx).
+Descriptor make_conv_dgrad(const Descriptor& dx, const Descriptor& w, const Descriptor& dy, const Descriptor& conv,
+                           bool accumulate);
 Descriptor make_conv_wgrad(const Descriptor& x, const Descriptor& dw, const Descriptor& dy, const Descriptor& conv);
 
 // y = op(x) for unary modes, y = op(x, b) for binary ones (b may be null for unary modes). The mode

@@ -100,6 +100,8 @@ class PlanCache {
 
   std::vector<PlanReport> reports() const;
   size_t size() const { return entries_.size(); }
+  // Whether the key was seen: its next run executes its plan once, with no search or timing.
+  bool has(const std::string& key) const { return entries_.count(key) > 0; }
   void clear();
   // Writes choices made since the last save to the store (also done every few seconds while plans are
   // built, and on destruction). A store that cannot be written warns once; the run goes on.

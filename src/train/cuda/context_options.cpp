@@ -12,6 +12,7 @@ cuda::ContextOptions context_options(const TrainConfig& c) {
   o.deterministic = c.deterministic;
   o.batchnorm_path = c.batchnorm_path;
   o.fused_bn_kernels = c.fused_bn;
+  o.fuse_residual_grad = c.fused_residual_grad;
   o.parallel_wgrad = c.parallel_wgrad;
   o.autotune = c.autotune;
   o.plan_cache_dir = cache_folder(c);
