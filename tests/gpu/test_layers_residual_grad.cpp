@@ -92,7 +92,9 @@ TEST(CudaResidualGrad, DgradAccumulatesIntoThePriorGradient) {
       const bool added = rig.check_accumulate(ctx, p, name + ", first use");
       EXPECT_EQ(rig.check_accumulate(ctx, p, name + ", cached"), added) << name;
       // The WRN's configurations (16-bit NHWC) are what the fusion is for: an engine must run them.
-      if (p.dtype != DType::F32 && layout == Layout::NHWC) EXPECT_TRUE(added) << name << ": no beta-1 engine";
+      if (p.dtype != DType::F32 && layout == Layout::NHWC) {
+        EXPECT_TRUE(added) << name << ": no beta-1 engine";
+      }
       // One plan per beta: the accumulating graph's key says so, the plain one's does not.
       int plain_keys = 0, beta1_keys = 0;
       for (const auto& r : ctx.plans().reports()) {
@@ -156,6 +158,9 @@ LayerSpec wide_block(int64_t in, int64_t out, int64_t stride, const std::string&
 // dx and the gradients of a whole block: ReLUs flip near zero under rounding (the reasoning and the
 // measurements are test_layers_bn_fused.cpp's block_grad_tolerance); fp32 stays tight.
 double block_grad_tolerance(const Precision& p) { return p.dtype == DType::F32 && !p.tf32 ? p.tol : 0.1; }
+// Three blocks in a row have three blocks' ReLUs that may flip: in bf16 the chain's weight gradients came
+// 0.103 from the CPU's on an H200 with the fusion on and off alike (0.0981 for dx); fp32 stays tight.
+double chain_grad_tolerance(const Precision& p) { return p.dtype == DType::F32 && !p.tf32 ? p.tol : 0.2; }
 
 void fusion_off(cuda::ContextOptions& o) { o.fuse_residual_grad = false; }
 
@@ -172,17 +177,22 @@ LayerSpec chain_then_pool() {
 
 TEST(CudaResidualGrad, BlocksMatchTheCpuWithTheFusionOnAndOff) {
   SKIP_WITHOUT_GPU();
-  const std::pair<LayerSpec, const char*> cases[] = {{wide_block(16, 32, 2), "wrn projection block"},
-                                                     {identity_then_pool(), "wrn identity block + pool"},
-                                                     {wide_block(16, 16, 1), "wrn identity block alone"},
-                                                     {chain_then_pool(), "wrn projection + 2 identity + pool"}};
+  struct BlockCase {
+    LayerSpec spec;
+    const char* what;
+    double (*gradient_tolerance)(const Precision&);
+  };
+  const BlockCase cases[] = {{wide_block(16, 32, 2), "wrn projection block", block_grad_tolerance},
+                             {identity_then_pool(), "wrn identity block + pool", block_grad_tolerance},
+                             {wide_block(16, 16, 1), "wrn identity block alone", block_grad_tolerance},
+                             {chain_then_pool(), "wrn projection + 2 identity + pool", chain_grad_tolerance}};
   uint64_t seed = 72;
-  for (const auto& [spec, what] : cases) {
-    LayerCase c{spec, Shape{4, 16, 8, 8}};
+  for (const BlockCase& b : cases) {
+    LayerCase c{b.spec, Shape{4, 16, 8, 8}};
     c.stream_key = 0xb10c;
     c.step = 3;
-    check_everywhere(c, std::string(what) + ", fused grad", seed, nullptr, block_grad_tolerance);
-    check_everywhere(c, std::string(what) + ", add pass", seed, fusion_off, block_grad_tolerance);
+    check_everywhere(c, std::string(b.what) + ", fused grad", seed, nullptr, b.gradient_tolerance);
+    check_everywhere(c, std::string(b.what) + ", add pass", seed, fusion_off, b.gradient_tolerance);
     ++seed;
   }
 }
@@ -235,7 +245,7 @@ Step gpu_step(const LayerSpec& spec, const Shape& input, const cuda::ContextOpti
   const std::vector<float> buffers = case_buffers(spec, rng);
   const std::vector<float> x = normal_values(static_cast<size_t>(input.numel()), rng, dtype);
   auto layer = cuda::make_layer(spec, ctx);
-  const size_t np = params.size(), nb = buffers.size();
+  const size_t np = params.size();
   DeviceMem d_params = gputest::to_device(params, DType::F32), d_compute = gputest::to_device(params, dtype);
   DeviceMem d_buffers = gputest::to_device(buffers, DType::F32), d_grads(np * 4);
   d_grads.poison();
