@@ -3,8 +3,8 @@
 #include <cuda_bf16.h>
 
 #include "core/cuda_check.h"
-#include "core/nvtx_ranges.h"
 #include "core/error.h"
+#include "core/nvtx_ranges.h"
 #include "kernels/elementwise.h"
 #include "train/optimizer_overlap.h"
 
@@ -88,12 +88,6 @@ std::vector<BucketSpan> GradientBuckets::read_times(int slot, uint64_t step_star
   if (optimizer_)
     for (size_t b = 0; b < buckets_.size(); ++b) spans[b].end_s = since(stamp_index(slot, b, kReduced), step_start_ns);
   return spans;
-}
-
-double GradientBuckets::updates_end_s(int slot, uint64_t step_start_ns) const {
-  // The communication stream runs the buckets in launch order: the last one's update ends last.
-  if (!optimizer_ || buckets_.empty()) fatal("GradientBuckets::updates_end_s without queued updates");
-  return since(stamp_index(slot, buckets_.size() - 1, kUpdated), step_start_ns);
 }
 
 }  // namespace sb::cuda

@@ -63,8 +63,6 @@ class GradientBuckets {
   // After the step in `slot` is complete: each bucket's times relative to `step_start_ns` (that step's
   // start on the GPU's clock: DeviceTimestamps::ns), in launch order; a span ends with its all-reduce.
   std::vector<BucketSpan> read_times(int slot, uint64_t step_start_ns) const;
-  // With queue_updates: when the last bucket's update was done, relative to `step_start_ns`.
-  double updates_end_s(int slot, uint64_t step_start_ns) const;
 
  private:
   void launch(size_t b, cudaStream_t ready_on);

@@ -5,9 +5,9 @@
 // (PhaseTimes::valid), the last one through drain().
 //
 // kCommDone follows the compute stream's wait for everything on the communication stream, so the comm
-// phase runs from the end of backward to the end of the last bucket's work there: its all-reduce and, with
-// the optimizer overlap, its update. The optimizer phase is what the compute stream runs after that
-// (near nothing with the overlap).
+// phase runs from the end of backward to the end of the last all-reduce; with the optimizer overlap, whose
+// updates follow the all-reduces on that stream, read() ends it at the last all-reduce instead, and the
+// updates' tail after it counts as the optimizer phase.
 //
 // The trace places steps on the host's clock through an anchor: a timestamp taken on an idle stream
 // beside a host clock reading, renewed at each synchronize (once per epoch).
