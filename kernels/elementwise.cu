@@ -298,11 +298,7 @@ void add(const void* a, const void* b, void* out, int64_t n, DType dtype, cudaSt
 }
 
 void scale(const void* x, void* y, float alpha, int64_t n, DType dtype, cudaStream_t stream) {
-  dispatch_dtype(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    launch_map<T, T, T, false>(static_cast<const T*>(x), static_cast<const T*>(nullptr), static_cast<T*>(y), n,
-                               ScaleOp{alpha}, stream);
-  });
+  scale_cast(x, dtype, y, dtype, alpha, n, stream);
 }
 
 void cast(const void* src, DType src_dtype, void* dst, DType dst_dtype, int64_t n, cudaStream_t stream) {
@@ -318,6 +314,18 @@ void cast(const void* src, DType src_dtype, void* dst, DType dst_dtype, int64_t 
       using TD = typename decltype(dst_tag)::type;
       launch_map<TS, TS, TD, false>(static_cast<const TS*>(src), static_cast<const TS*>(nullptr),
                                     static_cast<TD*>(dst), n, CopyOp{}, stream);
+    });
+  });
+}
+
+void scale_cast(const void* src, DType src_dtype, void* dst, DType dst_dtype, float alpha, int64_t n,
+                cudaStream_t stream) {
+  dispatch_dtype(src_dtype, [&](auto src_tag) {
+    using TS = typename decltype(src_tag)::type;
+    dispatch_dtype(dst_dtype, [&](auto dst_tag) {
+      using TD = typename decltype(dst_tag)::type;
+      launch_map<TS, TS, TD, false>(static_cast<const TS*>(src), static_cast<const TS*>(nullptr),
+                                    static_cast<TD*>(dst), n, ScaleOp{alpha}, stream);
     });
   });
 }

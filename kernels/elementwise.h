@@ -30,6 +30,12 @@ void scale(const void* x, void* y, float alpha, int64_t n, DType dtype, cudaStre
 // dst = src converted between fp32/fp16/bf16 (round to nearest even). Same dtype: a plain copy.
 void cast(const void* src, DType src_dtype, void* dst, DType dst_dtype, int64_t n, cudaStream_t stream);
 
+// dst = alpha * src, computed in fp32 and converted to dst's dtype (round to nearest even): the gradient
+// averaging's 1/ranks applied while a bucket is copied into the all-reduce's buffer. dst may alias src when
+// the dtypes match.
+void scale_cast(const void* src, DType src_dtype, void* dst, DType dst_dtype, float alpha, int64_t n,
+                cudaStream_t stream);
+
 // dst (fp32) = src (any dtype) when accumulate is false, dst += src when true: takes a bf16/fp16
 // gradient from cuDNN/cuBLAS into the fp32 flat gradient buffer in one pass (docs/cudnn.md: wgrad writes
 // dw in the compute dtype, which is many times faster than fp32 dw).

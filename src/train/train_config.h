@@ -63,6 +63,7 @@ struct TrainConfig {
   bool fused_residual_grad = true;  // a residual block's gradient sum in its first convolution's dgrad (CUDA)
   bool parallel_wgrad = true;    // weight gradients on a second stream beside the input gradients (CUDA)
   bool optimizer_overlap = true;  // each bucket's optimizer update right after its all-reduce (CUDA, ranks > 1)
+  bool symmetric_memory = true;  // gradient buckets all-reduced in an NCCL symmetric window (CUDA, one host)
   bool autotune = true;          // time cuDNN's candidate plans on first use (CUDA)
   std::optional<std::string> plan_cache;  // on-disk cuDNN plan cache; unset: default_plan_cache_dir(); "": none
   InputSource input = InputSource::Device;  // where the CUDA engine keeps the data and builds batches

@@ -1,6 +1,6 @@
 // Elementwise kernels against the CPU reference (ReLU layer, residual_add) and host loops (scale, casts,
-// accumulation, transposes, bias add and its reduction), for fp32/fp16/bf16, aligned (vector) and
-// misaligned (scalar) pointers, and sizes with ragged tails.
+// scaled casts, accumulation, transposes, bias add and its reduction), for fp32/fp16/bf16, aligned (vector)
+// and misaligned (scalar) pointers, and sizes with ragged tails.
 #include <gtest/gtest.h>
 
 #include "gpu_test_util.h"
@@ -104,6 +104,30 @@ TEST(KernelsElementwise, CastRoundsLikeTheHostConversions) {
         kernels::cast(in.ptr, src, out.ptr, dst, n, nullptr);
         EXPECT_TRUE(all_close(download(out.ptr, n, dst), want, 0.0));
       }
+}
+
+// The all-reduce's way into a symmetric window: dst = alpha * src rounded once into dst's dtype, for
+// every pair of dtypes (the host computes the product in fp32 and rounds it to nearest even).
+TEST(KernelsElementwise, ScaleCastRoundsTheFp32ProductOnce) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(5);
+  const int64_t n = 65539;
+  const std::vector<float> x = random_values(n, rng, 1e-3f, 300.0f);
+  for (float alpha : {0.25f, 1.0f / 3.0f})
+    for (DType src : kDtypes)
+      for (DType dst : kDtypes)
+        for (int shift : {0, 1}) {
+          SCOPED_TRACE(std::string(dtype_name(src)) + "->" + dtype_name(dst) + " alpha " + std::to_string(alpha) +
+                       " shift " + std::to_string(shift));
+          std::vector<float> xs = x;
+          quantize(xs, src);
+          std::vector<float> want(xs.size());
+          for (size_t i = 0; i < xs.size(); ++i) want[i] = alpha * xs[i];
+          quantize(want, dst);
+          Shifted in(xs, src, shift), out(static_cast<size_t>(n), dst, shift);
+          kernels::scale_cast(in.ptr, src, out.ptr, dst, alpha, n, nullptr);
+          EXPECT_TRUE(all_close(download(out.ptr, n, dst), want, 0.0));
+        }
 }
 
 TEST(KernelsElementwise, AccumulateIntoF32) {

@@ -67,7 +67,7 @@ const std::map<std::string, std::string> kOtherValues = {
     {"bucket-mib", "12.5"},     {"allreduce-bf16", "on"},
     {"parallel", "DP"},         {"replicas", "3"},
     {"deterministic", "on"},    {"batchnorm-path", "Legacy"},
-    {"fused-bn", "off"},        {"fused-residual-grad", "off"}, {"parallel-wgrad", "off"},  {"optimizer-overlap", "off"}, {"autotune", "no"},
+    {"fused-bn", "off"},        {"fused-residual-grad", "off"}, {"parallel-wgrad", "off"},  {"optimizer-overlap", "off"}, {"symmetric-memory", "off"}, {"autotune", "no"},
     {"plan-cache", "plans"},    {"input", "Host"},
     {"workers", "3"},           {"pin-memory", "off"},      {"warm-up", "off"},
     {"target-accuracy", "0.875"},
@@ -127,7 +127,7 @@ TEST(TrainOptions, TheConfigurationJsonKeepsItsKeys) {
       "scheduler",    "step_size",     "gamma",      "warmup_epochs",   "min_lr",   "scale_lr",        "seed",
       "device",       "precision",     "layout",     "cuda_graph",      "bucket_mib", "allreduce_bf16", "parallel",
       "replicas",     "deterministic",
-      "batchnorm_path", "fused_bn", "fused_residual_grad", "parallel_wgrad", "optimizer_overlap", "autotune", "input", "workers", "pin_memory", "warm_up", "target_accuracy", "target_patience",
+      "batchnorm_path", "fused_bn", "fused_residual_grad", "parallel_wgrad", "optimizer_overlap", "symmetric_memory", "autotune", "input", "workers", "pin_memory", "warm_up", "target_accuracy", "target_patience",
       "stop_after_no_improvement", "log_interval", "log_seconds", "sample_steps",  "collective_timeout", "out", "checkpoint_every"};
   EXPECT_EQ(keys, want);
   EXPECT_NE(TrainConfig{}.to_json().find("\"optimizer\":\"sgd\",\"lr\":0.01,"), std::string::npos) << TrainConfig{}.to_json();

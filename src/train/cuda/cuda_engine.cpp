@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "comm/cuda/nccl_communicator.h"
+#include "comm/cuda/nccl_window.h"
 #include "core/cuda_check.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -159,9 +160,11 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
     nccl_ = std::make_unique<cuda::NcclCommunicator>(comm);
     nccl_startup.stop();
     const int64_t bucket_size = bucket_elements_of_mib(config.bucket_mib);
+    const std::string window_refusal = config.symmetric_memory ? cuda::symmetric_window_refusal(comm) : "--symmetric-memory off";
+    if (config.symmetric_memory && !window_refusal.empty()) log0("symmetric memory: off (%s)\n", window_refusal.c_str());
     buckets_ = std::make_unique<cuda::GradientBuckets>(plan_buckets(net_->param_specs(), bucket_size, default_tail_elements(bucket_size)),
                                                        net_->grads(), net_->param_count(), *nccl_, stream_.get(),
-                                                       config.allreduce_bf16);
+                                                       config.allreduce_bf16, window_refusal.empty());
     ctx_->set_gradient_ready_hook([this](const float* first_final, cudaStream_t final_on) {
       if (reduce_during_backward_) buckets_->gradients_ready_from(first_final - net_->grads(), final_on);
     });

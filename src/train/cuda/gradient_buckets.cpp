@@ -11,7 +11,7 @@
 namespace sb::cuda {
 
 GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int64_t n, NcclCommunicator& nccl,
-                                 cudaStream_t compute, bool reduce_in_bf16)
+                                 cudaStream_t compute, bool reduce_in_bf16, bool symmetric_window)
     : buckets_(std::move(buckets)), grads_(grads), n_(n), nccl_(nccl), compute_(compute), bf16_(reduce_in_bf16) {
   // The highest priority: NCCL's blocks are scheduled as soon as a bucket is ready instead of queueing
   // behind backward's, so each all-reduce holds SMs for a shorter window (docs/performance.md, 2 H200s:
@@ -21,7 +21,16 @@ GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int6
   for (size_t b = 0; b < buckets_.size(); ++b) ready_.push_back(CudaEvent::create(cudaEventDisableTiming));
   done_ = CudaEvent::create(cudaEventDisableTiming);
   stamps_ = DeviceTimestamps(static_cast<size_t>(kStepSlots) * buckets_.size() * kStamps);
-  if (bf16_) bf16_buffer_.ensure_as<__nv_bfloat16>(static_cast<size_t>(n_));
+  const size_t wire_bytes = static_cast<size_t>(n_) * (bf16_ ? sizeof(__nv_bfloat16) : sizeof(float));
+  if (symmetric_window)
+    window_ = std::make_unique<NcclWindow>(nccl_, wire_bytes);
+  else if (bf16_)
+    bf16_buffer_.ensure(wire_bytes);
+}
+
+GradientBuckets::~GradientBuckets() {
+  // The window is deregistered and freed below: no all-reduce may still be reading it.
+  comm_.synchronize_noexcept();
 }
 
 void GradientBuckets::queue_updates(const DeviceOptimizer& optimizer) {
@@ -43,7 +52,18 @@ void GradientBuckets::launch(size_t b, cudaStream_t ready_on) {
   stamps_.record(stamp_index(slot_, b, kReady), ready_on);
   comm_.wait(ready_[b].get());
   float* data = grads_ + bucket.begin;
-  if (!bf16_) {
+  if (window_) {
+    // NCCL's symmetric kernels sum only: the 1/ranks of the average is applied on the way in, as NCCL's
+    // own average of floats does (a pre-multiplied sum).
+    const DType wire = bf16_ ? DType::BF16 : DType::F32;
+    void* slot = static_cast<char*>(window_->data()) + static_cast<size_t>(bucket.begin) * dtype_size(wire);
+    kernels::scale_cast(data, DType::F32, slot, wire, 1.0f / static_cast<float>(nccl_.size()), count, comm_.get());
+    if (bf16_)
+      nccl_.allreduce_sum(std::span<__nv_bfloat16>(static_cast<__nv_bfloat16*>(slot), static_cast<size_t>(count)), comm_.get());
+    else
+      nccl_.allreduce_sum(std::span<float>(static_cast<float*>(slot), static_cast<size_t>(count)), comm_.get());
+    kernels::cast(slot, wire, data, DType::F32, count, comm_.get());
+  } else if (!bf16_) {
     nccl_.allreduce_avg(std::span<float>(data, static_cast<size_t>(count)), comm_.get());
   } else {
     auto* half = static_cast<__nv_bfloat16*>(bf16_buffer_.data()) + bucket.begin;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "comm/cuda/nccl_communicator.h"
+#include "comm/cuda/nccl_window.h"
 #include "metrics/step_timeline.h"
 #include "nn/cuda/cuda_handles.h"
 #include "nn/cuda/device_buffer.h"
@@ -39,10 +40,14 @@ namespace sb::cuda {
 class GradientBuckets {
  public:
   // grads: the flat fp32 gradient buffer (n elements). With reduce_in_bf16 each bucket is cast to bf16,
-  // averaged in bf16 and cast back (half the bytes on the wire). One rank has nothing to average: the
-  // engine then makes no buckets at all.
+  // averaged in bf16 and cast back (half the bytes on the wire). With symmetric_window (collective over
+  // nccl's ranks; comm/cuda/nccl_window.h) each bucket is scaled by 1/ranks into one NCCL symmetric window
+  // in the wire's dtype, summed there and copied (or cast) back, which lets NCCL run its symmetric
+  // kernels; otherwise it is averaged in place (or in a plain bf16 buffer). One rank has nothing to
+  // average: the engine then makes no buckets at all.
   GradientBuckets(std::vector<Bucket> buckets, float* grads, int64_t n, NcclCommunicator& nccl,
-                  cudaStream_t compute, bool reduce_in_bf16);
+                  cudaStream_t compute, bool reduce_in_bf16, bool symmetric_window);
+  ~GradientBuckets();
   GradientBuckets(const GradientBuckets&) = delete;
   GradientBuckets& operator=(const GradientBuckets&) = delete;
 
@@ -75,7 +80,8 @@ class GradientBuckets {
   CudaStream comm_;
   bool bf16_;
   const DeviceOptimizer* optimizer_ = nullptr;  // set by queue_updates
-  DeviceBuffer bf16_buffer_;
+  DeviceBuffer bf16_buffer_;            // the bf16 wire without a window
+  std::unique_ptr<NcclWindow> window_;  // the wire with symmetric_window: n elements of its dtype
   std::vector<CudaEvent> ready_;
   CudaEvent done_;
   size_t next_ = 0;  // buckets_[0..next_) are launched this step

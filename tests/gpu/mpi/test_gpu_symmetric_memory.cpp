@@ -1,0 +1,152 @@
+// --symmetric-memory changes where the gradient buckets are all-reduced (a buffer every rank registers as
+// an NCCL symmetric window, summed after a 1/ranks scale on the way in), not what the step computes. On 2
+// ranks a pre-multiplied sum of two values is exactly NCCL's average, so after every step the parameters,
+// the batch-norm statistics and the optimizer state are bit for bit those of the run without the window;
+// on more ranks the sums may be taken in another order (and in fp32 where the ring adds in bf16), so they
+// agree to rounding. Covered: mnist-cnn and a WRN, fp32 and bf16 wires (--allreduce-bf16), eagerly and
+// through the capture and replays of the step's CUDA graph, several buckets, with and without the
+// optimizer overlap. The parameters are also the same on every rank.
+// Needs one GPU per rank, at least 2 ranks and NCCL 2.27 or later on one host; skips otherwise.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "comm/cuda/nccl_window.h"
+#include "comm/mpi_communicator.h"
+#include "data/sampler.h"
+#include "data/synthetic.h"
+#include "gtest_param_name.h"
+#include "relative_l2.h"
+#include "train/cuda/cuda_engine.h"
+#include "train/cuda/device_info.h"
+#include "train/micro_batches.h"
+
+namespace sb {
+namespace {
+
+constexpr size_t kSteps = 5;  // two eager, the capture, two replays
+constexpr int64_t kBatch = 8;
+
+struct Case {
+  const char* model;
+  SyntheticShape shape;
+  const char* optimizer;  // as given to --optimizer
+  Precision precision;
+  bool cuda_graph;
+  bool allreduce_bf16;
+  bool optimizer_overlap;
+};
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  const Case& c = info.param;
+  return testing::gtest_param_name(c.model) + "_" + c.optimizer + "_" + std::string(name_of(c.precision)) +
+         (c.cuda_graph ? "_graph" : "_eager") + (c.allreduce_bf16 ? "_allreduce_bf16" : "") +
+         (c.optimizer_overlap ? "_overlap" : "");
+}
+
+TrainConfig config_for(const Case& c, bool symmetric) {
+  TrainConfig config;
+  config.model = c.model;
+  config.device = Device::Cuda;
+  config.precision = c.precision;
+  config.deterministic = true;
+  config.autotune = false;
+  config.cuda_graph = c.cuda_graph;
+  config.allreduce_bf16 = c.allreduce_bf16;
+  config.optimizer_overlap = c.optimizer_overlap;
+  config.symmetric_memory = symmetric;
+  config.dropout = true;  // the masks are keyed, so both runs draw the same
+  config.scaling = Scaling::Weak;
+  config.batch_size = kBatch;
+  config.optimizer = parse_optimizer_kind(c.optimizer);
+  config.lr = config.optimizer == OptimizerKind::Adadelta ? 1.0 : config.optimizer == OptimizerKind::Sgd ? 0.01 : 1e-3;
+  config.momentum = config.optimizer == OptimizerKind::Sgd ? 0.9 : 0.0;
+  config.seed = 17;
+  config.eval_batch_size = 16;
+  config.bucket_mib = 0.25;  // several buckets, at several offsets of the window
+  return config;
+}
+
+// The run state after each of this rank's first kSteps steps of epoch 0.
+std::vector<EngineState> states_after_steps(const TrainConfig& config, const TrainTest& data, Communicator& comm) {
+  auto engine = make_cuda_engine(config, data.train, data.test, comm, comm.rank(), comm.size());
+  DistributedSampler sampler(data.train.size(), comm.size(), comm.rank(), true, config.seed, false);
+  std::vector<std::vector<int64_t>> steps = step_batches(sampler.indices(0), kBatch, config.accumulate_steps, false);
+  steps.resize(kSteps);
+  std::vector<EngineState> out;
+  out.push_back(engine->save_state());
+  uint64_t position = 0;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    engine->train_step(steps[k], StepInfo{0, static_cast<int64_t>(k), position, config.lr});
+    position += steps[k].size();
+    engine->synchronize();
+    out.push_back(engine->save_state());
+  }
+  return out;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+bool same_on_every_rank(Communicator& comm, const std::vector<float>& mine) {
+  std::vector<float> root = mine;
+  comm.broadcast(std::span<float>(root), 0);
+  return comm.allreduce_min(same_bits(root, mine) ? 1 : 0) == 1;
+}
+
+// With 2 ranks: the same bits. With more: within rounding of the wire's dtype, carried through kSteps steps.
+void expect_same(const std::vector<float>& window, const std::vector<float>& plain, int ranks, bool bf16_wire,
+                 const std::string& what) {
+  if (ranks == 2) {
+    EXPECT_TRUE(same_bits(window, plain)) << what << " differs by relative L2 " << testing::relative_l2(window, plain);
+  } else {
+    const double tolerance = bf16_wire ? 1e-3 : 1e-5;
+    EXPECT_LT(testing::relative_l2(window, plain), tolerance) << what;
+  }
+}
+
+class SymmetricMemory : public ::testing::TestWithParam<Case> {};
+
+TEST_P(SymmetricMemory, StateEqualsTheRunWithoutTheWindow) {
+  auto world = MpiCommunicator::world();
+  if (world->size() < 2 || world->allreduce_min(visible_gpu_count()) < world->size())
+    GTEST_SKIP() << "needs one GPU per rank and at least 2 ranks";
+  const std::string refusal = cuda::symmetric_window_refusal(*world);
+  if (!refusal.empty()) GTEST_SKIP() << "no symmetric windows here: " << refusal;
+  const Case c = GetParam();
+  const TrainTest data = make_synthetic(c.shape, 256, 16, 5);
+  const std::vector<EngineState> window = states_after_steps(config_for(c, true), data, *world);
+  const std::vector<EngineState> plain = states_after_steps(config_for(c, false), data, *world);
+  ASSERT_EQ(window.size(), plain.size());
+  for (size_t k = 1; k < window.size(); ++k) {
+    SCOPED_TRACE("after step " + std::to_string(k));
+    EXPECT_EQ(window[k].optimizer_steps, static_cast<int64_t>(k));
+    expect_same(window[k].params, plain[k].params, world->size(), c.allreduce_bf16, "parameters");
+    expect_same(window[k].buffers, plain[k].buffers, world->size(), c.allreduce_bf16, "batch-norm statistics");
+    ASSERT_EQ(window[k].optimizer_state.size(), plain[k].optimizer_state.size());
+    for (size_t s = 0; s < window[k].optimizer_state.size(); ++s) {
+      const auto& [name, values] = window[k].optimizer_state[s];
+      EXPECT_EQ(name, plain[k].optimizer_state[s].first);
+      expect_same(values, plain[k].optimizer_state[s].second, world->size(), c.allreduce_bf16, name);
+    }
+    EXPECT_TRUE(same_on_every_rank(*world, window[k].params)) << "parameters differ across ranks";
+  }
+  EXPECT_GT(testing::relative_l2(window.back().params, window.front().params), 1e-6) << "the steps must move the parameters";
+  for (float p : window.back().params) ASSERT_TRUE(std::isfinite(p)) << "the steps must keep the parameters finite";
+}
+
+constexpr SyntheticShape kMnist{1, 28, 28, 10}, kSmallWrn{3, 8, 8, 10};
+
+INSTANTIATE_TEST_SUITE_P(Models, SymmetricMemory,
+                         ::testing::Values(Case{"mnist-cnn", kMnist, "sgd", Precision::FP32, true, false, true},
+                                           Case{"mnist-cnn", kMnist, "adadelta", Precision::TF32, false, true, false},
+                                           Case{"wrn", kSmallWrn, "sgd", Precision::FP32, false, false, false},
+                                           Case{"wrn", kSmallWrn, "adam", Precision::BF16, true, true, true}),
+                         case_name);
+
+}  // namespace
+}  // namespace sb
