@@ -169,7 +169,8 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
        << ",\"dtypes\":" << quote_list(comm.dtypes) << ",\"dtypes_run\":" << quote_list(names_of(dtypes))
        << ",\"iterations\":" << settings.iterations << ",\"warmup_iterations\":" << settings.warmup_iterations
        << ",\"comm_model\":" << json_quote(config.model) << ",\"model_elements\":" << model_elements
-       << ",\"op\":\"sum\",\"out_of_place\":true,\"in_place\":true}";
+       << ",\"op\":\"sum\",\"out_of_place\":true,\"in_place\":true"
+       << ",\"symmetric_memory\":" << (on_gpu && config.symmetric_memory ? "true" : "false") << "}";
   const std::string config_json = json.str();
   agree_on_configuration(world, config_json, config.collective_timeout);
   const auto output_locks = prepare_outputs(world, {config.out, "", "", ""});
@@ -179,7 +180,11 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
 #ifdef SCALEBENCH_HAVE_CUDA
   std::unique_ptr<cuda::CudaAllreduceSweep> gpu;
   if (on_gpu) {  // the GPU, NCCL and the memory check come before the file: a refused run leaves none
-    gpu = std::make_unique<cuda::CudaAllreduceSweep>(world, session.local_rank());
+    gpu = std::make_unique<cuda::CudaAllreduceSweep>(world, session.local_rank(), config.symmetric_memory);
+    if (!gpu->symmetric_refusal().empty()) {
+      const std::string refused = "symmetric memory off: " + gpu->symmetric_refusal();
+      skip_note = skip_note.empty() ? refused : skip_note + "; " + refused;
+    }
     int64_t largest = 0;
     for (const SweepPoint& p : points) largest = std::max(largest, p.bytes());
     run_collectively(world, [&] { gpu->check_fits(largest); });
@@ -219,6 +224,10 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
        "all-reduce; busbw = algbw * 2(n-1)/n = algbw * %.3f\n",
        settings.warmup_iterations, settings.iterations, allreduce_busbw_factor(n));
   if (!skip_note.empty()) log0("# %s\n", skip_note.c_str());
+#ifdef SCALEBENCH_HAVE_CUDA
+  if (gpu && config.symmetric_memory && gpu->symmetric_refusal().empty())
+    log0("# buffers: NCCL symmetric memory windows, as training's gradient buckets (--symmetric-memory)\n");
+#endif
   log0("# model size: %s, %lld gradient elements (%s)\n", config.model.c_str(), static_cast<long long>(model_elements),
        describe_input(input).c_str());
   // all_reduce_perf's header and column widths, then the slowest rank's times.

@@ -4,10 +4,13 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "comm/cuda/nccl_communicator.h"
+#include "comm/cuda/nccl_window.h"
 #include "core/cuda_check.h"
 #include "core/error.h"
 
@@ -40,34 +43,51 @@ struct CudaAllreduceSweep::State {
   Communicator& host;
   int device;        // selected before the NCCL communicator is created (member order matters)
   NcclCommunicator nccl;
+  std::string window_refusal;  // "" when the buffers are symmetric windows
+  bool windows;
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
   void* buffers[2] = {nullptr, nullptr};  // send (and the in-place buffer), receive
+  std::unique_ptr<NcclWindow> window_buffers[2];  // the same two, as windows
   size_t capacity = 0;                      // bytes of each
 
-  State(Communicator& host_comm, int local_rank) : host(host_comm), device(select_device(local_rank)), nccl(host_comm) {
+  State(Communicator& host_comm, int local_rank, bool symmetric_memory)
+      : host(host_comm), device(select_device(local_rank)), nccl(host_comm),
+        window_refusal(symmetric_memory ? symmetric_window_refusal(host_comm) : ""),
+        windows(symmetric_memory && window_refusal.empty()) {
     CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     CHECK_CUDA(cudaEventCreate(&start));
     CHECK_CUDA(cudaEventCreate(&stop));
   }
   ~State() {
     CHECK_CUDA(cudaStreamSynchronize(stream));  // before the NCCL communicator (a later member) goes
-    for (void* b : buffers)
-      if (b != nullptr) CHECK_CUDA(cudaFree(b));
+    release();
     CHECK_CUDA(cudaEventDestroy(stop));
     CHECK_CUDA(cudaEventDestroy(start));
     CHECK_CUDA(cudaStreamDestroy(stream));
+  }
+
+  void release() {
+    for (int i = 0; i < 2; ++i) {
+      window_buffers[i].reset();  // collective: every rank grows its buffers at the same points
+      if (!windows && buffers[i] != nullptr) CHECK_CUDA(cudaFree(buffers[i]));
+      buffers[i] = nullptr;
+    }
   }
 
   // Grow-only: two buffers serve every size of the sweep.
   void ensure(size_t bytes) {
     if (bytes <= capacity) return;
     CHECK_CUDA(cudaStreamSynchronize(stream));
-    for (void*& b : buffers) {
-      if (b != nullptr) CHECK_CUDA(cudaFree(b));
-      b = nullptr;
+    release();
+    for (int i = 0; i < 2; ++i) {
+      if (windows) {
+        window_buffers[i] = std::make_unique<NcclWindow>(nccl, bytes);
+        buffers[i] = window_buffers[i]->data();
+      } else {
+        CHECK_CUDA(cudaMalloc(&buffers[i], bytes));
+      }
     }
-    for (void*& b : buffers) CHECK_CUDA(cudaMalloc(&b, bytes));
     capacity = bytes;
   }
 
@@ -114,12 +134,14 @@ struct CudaAllreduceSweep::State {
   }
 };
 
-CudaAllreduceSweep::CudaAllreduceSweep(Communicator& host_comm, int local_rank)
-    : state_(std::make_unique<State>(host_comm, local_rank)) {}
+CudaAllreduceSweep::CudaAllreduceSweep(Communicator& host_comm, int local_rank, bool symmetric_memory)
+    : state_(std::make_unique<State>(host_comm, local_rank, symmetric_memory)) {}
 
 CudaAllreduceSweep::~CudaAllreduceSweep() = default;
 
 int CudaAllreduceSweep::device() const { return state_->device; }
+
+const std::string& CudaAllreduceSweep::symmetric_refusal() const { return state_->window_refusal; }
 
 void CudaAllreduceSweep::check_fits(int64_t bytes) const {
   size_t free_bytes = 0, total_bytes = 0;

@@ -3,6 +3,7 @@
 // summary with the CPU runner (comm/allreduce_sweep.h). No CUDA types here, so the CLI can include it.
 #pragma once
 #include <memory>
+#include <string>
 
 #include "comm/allreduce_sweep.h"
 #include "comm/communicator.h"
@@ -12,13 +13,18 @@ namespace sb::cuda {
 class CudaAllreduceSweep {
  public:
   // Collective over host_comm: selects GPU local_rank % (visible GPUs) with cudaSetDevice, then creates
-  // the NCCL communicator (ranks as in host_comm), one stream and two events.
-  CudaAllreduceSweep(Communicator& host_comm, int local_rank);
+  // the NCCL communicator (ranks as in host_comm), one stream and two events. With symmetric_memory the
+  // buffers are NCCL symmetric windows where NCCL can register them (comm/cuda/nccl_window.h), as the
+  // training's gradient buckets are, so that the sweep times the kernels training runs.
+  CudaAllreduceSweep(Communicator& host_comm, int local_rank, bool symmetric_memory);
   ~CudaAllreduceSweep();
   CudaAllreduceSweep(const CudaAllreduceSweep&) = delete;
   CudaAllreduceSweep& operator=(const CudaAllreduceSweep&) = delete;
 
   int device() const;  // the CUDA device this rank uses
+  // Why the buffers are plain device memory although symmetric_memory was asked for ("" when they are
+  // windows, or when it was not asked for): the same on every rank.
+  const std::string& symmetric_refusal() const;
 
   // Throws UserError (naming --max-bytes) when two buffers of `bytes` (send and receive) would not fit
   // the device's free memory. Not collective: run it under run_collectively.

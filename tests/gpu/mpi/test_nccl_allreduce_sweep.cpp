@@ -1,7 +1,8 @@
 // The NCCL runner of `scalebench comm` on 2 GPUs: every dtype's out-of-place and in-place all-reduce is
 // exact (#wrong 0, the check pattern's sums are exact in every dtype), and the figures follow
-// nccl-tests' definitions (algbw from the mean over ranks, busbw = algbw x 2(n-1)/n). Runs under
-// mpiexec -np 2 and skips unless every rank sees a GPU of its own.
+// nccl-tests' definitions (algbw from the mean over ranks, busbw = algbw x 2(n-1)/n), with plain device
+// buffers and with NCCL symmetric windows (which the buffers' growth deregisters and registers again).
+// Runs under mpiexec -np 2 and skips unless every rank sees a GPU of its own.
 #include <gtest/gtest.h>
 
 #include "comm/allreduce_sweep.h"
@@ -12,11 +13,16 @@
 namespace sb {
 namespace {
 
-TEST(NcclAllreduceSweep, BothFormsAreExactInEveryDtype) {
+class NcclAllreduceSweep : public ::testing::TestWithParam<bool> {};
+
+TEST_P(NcclAllreduceSweep, BothFormsAreExactInEveryDtype) {
   auto world = MpiCommunicator::world();
   if (world->size() < 2 || world->allreduce_min(visible_gpu_count()) < world->size())
     GTEST_SKIP() << "needs one GPU per rank and at least 2 ranks";
-  cuda::CudaAllreduceSweep sweep(*world, world->rank());
+  const bool symmetric = GetParam();
+  cuda::CudaAllreduceSweep sweep(*world, world->rank(), symmetric);
+  if (symmetric && !sweep.symmetric_refusal().empty()) GTEST_SKIP() << "no symmetric windows here: " << sweep.symmetric_refusal();
+  if (!symmetric) EXPECT_EQ(sweep.symmetric_refusal(), "") << "nothing to refuse when the windows were not asked for";
   const SweepSettings settings{3, 1};
   const double factor = allreduce_busbw_factor(world->size());
   for (SweepDtype dtype : {SweepDtype::Fp32, SweepDtype::Fp64, SweepDtype::Bf16, SweepDtype::Fp16}) {
@@ -36,6 +42,9 @@ TEST(NcclAllreduceSweep, BothFormsAreExactInEveryDtype) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Buffers, NcclAllreduceSweep, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "symmetric_windows" : "device_memory"; });
 
 }  // namespace
 }  // namespace sb
