@@ -41,6 +41,8 @@
 #            bf16 NHWC against torch.compile (default mode) bf16 channels_last, and scalebench mnist-cnn tf32 and
 #            fp32 (no TF32) NHWC at batch 64 against torch.compile reduce-overhead; the medians and their ratios
 #            in summary.txt
+#   max-autotune the wrn bf16 NHWC on GPU 0 against torch.compile in its default and max-autotune modes (bf16
+#            channels_last), two runs of each, alternating (max-autotune's first run spends minutes tuning)
 #   trace    the kernel timeline of one GPU's step (bench/kernel_trace.cpp through CUDA_INJECTION64_PATH): wrn bf16
 #            NHWC and mnist-cnn tf32 and fp32 NHWC, 3 epochs each; time per kernel and the GPU's idle time a step
 #            (bench/kernel_trace_summary.py) in trace-*.txt, and the steady stretch's records in trace-*.csv.xz
@@ -59,7 +61,7 @@
 #   --out     SCALEBENCH_BENCH_OUT     where the run's folder goes [results]
 #   --parts   SCALEBENCH_BENCH_PARTS   comma-separated [one-gpu,compile,tta,scaling,comm]; also wrn-step, plans,
 #                                      layers, learning, baseline, input, fp16, small-batch, predict, slow-link,
-#                                      trace, dp
+#                                      bars, max-autotune, trace, dp
 #   --baseline-bin SCALEBENCH_BASELINE_BIN  another scalebench build, for the baseline part
 # Also: SCALEBENCH_REPORT_PYTHON, a python with h5py and matplotlib for analysis/report.py [python3];
 # SCALEBENCH_GPU_LIBS, SCALEBENCH_STAGE and NCCL_NVLS_ENABLE as scripts/gpu_node_env.sh says.
@@ -94,8 +96,8 @@ done
 # Every check before the first measurement.
 [[ -f bench/pytorch_reference.py && -f analysis/report.py ]] || die "run it from the scalebench checkout's root"
 for part in ${parts//,/ }; do
-  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input|fp16|small-batch|predict|slow-link|bars|trace|dp)$ ]] ||
-    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input, fp16, small-batch, predict, slow-link, bars, trace, dp"
+  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input|fp16|small-batch|predict|slow-link|bars|max-autotune|trace|dp)$ ]] ||
+    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input, fp16, small-batch, predict, slow-link, bars, max-autotune, trace, dp"
 done
 part() { [[ ",$parts," == *",$1,"* ]]; }
 if part baseline && [[ ! -x $baseline_bin ]]; then
@@ -219,6 +221,13 @@ steady() {
   done
   printf '%s\n' "${all[@]}" | sort -n | awk '{v[NR] = $1} END {if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), "img/s median of", NR, "steady epochs, spread", v[1], "-", v[NR]}'
 }
+# pytorch_median NAME...: the median of the runs' median step rates (pytorch_reference.py's JSON).
+pytorch_median() {
+  local name
+  for name in "$@"; do "$P" -c 'import json, sys; print(json.load(open(sys.argv[1]))["images_per_s"])' "$R/$name.json"; done |
+    sort -n | awk '{v[NR] = $1} END {if (NR) printf "%.0f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a > 0 && b > 0) printf "%.3fx", a / b; else print "n/a"}'; }
 if part wrn-step; then
   say "== one GPU: the wrn step, scalebench against torch.compile, two runs each"
   cache=$R/plan-cache
@@ -421,13 +430,6 @@ if part bars; then
     run "bars-pt-mnist-compile-$run_no" 1800 "${PT[@]}" --model mnist-cnn --batch-size 64 --compile --compile-mode reduce-overhead \
         --json "$R/bars-pt-mnist-compile-$run_no.json"
   done
-  # pytorch_median NAME...: the median of the runs' median step rates (pytorch_reference.py's JSON).
-  pytorch_median() {
-    local name
-    for name in "$@"; do "$P" -c 'import json, sys; print(json.load(open(sys.argv[1]))["images_per_s"])' "$R/$name.json"; done |
-      sort -n | awk '{v[NR] = $1} END {if (NR) printf "%.0f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
-  }
-  ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a > 0 && b > 0) printf "%.3fx", a / b; else print "n/a"}'; }
   wrn=$(steady bars-sb-wrn-bf16-1 bars-sb-wrn-bf16-2)
   wrn_pt=$(pytorch_median bars-pt-wrn-bf16-compile-1 bars-pt-wrn-bf16-compile-2)
   say "bars: wrn bf16 scalebench $wrn; torch.compile $wrn_pt img/s; ratio $(ratio "${wrn%% *}" "$wrn_pt")"
@@ -436,6 +438,21 @@ if part bars; then
     rate=$(steady "bars-sb-mnist-$p-1" "bars-sb-mnist-$p-2")
     say "bars: mnist-cnn $p scalebench $rate; torch.compile reduce-overhead $mnist_pt img/s; ratio $(ratio "${rate%% *}" "$mnist_pt")"
   done
+fi
+if part max-autotune; then
+  say "== one GPU: the wrn bf16 against torch.compile in its default and max-autotune modes, two runs each, alternating"
+  for run_no in 1 2; do
+    run "ma-sb-wrn-bf16-$run_no" 900 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3 \
+        --plan-cache "$R/ma-plans-wrn" --out "$R/ma-sb-wrn-bf16-$run_no.h5"
+    for mode in default max-autotune; do
+      run "ma-pt-wrn-bf16-$mode-$run_no" 1800 "${PT[@]}" --model wrn --precision bf16 --channels-last --compile \
+          --compile-mode "$mode" --steps 60 --warmup 15 --json "$R/ma-pt-wrn-bf16-$mode-$run_no.json"
+    done
+  done
+  wrn=$(steady ma-sb-wrn-bf16-1 ma-sb-wrn-bf16-2)
+  default_pt=$(pytorch_median ma-pt-wrn-bf16-default-1 ma-pt-wrn-bf16-default-2)
+  autotuned_pt=$(pytorch_median ma-pt-wrn-bf16-max-autotune-1 ma-pt-wrn-bf16-max-autotune-2)
+  say "max-autotune: wrn bf16 scalebench $wrn; torch.compile default $default_pt img/s (ratio $(ratio "${wrn%% *}" "$default_pt")), max-autotune $autotuned_pt img/s (ratio $(ratio "${wrn%% *}" "$autotuned_pt"))"
 fi
 if part trace; then
   say "== one GPU: the kernel timeline of the wrn and mnist-cnn steps (time per kernel, idle time a step)"
