@@ -52,21 +52,24 @@ void GradientBuckets::launch(size_t b, cudaStream_t ready_on) {
   stamps_.record(stamp_index(slot_, b, kReady), ready_on);
   comm_.wait(ready_[b].get());
   float* data = grads_ + bucket.begin;
-  if (window_) {
+  const DType wire = bf16_ ? DType::BF16 : DType::F32;
+  const size_t wire_bytes = static_cast<size_t>(count) * dtype_size(wire);
+  void* wire_slot = nullptr;  // the bucket's place in the window or the plain bf16 buffer
+  if (window_ || bf16_)
+    wire_slot = static_cast<char*>(window_ ? window_->data() : bf16_buffer_.data()) + static_cast<size_t>(bucket.begin) * dtype_size(wire);
+  if (window_ && wire_bytes <= kLargestSymmetricBucketBytes) {
     // NCCL's symmetric kernels sum only: the 1/ranks of the average is applied on the way in, as NCCL's
     // own average of floats does (a pre-multiplied sum).
-    const DType wire = bf16_ ? DType::BF16 : DType::F32;
-    void* slot = static_cast<char*>(window_->data()) + static_cast<size_t>(bucket.begin) * dtype_size(wire);
-    kernels::scale_cast(data, DType::F32, slot, wire, 1.0f / static_cast<float>(nccl_.size()), count, comm_.get());
+    kernels::scale_cast(data, DType::F32, wire_slot, wire, 1.0f / static_cast<float>(nccl_.size()), count, comm_.get());
     if (bf16_)
-      nccl_.allreduce_sum(std::span<__nv_bfloat16>(static_cast<__nv_bfloat16*>(slot), static_cast<size_t>(count)), comm_.get());
+      nccl_.allreduce_sum(std::span<__nv_bfloat16>(static_cast<__nv_bfloat16*>(wire_slot), static_cast<size_t>(count)), comm_.get());
     else
-      nccl_.allreduce_sum(std::span<float>(static_cast<float*>(slot), static_cast<size_t>(count)), comm_.get());
-    kernels::cast(slot, wire, data, DType::F32, count, comm_.get());
+      nccl_.allreduce_sum(std::span<float>(static_cast<float*>(wire_slot), static_cast<size_t>(count)), comm_.get());
+    kernels::cast(wire_slot, wire, data, DType::F32, count, comm_.get());
   } else if (!bf16_) {
     nccl_.allreduce_avg(std::span<float>(data, static_cast<size_t>(count)), comm_.get());
   } else {
-    auto* half = static_cast<__nv_bfloat16*>(bf16_buffer_.data()) + bucket.begin;
+    auto* half = static_cast<__nv_bfloat16*>(wire_slot);
     kernels::cast(data, DType::F32, half, DType::BF16, count, comm_.get());
     nccl_.allreduce_avg(std::span<__nv_bfloat16>(half, static_cast<size_t>(count)), comm_.get());
     kernels::cast(half, DType::BF16, data, DType::F32, count, comm_.get());

@@ -4,8 +4,9 @@
 // the batch-norm statistics and the optimizer state are bit for bit those of the run without the window;
 // on more ranks the sums may be taken in another order (and in fp32 where the ring adds in bf16), so they
 // agree to rounding. Covered: mnist-cnn and a WRN, fp32 and bf16 wires (--allreduce-bf16), eagerly and
-// through the capture and replays of the step's CUDA graph, several buckets, with and without the
-// optimizer overlap. The parameters are also the same on every rank.
+// through the capture and replays of the step's CUDA graph, with and without the optimizer overlap, small
+// buckets (all in the window) and 40 MiB ones (above kLargestSymmetricBucketBytes: averaged by the ring,
+// beside the small last bucket that still goes through the window). The parameters are also the same on every rank.
 // Needs one GPU per rank, at least 2 ranks and NCCL 2.27 or later on one host; skips otherwise.
 #include <gtest/gtest.h>
 
@@ -38,13 +39,14 @@ struct Case {
   bool cuda_graph;
   bool allreduce_bf16;
   bool optimizer_overlap;
+  double bucket_mib;  // small: several buckets at several offsets of the window; above 16: some bypass it
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   const Case& c = info.param;
   return testing::gtest_param_name(c.model) + "_" + c.optimizer + "_" + std::string(name_of(c.precision)) +
          (c.cuda_graph ? "_graph" : "_eager") + (c.allreduce_bf16 ? "_allreduce_bf16" : "") +
-         (c.optimizer_overlap ? "_overlap" : "");
+         (c.optimizer_overlap ? "_overlap" : "") + "_bucket_" + std::to_string(static_cast<int>(c.bucket_mib * 100)) + "centimib";
 }
 
 TrainConfig config_for(const Case& c, bool symmetric) {
@@ -66,7 +68,7 @@ TrainConfig config_for(const Case& c, bool symmetric) {
   config.momentum = config.optimizer == OptimizerKind::Sgd ? 0.9 : 0.0;
   config.seed = 17;
   config.eval_batch_size = 16;
-  config.bucket_mib = 0.25;  // several buckets, at several offsets of the window
+  config.bucket_mib = c.bucket_mib;
   return config;
 }
 
@@ -142,10 +144,12 @@ TEST_P(SymmetricMemory, StateEqualsTheRunWithoutTheWindow) {
 constexpr SyntheticShape kMnist{1, 28, 28, 10}, kSmallWrn{3, 8, 8, 10};
 
 INSTANTIATE_TEST_SUITE_P(Models, SymmetricMemory,
-                         ::testing::Values(Case{"mnist-cnn", kMnist, "sgd", Precision::FP32, true, false, true},
-                                           Case{"mnist-cnn", kMnist, "adadelta", Precision::TF32, false, true, false},
-                                           Case{"wrn", kSmallWrn, "sgd", Precision::FP32, false, false, false},
-                                           Case{"wrn", kSmallWrn, "adam", Precision::BF16, true, true, true}),
+                         ::testing::Values(Case{"mnist-cnn", kMnist, "sgd", Precision::FP32, true, false, true, 0.25},
+                                           Case{"mnist-cnn", kMnist, "adadelta", Precision::TF32, false, true, false, 0.25},
+                                           Case{"wrn", kSmallWrn, "sgd", Precision::FP32, false, false, false, 0.25},
+                                           Case{"wrn", kSmallWrn, "sgd", Precision::FP32, true, false, true, 40},
+                                           Case{"wrn", kSmallWrn, "adam", Precision::BF16, true, true, true, 0.25},
+                                           Case{"wrn", kSmallWrn, "adam", Precision::BF16, false, true, false, 40}),
                          case_name);
 
 }  // namespace
