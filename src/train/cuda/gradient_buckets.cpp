@@ -21,11 +21,23 @@ GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int6
   for (size_t b = 0; b < buckets_.size(); ++b) ready_.push_back(CudaEvent::create(cudaEventDisableTiming));
   done_ = CudaEvent::create(cudaEventDisableTiming);
   stamps_ = DeviceTimestamps(static_cast<size_t>(kStepSlots) * buckets_.size() * kStamps);
-  const size_t wire_bytes = static_cast<size_t>(n_) * (bf16_ ? sizeof(__nv_bfloat16) : sizeof(float));
-  if (symmetric_window)
-    window_ = std::make_unique<NcclWindow>(nccl_, wire_bytes);
-  else if (bf16_)
-    bf16_buffer_.ensure(wire_bytes);
+  if (bf16_) bf16_buffer_.ensure(static_cast<size_t>(n_) * sizeof(__nv_bfloat16));
+  // The window holds only the buckets that use it, one after another at 256-byte boundaries (for the
+  // kernels' vector accesses): the same offsets on every rank, since every rank plans the same buckets.
+  window_offsets_.assign(buckets_.size(), kNotInWindow);
+  size_t window_bytes = 0;
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    const size_t bytes = wire_bytes(buckets_[b]);
+    if (!symmetric_window || bytes > kLargestSymmetricBucketBytes) continue;
+    window_offsets_[b] = window_bytes;
+    constexpr size_t kAlignment = 256;
+    window_bytes += (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  }
+  if (symmetric_window && window_bytes > 0) window_ = std::make_unique<NcclWindow>(nccl_, window_bytes);
+}
+
+size_t GradientBuckets::wire_bytes(const Bucket& bucket) const {
+  return static_cast<size_t>(bucket.end - bucket.begin) * (bf16_ ? sizeof(__nv_bfloat16) : sizeof(float));
 }
 
 GradientBuckets::~GradientBuckets() {
@@ -52,24 +64,21 @@ void GradientBuckets::launch(size_t b, cudaStream_t ready_on) {
   stamps_.record(stamp_index(slot_, b, kReady), ready_on);
   comm_.wait(ready_[b].get());
   float* data = grads_ + bucket.begin;
-  const DType wire = bf16_ ? DType::BF16 : DType::F32;
-  const size_t wire_bytes = static_cast<size_t>(count) * dtype_size(wire);
-  void* wire_slot = nullptr;  // the bucket's place in the window or the plain bf16 buffer
-  if (window_ || bf16_)
-    wire_slot = static_cast<char*>(window_ ? window_->data() : bf16_buffer_.data()) + static_cast<size_t>(bucket.begin) * dtype_size(wire);
-  if (window_ && wire_bytes <= kLargestSymmetricBucketBytes) {
+  if (window_offsets_[b] != kNotInWindow) {
     // NCCL's symmetric kernels sum only: the 1/ranks of the average is applied on the way in, as NCCL's
     // own average of floats does (a pre-multiplied sum).
-    kernels::scale_cast(data, DType::F32, wire_slot, wire, 1.0f / static_cast<float>(nccl_.size()), count, comm_.get());
+    const DType wire = bf16_ ? DType::BF16 : DType::F32;
+    void* slot = static_cast<char*>(window_->data()) + window_offsets_[b];
+    kernels::scale_cast(data, DType::F32, slot, wire, 1.0f / static_cast<float>(nccl_.size()), count, comm_.get());
     if (bf16_)
-      nccl_.allreduce_sum(std::span<__nv_bfloat16>(static_cast<__nv_bfloat16*>(wire_slot), static_cast<size_t>(count)), comm_.get());
+      nccl_.allreduce_sum(std::span<__nv_bfloat16>(static_cast<__nv_bfloat16*>(slot), static_cast<size_t>(count)), comm_.get());
     else
-      nccl_.allreduce_sum(std::span<float>(static_cast<float*>(wire_slot), static_cast<size_t>(count)), comm_.get());
-    kernels::cast(wire_slot, wire, data, DType::F32, count, comm_.get());
+      nccl_.allreduce_sum(std::span<float>(static_cast<float*>(slot), static_cast<size_t>(count)), comm_.get());
+    kernels::cast(slot, wire, data, DType::F32, count, comm_.get());
   } else if (!bf16_) {
     nccl_.allreduce_avg(std::span<float>(data, static_cast<size_t>(count)), comm_.get());
   } else {
-    auto* half = static_cast<__nv_bfloat16*>(wire_slot);
+    auto* half = static_cast<__nv_bfloat16*>(bf16_buffer_.data()) + bucket.begin;
     kernels::cast(data, DType::F32, half, DType::BF16, count, comm_.get());
     nccl_.allreduce_avg(std::span<__nv_bfloat16>(half, static_cast<size_t>(count)), comm_.get());
     kernels::cast(half, DType::BF16, data, DType::F32, count, comm_.get());

@@ -38,7 +38,7 @@
 namespace sb::cuda {
 
 // The largest bucket (in the wire's bytes) that goes through the symmetric window. Larger ones are averaged
-// by NCCL's ring as without the window (a bf16 bucket still in the window's memory): on 2 H200s over NVLink
+// by NCCL's ring as without the window: on 2 H200s over NVLink
 // NCCL's symmetric kernels took 26 us against the ring's 33 us at 4 MiB and 72 against 77 us at 16 MiB, but
 // 279 against 248 us at 64 MiB (`scalebench comm`, fp32; docs/performance.md).
 constexpr size_t kLargestSymmetricBucketBytes = size_t{16} << 20;
@@ -49,8 +49,8 @@ class GradientBuckets {
   // averaged in bf16 and cast back (half the bytes on the wire). With symmetric_window (collective over
   // nccl's ranks; comm/cuda/nccl_window.h) each bucket is scaled by 1/ranks into one NCCL symmetric window
   // in the wire's dtype, summed there and copied (or cast) back, which lets NCCL run its symmetric
-  // kernels (buckets up to kLargestSymmetricBucketBytes); otherwise it is averaged in place (or in a bf16
-  // buffer). One rank has nothing to
+  // kernels (buckets up to kLargestSymmetricBucketBytes; the window holds only those); otherwise it is
+  // averaged in place (or in a bf16 buffer). One rank has nothing to
   // average: the engine then makes no buckets at all.
   GradientBuckets(std::vector<Bucket> buckets, float* grads, int64_t n, NcclCommunicator& nccl,
                   cudaStream_t compute, bool reduce_in_bf16, bool symmetric_window);
@@ -87,8 +87,11 @@ class GradientBuckets {
   CudaStream comm_;
   bool bf16_;
   const DeviceOptimizer* optimizer_ = nullptr;  // set by queue_updates
-  DeviceBuffer bf16_buffer_;            // the bf16 wire without a window
-  std::unique_ptr<NcclWindow> window_;  // the wire with symmetric_window: n elements of its dtype
+  DeviceBuffer bf16_buffer_;            // the bf16 wire of the buckets outside the window (n elements)
+  std::unique_ptr<NcclWindow> window_;  // the wire of the buckets in it, packed (null when none is)
+  static constexpr size_t kNotInWindow = static_cast<size_t>(-1);
+  std::vector<size_t> window_offsets_;  // by bucket: its byte offset in the window, or kNotInWindow
+  size_t wire_bytes(const Bucket& bucket) const;
   std::vector<CudaEvent> ready_;
   CudaEvent done_;
   size_t next_ = 0;  // buckets_[0..next_) are launched this step
