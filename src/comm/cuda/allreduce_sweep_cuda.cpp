@@ -48,8 +48,11 @@ struct CudaAllreduceSweep::State {
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
   void* buffers[2] = {nullptr, nullptr};  // send (and the in-place buffer), receive
-  std::unique_ptr<NcclWindow> window_buffers[2];  // the same two, as windows
   size_t capacity = 0;                      // bytes of each
+  // With windows, the sizes up to kLargestSymmetricAllreduceBytes use these two instead, as training does.
+  std::unique_ptr<NcclWindow> window_buffers[2];
+  void* window_pointers[2] = {nullptr, nullptr};
+  size_t window_capacity = 0;
 
   State(Communicator& host_comm, int local_rank, bool symmetric_memory)
       : host(host_comm), device(select_device(local_rank)), nccl(host_comm),
@@ -62,42 +65,50 @@ struct CudaAllreduceSweep::State {
   ~State() {
     CHECK_CUDA(cudaStreamSynchronize(stream));  // before the NCCL communicator (a later member) goes
     release();
+    for (auto& w : window_buffers) w.reset();
     CHECK_CUDA(cudaEventDestroy(stop));
     CHECK_CUDA(cudaEventDestroy(start));
     CHECK_CUDA(cudaStreamDestroy(stream));
   }
 
   void release() {
-    for (int i = 0; i < 2; ++i) {
-      window_buffers[i].reset();  // collective: every rank grows its buffers at the same points
-      if (!windows && buffers[i] != nullptr) CHECK_CUDA(cudaFree(buffers[i]));
-      buffers[i] = nullptr;
+    for (void*& b : buffers) {
+      if (b != nullptr) CHECK_CUDA(cudaFree(b));
+      b = nullptr;
     }
   }
 
-  // Grow-only: two buffers serve every size of the sweep.
-  void ensure(size_t bytes) {
-    if (bytes <= capacity) return;
-    CHECK_CUDA(cudaStreamSynchronize(stream));
-    release();
-    for (int i = 0; i < 2; ++i) {
-      if (windows) {
-        window_buffers[i] = std::make_unique<NcclWindow>(nccl, bytes);
-        buffers[i] = window_buffers[i]->data();
-      } else {
-        CHECK_CUDA(cudaMalloc(&buffers[i], bytes));
+  // The two buffers for an all-reduce of `bytes`: windows where training would use one, else plain device
+  // memory. Grow-only, so that two of each serve every size of the sweep; growing a window is collective,
+  // which every rank reaches at the same size.
+  void* const* ensure(size_t bytes) {
+    if (windows && bytes <= kLargestSymmetricAllreduceBytes) {
+      if (bytes > window_capacity) {
+        CHECK_CUDA(cudaStreamSynchronize(stream));
+        for (auto& w : window_buffers) w.reset();
+        for (auto& w : window_buffers) w = std::make_unique<NcclWindow>(nccl, bytes);
+        window_capacity = bytes;
       }
+      window_pointers[0] = window_buffers[0]->data();
+      window_pointers[1] = window_buffers[1]->data();
+      return window_pointers;
     }
-    capacity = bytes;
+    if (bytes > capacity) {
+      CHECK_CUDA(cudaStreamSynchronize(stream));
+      release();
+      for (void*& b : buffers) CHECK_CUDA(cudaMalloc(&b, bytes));
+      capacity = bytes;
+    }
+    return buffers;
   }
 
   // One form: in place on the send buffer, or out of place into the receive buffer.
   template <typename T> SweepTiming run_form(const SweepPoint& point, const SweepSettings& settings, bool in_place) {
     const CheckPattern pattern(point.dtype, nccl.size());
     const size_t count = static_cast<size_t>(point.count);
-    ensure(count * sizeof(T));
-    const std::span<T> send(static_cast<T*>(buffers[0]), count);
-    const std::span<T> result = in_place ? send : std::span<T>(static_cast<T*>(buffers[1]), count);
+    void* const* pair = ensure(count * sizeof(T));
+    const std::span<T> send(static_cast<T*>(pair[0]), count);
+    const std::span<T> result = in_place ? send : std::span<T>(static_cast<T*>(pair[1]), count);
     const auto allreduce = [&] {
       if (in_place) nccl.allreduce_sum(send, stream);
       else nccl.allreduce_sum(std::span<const T>(send), result, stream);

@@ -14,8 +14,9 @@ class CudaAllreduceSweep {
  public:
   // Collective over host_comm: selects GPU local_rank % (visible GPUs) with cudaSetDevice, then creates
   // the NCCL communicator (ranks as in host_comm), one stream and two events. With symmetric_memory the
-  // buffers are NCCL symmetric windows where NCCL can register them (comm/cuda/nccl_window.h), as the
-  // training's gradient buckets are, so that the sweep times the kernels training runs.
+  // buffers of the sizes up to kLargestSymmetricAllreduceBytes are NCCL symmetric windows where NCCL can
+  // register them (comm/cuda/nccl_window.h), as the training's gradient buckets are, so that the sweep
+  // times the kernels training runs.
   CudaAllreduceSweep(Communicator& host_comm, int local_rank, bool symmetric_memory);
   ~CudaAllreduceSweep();
   CudaAllreduceSweep(const CudaAllreduceSweep&) = delete;

@@ -28,7 +28,7 @@ GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int6
   size_t window_bytes = 0;
   for (size_t b = 0; b < buckets_.size(); ++b) {
     const size_t bytes = wire_bytes(buckets_[b]);
-    if (!symmetric_window || bytes > kLargestSymmetricBucketBytes) continue;
+    if (!symmetric_window || bytes > kLargestSymmetricAllreduceBytes) continue;
     window_offsets_[b] = window_bytes;
     constexpr size_t kAlignment = 256;
     window_bytes += (bytes + kAlignment - 1) / kAlignment * kAlignment;

@@ -37,19 +37,13 @@
 
 namespace sb::cuda {
 
-// The largest bucket (in the wire's bytes) that goes through the symmetric window. Larger ones are averaged
-// by NCCL's ring as without the window: on 2 H200s over NVLink
-// NCCL's symmetric kernels took 26 us against the ring's 33 us at 4 MiB and 72 against 77 us at 16 MiB, but
-// 279 against 248 us at 64 MiB (`scalebench comm`, fp32; docs/performance.md).
-constexpr size_t kLargestSymmetricBucketBytes = size_t{16} << 20;
-
 class GradientBuckets {
  public:
   // grads: the flat fp32 gradient buffer (n elements). With reduce_in_bf16 each bucket is cast to bf16,
   // averaged in bf16 and cast back (half the bytes on the wire). With symmetric_window (collective over
   // nccl's ranks; comm/cuda/nccl_window.h) each bucket is scaled by 1/ranks into one NCCL symmetric window
   // in the wire's dtype, summed there and copied (or cast) back, which lets NCCL run its symmetric
-  // kernels (buckets up to kLargestSymmetricBucketBytes; the window holds only those); otherwise it is
+  // kernels (buckets up to kLargestSymmetricAllreduceBytes; the window holds only those); otherwise it is
   // averaged in place (or in a bf16 buffer). One rank has nothing to
   // average: the engine then makes no buckets at all.
   GradientBuckets(std::vector<Bucket> buckets, float* grads, int64_t n, NcclCommunicator& nccl,

@@ -5,7 +5,7 @@
 // on more ranks the sums may be taken in another order (and in fp32 where the ring adds in bf16), so they
 // agree to rounding. Covered: mnist-cnn and a WRN, fp32 and bf16 wires (--allreduce-bf16), eagerly and
 // through the capture and replays of the step's CUDA graph, with and without the optimizer overlap, small
-// buckets (all in the window) and 40 MiB ones (above kLargestSymmetricBucketBytes: averaged by the ring,
+// buckets (all in the window) and 40 MiB ones (above kLargestSymmetricAllreduceBytes: averaged by the ring,
 // beside the small last bucket that still goes through the window). The parameters are also the same on every rank.
 // Needs one GPU per rank, at least 2 ranks and NCCL 2.27 or later on one host; skips otherwise.
 #include <gtest/gtest.h>

@@ -1,7 +1,8 @@
 // The NCCL runner of `scalebench comm` on 2 GPUs: every dtype's out-of-place and in-place all-reduce is
 // exact (#wrong 0, the check pattern's sums are exact in every dtype), and the figures follow
 // nccl-tests' definitions (algbw from the mean over ranks, busbw = algbw x 2(n-1)/n), with plain device
-// buffers and with NCCL symmetric windows (which the buffers' growth deregisters and registers again).
+// buffers and with NCCL symmetric windows (which the buffers' growth deregisters and registers again; the
+// sizes above kLargestSymmetricAllreduceBytes then use plain buffers, as training does).
 // Runs under mpiexec -np 2 and skips unless every rank sees a GPU of its own.
 #include <gtest/gtest.h>
 
@@ -26,8 +27,9 @@ TEST_P(NcclAllreduceSweep, BothFormsAreExactInEveryDtype) {
   const SweepSettings settings{3, 1};
   const double factor = allreduce_busbw_factor(world->size());
   for (SweepDtype dtype : {SweepDtype::Fp32, SweepDtype::Fp64, SweepDtype::Bf16, SweepDtype::Fp16}) {
-    // An odd count, larger than the check pattern's period, and sizes that grow the buffers in turn.
-    for (int64_t count : {int64_t{1}, int64_t{1001}, int64_t{1} << 20}) {
+    // An odd count, larger than the check pattern's period, and sizes that grow the buffers in turn; the
+    // last is above kLargestSymmetricAllreduceBytes in every dtype (plain buffers beside the windows).
+    for (int64_t count : {int64_t{1}, int64_t{1001}, int64_t{1} << 20, int64_t{1} << 24}) {
       SCOPED_TRACE(std::string(sweep_dtype_name(dtype)) + " x " + std::to_string(count));
       const SweepPoint point{dtype, count, false};
       const SweepResult r = sweep.run(point, settings);
