@@ -12,18 +12,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "comm/mpi_communicator.h"
-#include "data/sampler.h"
+#include "engine_steps.h"
 #include "data/synthetic.h"
 #include "gtest_param_name.h"
 #include "relative_l2.h"
 #include "train/cuda/cuda_engine.h"
 #include "train/cuda/device_info.h"
-#include "train/micro_batches.h"
 #include "train/optimizer_overlap.h"
 
 namespace sb {
@@ -48,55 +46,10 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 }
 
 TrainConfig config_for(const Case& c, bool overlap) {
-  TrainConfig config;
-  config.model = c.model;
-  config.device = Device::Cuda;
-  config.precision = c.precision;
-  config.deterministic = true;
-  config.autotune = false;
-  config.cuda_graph = c.cuda_graph;
+  TrainConfig config = testing::comparable_engine_config(c.model, c.precision, c.cuda_graph, kBatch, c.optimizer, 13);
   config.allreduce_bf16 = c.allreduce_bf16;
-  config.optimizer_overlap = overlap;
-  config.dropout = true;  // the masks are keyed, so both runs draw the same
-  config.scaling = Scaling::Weak;
-  config.batch_size = kBatch;
-  config.optimizer = parse_optimizer_kind(c.optimizer);
-  config.lr = config.optimizer == OptimizerKind::Adadelta ? 1.0 : config.optimizer == OptimizerKind::Sgd ? 0.01 : 1e-3;
-  config.momentum = config.optimizer == OptimizerKind::Sgd ? 0.9 : 0.0;
-  config.seed = 13;
-  config.eval_batch_size = 16;
-  config.bucket_mib = 0.25;  // several buckets, most of them reduced and updated while backward runs
+  config.optimizer_overlap = overlap;  // the small buckets are reduced and updated while backward runs
   return config;
-}
-
-// The run state after each of this rank's first kSteps steps of epoch 0.
-std::vector<EngineState> states_after_steps(const TrainConfig& config, const TrainTest& data, Communicator& comm) {
-  auto engine = make_cuda_engine(config, data.train, data.test, comm, comm.rank(), comm.size());
-  DistributedSampler sampler(data.train.size(), comm.size(), comm.rank(), true, config.seed, false);
-  std::vector<std::vector<int64_t>> steps = step_batches(sampler.indices(0), kBatch, config.accumulate_steps, false);
-  steps.resize(kSteps);
-  std::vector<EngineState> out;
-  out.push_back(engine->save_state());
-  uint64_t position = 0;
-  for (size_t k = 0; k < steps.size(); ++k) {
-    engine->train_step(steps[k], StepInfo{0, static_cast<int64_t>(k), position, config.lr});
-    position += steps[k].size();
-    engine->synchronize();
-    out.push_back(engine->save_state());
-  }
-  return out;
-}
-
-// Bit for bit (a NaN equals itself; 0 and -0 differ).
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
-// Whether rank 0's `mine` has the same bits as every rank's.
-bool same_on_every_rank(Communicator& comm, const std::vector<float>& mine) {
-  std::vector<float> root = mine;
-  comm.broadcast(std::span<float>(root), 0);
-  return comm.allreduce_min(same_bits(root, mine) ? 1 : 0) == 1;
 }
 
 class OptimizerOverlap : public ::testing::TestWithParam<Case> {};
@@ -109,25 +62,25 @@ TEST_P(OptimizerOverlap, StateEqualsTheOneUpdateBitForBitOnEveryRank) {
   ASSERT_TRUE(optimizer_overlap_applies(config_for(c, true), world->size())) << "the case must use the overlap";
   ASSERT_FALSE(optimizer_overlap_applies(config_for(c, false), world->size()));
   const TrainTest data = make_synthetic(c.shape, 256, 16, 5);
-  const std::vector<EngineState> on = states_after_steps(config_for(c, true), data, *world);
-  const std::vector<EngineState> off = states_after_steps(config_for(c, false), data, *world);
+  const std::vector<EngineState> on = testing::states_after_steps(config_for(c, true), data, *world, kSteps, world->rank());
+  const std::vector<EngineState> off = testing::states_after_steps(config_for(c, false), data, *world, kSteps, world->rank());
   ASSERT_EQ(on.size(), off.size());
   for (size_t k = 1; k < on.size(); ++k) {
     SCOPED_TRACE("after step " + std::to_string(k));
     EXPECT_EQ(on[k].optimizer_steps, static_cast<int64_t>(k)) << "one advance of the step counter per step";
     EXPECT_EQ(off[k].optimizer_steps, static_cast<int64_t>(k));
-    ASSERT_TRUE(same_bits(on[k].params, off[k].params))
+    ASSERT_TRUE(testing::same_bits(on[k].params, off[k].params))
         << "parameters differ by relative L2 " << testing::relative_l2(on[k].params, off[k].params);
-    EXPECT_TRUE(same_bits(on[k].buffers, off[k].buffers)) << "batch-norm statistics differ";
+    EXPECT_TRUE(testing::same_bits(on[k].buffers, off[k].buffers)) << "batch-norm statistics differ";
     ASSERT_EQ(on[k].optimizer_state.size(), off[k].optimizer_state.size());
     for (size_t s = 0; s < on[k].optimizer_state.size(); ++s) {
       const auto& [name, values] = on[k].optimizer_state[s];
       EXPECT_EQ(name, off[k].optimizer_state[s].first);
-      EXPECT_TRUE(same_bits(values, off[k].optimizer_state[s].second))
+      EXPECT_TRUE(testing::same_bits(values, off[k].optimizer_state[s].second))
           << name << " differs by relative L2 " << testing::relative_l2(values, off[k].optimizer_state[s].second);
-      EXPECT_TRUE(same_on_every_rank(*world, values)) << name << " differs across ranks";
+      EXPECT_TRUE(testing::same_on_every_rank(*world, values)) << name << " differs across ranks";
     }
-    EXPECT_TRUE(same_on_every_rank(*world, on[k].params)) << "parameters differ across ranks";
+    EXPECT_TRUE(testing::same_on_every_rank(*world, on[k].params)) << "parameters differ across ranks";
   }
   EXPECT_GT(testing::relative_l2(on.back().params, on.front().params), 1e-6) << "the steps must move the parameters";
   for (float p : on.back().params) ASSERT_TRUE(std::isfinite(p)) << "the steps must keep the parameters finite";

@@ -16,13 +16,12 @@
 #include <vector>
 
 #include "comm/mpi_communicator.h"
-#include "data/sampler.h"
+#include "engine_steps.h"
 #include "data/synthetic.h"
 #include "gtest_param_name.h"
 #include "relative_l2.h"
 #include "train/cuda/cuda_engine.h"
 #include "train/cuda/device_info.h"
-#include "train/micro_batches.h"
 
 namespace sb {
 namespace {
@@ -45,24 +44,9 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 }
 
 TrainConfig config_for(const Case& c, bool parallel_wgrad) {
-  TrainConfig config;
-  config.model = c.model;
-  config.device = Device::Cuda;
-  config.precision = c.precision;
-  config.deterministic = true;
-  config.autotune = false;
-  config.cuda_graph = c.cuda_graph;
+  TrainConfig config = testing::comparable_engine_config(c.model, c.precision, c.cuda_graph, kBatch, "sgd", 11);
   config.accumulate_steps = c.accumulate;
   config.parallel_wgrad = parallel_wgrad;
-  config.dropout = true;  // the masks are keyed, so both runs draw the same
-  config.scaling = Scaling::Weak;
-  config.batch_size = kBatch;
-  config.optimizer = OptimizerKind::Sgd;
-  config.lr = 0.01;
-  config.momentum = 0.9;
-  config.seed = 11;
-  config.eval_batch_size = 16;
-  config.bucket_mib = 0.25;  // across ranks, several buckets, most of them launched while backward runs
   return config;
 }
 
@@ -70,19 +54,8 @@ TrainConfig config_for(const Case& c, bool parallel_wgrad) {
 // `world_rank` (a rank alone still takes its own GPU).
 std::vector<std::vector<float>> params_after_steps(const TrainConfig& config, const TrainTest& data, Communicator& comm,
                                                    int world_rank) {
-  auto engine = make_cuda_engine(config, data.train, data.test, comm, world_rank, comm.size());
-  DistributedSampler sampler(data.train.size(), comm.size(), comm.rank(), true, config.seed, false);
-  std::vector<std::vector<int64_t>> steps = step_batches(sampler.indices(0), kBatch, config.accumulate_steps, false);
-  steps.resize(kSteps);
   std::vector<std::vector<float>> out;
-  out.push_back(engine->save_state().params);
-  uint64_t position = 0;
-  for (size_t k = 0; k < steps.size(); ++k) {
-    engine->train_step(steps[k], StepInfo{0, static_cast<int64_t>(k), position, config.lr});
-    position += steps[k].size();
-    engine->synchronize();
-    out.push_back(engine->save_state().params);
-  }
+  for (EngineState& state : testing::states_after_steps(config, data, comm, kSteps, world_rank)) out.push_back(std::move(state.params));
   return out;
 }
 

@@ -13,13 +13,12 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "comm/cuda/nccl_window.h"
 #include "comm/mpi_communicator.h"
-#include "data/sampler.h"
+#include "engine_steps.h"
 #include "data/synthetic.h"
 #include "gtest_param_name.h"
 #include "relative_l2.h"
@@ -29,7 +28,6 @@
 #include "train/cuda/cuda_engine.h"
 #include "train/cuda/gradient_buckets.h"
 #include "train/cuda/device_info.h"
-#include "train/micro_batches.h"
 
 namespace sb {
 namespace {
@@ -56,54 +54,12 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 }
 
 TrainConfig config_for(const Case& c, bool symmetric) {
-  TrainConfig config;
-  config.model = c.model;
-  config.device = Device::Cuda;
-  config.precision = c.precision;
-  config.deterministic = true;
-  config.autotune = false;
-  config.cuda_graph = c.cuda_graph;
+  TrainConfig config = testing::comparable_engine_config(c.model, c.precision, c.cuda_graph, kBatch, c.optimizer, 17);
   config.allreduce_bf16 = c.allreduce_bf16;
   config.optimizer_overlap = c.optimizer_overlap;
   config.symmetric_memory = symmetric;
-  config.dropout = true;  // the masks are keyed, so both runs draw the same
-  config.scaling = Scaling::Weak;
-  config.batch_size = kBatch;
-  config.optimizer = parse_optimizer_kind(c.optimizer);
-  config.lr = config.optimizer == OptimizerKind::Adadelta ? 1.0 : config.optimizer == OptimizerKind::Sgd ? 0.01 : 1e-3;
-  config.momentum = config.optimizer == OptimizerKind::Sgd ? 0.9 : 0.0;
-  config.seed = 17;
-  config.eval_batch_size = 16;
   config.bucket_mib = c.bucket_mib;
   return config;
-}
-
-// The run state after each of this rank's first kSteps steps of epoch 0.
-std::vector<EngineState> states_after_steps(const TrainConfig& config, const TrainTest& data, Communicator& comm) {
-  auto engine = make_cuda_engine(config, data.train, data.test, comm, comm.rank(), comm.size());
-  DistributedSampler sampler(data.train.size(), comm.size(), comm.rank(), true, config.seed, false);
-  std::vector<std::vector<int64_t>> steps = step_batches(sampler.indices(0), kBatch, config.accumulate_steps, false);
-  steps.resize(kSteps);
-  std::vector<EngineState> out;
-  out.push_back(engine->save_state());
-  uint64_t position = 0;
-  for (size_t k = 0; k < steps.size(); ++k) {
-    engine->train_step(steps[k], StepInfo{0, static_cast<int64_t>(k), position, config.lr});
-    position += steps[k].size();
-    engine->synchronize();
-    out.push_back(engine->save_state());
-  }
-  return out;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
-bool same_on_every_rank(Communicator& comm, const std::vector<float>& mine) {
-  std::vector<float> root = mine;
-  comm.broadcast(std::span<float>(root), 0);
-  return comm.allreduce_min(same_bits(root, mine) ? 1 : 0) == 1;
 }
 
 // The largest element difference, relative to the largest element of `plain`.
@@ -122,7 +78,7 @@ void expect_same(const std::vector<float>& window, const std::vector<float>& pla
                  const std::string& what) {
   ASSERT_EQ(window.size(), plain.size()) << what;
   if (ranks == 2) {
-    EXPECT_TRUE(same_bits(window, plain)) << what << " differs by relative L2 " << testing::relative_l2(window, plain);
+    EXPECT_TRUE(testing::same_bits(window, plain)) << what << " differs by relative L2 " << testing::relative_l2(window, plain);
   } else {
     const double tolerance = bf16_wire ? 1.0 / 64 : 1e-5;  // a few ulps of bf16 (2^-8) or of fp32 sums
     EXPECT_LT(max_difference(window, plain), tolerance) << what;
@@ -139,8 +95,8 @@ TEST_P(SymmetricMemory, StateEqualsTheRunWithoutTheWindow) {
   if (!refusal.empty()) GTEST_SKIP() << "no symmetric windows here: " << refusal;
   const Case c = GetParam();
   const TrainTest data = make_synthetic(c.shape, 256, 16, 5);
-  const std::vector<EngineState> window = states_after_steps(config_for(c, true), data, *world);
-  const std::vector<EngineState> plain = states_after_steps(config_for(c, false), data, *world);
+  const std::vector<EngineState> window = testing::states_after_steps(config_for(c, true), data, *world, kSteps, world->rank());
+  const std::vector<EngineState> plain = testing::states_after_steps(config_for(c, false), data, *world, kSteps, world->rank());
   ASSERT_EQ(window.size(), plain.size());
   // On more than 2 ranks the first step's rounding differences grow through the steps that follow
   // (dropout, ReLU and batch norm amplify them); the bucket test below checks every bucket's average.
@@ -156,7 +112,7 @@ TEST_P(SymmetricMemory, StateEqualsTheRunWithoutTheWindow) {
       EXPECT_EQ(name, plain[k].optimizer_state[s].first);
       expect_same(values, plain[k].optimizer_state[s].second, world->size(), c.allreduce_bf16, name);
     }
-    EXPECT_TRUE(same_on_every_rank(*world, window[k].params)) << "parameters differ across ranks";
+    EXPECT_TRUE(testing::same_on_every_rank(*world, window[k].params)) << "parameters differ across ranks";
   }
   EXPECT_GT(testing::relative_l2(window.back().params, window.front().params), 1e-6) << "the steps must move the parameters";
   for (float p : window.back().params) ASSERT_TRUE(std::isfinite(p)) << "the steps must keep the parameters finite";
@@ -222,7 +178,7 @@ TEST(SymmetricMemoryBuckets, EveryBucketHoldsTheAverageOfTheRanksGradients) {
         if (error > worst) worst = error, worst_at = i;
       }
       EXPECT_LT(worst, tolerance) << "element " << worst_at << ": " << got[worst_at] << " against " << want[worst_at];
-      EXPECT_TRUE(same_on_every_rank(*world, got)) << "the average differs across ranks";
+      EXPECT_TRUE(testing::same_on_every_rank(*world, got)) << "the average differs across ranks";
     }
 }
 
