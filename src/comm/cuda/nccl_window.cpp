@@ -1,6 +1,5 @@
 #include "comm/cuda/nccl_window.h"
 
-#include <algorithm>
 #include <vector>
 
 #include "comm/string_collectives.h"
@@ -9,29 +8,16 @@
 #include "core/host_name.h"
 
 namespace sb::cuda {
-namespace {
-
-#if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
-constexpr bool kHeadersHaveWindows = true;
-#else
-constexpr bool kHeadersHaveWindows = false;
-#endif
-constexpr int kFirstVersionWithWindows = 22700;  // ncclGetVersion's code of 2.27.0
-
-}  // namespace
-
 std::string symmetric_window_refusal(Communicator& host_comm) {
   int version = 0;
   CHECK_NCCL(ncclGetVersion(&version));
   const int oldest = host_comm.allreduce_min(version);
   const std::vector<std::string> hosts = allgather_strings(host_comm, this_host_name());
-  if (!kHeadersHaveWindows) return "this build's NCCL headers are older than 2.27";
-  if (oldest < kFirstVersionWithWindows)
-    return "NCCL " + std::to_string(oldest / 10000) + "." + std::to_string(oldest / 100 % 100) +
-           " on some rank; symmetric memory needs 2.27 or later";
-  if (std::any_of(hosts.begin(), hosts.end(), [&](const std::string& h) { return h != hosts.front(); }))
-    return "the ranks span several hosts; NCCL's symmetric kernels serve one NVLink domain";
-  return "";
+#if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+  return symmetric_window_refusal_for(true, oldest, hosts);
+#else
+  return symmetric_window_refusal_for(false, oldest, hosts);
+#endif
 }
 
 NcclWindow::NcclWindow(NcclCommunicator& nccl, size_t bytes) : nccl_(nccl), bytes_(bytes) {

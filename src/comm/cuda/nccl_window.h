@@ -10,19 +10,14 @@
 #include <string>
 
 #include "comm/communicator.h"
+#include "comm/symmetric_window_policy.h"
 #include "comm/cuda/nccl_communicator.h"
 
 namespace sb::cuda {
 
-// The largest all-reduce (bytes) that goes through a symmetric window. Larger ones use NCCL's ring on plain
-// buffers (the gradient buckets, and `comm`'s sweep so that it times what training runs): on 2 H200s over
-// NVLink NCCL's symmetric kernels took 26 us against the ring's 33 us at 4 MiB and 72 against 77 us at
-// 16 MiB, but 279 against 248 us at 64 MiB (`scalebench comm`, fp32; docs/performance.md).
-constexpr size_t kLargestSymmetricAllreduceBytes = size_t{16} << 20;
-
-// Why this communicator cannot use symmetric windows ("" when it can), the same answer on every rank:
-// NCCL's library older than 2.27 on some rank, or ranks on more than one host. Collective over host_comm,
-// whose ranks are the NCCL communicator's.
+// Why this communicator cannot use symmetric windows ("" when it can), the same answer on every rank
+// (symmetric_window_refusal_for: NCCL older than 2.27 on some rank, or ranks on more than one host).
+// Collective over host_comm, whose ranks are the NCCL communicator's.
 std::string symmetric_window_refusal(Communicator& host_comm);
 
 class NcclWindow {

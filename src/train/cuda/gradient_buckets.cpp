@@ -22,22 +22,15 @@ GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int6
   done_ = CudaEvent::create(cudaEventDisableTiming);
   stamps_ = DeviceTimestamps(static_cast<size_t>(kStepSlots) * buckets_.size() * kStamps);
   if (bf16_) bf16_buffer_.ensure(static_cast<size_t>(n_) * sizeof(__nv_bfloat16));
-  // The window holds only the buckets that use it, one after another at 256-byte boundaries (for the
-  // kernels' vector accesses): the same offsets on every rank, since every rank plans the same buckets.
-  window_offsets_.assign(buckets_.size(), kNotInWindow);
-  size_t window_bytes = 0;
-  for (size_t b = 0; b < buckets_.size(); ++b) {
-    const size_t bytes = wire_bytes(buckets_[b]);
-    if (!symmetric_window || bytes > kLargestSymmetricAllreduceBytes) continue;
-    window_offsets_[b] = window_bytes;
-    constexpr size_t kAlignment = 256;
-    window_bytes += (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  if (symmetric_window) {
+    std::vector<int64_t> counts;
+    for (const Bucket& bucket : buckets_) counts.push_back(bucket.end - bucket.begin);
+    SymmetricWindowLayout layout = symmetric_window_layout(counts, bf16_ ? sizeof(__nv_bfloat16) : sizeof(float));
+    window_offsets_ = std::move(layout.offsets);
+    if (layout.bytes > 0) window_ = std::make_unique<NcclWindow>(nccl_, layout.bytes);
+  } else {
+    window_offsets_.assign(buckets_.size(), SymmetricWindowLayout::kNotInWindow);
   }
-  if (symmetric_window && window_bytes > 0) window_ = std::make_unique<NcclWindow>(nccl_, window_bytes);
-}
-
-size_t GradientBuckets::wire_bytes(const Bucket& bucket) const {
-  return static_cast<size_t>(bucket.end - bucket.begin) * (bf16_ ? sizeof(__nv_bfloat16) : sizeof(float));
 }
 
 GradientBuckets::~GradientBuckets() {
@@ -64,7 +57,7 @@ void GradientBuckets::launch(size_t b, cudaStream_t ready_on) {
   stamps_.record(stamp_index(slot_, b, kReady), ready_on);
   comm_.wait(ready_[b].get());
   float* data = grads_ + bucket.begin;
-  if (window_offsets_[b] != kNotInWindow) {
+  if (window_offsets_[b] != SymmetricWindowLayout::kNotInWindow) {
     // NCCL's symmetric kernels sum only: the 1/ranks of the average is applied on the way in, as NCCL's
     // own average of floats does (a pre-multiplied sum).
     const DType wire = bf16_ ? DType::BF16 : DType::F32;

@@ -41,11 +41,11 @@ class GradientBuckets {
  public:
   // grads: the flat fp32 gradient buffer (n elements). With reduce_in_bf16 each bucket is cast to bf16,
   // averaged in bf16 and cast back (half the bytes on the wire). With symmetric_window (collective over
-  // nccl's ranks; comm/cuda/nccl_window.h) each bucket is scaled by 1/ranks into one NCCL symmetric window
-  // in the wire's dtype, summed there and copied (or cast) back, which lets NCCL run its symmetric
-  // kernels (buckets up to kLargestSymmetricAllreduceBytes; the window holds only those); otherwise it is
-  // averaged in place (or in a bf16 buffer). One rank has nothing to
-  // average: the engine then makes no buckets at all.
+  // nccl's ranks; comm/cuda/nccl_window.h) each bucket of at most kLargestSymmetricAllreduceBytes is scaled
+  // by 1/ranks into its slot of one NCCL symmetric window (symmetric_window_layout) in the wire's dtype,
+  // summed there and copied (or cast) back, which lets NCCL run its symmetric kernels; the others, and all
+  // without the window, are averaged in place (or in a bf16 buffer). One rank has nothing to average: the
+  // engine then makes no buckets at all.
   GradientBuckets(std::vector<Bucket> buckets, float* grads, int64_t n, NcclCommunicator& nccl,
                   cudaStream_t compute, bool reduce_in_bf16, bool symmetric_window);
   ~GradientBuckets();
@@ -83,9 +83,7 @@ class GradientBuckets {
   const DeviceOptimizer* optimizer_ = nullptr;  // set by queue_updates
   DeviceBuffer bf16_buffer_;            // the bf16 wire of the buckets outside the window (n elements)
   std::unique_ptr<NcclWindow> window_;  // the wire of the buckets in it, packed (null when none is)
-  static constexpr size_t kNotInWindow = static_cast<size_t>(-1);
-  std::vector<size_t> window_offsets_;  // by bucket: its byte offset in the window, or kNotInWindow
-  size_t wire_bytes(const Bucket& bucket) const;
+  std::vector<size_t> window_offsets_;  // by bucket (SymmetricWindowLayout::offsets)
   std::vector<CudaEvent> ready_;
   CudaEvent done_;
   size_t next_ = 0;  // buckets_[0..next_) are launched this step

@@ -129,7 +129,7 @@ TEST(SymmetricMemoryBuckets, EveryBucketHoldsTheAverageOfTheRanksGradients) {
   if (!refusal.empty()) GTEST_SKIP() << "no symmetric windows here: " << refusal;
   CHECK_CUDA(cudaSetDevice(world->rank() % visible_gpu_count()));
   cuda::NcclCommunicator nccl(*world);
-  const int64_t large = static_cast<int64_t>(cuda::kLargestSymmetricAllreduceBytes / sizeof(float)) + 4099;
+  const int64_t large = static_cast<int64_t>(kLargestSymmetricAllreduceBytes / sizeof(float)) + 4099;
   const std::vector<int64_t> sizes = {large, 1, 1000003, 77, 4096, 13};  // from the end of the buffer back
   int64_t n = 0;
   for (int64_t size : sizes) n += size;
