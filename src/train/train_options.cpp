@@ -335,9 +335,9 @@ std::vector<TrainOption> make_rows() {
        "every all-reduce (CUDA; docs/architecture.md)",
        kRun, "optimizer_overlap", free, flag(&C::optimizer_overlap)},
       {"symmetric-memory", "",
-       "all-reduce the gradient buckets (and comm's buffers) in a buffer that every rank registers as an NCCL symmetric memory window "
-       "(NCCL 2.27 or later, all ranks on one host), so that NCCL may use its low-latency symmetric kernels; off: "
-       "NCCL's ring or tree on the gradient buffer itself; `comm` then times the same (CUDA; docs/architecture.md)",
+       "all-reduce the gradient buckets of at most 16 MiB (and comm's sizes up to that) in a buffer that every rank "
+       "registers as an NCCL symmetric memory window (NCCL 2.27 or later, all ranks on one host), so that NCCL may "
+       "use its low-latency symmetric kernels; off: NCCL's ring or tree on plain buffers (CUDA; docs/architecture.md)",
        kRun | kComm, "symmetric_memory", free, flag(&C::symmetric_memory)},
       {"autotune", "",
        "time cuDNN's candidate plans and cuBLASLt's candidate algorithms on first use and keep the fastest; off "
