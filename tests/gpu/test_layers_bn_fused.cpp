@@ -132,13 +132,7 @@ GpuStep gpu_step(const LayerSpec& spec, const Shape& input, const cuda::ContextO
   DeviceMem d_step = gputest::to_device_raw(std::vector<uint64_t>{step});
   if (device_step) ctx.set_device_step(d_step.as<uint64_t>());
   auto layer = cuda::make_layer(spec, ctx);
-  cuda::ParamViews views;
-  views.params = d_params.as<float>();
-  views.grads = d_grads.as<float>();
-  views.compute_params = dtype == DType::F32 ? d_params.get() : d_compute.get();
-  views.buffers = d_buffers.as<float>();
-  views.compute = dtype;
-  layer->bind(views);
+  layer->bind(layer_views(d_params, d_grads, d_compute, d_buffers, dtype));
   layer->set_random_stream(9, device_step ? step + 100 : step);  // the device step must win
   DeviceMem d_x(x.size() * dtype_size(dtype)), d_dy(dy.size() * dtype_size(dtype));
   gputest::upload(to_device_order(x, input, o.layout), dtype, d_x.get());

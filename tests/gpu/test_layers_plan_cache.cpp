@@ -4,7 +4,6 @@
 // search; a corrupt file is ignored).
 #include "test_layers_support.h"
 
-#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -116,16 +115,7 @@ TEST(CudaPlanCache, SecondRankObeysTheFirstRanksChoices) {
   }
 }
 
-// A folder of its own for one test's on-disk plan cache, removed afterwards.
-struct CacheFolder {
-  std::filesystem::path path = std::filesystem::temp_directory_path() /
-                               ("sb-plancache-" + std::to_string(::getpid()) + "-" +
-                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  CacheFolder() { std::filesystem::remove_all(path); }
-  ~CacheFolder() { std::filesystem::remove_all(path); }
-};
-
-cuda::ContextOptions cached_options(const CacheFolder& folder, bool autotune) {
+cuda::ContextOptions cached_options(const PlanCacheFolder& folder, bool autotune) {
   cuda::ContextOptions o = options_for(kPrecisions[2], Layout::NHWC);
   o.deterministic = true;  // so that the same engine gives the same bits in both processes' runs
   o.autotune = autotune;
@@ -135,7 +125,7 @@ cuda::ContextOptions cached_options(const CacheFolder& folder, bool autotune) {
 
 TEST(CudaPlanCache, AFreshCacheFindsAndRunsTheSavedChoices) {
   SKIP_WITHOUT_GPU();
-  CacheFolder folder;
+  PlanCacheFolder folder;
   std::map<std::string, std::string> first_chosen;
   std::vector<float> first_grads;
   std::string path;
@@ -172,7 +162,7 @@ TEST(CudaPlanCache, AFreshCacheFindsAndRunsTheSavedChoices) {
 
 TEST(CudaPlanCache, AnUntunedChoiceServesUntunedRunsOnly) {
   SKIP_WITHOUT_GPU();
-  CacheFolder folder;
+  PlanCacheFolder folder;
   { cuda::Context untuned(cached_options(folder, false)); ConvRig(untuned).step(); }
   {
     cuda::Context tuned(cached_options(folder, true));  // searches and replaces the untuned choices
@@ -186,7 +176,7 @@ TEST(CudaPlanCache, AnUntunedChoiceServesUntunedRunsOnly) {
 
 TEST(CudaPlanCache, ACorruptCacheFileIsIgnoredWithOneWarningAndReplaced) {
   SKIP_WITHOUT_GPU();
-  CacheFolder folder;
+  PlanCacheFolder folder;
   std::string path;
   { cuda::Context first(cached_options(folder, false)); ConvRig(first).step(); path = first.plans().store_path(); }
   {

@@ -3,10 +3,8 @@
 // fp32/tf32/bf16/fp16, NCHW and NHWC, on first use (autotuning times the candidates on the real buffers)
 // and from the plan cache; Wide ResNet blocks (projection and identity shortcuts) against the CPU
 // reference with the fusion on and off; and the fusion on against off on the GPU.
-#include <unistd.h>
 
 #include <cstring>
-#include <filesystem>
 #include <optional>
 #include <string>
 #include <utility>
@@ -106,20 +104,11 @@ TEST(CudaResidualGrad, DgradAccumulatesIntoThePriorGradient) {
     }
 }
 
-// A folder of its own for one test's on-disk plan cache, removed afterwards.
-struct CacheFolder {
-  std::filesystem::path path = std::filesystem::temp_directory_path() /
-                               ("sb-resgrad-" + std::to_string(::getpid()) + "-" +
-                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  CacheFolder() { std::filesystem::remove_all(path); }
-  ~CacheFolder() { std::filesystem::remove_all(path); }
-};
-
 // The on-disk store keeps one choice per beta: a process that stored only the plain dgrad's choice makes
 // the next search for beta 1 (not a hit on beta 0's entry), and the one after finds beta 1's own.
 TEST(CudaResidualGrad, TheStoreKeepsAChoicePerBeta) {
   SKIP_WITHOUT_GPU();
-  CacheFolder folder;
+  PlanCacheFolder folder;
   const Precision& p = kPrecisions[2];  // bf16
   cuda::ContextOptions o = options_for(p, Layout::NHWC);
   o.plan_cache_dir = folder.path.string();
@@ -249,13 +238,7 @@ Step gpu_step(const LayerSpec& spec, const Shape& input, const cuda::ContextOpti
   DeviceMem d_params = gputest::to_device(params, DType::F32), d_compute = gputest::to_device(params, dtype);
   DeviceMem d_buffers = gputest::to_device(buffers, DType::F32), d_grads(np * 4);
   d_grads.poison();
-  cuda::ParamViews views;
-  views.params = d_params.as<float>();
-  views.grads = d_grads.as<float>();
-  views.compute_params = dtype == DType::F32 ? d_params.get() : d_compute.get();
-  views.buffers = d_buffers.as<float>();
-  views.compute = dtype;
-  layer->bind(views);
+  layer->bind(layer_views(d_params, d_grads, d_compute, d_buffers, dtype));
   layer->set_random_stream(0xb10c, 3);
   DeviceMem d_x = gputest::to_device(to_device_order(x, input, o.layout), dtype);
   const cuda::DeviceTensor& y = layer->forward({d_x.get(), TensorDesc{input, dtype, o.layout}}, cuda::Mode::Train);

@@ -4,9 +4,11 @@
 // Inputs and weights are rounded to the compute dtype first, so the reference sees what the GPU sees.
 #pragma once
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <string>
@@ -22,6 +24,28 @@
 namespace sb::layertest {
 
 using gputest::DeviceMem;
+
+// The views a layer binds: the fp32 master parameters and their gradients, the parameters' compute-dtype
+// copy (the master itself in fp32) and the fp32 buffers.
+inline cuda::ParamViews layer_views(DeviceMem& params, DeviceMem& grads, DeviceMem& compute, DeviceMem& buffers,
+                                    DType dtype) {
+  cuda::ParamViews views;
+  views.params = params.as<float>();
+  views.grads = grads.as<float>();
+  views.compute_params = dtype == DType::F32 ? params.get() : compute.get();
+  views.buffers = buffers.as<float>();
+  views.compute = dtype;
+  return views;
+}
+
+// A folder of its own for one test's on-disk plan cache, removed before and after.
+struct PlanCacheFolder {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("sb-plans-" + std::to_string(::getpid()) + "-" +
+                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  PlanCacheFolder() { std::filesystem::remove_all(path); }
+  ~PlanCacheFolder() { std::filesystem::remove_all(path); }
+};
 
 // The precisions the layers support and their tolerances (relative L2 error).
 struct Precision {
@@ -165,13 +189,7 @@ inline Errors run_case(const LayerCase& c, cuda::Context& ctx, uint64_t seed) {
   gputest::upload(params, dtype, d_compute.get());
   gputest::upload(buffers, DType::F32, d_buffers.get());
   d_grads.poison();  // every gradient must be written
-  cuda::ParamViews views;
-  views.params = d_params.as<float>();
-  views.grads = d_grads.as<float>();
-  views.compute_params = dtype == DType::F32 ? d_params.get() : d_compute.get();
-  views.buffers = d_buffers.as<float>();
-  views.compute = dtype;
-  layer->bind(views);
+  layer->bind(layer_views(d_params, d_grads, d_compute, d_buffers, dtype));
   layer->set_random_stream(c.stream_key, c.step);
 
   DeviceMem d_x(x.size() * dtype_size(dtype));
