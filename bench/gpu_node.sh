@@ -33,6 +33,9 @@
 #            visible GPUs (2 repeats) and the all-reduce sweep, then `scalebench predict --check`, which predicts
 #            each larger count from the 1-GPU point and compares; once over NVLink/shared memory and once with
 #            NCCL forced onto its network transport (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1), at least 2 GPUs
+#   predict-strong the same check under strong scaling: a strong wrn study at a global batch of 256 on 1, 2, 4, ...
+#            of the visible GPUs, with the 1-GPU compute at each per-GPU batch it reaches (--sweep-batch-size
+#            256/N for every count N), 2 repeats, the same sweep, then `scalebench predict --batch-size 256 --check`
 #   slow-link the wrn (256 per GPU, bf16) on every visible GPU over NCCL's network transport, two runs each:
 #            scalebench and PyTorch DDP, with fp32 gradients and with the all-reduce in bf16 (--allreduce-bf16 on
 #            both sides; PyTorch's bf16_compress_hook), at least 2 GPUs
@@ -51,7 +54,7 @@
 #            GPU, bf16); img/s of each (docs/data_parallel.md)
 #
 # Usage: bench/gpu_node.sh [--python PY] [--data DIR] [--bin SCALEBENCH] [--out OUT_ROOT] [--parts LIST]
-#                          [--baseline-bin SCALEBENCH]
+#                          [--baseline-bin SCALEBENCH] [--links LIST]
 # Each option has an environment variable; the option wins. Defaults in brackets:
 #   --python  SCALEBENCH_TORCH_PYTHON  PyTorch's interpreter, e.g. /opt/torch/.venv/bin/python3 [python3]
 #   --data    SCALEBENCH_FMNIST        Fashion-MNIST IDX files [.stage-data/fashion-mnist when staged,
@@ -61,8 +64,10 @@
 #   --out     SCALEBENCH_BENCH_OUT     where the run's folder goes [results]
 #   --parts   SCALEBENCH_BENCH_PARTS   comma-separated [one-gpu,compile,tta,scaling,comm]; also wrn-step, plans,
 #                                      layers, learning, baseline, input, fp16, small-batch, predict, slow-link,
-#                                      bars, max-autotune, trace, dp
+#                                      predict-strong, bars, max-autotune, trace, dp
 #   --baseline-bin SCALEBENCH_BASELINE_BIN  another scalebench build, for the baseline part
+#   --links   SCALEBENCH_BENCH_LINKS   the interconnects of the predict parts: nvlink (as NCCL chooses), network
+#                                      (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1) [nvlink,network]
 # Also: SCALEBENCH_REPORT_PYTHON, a python with h5py and matplotlib for analysis/report.py [python3];
 # SCALEBENCH_GPU_LIBS, SCALEBENCH_STAGE and NCCL_NVLS_ENABLE as scripts/gpu_node_env.sh says.
 # Run it from the checkout's root with nothing else on the GPUs. Exit status 0 when every command
@@ -79,13 +84,14 @@ bin=${SCALEBENCH_BIN:-}
 out_root=${SCALEBENCH_BENCH_OUT:-results}
 parts=${SCALEBENCH_BENCH_PARTS:-one-gpu,compile,tta,scaling,comm}
 baseline_bin=${SCALEBENCH_BASELINE_BIN:-}
+links=${SCALEBENCH_BENCH_LINKS:-nvlink,network}
 while [[ $# -gt 0 ]]; do
   case $1 in
-    --python|--data|--bin|--out|--parts|--baseline-bin)
+    --python|--data|--bin|--out|--parts|--baseline-bin|--links)
       [[ $# -ge 2 ]] || die "$1 needs a value"
       case $1 in
         --python) python=$2 ;; --data) data=$2 ;; --bin) bin=$2 ;; --out) out_root=$2 ;; --parts) parts=$2 ;;
-        --baseline-bin) baseline_bin=$2 ;;
+        --baseline-bin) baseline_bin=$2 ;; --links) links=$2 ;;
       esac
       shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -96,8 +102,11 @@ done
 # Every check before the first measurement.
 [[ -f bench/pytorch_reference.py && -f analysis/report.py ]] || die "run it from the scalebench checkout's root"
 for part in ${parts//,/ }; do
-  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input|fp16|small-batch|predict|slow-link|bars|max-autotune|trace|dp)$ ]] ||
-    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input, fp16, small-batch, predict, slow-link, bars, max-autotune, trace, dp"
+  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input|fp16|small-batch|predict|predict-strong|slow-link|bars|max-autotune|trace|dp)$ ]] ||
+    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input, fp16, small-batch, predict, predict-strong, slow-link, bars, max-autotune, trace, dp"
+done
+for link in ${links//,/ }; do
+  [[ $link =~ ^(nvlink|network)$ ]] || die "--links: unknown interconnect '$link'; choose from nvlink, network"
 done
 part() { [[ ",$parts," == *",$1,"* ]]; }
 if part baseline && [[ ! -x $baseline_bin ]]; then
@@ -382,21 +391,38 @@ if part small-batch; then
     say "time to 91%, $which: $(awk -v a="$begin" -v b="$(date +%s.%N)" 'BEGIN {printf "%.2f", b - a}') s from the launcher's start to its exit; $(grep -E '^(startup|summary):' "$R/small-tta-$which.log" | tr '\n' ' ')"
   done
 fi
+# predict_check SCALING LINK DATA SCALE_OPTIONS...: a wrn study under SCALING over LINK, the all-reduce sweep
+# (measured once per link and shared by both scalings), then `scalebench predict --check`.
+predict_check() {
+  local scaling=$1 link=$2 study_data=$3 transport=()
+  shift 3
+  [[ $link == network ]] && transport=(-x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1)
+  run "predict-study-$scaling-$link" 900 "${MPI[@]}" "${transport[@]}" -np "$N" "$S" scale "${WRN[@]}" --data "$study_data" \
+      --precision bf16 --layout nhwc --scaling "$scaling" --gpus "$list" --repeats 2 --warmup-epochs 1 --epochs 2 "$@" \
+      --out "$R/predict-study-$scaling-$link.h5"
+  [[ -f $R/predict-comm-$link.h5 ]] ||
+    run "predict-comm-$link" 600 "${MPI[@]}" "${transport[@]}" -np "$N" "$S" comm --device cuda --comm-model wrn --dtypes fp32 \
+        --out "$R/predict-comm-$link.h5"
+  run "predict-$scaling-$link" 300 "$S" predict --study "$R/predict-study-$scaling-$link.h5" --comm "$R/predict-comm-$link.h5" \
+      --gpus "${list#1,}" --batch-size 256 --check --out "$R/predict-$scaling-$link.h5" --csv "$R/predict-$scaling-$link.csv"
+  [[ -f $R/predict-$scaling-$link-check.csv ]] &&
+    say "predict --check, $scaling scaling over $link: $(tr '\n' ';' < "$R/predict-$scaling-$link-check.csv")"
+}
 if part predict && ((N >= 2)); then
   say "== the step model on $list GPUs: a weak wrn study and the all-reduce sweep, then scalebench predict --check"
   # 200 steps an epoch at the largest count (800 on one GPU): slower stretches of a few tens of steps, seen in
   # 2-GPU runs, then fall in every count's epochs alike (docs/prediction.md, "Where it fails").
-  predict_data=synthetic:3x32x32:100:$((256 * 200 * N)):1000
-  for link in nvlink network; do
-    transport=()
-    [[ $link == network ]] && transport=(-x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1)
-    run "predict-study-$link" 900 "${MPI[@]}" "${transport[@]}" -np "$N" "$S" scale "${WRN[@]}" --data "$predict_data" --precision bf16 \
-        --layout nhwc --scaling weak --gpus "$list" --repeats 2 --warmup-epochs 1 --epochs 2 --out "$R/predict-study-$link.h5"
-    run "predict-comm-$link" 600 "${MPI[@]}" "${transport[@]}" -np "$N" "$S" comm --device cuda --comm-model wrn --dtypes fp32 \
-        --out "$R/predict-comm-$link.h5"
-    run "predict-$link" 300 "$S" predict --study "$R/predict-study-$link.h5" --comm "$R/predict-comm-$link.h5" --gpus "${list#1,}" \
-        --check --out "$R/predict-$link.h5" --csv "$R/predict-$link.csv"
-    [[ -f $R/predict-$link-check.csv ]] && say "predict --check over $link: $(tr '\n' ';' < "$R/predict-$link-check.csv")"
+  for link in ${links//,/ }; do
+    predict_check weak "$link" "synthetic:3x32x32:100:$((256 * 200 * N)):1000"
+  done
+fi
+if part predict-strong && ((N >= 2)); then
+  say "== the step model on $list GPUs under strong scaling (global batch 256), then scalebench predict --check"
+  # The model takes each count's compute from one GPU at that count's per-GPU batch (256 / N).
+  per_gpu_batches=$(for n in ${list//,/ }; do echo $((256 / n)); done | sort -n | paste -sd,)
+  for link in ${links//,/ }; do
+    # 200 steps an epoch at the global batch of 256, on every count.
+    predict_check strong "$link" "synthetic:3x32x32:100:$((256 * 200)):1000" --sweep-batch-size "$per_gpu_batches"
   done
 fi
 if part slow-link && ((N >= 2)); then

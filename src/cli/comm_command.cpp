@@ -225,7 +225,7 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
        settings.warmup_iterations, settings.iterations, allreduce_busbw_factor(n));
   if (!skip_note.empty()) log0("# %s\n", skip_note.c_str());
 #ifdef SCALEBENCH_HAVE_CUDA
-  if (gpu && config.symmetric_memory && gpu->symmetric_refusal().empty())
+  if (gpu && gpu->uses_symmetric_windows())
     log0("# buffers: NCCL symmetric memory windows, as training's gradient buckets (--symmetric-memory)\n");
 #endif
   log0("# model size: %s, %lld gradient elements (%s)\n", config.model.c_str(), static_cast<long long>(model_elements),

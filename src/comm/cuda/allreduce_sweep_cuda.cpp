@@ -4,6 +4,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <array>
 #include <memory>
 #include <span>
 #include <string>
@@ -51,7 +52,6 @@ struct CudaAllreduceSweep::State {
   size_t capacity = 0;                      // bytes of each
   // With windows, the sizes up to kLargestSymmetricAllreduceBytes use these two instead, as training does.
   std::unique_ptr<NcclWindow> window_buffers[2];
-  void* window_pointers[2] = {nullptr, nullptr};
   size_t window_capacity = 0;
 
   State(Communicator& host_comm, int local_rank, bool symmetric_memory)
@@ -81,7 +81,7 @@ struct CudaAllreduceSweep::State {
   // The two buffers for an all-reduce of `bytes`: windows where training would use one, else plain device
   // memory. Grow-only, so that two of each serve every size of the sweep; growing a window is collective,
   // which every rank reaches at the same size.
-  void* const* ensure(size_t bytes) {
+  std::array<void*, 2> ensure(size_t bytes) {
     if (windows && bytes <= kLargestSymmetricAllreduceBytes) {
       if (bytes > window_capacity) {
         CHECK_CUDA(cudaStreamSynchronize(stream));
@@ -89,9 +89,7 @@ struct CudaAllreduceSweep::State {
         for (auto& w : window_buffers) w = std::make_unique<NcclWindow>(nccl, bytes);
         window_capacity = bytes;
       }
-      window_pointers[0] = window_buffers[0]->data();
-      window_pointers[1] = window_buffers[1]->data();
-      return window_pointers;
+      return {window_buffers[0]->data(), window_buffers[1]->data()};
     }
     if (bytes > capacity) {
       CHECK_CUDA(cudaStreamSynchronize(stream));
@@ -99,14 +97,14 @@ struct CudaAllreduceSweep::State {
       for (void*& b : buffers) CHECK_CUDA(cudaMalloc(&b, bytes));
       capacity = bytes;
     }
-    return buffers;
+    return {buffers[0], buffers[1]};
   }
 
   // One form: in place on the send buffer, or out of place into the receive buffer.
   template <typename T> SweepTiming run_form(const SweepPoint& point, const SweepSettings& settings, bool in_place) {
     const CheckPattern pattern(point.dtype, nccl.size());
     const size_t count = static_cast<size_t>(point.count);
-    void* const* pair = ensure(count * sizeof(T));
+    const std::array<void*, 2> pair = ensure(count * sizeof(T));
     const std::span<T> send(static_cast<T*>(pair[0]), count);
     const std::span<T> result = in_place ? send : std::span<T>(static_cast<T*>(pair[1]), count);
     const auto allreduce = [&] {
@@ -153,6 +151,8 @@ CudaAllreduceSweep::~CudaAllreduceSweep() = default;
 int CudaAllreduceSweep::device() const { return state_->device; }
 
 const std::string& CudaAllreduceSweep::symmetric_refusal() const { return state_->window_refusal; }
+
+bool CudaAllreduceSweep::uses_symmetric_windows() const { return state_->windows; }
 
 void CudaAllreduceSweep::check_fits(int64_t bytes) const {
   size_t free_bytes = 0, total_bytes = 0;

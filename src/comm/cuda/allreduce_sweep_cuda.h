@@ -26,6 +26,8 @@ class CudaAllreduceSweep {
   // Why the buffers are plain device memory although symmetric_memory was asked for ("" when they are
   // windows, or when it was not asked for): the same on every rank.
   const std::string& symmetric_refusal() const;
+  // Whether the sizes up to kLargestSymmetricAllreduceBytes run in symmetric windows (asked for, not refused).
+  bool uses_symmetric_windows() const;
 
   // Throws UserError (naming --max-bytes) when two buffers of `bytes` (send and receive) would not fit
   // the device's free memory. Not collective: run it under run_collectively.

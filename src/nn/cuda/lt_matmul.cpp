@@ -12,6 +12,7 @@
 #include "kernels/k_slice_sum.h"
 #include "nn/cuda/context.h"
 #include "nn/cuda/cuda_handles.h"
+#include "nn/cuda/fastest_round.h"
 
 namespace sb::cuda {
 namespace {
@@ -19,7 +20,6 @@ namespace {
 constexpr size_t kWorkspaceBytes = size_t{4} << 20;
 constexpr int kMaxCandidates = 16;  // heuristic results asked for, at most (ContextOptions::autotune_candidates)
 constexpr int kTimedRuns = 3;     // timed executions per round, after one warm-up
-constexpr int kTimingRounds = 3;  // rounds per candidate: the fastest counts
 constexpr int64_t kMinSliceDepth = 256;  // the least of K a slice of a split product keeps
 constexpr size_t kMaxPartialBytes = size_t{4} << 20;  // the most a split product's partial sums take
 
@@ -238,22 +238,17 @@ void LtMatmul::launch(const Plan& plan, size_t candidate, const void* a, const v
 
 size_t LtMatmul::fastest_candidate(const Plan& plan, const void* a, const void* b, void* d, const void* bias,
                                    cudaStream_t stream) {
-  const CudaEvent start = CudaEvent::create(), stop = CudaEvent::create();
   size_t best = 0;
   float best_ms = 0.0f;
   for (size_t c = 0; c < plan.candidate_count(); ++c) {
     launch(plan, c, a, b, d, bias, stream);  // warm-up
-    // The fastest of a few rounds, as the cuDNN plans are timed (plan_cache.cpp).
-    for (int round = 0; round < kTimingRounds; ++round) {
-      start.record(stream);
-      for (int r = 0; r < kTimedRuns; ++r) launch(plan, c, a, b, d, bias, stream);
-      stop.record(stream);
-      stop.synchronize();
-      const float ms = CudaEvent::elapsed_ms(start, stop);
-      if ((c == 0 && round == 0) || ms < best_ms) {
-        best = c;
-        best_ms = ms;
-      }
+    const float ms = *fastest_round_ms(stream, kTimedRuns, [&] {
+      launch(plan, c, a, b, d, bias, stream);
+      return true;
+    });
+    if (c == 0 || ms < best_ms) {
+      best = c;
+      best_ms = ms;
     }
   }
   return best;

@@ -10,6 +10,7 @@
 #include "core/cuda_check.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "nn/cuda/fastest_round.h"
 
 namespace sb::cuda {
 
@@ -200,26 +201,9 @@ bool PlanCache::launch(const cudnn::Descriptor& plan, int64_t workspace_bytes, c
 float PlanCache::time_plan(const cudnn::Descriptor& plan, int64_t workspace_bytes, const std::vector<int64_t>& uids,
                            const std::vector<void*>& pointers) {
   if (!launch(plan, workspace_bytes, uids, pointers)) return -1.0f;  // warm-up, and a check that it runs
-  // The fastest of a few rounds: a round slowed by something else on the GPU (another lane's timing, a
-  // clock still rising) must not decide the choice, which the plan cache then keeps for every later run.
-  constexpr int kRounds = 3;
-  cudaEvent_t start, stop;
-  CHECK_CUDA(cudaEventCreate(&start));
-  CHECK_CUDA(cudaEventCreate(&stop));
-  bool ok = true;
-  float best = 0.0f;
-  for (int round = 0; round < kRounds && ok; ++round) {
-    CHECK_CUDA(cudaEventRecord(start, lane_.stream));
-    for (int i = 0; i < options_.timing_runs && ok; ++i) ok = launch(plan, workspace_bytes, uids, pointers);
-    CHECK_CUDA(cudaEventRecord(stop, lane_.stream));
-    CHECK_CUDA(cudaEventSynchronize(stop));
-    float ms = 0.0f;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    if (round == 0 || ms < best) best = ms;
-  }
-  CHECK_CUDA(cudaEventDestroy(start));
-  CHECK_CUDA(cudaEventDestroy(stop));
-  return ok ? best / static_cast<float>(options_.timing_runs) : -1.0f;
+  const std::optional<float> ms = fastest_round_ms(lane_.stream, options_.timing_runs,
+                                                   [&] { return launch(plan, workspace_bytes, uids, pointers); });
+  return ms ? *ms : -1.0f;
 }
 
 const cudnn::Descriptor* PlanCache::proposed_config(Entry& e, const PlanChoice& choice) {

@@ -51,7 +51,7 @@ struct PlanCacheOptions {
   bool allow_tf32 = true;       // fp32 graphs may use tensor-core (TF32) engines
   int max_candidates = 8;       // engine configurations built and timed per key, at most
   bool search_fallback = false; // autotuning also times the fallback mode's configurations (up to as many again)
-  int timing_runs = 3;          // timed executions per round (after one warm-up); the fastest of 3 rounds counts
+  int timing_runs = 3;          // timed executions per round (after one warm-up; fastest_round.h)
   size_t max_workspace = size_t{1} << 30;  // candidates needing more are skipped
   std::string store_folder;     // the on-disk plan cache; empty: none
   int build_threads = 0;        // host threads building candidate plans; 0: the machine's cores, at most 8

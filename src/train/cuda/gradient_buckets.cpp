@@ -21,7 +21,6 @@ GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int6
   for (size_t b = 0; b < buckets_.size(); ++b) ready_.push_back(CudaEvent::create(cudaEventDisableTiming));
   done_ = CudaEvent::create(cudaEventDisableTiming);
   stamps_ = DeviceTimestamps(static_cast<size_t>(kStepSlots) * buckets_.size() * kStamps);
-  if (bf16_) bf16_buffer_.ensure(static_cast<size_t>(n_) * sizeof(__nv_bfloat16));
   if (symmetric_window) {
     std::vector<int64_t> counts;
     for (const Bucket& bucket : buckets_) counts.push_back(bucket.end - bucket.begin);
@@ -30,6 +29,17 @@ GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int6
     if (layout.bytes > 0) window_ = std::make_unique<NcclWindow>(nccl_, layout.bytes);
   } else {
     window_offsets_.assign(buckets_.size(), SymmetricWindowLayout::kNotInWindow);
+  }
+  if (bf16_) {
+    // The bf16 wire of the buckets outside the window, packed: those in it cast into their slot instead.
+    size_t packed = 0;
+    bf16_offsets_.assign(buckets_.size(), 0);
+    for (size_t b = 0; b < buckets_.size(); ++b) {
+      if (window_offsets_[b] != SymmetricWindowLayout::kNotInWindow) continue;
+      bf16_offsets_[b] = packed;
+      packed += static_cast<size_t>(buckets_[b].end - buckets_[b].begin);
+    }
+    if (packed > 0) bf16_buffer_.ensure(packed * sizeof(__nv_bfloat16));
   }
 }
 
@@ -71,7 +81,7 @@ void GradientBuckets::launch(size_t b, cudaStream_t ready_on) {
   } else if (!bf16_) {
     nccl_.allreduce_avg(std::span<float>(data, static_cast<size_t>(count)), comm_.get());
   } else {
-    auto* half = static_cast<__nv_bfloat16*>(bf16_buffer_.data()) + bucket.begin;
+    auto* half = static_cast<__nv_bfloat16*>(bf16_buffer_.data()) + bf16_offsets_[b];
     kernels::cast(data, DType::F32, half, DType::BF16, count, comm_.get());
     nccl_.allreduce_avg(std::span<__nv_bfloat16>(half, static_cast<size_t>(count)), comm_.get());
     kernels::cast(half, DType::BF16, data, DType::F32, count, comm_.get());

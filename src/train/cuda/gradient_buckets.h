@@ -81,7 +81,8 @@ class GradientBuckets {
   CudaStream comm_;
   bool bf16_;
   const DeviceOptimizer* optimizer_ = nullptr;  // set by queue_updates
-  DeviceBuffer bf16_buffer_;            // the bf16 wire of the buckets outside the window (n elements)
+  DeviceBuffer bf16_buffer_;            // the bf16 wire of the buckets outside the window, packed
+  std::vector<size_t> bf16_offsets_;    // by bucket, in elements of bf16_buffer_ (with reduce_in_bf16)
   std::unique_ptr<NcclWindow> window_;  // the wire of the buckets in it, packed (null when none is)
   std::vector<size_t> window_offsets_;  // by bucket (SymmetricWindowLayout::offsets)
   std::vector<CudaEvent> ready_;
