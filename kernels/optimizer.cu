@@ -168,7 +168,7 @@ FusedOptimizerArgs range_of(const FusedOptimizerArgs& a) {
           ") lies outside the " + std::to_string(a.n) + " elements of the buffers");
   FusedOptimizerArgs r = a;
   r.params += a.offset;
-  r.grads += a.offset;
+  r.grads = a.range_grads ? a.range_grads : a.grads + a.offset;
   for (float*& s : r.state)
     if (s) s += a.offset;
   if (r.params_copy) r.params_copy = static_cast<char*>(r.params_copy) + a.offset * dtype_size(a.copy_dtype);

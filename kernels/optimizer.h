@@ -69,6 +69,9 @@ struct FusedOptimizerArgs {
   int64_t count = -1;
   float* params = nullptr;        // fp32 master weights, updated in place
   const float* grads = nullptr;   // fp32 gradients (already averaged across ranks)
+  // With a range (count >= 0): where its count gradients are when not at grads + offset (a bucket's
+  // average in the symmetric window; train/cuda/gradient_buckets.h); nullptr: at grads + offset.
+  const float* range_grads = nullptr;
   // Optimizer state, n floats each, zero-initialised, in the CPU optimizer's state() order:
   //   Sgd with momentum > 0: [0] momentum_buffer;  Adadelta: [0] square_avg, [1] acc_delta;
   //   Adam: [0] exp_avg, [1] exp_avg_sq, [2] max_exp_avg_sq (AMSGrad only).

@@ -96,6 +96,29 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// The end of both backward kernels: the block's lanes of each channel meet in a fixed tree in shared memory
+// (the same order every run), then lane 0 of each channel writes its part of the block's row of partial
+// sums, [channels * 9 weight taps, channels biases]. sums: [kSums][kThreadsInBlock] floats of shared memory;
+// lane_stride: the threads between two lanes of one channel. Every thread of the block calls it.
+template <int kThreadsInBlock>
+__device__ __forceinline__ void write_block_partials(const float (&acc)[kSums], float* sums, int t, int k, int lane,
+                                                     int lanes, int lane_stride, int channels, float* partials) {
+#pragma unroll
+  for (int j = 0; j < kSums; ++j) sums[j * kThreadsInBlock + t] = acc[j];
+  __syncthreads();
+  for (int half = lanes >> 1; half > 0; half >>= 1) {
+    if (lane < half)
+#pragma unroll
+      for (int j = 0; j < kSums; ++j) sums[j * kThreadsInBlock + t] += sums[j * kThreadsInBlock + t + half * lane_stride];
+    __syncthreads();
+  }
+  if (lane != 0) return;
+  float* row = partials + static_cast<int64_t>(blockIdx.x) * channels * kSums;
+#pragma unroll
+  for (int j = 0; j < kFirstConvTaps; ++j) row[k * kFirstConvTaps + j] = sums[j * kThreadsInBlock + t];
+  row[channels * kFirstConvTaps + k] = sums[kFirstConvTaps * kThreadsInBlock + t];
+}
+
 // Each thread keeps one channel and walks output positions as one of the block's lanes of that channel:
 // NHWC puts the channels fastest across threads (a warp reads 32 consecutive channels of a position), NCHW
 // the lanes (a warp reads consecutive positions of a channel). The lanes' sums then meet in a fixed tree in
@@ -140,20 +163,7 @@ __global__ void __launch_bounds__(kBackwardThreads, 2)
       acc[kFirstConvTaps] += gv[u];
     }
   }
-#pragma unroll
-  for (int j = 0; j < kSums; ++j) sums[j][t] = acc[j];
-  __syncthreads();
-  for (int half = lanes >> 1; half > 0; half >>= 1) {
-    if (lane < half)
-#pragma unroll
-      for (int j = 0; j < kSums; ++j) sums[j][t] += sums[j][t + half * lane_stride];
-    __syncthreads();
-  }
-  if (lane != 0) return;
-  float* row = partials + static_cast<int64_t>(blockIdx.x) * g.k * kSums;
-#pragma unroll
-  for (int j = 0; j < kFirstConvTaps; ++j) row[k * kFirstConvTaps + j] = sums[j][t];
-  row[g.k * kFirstConvTaps + k] = sums[kFirstConvTaps][t];
+  write_block_partials<kBackwardThreads>(acc, &sums[0][0], t, k, lane, lanes, lane_stride, g.k, partials);
 }
 
 // NHWC backward by tiles: a tile is kTileRows output rows of one sample. The block stages the input rows
@@ -230,20 +240,8 @@ __global__ void __launch_bounds__(kTileThreads)
       }
     }
   }
-#pragma unroll
-  for (int j = 0; j < kSums; ++j) sums[j * kTileThreads + t] = acc[j];
-  __syncthreads();
-  for (int half = lanes >> 1; half > 0; half >>= 1) {  // lane l of channel k is thread l * g.k + k
-    if (lane < half)
-#pragma unroll
-      for (int j = 0; j < kSums; ++j) sums[j * kTileThreads + t] += sums[j * kTileThreads + t + half * g.k];
-    __syncthreads();
-  }
-  if (lane != 0) return;
-  float* row = partials + static_cast<int64_t>(blockIdx.x) * g.k * kSums;
-#pragma unroll
-  for (int j = 0; j < kFirstConvTaps; ++j) row[k * kFirstConvTaps + j] = sums[j * kTileThreads + t];
-  row[g.k * kFirstConvTaps + k] = sums[kFirstConvTaps * kTileThreads + t];
+  // Lane l of channel k is thread l * g.k + k.
+  write_block_partials<kTileThreads>(acc, sums, t, k, lane, lanes, g.k, g.k, partials);
 }
 
 int64_t partial_rows(const FirstConvShape& s) {

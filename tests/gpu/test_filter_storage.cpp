@@ -36,7 +36,9 @@ TEST(FilterStorage, NhwcStoresFiltersKrscAndTheHostSeesTheSpecOrder) {
     std::vector<float> stored = p;
     filters_to_krsc(net.stored_filters(), stored);
     EXPECT_EQ(raw(net.params(), net.param_count()), stored);
-    if (layout == Layout::NHWC) EXPECT_NE(stored, p);
+    if (layout == Layout::NHWC) {
+      EXPECT_NE(stored, p);
+    }
   }
 }
 

@@ -2,8 +2,9 @@
 // and without AMSGrad): several steps with a changing learning rate, the lr and the step number either
 // passed by value or read from device memory (the CUDA-graph mode), the found_inf skip, the fused
 // unscale, and the low-precision weight copy; vector and scalar (misaligned) paths. Launches over element
-// ranges (one per gradient bucket) give the bits of one whole launch, and the step counter advances once
-// per step, by the launch flagged for it, while every range reads the same step number.
+// ranges (one per gradient bucket) give the bits of one whole launch, with each range's gradients at their
+// place in the buffer or in a buffer of their own (range_grads), and the step counter advances once per
+// step, by the launch flagged for it, while every range reads the same step number.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -195,32 +196,47 @@ TEST(KernelsOptimizer, RangedLaunchesEqualOneWholeLaunchBitForBit) {
   for (const Variant& v : variants()) {
     SCOPED_TRACE(v.name);
     const std::vector<float> params = random_values(n, rng, 0.01f, 1.0f);
-    OptimizerBuffers whole(v, params, v.lr), split(v, params, v.lr);
+    // split: each range reads its gradients at grads + offset; elsewhere: from a buffer of its own
+    // (range_grads), while its grads hold NaN that no update may read.
+    OptimizerBuffers whole(v, params, v.lr), split(v, params, v.lr), elsewhere(v, params, v.lr);
+    std::vector<DeviceMem> range_grads;
+    for (const auto& [begin, end] : ranges) range_grads.emplace_back(static_cast<size_t>(end - begin) * sizeof(float));
+    elsewhere.dg.poison();
     for (int step = 1; step <= kSteps; ++step) {
       const std::vector<float> grads = random_values(n, rng, 1e-3f, 1.0f);
       upload(grads, DType::F32, whole.dg.get());
       upload(grads, DType::F32, split.dg.get());
       kernels::fused_optimizer_step(whole.args, nullptr);
       for (size_t r = 0; r < ranges.size(); ++r) {
-        kernels::FusedOptimizerArgs a = split.args;
-        a.offset = ranges[r].first;
-        a.count = ranges[r].second - ranges[r].first;
-        a.advances_step_counter = r + 1 == ranges.size();
-        kernels::fused_optimizer_step(a, nullptr);
-        // Until the last range, the counter still holds the previous step: every range reads step `step`.
-        if (r + 1 < ranges.size()) {
-          ASSERT_EQ(split.steps(), step - 1) << "after range " << r << ", step " << step;
+        for (OptimizerBuffers* b : {&split, &elsewhere}) {
+          kernels::FusedOptimizerArgs a = b->args;
+          a.offset = ranges[r].first;
+          a.count = ranges[r].second - ranges[r].first;
+          a.advances_step_counter = r + 1 == ranges.size();
+          if (b == &elsewhere) {
+            upload(std::vector<float>(grads.begin() + a.offset, grads.begin() + a.offset + a.count), DType::F32,
+                   range_grads[r].get());
+            a.range_grads = range_grads[r].as<float>();
+          }
+          kernels::fused_optimizer_step(a, nullptr);
+          // Until the last range, the counter still holds the previous step: every range reads step `step`.
+          if (r + 1 < ranges.size()) {
+            ASSERT_EQ(b->steps(), step - 1) << "after range " << r << ", step " << step;
+          }
         }
       }
       ASSERT_CUDA(cudaDeviceSynchronize());
       EXPECT_EQ(whole.steps(), step);
-      EXPECT_EQ(split.steps(), step) << "one advance per step";
-      EXPECT_EQ(download_raw<uint32_t>(split.dp.get(), n), download_raw<uint32_t>(whole.dp.get(), n)) << "params, step " << step;
-      EXPECT_EQ(download_raw<uint16_t>(split.dcopy.get(), n), download_raw<uint16_t>(whole.dcopy.get(), n))
-          << "bf16 copy, step " << step;
-      for (size_t k = 0; k < whole.ds.size(); ++k)
-        EXPECT_EQ(download_raw<uint32_t>(split.ds[k].get(), n), download_raw<uint32_t>(whole.ds[k].get(), n))
-            << "state " << k << ", step " << step;
+      for (OptimizerBuffers* b : {&split, &elsewhere}) {
+        SCOPED_TRACE(b == &split ? "gradients at grads + offset" : "gradients at range_grads");
+        EXPECT_EQ(b->steps(), step) << "one advance per step";
+        EXPECT_EQ(download_raw<uint32_t>(b->dp.get(), n), download_raw<uint32_t>(whole.dp.get(), n)) << "params, step " << step;
+        EXPECT_EQ(download_raw<uint16_t>(b->dcopy.get(), n), download_raw<uint16_t>(whole.dcopy.get(), n))
+            << "bf16 copy, step " << step;
+        for (size_t k = 0; k < whole.ds.size(); ++k)
+          EXPECT_EQ(download_raw<uint32_t>(b->ds[k].get(), n), download_raw<uint32_t>(whole.ds[k].get(), n))
+              << "state " << k << ", step " << step;
+      }
     }
     EXPECT_NE(download(whole.dp.get(), n, DType::F32), params) << "the steps must move the parameters";
   }

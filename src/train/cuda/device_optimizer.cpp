@@ -72,13 +72,15 @@ DeviceOptimizer::DeviceOptimizer(const OptimizerSpec& spec, Network& net, DType 
 
 void DeviceOptimizer::enqueue_step(cudaStream_t stream) const { kernels::fused_optimizer_step(args_, stream); }
 
-void DeviceOptimizer::enqueue_range(int64_t offset, int64_t count, bool advances_step_counter, cudaStream_t stream) const {
+void DeviceOptimizer::enqueue_range(int64_t offset, int64_t count, bool advances_step_counter, cudaStream_t stream,
+                                    const float* grads) const {
   // fp16's overflow check must read every gradient before any update, so its steps are never split.
   if (args_.found_inf) fatal("DeviceOptimizer: a step with fp16 loss scaling cannot be split into ranges");
   kernels::FusedOptimizerArgs range = args_;
   range.offset = offset;
   range.count = count;
   range.advances_step_counter = advances_step_counter;
+  range.range_grads = grads;
   kernels::fused_optimizer_step(range, stream);
 }
 

@@ -27,8 +27,10 @@ class DeviceOptimizer {
   void enqueue_step(cudaStream_t stream) const;
   // One range of a step split by gradient bucket: the parameters [offset, offset + count). Every range of
   // a step reads the same step number; the one that `advances_step_counter` must be queued last, after
-  // the others on the same stream.
-  void enqueue_range(int64_t offset, int64_t count, bool advances_step_counter, cudaStream_t stream) const;
+  // the others on the same stream. grads: where the range's count averaged gradients are, when not in the
+  // network's gradient buffer (nullptr: there).
+  void enqueue_range(int64_t offset, int64_t count, bool advances_step_counter, cudaStream_t stream,
+                     const float* grads = nullptr) const;
   int64_t param_count() const { return args_.n; }
 
   // Synchronous copies for checkpoints: optimizer_state (by torch.optim's names) and optimizer_steps.

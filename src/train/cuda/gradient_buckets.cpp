@@ -67,6 +67,7 @@ void GradientBuckets::launch(size_t b, cudaStream_t ready_on) {
   stamps_.record(stamp_index(slot_, b, kReady), ready_on);
   comm_.wait(ready_[b].get());
   float* data = grads_ + bucket.begin;
+  const float* updates_from = nullptr;  // where the update reads the average; nullptr: at `data`
   if (window_offsets_[b] != SymmetricWindowLayout::kNotInWindow) {
     // NCCL's symmetric kernels sum only: the 1/ranks of the average is applied on the way in, as NCCL's
     // own average of floats does (a pre-multiplied sum).
@@ -77,7 +78,9 @@ void GradientBuckets::launch(size_t b, cudaStream_t ready_on) {
       nccl_.allreduce_sum(std::span<__nv_bfloat16>(static_cast<__nv_bfloat16*>(slot), static_cast<size_t>(count)), comm_.get());
     else
       nccl_.allreduce_sum(std::span<float>(static_cast<float*>(slot), static_cast<size_t>(count)), comm_.get());
-    kernels::cast(slot, wire, data, DType::F32, count, comm_.get());
+    // An fp32 average whose update is queued here is read by the update from its slot: no copy back.
+    if (bf16_ || !optimizer_) kernels::cast(slot, wire, data, DType::F32, count, comm_.get());
+    else updates_from = static_cast<const float*>(slot);
   } else if (!bf16_) {
     nccl_.allreduce_avg(std::span<float>(data, static_cast<size_t>(count)), comm_.get());
   } else {
@@ -88,7 +91,7 @@ void GradientBuckets::launch(size_t b, cudaStream_t ready_on) {
   }
   stamps_.record(stamp_index(slot_, b, kReduced), comm_.get());
   if (optimizer_) {
-    optimizer_->enqueue_range(bucket.begin, count, advances_step_counter(b, buckets_.size()), comm_.get());
+    optimizer_->enqueue_range(bucket.begin, count, advances_step_counter(b, buckets_.size()), comm_.get(), updates_from);
     stamps_.record(stamp_index(slot_, b, kUpdated), comm_.get());
   }
 }

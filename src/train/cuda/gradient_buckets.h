@@ -45,7 +45,9 @@ class GradientBuckets {
   // by 1/ranks into its slot of one NCCL symmetric window (symmetric_window_layout) in the wire's dtype,
   // summed there and copied (or cast) back, which lets NCCL run its symmetric kernels; the others, and all
   // without the window, are averaged in place (or in a bf16 buffer). One rank has nothing to average: the
-  // engine then makes no buckets at all.
+  // engine then makes no buckets at all. With queued updates (queue_updates) a bucket in the window on an
+  // fp32 wire is updated from its slot and not copied back: the gradient buffer then keeps this rank's own
+  // gradients of that bucket after the step.
   GradientBuckets(std::vector<Bucket> buckets, float* grads, int64_t n, NcclCommunicator& nccl,
                   cudaStream_t compute, bool reduce_in_bf16, bool symmetric_window);
   ~GradientBuckets();

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -120,7 +121,8 @@ TEST_P(SymmetricMemory, StateEqualsTheRunWithoutTheWindow) {
 
 // Each rank's own random gradients, averaged bucket by bucket by GradientBuckets with and without the
 // window, against the average computed on the host in double: fp32 and bf16 wires, buckets of one
-// element, odd sizes at odd offsets, and one above kLargestSymmetricAllreduceBytes, on every rank count.
+// element, odd sizes at odd offsets, and buckets above kLargestSymmetricAllreduceBytes on one wire or both
+// between those in the window, on every rank count.
 TEST(SymmetricMemoryBuckets, EveryBucketHoldsTheAverageOfTheRanksGradients) {
   auto world = MpiCommunicator::world();
   if (world->size() < 2 || world->allreduce_min(visible_gpu_count()) < world->size())
@@ -129,8 +131,11 @@ TEST(SymmetricMemoryBuckets, EveryBucketHoldsTheAverageOfTheRanksGradients) {
   if (!refusal.empty()) GTEST_SKIP() << "no symmetric windows here: " << refusal;
   CHECK_CUDA(cudaSetDevice(world->rank() % visible_gpu_count()));
   cuda::NcclCommunicator nccl(*world);
-  const int64_t large = static_cast<int64_t>(kLargestSymmetricAllreduceBytes / sizeof(float)) + 4099;
-  const std::vector<int64_t> sizes = {large, 1, 1000003, 77, 4096, 13};  // from the end of the buffer back
+  // Above the window's limit on either wire (two of them, so that the bf16 wire's packed buffer holds
+  // buckets at two offsets), and above it on the fp32 wire only.
+  const int64_t above_both = static_cast<int64_t>(kLargestSymmetricAllreduceBytes / sizeof(uint16_t)) + 4099;
+  const int64_t above_fp32 = static_cast<int64_t>(kLargestSymmetricAllreduceBytes / sizeof(float)) + 4099;
+  const std::vector<int64_t> sizes = {above_both, 1, above_fp32, 1000003, 77, above_both + 1, 4096, 13};  // from the end back
   int64_t n = 0;
   for (int64_t size : sizes) n += size;
   std::vector<Bucket> buckets;
