@@ -30,12 +30,12 @@
 #            to 91% Fashion-MNIST (tf32) twice, each timed from the launcher's start to its exit, the first with
 #            an empty data and plan cache, the second with the caches the first wrote
 #   predict  the step model checked on this node (docs/prediction.md): a weak wrn study on 1, 2, 4, ... of the
-#            visible GPUs (2 repeats) and the all-reduce sweep, then `scalebench predict --check`, which predicts
+#            visible GPUs (3 repeats) and the all-reduce sweep, then `scalebench predict --check`, which predicts
 #            each larger count from the 1-GPU point and compares; once over NVLink/shared memory and once with
 #            NCCL forced onto its network transport (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1), at least 2 GPUs
 #   predict-strong the same check under strong scaling: a strong wrn study at a global batch of 256 on 1, 2, 4, ...
 #            of the visible GPUs, with the 1-GPU compute at each per-GPU batch it reaches (--sweep-batch-size
-#            256/N for every count N), 2 repeats, the same sweep, then `scalebench predict --batch-size 256 --check`
+#            256/N for every count N), 3 repeats, the same sweep, then `scalebench predict --batch-size 256 --check`
 #   slow-link the wrn (256 per GPU, bf16) on every visible GPU over NCCL's network transport, two runs each:
 #            scalebench and PyTorch DDP, with fp32 gradients and with the all-reduce in bf16 (--allreduce-bf16 on
 #            both sides; PyTorch's bf16_compress_hook), at least 2 GPUs
@@ -392,13 +392,15 @@ if part small-batch; then
   done
 fi
 # predict_check SCALING LINK DATA SCALE_OPTIONS...: a wrn study under SCALING over LINK, the all-reduce sweep
-# (measured once per link and shared by both scalings), then `scalebench predict --check`.
+# (measured once per link and shared by both scalings), then `scalebench predict --check`. Three repeats: the
+# model takes each 1-GPU point's median run, which is then not the process's first configuration, faster
+# than the later ones (docs/performance.md).
 predict_check() {
   local scaling=$1 link=$2 study_data=$3 transport=()
   shift 3
   [[ $link == network ]] && transport=(-x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1)
   run "predict-study-$scaling-$link" 900 "${MPI[@]}" "${transport[@]}" -np "$N" "$S" scale "${WRN[@]}" --data "$study_data" \
-      --precision bf16 --layout nhwc --scaling "$scaling" --gpus "$list" --repeats 2 --warmup-epochs 1 --epochs 2 "$@" \
+      --precision bf16 --layout nhwc --scaling "$scaling" --gpus "$list" --repeats 3 --warmup-epochs 1 --epochs 2 "$@" \
       --out "$R/predict-study-$scaling-$link.h5"
   [[ -f $R/predict-comm-$link.h5 ]] ||
     run "predict-comm-$link" 600 "${MPI[@]}" "${transport[@]}" -np "$N" "$S" comm --device cuda --comm-model wrn --dtypes fp32 \
