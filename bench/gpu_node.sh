@@ -31,8 +31,8 @@
 #            an empty data and plan cache, the second with the caches the first wrote
 #   predict  the step model checked on this node (docs/prediction.md): a weak wrn study on 1, 2, 4, ... of the
 #            visible GPUs (3 repeats) and the all-reduce sweep, then `scalebench predict --check`, which predicts
-#            each larger count from the 1-GPU point and compares; once over NVLink/shared memory and once with
-#            NCCL forced onto its network transport (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1), at least 2 GPUs
+#            each larger count from the 1-GPU point and compares; over the links of --links (NVLink/shared memory,
+#            NCCL forced onto its network transport: NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1), at least 2 GPUs
 #   predict-strong the same check under strong scaling: a strong wrn study at a global batch of 256 on 1, 2, 4, ...
 #            of the visible GPUs, with the 1-GPU compute at each per-GPU batch it reaches (--sweep-batch-size
 #            256/N for every count N), 3 repeats, the same sweep, then `scalebench predict --batch-size 256 --check`
