@@ -168,11 +168,11 @@ failed=0
 # 0.25 s), so that a slower multi-GPU step can be told apart from lower clocks or a power cap;
 # bench/telemetry_summary.py sets it beside each run's interval in runs.txt.
 fields=index,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu,clocks_event_reasons.active
-nvidia-smi --query-gpu=$fields --format=csv,noheader,nounits > /dev/null 2>&1 || fields=${fields/clocks_event/clocks_throttle}
+nvidia-smi --query-gpu="$fields" --format=csv,noheader,nounits > /dev/null 2>&1 || fields=${fields/clocks_event/clocks_throttle}
 echo "time,$fields" > "$R/telemetry.csv"
 ( while :; do
     t=$(date +%s.%N)
-    nvidia-smi --query-gpu=$fields --format=csv,noheader,nounits 2>/dev/null | sed "s/^/$t, /"
+    nvidia-smi --query-gpu="$fields" --format=csv,noheader,nounits 2>/dev/null | sed "s/^/$t, /"
     sleep 0.25
   done >> "$R/telemetry.csv" ) &
 telemetry_pid=$!
