@@ -28,4 +28,15 @@ SymmetricWindowLayout symmetric_window_layout(const std::vector<int64_t>& counts
   return layout;
 }
 
+PackedOutsideWindow pack_outside_window(const std::vector<int64_t>& counts, const SymmetricWindowLayout& layout) {
+  PackedOutsideWindow packed;
+  packed.offsets.assign(counts.size(), 0);
+  for (size_t b = 0; b < counts.size(); ++b) {
+    if (b < layout.offsets.size() && layout.offsets[b] != SymmetricWindowLayout::kNotInWindow) continue;
+    packed.offsets[b] = packed.elements;
+    packed.elements += static_cast<size_t>(counts[b]);
+  }
+  return packed;
+}
+
 }  // namespace sb

@@ -34,4 +34,13 @@ struct SymmetricWindowLayout {
 };
 SymmetricWindowLayout symmetric_window_layout(const std::vector<int64_t>& counts, size_t element_bytes);
 
+// Where the bf16 wire of each bucket outside the window lies in one buffer: those buckets one after
+// another, in bucket order, with no gaps (the bf16 wire of a bucket in the window is cast into its slot, so
+// it takes no room here).
+struct PackedOutsideWindow {
+  std::vector<size_t> offsets;  // by bucket: its element offset in the buffer (0 for a bucket in the window)
+  size_t elements = 0;          // the buffer's length (0: every bucket is in the window)
+};
+PackedOutsideWindow pack_outside_window(const std::vector<int64_t>& counts, const SymmetricWindowLayout& layout);
+
 }  // namespace sb

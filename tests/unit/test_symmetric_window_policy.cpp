@@ -1,5 +1,5 @@
 // The host-side rules of the NCCL symmetric window (comm/symmetric_window_policy.h): when ranks may use
-// one, and where each gradient bucket lies in it.
+// one, where each gradient bucket lies in it, and where the others lie in the packed bf16 wire buffer.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -63,6 +63,33 @@ TEST(SymmetricWindowPolicy, NoBucketInTheWindowMeansNoWindow) {
   const SymmetricWindowLayout layout = symmetric_window_layout({large, large}, 4);
   EXPECT_EQ(layout.bytes, 0u);
   EXPECT_EQ(symmetric_window_layout({}, 4).bytes, 0u);
+}
+
+TEST(SymmetricWindowPolicy, TheBucketsOutsideTheWindowArePackedOneAfterAnother) {
+  // bf16: two buckets over the limit with one in the window between them, and one after.
+  const int64_t over = static_cast<int64_t>(kLargestSymmetricAllreduceBytes / 2) + 3;
+  const std::vector<int64_t> counts = {over, 5, over + 10, 7};
+  const SymmetricWindowLayout layout = symmetric_window_layout(counts, 2);
+  const PackedOutsideWindow packed = pack_outside_window(counts, layout);
+  ASSERT_EQ(packed.offsets.size(), counts.size());
+  EXPECT_EQ(packed.offsets[0], 0u);
+  EXPECT_EQ(packed.offsets[2], static_cast<size_t>(over)) << "right after the first, the window's bucket takes no room";
+  EXPECT_EQ(packed.elements, static_cast<size_t>(over + over + 10));
+}
+
+TEST(SymmetricWindowPolicy, WithoutAWindowEveryBucketIsPacked) {
+  const std::vector<int64_t> counts = {3, 1, 4};
+  SymmetricWindowLayout none;
+  none.offsets.assign(counts.size(), SymmetricWindowLayout::kNotInWindow);
+  const PackedOutsideWindow packed = pack_outside_window(counts, none);
+  EXPECT_EQ(packed.offsets, (std::vector<size_t>{0, 3, 4}));
+  EXPECT_EQ(packed.elements, 8u);
+}
+
+TEST(SymmetricWindowPolicy, WhenEveryBucketIsInTheWindowNothingIsPacked) {
+  const std::vector<int64_t> counts = {3, 1, 4};
+  const PackedOutsideWindow packed = pack_outside_window(counts, symmetric_window_layout(counts, 2));
+  EXPECT_EQ(packed.elements, 0u);
 }
 
 }  // namespace

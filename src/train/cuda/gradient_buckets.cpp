@@ -21,26 +21,21 @@ GradientBuckets::GradientBuckets(std::vector<Bucket> buckets, float* grads, int6
   for (size_t b = 0; b < buckets_.size(); ++b) ready_.push_back(CudaEvent::create(cudaEventDisableTiming));
   done_ = CudaEvent::create(cudaEventDisableTiming);
   stamps_ = DeviceTimestamps(static_cast<size_t>(kStepSlots) * buckets_.size() * kStamps);
+  std::vector<int64_t> counts;
+  for (const Bucket& bucket : buckets_) counts.push_back(bucket.end - bucket.begin);
+  SymmetricWindowLayout layout;
   if (symmetric_window) {
-    std::vector<int64_t> counts;
-    for (const Bucket& bucket : buckets_) counts.push_back(bucket.end - bucket.begin);
-    SymmetricWindowLayout layout = symmetric_window_layout(counts, bf16_ ? sizeof(__nv_bfloat16) : sizeof(float));
-    window_offsets_ = std::move(layout.offsets);
-    if (layout.bytes > 0) window_ = std::make_unique<NcclWindow>(nccl_, layout.bytes);
+    layout = symmetric_window_layout(counts, bf16_ ? sizeof(__nv_bfloat16) : sizeof(float));
   } else {
-    window_offsets_.assign(buckets_.size(), SymmetricWindowLayout::kNotInWindow);
+    layout.offsets.assign(buckets_.size(), SymmetricWindowLayout::kNotInWindow);
   }
+  if (layout.bytes > 0) window_ = std::make_unique<NcclWindow>(nccl_, layout.bytes);
   if (bf16_) {
-    // The bf16 wire of the buckets outside the window, packed: those in it cast into their slot instead.
-    size_t packed = 0;
-    bf16_offsets_.assign(buckets_.size(), 0);
-    for (size_t b = 0; b < buckets_.size(); ++b) {
-      if (window_offsets_[b] != SymmetricWindowLayout::kNotInWindow) continue;
-      bf16_offsets_[b] = packed;
-      packed += static_cast<size_t>(buckets_[b].end - buckets_[b].begin);
-    }
-    if (packed > 0) bf16_buffer_.ensure(packed * sizeof(__nv_bfloat16));
+    const PackedOutsideWindow packed = pack_outside_window(counts, layout);
+    bf16_offsets_ = packed.offsets;
+    if (packed.elements > 0) bf16_buffer_.ensure(packed.elements * sizeof(__nv_bfloat16));
   }
+  window_offsets_ = std::move(layout.offsets);
 }
 
 GradientBuckets::~GradientBuckets() {

@@ -91,14 +91,20 @@ void expect_same(const std::vector<float>& window, const std::vector<float>& pla
   }
 }
 
+// Why this job cannot run the tests below ("" when it can): one GPU per rank, 2 ranks at least, and
+// symmetric windows where they run.
+std::string why_skip(Communicator& world) {
+  if (world.size() < 2 || world.allreduce_min(visible_gpu_count()) < world.size())
+    return "needs one GPU per rank and at least 2 ranks";
+  const std::string refusal = cuda::symmetric_window_refusal(world);
+  return refusal.empty() ? std::string() : "no symmetric windows here: " + refusal;
+}
+
 class SymmetricMemory : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SymmetricMemory, StateEqualsTheRunWithoutTheWindow) {
   auto world = MpiCommunicator::world();
-  if (world->size() < 2 || world->allreduce_min(visible_gpu_count()) < world->size())
-    GTEST_SKIP() << "needs one GPU per rank and at least 2 ranks";
-  const std::string refusal = cuda::symmetric_window_refusal(*world);
-  if (!refusal.empty()) GTEST_SKIP() << "no symmetric windows here: " << refusal;
+  if (const std::string why = why_skip(*world); !why.empty()) GTEST_SKIP() << why;
   const Case c = GetParam();
   const TrainTest data = make_synthetic(c.shape, 256, 16, 5);
   const std::vector<EngineState> window = testing::states_after_steps(config_for(c, true), data, *world, kSteps, world->rank());
@@ -130,10 +136,7 @@ TEST_P(SymmetricMemory, StateEqualsTheRunWithoutTheWindow) {
 // between those in the window, on every rank count.
 TEST(SymmetricMemoryBuckets, EveryBucketHoldsTheAverageOfTheRanksGradients) {
   auto world = MpiCommunicator::world();
-  if (world->size() < 2 || world->allreduce_min(visible_gpu_count()) < world->size())
-    GTEST_SKIP() << "needs one GPU per rank and at least 2 ranks";
-  const std::string refusal = cuda::symmetric_window_refusal(*world);
-  if (!refusal.empty()) GTEST_SKIP() << "no symmetric windows here: " << refusal;
+  if (const std::string why = why_skip(*world); !why.empty()) GTEST_SKIP() << why;
   CHECK_CUDA(cudaSetDevice(world->rank() % visible_gpu_count()));
   cuda::NcclCommunicator nccl(*world);
   // Above the window's limit on either wire (two of them, so that the bf16 wire's packed buffer holds
