@@ -18,6 +18,7 @@
 #include "train/blas_threads.h"
 #include "train/collective.h"
 #include "train/scaling_study.h"
+#include "train/study_medians.h"
 #include "train/study_sweep.h"
 
 namespace sb {
@@ -43,6 +44,34 @@ std::string group_name(const StudyRunPlan& plan, const std::vector<SweepCombinat
   name += std::to_string(plan.gpus);
   name += config_suffix(combinations[plan.combination], plan.repeat, repeats);
   return name;
+}
+
+// With several repeats: the medians of each combination and GPU count, their speedup and efficiency, and a
+// note where the smallest count's repeats differ by more than kBaselineSpreadNote, since every
+// efficiency of that combination moves with it.
+constexpr double kBaselineSpreadNote = 0.02;
+void print_repeat_medians(const std::vector<StudyPoint>& points, const std::vector<SweepCombination>& combinations,
+                          Scaling scaling) {
+  const std::vector<StudyMedian> rows = study_medians(points, scaling);
+  log0("\nmedians over the repeats:\n%6s %14s %23s %9s %11s  %s\n", "gpus", "images/s", "range", "speedup", "efficiency",
+       "configuration");
+  for (const StudyMedian& r : rows) {
+    const std::string range = std::to_string(static_cast<long long>(r.min_images_per_s + 0.5)) + "-" +
+                              std::to_string(static_cast<long long>(r.max_images_per_s + 0.5));
+    const std::string name = "gpus_" + std::to_string(r.gpus) + config_suffix(combinations[r.combination], 1, 1);
+    log0("%6d %14.1f %23s %9.3f %10.1f%%  %s (%d repeats)\n", r.gpus, r.images_per_s, range.c_str(), r.speedup,
+         100.0 * r.efficiency, name.c_str(), r.repeats);
+  }
+  for (const StudyMedian& r : rows) {
+    const bool baseline = std::none_of(rows.begin(), rows.end(), [&](const StudyMedian& o) {
+      return o.combination == r.combination && o.gpus < r.gpus;
+    });
+    if (!baseline || repeat_spread(r) <= kBaselineSpreadNote) continue;
+    log0("note: the %d-GPU repeats of %s differ by %.1f%% (%.0f-%.0f images/s); every efficiency of that series "
+         "moves with them: run more repeats, or read the medians (docs/performance.md, \"A study's configurations\")\n",
+         r.gpus, ("gpus_" + std::to_string(r.gpus) + config_suffix(combinations[r.combination], 1, 1)).c_str(),
+         100.0 * repeat_spread(r), r.min_images_per_s, r.max_images_per_s);
+  }
 }
 
 // What a stopped study did not finish: the GPU counts of a study of counts alone ("with --gpus 2,4"),
@@ -148,6 +177,7 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
     if (results) results->append_study_row(row);
     if (exported) exported->add_row(export_values(study_columns(), &row));
   }
+  if (scale.repeats > 1 && !points.empty()) print_repeat_medians(points, combinations, config.scaling);
   if (study.stopped_by != 0 && study.unfinished < plans.size()) {
     if (results) results->close(false);  // complete = 0: a study that did not finish
     const StudyRunPlan& cut = plans[study.unfinished];

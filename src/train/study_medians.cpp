@@ -1,0 +1,55 @@
+#include "train/study_medians.h"
+
+#include <algorithm>
+
+namespace sb {
+
+namespace {
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+}  // namespace
+
+std::vector<StudyMedian> study_medians(const std::vector<StudyPoint>& points, Scaling mode) {
+  std::vector<StudyMedian> rows;
+  for (const StudyPoint& p : points) {
+    const bool seen = std::any_of(rows.begin(), rows.end(), [&](const StudyMedian& r) {
+      return r.combination == p.plan.combination && r.gpus == p.gpus;
+    });
+    if (seen) continue;
+    std::vector<double> rates, times;
+    for (const StudyPoint& q : points) {
+      if (q.plan.combination != p.plan.combination || q.gpus != p.gpus) continue;
+      rates.push_back(q.images_per_s);
+      times.push_back(q.epoch_time_s);
+    }
+    StudyMedian row;
+    row.combination = p.plan.combination;
+    row.gpus = p.gpus;
+    row.repeats = static_cast<int>(rates.size());
+    row.images_per_s = median(rates);
+    row.min_images_per_s = *std::min_element(rates.begin(), rates.end());
+    row.max_images_per_s = *std::max_element(rates.begin(), rates.end());
+    row.epoch_time_s = median(times);
+    rows.push_back(row);
+  }
+  for (StudyMedian& row : rows) {
+    const StudyMedian* base = &row;
+    for (const StudyMedian& other : rows)
+      if (other.combination == row.combination && other.gpus < base->gpus) base = &other;
+    // As compute_scaling: strong scaling compares epoch times (the same work), weak scaling throughputs.
+    row.speedup = mode == Scaling::Strong ? base->epoch_time_s / row.epoch_time_s : row.images_per_s / base->images_per_s;
+    row.efficiency = row.speedup / (static_cast<double>(row.gpus) / base->gpus);
+  }
+  return rows;
+}
+
+double repeat_spread(const StudyMedian& row) {
+  return row.images_per_s > 0 ? (row.max_images_per_s - row.min_images_per_s) / row.images_per_s : 0.0;
+}
+
+}  // namespace sb

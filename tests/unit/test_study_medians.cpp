@@ -1,0 +1,74 @@
+// A repeated study's medians (train/study_medians.h): the median of each combination and GPU count over its
+// repeats, and the medians' speedup and efficiency against the smallest count of the same combination.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "train/study_medians.h"
+
+namespace sb {
+namespace {
+
+StudyPoint point(size_t combination, int repeat, int gpus, double images_per_s, double epoch_time_s) {
+  StudyPoint p;
+  p.plan = StudyRunPlan{combination, repeat, gpus};
+  p.gpus = gpus;
+  p.images_per_s = images_per_s;
+  p.epoch_time_s = epoch_time_s;
+  return p;
+}
+
+TEST(StudyMedians, WeakScalingComparesTheMediansOfTheRepeats) {
+  // Three repeats in the order a study runs them; the first 1-GPU run is the fast one.
+  const std::vector<StudyPoint> points{point(0, 1, 1, 360, 1), point(0, 1, 4, 1150, 1), point(0, 2, 1, 330, 1),
+                                       point(0, 2, 4, 1120, 1), point(0, 3, 1, 340, 1), point(0, 3, 4, 1140, 1)};
+  const std::vector<StudyMedian> rows = study_medians(points, Scaling::Weak);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].gpus, 1);
+  EXPECT_EQ(rows[0].repeats, 3);
+  EXPECT_DOUBLE_EQ(rows[0].images_per_s, 340);
+  EXPECT_DOUBLE_EQ(rows[0].min_images_per_s, 330);
+  EXPECT_DOUBLE_EQ(rows[0].max_images_per_s, 360);
+  EXPECT_DOUBLE_EQ(rows[1].images_per_s, 1140);
+  EXPECT_DOUBLE_EQ(rows[1].speedup, 1140.0 / 340.0);
+  EXPECT_DOUBLE_EQ(rows[1].efficiency, 1140.0 / (4 * 340.0));
+  EXPECT_DOUBLE_EQ(repeat_spread(rows[0]), 30.0 / 340.0);
+}
+
+TEST(StudyMedians, TwoRepeatsTakeTheMeanOfTheMiddlePair) {
+  const std::vector<StudyPoint> points{point(0, 1, 1, 100, 2.0), point(0, 2, 1, 110, 1.0)};
+  const std::vector<StudyMedian> rows = study_medians(points, Scaling::Weak);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(rows[0].images_per_s, 105);
+  EXPECT_DOUBLE_EQ(rows[0].epoch_time_s, 1.5);
+  EXPECT_DOUBLE_EQ(rows[0].efficiency, 1.0);
+}
+
+TEST(StudyMedians, StrongScalingComparesEpochTimesWithinEachCombination) {
+  // Combination 1's baseline is its own smallest count (2 GPUs), not combination 0's.
+  const std::vector<StudyPoint> points{point(0, 1, 1, 100, 8.0), point(0, 1, 2, 180, 5.0), point(1, 1, 2, 300, 4.0),
+                                       point(1, 1, 4, 500, 2.5), point(0, 2, 1, 100, 8.0), point(0, 2, 2, 190, 4.0),
+                                       point(1, 2, 2, 300, 4.0), point(1, 2, 4, 520, 2.5)};
+  const std::vector<StudyMedian> rows = study_medians(points, Scaling::Strong);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[1].combination, 0u);
+  EXPECT_EQ(rows[1].gpus, 2);
+  EXPECT_DOUBLE_EQ(rows[1].epoch_time_s, 4.5);
+  EXPECT_DOUBLE_EQ(rows[1].speedup, 8.0 / 4.5);
+  EXPECT_DOUBLE_EQ(rows[1].efficiency, 8.0 / 4.5 / 2);
+  EXPECT_EQ(rows[3].combination, 1u);
+  EXPECT_EQ(rows[3].gpus, 4);
+  EXPECT_DOUBLE_EQ(rows[3].speedup, 4.0 / 2.5);
+  EXPECT_DOUBLE_EQ(rows[3].efficiency, 0.8);
+  EXPECT_DOUBLE_EQ(rows[2].efficiency, 1.0);
+}
+
+TEST(StudyMedians, OneRepeatHasNoSpread) {
+  const std::vector<StudyMedian> rows = study_medians({point(0, 1, 1, 100, 1)}, Scaling::Weak);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(repeat_spread(rows[0]), 0.0);
+  EXPECT_TRUE(study_medians({}, Scaling::Weak).empty());
+}
+
+}  // namespace
+}  // namespace sb
