@@ -53,24 +53,22 @@ constexpr double kBaselineSpreadNote = 0.02;
 void print_repeat_medians(const std::vector<StudyPoint>& points, const std::vector<SweepCombination>& combinations,
                           Scaling scaling) {
   const std::vector<StudyMedian> rows = study_medians(points, scaling);
+  const auto name_of_row = [&](const StudyMedian& r) {
+    return "gpus_" + std::to_string(r.gpus) + config_suffix(combinations[r.combination], 1, 1);
+  };
   log0("\nmedians over the repeats:\n%6s %14s %23s %9s %11s  %s\n", "gpus", "images/s", "range", "speedup", "efficiency",
        "configuration");
   for (const StudyMedian& r : rows) {
     const std::string range = std::to_string(static_cast<long long>(r.min_images_per_s + 0.5)) + "-" +
                               std::to_string(static_cast<long long>(r.max_images_per_s + 0.5));
-    const std::string name = "gpus_" + std::to_string(r.gpus) + config_suffix(combinations[r.combination], 1, 1);
     log0("%6d %14.1f %23s %9.3f %10.1f%%  %s (%d repeats)\n", r.gpus, r.images_per_s, range.c_str(), r.speedup,
-         100.0 * r.efficiency, name.c_str(), r.repeats);
+         100.0 * r.efficiency, name_of_row(r).c_str(), r.repeats);
   }
   for (const StudyMedian& r : rows) {
-    const bool baseline = std::none_of(rows.begin(), rows.end(), [&](const StudyMedian& o) {
-      return o.combination == r.combination && o.gpus < r.gpus;
-    });
-    if (!baseline || repeat_spread(r) <= kBaselineSpreadNote) continue;
-    log0("note: the %d-GPU repeats of %s differ by %.1f%% (%.0f-%.0f images/s); every efficiency of that series "
-         "moves with them: run more repeats, or read the medians (docs/performance.md, \"A study's configurations\")\n",
-         r.gpus, ("gpus_" + std::to_string(r.gpus) + config_suffix(combinations[r.combination], 1, 1)).c_str(),
-         100.0 * repeat_spread(r), r.min_images_per_s, r.max_images_per_s);
+    if (!r.baseline || repeat_spread(r) <= kBaselineSpreadNote) continue;
+    log0("note: the repeats of %s differ by %.1f%% (%.0f-%.0f images/s), and every efficiency of its series moves "
+         "with them: run more repeats, or read the medians (docs/performance.md, \"A study's configurations\")\n",
+         name_of_row(r).c_str(), 100.0 * repeat_spread(r), r.min_images_per_s, r.max_images_per_s);
   }
 }
 

@@ -44,6 +44,7 @@ std::vector<StudyMedian> study_medians(const std::vector<StudyPoint>& points, Sc
     // As compute_scaling: strong scaling compares epoch times (the same work), weak scaling throughputs.
     row.speedup = mode == Scaling::Strong ? base->epoch_time_s / row.epoch_time_s : row.images_per_s / base->images_per_s;
     row.efficiency = row.speedup / (static_cast<double>(row.gpus) / base->gpus);
+    row.baseline = base == &row;
   }
   return rows;
 }

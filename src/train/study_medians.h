@@ -22,6 +22,7 @@ struct StudyMedian {
   double epoch_time_s = 0;      // median over the repeats
   double speedup = 0;           // of the medians, against the smallest count of the same combination
   double efficiency = 0;
+  bool baseline = false;        // the smallest count of its combination: the others' speedups divide by it
 };
 
 // One row per combination and GPU count, in the order of first appearance in `points`.

@@ -33,6 +33,8 @@ TEST(StudyMedians, WeakScalingComparesTheMediansOfTheRepeats) {
   EXPECT_DOUBLE_EQ(rows[1].speedup, 1140.0 / 340.0);
   EXPECT_DOUBLE_EQ(rows[1].efficiency, 1140.0 / (4 * 340.0));
   EXPECT_DOUBLE_EQ(repeat_spread(rows[0]), 30.0 / 340.0);
+  EXPECT_TRUE(rows[0].baseline);
+  EXPECT_FALSE(rows[1].baseline);
 }
 
 TEST(StudyMedians, TwoRepeatsTakeTheMeanOfTheMiddlePair) {
@@ -61,6 +63,10 @@ TEST(StudyMedians, StrongScalingComparesEpochTimesWithinEachCombination) {
   EXPECT_DOUBLE_EQ(rows[3].speedup, 4.0 / 2.5);
   EXPECT_DOUBLE_EQ(rows[3].efficiency, 0.8);
   EXPECT_DOUBLE_EQ(rows[2].efficiency, 1.0);
+  EXPECT_TRUE(rows[0].baseline);
+  EXPECT_FALSE(rows[1].baseline);
+  EXPECT_TRUE(rows[2].baseline) << "combination 1's smallest count";
+  EXPECT_FALSE(rows[3].baseline);
 }
 
 TEST(StudyMedians, OneRepeatHasNoSpread) {
