@@ -71,8 +71,9 @@ void compute_scaling(std::vector<StudyPoint>& points, Scaling mode) {
     const StudyPoint* base = &p;
     for (const StudyPoint& q : points)
       if (same_series(p, q) && q.gpus < base->gpus) base = &q;
-    p.speedup = mode == Scaling::Strong ? base->epoch_time_s / p.epoch_time_s : p.images_per_s / base->images_per_s;
-    p.efficiency = p.speedup / (static_cast<double>(p.gpus) / base->gpus);
+    const ScalingRatio r = scaling_ratio(p, *base, mode);
+    p.speedup = r.speedup;
+    p.efficiency = r.efficiency;
   }
 }
 

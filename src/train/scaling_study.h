@@ -74,9 +74,23 @@ StudyOutcome run_scaling_study(
     int warmup_epochs, const std::function<std::unique_ptr<Engine>(const TrainConfig&, Communicator&)>& make_engine,
     const std::function<RunWriter*(const StudyRunPlan&)>& writer_for);
 
+// The speedup and efficiency of `p` against `base` (any type with gpus, images_per_s and epoch_time_s):
+// strong scaling compares epoch times (the same work), weak scaling compares throughputs (work grows with
+// the GPUs). One rule for each study point and for the medians over repeats (train/study_medians.h).
+struct ScalingRatio {
+  double speedup = 0;
+  double efficiency = 0;
+};
+template <typename Point>
+ScalingRatio scaling_ratio(const Point& p, const Point& base, Scaling mode) {
+  ScalingRatio r;
+  r.speedup = mode == Scaling::Strong ? base.epoch_time_s / p.epoch_time_s : p.images_per_s / base.images_per_s;
+  r.efficiency = r.speedup / (static_cast<double>(p.gpus) / base.gpus);
+  return r;
+}
+
 // Fills speedup and efficiency of each point relative to the point of the smallest GPU count with the
-// same combination and repeat: strong scaling compares epoch times (the same work), weak scaling compares
-// throughputs (work grows with the GPUs).
+// same combination and repeat (scaling_ratio).
 void compute_scaling(std::vector<StudyPoint>& points, Scaling mode);
 
 }  // namespace sb

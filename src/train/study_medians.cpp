@@ -2,17 +2,9 @@
 
 #include <algorithm>
 
+#include "core/median.h"
+
 namespace sb {
-
-namespace {
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
-}  // namespace
 
 std::vector<StudyMedian> study_medians(const std::vector<StudyPoint>& points, Scaling mode) {
   std::vector<StudyMedian> rows;
@@ -31,19 +23,19 @@ std::vector<StudyMedian> study_medians(const std::vector<StudyPoint>& points, Sc
     row.combination = p.plan.combination;
     row.gpus = p.gpus;
     row.repeats = static_cast<int>(rates.size());
-    row.images_per_s = median(rates);
+    row.images_per_s = median_of(rates);
     row.min_images_per_s = *std::min_element(rates.begin(), rates.end());
     row.max_images_per_s = *std::max_element(rates.begin(), rates.end());
-    row.epoch_time_s = median(times);
+    row.epoch_time_s = median_of(times);
     rows.push_back(row);
   }
   for (StudyMedian& row : rows) {
     const StudyMedian* base = &row;
     for (const StudyMedian& other : rows)
       if (other.combination == row.combination && other.gpus < base->gpus) base = &other;
-    // As compute_scaling: strong scaling compares epoch times (the same work), weak scaling throughputs.
-    row.speedup = mode == Scaling::Strong ? base->epoch_time_s / row.epoch_time_s : row.images_per_s / base->images_per_s;
-    row.efficiency = row.speedup / (static_cast<double>(row.gpus) / base->gpus);
+    const ScalingRatio r = scaling_ratio(row, *base, mode);
+    row.speedup = r.speedup;
+    row.efficiency = r.efficiency;
     row.baseline = base == &row;
   }
   return rows;
