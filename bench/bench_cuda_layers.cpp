@@ -307,10 +307,10 @@ BENCHMARK(BM_bn_fused_backward_dx)->SB_BN_FUSED_SHAPES;
 BENCHMARK(BM_fused_optimizer)->ArgsProduct({{0, 1}, {kMnistParams, kWrnParams}})->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 
-// ---- The small-network kernels at mnist-cnn's shapes (batch 64) ----
+// ---- The small-network kernels at mnist-cnn's shapes (batch 64), and the wrn's stem ----
 // conv1 + ReLU (1 -> 32 channels, 28x28 -> 26x26) and conv2's bias + ReLU + pool + dropout + flatten
 // (64 channels, 24x24 -> 12x12, p = 0.25), each pass alone; args: dtype (0 fp32, 1 bf16), layout (0 NCHW,
-// 1 NHWC). Bytes processed: the tensors each pass reads and writes once. fc1's GEMM (64 x 9216 by 9216 x 128)
+// 1 NHWC), and for the first convolution the model (0 mnist-cnn's conv1, 1 the wrn's stem at batch 256). Bytes processed: the tensors each pass reads and writes once. fc1's GEMM (64 x 9216 by 9216 x 128)
 // in fp32 and TF32: args: TF32 (0 or 1).
 //
 //   build/bench/bench_cuda_layers --benchmark_filter='first_conv|pool_dropout|mnist_fc1'
@@ -344,28 +344,46 @@ void time_pass(benchmark::State& state, cudaStream_t stream, int64_t bytes, Pass
   state.SetBytesProcessed(state.iterations() * bytes);
 }
 
-sb::kernels::FirstConvShape conv1_shape() {
-  sb::kernels::FirstConvShape s;
-  s.n = kMnistBatch;
-  s.h = s.w = 28;
-  s.k = 32;
-  s.p = s.q = 26;
-  return s;
+// The first convolution of range(2): 0 is mnist-cnn's conv1 (1 -> 32 channels, bias and ReLU, batch 64),
+// 1 the wrn's stem (3 -> 16 channels at 32x32, batch 256, no bias, batch norm after it).
+struct FirstConvCase {
+  sb::kernels::FirstConvShape shape;
+  sb::kernels::FirstConvOptions options;
+};
+FirstConvCase first_conv_case(benchmark::State& state, Layout layout) {
+  FirstConvCase c;
+  sb::kernels::FirstConvShape& s = c.shape;
+  if (state.range(2) == 0) {
+    s.n = kMnistBatch;
+    s.h = s.w = 28;
+    s.k = 32;
+    s.p = s.q = 26;
+  } else {
+    s.n = 256;
+    s.c = 3;
+    s.h = s.w = s.p = s.q = 32;
+    s.k = 16;
+    s.pad = 1;
+    c.options.bias = c.options.relu = false;
+  }
+  c.options.filters_krsc = layout == Layout::NHWC;
+  return c;
 }
 
-struct Conv1Buffers {
+struct FirstConvBuffers {
   sb::cuda::DeviceBuffer x, w, bias, y, dy, grads, workspace;
 };
 
-Conv1Buffers conv1_buffers(const sb::kernels::FirstConvShape& s, DType dtype) {
-  Conv1Buffers b;
-  fill_random(b.x, s.n * s.h * s.w, dtype, 11);
-  fill_random(b.w, s.k * sb::kernels::kFirstConvTaps, dtype, 12);
+FirstConvBuffers first_conv_buffers(const FirstConvCase& c, DType dtype) {
+  const sb::kernels::FirstConvShape& s = c.shape;
+  FirstConvBuffers b;
+  fill_random(b.x, s.n * s.c * s.h * s.w, dtype, 11);
+  fill_random(b.w, s.k * s.c * sb::kernels::kFirstConvTaps, dtype, 12);
   fill_random(b.bias, s.k, DType::F32, 13);
   fill_random(b.y, s.n * s.k * s.p * s.q, dtype, 14);
   fill_random(b.dy, s.n * s.k * s.p * s.q, dtype, 15);
-  b.grads.ensure(static_cast<size_t>(s.k * (sb::kernels::kFirstConvTaps + 1)) * 4);
-  b.workspace.ensure(static_cast<size_t>(sb::kernels::first_conv_backward_workspace(s)) * 4);
+  b.grads.ensure(static_cast<size_t>(sb::kernels::first_conv_gradient_count(s, c.options)) * 4);
+  b.workspace.ensure(static_cast<size_t>(sb::kernels::first_conv_backward_workspace(s, c.options)) * 4);
   return b;
 }
 
@@ -373,13 +391,15 @@ void BM_first_conv_forward(benchmark::State& state) {
   if (!have_gpu(state)) return;
   CHECK_CUDA(cudaSetDevice(0));
   const DType dtype = dtype_arg(state);
-  const sb::kernels::FirstConvShape s = conv1_shape();
-  Conv1Buffers b = conv1_buffers(s, dtype);
+  const Layout layout = layout_arg(state);
+  const FirstConvCase c = first_conv_case(state, layout);
+  const sb::kernels::FirstConvShape& s = c.shape;
+  FirstConvBuffers b = first_conv_buffers(c, dtype);
   Stream stream;
-  const int64_t bytes = (s.n * s.h * s.w + s.n * s.k * s.p * s.q) * static_cast<int64_t>(sb::dtype_size(dtype));
+  const int64_t bytes = (s.n * s.c * s.h * s.w + s.n * s.k * s.p * s.q) * static_cast<int64_t>(sb::dtype_size(dtype));
   time_pass(state, stream.get(), bytes, [&] {
-    sb::kernels::first_conv_relu_forward(b.x.data(), b.w.data(), static_cast<const float*>(b.bias.data()), b.y.data(),
-                                         s, layout_arg(state), dtype, stream.get());
+    sb::kernels::first_conv_forward(b.x.data(), b.w.data(), static_cast<const float*>(b.bias.data()), b.y.data(), s,
+                                    c.options, layout, dtype, stream.get());
   });
 }
 
@@ -389,15 +409,18 @@ void BM_first_conv_backward(benchmark::State& state) {
   CHECK_CUDA(cudaSetDevice(0));
   const DType dtype = dtype_arg(state);
   const Layout layout = layout_arg(state);
-  const sb::kernels::FirstConvShape s = conv1_shape();
-  Conv1Buffers b = conv1_buffers(s, dtype);
+  const FirstConvCase c = first_conv_case(state, layout);
+  const sb::kernels::FirstConvShape& s = c.shape;
+  FirstConvBuffers b = first_conv_buffers(c, dtype);
   Stream stream;
-  sb::kernels::first_conv_relu_forward(b.x.data(), b.w.data(), static_cast<const float*>(b.bias.data()), b.y.data(), s,
-                                       layout, dtype, stream.get());
-  const int64_t bytes = (s.n * s.h * s.w + 2 * s.n * s.k * s.p * s.q) * static_cast<int64_t>(sb::dtype_size(dtype));
+  sb::kernels::first_conv_forward(b.x.data(), b.w.data(), static_cast<const float*>(b.bias.data()), b.y.data(), s,
+                                  c.options, layout, dtype, stream.get());
+  const int64_t outputs_read = c.options.relu ? 2 : 1;  // dy, and y for the ReLU's mask
+  const int64_t bytes =
+      (s.n * s.c * s.h * s.w + outputs_read * s.n * s.k * s.p * s.q) * static_cast<int64_t>(sb::dtype_size(dtype));
   time_pass(state, stream.get(), bytes, [&] {
-    sb::kernels::first_conv_relu_backward(b.x.data(), b.y.data(), b.dy.data(), static_cast<float*>(b.grads.data()),
-                                          static_cast<float*>(b.workspace.data()), s, layout, dtype, stream.get());
+    sb::kernels::first_conv_backward(b.x.data(), b.y.data(), b.dy.data(), static_cast<float*>(b.grads.data()),
+                                     static_cast<float*>(b.workspace.data()), s, c.options, layout, dtype, stream.get());
   });
 }
 
@@ -482,9 +505,9 @@ void BM_mnist_fc1(benchmark::State& state) {
 }  // namespace small_net
 }  // namespace
 
-BENCHMARK(small_net::BM_first_conv_forward)->ArgsProduct({{0, 1}, {0, 1}})->UseManualTime()
+BENCHMARK(small_net::BM_first_conv_forward)->ArgsProduct({{0, 1}, {0, 1}, {0, 1}})->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK(small_net::BM_first_conv_backward)->ArgsProduct({{0, 1}, {0, 1}})->UseManualTime()
+BENCHMARK(small_net::BM_first_conv_backward)->ArgsProduct({{0, 1}, {0, 1}, {0, 1}})->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(small_net::BM_pool_dropout_forward)->ArgsProduct({{0, 1}, {0, 1}})->UseManualTime()
     ->Unit(benchmark::kMicrosecond);

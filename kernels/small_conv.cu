@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <string>
+#include <type_traits>
 
 #include "kernels/device_utils.cuh"
 #include "kernels/index_type.cuh"
@@ -9,78 +11,103 @@ namespace sb::kernels {
 namespace {
 using namespace detail;
 
-constexpr int kSums = kFirstConvTaps + 1;  // the 9 taps' weight gradients and the bias gradient
+// A thread's sums for its channel: the 9 x C weight taps, in the order (r * 3 + s) * C + c, and the bias.
+template <int C>
+constexpr int kTapsOf = kFirstConvTaps * C;
+template <int C>
+constexpr int kSumsOf = kTapsOf<C> + 1;
 
-// The backward's blocks: 512 threads, so that the 256 partial rows hold enough lanes to fill the GPU.
-constexpr int kBackwardThreads = 512;
-constexpr int kBackwardThreadsLog2 = 9;
+// The lanes kernel's blocks: 512 threads for one input channel, so that the 256 partial rows hold enough
+// lanes to fill the GPU; 256 for more, whose larger trees must fit the 48 KiB of static shared memory.
+template <int C>
+constexpr int kLaneThreadsLog2Of = C == 1 ? 9 : 8;
+template <int C>
+constexpr int kLaneThreadsOf = 1 << kLaneThreadsLog2Of<C>;
+int lane_threads(int64_t c) { return c == 1 ? 512 : 256; }
 constexpr int kLanePositions = 4;  // fewest positions per lane before a launch takes fewer blocks
 constexpr int kUnroll = 2;         // positions whose y and dy loads a lane has in flight at once
 
-// The shape in the kernels' index type I; k is a power of two, so channel arithmetic is shifts and masks.
+// The shape in the kernels' index type I and the pass's options; k is a power of two, so channel
+// arithmetic is shifts and masks.
 template <typename I>
 struct Geometry {
   I h, w, p, q, pq;
   int k, k_shift, pad, stride;
+  bool bias, relu, krsc;
 };
 
 template <typename I>
-Geometry<I> geometry_of(const FirstConvShape& s) {
+Geometry<I> geometry_of(const FirstConvShape& s, const FirstConvOptions& o) {
   return Geometry<I>{static_cast<I>(s.h), static_cast<I>(s.w), static_cast<I>(s.p), static_cast<I>(s.q),
-                     static_cast<I>(s.p * s.q), static_cast<int>(s.k), log2_of_power_of_two(s.k), s.pad, s.stride};
+                     static_cast<I>(s.p * s.q), static_cast<int>(s.k), log2_of_power_of_two(s.k), s.pad, s.stride,
+                     o.bias, o.relu, o.filters_krsc};
 }
 
-// The 9 input values under output pixel (p, q) of sample n, zero outside the image.
-template <typename T, typename I>
-__device__ __forceinline__ void load_window(const T* x, I n, I p, I q, const Geometry<I>& g, float v[kFirstConvTaps]) {
+// Where tap j = (r * 3 + s) * C + c of one filter lies in memory: j itself in [k, 3, 3, c] order.
+template <int C>
+__device__ __forceinline__ int tap_offset(int j, bool krsc) {
+  return krsc ? j : (j % C) * kFirstConvTaps + j / C;
+}
+
+// The 9 x C input values under output pixel (p, q) of sample n, zero outside the image.
+template <int C, bool kNhwc, typename T, typename I>
+__device__ __forceinline__ void load_window(const T* x, I n, I p, I q, const Geometry<I>& g, float (&v)[kTapsOf<C>]) {
   const I h0 = p * g.stride - g.pad, w0 = q * g.stride - g.pad;
-  const T* img = x + n * g.h * g.w;
+  const T* img = x + n * C * g.h * g.w;
 #pragma unroll
   for (int r = 0; r < 3; ++r)
 #pragma unroll
-    for (int c = 0; c < 3; ++c) {
-      const I h = h0 + r, w = w0 + c;
-      v[r * 3 + c] = (h >= 0 && h < g.h && w >= 0 && w < g.w) ? to_float(img[h * g.w + w]) : 0.0f;
+    for (int s = 0; s < 3; ++s) {
+      const I h = h0 + r, w = w0 + s;
+      const bool inside = h >= 0 && h < g.h && w >= 0 && w < g.w;
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const I at = kNhwc ? (h * g.w + w) * C + c : (c * g.h + h) * g.w + w;
+        v[(r * 3 + s) * C + c] = inside ? to_float(img[at]) : 0.0f;
+      }
     }
 }
 
-template <typename T>
-__device__ __forceinline__ void load_filter(const T* w, int k, float wk[kFirstConvTaps]) {
+template <int C, typename T>
+__device__ __forceinline__ void load_filter(const T* w, int k, bool krsc, float (&wk)[kTapsOf<C>]) {
+  const T* filter = w + k * kTapsOf<C>;
 #pragma unroll
-  for (int t = 0; t < kFirstConvTaps; ++t) wk[t] = to_float(w[k * kFirstConvTaps + t]);
+  for (int j = 0; j < kTapsOf<C>; ++j) wk[j] = to_float(filter[tap_offset<C>(j, krsc)]);
 }
 
-// relu(conv + bias), the convolution rounded to T before the bias is added and the sum rounded again.
-template <typename T>
-__device__ __forceinline__ T conv_bias_relu(const float v[kFirstConvTaps], const float wk[kFirstConvTaps], float b) {
+// [relu](conv [+ b]): the convolution rounded to T, and with a bias the sum rounded again.
+template <typename T, int C, typename I>
+__device__ __forceinline__ T conv_epilogue(const float (&v)[kTapsOf<C>], const float (&wk)[kTapsOf<C>], float b,
+                                           const Geometry<I>& g) {
   float acc = 0.0f;
 #pragma unroll
-  for (int t = 0; t < kFirstConvTaps; ++t) acc = fmaf(v[t], wk[t], acc);
-  const float z = to_float(from_float<T>(to_float(from_float<T>(acc)) + b));
-  return from_float<T>(z > 0.0f ? z : 0.0f);
+  for (int t = 0; t < kTapsOf<C>; ++t) acc = fmaf(v[t], wk[t], acc);
+  float z = to_float(from_float<T>(acc));
+  if (g.bias) z = to_float(from_float<T>(z + b));
+  return from_float<T>(g.relu && !(z > 0.0f) ? 0.0f : z);
 }
 
 // NHWC: thread t keeps channel t % k (its filter in registers) and the block's lanes walk the pixels, so a
 // warp stores consecutive channels.
-template <typename T, typename I>
+template <typename T, typename I, int C>
 __global__ void __launch_bounds__(kThreads)
     first_conv_forward_nhwc_kernel(const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ bias,
                                    T* __restrict__ y, Geometry<I> g, I pixels) {
   const int k = static_cast<int>(threadIdx.x) & (g.k - 1);
   const I lanes = kThreads >> g.k_shift, lane = static_cast<I>(threadIdx.x) >> g.k_shift;
-  float wk[kFirstConvTaps];
-  load_filter(w, k, wk);
-  const float b = bias[k];
+  float wk[kTapsOf<C>];
+  load_filter<C>(w, k, g.krsc, wk);
+  const float b = g.bias ? bias[k] : 0.0f;
   for (I pix = static_cast<I>(blockIdx.x) * lanes + lane; pix < pixels; pix += static_cast<I>(gridDim.x) * lanes) {
     const I n = pix / g.pq, pq = pix - n * g.pq, p = pq / g.q, q = pq - p * g.q;
-    float v[kFirstConvTaps];
-    load_window(x, n, p, q, g, v);
-    y[pix * g.k + k] = conv_bias_relu<T>(v, wk, b);
+    float v[kTapsOf<C>];
+    load_window<C, true>(x, n, p, q, g, v);
+    y[pix * g.k + k] = conv_epilogue<T, C>(v, wk, b, g);
   }
 }
 
 // NCHW: one thread per output element in storage order (a warp stores consecutive pixels of one channel).
-template <typename T, typename I>
+template <typename T, typename I, int C>
 __global__ void __launch_bounds__(kThreads)
     first_conv_forward_nchw_kernel(const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ bias,
                                    T* __restrict__ y, Geometry<I> g, I total) {
@@ -89,20 +116,28 @@ __global__ void __launch_bounds__(kThreads)
     const I plane = i / g.pq, pq = i - plane * g.pq, p = pq / g.q, q = pq - p * g.q;
     const int k = static_cast<int>(plane & (g.k - 1));
     const I n = plane >> g.k_shift;
-    float wk[kFirstConvTaps], v[kFirstConvTaps];
-    load_filter(w, k, wk);
-    load_window(x, n, p, q, g, v);
-    y[i] = conv_bias_relu<T>(v, wk, bias[k]);
+    float wk[kTapsOf<C>], v[kTapsOf<C>];
+    load_filter<C>(w, k, g.krsc, wk);
+    load_window<C, false>(x, n, p, q, g, v);
+    y[i] = conv_epilogue<T, C>(v, wk, g.bias ? bias[k] : 0.0f, g);
   }
+}
+
+// The width of a row of partial sums: every channel's taps, then every channel's bias.
+int64_t row_width(const FirstConvShape& s, const FirstConvOptions& o) {
+  return s.k * (kFirstConvTaps * s.c + (o.bias ? 1 : 0));
 }
 
 // The end of both backward kernels: the block's lanes of each channel meet in a fixed tree in shared memory
 // (the same order every run), then lane 0 of each channel writes its part of the block's row of partial
-// sums, [channels * 9 weight taps, channels biases]. sums: [kSums][kThreadsInBlock] floats of shared memory;
-// lane_stride: the threads between two lanes of one channel. Every thread of the block calls it.
-template <int kThreadsInBlock>
-__device__ __forceinline__ void write_block_partials(const float (&acc)[kSums], float* sums, int t, int k, int lane,
-                                                     int lanes, int lane_stride, int channels, float* partials) {
+// sums, [channels x taps weights in the filter's order, channels biases]. sums: [kSums][kThreadsInBlock]
+// floats of shared memory; lane_stride: the threads between two lanes of one channel. Every thread of the
+// block calls it.
+template <int kThreadsInBlock, int C, typename I>
+__device__ __forceinline__ void write_block_partials(const float (&acc)[kSumsOf<C>], float* sums, int t, int k,
+                                                     int lane, int lanes, int lane_stride, const Geometry<I>& g,
+                                                     float* partials) {
+  constexpr int kSums = kSumsOf<C>, kTaps = kTapsOf<C>;
 #pragma unroll
   for (int j = 0; j < kSums; ++j) sums[j * kThreadsInBlock + t] = acc[j];
   __syncthreads();
@@ -113,22 +148,24 @@ __device__ __forceinline__ void write_block_partials(const float (&acc)[kSums], 
     __syncthreads();
   }
   if (lane != 0) return;
-  float* row = partials + static_cast<int64_t>(blockIdx.x) * channels * kSums;
+  const int width = g.k * (kTaps + (g.bias ? 1 : 0));
+  float* row = partials + static_cast<int64_t>(blockIdx.x) * width;
 #pragma unroll
-  for (int j = 0; j < kFirstConvTaps; ++j) row[k * kFirstConvTaps + j] = sums[j * kThreadsInBlock + t];
-  row[channels * kFirstConvTaps + k] = sums[kFirstConvTaps * kThreadsInBlock + t];
+  for (int j = 0; j < kTaps; ++j) row[k * kTaps + tap_offset<C>(j, g.krsc)] = sums[j * kThreadsInBlock + t];
+  if (g.bias) row[g.k * kTaps + k] = sums[kTaps * kThreadsInBlock + t];
 }
 
 // Each thread keeps one channel and walks output positions as one of the block's lanes of that channel:
 // NHWC puts the channels fastest across threads (a warp reads 32 consecutive channels of a position), NCHW
 // the lanes (a warp reads consecutive positions of a channel). The lanes' sums then meet in a fixed tree in
-// shared memory and the block writes one row of partial sums: [k * 9 weight taps, k biases].
-template <typename T, typename I, bool kNhwc>
-__global__ void __launch_bounds__(kBackwardThreads, 2)
+// shared memory and the block writes one row of partial sums.
+template <typename T, typename I, int C, bool kNhwc>
+__global__ void __launch_bounds__(kLaneThreadsOf<C>, 2)
     first_conv_backward_kernel(const T* __restrict__ x, const T* __restrict__ y, const T* __restrict__ dy,
                                float* __restrict__ partials, Geometry<I> g, I positions) {
-  __shared__ float sums[kSums][kBackwardThreads];
-  const int lane_shift = kBackwardThreadsLog2 - g.k_shift;
+  constexpr int kBlock = kLaneThreadsOf<C>, kSums = kSumsOf<C>;
+  __shared__ float sums[kSums * kBlock];
+  const int lane_shift = kLaneThreadsLog2Of<C> - g.k_shift;
   const int lanes = 1 << lane_shift, t = static_cast<int>(threadIdx.x);
   const int k = kNhwc ? (t & (g.k - 1)) : (t >> lane_shift);
   const int lane = kNhwc ? (t >> g.k_shift) : (t & (lanes - 1));
@@ -137,73 +174,78 @@ __global__ void __launch_bounds__(kBackwardThreads, 2)
   float acc[kSums] = {};
   for (I first = static_cast<I>(blockIdx.x) * lanes + lane; first < positions; first += kUnroll * stride) {
     // The loads of kUnroll positions first, then their sums: the loads are in flight together.
-    float yv[kUnroll], gv[kUnroll];
+    float keep[kUnroll], gv[kUnroll];
     I n[kUnroll], pq[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const I pos = first + u * stride;
-      yv[u] = 0.0f;
+      keep[u] = 0.0f;
       gv[u] = 0.0f;
       n[u] = pos / g.pq;
       pq[u] = pos - n[u] * g.pq;
       if (pos < positions) {
         const I at = kNhwc ? pos * g.k + k : (n[u] * g.k + k) * g.pq + pq[u];
-        yv[u] = to_float(y[at]);
+        keep[u] = g.relu ? to_float(y[at]) : 1.0f;
         gv[u] = to_float(dy[at]);
       }
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      if (!(yv[u] > 0.0f)) continue;  // the ReLU's mask (and positions past the end)
+      if (!(keep[u] > 0.0f)) continue;  // the ReLU's mask, and positions past the end
       const I p = pq[u] / g.q, q = pq[u] - p * g.q;
-      float v[kFirstConvTaps];
-      load_window(x, n[u], p, q, g, v);
+      float v[kTapsOf<C>];
+      load_window<C, kNhwc>(x, n[u], p, q, g, v);
 #pragma unroll
-      for (int j = 0; j < kFirstConvTaps; ++j) acc[j] = fmaf(gv[u], v[j], acc[j]);
-      acc[kFirstConvTaps] += gv[u];
+      for (int j = 0; j < kTapsOf<C>; ++j) acc[j] = fmaf(gv[u], v[j], acc[j]);
+      acc[kTapsOf<C>] += gv[u];
     }
   }
-  write_block_partials<kBackwardThreads>(acc, &sums[0][0], t, k, lane, lanes, lane_stride, g.k, partials);
+  write_block_partials<kBlock, C>(acc, sums, t, k, lane, lanes, lane_stride, g, partials);
 }
 
 // NHWC backward by tiles: a tile is kTileRows output rows of one sample. The block stages the input rows
 // under the tile in shared memory, then each thread (one channel; the block's lanes share the tile's
 // positions) issues the loads of y and dy for kPerLane positions before it sums any of them, so many loads
 // are in flight (a warp reads the channels of one position in a coalesced run when k >= 32). The blocks walk
-// the tiles grid-stride, each thread keeping its channel's 10 sums in registers; one tree per block at the
+// the tiles grid-stride, each thread keeping its channel's sums in registers; one tree per block at the
 // end writes the block's row of partial sums.
 constexpr int kTileThreads = 256;
 constexpr int kTileRows = 2;
-constexpr int kPerLane = 8;               // positions whose loads a lane issues together
-constexpr int kMaxTileInputFloats = 8192;  // the input rows a tile stages (32 KiB); wider images take the kernel above
+constexpr int kPerLane = 8;                            // positions whose loads a lane issues together
+constexpr int64_t kTileSharedFloats = 48 * 1024 / 4;  // the input rows and the tree, without an opt-in
 
 int tile_input_rows(const FirstConvShape& s) { return (kTileRows - 1) * s.stride + 3; }
+int64_t tile_input_floats(const FirstConvShape& s) { return tile_input_rows(s) * s.w * s.c; }
+int64_t tile_tree_floats(const FirstConvShape& s) { return (kFirstConvTaps * s.c + 1) * kTileThreads; }
+// Wider images take the lanes kernel.
 bool takes_tiles(const FirstConvShape& s, Layout layout) {
-  return layout == Layout::NHWC && tile_input_rows(s) * s.w <= kMaxTileInputFloats;
+  return layout == Layout::NHWC && tile_input_floats(s) + tile_tree_floats(s) <= kTileSharedFloats;
 }
 int64_t tile_count(const FirstConvShape& s) { return s.n * ((s.p + kTileRows - 1) / kTileRows); }
 
-template <typename T, typename I>
+template <typename T, typename I, int C>
 __global__ void __launch_bounds__(kTileThreads)
     first_conv_backward_tiles_kernel(const T* __restrict__ x, const T* __restrict__ y, const T* __restrict__ dy,
                                      float* __restrict__ partials, Geometry<I> g, I tiles) {
+  constexpr int kTaps = kTapsOf<C>;
   extern __shared__ float shared[];
   const int in_rows = (kTileRows - 1) * g.stride + 3;
   const int in_width = static_cast<int>(g.w);
-  float* xs = shared;                        // [in_rows][w]: the input rows under the current tile
-  float* sums = shared + in_rows * in_width;  // [kSums][kTileThreads]: the block's tree at the end
+  const int row_floats = in_width * C;
+  float* xs = shared;                                  // [in_rows][w][C]: the input rows under the current tile
+  float* sums = shared + in_rows * row_floats;         // [kSums][kTileThreads]: the block's tree at the end
   const int t = static_cast<int>(threadIdx.x);
   const int k = t & (g.k - 1), lane = t >> g.k_shift, lanes = kTileThreads >> g.k_shift;
   const I bands = (g.p + kTileRows - 1) / kTileRows;
-  float acc[kSums] = {};
+  float acc[kSumsOf<C>] = {};
   for (I tile = static_cast<I>(blockIdx.x); tile < tiles; tile += static_cast<I>(gridDim.x)) {
     const I n = tile / bands, p0 = (tile - n * bands) * kTileRows;
     const I h0 = p0 * g.stride - g.pad;
     __syncthreads();  // every thread is done with the previous tile's rows
-    for (int e = t; e < in_rows * in_width; e += kTileThreads) {
-      const int r = e / in_width, c = e - r * in_width;
+    for (int e = t; e < in_rows * row_floats; e += kTileThreads) {
+      const int r = e / row_floats, rest = e - r * row_floats;
       const I h = h0 + r;
-      xs[e] = (h >= 0 && h < g.h) ? to_float(x[(n * g.h + h) * g.w + c]) : 0.0f;
+      xs[e] = (h >= 0 && h < g.h) ? to_float(x[(n * g.h + h) * row_floats + rest]) : 0.0f;
     }
     __syncthreads();
     const I rows_here = g.p - p0 < kTileRows ? g.p - p0 : static_cast<I>(kTileRows);
@@ -214,13 +256,13 @@ __global__ void __launch_bounds__(kTileThreads)
 #pragma unroll
       for (int u = 0; u < kPerLane; ++u) {
         const int local = base + u * lanes;
-        float yv = 0.0f, gv = 0.0f;
+        float keep = 0.0f, gv = 0.0f;
         if (local < positions) {
           const I at = (first + local) * g.k + k;
-          yv = to_float(y[at]);
+          keep = g.relu ? to_float(y[at]) : 1.0f;
           gv = to_float(dy[at]);
         }
-        gz[u] = yv > 0.0f ? gv : 0.0f;  // the ReLU's mask; 0 past the tile
+        gz[u] = keep > 0.0f ? gv : 0.0f;  // the ReLU's mask; 0 past the tile
       }
 #pragma unroll
       for (int u = 0; u < kPerLane; ++u) {
@@ -231,99 +273,131 @@ __global__ void __launch_bounds__(kTileThreads)
 #pragma unroll
         for (int r = 0; r < 3; ++r)
 #pragma unroll
-          for (int c = 0; c < 3; ++c) {
-            const int col = col0 + c;
-            const float v = (col >= 0 && col < in_width) ? xs[(row0 + r) * in_width + col] : 0.0f;
-            acc[r * 3 + c] = fmaf(gz[u], v, acc[r * 3 + c]);
+          for (int s = 0; s < 3; ++s) {
+            const int col = col0 + s;
+            const bool inside = col >= 0 && col < in_width;
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+              const float v = inside ? xs[(row0 + r) * row_floats + col * C + c] : 0.0f;
+              acc[(r * 3 + s) * C + c] = fmaf(gz[u], v, acc[(r * 3 + s) * C + c]);
+            }
           }
-        acc[kFirstConvTaps] += gz[u];
+        acc[kTaps] += gz[u];
       }
     }
   }
   // Lane l of channel k is thread l * g.k + k.
-  write_block_partials<kTileThreads>(acc, sums, t, k, lane, lanes, g.k, g.k, partials);
+  write_block_partials<kTileThreads, C>(acc, sums, t, k, lane, lanes, g.k, g, partials);
 }
 
 int64_t partial_rows(const FirstConvShape& s) {
-  const int64_t lanes = kBackwardThreads / s.k, positions = s.n * s.p * s.q;
+  const int64_t lanes = lane_threads(s.c) / s.k, positions = s.n * s.p * s.q;
   const int64_t wanted = (positions + lanes * kLanePositions - 1) / (lanes * kLanePositions);
   return wanted < 1 ? 1 : (wanted < kMaxPartialSumRows ? wanted : kMaxPartialSumRows);
 }
 
 void check_shape(const FirstConvShape& s, const char* what) {
-  if (!first_conv_supports(s.k))
-    fatal(std::string(what) + ": " + std::to_string(s.k) + " output channels (needs a power of two up to 256)");
+  if (!first_conv_supports(s.c, s.k))
+    fatal(std::string(what) + ": " + std::to_string(s.c) + " input and " + std::to_string(s.k) +
+          " output channels (needs 1 to " + std::to_string(kFirstConvMaxChannels) +
+          " inputs and a power of two up to 256 outputs)");
   if (s.n <= 0 || s.h <= 0 || s.w <= 0 || s.p <= 0 || s.q <= 0 || s.stride <= 0 || s.pad < 0)
     fatal(std::string(what) + ": empty or invalid shape");
 }
 
 // The most elements any offset of the launch reaches: the output, or the input when it is larger.
 int64_t largest_tensor(const FirstConvShape& s) {
-  const int64_t out = s.n * s.k * s.p * s.q, in = s.n * s.h * s.w;
+  const int64_t out = s.n * s.k * s.p * s.q, in = s.n * s.c * s.h * s.w;
   return out > in ? out : in;
+}
+
+// f(std::integral_constant<int, C>) for the shape's input channels (checked by check_shape).
+template <typename F>
+void dispatch_channels(int64_t c, F&& f) {
+  switch (c) {
+    case 1: f(std::integral_constant<int, 1>{}); return;
+    case 2: f(std::integral_constant<int, 2>{}); return;
+    case 3: f(std::integral_constant<int, 3>{}); return;
+    case 4: f(std::integral_constant<int, 4>{}); return;
+  }
+  fatal("first convolution: " + std::to_string(c) + " input channels");
 }
 
 }  // namespace
 
-bool first_conv_supports(int64_t k) { return k >= 1 && k <= kThreads && (k & (k - 1)) == 0; }
-
-int64_t first_conv_backward_workspace(const FirstConvShape& s) {
-  // Either kernel's rows: the tiles' when an NHWC launch takes them, the lanes' otherwise.
-  const int64_t tile_rows = std::min<int64_t>(tile_count(s), kMaxPartialSumRows);
-  return std::max(partial_rows(s), tile_rows) * s.k * kSums;
+bool first_conv_supports(int64_t c, int64_t k) {
+  return c >= 1 && c <= kFirstConvMaxChannels && k >= 1 && k <= kThreads && (k & (k - 1)) == 0;
 }
 
-void first_conv_relu_forward(const void* x, const void* w, const float* bias, void* y, const FirstConvShape& s,
-                             Layout layout, DType dtype, cudaStream_t stream) {
-  check_shape(s, "first_conv_relu_forward");
+int64_t first_conv_gradient_count(const FirstConvShape& s, const FirstConvOptions& o) { return row_width(s, o); }
+
+int64_t first_conv_backward_workspace(const FirstConvShape& s, const FirstConvOptions& o) {
+  // Either kernel's rows: the tiles' when an NHWC launch takes them, the lanes' otherwise.
+  const int64_t tile_rows = std::min<int64_t>(tile_count(s), kMaxPartialSumRows);
+  return std::max(partial_rows(s), tile_rows) * row_width(s, o);
+}
+
+void first_conv_forward(const void* x, const void* w, const float* bias, void* y, const FirstConvShape& s,
+                        const FirstConvOptions& o, Layout layout, DType dtype, cudaStream_t stream) {
+  check_shape(s, "first_conv_forward");
+  if (o.bias && !bias) fatal("first_conv_forward: a bias is asked for but none is given");
   const int64_t total = s.n * s.k * s.p * s.q;
   dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     dispatch_index(largest_tensor(s), [&](auto index) {
       using I = typename decltype(index)::type;
-      const auto xt = static_cast<const T*>(x);
-      const auto wt = static_cast<const T*>(w);
-      const auto yt = static_cast<T*>(y);
-      if (layout == Layout::NHWC)
-        first_conv_forward_nhwc_kernel<T, I><<<grid_for(total), kThreads, 0, stream>>>(
-            xt, wt, bias, yt, geometry_of<I>(s), static_cast<I>(s.n * s.p * s.q));
-      else
-        first_conv_forward_nchw_kernel<T, I><<<grid_for(total), kThreads, 0, stream>>>(
-            xt, wt, bias, yt, geometry_of<I>(s), static_cast<I>(total));
+      dispatch_channels(s.c, [&](auto channels) {
+        constexpr int C = decltype(channels)::value;
+        const auto xt = static_cast<const T*>(x);
+        const auto wt = static_cast<const T*>(w);
+        const auto yt = static_cast<T*>(y);
+        if (layout == Layout::NHWC)
+          first_conv_forward_nhwc_kernel<T, I, C><<<grid_for(total), kThreads, 0, stream>>>(
+              xt, wt, bias, yt, geometry_of<I>(s, o), static_cast<I>(s.n * s.p * s.q));
+        else
+          first_conv_forward_nchw_kernel<T, I, C><<<grid_for(total), kThreads, 0, stream>>>(
+              xt, wt, bias, yt, geometry_of<I>(s, o), static_cast<I>(total));
+      });
     });
   });
   CHECK_CUDA_LAUNCH();
 }
 
-void first_conv_relu_backward(const void* x, const void* y, const void* dy, float* grads, float* workspace,
-                              const FirstConvShape& s, Layout layout, DType dtype, cudaStream_t stream) {
-  check_shape(s, "first_conv_relu_backward");
+void first_conv_backward(const void* x, const void* y, const void* dy, float* grads, float* workspace,
+                         const FirstConvShape& s, const FirstConvOptions& o, Layout layout, DType dtype,
+                         cudaStream_t stream) {
+  check_shape(s, "first_conv_backward");
+  if (o.relu && !y) fatal("first_conv_backward: the ReLU's mask needs the forward's output");
   const bool tiles = takes_tiles(s, layout);
   const int64_t rows = tiles ? std::min<int64_t>(tile_count(s), kMaxPartialSumRows) : partial_rows(s);
   dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     dispatch_index(largest_tensor(s), [&](auto index) {
       using I = typename decltype(index)::type;
-      const auto xt = static_cast<const T*>(x);
-      const auto yt = static_cast<const T*>(y);
-      const auto dyt = static_cast<const T*>(dy);
-      const auto positions = static_cast<I>(s.n * s.p * s.q);
-      const auto blocks = static_cast<unsigned int>(rows);
-      if (tiles) {
-        const size_t shared = (static_cast<size_t>(tile_input_rows(s) * s.w) + kSums * kTileThreads) * sizeof(float);
-        first_conv_backward_tiles_kernel<T, I><<<blocks, kTileThreads, shared, stream>>>(
-            xt, yt, dyt, workspace, geometry_of<I>(s), static_cast<I>(tile_count(s)));
-      } else if (layout == Layout::NHWC) {
-        first_conv_backward_kernel<T, I, true><<<blocks, kBackwardThreads, 0, stream>>>(xt, yt, dyt, workspace,
-                                                                                      geometry_of<I>(s), positions);
-      } else {
-        first_conv_backward_kernel<T, I, false><<<blocks, kBackwardThreads, 0, stream>>>(xt, yt, dyt, workspace,
-                                                                                       geometry_of<I>(s), positions);
-      }
+      dispatch_channels(s.c, [&](auto channels) {
+        constexpr int C = decltype(channels)::value;
+        const auto xt = static_cast<const T*>(x);
+        const auto yt = static_cast<const T*>(y);
+        const auto dyt = static_cast<const T*>(dy);
+        const auto positions = static_cast<I>(s.n * s.p * s.q);
+        const auto blocks = static_cast<unsigned int>(rows);
+        const Geometry<I> g = geometry_of<I>(s, o);
+        if (tiles) {
+          const size_t shared = static_cast<size_t>(tile_input_floats(s) + tile_tree_floats(s)) * sizeof(float);
+          first_conv_backward_tiles_kernel<T, I, C><<<blocks, kTileThreads, shared, stream>>>(
+              xt, yt, dyt, workspace, g, static_cast<I>(tile_count(s)));
+        } else if (layout == Layout::NHWC) {
+          first_conv_backward_kernel<T, I, C, true><<<blocks, kLaneThreadsOf<C>, 0, stream>>>(xt, yt, dyt, workspace, g,
+                                                                                             positions);
+        } else {
+          first_conv_backward_kernel<T, I, C, false><<<blocks, kLaneThreadsOf<C>, 0, stream>>>(xt, yt, dyt, workspace,
+                                                                                              g, positions);
+        }
+      });
     });
   });
   CHECK_CUDA_LAUNCH();
-  sum_partial_rows(workspace, rows, s.k * kSums, grads, stream);
+  sum_partial_rows(workspace, rows, row_width(s, o), grads, stream);
 }
 
 }  // namespace sb::kernels

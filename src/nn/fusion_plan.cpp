@@ -21,14 +21,15 @@ struct LayerPattern {
 
 LayerPattern layer_pattern(const std::vector<LayerSpec>& c, size_t i, bool network_input) {
   LayerPattern p;
+  if (i == 0 && network_input && kind_at(c, i, LayerKind::Conv2d) && c[i].kernel == 3 &&
+      c[i].in <= kFirstConvMaxInputChannels && layer_kernels_take_channels(c[i].out)) {
+    p.path = FusionPath::FirstConv;
+    p.run = kind_at(c, i + 1, LayerKind::ReLU) ? 2 : 1;
+    p.what = "first-conv kernel";
+    return p;
+  }
   if (kind_at(c, i, LayerKind::Conv2d) && kind_at(c, i + 1, LayerKind::ReLU) && c[i].bias &&
       layer_kernels_take_channels(c[i].out)) {
-    if (i == 0 && network_input && c[i].in == 1 && c[i].kernel == 3) {
-      p.path = FusionPath::FirstConvRelu;
-      p.run = 2;
-      p.what = "first-conv kernel";
-      return p;
-    }
     const bool pool = kind_at(c, i + 2, LayerKind::MaxPool2d) && c[i + 2].kernel == 2 && c[i + 2].stride == 2;
     const bool with_dropout = kind_at(c, i + 3, LayerKind::Dropout);
     if (pool && kind_at(c, i + (with_dropout ? 4 : 3), LayerKind::Flatten)) {
@@ -61,7 +62,7 @@ const char* fusion_path_name(FusionPath path) {
     case FusionPath::FusedMember: return "in fused run";
     case FusionPath::CudnnBnRelu: return "cudnn bn+relu";
     case FusionPath::ReluInPrevious: return "in cudnn bn+relu";
-    case FusionPath::FirstConvRelu: return "first-conv kernels";
+    case FusionPath::FirstConv: return "first-conv kernels";
     case FusionPath::ConvReluPool: return "conv + pool kernels";
     case FusionPath::LinearRelu: return "linear epilogue";
   }

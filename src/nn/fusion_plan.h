@@ -9,7 +9,8 @@
 //   [BatchNorm2d, ReLU]           -> cuDNN's BN+ReLU graph when the fused kernels are off or cannot take
 //                                    the channel count (their dropout then runs as its own layer)
 // Then, among the layers no batch-norm run took, the small-network patterns (layer_kernels):
-//   [Conv2d 1->K 3x3 + bias, ReLU] first in the network -> our first-convolution kernels (no input gradient)
+//   [Conv2d C->K 3x3 (+ bias), (ReLU)] first in the network, C <= 4 -> our first-convolution kernels (no input
+//                                    gradient)
 //   [Conv2d + bias, ReLU, MaxPool2d 2x2, (Dropout), Flatten] -> cuDNN's convolution, then one kernel of ours
 //                                    for bias + ReLU + pool + dropout + flatten (and one back)
 //   [Linear, ReLU, (Dropout)]        -> the Linear's GEMM epilogue applies the ReLU, the dropout in place
@@ -47,7 +48,7 @@ enum class FusionPath {
   FusedMember,      // later layer of a fused run: no layer of its own
   CudnnBnRelu,      // BatchNorm2d with the following ReLU in its cuDNN graph
   ReluInPrevious,   // the ReLU of a CudnnBnRelu pair: passes through, masks the gradient
-  FirstConvRelu,    // the network's first Conv2d (one input channel) and its ReLU: FusedMember follows
+  FirstConv,        // the network's first Conv2d (at most 4 input channels), and its ReLU as a FusedMember
   ConvReluPool,     // Conv2d, ReLU, 2x2 MaxPool2d, optional Dropout and Flatten: FusedMember follow
   LinearRelu,       // Linear with its ReLU (and Dropout) in the layer: FusedMember follow
 };
@@ -73,6 +74,10 @@ FusionPlan plan_fusion(const std::vector<LayerSpec>& children, const FusionAvail
 // Whether our small-network kernels take this many channels (a power of two up to 256, so that a block's
 // threads share them out; kernels/small_conv.h and kernels/pool_dropout.h check the same).
 bool layer_kernels_take_channels(int64_t channels);
+
+// The most input channels of the first-convolution kernels (kernels/small_conv.h's kFirstConvMaxChannels,
+// which nn/cuda/first_conv.cpp checks is the same).
+inline constexpr int64_t kFirstConvMaxInputChannels = 4;
 
 // The words of a fused run's plan-report line, and of the note a fused run adds when the kernels refuse
 // its shape at the first forward (nn/cuda/bn_fused_run.cpp).

@@ -1,8 +1,9 @@
 // The small-network kernels (kernels/small_conv.h, kernels/pool_dropout.h) called directly, against host
 // loops that make the same roundings: the forward outputs and dz bit for bit, the weight and bias gradients
 // within the rounding of an fp32 sum, and the gradients bit for bit equal on a second run. Fresh random
-// inputs; fp32, fp16 and bf16; NCHW and NHWC; the mnist shapes (batch 64) and sizes that fill no tile or
-// block, odd pool inputs, channel counts from 1 to 256, mask groups that straddle samples, and a batch slice.
+// inputs; fp32, fp16 and bf16; NCHW and NHWC; the mnist shapes (batch 64), the wrn's stem and sizes that fill
+// no tile or block, odd pool inputs, 1 to 4 input and 1 to 256 output channels with and without the bias and
+// the ReLU, both filter orders, mask groups that straddle samples, and a batch slice.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -64,13 +65,15 @@ struct Sum {
 // ---- the first convolution ----
 
 struct ConvCase {
-  int64_t n, h, w, k;
+  int64_t n, c, h, w, k;
   int pad, stride;
+  bool bias, relu;
 };
 
 kernels::FirstConvShape conv_shape(const ConvCase& c) {
   kernels::FirstConvShape s;
   s.n = c.n;
+  s.c = c.c;
   s.h = c.h;
   s.w = c.w;
   s.k = c.k;
@@ -81,94 +84,128 @@ kernels::FirstConvShape conv_shape(const ConvCase& c) {
   return s;
 }
 
-// x[n, 1, h, w]'s 3x3 window under output (p, q), zero outside the image.
-void host_window(const std::vector<float>& x, const kernels::FirstConvShape& s, int64_t n, int64_t p, int64_t q,
-                 float v[9]) {
+// x[n, c, h, w]'s 3x3 window under output (p, q), zero outside the image, in the kernels' order
+// (r * 3 + s) * C + c.
+std::vector<float> host_window(const std::vector<float>& x, const kernels::FirstConvShape& s, int64_t n, int64_t p,
+                               int64_t q) {
+  std::vector<float> v(static_cast<size_t>(9 * s.c));
   for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) {
-      const int64_t h = p * s.stride - s.pad + r, w = q * s.stride - s.pad + c;
-      v[r * 3 + c] = (h >= 0 && h < s.h && w >= 0 && w < s.w) ? x[(n * s.h + h) * s.w + w] : 0.0f;
-    }
+    for (int t = 0; t < 3; ++t)
+      for (int64_t c = 0; c < s.c; ++c) {
+        const int64_t h = p * s.stride - s.pad + r, w = q * s.stride - s.pad + t;
+        v[static_cast<size_t>((r * 3 + t) * s.c + c)] =
+            (h >= 0 && h < s.h && w >= 0 && w < s.w) ? x[static_cast<size_t>(((n * s.c + c) * s.h + h) * s.w + w)] : 0.0f;
+      }
+  return v;
+}
+
+// Where tap (r * 3 + s) * C + c of filter k lies in a buffer of order KRSC or KCRS.
+size_t filter_at(const kernels::FirstConvShape& s, bool krsc, int64_t k, int64_t tap) {
+  const int64_t c = tap % s.c, rs = tap / s.c;
+  return static_cast<size_t>(k * 9 * s.c + (krsc ? tap : c * 9 + rs));
 }
 
 // y in NCHW: the kernel's FMA order, the convolution rounded to the dtype, the bias added and rounded, ReLU.
 std::vector<float> host_conv_forward(const std::vector<float>& x, const std::vector<float>& w,
-                                     const std::vector<float>& bias, const kernels::FirstConvShape& s, DType t) {
+                                     const std::vector<float>& bias, const kernels::FirstConvShape& s,
+                                     const kernels::FirstConvOptions& o, DType t) {
   std::vector<float> y(static_cast<size_t>(s.n * s.k * s.p * s.q));
   for (int64_t n = 0; n < s.n; ++n)
     for (int64_t k = 0; k < s.k; ++k)
       for (int64_t p = 0; p < s.p; ++p)
         for (int64_t q = 0; q < s.q; ++q) {
-          float v[9], acc = 0.0f;
-          host_window(x, s, n, p, q, v);
-          for (int j = 0; j < 9; ++j) acc = std::fmaf(v[j], w[static_cast<size_t>(k * 9 + j)], acc);
-          const float z = round_to(round_to(acc, t) + bias[static_cast<size_t>(k)], t);
-          y[static_cast<size_t>(((n * s.k + k) * s.p + p) * s.q + q)] = z > 0.0f ? z : 0.0f;
+          const std::vector<float> v = host_window(x, s, n, p, q);
+          float acc = 0.0f;
+          for (int64_t j = 0; j < 9 * s.c; ++j)
+            acc = std::fmaf(v[static_cast<size_t>(j)], w[filter_at(s, o.filters_krsc, k, j)], acc);
+          float z = round_to(acc, t);
+          if (o.bias) z = round_to(z + bias[static_cast<size_t>(k)], t);
+          y[static_cast<size_t>(((n * s.k + k) * s.p + p) * s.q + q)] = o.relu && !(z > 0.0f) ? 0.0f : z;
         }
   return y;
 }
 
-// [k * 9 weight gradients, k bias gradients] from NCHW y and dy.
+// The gradient buffer's values from NCHW y and dy: k x c x 9 weights in the filter's order, then k biases.
 std::vector<Sum> host_conv_backward(const std::vector<float>& x, const std::vector<float>& y,
-                                    const std::vector<float>& dy, const kernels::FirstConvShape& s) {
-  std::vector<Sum> g(static_cast<size_t>(s.k * 10));
+                                    const std::vector<float>& dy, const kernels::FirstConvShape& s,
+                                    const kernels::FirstConvOptions& o) {
+  const int64_t weights = s.k * 9 * s.c;
+  std::vector<Sum> g(static_cast<size_t>(kernels::first_conv_gradient_count(s, o)));
   for (int64_t n = 0; n < s.n; ++n)
     for (int64_t k = 0; k < s.k; ++k)
       for (int64_t p = 0; p < s.p; ++p)
         for (int64_t q = 0; q < s.q; ++q) {
           const size_t at = static_cast<size_t>(((n * s.k + k) * s.p + p) * s.q + q);
-          if (!(y[at] > 0.0f)) continue;
-          float v[9];
-          host_window(x, s, n, p, q, v);
-          for (int j = 0; j < 9; ++j) g[static_cast<size_t>(k * 9 + j)].add(static_cast<double>(dy[at]) * v[j]);
-          g[static_cast<size_t>(s.k * 9 + k)].add(dy[at]);
+          if (o.relu && !(y[at] > 0.0f)) continue;
+          const std::vector<float> v = host_window(x, s, n, p, q);
+          for (int64_t j = 0; j < 9 * s.c; ++j)
+            g[filter_at(s, o.filters_krsc, k, j)].add(static_cast<double>(dy[at]) * v[static_cast<size_t>(j)]);
+          if (o.bias) g[static_cast<size_t>(weights + k)].add(dy[at]);
         }
   return g;
 }
 
 void check_first_conv(const ConvCase& c, DType t, Layout l, uint64_t seed) {
   const kernels::FirstConvShape s = conv_shape(c);
-  SCOPED_TRACE(case_name(t, l) + " x [" + std::to_string(c.n) + ", 1, " + std::to_string(c.h) + ", " +
-               std::to_string(c.w) + "] k " + std::to_string(c.k) + " pad " + std::to_string(c.pad) + " stride " +
-               std::to_string(c.stride));
+  kernels::FirstConvOptions o;
+  o.bias = c.bias;
+  o.relu = c.relu;
+  o.filters_krsc = (seed % 2) == 0;  // either order in either layout
+  SCOPED_TRACE(case_name(t, l) + " x [" + std::to_string(c.n) + ", " + std::to_string(c.c) + ", " +
+               std::to_string(c.h) + ", " + std::to_string(c.w) + "] k " + std::to_string(c.k) + " pad " +
+               std::to_string(c.pad) + " stride " + std::to_string(c.stride) + (c.bias ? " bias" : "") +
+               (c.relu ? " relu" : "") + (o.filters_krsc ? " krsc" : " kcrs"));
   std::mt19937_64 rng(seed);
   const size_t ys = static_cast<size_t>(s.n * s.k * s.p * s.q);
-  const std::vector<float> x = quantized_random(static_cast<size_t>(s.n * s.h * s.w), rng, t);
-  const std::vector<float> w = quantized_random(static_cast<size_t>(s.k * 9), rng, t);
+  const size_t gs = static_cast<size_t>(kernels::first_conv_gradient_count(s, o));
+  const std::vector<float> x = quantized_random(static_cast<size_t>(s.n * s.c * s.h * s.w), rng, t);
+  const std::vector<float> w = quantized_random(static_cast<size_t>(s.k * 9 * s.c), rng, t);
   const std::vector<float> bias = random_values(static_cast<size_t>(s.k), rng, 0.01f, 0.5f);
   const std::vector<float> dy = quantized_random(ys, rng, t);
 
-  DeviceMem dx = to_device(x, t), dw = to_device(w, t), db = to_device(bias, DType::F32);
+  DeviceMem dx = to_device(to_layout(x, l, s.n, s.c, s.h, s.w), t), dw = to_device(w, t);
+  DeviceMem db = to_device(bias, DType::F32);
   DeviceMem dyd = to_device(to_layout(dy, l, s.n, s.k, s.p, s.q), t);
-  DeviceMem y(ys * dtype_size(t)), grads(static_cast<size_t>(s.k * 10) * 4);
-  DeviceMem ws(static_cast<size_t>(kernels::first_conv_backward_workspace(s)) * 4);
+  // One guard value past the gradients: a kernel writing beyond them (a bias it was not asked for) shows.
+  DeviceMem y(ys * dtype_size(t)), grads((gs + 1) * 4);
+  DeviceMem ws(static_cast<size_t>(kernels::first_conv_backward_workspace(s, o)) * 4);
   y.poison();
   grads.poison();
   ws.poison();
-  kernels::first_conv_relu_forward(dx.get(), dw.get(), db.as<float>(), y.get(), s, l, t, nullptr);
+  kernels::first_conv_forward(dx.get(), dw.get(), c.bias ? db.as<float>() : nullptr, y.get(), s, o, l, t, nullptr);
   ASSERT_CUDA(cudaDeviceSynchronize());
   const std::vector<float> y_got = from_layout(download(y.get(), ys, t), l, s.n, s.k, s.p, s.q);
-  EXPECT_TRUE(same_bits(y_got, host_conv_forward(x, w, bias, s, t))) << "y";
+  EXPECT_TRUE(same_bits(y_got, host_conv_forward(x, w, bias, s, o, t))) << "y";
 
-  kernels::first_conv_relu_backward(dx.get(), y.get(), dyd.get(), grads.as<float>(), ws.as<float>(), s, l, t, nullptr);
+  const std::vector<float> guard = download(grads.get(), gs + 1, DType::F32);
+  kernels::first_conv_backward(dx.get(), c.relu ? y.get() : nullptr, dyd.get(), grads.as<float>(), ws.as<float>(), s, o,
+                               l, t, nullptr);
   ASSERT_CUDA(cudaDeviceSynchronize());
-  const std::vector<float> first = download(grads.get(), static_cast<size_t>(s.k * 10), DType::F32);
-  EXPECT_TRUE(sums_close(first, host_conv_backward(x, y_got, dy, s))) << "dw, dbias";
+  const std::vector<float> with_guard = download(grads.get(), gs + 1, DType::F32);
+  const std::vector<float> first(with_guard.begin(), with_guard.end() - 1);
+  EXPECT_TRUE(sums_close(first, host_conv_backward(x, y_got, dy, s, o))) << "dw, dbias";
+  EXPECT_TRUE(same_bits({with_guard.back()}, {guard.back()})) << "a value past the gradients was written";
   grads.poison();
   ws.poison();
-  kernels::first_conv_relu_backward(dx.get(), y.get(), dyd.get(), grads.as<float>(), ws.as<float>(), s, l, t, nullptr);
-  EXPECT_TRUE(same_bits(download(grads.get(), static_cast<size_t>(s.k * 10), DType::F32), first)) << "a second run";
+  kernels::first_conv_backward(dx.get(), c.relu ? y.get() : nullptr, dyd.get(), grads.as<float>(), ws.as<float>(), s, o,
+                               l, t, nullptr);
+  EXPECT_TRUE(same_bits(download(grads.get(), gs, DType::F32), first)) << "a second run";
 }
 
 TEST(KernelsSmallNet, FirstConvMatchesTheHostLoops) {
   SKIP_WITHOUT_GPU();
   const ConvCase cases[] = {
-      {64, 28, 28, 32, 0, 1},  // mnist-cnn's conv1 at batch 64: 832 tiles over 256 blocks (NCHW: 16 lanes)
-      {5, 17, 13, 8, 1, 2},    // padding and stride; positions fill no block
-      {3, 9, 30, 1, 0, 1},     // one channel: 512 lanes per block
-      {2, 8, 8, 256, 1, 1},    // 256 channels: 2 lanes per block
-      {7, 28, 28, 64, 0, 1},   // a wider first layer
-      {1, 5, 2100, 4, 1, 1},   // rows too wide for the NHWC tiles' shared memory: the lanes kernel
+      {64, 1, 28, 28, 32, 0, 1, true, true},   // mnist-cnn's conv1 at batch 64: 832 tiles over 256 blocks
+      {5, 1, 17, 13, 8, 1, 2, true, true},     // padding and stride; positions fill no block
+      {3, 1, 9, 30, 1, 0, 1, true, true},      // one channel: 512 lanes per block
+      {2, 1, 8, 8, 256, 1, 1, true, true},     // 256 channels: 2 lanes per block
+      {7, 1, 28, 28, 64, 0, 1, true, true},    // a wider first layer
+      {1, 1, 5, 2100, 4, 1, 1, true, true},    // rows too wide for the NHWC tiles' shared memory: the lanes kernel
+      {16, 3, 32, 32, 16, 1, 1, false, false},  // the wrn's stem (batch 16): no bias, batch norm after it
+      {3, 3, 11, 9, 32, 1, 2, true, true},     // RGB with bias, ReLU and stride
+      {4, 2, 10, 12, 8, 0, 1, true, false},    // two channels, bias without ReLU
+      {2, 4, 13, 7, 256, 1, 1, false, true},   // four channels, ReLU without bias; 256 output channels
+      {1, 4, 5, 300, 16, 1, 1, false, false},  // four channels too wide for the tiles: the lanes kernel
   };
   uint64_t seed = 100;
   for (const ConvCase& c : cases)

@@ -1,4 +1,4 @@
-// The small-network fused layers (nn/fusion_plan.h's FirstConvRelu, ConvReluPool and LinearRelu paths)
+// The small-network fused layers (nn/fusion_plan.h's FirstConv, ConvReluPool and LinearRelu paths)
 // against the CPU reference layers they replace: y, dx and the parameter gradients in fp32/tf32/bf16/fp16,
 // NCHW and NHWC, Train and Eval, on fresh random inputs; their gradients bit for bit the same on a second
 // run; and the whole mnist-cnn network, which the planner builds from all three, against the CPU network.
@@ -117,8 +117,11 @@ void check_repeatable(const std::vector<LayerSpec>& run, FusionPath path, const 
   }
 }
 
-std::vector<LayerSpec> first_conv(int64_t k, int64_t stride, int64_t pad) {
-  return {conv2d("c1", 1, k, 3, stride, pad, true), relu("r1")};
+std::vector<LayerSpec> first_conv(int64_t k, int64_t stride, int64_t pad, int64_t in = 1, bool bias = true,
+                                  bool with_relu = true) {
+  std::vector<LayerSpec> run{conv2d("c1", in, k, 3, stride, pad, bias)};
+  if (with_relu) run.push_back(relu("r1"));
+  return run;
 }
 
 std::vector<LayerSpec> conv_pool(int64_t in, int64_t out, double p) {
@@ -134,12 +137,17 @@ std::vector<LayerSpec> linear_relu(int64_t in, int64_t out, double p) {
   return run;
 }
 
-TEST(CudaSmallNet, FirstConvReluMatchesCpu) {
+TEST(CudaSmallNet, FirstConvMatchesCpu) {
   SKIP_WITHOUT_GPU();
-  check_fused_everywhere(first_conv(32, 1, 0), FusionPath::FirstConvRelu, Shape{6, 1, 28, 28}, "conv1+relu", 11, false);
+  check_fused_everywhere(first_conv(32, 1, 0), FusionPath::FirstConv, Shape{6, 1, 28, 28}, "conv1+relu", 11, false);
   // Padding, stride and a channel count that leaves each block many lanes per channel.
-  check_fused_everywhere(first_conv(8, 2, 1), FusionPath::FirstConvRelu, Shape{5, 1, 17, 13}, "conv 1->8 s2 p1+relu",
+  check_fused_everywhere(first_conv(8, 2, 1), FusionPath::FirstConv, Shape{5, 1, 17, 13}, "conv 1->8 s2 p1+relu",
                          12, false);
+  // The wrn's stem (no bias, no ReLU: batch norm follows), and RGB with both.
+  check_fused_everywhere(first_conv(16, 1, 1, 3, false, false), FusionPath::FirstConv, Shape{4, 3, 32, 32},
+                         "stem 3->16 p1", 13, false);
+  check_fused_everywhere(first_conv(32, 2, 0, 3), FusionPath::FirstConv, Shape{3, 3, 15, 11}, "conv 3->32 s2+relu", 14,
+                         false);
 }
 
 TEST(CudaSmallNet, ConvReluPoolDropoutMatchesCpu) {
@@ -160,7 +168,8 @@ TEST(CudaSmallNet, LinearReluDropoutMatchesCpu) {
 
 TEST(CudaSmallNet, GradientsAreRepeatable) {
   SKIP_WITHOUT_GPU();
-  check_repeatable(first_conv(32, 1, 0), FusionPath::FirstConvRelu, Shape{64, 1, 28, 28}, false);
+  check_repeatable(first_conv(32, 1, 0), FusionPath::FirstConv, Shape{64, 1, 28, 28}, false);
+  check_repeatable(first_conv(16, 1, 1, 3, false, false), FusionPath::FirstConv, Shape{64, 3, 32, 32}, false);
   check_repeatable(conv_pool(32, 64, 0.25), FusionPath::ConvReluPool, Shape{64, 32, 26, 26}, true);
   check_repeatable(linear_relu(256, 128, 0.5), FusionPath::LinearRelu, Shape{64, 256}, true);
 }
@@ -256,7 +265,7 @@ TEST(CudaSmallNet, GraphReplayFollowsTheDeviceStep) {
     Shape input;
     bool drops;
   };
-  const Case cases[] = {{first_conv(32, 1, 0), FusionPath::FirstConvRelu, Shape{8, 1, 28, 28}, false},
+  const Case cases[] = {{first_conv(32, 1, 0), FusionPath::FirstConv, Shape{8, 1, 28, 28}, false},
                         {conv_pool(32, 64, 0.25), FusionPath::ConvReluPool, Shape{8, 32, 26, 26}, true},
                         {linear_relu(256, 128, 0.5), FusionPath::LinearRelu, Shape{8, 256}, true}};
   for (const Case& c : cases)

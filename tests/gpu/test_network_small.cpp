@@ -123,26 +123,30 @@ TEST(CudaNetwork, EvalForwardMatchesCpuNetwork) {
 }
 
 // By default the network skips its input gradient (the first convolution's dgrad): backward returns a
-// tensor without data, and every parameter gradient is the one the full backward computes.
+// tensor without data, and every parameter gradient is the one the full backward computes. The first
+// convolution (3 -> 8 channels) then runs on our kernels instead of cuDNN's (nn/fusion_plan.h), whose sums
+// round differently: the gradients agree within the network's tolerance of each precision.
 TEST(CudaNetwork, SkippedInputGradientLeavesTheParameterGradients) {
   SKIP_WITHOUT_GPU();
-  for (Layout layout : kLayouts) {
-    Pair n(options_for(kPrecisions[0], layout));
-    cuda::Network skipping(tiny_net(), kSeed, n.ctx);
-    skipping.set_params(n.gpu.get_params());
-    skipping.set_random_stream(kStreamKey, kStep);
-    n.gpu.forward(n.input(), cuda::Mode::Train);
-    const cuda::DeviceTensor& full_dx = n.gpu.backward(n.grad_output());
-    skipping.forward(n.input(), cuda::Mode::Train);
-    const cuda::DeviceTensor& dx = skipping.backward(n.grad_output());
-    EXPECT_NE(full_dx.data, nullptr);
-    EXPECT_EQ(dx.data, nullptr) << "the input gradient was computed";
-    EXPECT_EQ(dx.shape(), kInput);
-    const std::vector<float> want = n.gpu.get_grads(), got = skipping.get_grads();
-    const double err = rel_error(got, std::vector<double>(want.begin(), want.end()));
-    std::printf("[case] %-48s grads %.3g\n", label(kPrecisions[0], layout, "tiny net, input gradient skipped").c_str(), err);
-    EXPECT_LE(err, 1e-6) << "fp32 gradients differ once the input gradient is skipped";
-  }
+  for (const Precision& p : kPrecisions)
+    for (Layout layout : kLayouts) {
+      Pair n(options_for(p, layout));
+      cuda::Network skipping(tiny_net(), kSeed, n.ctx);
+      skipping.set_params(n.gpu.get_params());
+      skipping.set_random_stream(kStreamKey, kStep);
+      n.gpu.forward(n.input(), cuda::Mode::Train);
+      const cuda::DeviceTensor& full_dx = n.gpu.backward(n.grad_output());
+      skipping.forward(n.input(), cuda::Mode::Train);
+      const cuda::DeviceTensor& dx = skipping.backward(n.grad_output());
+      EXPECT_NE(full_dx.data, nullptr);
+      EXPECT_EQ(dx.data, nullptr) << "the input gradient was computed";
+      EXPECT_EQ(dx.shape(), kInput);
+      const std::vector<float> want = n.gpu.get_grads(), got = skipping.get_grads();
+      const double err = rel_error(got, std::vector<double>(want.begin(), want.end()));
+      const std::string name = label(p, layout, "tiny net, input gradient skipped");
+      std::printf("[case] %-48s grads %.3g\n", name.c_str(), err);
+      EXPECT_LE(err, network_tolerance(p)) << name << ": the gradients differ once the input gradient is skipped";
+    }
 }
 
 // Backward reports finished gradients in the reverse of the flat buffer's order (for the all-reduce

@@ -7,6 +7,7 @@
 
 #include "models/mnist_cnn.h"
 #include "models/small_models.h"
+#include "models/wide_resnet.h"
 #include "nn/fusion_plan.h"
 #include "nn/spec.h"
 
@@ -24,7 +25,7 @@ std::vector<FusionPath> paths(const FusionPlan& plan) {
 TEST(FusionPlanLayers, MnistCnnTakesAllThreePatterns) {
   const LayerSpec net = mnist_cnn(ModelInput{});
   const FusionPlan plan = plan_fusion(net.children, FusionAvailability{}, false, true);
-  const std::vector<FusionPath> want = {P::FirstConvRelu, P::FusedMember, P::ConvReluPool, P::FusedMember,
+  const std::vector<FusionPath> want = {P::FirstConv, P::FusedMember, P::ConvReluPool, P::FusedMember,
                                         P::FusedMember,   P::FusedMember, P::FusedMember,  P::LinearRelu,
                                         P::FusedMember,   P::FusedMember, P::Separate,     P::Separate};
   EXPECT_EQ(paths(plan), want);
@@ -40,13 +41,37 @@ TEST(FusionPlanLayers, MnistCnnTakesAllThreePatterns) {
             "bias+relu+pool+dropout kernel; fc1 + relu3 + dropout2: gemm epilogue relu, dropout in place");
 }
 
-// Only the network's own first layer skips its input gradient: a nested Sequential's first convolution,
-// or one with three input channels, runs as its own layer.
+// Only the network's own first layer skips its input gradient: a nested Sequential's first convolution
+// runs as its own layer.
 TEST(FusionPlanLayers, FirstConvolutionOnlyAtTheNetworkInput) {
   const LayerSpec net = mnist_cnn(ModelInput{});
   EXPECT_EQ(plan_fusion(net.children, FusionAvailability{}, false, false).steps[0].path, P::Separate);
   const LayerSpec rgb = mnist_cnn(ModelInput{3, 28, 28, 10});
-  EXPECT_EQ(plan_fusion(rgb.children, FusionAvailability{}, false, true).steps[0].path, P::Separate);
+  EXPECT_EQ(plan_fusion(rgb.children, FusionAvailability{}, false, true).steps[0].path, P::FirstConv);
+}
+
+// The first convolution takes 1 to 4 input channels, 3x3, a power-of-two output count, with or without its
+// bias and a ReLU after it: the wrn's stem (3 -> 16, no bias, batch norm next) is one layer of its own.
+TEST(FusionPlanLayers, FirstConvolutionWithAndWithoutBiasAndRelu) {
+  const LayerSpec wrn = wide_resnet(ModelInput{3, 32, 32, 100}, WideResNetWidths{}, 0.3);
+  const FusionPlan plan = plan_fusion(wrn.children, FusionAvailability{}, false, true);
+  EXPECT_EQ(plan.steps[0].path, P::FirstConv);
+  EXPECT_EQ(plan.steps[0].run, 1u);
+  EXPECT_EQ(plan.steps[1].path, P::FusedHead);  // stem.bn + stem.relu
+  EXPECT_NE(plan.record.find("stem.conv: first-conv kernel (fused layers)\n"), std::string::npos) << plan.record;
+
+  const auto first = [](int64_t in, int64_t out, int64_t kernel, bool bias, bool with_relu) {
+    std::vector<LayerSpec> c{conv2d("c", in, out, kernel, 1, 1, bias)};
+    if (with_relu) c.push_back(relu("r"));
+    c.push_back(flatten("f"));
+    return plan_fusion(c, FusionAvailability{}, false, true).steps[0];
+  };
+  EXPECT_EQ(first(4, 8, 3, false, true).path, P::FirstConv);
+  EXPECT_EQ(first(4, 8, 3, false, true).run, 2u);
+  EXPECT_EQ(first(2, 256, 3, true, false).run, 1u);
+  EXPECT_EQ(first(5, 8, 3, true, true).path, P::Separate);   // too many input channels
+  EXPECT_EQ(first(3, 24, 3, true, true).path, P::Separate);  // not a power of two
+  EXPECT_EQ(first(3, 16, 5, true, true).path, P::Separate);  // not 3x3
 }
 
 TEST(FusionPlanLayers, ConditionsOfEachPattern) {

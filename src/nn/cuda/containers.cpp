@@ -99,7 +99,7 @@ Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main, 
         s.layer = std::move(relu);
         break;
       }
-      case FusionPath::FirstConvRelu:
+      case FusionPath::FirstConv:
       case FusionPath::ConvReluPool:
       case FusionPath::LinearRelu:
         s.layer = make_fused_layer(std::vector<LayerSpec>(children.begin() + static_cast<std::ptrdiff_t>(i),

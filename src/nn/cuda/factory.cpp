@@ -7,7 +7,7 @@
 #include "nn/cuda/conv2d.h"
 #include "nn/cuda/conv_pool_run.h"
 #include "nn/cuda/dropout.h"
-#include "nn/cuda/first_conv_relu.h"
+#include "nn/cuda/first_conv.h"
 #include "nn/cuda/linear.h"
 #include "nn/cuda/pooling.h"
 
@@ -38,7 +38,7 @@ std::unique_ptr<Layer> make_network_root(const LayerSpec& spec, Context& ctx, bo
 
 std::unique_ptr<Layer> make_fused_layer(const std::vector<LayerSpec>& run, FusionPath path, Context& ctx) {
   switch (path) {
-    case FusionPath::FirstConvRelu: return std::make_unique<FirstConvRelu>(run.at(0), ctx);
+    case FusionPath::FirstConv: return std::make_unique<FirstConv>(run.at(0), run.size() > 1, ctx);
     case FusionPath::ConvReluPool: return std::make_unique<ConvReluPoolRun>(run, ctx);
     case FusionPath::LinearRelu: {
       auto linear = std::make_unique<Linear>(run.at(0), ctx);

@@ -17,6 +17,6 @@ std::unique_ptr<Layer> make_layer(const LayerSpec& spec, Context& ctx);
 std::unique_ptr<Layer> make_network_root(const LayerSpec& spec, Context& ctx, bool input_gradient);
 
 // The layer of a small-network pattern: `run` holds the specs the plan step covers, `path` its choice
-// (FirstConvRelu, ConvReluPool or LinearRelu).
+// (FirstConv, ConvReluPool or LinearRelu).
 std::unique_ptr<Layer> make_fused_layer(const std::vector<LayerSpec>& run, FusionPath path, Context& ctx);
 }  // namespace sb::cuda
