@@ -393,8 +393,7 @@ if part small-batch; then
 fi
 # predict_check SCALING LINK DATA SCALE_OPTIONS...: a wrn study under SCALING over LINK, the all-reduce sweep
 # (measured once per link and shared by both scalings), then `scalebench predict --check`. Three repeats: the
-# model takes each 1-GPU point's median run, which is then not the process's first configuration, faster
-# than the later ones (docs/performance.md).
+# model takes each 1-GPU point's median run, and the repeats' spread sets the bar (docs/prediction.md).
 predict_check() {
   local scaling=$1 link=$2 study_data=$3 transport=()
   shift 3

@@ -9,8 +9,12 @@
 // training default is 8), to see what a wider search would gain; --search-fallback on also times cuDNN's
 // fallback list, as PyTorch's cudnn.benchmark does.
 //
+// --plan-cache DIR reads and writes the on-disk plan cache there, as `train --plan-cache DIR` does, so that
+// a second profile runs the stored choices the way a run with a warm cache does; without it every graph is
+// searched.
+//
 //   layer_profile [--model wrn] [--batch-size 256] [--precision bf16] [--layout nhwc] [--passes 20]
-//                 [--candidates 8] [--search-fallback on|off]
+//                 [--candidates 8] [--search-fallback on|off] [--plan-cache DIR]
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -44,12 +48,14 @@ struct Settings {
   int passes = 20;
   int candidates = sb::cuda::ContextOptions{}.autotune_candidates;
   bool search_fallback = sb::cuda::ContextOptions{}.autotune_fallback;
+  std::string plan_cache;  // empty: none
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
   std::fprintf(stderr,
                "layer_profile: %s\nusage: layer_profile [--model NAME] [--batch-size N] [--precision "
-               "fp32|tf32|fp16|bf16] [--layout nhwc|nchw] [--passes N] [--candidates N] [--search-fallback on|off]\n",
+               "fp32|tf32|fp16|bf16] [--layout nhwc|nchw] [--passes N] [--candidates N] [--search-fallback on|off] "
+               "[--plan-cache DIR]\n",
                what.c_str());
   std::exit(2);
 }
@@ -75,6 +81,7 @@ Settings parse(int argc, char** argv) {
     else if (a == "--passes") s.passes = std::atoi(v.c_str());
     else if (a == "--candidates") s.candidates = std::atoi(v.c_str());
     else if (a == "--search-fallback") s.search_fallback = v == "on";
+    else if (a == "--plan-cache") s.plan_cache = v;
     else usage_error("unknown option '" + a + "'");
   }
   if (s.batch < 1) usage_error("--batch-size must be at least 1");
@@ -90,12 +97,12 @@ int run(const Settings& s) {
     return 1;
   }
   CHECK_CUDA(cudaSetDevice(0));
-  // The training run's context at this precision and layout, with no plan cache: every graph is searched.
+  // The training run's context at this precision and layout, with the plan cache of --plan-cache or none.
   sb::TrainConfig run;
   run.precision = s.precision;
   run.layout = s.layout;
   sb::cuda::ContextOptions o = sb::context_options(run);
-  o.plan_cache_dir.clear();
+  o.plan_cache_dir = s.plan_cache;
   o.autotune_candidates = s.candidates;
   o.autotune_fallback = s.search_fallback;
   sb::cuda::Context ctx(o);
@@ -155,9 +162,11 @@ int run(const Settings& s) {
   std::printf("%-44s %32.3f\n", "whole pass, no per-layer events", whole_ms / s.passes);
   // Each graph's chosen engine and its autotuned time: a layer slower than its graph is paying for the
   // kernels around the graph; a graph slower than another program's kernel, for the engine choice.
-  std::printf("\ncuDNN graphs (autotuned ms of the chosen plan, candidates built of proposed, engine):\n");
+  std::printf("\ncuDNN graphs (autotuned ms of the chosen plan, candidates built of proposed, engine; \"cached\": from "
+              "the plan cache, with the time stored there):\n");
   for (const auto& r : ctx.plans().reports())
-    std::printf("%9.3f ms %3d/%-3d %-28s %s\n", r.ms, r.built, r.heuristics, r.chosen.c_str(), r.key.c_str());
+    std::printf("%9.3f ms %3d/%-3d %-28s %s%s\n", r.ms, r.built, r.heuristics, r.chosen.c_str(), r.cached ? "cached " : "",
+                r.key.c_str());
   return 0;
 }
 

@@ -25,10 +25,11 @@ constexpr char kMagic[8] = {'S', 'B', 'P', 'L', 'A', 'N', 'S', '1'};
 constexpr uint32_t kMaxIdentity = 4096;
 constexpr uint32_t kMaxKey = 1 << 16;
 constexpr uint32_t kMaxKnobs = 256;
+constexpr int64_t kMaxOccurrence = 1 << 16;
 constexpr uint32_t kMaxPlanBytes = 16u << 20;
 constexpr CacheFileKind kPlanCache{"cuDNN plan cache", "", "plans are not kept for later runs", uint64_t{256} << 20};
 // Each entry takes at least this many bytes, which bounds the entry count by the file's size.
-constexpr size_t kMinEntryBytes = 4 + 8 + 4 + 1 + 4 + 4 + 4;
+constexpr size_t kMinEntryBytes = 4 + 8 + 4 + 8 + 1 + 4 + 4 + 4;
 
 std::optional<PlanFile> fail(std::string* why, const std::string& reason) {
   if (why) *why = reason;
@@ -76,6 +77,7 @@ ByteWriter plan_file(const std::string& identity, const PlanEntries& entries) {
       w.i64(k.type);
       w.i64(k.value);
     }
+    w.i64(r.choice.occurrence);
     w.u8(r.tuned ? 1 : 0);
     w.f32(r.ms);
     w.text(r.plan);
@@ -95,7 +97,9 @@ std::string PlanChoice::str() const {
     s += '=';
     s += std::to_string(knobs[i].value);
   }
-  return s + "}";
+  s += '}';
+  if (occurrence != 0) s += "#" + std::to_string(occurrence);
+  return s;
 }
 
 std::vector<int32_t> encode_choice(const PlanChoice& c) {
@@ -107,6 +111,7 @@ std::vector<int32_t> encode_choice(const PlanChoice& c) {
     w.push_back(static_cast<int32_t>(static_cast<uint32_t>(u >> 32)));
   };
   put(c.engine);
+  put(c.occurrence);
   put(static_cast<int64_t>(c.knobs.size()));
   for (const PlanKnob& k : c.knobs) {
     put(k.type);
@@ -117,17 +122,18 @@ std::vector<int32_t> encode_choice(const PlanChoice& c) {
 }
 
 std::optional<PlanChoice> decode_choice(const std::vector<int32_t>& w) {
-  if (w.size() < 5 || w[0] != static_cast<int32_t>(w.size() - 1) || (w.size() - 5) % 4 != 0) return std::nullopt;
+  if (w.size() < 7 || w[0] != static_cast<int32_t>(w.size() - 1) || (w.size() - 7) % 4 != 0) return std::nullopt;
   auto get = [&w](size_t at) {
     return static_cast<int64_t>(static_cast<uint64_t>(static_cast<uint32_t>(w[at])) |
                                 (static_cast<uint64_t>(static_cast<uint32_t>(w[at + 1])) << 32));
   };
   PlanChoice c;
   c.engine = get(1);
-  const int64_t knobs = get(3);
-  if (knobs < 0 || static_cast<size_t>(knobs) != (w.size() - 5) / 4) return std::nullopt;
+  c.occurrence = get(3);
+  const int64_t knobs = get(5);
+  if (c.occurrence < 0 || knobs < 0 || static_cast<size_t>(knobs) != (w.size() - 7) / 4) return std::nullopt;
   for (int64_t i = 0; i < knobs; ++i) {
-    const size_t at = 5 + 4 * static_cast<size_t>(i);
+    const size_t at = 7 + 4 * static_cast<size_t>(i);
     c.knobs.push_back({get(at), get(at + 2)});
   }
   return c;
@@ -173,6 +179,8 @@ std::optional<PlanFile> decode_plan_file(const uint8_t* data, size_t size, std::
       r.i64(&knob.value);
       rec.choice.knobs.push_back(knob);
     }
+    if (!r.i64(&rec.choice.occurrence) || rec.choice.occurrence < 0 || rec.choice.occurrence > kMaxOccurrence)
+      return bad(at + "bad occurrence");
     if (!r.u8(&tuned) || tuned > 1) return bad(at + "bad tuned flag");
     rec.tuned = tuned == 1;
     if (!r.f32(&rec.ms) || !(rec.ms >= 0.0f && rec.ms < 1e9f)) return bad(at + "bad time");

@@ -6,7 +6,7 @@
 // One file per device identity (GPU model, SM count, compute capability, driver, CUDA and cuDNN
 // versions), named by a hash of that identity. Layout (integers little-endian):
 //   "SBPLANS1"  u32 format version  u32 len + identity  u32 entry count
-//   per entry:  u32 len + graph key  i64 engine  u32 knob count + (i64 type, i64 value)...
+//   per entry:  u32 len + graph key  i64 engine  u32 knob count + (i64 type, i64 value)...  i64 occurrence
 //               u8 tuned  f32 ms  u32 len + serialised plan  u32 len + the build that serialised it
 //   u32 crc32 (zlib) of every byte before it
 // A file is replaced by writing a unique temporary in the same folder and renaming it over the old one,
@@ -35,8 +35,12 @@ struct PlanKnob {
 struct PlanChoice {
   int64_t engine = -1;
   std::vector<PlanKnob> knobs;
+  // Which of the heuristics' configurations with this engine and these knobs, counted from 0 in their
+  // order: cuDNN may propose one engine and knob set several times, with settings that no knob shows, and
+  // those run at different speeds (docs/cudnn.md, "The plan cache").
+  int64_t occurrence = 0;
   bool operator==(const PlanChoice&) const = default;
-  std::string str() const;  // e.g. "eng12{2=3,14=4}"
+  std::string str() const;  // e.g. "eng12{2=3,14=4}", and "eng62{}#1" for a second occurrence
 };
 
 // A choice as 32-bit words, for an agreement that carries one int at a time; the first word is the count
@@ -67,7 +71,8 @@ struct DeviceIdentity {
   std::string str() const;
 };
 
-constexpr uint32_t kPlanFileVersion = 1;
+// Version 1 had no occurrence; its files are ignored (with one warning) and rewritten.
+constexpr uint32_t kPlanFileVersion = 2;
 
 // The bytes of a plan file, and their inverse. decode_plan_file returns nullopt, with the reason in *why,
 // for anything malformed: bad magic or version, a checksum mismatch, a truncated or oversized field,

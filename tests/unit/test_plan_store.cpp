@@ -6,10 +6,12 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
+#include "core/checksums.h"
 #include "scratch_dir.h"
 
 namespace sb {
@@ -21,6 +23,7 @@ PlanRecord record(int64_t engine, bool tuned, const std::string& plan = "") {
   PlanRecord r;
   r.choice.engine = engine;
   r.choice.knobs = {{2, engine + 1}, {14, -3}, {40, int64_t{1} << 40}};
+  r.choice.occurrence = engine % 3;  // a later configuration of the same engine and knobs, for some
   r.tuned = tuned;
   r.ms = tuned ? 0.25f : 0.0f;
   r.plan = plan;
@@ -83,9 +86,38 @@ TEST(PlanChoiceWords, RoundTripAndRefuseMalformedWords) {
   std::vector<int32_t> short_by_one(words.begin(), words.end() - 1);
   EXPECT_FALSE(decode_choice(short_by_one));
   std::vector<int32_t> wrong_count = words;
-  wrong_count[3] += 1;  // claims one knob more than the words hold
+  wrong_count[5] += 1;  // claims one knob more than the words hold
   EXPECT_FALSE(decode_choice(wrong_count));
+  std::vector<int32_t> negative_occurrence = words;
+  negative_occurrence[4] = -1;  // the high word of the occurrence
+  EXPECT_FALSE(decode_choice(negative_occurrence));
   EXPECT_FALSE(decode_choice({}));
+}
+
+// The occurrence tells apart the heuristics' configurations that share an engine and knobs: it is part of
+// the choice's identity, its name and its words.
+TEST(PlanChoiceWords, OccurrenceIsPartOfTheChoice) {
+  PlanChoice first{62, {}};
+  PlanChoice second = first;
+  second.occurrence = 1;
+  EXPECT_NE(first, second);
+  EXPECT_EQ(first.str(), "eng62{}");
+  EXPECT_EQ(second.str(), "eng62{}#1");
+  EXPECT_EQ(decode_choice(encode_choice(second)), second);
+  EXPECT_NE(decode_choice(encode_choice(second)), first);
+}
+
+// A file of the first format (no occurrence) is refused, with its version named: its choices may name
+// the wrong one of several configurations, so a run searches again and rewrites the file.
+TEST(PlanFileFormat, RefusesTheFirstVersion) {
+  std::vector<uint8_t> v1 = encode_plan_file(kIdentity, {{"k", record(5, true)}});
+  const uint32_t old_version = 1;
+  std::memcpy(v1.data() + 8, &old_version, 4);  // after the 8-byte magic, little-endian
+  const uint32_t crc = crc32_of(v1.data(), v1.size() - 4);
+  std::memcpy(v1.data() + v1.size() - 4, &crc, 4);
+  std::string why;
+  EXPECT_FALSE(decode_plan_file(v1.data(), v1.size(), &why));
+  EXPECT_NE(why.find("format version 1, expected 2"), std::string::npos) << why;
 }
 
 TEST(DefaultPlanCacheDir, FollowsXdgThenHome) {

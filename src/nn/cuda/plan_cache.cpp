@@ -78,6 +78,31 @@ void append_new_configs(std::vector<cudnn::Descriptor>& list, const cudnn::Descr
     if (std::find(known.begin(), known.end(), cudnn::engine_choice(c)) == known.end()) list.push_back(std::move(c));
 }
 
+// The choice of list[index], with its occurrence: how many configurations before it in the list have the
+// same engine and knobs.
+PlanChoice choice_at(const std::vector<cudnn::Descriptor>& list, size_t index) {
+  PlanChoice choice = cudnn::engine_choice(list[index]);
+  for (size_t i = 0; i < index; ++i) {
+    const PlanChoice other = cudnn::engine_choice(list[i]);
+    if (other.engine == choice.engine && other.knobs == choice.knobs) ++choice.occurrence;
+  }
+  return choice;
+}
+
+// The configuration of the list with the choice's engine, knobs and occurrence; failing that, the first
+// with its engine and knobs (a list that changed since the choice was made); nullptr when none has them.
+const cudnn::Descriptor* find_config(const std::vector<cudnn::Descriptor>& list, const PlanChoice& choice) {
+  const cudnn::Descriptor* first = nullptr;
+  int64_t seen = 0;
+  for (const cudnn::Descriptor& c : list) {
+    const PlanChoice candidate = cudnn::engine_choice(c);
+    if (candidate.engine != choice.engine || candidate.knobs != choice.knobs) continue;
+    if (seen++ == choice.occurrence) return &c;
+    if (!first) first = &c;
+  }
+  return first;
+}
+
 int build_threads(const PlanCacheOptions& o) {
   if (o.build_threads > 0) return o.build_threads;
   return static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
@@ -208,15 +233,12 @@ float PlanCache::time_plan(const cudnn::Descriptor& plan, int64_t workspace_byte
 
 const cudnn::Descriptor* PlanCache::proposed_config(Entry& e, const PlanChoice& choice) {
   if (e.configs.empty()) append_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_A);
-  for (const cudnn::Descriptor& c : e.configs)
-    if (cudnn::engine_choice(c) == choice) return &c;
+  if (const cudnn::Descriptor* c = find_config(e.configs, choice)) return c;
   // A choice that the fallback list proposed, when the search also timed that list.
   if (options_.search_fallback && !e.fallback_listed) {
     e.fallback_listed = true;
-    const size_t begin = e.configs.size();
     append_new_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_FALLBACK);
-    for (size_t i = begin; i < e.configs.size(); ++i)
-      if (cudnn::engine_choice(e.configs[i]) == choice) return &e.configs[i];
+    return find_config(e.configs, choice);
   }
   return nullptr;
 }
@@ -348,7 +370,7 @@ std::optional<PlanCache::Pick> PlanCache::search(Entry& e, const std::vector<int
   }
   Candidate& chosen = candidates[static_cast<size_t>(best)];
   Pick p;
-  p.choice = cudnn::engine_choice(e.configs[static_cast<size_t>(chosen.index)]);
+  p.choice = choice_at(e.configs, static_cast<size_t>(chosen.index));
   p.plan = std::move(chosen.plan);
   p.workspace = chosen.workspace;
   p.engine = chosen.info.str();
@@ -362,8 +384,9 @@ PlanChoice PlanCache::agree(const std::string& key, const PlanChoice& local) {
   if (!agreement_) return local;
   const std::vector<int32_t> mine = encode_choice(local);
   const int count = agreement_(key, mine[0]);
-  // Rank 0's word count: 4 words of engine and knob count, 4 per knob, within the store's knob bound.
-  if (count < 4 || count > 4 + 4 * 256)
+  // Rank 0's word count: 6 words of engine, occurrence and knob count, 4 per knob, within the store's knob
+  // bound.
+  if (count < 6 || count > 6 + 4 * 256)
     fatal("cuDNN plan for '" + key + "': the agreed choice has " + std::to_string(count) + " words");
   std::vector<int32_t> words{count};
   for (int i = 1; i <= count; ++i)
