@@ -127,6 +127,7 @@ TEST(CudaPlanCache, AFreshCacheFindsAndRunsTheSavedChoices) {
   SKIP_WITHOUT_GPU();
   PlanCacheFolder folder;
   std::map<std::string, std::string> first_chosen;
+  std::map<std::string, int> first_index;
   std::vector<float> first_grads;
   std::string path;
   {
@@ -137,6 +138,7 @@ TEST(CudaPlanCache, AFreshCacheFindsAndRunsTheSavedChoices) {
       EXPECT_FALSE(r.cached) << r.key << ": the cache started empty";
       EXPECT_GT(r.heuristics, 0) << r.key;
       first_chosen[r.key] = r.chosen;
+      first_index[r.key] = r.choice;
     }
     path = first.plans().store_path();
     print_plans(first, "searched");
@@ -153,6 +155,8 @@ TEST(CudaPlanCache, AFreshCacheFindsAndRunsTheSavedChoices) {
     EXPECT_EQ(r.heuristics, 0) << r.key << ": a hit asks no heuristics";
     EXPECT_EQ(r.built, 0) << r.key << ": a hit builds and times no candidates";
     EXPECT_EQ(r.chosen, first_chosen.at(r.key)) << r.key;
+    // The configuration the search timed, not another of the heuristics' with the same engine and knobs.
+    EXPECT_EQ(r.choice, first_index.at(r.key)) << r.key << ": " << r.chosen;
   }
   print_plans(second, "from the plan cache");
   ASSERT_EQ(first_grads.size(), second_grads.size());

@@ -32,7 +32,7 @@ struct PlanCache::Pick {
   int64_t workspace = 0;
   std::string engine;
   bool rtc = false;  // a runtime-compiled engine: its plan can be serialised
-  int index = -1;    // in the heuristics' list, when searched
+  int index = -1;    // in the heuristics' list; -1 for a configuration made from the numbers
   float ms = 0.0f;
   bool cached = false;
   bool serialised = false;
@@ -101,6 +101,13 @@ const cudnn::Descriptor* find_config(const std::vector<cudnn::Descriptor>& list,
     if (!first) first = &c;
   }
   return first;
+}
+
+// The position of `config` in the entry's heuristics list, or -1 (a configuration made from the numbers).
+int list_index(const std::vector<cudnn::Descriptor>& list, const cudnn::Descriptor* config) {
+  for (size_t i = 0; i < list.size(); ++i)
+    if (&list[i] == config) return static_cast<int>(i);
+  return -1;
 }
 
 int build_threads(const PlanCacheOptions& o) {
@@ -263,6 +270,7 @@ std::optional<PlanCache::Pick> PlanCache::rebuild(Entry& e, const PlanChoice& ch
   if (!plan) return std::nullopt;
   Pick p;
   p.choice = choice;
+  p.index = list_index(e.configs, config);
   p.workspace = cudnn::plan_workspace_bytes(*plan);
   p.plan = std::move(*plan);
   p.engine = info.str();
@@ -294,6 +302,7 @@ std::optional<PlanCache::Pick> PlanCache::from_store(Entry& e, const std::string
   p.workspace = cudnn::plan_workspace_bytes(p.plan);
   if (static_cast<size_t>(p.workspace) > options_.max_workspace) return std::nullopt;
   p.choice = record->choice;
+  p.index = list_index(e.configs, config);
   p.engine = info.str();
   p.rtc = info.has(CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION);
   p.ms = record->ms;

@@ -61,7 +61,8 @@ struct PlanCacheOptions {
 struct PlanReport {
   std::string key;
   bool ok = false;          // false: no engine could run this graph (the caller used its fallback)
-  int choice = -1;          // index into this process's heuristics list; -1 when not searched for
+  int choice = -1;          // the built configuration's index in this process's heuristics list (searched, or
+                            // the stored choice found there); -1 when made from the engine and knob numbers
   int heuristics = 0;       // configurations the heuristics proposed (0 on a cache hit: not asked)
   int built = 0;            // candidates that built a plan
   std::string engine;       // the chosen engine's index and notes
