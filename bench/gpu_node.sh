@@ -297,12 +297,16 @@ print("%.2f%% (%s)" % (sum(acc) / len(acc), " ".join("%.2f" % a for a in acc)))'
 fi
 if part baseline; then
   say "== one GPU: this build against $baseline_bin, two runs each"
+  # Each build keeps its own plan cache (another build may write another format or other choices): its
+  # first run searches, its second reads what the first stored, as a user's runs do.
   for run_no in 1 2; do
     for which in new baseline; do
       b=$S
       [[ $which == baseline ]] && b=$baseline_bin
-      run "$which-wrn-bf16-$run_no" 900 "$b" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3
-      run "$which-mnist-tf32-$run_no" 600 "$b" train "${MNIST[@]}" --data "$MNIST_DATA" --precision tf32 --epochs 3
+      run "$which-wrn-bf16-$run_no" 900 "$b" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3 \
+          --plan-cache "$R/baseline-plans-$which"
+      run "$which-mnist-tf32-$run_no" 600 "$b" train "${MNIST[@]}" --data "$MNIST_DATA" --precision tf32 --epochs 3 \
+          --plan-cache "$R/baseline-plans-$which"
     done
   done
   for which in new baseline; do
