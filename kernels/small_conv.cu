@@ -12,18 +12,20 @@ namespace {
 using namespace detail;
 
 // A thread's sums for its channel: the 9 x C weight taps, in the order (r * 3 + s) * C + c, and the bias.
+constexpr int sums_per_channel(int64_t c) { return kFirstConvTaps * static_cast<int>(c) + 1; }
 template <int C>
 constexpr int kTapsOf = kFirstConvTaps * C;
 template <int C>
-constexpr int kSumsOf = kTapsOf<C> + 1;
+constexpr int kSumsOf = sums_per_channel(C);
 
 // The lanes kernel's blocks: 512 threads for one input channel, so that the 256 partial rows hold enough
 // lanes to fill the GPU; 256 for more, whose larger trees must fit the 48 KiB of static shared memory.
+constexpr int lane_threads_log2(int64_t c) { return c == 1 ? 9 : 8; }
+int lane_threads(int64_t c) { return 1 << lane_threads_log2(c); }
 template <int C>
-constexpr int kLaneThreadsLog2Of = C == 1 ? 9 : 8;
+constexpr int kLaneThreadsLog2Of = lane_threads_log2(C);
 template <int C>
 constexpr int kLaneThreadsOf = 1 << kLaneThreadsLog2Of<C>;
-int lane_threads(int64_t c) { return c == 1 ? 512 : 256; }
 constexpr int kLanePositions = 4;  // fewest positions per lane before a launch takes fewer blocks
 constexpr int kUnroll = 2;         // positions whose y and dy loads a lane has in flight at once
 
@@ -216,7 +218,7 @@ constexpr int64_t kTileSharedFloats = 48 * 1024 / 4;  // the input rows and the 
 
 int tile_input_rows(const FirstConvShape& s) { return (kTileRows - 1) * s.stride + 3; }
 int64_t tile_input_floats(const FirstConvShape& s) { return tile_input_rows(s) * s.w * s.c; }
-int64_t tile_tree_floats(const FirstConvShape& s) { return (kFirstConvTaps * s.c + 1) * kTileThreads; }
+int64_t tile_tree_floats(const FirstConvShape& s) { return int64_t{sums_per_channel(s.c)} * kTileThreads; }
 // Wider images take the lanes kernel.
 bool takes_tiles(const FirstConvShape& s, Layout layout) {
   return layout == Layout::NHWC && tile_input_floats(s) + tile_tree_floats(s) <= kTileSharedFloats;
