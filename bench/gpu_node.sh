@@ -48,7 +48,8 @@
 #            channels_last), two runs of each, alternating (max-autotune's first run spends minutes tuning)
 #   trace    the kernel timeline of one GPU's step (bench/kernel_trace.cpp through CUDA_INJECTION64_PATH): wrn bf16
 #            NHWC and mnist-cnn tf32 and fp32 NHWC, 3 epochs each; time per kernel and the GPU's idle time a step
-#            (bench/kernel_trace_summary.py) in trace-*.txt, and the steady stretch's records in trace-*.csv.xz
+#            (bench/kernel_trace_summary.py) in trace-*.txt, and the steady stretch's records in trace-*.csv.xz;
+#            with several GPUs also the mnist-cnn tf32 step on all of them (64 per GPU), one timeline per rank
 #   dp       nn.DataParallel against DDP on 1, 2 and 4 GPUs (as many as are visible), two runs each: scalebench
 #            --parallel dp and ddp, PyTorch --dp and DDP, mnist-cnn (64 per GPU, tf32) and wrn (256 per
 #            GPU, bf16); img/s of each (docs/data_parallel.md)
@@ -501,6 +502,22 @@ if part trace; then
   trace trace-wrn-bf16 300 40 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3
   trace trace-mnist-tf32 50 10 "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision tf32 --layout nhwc --epochs 3
   trace trace-mnist-fp32 50 10 "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision fp32 --layout nhwc --epochs 3
+  if ((N > 1)); then
+    # One timeline per rank (kernel_trace.cpp puts the rank for %r); the data set grows with the ranks so
+    # that each rank runs as many steps an epoch as one GPU alone.
+    name=trace-mnist-tf32-x$N
+    CUDA_INJECTION64_PATH=$trace_lib SCALEBENCH_KERNEL_TRACE="$R/$name-rank%r.csv" \
+      run "$name" 600 "${MPI[@]}" -x CUDA_INJECTION64_PATH -x SCALEBENCH_KERNEL_TRACE -np "$N" "$S" train "${MNIST[@]}" \
+      --data "synthetic:1x28x28:10:$((64000 * N)):1000" --precision tf32 --layout nhwc --epochs 3 \
+      --out "$R/$name.h5"
+    for ((rank = 0; rank < N; ++rank)); do
+      "$P" bench/kernel_trace_summary.py "$R/$name-rank$rank.csv" --last-ms 50 --skip-ms 10 --top 40 \
+          --window-csv "$R/$name-rank$rank-window.csv" > "$R/$name-rank$rank.txt" 2>&1 || failed=$((failed + 1))
+      say "$name rank $rank: $(tail -1 "$R/$name-rank$rank.txt")"
+      xz -f "$R/$name-rank$rank-window.csv" 2>/dev/null
+      rm -f "$R/$name-rank$rank.csv"
+    done
+  fi
 fi
 if part dp; then
   say "== nn.DataParallel against DDP on 1, 2 and 4 GPUs (up to $N), two runs each: scalebench, then PyTorch"

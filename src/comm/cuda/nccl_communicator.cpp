@@ -1,5 +1,6 @@
 #include "comm/cuda/nccl_communicator.h"
 
+#include <cstdlib>
 #include <mutex>
 #include <utility>
 
@@ -8,6 +9,17 @@
 
 namespace sb::cuda {
 
+namespace {
+// NCCL's graph-mixing support lets a collective run outside a CUDA graph while a graph with collectives of
+// the same communicator still runs; it costs every captured collective an event record and wait across
+// NCCL's internal stream, a few microseconds of idle GPU before each all-reduce of a step graph
+// (docs/performance.md, "NCCL's graph mixing"). Every launch of a scalebench process either is inside a
+// step graph or waits for the graphs before it (the CUDA engine synchronises first), so the support is
+// turned off, unless the environment names a value. NCCL reads it once, at its first communicator.
+constexpr const char* kGraphMixingVariable = "NCCL_GRAPH_MIXING_SUPPORT";
+void turn_off_graph_mixing_unless_set() { setenv(kGraphMixingVariable, "0", /*overwrite=*/0); }
+}  // namespace
+
 struct NcclCommunicator::Shared {
   std::mutex mutex;
   ncclComm_t comm = nullptr;  // null once destroyed, so a later fatal error does not touch it
@@ -15,6 +27,7 @@ struct NcclCommunicator::Shared {
 
 NcclCommunicator::NcclCommunicator(Communicator& host_comm)
     : shared_(std::make_shared<Shared>()), rank_(host_comm.rank()), size_(host_comm.size()) {
+  turn_off_graph_mixing_unless_set();
   ncclUniqueId id{};
   if (rank_ == 0) CHECK_NCCL(ncclGetUniqueId(&id));
   host_comm.broadcast(std::span<char>(id.internal, sizeof id.internal), 0);

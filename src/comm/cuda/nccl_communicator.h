@@ -30,6 +30,9 @@ class NcclCommunicator {
  public:
   // Collective over host_comm: every member calls it after selecting its GPU with cudaSetDevice.
   // host_comm's rank 0 creates the unique id and broadcasts it; the NCCL ranks equal host_comm's.
+  // Sets NCCL_GRAPH_MIXING_SUPPORT=0 where the environment leaves it unset: a collective launched outside
+  // a CUDA graph must then wait until every graph launched before it with collectives of this communicator
+  // is done (synchronise its stream first).
   explicit NcclCommunicator(Communicator& host_comm);
   ~NcclCommunicator();  // ncclCommDestroy; the caller has synchronised the streams that use it
   NcclCommunicator(const NcclCommunicator&) = delete;

@@ -121,6 +121,7 @@ class CudaEngine final : public EngineBase {
   std::unique_ptr<cuda::HostInput> host_input_;  // --input host, instead of the device data sets and batches
   PeakDeviceMemory peak_memory_;
   int64_t steps_queued_ = 0;
+  bool graph_in_flight_ = false;  // a step graph was launched since the last synchronize()
   double peak_tflops_ = std::numeric_limits<double>::quiet_NaN();
 };
 
@@ -322,6 +323,7 @@ void CudaEngine::drop_graphs() {
 
 void CudaEngine::synchronize() {
   gpu_wait_.for_stream(stream_);
+  graph_in_flight_ = false;
   timer_->anchor(stream_.get());  // the stream is idle: renew the trace's host/device anchor
 }
 
@@ -347,7 +349,11 @@ PhaseTimes CudaEngine::train_step(std::span<const int64_t> indices, const StepIn
   if (graph_policy_.should_capture(batch)) capture_graphs(micro_sizes);
   if (graph_policy_.replays(batch)) {
     graphs_.launch(slot, stream_.get());
+    graph_in_flight_ = true;
   } else {
+    // An eager all-reduce must not start while a step graph's may still run (NCCL's graph mixing is off:
+    // comm/cuda/nccl_communicator.h); this is the epoch's short last step, once an epoch.
+    if (buckets_ && graph_in_flight_) synchronize();
     enqueue_step_body(micro_sizes, slot, false);
     graph_policy_.ran_eagerly(batch);
   }

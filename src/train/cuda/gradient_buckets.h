@@ -15,8 +15,8 @@
 //
 // For the step's timeline each bucket takes timestamps (train/cuda/device_timestamps.h): when it is ready
 // (on the stream that reported it final), when its all-reduce is done and, with queue_updates, when its
-// update is done (communication stream), per step slot, as kernel nodes inside a stream capture. StepTimer
-// reads them one step late.
+// update is done (communication stream; not the last bucket's, which the step's own end bounds), per step
+// slot, as kernel nodes inside a stream capture. StepTimer reads them one step late.
 #pragma once
 #include <cuda_runtime.h>
 

@@ -27,6 +27,9 @@ StepTimer::StepTimer(const GradientBuckets* buckets) : buckets_(buckets), stamps
 }
 
 void StepTimer::record(int slot, StepEvent event, cudaStream_t stream, bool capturing) const {
+  // With queued updates read() takes the end of communication from the buckets' timestamps: a stamp of its
+  // own would only lengthen the step's tail (each is a kernel node on the compute stream).
+  if (event == kCommDone && buckets_ && buckets_->queues_updates()) return;
   stamps_.record(index(slot, event), stream);
   if (event == kOptimizerDone) done_[static_cast<size_t>(slot)].record_maybe_captured(stream, capturing);
 }

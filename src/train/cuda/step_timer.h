@@ -6,8 +6,8 @@
 //
 // kCommDone follows the compute stream's wait for everything on the communication stream, so the comm
 // phase runs from the end of backward to the end of the last all-reduce; with the optimizer overlap, whose
-// updates follow the all-reduces on that stream, read() ends it at the last all-reduce instead, and the
-// updates' tail after it counts as the optimizer phase.
+// updates follow the all-reduces on that stream, read() ends it at the last all-reduce instead (record()
+// then takes no kCommDone stamp), and the updates' tail after it counts as the optimizer phase.
 //
 // The trace places steps on the host's clock through an anchor: a timestamp taken on an idle stream
 // beside a host clock reading, renewed at each synchronize (once per epoch).
