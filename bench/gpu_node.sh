@@ -487,17 +487,24 @@ if part max-autotune; then
   say "max-autotune: wrn bf16 scalebench $wrn; torch.compile default $default_pt img/s (ratio $(ratio "${wrn%% *}" "$default_pt")), max-autotune $autotuned_pt img/s (ratio $(ratio "${wrn%% *}" "$autotuned_pt"))"
 fi
 if part trace; then
-  say "== one GPU: the kernel timeline of the wrn and mnist-cnn steps (time per kernel, idle time a step)"
-  # name window_ms skip_ms: the steady stretch of the last epoch, before its evaluation and the shutdown.
+  say "== the kernel timeline of the wrn and mnist-cnn steps on one GPU$( ((N > 1)) && echo ", and of the mnist-cnn step on all $N GPUs") (time per kernel, idle time a step)"
+  # R/BASE.csv summarised into R/BASE.txt over window_ms ending skip_ms before its last record (the steady
+  # stretch of the last epoch, before its evaluation and the shutdown); that window's records are kept as
+  # R/BASE-window.csv.xz and the whole trace is dropped.
+  summarise_trace() {
+    local base=$1 window=$2 skip=$3 label=$4
+    "$P" bench/kernel_trace_summary.py "$R/$base.csv" --last-ms "$window" --skip-ms "$skip" --top 40 \
+        --window-csv "$R/$base-window.csv" > "$R/$base.txt" 2>&1 || failed=$((failed + 1))
+    say "$label: $(tail -1 "$R/$base.txt")"
+    xz -f "$R/$base-window.csv" 2>/dev/null
+    rm -f "$R/$base.csv"
+  }
+  # name window_ms skip_ms command...: one GPU's trace.
   trace() {
     local name=$1 window=$2 skip=$3
     shift 3
     CUDA_INJECTION64_PATH=$trace_lib SCALEBENCH_KERNEL_TRACE="$R/$name.csv" run "$name" 600 "$@" --out "$R/$name.h5"
-    "$P" bench/kernel_trace_summary.py "$R/$name.csv" --last-ms "$window" --skip-ms "$skip" --top 40 \
-        --window-csv "$R/$name-window.csv" > "$R/$name.txt" 2>&1 || failed=$((failed + 1))
-    say "$name: $(tail -1 "$R/$name.txt")"
-    xz -f "$R/$name-window.csv" 2>/dev/null
-    rm -f "$R/$name.csv"
+    summarise_trace "$name" "$window" "$skip" "$name"
   }
   trace trace-wrn-bf16 300 40 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3
   trace trace-mnist-tf32 50 10 "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision tf32 --layout nhwc --epochs 3
@@ -510,13 +517,7 @@ if part trace; then
       run "$name" 600 "${MPI[@]}" -x CUDA_INJECTION64_PATH -x SCALEBENCH_KERNEL_TRACE -np "$N" "$S" train "${MNIST[@]}" \
       --data "synthetic:1x28x28:10:$((64000 * N)):1000" --precision tf32 --layout nhwc --epochs 3 \
       --out "$R/$name.h5"
-    for ((rank = 0; rank < N; ++rank)); do
-      "$P" bench/kernel_trace_summary.py "$R/$name-rank$rank.csv" --last-ms 50 --skip-ms 10 --top 40 \
-          --window-csv "$R/$name-rank$rank-window.csv" > "$R/$name-rank$rank.txt" 2>&1 || failed=$((failed + 1))
-      say "$name rank $rank: $(tail -1 "$R/$name-rank$rank.txt")"
-      xz -f "$R/$name-rank$rank-window.csv" 2>/dev/null
-      rm -f "$R/$name-rank$rank.csv"
-    done
+    for ((rank = 0; rank < N; ++rank)); do summarise_trace "$name-rank$rank" 50 10 "$name rank $rank"; done
   fi
 fi
 if part dp; then
