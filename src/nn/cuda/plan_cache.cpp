@@ -68,14 +68,19 @@ void append_configs(std::vector<cudnn::Descriptor>& list, const cudnn::Descripto
   for (auto& c : cudnn::heuristic_configs(graph, mode)) list.push_back(std::move(c));
 }
 
+bool same_engine_and_knobs(const PlanChoice& a, const PlanChoice& b) { return a.engine == b.engine && a.knobs == b.knobs; }
+
 // The fallback mode's configurations that the list does not hold yet (same engine and knobs).
 void append_new_configs(std::vector<cudnn::Descriptor>& list, const cudnn::Descriptor& graph,
                         cudnnBackendHeurMode_t mode) {
   std::vector<PlanChoice> known;
   known.reserve(list.size());
   for (const cudnn::Descriptor& c : list) known.push_back(cudnn::engine_choice(c));
-  for (auto& c : cudnn::heuristic_configs(graph, mode))
-    if (std::find(known.begin(), known.end(), cudnn::engine_choice(c)) == known.end()) list.push_back(std::move(c));
+  for (auto& c : cudnn::heuristic_configs(graph, mode)) {
+    const PlanChoice choice = cudnn::engine_choice(c);
+    const auto held = [&](const PlanChoice& k) { return same_engine_and_knobs(k, choice); };
+    if (std::none_of(known.begin(), known.end(), held)) list.push_back(std::move(c));
+  }
 }
 
 // The choice of list[index], with its occurrence: how many configurations before it in the list have the
@@ -83,8 +88,7 @@ void append_new_configs(std::vector<cudnn::Descriptor>& list, const cudnn::Descr
 PlanChoice choice_at(const std::vector<cudnn::Descriptor>& list, size_t index) {
   PlanChoice choice = cudnn::engine_choice(list[index]);
   for (size_t i = 0; i < index; ++i) {
-    const PlanChoice other = cudnn::engine_choice(list[i]);
-    if (other.engine == choice.engine && other.knobs == choice.knobs) ++choice.occurrence;
+    if (same_engine_and_knobs(cudnn::engine_choice(list[i]), choice)) ++choice.occurrence;
   }
   return choice;
 }
@@ -95,8 +99,7 @@ const cudnn::Descriptor* find_config(const std::vector<cudnn::Descriptor>& list,
   const cudnn::Descriptor* first = nullptr;
   int64_t seen = 0;
   for (const cudnn::Descriptor& c : list) {
-    const PlanChoice candidate = cudnn::engine_choice(c);
-    if (candidate.engine != choice.engine || candidate.knobs != choice.knobs) continue;
+    if (!same_engine_and_knobs(cudnn::engine_choice(c), choice)) continue;
     if (seen++ == choice.occurrence) return &c;
     if (!first) first = &c;
   }

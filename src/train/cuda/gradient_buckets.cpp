@@ -87,9 +87,7 @@ void GradientBuckets::launch(size_t b, cudaStream_t ready_on) {
   stamps_.record(stamp_index(slot_, b, kReduced), comm_.get());
   if (optimizer_) {
     optimizer_->enqueue_range(bucket.begin, count, advances_step_counter(b, buckets_.size()), comm_.get(), updates_from);
-    // Where the next bucket may start; the last bucket's update ends with the step (its optimizer phase),
-    // so it takes no timestamp of its own at the step's tail.
-    if (b + 1 < buckets_.size()) stamps_.record(stamp_index(slot_, b, kUpdated), comm_.get());
+    if (takes_update_stamp(b)) stamps_.record(stamp_index(slot_, b, kUpdated), comm_.get());
   }
 }
 
@@ -116,8 +114,7 @@ std::vector<BucketSpan> GradientBuckets::read_times(int slot, uint64_t step_star
   for (size_t b = 0; b < buckets_.size(); ++b) {
     BucketSpan& span = spans[b];
     span.ready_s = since(stamp_index(slot, b, kReady), step_start_ns);
-    const bool updated_stamp = optimizer_ && b + 1 < buckets_.size();
-    span.end_s = since(stamp_index(slot, b, updated_stamp ? kUpdated : kReduced), step_start_ns);
+    span.end_s = since(stamp_index(slot, b, takes_update_stamp(b) ? kUpdated : kReduced), step_start_ns);
     span.bytes = (buckets_[b].end - buckets_[b].begin) * static_cast<int64_t>(element_bytes);
   }
   set_bucket_starts(spans);

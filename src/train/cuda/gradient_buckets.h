@@ -31,6 +31,7 @@
 #include "nn/cuda/device_buffer.h"
 #include "nn/spec.h"
 #include "train/bucket_plan.h"
+#include "train/optimizer_overlap.h"
 #include "train/cuda/device_optimizer.h"
 #include "train/cuda/device_timestamps.h"
 #include "train/cuda/step_inputs.h"
@@ -95,6 +96,11 @@ class GradientBuckets {
   enum Stamp { kReady = 0, kReduced, kUpdated, kStamps };
   size_t stamp_index(int slot, size_t bucket, Stamp stamp) const {
     return (static_cast<size_t>(slot) * buckets_.size() + bucket) * kStamps + stamp;
+  }
+  // Whether bucket b's update takes a timestamp (where the next bucket may start): not the last bucket's,
+  // whose update ends with the step (its optimizer phase), so that the step's tail takes no stamp for it.
+  bool takes_update_stamp(size_t b) const {
+    return optimizer_ && !advances_step_counter(b, buckets_.size());
   }
   double since(size_t stamp, uint64_t step_start_ns) const;
   DeviceTimestamps stamps_;

@@ -45,6 +45,8 @@ class StepTimer {
 
  private:
   PhaseTimes read(int slot, const GpuWait& wait) const;
+  // The optimizer overlap: the buckets' updates follow their all-reduces on the communication stream.
+  bool updates_follow_allreduces() const { return buckets_ && buckets_->queues_updates(); }
 
   static size_t index(int slot, StepEvent event) { return static_cast<size_t>(slot) * kStepEvents + event; }
 
