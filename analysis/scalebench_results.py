@@ -27,12 +27,14 @@ SUPPORTED_SCHEMA_VERSIONS = (1, 2, 3)
 # The per-phase columns of an epochs table, in the order of the /steps phases axis (of schema 3).
 PHASE_COLUMNS = ("data_s", "forward_s", "backward_s", "backward_overlap_s", "comm_s", "optimizer_s")
 # Columns a file of an older schema lacks: they read as NaN ("not measured"), never as 0.
-LATER_EPOCH_COLUMNS = ("backward_overlap_s",)
+# The GPU clock columns, added to schema 3 later.
+CLOCK_COLUMNS = ("sm_clock_min_mhz", "sm_clock_max_mhz", "power_limited_fraction", "thermal_limited_fraction")
+LATER_EPOCH_COLUMNS = ("backward_overlap_s",) + CLOCK_COLUMNS
 
 EPOCH_COLUMNS = (
     "epoch", "wall_time_max_s", "wall_time_mean_s", "wall_time_min_s", "images_per_s", "train_loss",
     "test_loss", "test_accuracy", "learning_rate", "exposed_comm_s", "energy_j", "peak_memory_bytes",
-) + PHASE_COLUMNS
+) + PHASE_COLUMNS + CLOCK_COLUMNS
 
 # The /study columns every schema has; version 2 adds "repeat" and the sweepable options' columns.
 STUDY_COLUMNS = ("gpus", "images_per_s", "epoch_time_s", "speedup", "efficiency", "exposed_comm_fraction",

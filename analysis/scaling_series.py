@@ -34,6 +34,7 @@ class RunSummary:
     energy_per_image_j: float    # NaN where energy was not measured
     phases_s: dict               # phase -> mean seconds per steady epoch; "comm" is the exposed part
     epochs_used: int
+    sm_clock_min_mhz: float = math.nan  # the slowest rank's SM clock, time-weighted over the steady epochs
 
 
 @dataclass
@@ -47,6 +48,7 @@ class ScalingPoint:
     energy_per_image_j: float = math.nan
     time_to_accuracy_s: float = math.nan
     wall_to_accuracy_s: float = math.nan  # from process start; NaN in files written before the column
+    sm_clock_min_mhz: float = math.nan    # the slowest rank's SM clock; NaN where not measured
     karp_flatt: float = math.nan
     batch_per_gpu: float = None
     phases_s: dict = None
@@ -100,7 +102,8 @@ def summarise_run(run, warmup_epochs):
         energy_per_image_j=float(np.sum(energy) / total_images)
         if total_images > 0 and np.all(np.isfinite(energy)) else math.nan,
         phases_s=phases,
-        epochs_used=int(len(rows)))
+        epochs_used=int(len(rows)),
+        sm_clock_min_mhz=float(np.sum(rows["sm_clock_min_mhz"] * time) / total_time) if total_time > 0 else math.nan)
 
 
 def _finish(series):
@@ -150,6 +153,7 @@ def _point_from_runs(runs, summaries):
                         epoch_time_s=over_repeats([s.epoch_time for s in summaries]).median,
                         exposed_comm_fraction=_median([s.exposed_comm_fraction for s in summaries]),
                         energy_per_image_j=_median([s.energy_per_image_j for s in summaries]),
+                        sm_clock_min_mhz=_median([s.sm_clock_min_mhz for s in summaries]),
                         batch_per_gpu=run.per_rank_batch(), phases_s=_mean_phases(summaries), run=run,
                         throughput=throughput)
 

@@ -7,6 +7,7 @@ import csv
 import io
 import math
 
+from scalebench_results import EPOCH_COLUMNS
 from spread import MISSING
 
 NA = "n/a"
@@ -71,10 +72,7 @@ def csv_text(headers, rows):
 
 EPOCH_HEADERS = ["epoch", "time max (s)", "time mean (s)", "time min (s)", "img/s", "train loss", "test loss",
                  "test acc", "lr"]
-EPOCH_CSV_HEADERS = ["source", "gpus", "epoch", "wall_time_max_s", "wall_time_mean_s", "wall_time_min_s",
-                     "images_per_s", "train_loss", "test_loss", "test_accuracy", "learning_rate", "exposed_comm_s",
-                     "energy_j", "peak_memory_bytes", "data_s", "forward_s", "backward_s", "backward_overlap_s", "comm_s",
-                     "optimizer_s"]
+EPOCH_CSV_HEADERS = ["source", "gpus"] + list(EPOCH_COLUMNS)
 
 
 def _f(row, name):
@@ -112,13 +110,15 @@ SCALING_CSV_HEADERS = ["series", "kind", "mode", "baseline_gpus", "gpus", "image
                        "exposed_comm_fraction", "energy_per_image_j", "epoch_time_s", "karp_flatt",
                        "time_to_accuracy_s", "images_per_s_min", "images_per_s_max", "images_per_s_q1",
                        "images_per_s_q3", "count", "speedup_min", "speedup_max", "efficiency_min", "efficiency_max",
-                       "wall_to_accuracy_s"]
+                       "wall_to_accuracy_s", "sm_clock_min_mhz"]
 
 
 def scaling_markdown(series):
     with_tta = any(not _missing(p.time_to_accuracy_s) for p in series.points)
     with_wall = any(not _missing(p.wall_to_accuracy_s) for p in series.points)
-    headers = SCALING_HEADERS + (["time to accuracy (s)"] if with_tta else []) + (["from process start (s)"] if with_wall else [])
+    with_clock = any(not _missing(p.sm_clock_min_mhz) for p in series.points)
+    headers = SCALING_HEADERS + (["time to accuracy (s)"] if with_tta else []) + (["from process start (s)"] if with_wall else []) \
+        + (["slowest SM clock (MHz)"] if with_clock else [])
     rows = []
     for p in series.points:
         row = [p.gpus, fmt_count(p.images_per_s), fmt_range(p.throughput), fmt_fixed(p.speedup),
@@ -129,6 +129,8 @@ def scaling_markdown(series):
             row.append(fmt_fixed(p.time_to_accuracy_s, 1))
         if with_wall:
             row.append(fmt_fixed(p.wall_to_accuracy_s, 1))
+        if with_clock:
+            row.append(fmt_count(p.sm_clock_min_mhz))
         rows.append(row)
     return markdown_table(headers, rows, ["r"] * len(headers))
 
@@ -174,7 +176,7 @@ def scaling_csv(series_list):
             rows.append([s.label, s.kind, s.mode, s.baseline_gpus, p.gpus, p.images_per_s, p.speedup, p.efficiency,
                          p.exposed_comm_fraction, p.energy_per_image_j, p.epoch_time_s, p.karp_flatt,
                          p.time_to_accuracy_s, t.low, t.high, t.q1, t.q3, t.count, sp.low, sp.high, ef.low, ef.high,
-                         p.wall_to_accuracy_s])
+                         p.wall_to_accuracy_s, p.sm_clock_min_mhz])
     return csv_text(SCALING_CSV_HEADERS, rows)
 
 

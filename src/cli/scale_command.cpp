@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 
@@ -35,6 +36,7 @@ StudyRow to_study_row(const StudyPoint& p, const TrainConfig& config) {
   row.exposed_comm_fraction = p.exposed_comm_fraction;
   row.time_to_accuracy_s = p.time_to_accuracy_s;
   row.wall_to_accuracy_s = p.wall_to_accuracy_s;
+  row.sm_clock_min_mhz = p.sm_clock_min_mhz;
   return row;
 }
 
@@ -165,12 +167,13 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   std::vector<StudyPoint>& points = study.points;
   compute_scaling(points, config.scaling);
   if (exported) exported->begin_table("study", export_columns(study_columns()));
-  log0("\n%6s %14s %12s %9s %11s %13s  %s\n", "gpus", "images/s", "epoch s", "speedup", "efficiency", "exposed comm",
-       "configuration");
+  log0("\n%6s %14s %12s %9s %11s %13s %12s  %s\n", "gpus", "images/s", "epoch s", "speedup", "efficiency", "exposed comm",
+       "slowest SM", "configuration");
   for (const StudyPoint& p : points) {
     const std::string group = group_name(p.plan, combinations, scale.repeats);
-    log0("%6d %14.1f %12.3f %9.3f %10.1f%% %12.1f%%  %s\n", p.gpus, p.images_per_s, p.epoch_time_s, p.speedup,
-         100.0 * p.efficiency, 100.0 * p.exposed_comm_fraction, group.c_str());
+    const std::string clock = std::isfinite(p.sm_clock_min_mhz) ? std::to_string(std::lround(p.sm_clock_min_mhz)) + " MHz" : "n/a";
+    log0("%6d %14.1f %12.3f %9.3f %10.1f%% %12.1f%% %12s  %s\n", p.gpus, p.images_per_s, p.epoch_time_s, p.speedup,
+         100.0 * p.efficiency, 100.0 * p.exposed_comm_fraction, clock.c_str(), group.c_str());
     const StudyRow row = to_study_row(p, combinations[p.plan.combination].config);
     if (results) results->append_study_row(row);
     if (exported) exported->add_row(export_values(study_columns(), &row));

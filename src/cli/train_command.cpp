@@ -145,6 +145,7 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
          rate.achieved_tflops);
     if (std::isfinite(rate.mfu)) log0(", MFU %.1f%% of the measured %.0f TFLOP/s per device", 100.0 * rate.mfu, peak_tflops);
     log0("\n");
+    if (const std::string clocks = clocks_line(run.epochs.back().clocks); !clocks.empty()) log0("%s\n", clocks.c_str());
   }
   if (std::isfinite(startup.to_first_step)) log0("%s\n", startup_line(startup).c_str());  // a step ran
   if (!run.epochs.empty()) log0("%s\n", summary_line(run, config.target_accuracy).c_str());

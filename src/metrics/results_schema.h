@@ -27,26 +27,30 @@ inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 //
 // /epochs: one row per epoch. Times are seconds of wall time; "max" is over ranks (the slowest rank sets
 // the pace); NaN, never 0, where nothing was timed (an epoch resumed after its last step).
-#define SB_EPOCH_COLUMNS(X)                          \
-  X(int64_t, epoch, 0, "1")                          \
-  X(double, wall_time_max_s, kNotMeasured, "s")      \
-  X(double, wall_time_mean_s, kNotMeasured, "s")     \
-  X(double, wall_time_min_s, kNotMeasured, "s")      \
-  X(double, images_per_s, kNotMeasured, "images/s")  \
-  X(double, train_loss, kNotMeasured, "1")           \
-  X(double, test_loss, kNotMeasured, "1")            \
-  X(double, test_accuracy, kNotMeasured, "1")        \
-  X(double, learning_rate, kNotMeasured, "1")        \
-  X(double, exposed_comm_s, kNotMeasured, "s")       \
-  X(double, energy_j, kNotMeasured, "J")             \
-  X(int64_t, peak_memory_bytes, -1, "bytes")         \
-  X(double, data_s, kNotMeasured, "s")               \
-  X(double, forward_s, kNotMeasured, "s")            \
-  X(double, backward_s, kNotMeasured, "s")           \
-  X(double, backward_overlap_s, kNotMeasured, "s")   \
-  X(double, comm_s, kNotMeasured, "s")               \
-  X(double, optimizer_s, kNotMeasured, "s")          \
-  X(int64_t, steps_resumed, 0, "1")
+#define SB_EPOCH_COLUMNS(X)                              \
+  X(int64_t, epoch, 0, "1")                              \
+  X(double, wall_time_max_s, kNotMeasured, "s")          \
+  X(double, wall_time_mean_s, kNotMeasured, "s")         \
+  X(double, wall_time_min_s, kNotMeasured, "s")          \
+  X(double, images_per_s, kNotMeasured, "images/s")      \
+  X(double, train_loss, kNotMeasured, "1")               \
+  X(double, test_loss, kNotMeasured, "1")                \
+  X(double, test_accuracy, kNotMeasured, "1")            \
+  X(double, learning_rate, kNotMeasured, "1")            \
+  X(double, exposed_comm_s, kNotMeasured, "s")           \
+  X(double, energy_j, kNotMeasured, "J")                 \
+  X(int64_t, peak_memory_bytes, -1, "bytes")             \
+  X(double, data_s, kNotMeasured, "s")                   \
+  X(double, forward_s, kNotMeasured, "s")                \
+  X(double, backward_s, kNotMeasured, "s")               \
+  X(double, backward_overlap_s, kNotMeasured, "s")       \
+  X(double, comm_s, kNotMeasured, "s")                   \
+  X(double, optimizer_s, kNotMeasured, "s")              \
+  X(int64_t, steps_resumed, 0, "1")                      \
+  X(double, sm_clock_min_mhz, kNotMeasured, "MHz")       \
+  X(double, sm_clock_max_mhz, kNotMeasured, "MHz")       \
+  X(double, power_limited_fraction, kNotMeasured, "1")   \
+  X(double, thermal_limited_fraction, kNotMeasured, "1")
 
 // /study: one row per configuration of a scaling study (GPU count x swept values x repeat). The swept
 // options' columns are named by their configuration JSON keys (train_options.cpp); a named option's
@@ -64,7 +68,8 @@ inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
   X(double, efficiency, kNotMeasured, "1")             \
   X(double, exposed_comm_fraction, kNotMeasured, "1")  \
   X(double, time_to_accuracy_s, kNotMeasured, "s")   \
-  X(double, wall_to_accuracy_s, kNotMeasured, "s")
+  X(double, wall_to_accuracy_s, kNotMeasured, "s")   \
+  X(double, sm_clock_min_mhz, kNotMeasured, "MHz")
 
 // A field of a row struct, with the value that means "not measured".
 #define SB_ROW_FIELD(type, name, missing, unit) type name = missing;

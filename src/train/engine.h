@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "metrics/gpu_clocks.h"
 #include "metrics/step_phases.h"
 #include "metrics/step_timeline.h"
 
@@ -112,6 +113,9 @@ class Engine {
   virtual double peak_tflops() const { return std::numeric_limits<double>::quiet_NaN(); }
   // Energy used since the engine was created, in joules; NaN where it can't be measured.
   virtual double energy_joules() const { return std::numeric_limits<double>::quiet_NaN(); }
+  // The device's clocks since the last call (metrics/gpu_clocks.h), starting a new window; NaN readings
+  // where they can't be measured.
+  virtual GpuClocks take_gpu_clocks() { return {}; }
 };
 
 }  // namespace sb

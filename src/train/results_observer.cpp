@@ -25,6 +25,10 @@ EpochRow to_epoch_row(const EpochSummary& s) {
   row.comm_s = s.phases_max.seconds[kPhaseComm];
   row.optimizer_s = s.phases_max.seconds[kPhaseOptimizer];
   row.steps_resumed = s.steps_resumed;
+  row.sm_clock_min_mhz = s.clocks.sm_clock_min_mhz;
+  row.sm_clock_max_mhz = s.clocks.sm_clock_max_mhz;
+  row.power_limited_fraction = s.clocks.power_limited_fraction;
+  row.thermal_limited_fraction = s.clocks.thermal_limited_fraction;
   return row;
 }
 

@@ -44,19 +44,21 @@ StudyPoint summarize_run(int gpus, const RunSummary& run, int warmup_epochs, dou
   p.gpus = gpus;
   const size_t first = std::min(static_cast<size_t>(std::max(0, warmup_epochs)),
                                 run.epochs.empty() ? size_t{0} : run.epochs.size() - 1);
-  double time = 0, samples = 0, comm = 0;
+  double time = 0, samples = 0, comm = 0, clock_time_product = 0;
   int n = 0;
   for (size_t e = first; e < run.epochs.size(); ++e) {
     const EpochSummary& s = run.epochs[e];
     time += s.wall_max;
     samples += static_cast<double>(s.global_samples);
     comm += s.phases_max.seconds[kPhaseComm];
+    clock_time_product += s.clocks.sm_clock_min_mhz * s.wall_max;  // NaN once an epoch has no clock
     ++n;
   }
   if (n > 0 && time > 0) {
     p.images_per_s = samples / time;
     p.epoch_time_s = time / n;
     p.exposed_comm_fraction = comm / time;
+    p.sm_clock_min_mhz = clock_time_product / time;
   }
   p.time_to_accuracy_s = run.time_to_target;
   p.wall_to_accuracy_s = shared_startup_s + (run.wall_to_target - configuration_start_s);

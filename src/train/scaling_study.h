@@ -33,6 +33,9 @@ struct StudyPoint {
   double images_per_s = 0;          // mean over the measured (non-warm-up) epochs
   double epoch_time_s = 0;          // mean wall time (max over ranks) of the measured epochs
   double exposed_comm_fraction = 0; // exposed communication time / epoch time, measured epochs
+  // The slowest rank's mean SM clock over the measured epochs (weighted by their times), MHz; NaN where an
+  // epoch has none (train/epoch_clocks.h).
+  double sm_clock_min_mhz = std::numeric_limits<double>::quiet_NaN();
   double speedup = 0;
   double efficiency = 0;
   double time_to_accuracy_s = std::numeric_limits<double>::quiet_NaN();

@@ -208,6 +208,7 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     int64_t my_samples = 0;
 
     comm.barrier();  // start the epoch together, so the spread across ranks is the ranks' own
+    engine.take_gpu_clocks();  // the clocks' window starts with the epoch's training
     if (mllog) mllog->epoch_start(epoch);
     progress.restart();
     const auto epoch_start = Clock::now();
@@ -295,6 +296,7 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     engine.synchronize();
     record(engine.drain_step_times());
     const double my_wall = seconds_since(epoch_start);
+    const GpuClocks my_clocks = engine.take_gpu_clocks();
 
     if (mllog) mllog->evaluation_start(epoch);
     const auto eval_start = Clock::now();
@@ -323,6 +325,7 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     s.energy_joules = comm.allreduce_sum(energy_now - energy_before);
     energy_before = energy_now;
     s.peak_memory_bytes = comm.allreduce_max(engine.peak_memory_bytes());
+    s.clocks = reduce_epoch_clocks(comm, my_clocks);
     s.rank_wall_times = comm.gather(my_wall, 0);
     // Only steps whose times arrived on every rank are sampled: no row of zeros stands for a step.
     s.sampled_steps = comm.allreduce_min(std::min(timed_steps, sampled));

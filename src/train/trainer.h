@@ -9,6 +9,7 @@
 #include "comm/communicator.h"
 #include "train/data_identity.h"
 #include "train/engine.h"
+#include "train/epoch_clocks.h"
 #include "train/train_config.h"
 
 namespace sb {
@@ -29,6 +30,7 @@ struct EpochSummary {
   PhaseTimes phases_mean;     // per phase, the mean over ranks
   double energy_joules = std::numeric_limits<double>::quiet_NaN();  // summed over ranks, this epoch
   double peak_memory_bytes = std::numeric_limits<double>::quiet_NaN();  // max over ranks
+  EpochClocks clocks;  // the GPUs' clocks while the epoch trained, across ranks
   // Root only: every rank's epoch wall time, and sampled per-step phase times [rank][step][phase] in ns.
   std::vector<double> rank_wall_times;
   int64_t sampled_steps = 0;

@@ -30,6 +30,7 @@
 #include "train/cuda/device_loss.h"
 #include "train/cuda/device_optimizer.h"
 #include "train/cuda/device_state.h"
+#include "train/cuda/gpu_clock_sampler.h"
 #include "train/cuda/gpu_energy.h"
 #include "train/cuda/gpu_wait.h"
 #include "train/cuda/gradient_buckets.h"
@@ -74,7 +75,8 @@ class CudaEngine final : public EngineBase {
   PhaseTimes drain_step_times() override;
   double peak_memory_bytes() const override { return static_cast<double>(peak_memory_.bytes()); }
   double peak_tflops() const override { return peak_tflops_; }
-  double energy_joules() const override { return energy_ ? energy_->joules() : std::numeric_limits<double>::quiet_NaN(); }
+  double energy_joules() const override { return energy_->joules(); }
+  GpuClocks take_gpu_clocks() override { return clocks_->take(); }
 
  private:
   // Everything of one step after its inputs are in device memory: the part a CUDA graph captures.
@@ -97,7 +99,9 @@ class CudaEngine final : public EngineBase {
   // selected, in the order below; they are released in reverse: the compute stream last, the NCCL
   // communicator after the buckets that use it.
   std::string device_name_;
+  std::unique_ptr<NvmlDevice> nvml_;
   std::unique_ptr<GpuEnergyMeter> energy_;
+  std::unique_ptr<GpuClockSampler> clocks_;
   cuda::CudaStream stream_;
   std::unique_ptr<cuda::Context> ctx_;
   std::unique_ptr<cuda::Network> net_;
@@ -135,7 +139,9 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
   CHECK_CUDA(cudaSetDevice(device));
   context_startup.stop();
   device_name_ = gpu_name(device);
-  energy_ = std::make_unique<GpuEnergyMeter>(device);
+  nvml_ = std::make_unique<NvmlDevice>(device);
+  energy_ = std::make_unique<GpuEnergyMeter>(*nvml_);
+  clocks_ = std::make_unique<GpuClockSampler>(*nvml_);
   cuda::check_fits_batch_kernel(train);
   cuda::set_out_of_memory_hint("training " + config.model + " with a batch of " + std::to_string(config.per_rank_batch(comm.size())) +
                                 " per rank (evaluation " + std::to_string(config.eval_batch_size) + ") in " + name_of(config.precision) +

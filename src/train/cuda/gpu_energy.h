@@ -1,24 +1,23 @@
-// The GPU's energy counter through NVML, loaded at run time (dlopen), so that the build needs no NVML
-// and a node without it simply reports no energy (NaN).
+// The GPU's energy counter through NVML (train/cuda/nvml_device.h): NaN where NVML or the counter is
+// missing.
 #pragma once
+#include <cstdint>
+#include <optional>
+
+#include "train/cuda/nvml_device.h"
 
 namespace sb {
 
 class GpuEnergyMeter {
  public:
-  // For the CUDA device `device` (matched to NVML by PCI bus id).
-  explicit GpuEnergyMeter(int device);
-  ~GpuEnergyMeter();
-  GpuEnergyMeter(const GpuEnergyMeter&) = delete;
-  GpuEnergyMeter& operator=(const GpuEnergyMeter&) = delete;
+  explicit GpuEnergyMeter(const NvmlDevice& device) : device_(device), start_mj_(device.energy_mj()) {}
 
   // Joules since the meter was created; NaN when NVML or the counter (Volta and later) is missing.
   double joules() const;
 
  private:
-  void* library_ = nullptr;
-  void* device_ = nullptr;
-  unsigned long long start_mj_ = 0;
+  const NvmlDevice& device_;
+  std::optional<uint64_t> start_mj_;
 };
 
 }  // namespace sb

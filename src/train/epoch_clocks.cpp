@@ -1,0 +1,55 @@
+#include "train/epoch_clocks.h"
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <span>
+
+#include "train/progress_line.h"
+
+namespace sb {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// A rank without a value offers the reduction's identity; an identity that survives means no rank had one.
+double or_identity(double mine, double identity) { return std::isfinite(mine) ? mine : identity; }
+double measured(double reduced) { return std::isfinite(reduced) ? reduced : EpochClocks::kNotMeasured; }
+
+}  // namespace
+
+EpochClocks reduce_epoch_clocks(Communicator& comm, const GpuClocks& mine) {
+  const double least_clock = comm.allreduce_min(or_identity(mine.sm_clock_mhz, kInfinity));
+  std::array<double, 3> most = {or_identity(mine.sm_clock_mhz, -kInfinity),
+                                or_identity(mine.power_limited_fraction(), -kInfinity),
+                                or_identity(mine.thermal_limited_fraction(), -kInfinity)};
+  comm.allreduce_max(std::span<double>(most));
+  EpochClocks c;
+  c.sm_clock_min_mhz = measured(least_clock);
+  c.sm_clock_max_mhz = measured(most[0]);
+  c.power_limited_fraction = measured(most[1]);
+  c.thermal_limited_fraction = measured(most[2]);
+  return c;
+}
+
+std::string clocks_line(const EpochClocks& c) {
+  std::string parts;
+  if (std::isfinite(c.sm_clock_min_mhz)) {
+    parts = "SM " + with_thousands(c.sm_clock_min_mhz);
+    if (c.sm_clock_max_mhz > c.sm_clock_min_mhz + 0.5) parts += "-" + with_thousands(c.sm_clock_max_mhz) + " MHz across ranks";
+    else parts += " MHz";
+  }
+  const auto percent = [](double f) { return std::to_string(static_cast<int>(std::lround(100.0 * f))) + "%"; };
+  std::string limits;
+  if (std::isfinite(c.power_limited_fraction)) limits = "the power limit held the clocks down for " + percent(c.power_limited_fraction) + " of it";
+  if (std::isfinite(c.thermal_limited_fraction)) {
+    limits += limits.empty() ? "temperature held the clocks down for " : ", temperature for ";
+    limits += percent(c.thermal_limited_fraction);
+    if (!std::isfinite(c.power_limited_fraction)) limits += " of it";
+  }
+  if (!limits.empty()) limits += " (the most limited rank)";
+  if (parts.empty() && limits.empty()) return "";
+  return "GPU clocks in the last epoch: " + parts + (parts.empty() || limits.empty() ? "" : "; ") + limits;
+}
+
+}  // namespace sb
