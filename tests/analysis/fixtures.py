@@ -27,6 +27,10 @@ PHASES = ["data", "forward", "backward", "comm", "optimizer"]  # of schema 1 and
 # Schema 3 splits backward: the part beside an all-reduce is backward_overlap.
 EPOCH_FIELDS_V3 = EPOCH_FIELDS[:15] + [("backward_overlap_s", "<f8")] + EPOCH_FIELDS[15:]
 EPOCH_UNITS_V3 = EPOCH_UNITS[:15] + ["s"] + EPOCH_UNITS[15:]
+# The GPU clock columns, added to schema 3 later (after steps_resumed, which these fixtures leave out).
+CLOCK_FIELDS = [("sm_clock_min_mhz", "<f8"), ("sm_clock_max_mhz", "<f8"), ("power_limited_fraction", "<f8"),
+                ("thermal_limited_fraction", "<f8")]
+CLOCK_UNITS = ["MHz", "MHz", "1", "1"]
 
 STRING = h5py.string_dtype("utf-8")
 
@@ -70,6 +74,8 @@ def _root_attrs(f, world_size, cfg, complete, schema_version):
 def _tables(group, ranks, epochs, with_steps):
     v3 = all("backward_overlap_s" in row for row in epochs)  # rows with the schema-3 column
     fields, units = (EPOCH_FIELDS_V3, EPOCH_UNITS_V3) if v3 else (EPOCH_FIELDS, EPOCH_UNITS)
+    if all("sm_clock_min_mhz" in row for row in epochs):
+        fields, units = fields + CLOCK_FIELDS, units + CLOCK_UNITS
     rows = np.array([tuple(row[name] for name, _ in fields) for row in epochs], dtype=fields)
     table = group.create_dataset("epochs", data=rows, maxshape=(None,), chunks=(64,))
     table.attrs.create("units", units, dtype=STRING)

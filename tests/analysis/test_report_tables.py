@@ -69,6 +69,36 @@ class RunSeriesTest(TempDirTest):
             row = next(line for line in handle if line.replace(" ", "").startswith("|2|200|"))
         self.assertEqual(row.strip("|\n").split("|")[7].strip(), "n/a")
 
+    def test_gpu_clocks_time_weighted_over_steady_epochs(self):
+        """The slowest rank's SM clock: weighted by the steady epochs' times, the warm-up epoch left out; a
+        column of its own in the markdown table only where a run measured it, and n/a in files without it."""
+        def clocked(row, mhz):
+            return dict(row, sm_clock_min_mhz=mhz, sm_clock_max_mhz=mhz + 20.0, power_limited_fraction=1.0,
+                        thermal_limited_fraction=0.0)
+        files = []
+        for n, (warm, first, second) in {1: (1900.0, 1700.0, 1700.0), 2: (1900.0, 1650.0, 1620.0)}.items():
+            epochs = [clocked(epoch(1, 2.0, 250.0 * n), warm), clocked(epoch(2, 1.0, 1000.0 * n), first),
+                      clocked(epoch(3, 3.0, 1000.0 * n), second)]
+            files.append(fixtures.write_run(self.path(f"clocked-np{n}.h5"), n, epochs))
+        self.assert_ok(run_report(*files, "--out", self.path("out")))
+        rows = by_gpus(read_csv(self.path("out", "scaling.csv")))
+        self.assertAlmostEqual(float(rows[1]["sm_clock_min_mhz"]), 1700.0)
+        self.assertAlmostEqual(float(rows[2]["sm_clock_min_mhz"]), (1650.0 * 1.0 + 1620.0 * 3.0) / 4.0)
+        with open(self.path("out", "report.md"), encoding="utf-8") as handle:
+            text = handle.read()
+        header = next(line for line in text.splitlines() if line.startswith("| GPUs |"))
+        self.assertEqual(header.strip("|").split("|")[-1].strip(), "slowest SM clock (MHz)")
+        row2 = next(line for line in text.splitlines() if line.replace(" ", "").startswith("|2|2,000|"))
+        self.assertEqual(row2.strip("|").split("|")[-1].strip(), "1,628")
+        epochs_csv = read_csv(self.path("out", "epochs.csv"))
+        self.assertAlmostEqual(float(epochs_csv[-1]["sm_clock_max_mhz"]), 1640.0)
+        self.assertAlmostEqual(float(epochs_csv[-1]["power_limited_fraction"]), 1.0)
+
+        self.assert_ok(run_report(*self.files, "--out", self.path("plain")))
+        self.assertEqual({row["sm_clock_min_mhz"] for row in read_csv(self.path("plain", "scaling.csv"))}, {"n/a"})
+        with open(self.path("plain", "report.md"), encoding="utf-8") as handle:
+            self.assertNotIn("slowest SM clock", handle.read())
+
     def test_epoch_csv(self):
         self.assert_ok(run_report(self.files[0], "--out", self.path("out")))
         rows = read_csv(self.path("out", "epochs.csv"))
