@@ -28,7 +28,8 @@ SUPPORTED_SCHEMA_VERSIONS = (1, 2, 3)
 PHASE_COLUMNS = ("data_s", "forward_s", "backward_s", "backward_overlap_s", "comm_s", "optimizer_s")
 # Columns a file of an older schema lacks: they read as NaN ("not measured"), never as 0.
 # The GPU clock columns, added to schema 3 later.
-CLOCK_COLUMNS = ("sm_clock_min_mhz", "sm_clock_max_mhz", "power_limited_fraction", "thermal_limited_fraction")
+CLOCK_COLUMNS = ("sm_clock_min_mhz", "sm_clock_max_mhz", "temperature_min_c", "temperature_max_c",
+                 "power_limited_fraction", "thermal_limited_fraction")
 LATER_EPOCH_COLUMNS = ("backward_overlap_s",) + CLOCK_COLUMNS
 
 EPOCH_COLUMNS = (

@@ -1,5 +1,6 @@
-// A GPU's clocks over a window of time (an epoch's training): the mean SM clock of samples taken while it
-// ran, and how long the power limit and the temperature held the clocks below the application clocks
+// A GPU's clocks over a window of time (an epoch's training): the mean SM clock and die temperature of
+// samples taken while it ran (a hotter die leaks more of the power budget, so it clocks lower under the
+// same cap), and how long the power limit and the temperature held the clocks below the application clocks
 // (NVML's violation counters). Under a power cap every card of a node clocks by itself, and a synchronous
 // data-parallel step waits for the slowest: these readings tell that loss from the step's own.
 // Host logic only; the NVML readings are in train/cuda/gpu_clock_sampler.h.
@@ -15,6 +16,7 @@ struct GpuClocks {
   static constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
   double window_s = kNotMeasured;           // the window's length
   double sm_clock_mhz = kNotMeasured;       // mean of the SM clock samples in the window
+  double temperature_c = kNotMeasured;      // mean of the die temperature samples in the window
   double power_limited_s = kNotMeasured;    // time the power limit held the clocks down in the window
   double thermal_limited_s = kNotMeasured;  // time the temperature held them down
 

@@ -49,6 +49,8 @@ inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
   X(int64_t, steps_resumed, 0, "1")                      \
   X(double, sm_clock_min_mhz, kNotMeasured, "MHz")       \
   X(double, sm_clock_max_mhz, kNotMeasured, "MHz")       \
+  X(double, temperature_min_c, kNotMeasured, "C")        \
+  X(double, temperature_max_c, kNotMeasured, "C")        \
   X(double, power_limited_fraction, kNotMeasured, "1")   \
   X(double, thermal_limited_fraction, kNotMeasured, "1")
 

@@ -19,16 +19,19 @@ double measured(double reduced) { return std::isfinite(reduced) ? reduced : Epoc
 }  // namespace
 
 EpochClocks reduce_epoch_clocks(Communicator& comm, const GpuClocks& mine) {
-  const double least_clock = comm.allreduce_min(or_identity(mine.sm_clock_mhz, kInfinity));
-  std::array<double, 3> most = {or_identity(mine.sm_clock_mhz, -kInfinity),
+  std::array<double, 2> least = {or_identity(mine.sm_clock_mhz, kInfinity), or_identity(mine.temperature_c, kInfinity)};
+  comm.allreduce_min(std::span<double>(least));
+  std::array<double, 4> most = {or_identity(mine.sm_clock_mhz, -kInfinity), or_identity(mine.temperature_c, -kInfinity),
                                 or_identity(mine.power_limited_fraction(), -kInfinity),
                                 or_identity(mine.thermal_limited_fraction(), -kInfinity)};
   comm.allreduce_max(std::span<double>(most));
   EpochClocks c;
-  c.sm_clock_min_mhz = measured(least_clock);
+  c.sm_clock_min_mhz = measured(least[0]);
+  c.temperature_min_c = measured(least[1]);
   c.sm_clock_max_mhz = measured(most[0]);
-  c.power_limited_fraction = measured(most[1]);
-  c.thermal_limited_fraction = measured(most[2]);
+  c.temperature_max_c = measured(most[1]);
+  c.power_limited_fraction = measured(most[2]);
+  c.thermal_limited_fraction = measured(most[3]);
   return c;
 }
 
@@ -38,6 +41,11 @@ std::string clocks_line(const EpochClocks& c) {
     parts = "SM " + with_thousands(c.sm_clock_min_mhz);
     if (c.sm_clock_max_mhz > c.sm_clock_min_mhz + 0.5) parts += "-" + with_thousands(c.sm_clock_max_mhz) + " MHz across ranks";
     else parts += " MHz";
+  }
+  if (std::isfinite(c.temperature_min_c)) {
+    std::string range = with_thousands(c.temperature_min_c);
+    if (c.temperature_max_c > c.temperature_min_c + 0.5) range += "-" + with_thousands(c.temperature_max_c);
+    parts += (parts.empty() ? "" : " at ") + range + " C";
   }
   const auto percent = [](double f) { return std::to_string(static_cast<int>(std::lround(100.0 * f))) + "%"; };
   std::string limits;

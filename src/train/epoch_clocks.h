@@ -1,5 +1,5 @@
 // An epoch's GPU clocks across ranks (metrics/gpu_clocks.h): the slowest and fastest rank's mean SM
-// clock, and the largest share of the epoch that the power limit or the temperature held any rank's
+// clock, the coolest and hottest rank's mean temperature, and the largest share of the epoch that the power limit or the temperature held any rank's
 // clocks down. Ranks that measured nothing (no NVML, the CPU engine) are left out; NaN where none did.
 #pragma once
 #include <limits>
@@ -14,6 +14,8 @@ struct EpochClocks {
   static constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
   double sm_clock_min_mhz = kNotMeasured;
   double sm_clock_max_mhz = kNotMeasured;
+  double temperature_min_c = kNotMeasured;  // the coolest rank's mean die temperature
+  double temperature_max_c = kNotMeasured;  // the hottest rank's
   double power_limited_fraction = kNotMeasured;    // max over ranks
   double thermal_limited_fraction = kNotMeasured;  // max over ranks
 };
@@ -21,9 +23,9 @@ struct EpochClocks {
 // Collective over comm.
 EpochClocks reduce_epoch_clocks(Communicator& comm, const GpuClocks& mine);
 
-// "GPU clocks in the last epoch: SM 1,635-1,680 MHz across ranks; the power limit held the clocks down
-// for 100% of it (the most limited rank), temperature for 0%", with the parts that were measured; empty
-// when none was.
+// "GPU clocks in the last epoch: SM 1,635-1,680 MHz across ranks at 58-65 C; the power limit held the
+// clocks down for 100% of it, temperature for 0% (the most limited rank)", with the parts that were
+// measured; empty when none was.
 std::string clocks_line(const EpochClocks& c);
 
 }  // namespace sb

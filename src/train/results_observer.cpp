@@ -27,6 +27,8 @@ EpochRow to_epoch_row(const EpochSummary& s) {
   row.steps_resumed = s.steps_resumed;
   row.sm_clock_min_mhz = s.clocks.sm_clock_min_mhz;
   row.sm_clock_max_mhz = s.clocks.sm_clock_max_mhz;
+  row.temperature_min_c = s.clocks.temperature_min_c;
+  row.temperature_max_c = s.clocks.temperature_max_c;
   row.power_limited_fraction = s.clocks.power_limited_fraction;
   row.thermal_limited_fraction = s.clocks.thermal_limited_fraction;
   return row;

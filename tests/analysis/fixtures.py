@@ -28,9 +28,9 @@ PHASES = ["data", "forward", "backward", "comm", "optimizer"]  # of schema 1 and
 EPOCH_FIELDS_V3 = EPOCH_FIELDS[:15] + [("backward_overlap_s", "<f8")] + EPOCH_FIELDS[15:]
 EPOCH_UNITS_V3 = EPOCH_UNITS[:15] + ["s"] + EPOCH_UNITS[15:]
 # The GPU clock columns, added to schema 3 later (after steps_resumed, which these fixtures leave out).
-CLOCK_FIELDS = [("sm_clock_min_mhz", "<f8"), ("sm_clock_max_mhz", "<f8"), ("power_limited_fraction", "<f8"),
-                ("thermal_limited_fraction", "<f8")]
-CLOCK_UNITS = ["MHz", "MHz", "1", "1"]
+CLOCK_FIELDS = [("sm_clock_min_mhz", "<f8"), ("sm_clock_max_mhz", "<f8"), ("temperature_min_c", "<f8"),
+                ("temperature_max_c", "<f8"), ("power_limited_fraction", "<f8"), ("thermal_limited_fraction", "<f8")]
+CLOCK_UNITS = ["MHz", "MHz", "C", "C", "1", "1"]
 
 STRING = h5py.string_dtype("utf-8")
 

@@ -73,8 +73,8 @@ class RunSeriesTest(TempDirTest):
         """The slowest rank's SM clock: weighted by the steady epochs' times, the warm-up epoch left out; a
         column of its own in the markdown table only where a run measured it, and n/a in files without it."""
         def clocked(row, mhz):
-            return dict(row, sm_clock_min_mhz=mhz, sm_clock_max_mhz=mhz + 20.0, power_limited_fraction=1.0,
-                        thermal_limited_fraction=0.0)
+            return dict(row, sm_clock_min_mhz=mhz, sm_clock_max_mhz=mhz + 20.0, temperature_min_c=55.0,
+                        temperature_max_c=62.0, power_limited_fraction=1.0, thermal_limited_fraction=0.0)
         files = []
         for n, (warm, first, second) in {1: (1900.0, 1700.0, 1700.0), 2: (1900.0, 1650.0, 1620.0)}.items():
             epochs = [clocked(epoch(1, 2.0, 250.0 * n), warm), clocked(epoch(2, 1.0, 1000.0 * n), first),
@@ -93,6 +93,7 @@ class RunSeriesTest(TempDirTest):
         epochs_csv = read_csv(self.path("out", "epochs.csv"))
         self.assertAlmostEqual(float(epochs_csv[-1]["sm_clock_max_mhz"]), 1640.0)
         self.assertAlmostEqual(float(epochs_csv[-1]["power_limited_fraction"]), 1.0)
+        self.assertAlmostEqual(float(epochs_csv[-1]["temperature_max_c"]), 62.0)
 
         self.assert_ok(run_report(*self.files, "--out", self.path("plain")))
         self.assertEqual({row["sm_clock_min_mhz"] for row in read_csv(self.path("plain", "scaling.csv"))}, {"n/a"})

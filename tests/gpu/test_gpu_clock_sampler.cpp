@@ -58,6 +58,11 @@ TEST(GpuClockSampler, BusyWindowReadsPlausibleClocks) {
   ASSERT_TRUE(std::isfinite(busy.sm_clock_mhz)) << "about 40 samples were due in the window";
   EXPECT_GT(busy.sm_clock_mhz, 0.0);
   EXPECT_LE(busy.sm_clock_mhz, peak * 1.05) << "the device's peak clock is " << peak << " MHz";
+  if (nvml.temperature_c()) {
+    ASSERT_TRUE(std::isfinite(busy.temperature_c));
+    EXPECT_GT(busy.temperature_c, 5.0);
+    EXPECT_LT(busy.temperature_c, 110.0);
+  }
   if (std::isfinite(busy.power_limited_s)) {
     EXPECT_GE(busy.power_limited_s, 0.0);
     EXPECT_LE(busy.power_limited_fraction(), 1.0);

@@ -16,6 +16,7 @@ GpuClocks readings_of(int rank) {
   GpuClocks c;
   c.window_s = 2.0;
   c.sm_clock_mhz = 1500.0 + 10.0 * rank;
+  c.temperature_c = 70.0 - rank;
   c.power_limited_s = 0.5 * rank;
   c.thermal_limited_s = 0;
   return c;
@@ -29,6 +30,8 @@ TEST(EpochClocksAcrossRanks, SlowestFastestAndMostLimited) {
   EXPECT_DOUBLE_EQ(c.sm_clock_max_mhz, 1500.0 + 10.0 * last);
   EXPECT_DOUBLE_EQ(c.power_limited_fraction, std::min(1.0, 0.25 * last));
   EXPECT_DOUBLE_EQ(c.thermal_limited_fraction, 0.0);
+  EXPECT_DOUBLE_EQ(c.temperature_min_c, 70.0 - last);
+  EXPECT_DOUBLE_EQ(c.temperature_max_c, 70.0);
 }
 
 TEST(EpochClocksAcrossRanks, RanksWithoutReadingsAreLeftOut) {
@@ -44,6 +47,7 @@ TEST(EpochClocksAcrossRanks, RanksWithoutReadingsAreLeftOut) {
   }
   EXPECT_DOUBLE_EQ(c.sm_clock_min_mhz, 1510.0) << "rank 0's missing clock is not a clock of 0 or infinity";
   EXPECT_DOUBLE_EQ(c.sm_clock_max_mhz, 1500.0 + 10.0 * (world->size() - 1));
+  EXPECT_DOUBLE_EQ(c.temperature_max_c, 69.0) << "rank 0's missing temperature is left out";
   EXPECT_DOUBLE_EQ(c.power_limited_fraction, std::min(1.0, 0.25 * (world->size() - 1)));
 }
 

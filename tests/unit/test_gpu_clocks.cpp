@@ -74,10 +74,13 @@ TEST(EpochClocks, OneRankKeepsItsOwnReadings) {
   GpuClocks mine;
   mine.window_s = 4.0;
   mine.sm_clock_mhz = 1687.5;
+  mine.temperature_c = 61.25;
   mine.power_limited_s = 3.0;
   const EpochClocks c = reduce_epoch_clocks(solo, mine);
   EXPECT_DOUBLE_EQ(c.sm_clock_min_mhz, 1687.5);
   EXPECT_DOUBLE_EQ(c.sm_clock_max_mhz, 1687.5);
+  EXPECT_DOUBLE_EQ(c.temperature_min_c, 61.25);
+  EXPECT_DOUBLE_EQ(c.temperature_max_c, 61.25);
   EXPECT_DOUBLE_EQ(c.power_limited_fraction, 0.75);
   EXPECT_TRUE(std::isnan(c.thermal_limited_fraction)) << "not read: NaN, not an infinity";
 
@@ -85,6 +88,7 @@ TEST(EpochClocks, OneRankKeepsItsOwnReadings) {
   EXPECT_TRUE(std::isnan(none.sm_clock_min_mhz));
   EXPECT_TRUE(std::isnan(none.sm_clock_max_mhz));
   EXPECT_TRUE(std::isnan(none.power_limited_fraction));
+  EXPECT_TRUE(std::isnan(none.temperature_max_c));
 }
 
 TEST(EpochClocks, LineSaysWhatWasMeasured) {
@@ -92,11 +96,14 @@ TEST(EpochClocks, LineSaysWhatWasMeasured) {
   EpochClocks c;
   c.sm_clock_min_mhz = 1635;
   c.sm_clock_max_mhz = 1680.2;
+  c.temperature_min_c = 58;
+  c.temperature_max_c = 65.4;
   c.power_limited_fraction = 0.996;
   c.thermal_limited_fraction = 0;
   EXPECT_EQ(clocks_line(c),
-            "GPU clocks in the last epoch: SM 1,635-1,680 MHz across ranks; the power limit held the clocks down for "
-            "100% of it, temperature for 0% (the most limited rank)");
+            "GPU clocks in the last epoch: SM 1,635-1,680 MHz across ranks at 58-65 C; the power limit held the clocks "
+            "down for 100% of it, temperature for 0% (the most limited rank)");
+  c.temperature_min_c = c.temperature_max_c = EpochClocks::kNotMeasured;
   c.sm_clock_max_mhz = c.sm_clock_min_mhz;
   c.power_limited_fraction = EpochClocks::kNotMeasured;
   c.thermal_limited_fraction = EpochClocks::kNotMeasured;

@@ -152,7 +152,7 @@ TEST_F(ResultsFileTest, AttributesAndRowsRoundTrip) {
   expect_same_row(rows[1], row_for(2));
   EXPECT_EQ(reader.epoch_times_per_rank(), (std::vector<std::vector<double>>{{12.5, 11.5, 12.0}, {13.5, 12.5, 13.0}}));
   const std::vector<std::string> units = reader.string_list_attribute("units", "/epochs");
-  ASSERT_EQ(units.size(), 23u);
+  ASSERT_EQ(units.size(), 25u);
   EXPECT_EQ(units[18], "1");      // steps_resumed, a count
   EXPECT_EQ(units[19], "MHz");    // sm_clock_min_mhz
   EXPECT_EQ(units.back(), "1");   // thermal_limited_fraction, a share

@@ -1,4 +1,4 @@
-// Samples one GPU's SM clock through NVML on a thread of its own, every kSampleInterval, and reads the
+// Samples one GPU's SM clock and temperature through NVML on a thread of its own, every kSampleInterval, and reads the
 // power and thermal violation counters when a window is taken (metrics/gpu_clocks.h). Nothing is sampled
 // where NVML or the device's clock reading is missing: every window then reads NaN.
 #pragma once
@@ -30,7 +30,8 @@ class GpuClockSampler {
   void sample_until_stopped();
 
   const NvmlDevice& device_;
-  ClockSampleMean mean_;
+  ClockSampleMean sm_clock_;
+  ClockSampleMean temperature_;
   CounterGrowth power_;
   CounterGrowth thermal_;
   std::chrono::steady_clock::time_point window_start_;

@@ -10,6 +10,7 @@ using InitFn = int (*)();
 using HandleByBusIdFn = int (*)(const char*, void**);
 using EnergyFn = int (*)(void*, unsigned long long*);
 using ClockFn = int (*)(void*, int, unsigned*);  // nvmlDeviceGetClockInfo(device, nvmlClockType_t, MHz)
+using TemperatureFn = int (*)(void*, int, unsigned*);  // nvmlDeviceGetTemperature(device, sensor, C)
 struct ViolationTime {                           // nvmlViolationTime_t
   unsigned long long reference_us;
   unsigned long long violation_ns;
@@ -19,6 +20,7 @@ using ShutdownFn = int (*)();
 
 constexpr int kNvmlSuccess = 0;
 constexpr int kNvmlClockSm = 1;  // NVML_CLOCK_SM
+constexpr int kNvmlTemperatureGpu = 0;  // NVML_TEMPERATURE_GPU: the die
 
 template <typename F>
 F symbol(void* library, const char* name) {
@@ -51,6 +53,7 @@ NvmlDevice::NvmlDevice(int device) {
   device_ = handle;
   energy_fn_ = dlsym(library_, "nvmlDeviceGetTotalEnergyConsumption");
   clock_fn_ = dlsym(library_, "nvmlDeviceGetClockInfo");
+  temperature_fn_ = dlsym(library_, "nvmlDeviceGetTemperature");
   violation_fn_ = dlsym(library_, "nvmlDeviceGetViolationStatus");
 }
 
@@ -70,6 +73,13 @@ std::optional<unsigned> NvmlDevice::sm_clock_mhz() const {
   unsigned mhz = 0;
   if (!clock_fn_ || as<ClockFn>(clock_fn_)(device_, kNvmlClockSm, &mhz) != kNvmlSuccess) return std::nullopt;
   return mhz;
+}
+
+std::optional<unsigned> NvmlDevice::temperature_c() const {
+  unsigned celsius = 0;
+  if (!temperature_fn_ || as<TemperatureFn>(temperature_fn_)(device_, kNvmlTemperatureGpu, &celsius) != kNvmlSuccess)
+    return std::nullopt;
+  return celsius;
 }
 
 std::optional<uint64_t> NvmlDevice::limited_ns(ClockLimiter limiter) const {

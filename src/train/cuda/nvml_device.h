@@ -22,6 +22,7 @@ class NvmlDevice {
   // Each reading is empty where NVML, the device or that counter is missing. Safe from any thread.
   std::optional<uint64_t> energy_mj() const;  // total energy since the driver loaded, mJ (Volta and later)
   std::optional<unsigned> sm_clock_mhz() const;  // the SM clock now
+  std::optional<unsigned> temperature_c() const;  // the GPU die's temperature now, degrees Celsius
   std::optional<uint64_t> limited_ns(ClockLimiter limiter) const;  // cumulative time held below the application clocks
 
  private:
@@ -30,6 +31,7 @@ class NvmlDevice {
   // The readings' entry points, looked up once (null where this NVML lacks one).
   void* energy_fn_ = nullptr;
   void* clock_fn_ = nullptr;
+  void* temperature_fn_ = nullptr;
   void* violation_fn_ = nullptr;
 };
 
