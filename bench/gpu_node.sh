@@ -53,6 +53,10 @@
 #   dp       nn.DataParallel against DDP on 1, 2 and 4 GPUs (as many as are visible), two runs each: scalebench
 #            --parallel dp and ddp, PyTorch --dp and DDP, mnist-cnn (64 per GPU, tf32) and wrn (256 per
 #            GPU, bf16); img/s of each (docs/data_parallel.md)
+#   cards    the wrn (256 per GPU, bf16 NHWC, 300 steps a rank an epoch, 4 epochs) on each visible GPU alone,
+#            then on all of them at once: each run's img/s and GPU clocks, and the job's weak-scaling efficiency
+#            against GPU 0 alone (where a study's 1-GPU point runs) and against the slowest card alone
+#            (docs/benchmarks.md, "Clocks")
 #
 # Usage: bench/gpu_node.sh [--python PY] [--data DIR] [--bin SCALEBENCH] [--out OUT_ROOT] [--parts LIST]
 #                          [--baseline-bin SCALEBENCH] [--links LIST]
@@ -65,7 +69,7 @@
 #   --out     SCALEBENCH_BENCH_OUT     where the run's folder goes [results]
 #   --parts   SCALEBENCH_BENCH_PARTS   comma-separated [one-gpu,compile,tta,scaling,comm]; also wrn-step, plans,
 #                                      layers, learning, baseline, input, fp16, small-batch, predict, slow-link,
-#                                      predict-strong, bars, max-autotune, trace, dp
+#                                      predict-strong, bars, max-autotune, trace, dp, cards
 #   --baseline-bin SCALEBENCH_BASELINE_BIN  another scalebench build, for the baseline part
 #   --links   SCALEBENCH_BENCH_LINKS   the interconnects of the predict parts: nvlink (as NCCL chooses), network
 #                                      (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1) [nvlink,network]
@@ -102,9 +106,11 @@ done
 
 # Every check before the first measurement.
 [[ -f bench/pytorch_reference.py && -f analysis/report.py ]] || die "run it from the scalebench checkout's root"
+known_parts=(one-gpu compile tta scaling comm wrn-step plans layers learning baseline input fp16 small-batch predict
+             predict-strong slow-link bars max-autotune trace dp cards)
 for part in ${parts//,/ }; do
-  [[ $part =~ ^(one-gpu|compile|tta|scaling|comm|wrn-step|plans|layers|learning|baseline|input|fp16|small-batch|predict|predict-strong|slow-link|bars|max-autotune|trace|dp)$ ]] ||
-    die "--parts: unknown part '$part'; choose from one-gpu, compile, tta, scaling, comm, wrn-step, plans, layers, learning, baseline, input, fp16, small-batch, predict, predict-strong, slow-link, bars, max-autotune, trace, dp"
+  [[ " ${known_parts[*]} " == *" $part "* ]] ||
+    die "--parts: unknown part '$part'; choose from $(printf '%s, ' "${known_parts[@]}" | sed 's/, $//')"
 done
 for link in ${links//,/ }; do
   [[ $link =~ ^(nvlink|network)$ ]] || die "--links: unknown interconnect '$link'; choose from nvlink, network"
@@ -546,6 +552,32 @@ if part dp; then
           "PyTorch dp $(pytorch_rates "pt-dp-$m-$n-1" "pt-dp-$m-$n-2") images/s, ddp $(pytorch_rates "pt-ddp-$m-$n-1" "pt-ddp-$m-$n-2") images/s"
     done
   done
+fi
+if part cards; then
+  say "== the wrn on each of the $N GPUs alone, then on all of them: 300 steps a rank an epoch, 4 epochs each"
+  # The job's data set grows with the ranks, so that each rank runs as many steps an epoch as a card alone.
+  cards_run() {  # NAME RANKS IMAGES [mpirun options...]
+    local name=$1 ranks=$2 images=$3
+    shift 3
+    run "$name" 600 "${MPI[@]}" "$@" -np "$ranks" "$S" train "${WRN[@]}" --data "synthetic:3x32x32:100:$images:1000" \
+      --precision bf16 --layout nhwc --epochs 4 --plan-cache "$R/plan-cache" --out "$R/$name.h5"
+  }
+  clocks_of() { grep -h '^GPU clocks' "$R/$1.log" | sed 's/^GPU clocks in the last epoch: //'; }
+  efficiency() { awk -v job="$1" -v card="$2" -v n="$3" 'BEGIN {if (job > 0 && card > 0) printf "%.1f%%", 100 * job / (n * card); else print "n/a"}'; }
+  cards_run cards-warm-up 1 25600 -x CUDA_VISIBLE_DEVICES=0  # builds the plan cache, so that no card alone searches
+  alone=()
+  for ((g = 0; g < N; ++g)); do
+    CUDA_VISIBLE_DEVICES=$g cards_run "cards-gpu$g" 1 76800 -x CUDA_VISIBLE_DEVICES
+    alone[g]=$(steady "cards-gpu$g" | cut -d' ' -f1)
+    say "GPU $g alone: $(steady "cards-gpu$g"); $(clocks_of "cards-gpu$g")"
+  done
+  if ((N > 1)); then
+    cards_run cards-job "$N" $((76800 * N))
+    job=$(steady cards-job | cut -d' ' -f1)
+    slowest=$(printf '%s\n' "${alone[@]}" | sort -n | head -1)
+    say "all $N GPUs: $(steady cards-job); $(clocks_of cards-job); weak-scaling efficiency $(efficiency "$job" "${alone[0]}" "$N")" \
+        "against GPU 0 alone, $(efficiency "$job" "$slowest" "$N") against the slowest card alone"
+  fi
 fi
 
 # The reports: one per group, of the files that exist, each naming its files relative to the run's folder.
