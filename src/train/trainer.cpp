@@ -334,6 +334,7 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     if (steps_run == 0) {  // resumed after the epoch's last step: nothing of it was timed here
       s.wall_max = s.wall_mean = s.wall_min = s.images_per_s = NAN;
       for (double& t : s.rank_wall_times) t = NAN;
+      s.clocks = EpochClocks{};  // a window without a step says nothing of the clocks under load
     } else {
       elapsed += s.wall_max;  // the checkpoint's elapsed_s holds the steps before the resume
     }
