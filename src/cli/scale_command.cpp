@@ -40,6 +40,9 @@ StudyRow to_study_row(const StudyPoint& p, const TrainConfig& config) {
   return row;
 }
 
+// A table's clock cell: "1,640 MHz", or n/a where no clock was measured.
+std::string clock_cell(double mhz) { return std::isfinite(mhz) ? std::to_string(std::lround(mhz)) + " MHz" : "n/a"; }
+
 // The /configs group of a run: gpus_<n> and its combination's suffix.
 std::string group_name(const StudyRunPlan& plan, const std::vector<SweepCombination>& combinations, int repeats) {
   std::string name = "gpus_";
@@ -58,13 +61,13 @@ void print_repeat_medians(const std::vector<StudyPoint>& points, const std::vect
   const auto name_of_row = [&](const StudyMedian& r) {
     return "gpus_" + std::to_string(r.gpus) + config_suffix(combinations[r.combination], 1, 1);
   };
-  log0("\nmedians over the repeats:\n%6s %14s %23s %9s %11s  %s\n", "gpus", "images/s", "range", "speedup", "efficiency",
-       "configuration");
+  log0("\nmedians over the repeats:\n%6s %14s %23s %9s %11s %12s  %s\n", "gpus", "images/s", "range", "speedup",
+       "efficiency", "slowest SM", "configuration");
   for (const StudyMedian& r : rows) {
     const std::string range = std::to_string(static_cast<long long>(r.min_images_per_s + 0.5)) + "-" +
                               std::to_string(static_cast<long long>(r.max_images_per_s + 0.5));
-    log0("%6d %14.1f %23s %9.3f %10.1f%%  %s (%d repeats)\n", r.gpus, r.images_per_s, range.c_str(), r.speedup,
-         100.0 * r.efficiency, name_of_row(r).c_str(), r.repeats);
+    log0("%6d %14.1f %23s %9.3f %10.1f%% %12s  %s (%d repeats)\n", r.gpus, r.images_per_s, range.c_str(), r.speedup,
+         100.0 * r.efficiency, clock_cell(r.sm_clock_min_mhz).c_str(), name_of_row(r).c_str(), r.repeats);
   }
   for (const StudyMedian& r : rows) {
     if (!r.baseline || repeat_spread(r) <= kBaselineSpreadNote) continue;
@@ -171,9 +174,8 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
        "slowest SM", "configuration");
   for (const StudyPoint& p : points) {
     const std::string group = group_name(p.plan, combinations, scale.repeats);
-    const std::string clock = std::isfinite(p.sm_clock_min_mhz) ? std::to_string(std::lround(p.sm_clock_min_mhz)) + " MHz" : "n/a";
     log0("%6d %14.1f %12.3f %9.3f %10.1f%% %12.1f%% %12s  %s\n", p.gpus, p.images_per_s, p.epoch_time_s, p.speedup,
-         100.0 * p.efficiency, 100.0 * p.exposed_comm_fraction, clock.c_str(), group.c_str());
+         100.0 * p.efficiency, 100.0 * p.exposed_comm_fraction, clock_cell(p.sm_clock_min_mhz).c_str(), group.c_str());
     const StudyRow row = to_study_row(p, combinations[p.plan.combination].config);
     if (results) results->append_study_row(row);
     if (exported) exported->add_row(export_values(study_columns(), &row));

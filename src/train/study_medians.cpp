@@ -1,6 +1,7 @@
 #include "train/study_medians.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/median.h"
 
@@ -13,11 +14,12 @@ std::vector<StudyMedian> study_medians(const std::vector<StudyPoint>& points, Sc
       return r.combination == p.plan.combination && r.gpus == p.gpus;
     });
     if (seen) continue;
-    std::vector<double> rates, times;
+    std::vector<double> rates, times, clocks;
     for (const StudyPoint& q : points) {
       if (q.plan.combination != p.plan.combination || q.gpus != p.gpus) continue;
       rates.push_back(q.images_per_s);
       times.push_back(q.epoch_time_s);
+      if (std::isfinite(q.sm_clock_min_mhz)) clocks.push_back(q.sm_clock_min_mhz);
     }
     StudyMedian row;
     row.combination = p.plan.combination;
@@ -27,6 +29,7 @@ std::vector<StudyMedian> study_medians(const std::vector<StudyPoint>& points, Sc
     row.min_images_per_s = *std::min_element(rates.begin(), rates.end());
     row.max_images_per_s = *std::max_element(rates.begin(), rates.end());
     row.epoch_time_s = median_of(times);
+    row.sm_clock_min_mhz = median_of(clocks);  // NaN when no repeat measured it
     rows.push_back(row);
   }
   for (StudyMedian& row : rows) {

@@ -5,6 +5,7 @@
 // (docs/performance.md); the medians and the baseline's spread say how far the efficiency can be trusted.
 #pragma once
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 #include "train/run_choices.h"
@@ -20,6 +21,8 @@ struct StudyMedian {
   double min_images_per_s = 0;  // the repeats' range
   double max_images_per_s = 0;
   double epoch_time_s = 0;      // median over the repeats
+  // The slowest rank's SM clock, median over the repeats that measured it (NaN where none did).
+  double sm_clock_min_mhz = std::numeric_limits<double>::quiet_NaN();
   double speedup = 0;           // of the medians, against the smallest count of the same combination
   double efficiency = 0;
   bool baseline = false;        // the smallest count of its combination: the others' speedups divide by it

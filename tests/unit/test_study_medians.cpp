@@ -2,6 +2,7 @@
 // repeats, and the medians' speedup and efficiency against the smallest count of the same combination.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "train/study_medians.h"
@@ -74,6 +75,23 @@ TEST(StudyMedians, OneRepeatHasNoSpread) {
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_DOUBLE_EQ(repeat_spread(rows[0]), 0.0);
   EXPECT_TRUE(study_medians({}, Scaling::Weak).empty());
+}
+
+TEST(StudyMedians, SlowestClockIsTheMedianOfTheRepeatsThatMeasuredIt) {
+  std::vector<StudyPoint> points{point(0, 1, 1, 100, 1), point(0, 1, 2, 190, 1), point(0, 2, 1, 101, 1),
+                                 point(0, 2, 2, 191, 1), point(0, 3, 1, 99, 1), point(0, 3, 2, 189, 1)};
+  points[0].sm_clock_min_mhz = 1720;
+  points[2].sm_clock_min_mhz = 1700;
+  points[4].sm_clock_min_mhz = 1730;
+  points[1].sm_clock_min_mhz = 1640;  // the 2-GPU runs: one repeat without a clock (no NVML on a rank)
+  points[5].sm_clock_min_mhz = 1620;
+  const std::vector<StudyMedian> rows = study_medians(points, Scaling::Weak);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(rows[0].sm_clock_min_mhz, 1720);
+  EXPECT_DOUBLE_EQ(rows[1].sm_clock_min_mhz, 1630) << "the mean of the middle pair of the two that measured it";
+
+  const std::vector<StudyMedian> unclocked = study_medians({point(0, 1, 1, 100, 1)}, Scaling::Weak);
+  EXPECT_TRUE(std::isnan(unclocked[0].sm_clock_min_mhz));
 }
 
 }  // namespace
