@@ -568,14 +568,16 @@ if part cards; then
   alone=()
   for ((g = 0; g < N; ++g)); do
     CUDA_VISIBLE_DEVICES=$g cards_run "cards-gpu$g" 1 76800 -x CUDA_VISIBLE_DEVICES
-    alone[g]=$(steady "cards-gpu$g" | cut -d' ' -f1)
-    say "GPU $g alone: $(steady "cards-gpu$g"); $(clocks_of "cards-gpu$g")"
+    median_line=$(steady "cards-gpu$g")
+    alone[g]=${median_line%% *}
+    say "GPU $g alone: $median_line; $(clocks_of "cards-gpu$g")"
   done
   if ((N > 1)); then
     cards_run cards-job "$N" $((76800 * N))
-    job=$(steady cards-job | cut -d' ' -f1)
+    median_line=$(steady cards-job)
+    job=${median_line%% *}
     slowest=$(printf '%s\n' "${alone[@]}" | sort -n | head -1)
-    say "all $N GPUs: $(steady cards-job); $(clocks_of cards-job); weak-scaling efficiency $(efficiency "$job" "${alone[0]}" "$N")" \
+    say "all $N GPUs: $median_line; $(clocks_of cards-job); weak-scaling efficiency $(efficiency "$job" "${alone[0]}" "$N")" \
         "against GPU 0 alone, $(efficiency "$job" "$slowest" "$N") against the slowest card alone"
   fi
 fi

@@ -40,7 +40,8 @@ StudyRow to_study_row(const StudyPoint& p, const TrainConfig& config) {
   return row;
 }
 
-// A table's clock cell: "1,640 MHz", or n/a where no clock was measured.
+// A table's clock cell: "1640 MHz" (no thousands separator, as the table's other numbers), or n/a where no
+// clock was measured.
 std::string clock_cell(double mhz) { return std::isfinite(mhz) ? std::to_string(std::lround(mhz)) + " MHz" : "n/a"; }
 
 // The /configs group of a run: gpus_<n> and its combination's suffix.

@@ -20,7 +20,7 @@ void ClockSampleMean::add(double mhz) {
 
 double ClockSampleMean::take() {
   const std::lock_guard lock(mutex_);
-  const double mean = count_ > 0 ? sum_ / static_cast<double>(count_) : GpuClocks::kNotMeasured;
+  const double mean = count_ > 0 ? sum_ / static_cast<double>(count_) : kNotMeasured;
   sum_ = 0;
   count_ = 0;
   return mean;
@@ -29,7 +29,7 @@ double ClockSampleMean::take() {
 double CounterGrowth::take_seconds(std::optional<uint64_t> now_ns) {
   const std::optional<uint64_t> last = last_ns_;
   last_ns_ = now_ns;
-  if (!last || !now_ns || *now_ns < *last) return GpuClocks::kNotMeasured;
+  if (!last || !now_ns || *now_ns < *last) return kNotMeasured;
   constexpr double kSecondsPerNanosecond = 1e-9;
   return static_cast<double>(*now_ns - *last) * kSecondsPerNanosecond;
 }

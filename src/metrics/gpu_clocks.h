@@ -6,14 +6,14 @@
 // Host logic only; the NVML readings are in train/cuda/gpu_clock_sampler.h.
 #pragma once
 #include <cstdint>
-#include <limits>
 #include <mutex>
 #include <optional>
+
+#include "metrics/not_measured.h"
 
 namespace sb {
 
 struct GpuClocks {
-  static constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
   double window_s = kNotMeasured;           // the window's length
   double sm_clock_mhz = kNotMeasured;       // mean of the SM clock samples in the window
   double temperature_c = kNotMeasured;      // mean of the die temperature samples in the window

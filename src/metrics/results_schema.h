@@ -4,7 +4,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -12,14 +11,12 @@
 
 
 #include "h5/handle.h"
+#include "metrics/not_measured.h"
 #include "metrics/step_phases.h"
 
 namespace sb {
 
 inline constexpr int64_t kResultsSchemaVersion = 3;
-
-// Marks a column that was not measured (no evaluation this epoch, no power sensor, ...).
-inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 
 // The tables' columns, one row each: X(type, name, value where not measured, unit). The row structs
 // below and the column lists of the writer and the reader (epoch_columns(), ...) are made from these

@@ -14,7 +14,12 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // A rank without a value offers the reduction's identity; an identity that survives means no rank had one.
 double or_identity(double mine, double identity) { return std::isfinite(mine) ? mine : identity; }
-double measured(double reduced) { return std::isfinite(reduced) ? reduced : EpochClocks::kNotMeasured; }
+double measured(double reduced) { return std::isfinite(reduced) ? reduced : kNotMeasured; }
+
+// "1,635" for one value (or a spread under one unit), "1,635-1,680" for a range.
+std::string range_text(double least, double most) {
+  return most > least + 0.5 ? with_thousands(least) + "-" + with_thousands(most) : with_thousands(least);
+}
 
 }  // namespace
 
@@ -38,15 +43,11 @@ EpochClocks reduce_epoch_clocks(Communicator& comm, const GpuClocks& mine) {
 std::string clocks_line(const EpochClocks& c) {
   std::string parts;
   if (std::isfinite(c.sm_clock_min_mhz)) {
-    parts = "SM " + with_thousands(c.sm_clock_min_mhz);
-    if (c.sm_clock_max_mhz > c.sm_clock_min_mhz + 0.5) parts += "-" + with_thousands(c.sm_clock_max_mhz) + " MHz across ranks";
-    else parts += " MHz";
+    parts = "SM " + range_text(c.sm_clock_min_mhz, c.sm_clock_max_mhz) + " MHz";
+    if (c.sm_clock_max_mhz > c.sm_clock_min_mhz + 0.5) parts += " across ranks";
   }
-  if (std::isfinite(c.temperature_min_c)) {
-    std::string range = with_thousands(c.temperature_min_c);
-    if (c.temperature_max_c > c.temperature_min_c + 0.5) range += "-" + with_thousands(c.temperature_max_c);
-    parts += (parts.empty() ? "" : " at ") + range + " C";
-  }
+  if (std::isfinite(c.temperature_min_c))
+    parts += (parts.empty() ? "" : " at ") + range_text(c.temperature_min_c, c.temperature_max_c) + " C";
   const auto percent = [](double f) { return std::to_string(static_cast<int>(std::lround(100.0 * f))) + "%"; };
   std::string limits;
   if (std::isfinite(c.power_limited_fraction)) limits = "the power limit held the clocks down for " + percent(c.power_limited_fraction) + " of it";

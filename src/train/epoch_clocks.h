@@ -2,16 +2,15 @@
 // clock, the coolest and hottest rank's mean temperature, and the largest share of the epoch that the power limit or the temperature held any rank's
 // clocks down. Ranks that measured nothing (no NVML, the CPU engine) are left out; NaN where none did.
 #pragma once
-#include <limits>
 #include <string>
 
 #include "comm/communicator.h"
 #include "metrics/gpu_clocks.h"
+#include "metrics/not_measured.h"
 
 namespace sb {
 
 struct EpochClocks {
-  static constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
   double sm_clock_min_mhz = kNotMeasured;
   double sm_clock_max_mhz = kNotMeasured;
   double temperature_min_c = kNotMeasured;  // the coolest rank's mean die temperature

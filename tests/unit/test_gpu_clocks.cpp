@@ -62,7 +62,7 @@ TEST(GpuClocks, LimitedSharesOfTheWindow) {
   EXPECT_DOUBLE_EQ(c.thermal_limited_fraction(), 0.0);
   c.power_limited_s = 2.01;  // the counter advances in steps
   EXPECT_DOUBLE_EQ(c.power_limited_fraction(), 1.0);
-  c.window_s = GpuClocks::kNotMeasured;
+  c.window_s = kNotMeasured;
   EXPECT_TRUE(std::isnan(c.power_limited_fraction()));
   c.window_s = 0;
   EXPECT_TRUE(std::isnan(c.power_limited_fraction()));
@@ -103,12 +103,12 @@ TEST(EpochClocks, LineSaysWhatWasMeasured) {
   EXPECT_EQ(clocks_line(c),
             "GPU clocks in the last epoch: SM 1,635-1,680 MHz across ranks at 58-65 C; the power limit held the clocks "
             "down for 100% of it, temperature for 0% (the most limited rank)");
-  c.temperature_min_c = c.temperature_max_c = EpochClocks::kNotMeasured;
+  c.temperature_min_c = c.temperature_max_c = kNotMeasured;
   c.sm_clock_max_mhz = c.sm_clock_min_mhz;
-  c.power_limited_fraction = EpochClocks::kNotMeasured;
-  c.thermal_limited_fraction = EpochClocks::kNotMeasured;
+  c.power_limited_fraction = kNotMeasured;
+  c.thermal_limited_fraction = kNotMeasured;
   EXPECT_EQ(clocks_line(c), "GPU clocks in the last epoch: SM 1,635 MHz");
-  c.sm_clock_min_mhz = c.sm_clock_max_mhz = EpochClocks::kNotMeasured;
+  c.sm_clock_min_mhz = c.sm_clock_max_mhz = kNotMeasured;
   c.thermal_limited_fraction = 0.25;
   EXPECT_EQ(clocks_line(c), "GPU clocks in the last epoch: temperature held the clocks down for 25% of it (the most limited rank)");
 }
