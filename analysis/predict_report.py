@@ -138,6 +138,21 @@ def _compute_factor(attrs):
     return f"{value:.4g} outside backward{bound}, {float(attrs['backward_factor']):.4g} on backward{backward_bound}"
 
 
+def _rank_spread(attrs):
+    """The ranks' spread the prediction carries, in words (files before predict_version 5 have none)."""
+    if "rank_spread" not in attrs:
+        return "none recorded (a file written before the slowest-rank term)"
+    value = float(attrs["rank_spread"])
+    if not value > 0:
+        return "not measured (no sampled steps at the calibration count): no wait for a slower rank"
+    return f"{value * 100:.2f}% of the compute"
+
+
+def _slowest(row):
+    """The slowest rank's share of the step (predict_version 5), n/a before."""
+    return _fmt(row["slowest_rank_fraction"], 1, 100, "%") if "slowest_rank_fraction" in row.dtype.names else "n/a"
+
+
 def _check_compute_factor(row):
     if "compute_factor" not in row.dtype.names:
         return "n/a"
@@ -177,13 +192,15 @@ def predict_markdown(predictions):
         out.append(f"All-reduce: ring alpha {_fmt(a.get('intra_alpha_s'), 2, 1e6)} us, beta "
                    f"{_fmt(a.get('intra_beta_bytes_per_s'), 2, 1e-9)} GB/s (worst fit error "
                    f"{_fmt(a.get('intra_fit_error'), 0, 100, '%')}); {inter}; bucket ready times from "
-                   f"{a.get('ready_source', '?')}; compute factor: {_compute_factor(a)}; overlap calibration: {_calibration(a)}.\n")
-        out += ["| scaling | GPUs | nodes | batch/GPU | images/s | efficiency | exposed comm | best bucket (MiB) | images/s there |",
-                "|---|---|---|---|---|---|---|---|---|"]
+                   f"{a.get('ready_source', '?')}; compute factor: {_compute_factor(a)}; overlap calibration: {_calibration(a)}; "
+                   f"ranks' spread: {_rank_spread(a)}.\n")
+        out += ["| scaling | GPUs | nodes | batch/GPU | images/s | efficiency | exposed comm | slowest rank | best bucket (MiB) | "
+                "images/s there |",
+                "|---|---|---|---|---|---|---|---|---|---|"]
         for r in p.rows:
             out.append(f"| {p.scaling_names[int(r['scaling'])]} | {int(r['gpus'])} | {int(r['nodes'])} | "
                        f"{_fmt(r['per_gpu_batch'])} | {_fmt(r['images_per_s'])} | {_fmt(r['efficiency'], 1, 100, '%')} | "
-                       f"{_fmt(r['exposed_comm_fraction'], 1, 100, '%')} | {r['best_bucket_mib']:g} | "
+                       f"{_fmt(r['exposed_comm_fraction'], 1, 100, '%')} | {_slowest(r)} | {r['best_bucket_mib']:g} | "
                        f"{_fmt(r['best_images_per_s'])} |")
         out.append("")
         for name in p.scaling_names:
@@ -196,13 +213,15 @@ def predict_markdown(predictions):
             out += ["", "Leave-one-out check (each count predicted without its own measurement, the compute factors and the "
                     "overlap calibrated at the largest measured count below it):\n",
                     "| GPUs | repeats | measured step (s) | spread | compute factor (outside / on backward) | calibration | "
-                    "predicted step (s) | error | "
+                    "ranks' spread | predicted step (s) | error | "
                     "naive from | naive error |",
-                    "|---|---|---|---|---|---|---|---|---|---|"]
+                    "|---|---|---|---|---|---|---|---|---|---|---|"]
             for c in p.check:
+                ranks = (_fmt(c["rank_spread"], 2, 100, "%") if float(c["rank_spread"]) > 0 else "none") \
+                    if "rank_spread" in c.dtype.names else "n/a"
                 out.append(f"| {int(c['gpus'])} | {int(c['repeats'])} | {_fmt(c['measured_step_s'], 6)} | "
                            f"{_fmt(c['repeat_spread'], 1, 100, '%')} | {_check_compute_factor(c)} | "
-                           f"{_check_calibration(c, p.calibration_names)} | "
+                           f"{_check_calibration(c, p.calibration_names)} | {ranks} | "
                            f"{_fmt(c['predicted_step_s'], 6)} | "
                            f"{_fmt(c['predicted_error'], 1, 100, '%')} | {int(c['naive_from_gpus'])} | "
                            f"{_fmt(c['naive_error'], 1, 100, '%')} |")
@@ -211,13 +230,14 @@ def predict_markdown(predictions):
 
 
 def predict_csv(predictions):
-    lines = ["prediction,scaling,gpus,nodes,per_gpu_batch,images_per_s,efficiency,exposed_comm_fraction,best_bucket_mib,"
-             "best_images_per_s"]
+    lines = ["prediction,scaling,gpus,nodes,per_gpu_batch,images_per_s,efficiency,exposed_comm_fraction,slowest_rank_fraction,"
+             "best_bucket_mib,best_images_per_s"]
     for p in predictions:
         for r in p.rows:
+            slowest = float(r["slowest_rank_fraction"]) if "slowest_rank_fraction" in r.dtype.names else math.nan
             lines.append(",".join([p.label, p.scaling_names[int(r["scaling"])], str(int(r["gpus"])), str(int(r["nodes"])),
                                    repr(float(r["per_gpu_batch"])), repr(float(r["images_per_s"])),
-                                   repr(float(r["efficiency"])), repr(float(r["exposed_comm_fraction"])),
+                                   repr(float(r["efficiency"])), repr(float(r["exposed_comm_fraction"])), repr(slowest),
                                    f"{float(r['best_bucket_mib']):g}", repr(float(r["best_images_per_s"]))]))
     return "\n".join(lines) + "\n"
 

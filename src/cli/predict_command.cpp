@@ -163,6 +163,7 @@ PredictRow row_of(const ScalingPoint& p, const ScalingPoint& best, const Allredu
   r.efficiency = p.efficiency;
   r.exposed_comm_fraction = p.exposed_comm_fraction;
   r.comm_s = p.comm_s;
+  r.slowest_rank_fraction = p.slowest_rank_fraction;
   r.best_bucket_mib = best.bucket_mib;
   r.best_images_per_s = best.images_per_s;
   r.best_exposed_comm_fraction = best.exposed_comm_fraction;
@@ -248,16 +249,29 @@ void print_calibration(const StepModel& model) {
                 model.allreduce.uses_measured_curve(c.gpus) ? "sweep's measured times" : "fitted ring's times");
   }
   std::printf("\n");
+  if (c.rank_spread > 0) {
+    std::printf("# ranks' spread: %.2f%% of the compute (standard deviation of each rank's compute about the step's mean over the "
+                "ranks, sampled steps at the measured %lld GPUs); the step waits for the slowest of N ranks, E[max of N] standard "
+                "deviations, counted beyond the %lld GPUs' own (docs/prediction.md, \"The slowest rank\")\n",
+                c.rank_spread * 100, static_cast<long long>(c.gpus), static_cast<long long>(c.gpus));
+  } else {
+    std::printf("# ranks' spread: not measured (the study sampled no steps at the measured %lld GPUs: --sample-steps); the step "
+                "waits for no slower rank beyond them\n",
+                static_cast<long long>(c.gpus));
+  }
 }
 
 void print_rows(const std::vector<PredictRow>& rows) {
-  std::printf("\n%-7s %6s %5s %9s %12s %10s %8s %12s %12s %8s\n", "scaling", "gpus", "nodes", "batch/gpu", "images/s", "efficiency",
-              "exposed", "best bucket", "images/s", "exposed");
+  std::printf("\n%-7s %6s %5s %9s %12s %10s %8s %8s %12s %12s %8s\n", "scaling", "gpus", "nodes", "batch/gpu", "images/s", "efficiency",
+              "exposed", "slowest", "best bucket", "images/s", "exposed");
   for (const PredictRow& r : rows) {
-    std::printf("%-7s %6lld %5lld %9.1f %12.1f %9.1f%% %7.1f%% %8g MiB %12.1f %7.1f%%\n", name_of(static_cast<Scaling>(r.scaling)),
+    std::printf("%-7s %6lld %5lld %9.1f %12.1f %9.1f%% %7.1f%% %7.1f%% %8g MiB %12.1f %7.1f%%\n", name_of(static_cast<Scaling>(r.scaling)),
                 static_cast<long long>(r.gpus), static_cast<long long>(r.nodes), r.per_gpu_batch, r.images_per_s, r.efficiency * 100,
-                r.exposed_comm_fraction * 100, r.best_bucket_mib, r.best_images_per_s, r.best_exposed_comm_fraction * 100);
+                r.exposed_comm_fraction * 100, r.slowest_rank_fraction * 100, r.best_bucket_mib, r.best_images_per_s,
+                r.best_exposed_comm_fraction * 100);
   }
+  std::printf("# exposed = the communication the step waits for after backward; slowest = the wait for the slowest rank beyond the "
+              "ranks' mean compute (both shares of the step)\n");
 }
 
 void print_check(const std::vector<CheckRow>& rows) {
@@ -267,8 +281,8 @@ void print_check(const std::vector<CheckRow>& rows) {
   }
   std::printf("\n# check: each count N predicted without its own measurement (from the 1-GPU runs, the comm sweep, and the compute "
               "factors and the overlap calibrated at the largest measured count below N, none below 2)\n");
-  std::printf("%6s %7s %12s %8s %9s %15s %11s %12s %8s %11s %12s %8s\n", "gpus", "repeats", "measured s", "spread", "calib at",
-              "factors f/b", "overlap", "predicted s", "error", "naive from", "naive s", "error");
+  std::printf("%6s %7s %12s %8s %9s %15s %11s %8s %12s %8s %11s %12s %8s\n", "gpus", "repeats", "measured s", "spread", "calib at",
+              "factors f/b", "overlap", "ranks", "predicted s", "error", "naive from", "naive s", "error");
   std::string uncalibrated;
   for (const CheckRow& r : rows) {
     const auto parameter = static_cast<OverlapParameter>(r.calibration_parameter);
@@ -281,14 +295,18 @@ void print_check(const std::vector<CheckRow>& rows) {
                   r.backward_factor_at_bound ? "!" : "", r.compute_factor_applied ? "" : "x");
     const bool calibrated = r.calibration_gpus != 0;
     if (!calibrated) uncalibrated += (uncalibrated.empty() ? "" : ", ") + std::to_string(r.gpus);
-    std::printf("%6lld %7lld %12.6f %7.1f%% %9lld %15s %11s %12.6f %+7.1f%% %11lld %12.6f %+7.1f%%\n", static_cast<long long>(r.gpus),
+    char ranks[16];
+    std::snprintf(ranks, sizeof ranks, "%.2f%%", r.rank_spread * 100);
+    std::printf("%6lld %7lld %12.6f %7.1f%% %9lld %15s %11s %8s %12.6f %+7.1f%% %11lld %12.6f %+7.1f%%\n", static_cast<long long>(r.gpus),
                 static_cast<long long>(r.repeats), r.measured_step_s, r.repeat_spread * 100, static_cast<long long>(r.calibration_gpus),
-                calibrated && !std::isnan(r.compute_factor) ? factor : "none", calibrated ? overlap : "none", r.predicted_step_s,
-                r.predicted_error * 100, static_cast<long long>(r.naive_from_gpus), r.naive_step_s, r.naive_error * 100);
+                calibrated && !std::isnan(r.compute_factor) ? factor : "none", calibrated ? overlap : "none",
+                r.rank_spread > 0 ? ranks : "none", r.predicted_step_s, r.predicted_error * 100, static_cast<long long>(r.naive_from_gpus),
+                r.naive_step_s, r.naive_error * 100);
   }
   std::printf("# factors = the per-GPU compute at the calibration count over 1 GPU's, f outside backward, b on backward; overlap: "
               "c = backward's contention beside an all-reduce, k = the factor on the all-reduce times, w = the wait after backward; ! = "
-              "at its bound; x = not carried to this count (another level, or all-reduce times of another source)\n");
+              "at its bound; x = not carried to this count (another level, or all-reduce times of another source); ranks = the ranks' "
+              "spread measured at the calibration count\n");
   if (!uncalibrated.empty()) {
     std::printf("# no multi-GPU calibration was possible at %s GPUs: no multi-GPU count below was measured, so the prediction is the "
                 "1-GPU compute and the sweep's all-reduces without any measured multi-GPU effect (docs/prediction.md, \"Where it "
@@ -371,6 +389,7 @@ int predict_command(MpiSession& session, const std::vector<std::string>& args, c
     info.backward_factor = m.calibration.compute.backward;
     info.backward_factor_at_bound = m.calibration.compute.backward_at_bound ? 1 : 0;
   }
+  info.rank_spread = m.calibration.rank_spread;
   info.exposed_5pct_gpus.assign(info.scaling_names.size(), -1);
   info.exposed_20pct_gpus.assign(info.scaling_names.size(), -1);
   std::printf("\n");

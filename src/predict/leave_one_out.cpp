@@ -5,6 +5,7 @@
 #include "predict/compute_factor.h"
 #include "predict/measured_steps.h"
 #include "predict/overlap_fit.h"
+#include "predict/rank_spread.h"
 
 namespace sb::predict {
 namespace {
@@ -14,7 +15,10 @@ OverlapCalibration calibration_from(const StepModel& model, const StudyInputs& s
   const std::optional<int64_t> m = largest_multi_gpu_count(measured, below);
   if (!m || !model.allreduce.layout_problem(*m).empty()) return {};
   const ComputeFactor compute = measure_compute_factor(study, *m, batch);
-  return fit_overlap(model, *m, study.mode, batch, study.bucket_mib, measured.at(*m).median(), compute).value_or(OverlapCalibration{});
+  std::optional<OverlapCalibration> fitted = fit_overlap(model, *m, study.mode, batch, study.bucket_mib, measured.at(*m).median(), compute);
+  if (!fitted) return {};
+  fitted->rank_spread = measured_rank_spread(study, *m, batch);  // adds nothing at m itself, where it was measured
+  return *fitted;
 }
 
 }  // namespace
@@ -50,6 +54,7 @@ std::vector<CheckRow> leave_one_out(const StepModel& model, const StudyInputs& s
       row.backward_factor_at_bound = calibrated.calibration.compute.backward_at_bound ? 1 : 0;
       row.compute_factor_applied = compute_factor_applies(calibrated, n) ? 1 : 0;
     }
+    row.rank_spread = calibrated.calibration.rank_spread;
     if (const std::optional<ScalingPoint> p = predict_point(calibrated, n, study.mode, batch, study.bucket_mib)) {
       row.predicted_step_s = p->step_s;
       row.predicted_error = (p->step_s - row.measured_step_s) / row.measured_step_s;

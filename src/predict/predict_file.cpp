@@ -67,6 +67,7 @@ void write_info(hid_t table, const PredictInfo& info) {
   h5::write_int_attribute(table, "compute_factor_at_bound", info.compute_factor_at_bound);
   h5::write_double_attribute(table, "backward_factor", info.backward_factor);
   h5::write_int_attribute(table, "backward_factor_at_bound", info.backward_factor_at_bound);
+  h5::write_double_attribute(table, "rank_spread", info.rank_spread);
   for (size_t i = 0; i < info.scaling_names.size(); ++i) {
     const std::string& name = info.scaling_names[i];
     h5::write_int_attribute(table, (name + "_exposed_5pct_gpus").c_str(), info.exposed_5pct_gpus.at(i));

@@ -13,8 +13,9 @@
 
 namespace sb::predict {
 
-// 2: the overlap calibration; 3: the compute factor; 4: the backward factor and the `wait` parameter.
-constexpr int64_t kPredictVersion = 4;
+// 2: the overlap calibration; 3: the compute factor; 4: the backward factor and the `wait` parameter;
+// 5: the ranks' spread and the slowest rank's share of the step.
+constexpr int64_t kPredictVersion = 5;
 
 // /predict: X(type, name, value where not measured, unit), as results_schema.h.
 #define SB_PREDICT_COLUMNS(X)                                \
@@ -29,6 +30,7 @@ constexpr int64_t kPredictVersion = 4;
   X(double, efficiency, kNotMeasured, "1")                   \
   X(double, exposed_comm_fraction, kNotMeasured, "1")        \
   X(double, comm_s, kNotMeasured, "s")                       \
+  X(double, slowest_rank_fraction, kNotMeasured, "1")        \
   X(double, best_bucket_mib, kNotMeasured, "MiB")            \
   X(double, best_images_per_s, kNotMeasured, "images/s")     \
   X(double, best_exposed_comm_fraction, kNotMeasured, "1")
@@ -36,7 +38,8 @@ constexpr int64_t kPredictVersion = 4;
 // /check: the leave-one-out comparison at each GPU count the study measured, with the multi-GPU
 // calibration its prediction used (calibration_gpus 0: none; calibration_parameter a code of the
 // table's `calibration_parameter_names`, calibration_value a ratio, or seconds for `wait`;
-// compute_factor and backward_factor NaN where they were not measured).
+// compute_factor and backward_factor NaN where they were not measured; rank_spread the ranks' spread
+// measured there, 0 where none was).
 #define SB_PREDICT_CHECK_COLUMNS(X)                   \
   X(int64_t, gpus, 0, "1")                            \
   X(int64_t, scaling, -1, "1")                        \
@@ -54,6 +57,7 @@ constexpr int64_t kPredictVersion = 4;
   X(double, backward_factor, kNotMeasured, "1")       \
   X(int64_t, backward_factor_at_bound, 0, "1")        \
   X(int64_t, compute_factor_applied, 0, "1")          \
+  X(double, rank_spread, kNotMeasured, "1")           \
   X(double, predicted_step_s, kNotMeasured, "s")      \
   X(double, predicted_error, kNotMeasured, "1")       \
   X(int64_t, naive_from_gpus, 0, "1")                 \
@@ -96,6 +100,7 @@ struct PredictInfo {
   int64_t compute_factor_at_bound = 0;
   double backward_factor = kNotMeasured;  // backward's, measured with compute_factor
   int64_t backward_factor_at_bound = 0;
+  double rank_spread = 0;                 // the ranks' spread measured at calibration_gpus (rank_spread.h); 0: none
   // The first GPU count whose exposed communication reaches 5% and 20% of the step, per scaling code;
   // -1 when none up to the largest count predicted.
   std::vector<int64_t> exposed_5pct_gpus;

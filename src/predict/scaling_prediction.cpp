@@ -1,5 +1,6 @@
 #include "predict/scaling_prediction.h"
 
+#include "predict/rank_spread.h"
 #include "predict/step_timeline.h"
 #include "train/bucket_plan.h"
 
@@ -47,10 +48,19 @@ bool compute_factor_applies(const StepModel& model, int64_t gpus) {
 
 namespace {
 
-std::optional<StepTimeline> step_at(const StepModel& model, int64_t gpus, double local_batch, double bucket_mib, int64_t* buckets_out) {
+struct SimulatedStep {
+  StepTimeline timeline;
+  double slowest_rank_s = 0;  // the slowest rank's lateness behind the ranks' mean compute
+};
+
+// The step the timeline gives, then the slowest rank's lateness beyond what the calibration count's step
+// already holds (its compute factors and wait were measured with it): from that count where its
+// calibration applies, from one GPU (no lateness) where it does not, and none without a measured spread.
+std::optional<SimulatedStep> step_at(const StepModel& model, int64_t gpus, double local_batch, double bucket_mib, int64_t* buckets_out) {
   std::optional<StepCompute> compute = model.compute.at(local_batch);
   if (!compute) return std::nullopt;
-  if (compute_factor_applies(model, gpus)) {
+  const bool calibrated_level = compute_factor_applies(model, gpus);
+  if (calibrated_level) {
     const ComputeFactor& f = model.calibration.compute;
     compute = compute->scaled(f.value, f.backward);
   }
@@ -65,7 +75,13 @@ std::optional<StepTimeline> step_at(const StepModel& model, int64_t gpus, double
     comm.push_back({ready[i], model.allreduce.seconds(gpus, bytes)});
   }
   if (buckets_out) *buckets_out = static_cast<int64_t>(plan.size());
-  return simulate_step(*compute, comm, calibration_applies(model, gpus) ? model.calibration.overlap : Overlap{});
+  SimulatedStep step{simulate_step(*compute, comm, calibration_applies(model, gpus) ? model.calibration.overlap : Overlap{})};
+  const double spread = model.calibration.rank_spread;
+  if (gpus >= 2 && spread > 0) {
+    step.slowest_rank_s = slowest_rank_delay_s(spread, compute->total(), gpus, 1);
+    step.timeline.step_s += slowest_rank_delay_s(spread, compute->total(), gpus, calibrated_level ? model.calibration.gpus : 1);
+  }
+  return step;
 }
 
 }  // namespace
@@ -76,16 +92,18 @@ std::optional<ScalingPoint> predict_point(const StepModel& model, int64_t gpus, 
   p.scaling = scaling;
   p.per_gpu_batch = per_gpu_batch(scaling, batch, gpus);
   p.bucket_mib = bucket_mib;
-  const std::optional<StepTimeline> step = step_at(model, gpus, p.per_gpu_batch, bucket_mib, &p.buckets);
+  const std::optional<SimulatedStep> step = step_at(model, gpus, p.per_gpu_batch, bucket_mib, &p.buckets);
   // The ideal: the same global work on one GPU, at the batch that scaling gives it there.
-  const std::optional<StepTimeline> one = step_at(model, 1, per_gpu_batch(scaling, batch, 1), bucket_mib, nullptr);
+  const std::optional<SimulatedStep> one = step_at(model, 1, per_gpu_batch(scaling, batch, 1), bucket_mib, nullptr);
   if (!step || !one) return std::nullopt;
-  p.step_s = step->step_s;
-  p.images_per_s = p.per_gpu_batch * static_cast<double>(gpus) / step->step_s;
-  const double one_images_per_s = static_cast<double>(batch) / one->step_s;
+  const StepTimeline& t = step->timeline;
+  p.step_s = t.step_s;
+  p.images_per_s = p.per_gpu_batch * static_cast<double>(gpus) / t.step_s;
+  const double one_images_per_s = static_cast<double>(batch) / one->timeline.step_s;
   p.efficiency = p.images_per_s / (static_cast<double>(gpus) * one_images_per_s);
-  p.exposed_comm_fraction = step->exposed_comm_s / step->step_s;
-  p.comm_s = step->comm_s;
+  p.exposed_comm_fraction = t.exposed_comm_s / t.step_s;
+  p.comm_s = t.comm_s;
+  p.slowest_rank_fraction = step->slowest_rank_s / t.step_s;
   return p;
 }
 

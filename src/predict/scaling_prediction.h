@@ -32,6 +32,9 @@ struct OverlapCalibration {
   Overlap overlap;
   bool at_bound = false;  // the fit stopped at the parameter's bound: the measured step is out of its reach
   ComputeFactor compute;  // the per-GPU compute at `gpus` over the 1-GPU compute, outside backward and on it
+  // The ranks' spread measured at `gpus` (rank_spread.h), relative to the compute; 0: not measured. Unlike
+  // the rest it is carried to every multi-GPU count, across nodes too: it is the cards', not the link's.
+  double rank_spread = 0;
   double value() const;  // the fitted parameter's: a ratio, or seconds for the wait
 };
 
@@ -57,6 +60,9 @@ struct ScalingPoint {
   double efficiency = 0;             // images/s over gpus x the 1-GPU images/s of the same scaling
   double exposed_comm_fraction = 0;  // exposed communication / step
   double comm_s = 0;                 // every all-reduce of the step, hidden or not
+  // How long the step waits for its slowest rank beyond the ranks' mean compute, over the step: the
+  // calibration's spread times E[max of gpus deviations] (rank_spread.h); 0 without a measured spread.
+  double slowest_rank_fraction = 0;
   int64_t buckets = 0;
 };
 

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "data/dataset_spec.h"
 #include "metrics/results_reader.h"
+#include "predict/rank_spread.h"
 #include "train/train_config.h"
 
 namespace sb::predict {
@@ -28,9 +29,20 @@ ModelInput input_of(const std::string& data) {
   return ModelInput{spec.synthetic.channels, spec.synthetic.height, spec.synthetic.width, spec.synthetic.num_classes};
 }
 
+// The ranks' spread over the sampled steps of the measured epochs: each epoch samples as many steps
+// (its first --sample-steps), so those are the last measured/recorded share of them; where the count
+// does not divide (a partial epoch), all of them.
+std::optional<double> measured_rank_spread(const StepSamples& samples, size_t recorded_epochs, size_t measured_epochs) {
+  const size_t steps = samples.step_numbers.size();
+  size_t first = 0;
+  if (recorded_epochs > 0 && steps % recorded_epochs == 0) first = steps / recorded_epochs * (recorded_epochs - measured_epochs);
+  return rank_spread_of(samples, first);
+}
+
 // The per-step figures of a configuration from its measured epochs (the last `measured` rows).
 MeasuredConfig measure(const ResultsReader& reader, const std::string& group, const TrainConfig& config, int64_t measured_epochs) {
   std::vector<EpochRow> epochs = reader.epochs("/configs/" + group);
+  const size_t recorded_epochs = epochs.size();
   if (measured_epochs > 0 && static_cast<size_t>(measured_epochs) < epochs.size())
     epochs.erase(epochs.begin(), epochs.end() - measured_epochs);
   double wall = 0, images = 0, backward = 0, optimizer = 0, exposed = 0, data_forward = 0;
@@ -49,6 +61,7 @@ MeasuredConfig measure(const ResultsReader& reader, const std::string& group, co
   m.gpus = reader.int_attribute("gpus", "/configs/" + group);
   m.repeat = reader.has_attribute("repeat", "/configs/" + group) ? reader.int_attribute("repeat", "/configs/" + group) : 1;
   m.batch_size = config.batch_size;
+  m.rank_spread = measured_rank_spread(reader.steps("/configs/" + group), recorded_epochs, epochs.size());
   if (!(wall > 0) || !(images > 0)) return m;  // step_s 0: nothing measured
   const double global_step_images = static_cast<double>(config.batch_size) *
                                     (config.scaling == Scaling::Weak ? static_cast<double>(m.gpus) : 1.0);

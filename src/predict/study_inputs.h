@@ -33,6 +33,9 @@ struct MeasuredConfig {
   StepCompute phases;
   double exposed_comm_s = 0;     // per step
   bool phases_measured = false;  // false: the file lacks a phase column, and `phases` says nothing
+  // The ranks' spread in the measured epochs' sampled steps (rank_spread.h); nullopt for one rank or a
+  // run that sampled no steps.
+  std::optional<double> rank_spread;
 };
 
 struct StudyInputs {

@@ -27,7 +27,7 @@ class Predict(unittest.TestCase):
         cls.study = os.path.join(cls.tmp, "study.h5")
         cls.comm = os.path.join(cls.tmp, "comm.h5")
         cls.run_ok(2, "scale", "--model", "mlp", "--data", DATA, "--epochs", "2", "--warmup-epochs", "1", "--gpus", "1,2",
-                   "--batch-size", str(BATCH), "--sweep-batch-size", "8,16,32", "--sample-steps", "0", "--out", cls.study)
+                   "--batch-size", str(BATCH), "--sweep-batch-size", "8,16,32", "--out", cls.study)
         cls.run_ok(2, "comm", "--min-bytes", "1K", "--max-bytes", "256K", "--dtypes", "fp32", "--iterations", "5",
                    "--comm-model", "mlp", "--out", cls.comm)
 
@@ -61,9 +61,12 @@ class Predict(unittest.TestCase):
         # Batch 32 over 8 GPUs needs a 1-GPU point at 4 per GPU, below the sweep's 8: named, not guessed.
         self.assertIn("strong scaling at 8 GPUs is left out", result.stdout)
         self.assertIn("--sweep-batch-size 4", result.stdout)
-        check_lines = [line.split() for line in result.stdout.splitlines() if line.strip().startswith("2 ") and len(line.split()) == 12]
+        check_lines = [line.split() for line in result.stdout.splitlines() if line.strip().startswith("2 ") and len(line.split()) == 13]
         self.assertEqual(len(check_lines), 1, result.stdout)
-        self.assertEqual(check_lines[0][4:7], ["0", "none", "none"])  # 2 GPUs: nothing below to calibrate on
+        self.assertEqual(check_lines[0][4:8], ["0", "none", "none", "none"])  # 2 GPUs: nothing below to calibrate on
+        # The study sampled its steps: the 2-rank runs' spread is measured and the larger counts wait for their slowest rank.
+        self.assertIn("# ranks' spread: ", result.stdout)
+        self.assertIn("sampled steps at the measured 2 GPUs", result.stdout)
         self.assertIn("no multi-GPU calibration was possible at 2 GPUs", result.stdout)
         self.assertIn("# compute factors: ", result.stdout)
         self.assertIn("# overlap calibration: ", result.stdout)
@@ -114,6 +117,13 @@ class Predict(unittest.TestCase):
             else:
                 self.assertGreater(value, 0.0)
                 self.assertAlmostEqual(ratio, 1.0, places=6)
+            # The 2-rank runs' spread, carried: the slowest of 4 and 8 ranks takes a growing share; 1 GPU waits for nobody.
+            self.assertGreater(table.attrs["rank_spread"], 0.0)
+            lateness = {int(r["gpus"]): r["slowest_rank_fraction"] * r["step_s"] for r in rows[rows["scaling"] == weak]}
+            self.assertEqual(lateness[1], 0.0)
+            self.assertGreater(lateness[2], 0.0)
+            self.assertGreater(lateness[4], lateness[2])
+            self.assertGreater(lateness[8], lateness[4])
 
             check = f["check"][:]
             self.assertEqual(list(check["gpus"]), [2])
@@ -127,6 +137,7 @@ class Predict(unittest.TestCase):
             self.assertEqual(check["calibration_value"][0], 0.0)
             self.assertEqual(check["calibration_applied"][0], 0)
             self.assertTrue(math.isnan(check["compute_factor"][0]))  # nothing multi-GPU below 2 measured it
+            self.assertEqual(check["rank_spread"][0], 0.0)
             self.assertEqual(check["compute_factor_applied"][0], 0)
             self.assertAlmostEqual(check["predicted_error"][0],
                                    (check["predicted_step_s"][0] - check["measured_step_s"][0]) / check["measured_step_s"][0])

@@ -165,6 +165,30 @@ TEST(ComputeFactorCalibration, ABackwardSlowedByAFixedFactorIsRecoveredAndCarrie
   }
 }
 
+TEST(ComputeFactorCalibration, TheRanksSpreadAtTheCalibrationCountIsCarried) {
+  // A truth whose ranks spread by 2% of the compute: its step at 4 GPUs waits longer for the slowest rank
+  // than at 2. The study's three 2-GPU repeats measured 1%, 2% and 4% (median 2%).
+  StepModel truth = truth_of(1.03, 1.06, 3e-4);
+  truth.calibration.rank_spread = 0.02;
+  StudyInputs study = weak_study({measured_run(truth, 1), measured_run(truth, 2), measured_run(truth, 2), measured_run(truth, 2),
+                                  measured_run(truth, 4)});
+  study.configs[1].rank_spread = 0.01;
+  study.configs[2].rank_spread = 0.04;
+  study.configs[3].rank_spread = 0.02;
+  study.configs[4].rank_spread = 0.5;  // the target's own, which the check must not use
+  const std::vector<CheckRow> rows = leave_one_out(overlapping_model(), study, kBatch, {2, 4});
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].rank_spread, 0.0);  // nothing multi-GPU below 2
+  EXPECT_NEAR(rows[1].rank_spread, 0.02, 1e-15);
+  EXPECT_NEAR(rows[1].calibration_value, 3e-4, 1e-12);  // the wait at 2 GPUs holds their own slowest rank
+  EXPECT_NEAR(rows[1].predicted_step_s, step_at(truth, 4), 1e-12);
+  // Without the sampled steps the same study predicts 4 GPUs short by the added lateness.
+  for (MeasuredConfig& c : study.configs) c.rank_spread.reset();
+  const CheckRow blind = leave_one_out(overlapping_model(), study, kBatch, {4})[0];
+  EXPECT_EQ(blind.rank_spread, 0.0);
+  EXPECT_LT(blind.predicted_step_s, step_at(truth, 4) - 1e-5);
+}
+
 TEST(ComputeFactorCalibration, AllReducesFasterThanTheSweepAreTheirFactor) {
   // The step at the calibration count is shorter than the measured compute and the model's all-reduces
   // give: the training's all-reduces ran faster, by the factor the fit finds (carried: one source of times).
