@@ -85,6 +85,8 @@ LayerSpec residual(std::string name, LayerSpec main, std::vector<LayerSpec> shor
   return s;
 }
 
+int64_t conv_weight_count(const LayerSpec& conv) { return conv.out * conv.in * conv.kernel * conv.kernel; }
+
 std::vector<ParamSpec> layer_params(const LayerSpec& s) {
   std::vector<ParamSpec> p;
   switch (s.kind) {

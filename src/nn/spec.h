@@ -71,6 +71,8 @@ struct ParamSpec {
 
 // Learnable parameters of a single (non-container) layer, in the order PyTorch lists them.
 std::vector<ParamSpec> layer_params(const LayerSpec& spec);
+// A Conv2d's weight elements (out x in x kernel x kernel): where its bias starts in the layer's parameters.
+int64_t conv_weight_count(const LayerSpec& conv);
 // Non-learnable state (BN running statistics) of a single layer.
 std::vector<ParamSpec> layer_buffers(const LayerSpec& spec);
 

@@ -35,7 +35,7 @@ struct MeasuredConfig {
   bool phases_measured = false;  // false: the file lacks a phase column, and `phases` says nothing
   // The ranks' spread in the measured epochs' sampled steps (rank_spread.h); nullopt for one rank or a
   // run that sampled no steps.
-  std::optional<double> rank_spread;
+  std::optional<double> rank_spread = std::nullopt;
 };
 
 struct StudyInputs {

@@ -89,7 +89,7 @@ Conv2d<T>::Conv2d(const LayerSpec& spec) : spec_(spec) {
 
 template <typename T>
 void Conv2d<T>::bind(T* params, T* grads, T* /*buffers*/) {
-  const int64_t weight_size = spec_.out * spec_.in * spec_.kernel * spec_.kernel;
+  const int64_t weight_size = conv_weight_count(spec_);
   weight_ = params;
   bias_ = params && spec_.bias ? params + weight_size : nullptr;
   weight_grad_ = grads;

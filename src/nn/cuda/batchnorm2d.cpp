@@ -124,13 +124,9 @@ bool BatchNorm2d::forward_inference(const BnShape& s) {
 }
 
 const DeviceTensor& BatchNorm2d::backward(const DeviceTensor& dy) {
-  if (!x_.data) fatal("BatchNorm2d '" + spec_.name + "': backward before forward");
-  if (!views_.grads) fatal("BatchNorm2d '" + spec_.name + "': backward without gradient buffers");
-  if (mode_ != Mode::Train)
-    fatal("BatchNorm2d '" + spec_.name + "': the CUDA path has no backward after an Eval-mode forward");
-  if (dy.shape() != y_.shape())
-    throw UserError("BatchNorm2d '" + spec_.name + "' got an output gradient of shape " + dy.shape().str() +
-                    " for an output of shape " + y_.shape().str());
+  check_output_gradient(layer_label(spec_), y_, dy);
+  check_gradient_buffers(layer_label(spec_), views_.grads);
+  if (mode_ != Mode::Train) fatal(layer_label(spec_) + ": the CUDA path has no backward after an Eval-mode forward");
   check_activation(dy, ctx_, spec_, 4);
   const Shape& shape = y_.shape();
   const BnShape s{shape[0], shape[1], shape[2], shape[3]};

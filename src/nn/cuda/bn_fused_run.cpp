@@ -149,10 +149,7 @@ const DeviceTensor& FusedBnRun::forward_separately(const DeviceTensor& x, Mode m
 
 const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
   const LayerSpec& bn = specs_[0];
-  if (!x_.data) fatal("fused run '" + bn.name + "': backward before forward");
-  if (dy.shape() != y_.shape())
-    throw UserError("BatchNorm2d '" + bn.name + "' (fused run) got an output gradient of shape " + dy.shape().str() +
-                    " for an output of shape " + y_.shape().str());
+  check_output_gradient(layer_label(bn) + " (fused run)", y_, dy);
   if (!fused_) {
     const DeviceTensor* g = &dy;
     for (auto it = separate_.rbegin(); it != separate_.rend(); ++it) g = &(*it)->backward(*g);

@@ -252,7 +252,7 @@ const DeviceTensor& Residual::forward(const DeviceTensor& x, Mode mode) {
 }
 
 const DeviceTensor& Residual::backward(const DeviceTensor& dy) {
-  if (!y_.data) fatal("Residual '" + spec_.name + "': backward before forward");
+  if (!y_.data) fatal(layer_label(spec_) + ": backward before forward");
   // The shortcut first: its parameters come after the main branch's in the flat buffer, and backward must
   // visit parameters in reverse buffer order for Context::gradients_ready to hold.
   const DeviceTensor& db = run_shortcut(dy, true, Mode::Train);

@@ -63,11 +63,8 @@ void Conv2d::input_gradient(const DeviceTensor& dy) {
 }
 
 const DeviceTensor& Conv2d::backward(const DeviceTensor& dy) {
-  if (!x_.data) fatal("Conv2d '" + spec_.name + "': backward before forward");
-  if (!views_.grads) fatal("Conv2d '" + spec_.name + "': backward without gradient buffers");
-  if (dy.shape() != y_.shape())
-    throw UserError("Conv2d '" + spec_.name + "' got an output gradient of shape " + dy.shape().str() +
-                    " for an output of shape " + y_.shape().str());
+  check_output_gradient(layer_label(spec_), y_, dy);
+  check_gradient_buffers(layer_label(spec_), views_.grads);
   check_activation(dy, ctx_, spec_, 4);
   const DType dt = ctx_.compute_dtype();
   const Layout layout = ctx_.layout();

@@ -40,7 +40,7 @@ class Conv2d final : public Layer {
   void add_next_input_gradient_to(const DeviceTensor& sum) { sum_ = sum; }
 
  private:
-  int64_t weight_count() const { return spec_.out * spec_.in * spec_.kernel * spec_.kernel; }
+  int64_t weight_count() const { return conv_weight_count(spec_); }
   const void* compute_weights();  // in the filter layout cuDNN gets (KCRS or KRSC)
   // dx into the buffer backward returns: its own, or sum_'s (which it clears).
   void input_gradient(const DeviceTensor& dy);

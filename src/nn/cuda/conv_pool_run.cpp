@@ -13,8 +13,6 @@ LayerSpec without_bias(LayerSpec conv) {
   return conv;
 }
 
-int64_t weight_count(const LayerSpec& conv) { return conv.out * conv.in * conv.kernel * conv.kernel; }
-
 kernels::PoolDropoutShape shape_of(const Shape& z) { return kernels::PoolDropoutShape{z[0], z[1], z[2], z[3]}; }
 
 }  // namespace
@@ -53,18 +51,17 @@ const DeviceTensor& ConvReluPoolRun::forward(const DeviceTensor& x, Mode mode) {
   p_ = mode == Mode::Train ? dropout_.p : 0.0;
   first_element_ = p_ > 0.0 ? slice_mask_offset(dropout_.name, pooled, first_sample_) : 0;
   const kernels::PoolDropoutMask mask{p_, mask_key_, step_, ctx_.device_step(), first_element_};
-  kernels::bias_relu_pool_dropout_forward(z_.data, views_.params + weight_count(conv_spec_), y_.data, shape_of(z), mask,
+  kernels::bias_relu_pool_dropout_forward(z_.data, views_.params + conv_weight_count(conv_spec_), y_.data, shape_of(z), mask,
                                           ctx_.layout(), ctx_.compute_dtype(), ctx_.stream());
   return y_;
 }
 
 const DeviceTensor& ConvReluPoolRun::backward(const DeviceTensor& dy) {
-  if (!y_.data) fatal("ConvReluPoolRun '" + conv_spec_.name + "': backward before forward");
-  if (!views_.grads) fatal("ConvReluPoolRun '" + conv_spec_.name + "': backward without gradient buffers");
-  if (dy.shape() != y_.shape())
-    throw UserError("Flatten after '" + conv_spec_.name + "' got an output gradient of shape " + dy.shape().str() +
-                    " for an output of shape " + y_.shape().str());
-  const int64_t weights = weight_count(conv_spec_);
+  // The run ends in the flatten after the conv's pooling: its output is the run's.
+  const std::string label = "the conv, ReLU, pooling and flatten run from " + layer_label(conv_spec_);
+  check_output_gradient(label, y_, dy);
+  check_gradient_buffers(label, views_.grads);
+  const int64_t weights = conv_weight_count(conv_spec_);
   const kernels::PoolDropoutShape s = shape_of(z_.shape());
   dz_ = output_tensor(dz_buffer_, z_.shape(), ctx_);
   float* ws = workspace_.ensure_as<float>(static_cast<size_t>(kernels::pool_dropout_backward_workspace(s)));

@@ -48,10 +48,7 @@ const DeviceTensor& Dropout::forward(const DeviceTensor& x, Mode mode) {
 }
 
 const DeviceTensor& Dropout::backward(const DeviceTensor& dy) {
-  if (!y_.data) fatal("Dropout '" + spec_.name + "': backward before forward");
-  if (dy.shape() != y_.shape())
-    throw UserError("Dropout '" + spec_.name + "' got an output gradient of shape " + dy.shape().str() +
-                    " for an output of shape " + y_.shape().str());
+  check_output_gradient(layer_label(spec_), y_, dy);
   if (identity_) {
     dx_ = dy;
     return dx_;

@@ -45,18 +45,15 @@ const DeviceTensor& FirstConv::forward(const DeviceTensor& x, Mode) {
   const Shape out = output_shape(spec_, x.shape());  // a UserError naming the layer on a bad shape
   x_ = x;
   y_ = output_tensor(y_buffer_, out, ctx_);
-  const float* bias = spec_.bias ? views_.params + spec_.out * spec_.in * kernels::kFirstConvTaps : nullptr;
+  const float* bias = spec_.bias ? views_.params + conv_weight_count(spec_) : nullptr;
   kernels::first_conv_forward(x.data, views_.compute_params, bias, y_.data, shape_of(spec_, x.shape(), out), options(),
                               ctx_.layout(), ctx_.compute_dtype(), ctx_.stream());
   return y_;
 }
 
 const DeviceTensor& FirstConv::backward(const DeviceTensor& dy) {
-  if (!x_.data) fatal("FirstConv '" + spec_.name + "': backward before forward");
-  if (!views_.grads) fatal("FirstConv '" + spec_.name + "': backward without gradient buffers");
-  if (dy.shape() != y_.shape())
-    throw UserError("Conv2d '" + spec_.name + "' got an output gradient of shape " + dy.shape().str() +
-                    " for an output of shape " + y_.shape().str());
+  check_output_gradient(layer_label(spec_), y_, dy);
+  check_gradient_buffers(layer_label(spec_), views_.grads);
   check_activation(dy, ctx_, spec_, 4);
   const kernels::FirstConvShape s = shape_of(spec_, x_.shape(), y_.shape());
   const kernels::FirstConvOptions o = options();

@@ -102,11 +102,8 @@ const DeviceTensor& Linear::forward(const DeviceTensor& x, Mode mode) {
 }
 
 const DeviceTensor& Linear::backward(const DeviceTensor& dy) {
-  if (!x_.data) fatal("Linear '" + spec_.name + "': backward before forward");
-  if (!views_.grads) fatal("Linear '" + spec_.name + "': backward without gradient buffers");
-  if (dy.shape() != y_.shape())
-    throw UserError("Linear '" + spec_.name + "' got an output gradient of shape " + dy.shape().str() +
-                    " for an output of shape " + y_.shape().str());
+  check_output_gradient(layer_label(spec_), y_, dy);
+  check_gradient_buffers(layer_label(spec_), views_.grads);
   check_activation(dy, ctx_, spec_, 2);
   const DType dt = ctx_.compute_dtype();
   const int64_t n = y_.shape()[0];

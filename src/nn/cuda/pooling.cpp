@@ -30,10 +30,7 @@ const DeviceTensor& Pool2d::forward(const DeviceTensor& x, Mode) {
 }
 
 const DeviceTensor& Pool2d::backward(const DeviceTensor& dy) {
-  if (!y_.data) fatal(std::string(layer_kind_name(spec_.kind)) + " '" + spec_.name + "': backward before forward");
-  if (dy.shape() != y_.shape())
-    throw UserError(std::string(layer_kind_name(spec_.kind)) + " '" + spec_.name + "' got an output gradient of shape " +
-                    dy.shape().str() + " for an output of shape " + y_.shape().str());
+  check_output_gradient(layer_label(spec_), y_, dy);
   check_activation(dy, ctx_, spec_, 4);
   dx_ = output_tensor(dx_buffer_, x_.shape(), ctx_);
   const Shape& s = x_.shape();

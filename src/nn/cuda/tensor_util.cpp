@@ -25,8 +25,20 @@ DeviceTensor reshaped(const DeviceTensor& x, const Shape& shape, Layout layout) 
   return t;
 }
 
+std::string layer_label(const LayerSpec& spec) { return std::string(layer_kind_name(spec.kind)) + " '" + spec.name + "'"; }
+
+void check_output_gradient(const std::string& label, const DeviceTensor& y, const DeviceTensor& dy) {
+  if (!y.data) fatal(label + ": backward before forward");
+  if (dy.shape() != y.shape())
+    throw UserError(label + " got an output gradient of shape " + dy.shape().str() + " for an output of shape " + y.shape().str());
+}
+
+void check_gradient_buffers(const std::string& label, const float* grads) {
+  if (!grads) fatal(label + ": backward without gradient buffers");
+}
+
 void check_activation(const DeviceTensor& x, const Context& ctx, const LayerSpec& spec, size_t rank) {
-  const std::string who = std::string(layer_kind_name(spec.kind)) + " '" + spec.name + "'";
+  const std::string who = layer_label(spec);
   if (!x.data) fatal(who + " got an input with no data");
   if (x.dtype() != ctx.compute_dtype())
     fatal(who + " got a " + dtype_name(x.dtype()) + " input but the context computes in " + dtype_name(ctx.compute_dtype()));

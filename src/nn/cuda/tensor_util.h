@@ -1,5 +1,7 @@
 // Small helpers shared by the CUDA layers: output tensors over grow-only buffers and activation checks.
 #pragma once
+#include <string>
+
 #include "nn/cuda/context.h"
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/layer.h"
@@ -16,6 +18,16 @@ DeviceTensor output_tensor(DeviceBuffer& buffer, const Shape& shape, const Conte
 
 // A view of the same memory with another shape (Flatten, identity layers).
 DeviceTensor reshaped(const DeviceTensor& x, const Shape& shape, Layout layout);
+
+// The layer as the messages name it: its kind and name, "Conv2d 'block1.conv1'".
+std::string layer_label(const LayerSpec& spec);
+
+// Where every backward starts: stops with a sentence naming `label` when no forward has run (it sets `y`,
+// the layer's output) or when `dy` does not have y's shape.
+void check_output_gradient(const std::string& label, const DeviceTensor& y, const DeviceTensor& dy);
+
+// A layer with parameters also needs its gradient buffers before its backward.
+void check_gradient_buffers(const std::string& label, const float* grads);
 
 // Stops with a sentence when x is not in the context's dtype and layout or not of the expected rank.
 void check_activation(const DeviceTensor& x, const Context& ctx, const LayerSpec& spec, size_t rank);
