@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -18,6 +20,11 @@ double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 double expected_max_of_normals(int64_t n) {
   if (n < 1) throw std::invalid_argument("expected_max_of_normals: n must be at least 1, got " + std::to_string(n));
   if (n == 1) return 0;
+  // A prediction asks for the same few counts at every bucket size and threshold search: computed once each.
+  static std::mutex mutex;
+  static std::map<int64_t, double> known;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (const auto it = known.find(n); it != known.end()) return it->second;
   // E[max] = integral of (1 - F(x)^n) over x > 0 minus the integral of F(x)^n over x < 0 (F the normal
   // CDF). Each side is smooth (their sum jumps at 0), so each gets Simpson's rule of its own over [0, 12]:
   // past 12 the integrands are below 1e-30 for any n this model meets (up to millions of GPUs).
@@ -31,7 +38,7 @@ double expected_max_of_normals(int64_t n) {
   };
   const double above = simpson([&](double x) { return 1 - std::pow(normal_cdf(x), power); });
   const double below = simpson([&](double x) { return std::pow(normal_cdf(-x), power); });
-  return above - below;
+  return known.emplace(n, above - below).first->second;
 }
 
 std::optional<double> rank_spread_of(const StepSamples& samples, size_t first_step) {
