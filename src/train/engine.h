@@ -113,9 +113,10 @@ class Engine {
   virtual double peak_tflops() const { return std::numeric_limits<double>::quiet_NaN(); }
   // Energy used since the engine was created, in joules; NaN where it can't be measured.
   virtual double energy_joules() const { return std::numeric_limits<double>::quiet_NaN(); }
-  // The device's clocks since the last call (metrics/gpu_clocks.h), starting a new window; NaN readings
-  // where they can't be measured.
-  virtual GpuClocks take_gpu_clocks() { return {}; }
+  // The clocks since the last call (metrics/gpu_clocks.h) of each GPU this rank drives (one, or every
+  // replica's under --parallel dp), starting a new window; none for the CPU, NaN readings where they
+  // can't be measured.
+  virtual std::vector<GpuClocks> take_gpu_clocks() { return {}; }
 };
 
 }  // namespace sb

@@ -1,5 +1,6 @@
 #include "train/epoch_clocks.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -23,12 +24,19 @@ std::string range_text(double least, double most) {
 
 }  // namespace
 
-EpochClocks reduce_epoch_clocks(Communicator& comm, const GpuClocks& mine) {
-  std::array<double, 2> least = {or_identity(mine.sm_clock_mhz, kInfinity), or_identity(mine.temperature_c, kInfinity)};
+EpochClocks reduce_epoch_clocks(Communicator& comm, std::span<const GpuClocks> mine) {
+  // This rank's GPUs first, then the ranks: the identities stand where nothing was measured.
+  std::array<double, 2> least = {kInfinity, kInfinity};
+  std::array<double, 4> most = {-kInfinity, -kInfinity, -kInfinity, -kInfinity};
+  for (const GpuClocks& gpu : mine) {
+    least[0] = std::min(least[0], or_identity(gpu.sm_clock_mhz, kInfinity));
+    least[1] = std::min(least[1], or_identity(gpu.temperature_c, kInfinity));
+    most[0] = std::max(most[0], or_identity(gpu.sm_clock_mhz, -kInfinity));
+    most[1] = std::max(most[1], or_identity(gpu.temperature_c, -kInfinity));
+    most[2] = std::max(most[2], or_identity(gpu.power_limited_fraction(), -kInfinity));
+    most[3] = std::max(most[3], or_identity(gpu.thermal_limited_fraction(), -kInfinity));
+  }
   comm.allreduce_min(std::span<double>(least));
-  std::array<double, 4> most = {or_identity(mine.sm_clock_mhz, -kInfinity), or_identity(mine.temperature_c, -kInfinity),
-                                or_identity(mine.power_limited_fraction(), -kInfinity),
-                                or_identity(mine.thermal_limited_fraction(), -kInfinity)};
   comm.allreduce_max(std::span<double>(most));
   EpochClocks c;
   c.sm_clock_min_mhz = measured(least[0]);
@@ -44,7 +52,7 @@ std::string clocks_line(const EpochClocks& c) {
   std::string parts;
   if (std::isfinite(c.sm_clock_min_mhz)) {
     parts = "SM " + range_text(c.sm_clock_min_mhz, c.sm_clock_max_mhz) + " MHz";
-    if (c.sm_clock_max_mhz > c.sm_clock_min_mhz + 0.5) parts += " across ranks";
+    if (c.sm_clock_max_mhz > c.sm_clock_min_mhz + 0.5) parts += " across GPUs";
   }
   if (std::isfinite(c.temperature_min_c))
     parts += (parts.empty() ? "" : " at ") + range_text(c.temperature_min_c, c.temperature_max_c) + " C";
@@ -56,7 +64,7 @@ std::string clocks_line(const EpochClocks& c) {
     limits += percent(c.thermal_limited_fraction);
     if (!std::isfinite(c.power_limited_fraction)) limits += " of it";
   }
-  if (!limits.empty()) limits += " (the most limited rank)";
+  if (!limits.empty()) limits += " (the most limited GPU)";
   if (parts.empty() && limits.empty()) return "";
   return "GPU clocks in the last epoch: " + parts + (parts.empty() || limits.empty() ? "" : "; ") + limits;
 }

@@ -1,7 +1,10 @@
-// An epoch's GPU clocks across ranks (metrics/gpu_clocks.h): the slowest and fastest rank's mean SM
-// clock, the coolest and hottest rank's mean temperature, and the largest share of the epoch that the power limit or the temperature held any rank's
-// clocks down. Ranks that measured nothing (no NVML, the CPU engine) are left out; NaN where none did.
+// An epoch's GPU clocks over every GPU of every rank (metrics/gpu_clocks.h; a rank drives one GPU, or
+// several under --parallel dp): the slowest and fastest GPU's mean SM clock, the coolest and hottest GPU's
+// mean temperature, and the largest share of the epoch that the power limit or the temperature held any
+// GPU's clocks down. GPUs that measured nothing (no NVML) and ranks with none (the CPU engine) are left
+// out; NaN where none measured.
 #pragma once
+#include <span>
 #include <string>
 
 #include "comm/communicator.h"
@@ -19,11 +22,11 @@ struct EpochClocks {
   double thermal_limited_fraction = kNotMeasured;  // max over ranks
 };
 
-// Collective over comm.
-EpochClocks reduce_epoch_clocks(Communicator& comm, const GpuClocks& mine);
+// Collective over comm: `mine` are this rank's GPUs' windows.
+EpochClocks reduce_epoch_clocks(Communicator& comm, std::span<const GpuClocks> mine);
 
-// "GPU clocks in the last epoch: SM 1,635-1,680 MHz across ranks at 58-65 C; the power limit held the
-// clocks down for 100% of it, temperature for 0% (the most limited rank)", with the parts that were
+// "GPU clocks in the last epoch: SM 1,635-1,680 MHz across GPUs at 58-65 C; the power limit held the
+// clocks down for 100% of it, temperature for 0% (the most limited GPU)", with the parts that were
 // measured; empty when none was.
 std::string clocks_line(const EpochClocks& c);
 

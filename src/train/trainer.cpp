@@ -296,7 +296,7 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
     engine.synchronize();
     record(engine.drain_step_times());
     const double my_wall = seconds_since(epoch_start);
-    const GpuClocks my_clocks = engine.take_gpu_clocks();
+    const std::vector<GpuClocks> my_clocks = engine.take_gpu_clocks();
 
     if (mllog) mllog->evaluation_start(epoch);
     const auto eval_start = Clock::now();

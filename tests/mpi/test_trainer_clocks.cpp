@@ -37,7 +37,7 @@ class ClockedEngine final : public Engine {
   }
   EngineState save_state() override { return engine_.save_state(); }
   void load_state(const EngineState& state) override { engine_.load_state(state); }
-  GpuClocks take_gpu_clocks() override {
+  std::vector<GpuClocks> take_gpu_clocks() override {
     GpuClocks c;
     c.window_s = 2.0;
     if (steps_in_window_ > 0) {
@@ -53,7 +53,7 @@ class ClockedEngine final : public Engine {
     }
     ++takes;
     steps_in_window_ = 0;
-    return c;
+    return {c};
   }
 
   int takes = 0;

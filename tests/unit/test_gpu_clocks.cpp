@@ -76,7 +76,7 @@ TEST(EpochClocks, OneRankKeepsItsOwnReadings) {
   mine.sm_clock_mhz = 1687.5;
   mine.temperature_c = 61.25;
   mine.power_limited_s = 3.0;
-  const EpochClocks c = reduce_epoch_clocks(solo, mine);
+  const EpochClocks c = reduce_epoch_clocks(solo, std::vector<GpuClocks>{mine});
   EXPECT_DOUBLE_EQ(c.sm_clock_min_mhz, 1687.5);
   EXPECT_DOUBLE_EQ(c.sm_clock_max_mhz, 1687.5);
   EXPECT_DOUBLE_EQ(c.temperature_min_c, 61.25);
@@ -84,7 +84,7 @@ TEST(EpochClocks, OneRankKeepsItsOwnReadings) {
   EXPECT_DOUBLE_EQ(c.power_limited_fraction, 0.75);
   EXPECT_TRUE(std::isnan(c.thermal_limited_fraction)) << "not read: NaN, not an infinity";
 
-  const EpochClocks none = reduce_epoch_clocks(solo, GpuClocks{});
+  const EpochClocks none = reduce_epoch_clocks(solo, std::vector<GpuClocks>{GpuClocks{}});
   EXPECT_TRUE(std::isnan(none.sm_clock_min_mhz));
   EXPECT_TRUE(std::isnan(none.sm_clock_max_mhz));
   EXPECT_TRUE(std::isnan(none.power_limited_fraction));
@@ -101,8 +101,8 @@ TEST(EpochClocks, LineSaysWhatWasMeasured) {
   c.power_limited_fraction = 0.996;
   c.thermal_limited_fraction = 0;
   EXPECT_EQ(clocks_line(c),
-            "GPU clocks in the last epoch: SM 1,635-1,680 MHz across ranks at 58-65 C; the power limit held the clocks "
-            "down for 100% of it, temperature for 0% (the most limited rank)");
+            "GPU clocks in the last epoch: SM 1,635-1,680 MHz across GPUs at 58-65 C; the power limit held the clocks "
+            "down for 100% of it, temperature for 0% (the most limited GPU)");
   c.temperature_min_c = c.temperature_max_c = kNotMeasured;
   c.sm_clock_max_mhz = c.sm_clock_min_mhz;
   c.power_limited_fraction = kNotMeasured;
@@ -110,7 +110,7 @@ TEST(EpochClocks, LineSaysWhatWasMeasured) {
   EXPECT_EQ(clocks_line(c), "GPU clocks in the last epoch: SM 1,635 MHz");
   c.sm_clock_min_mhz = c.sm_clock_max_mhz = kNotMeasured;
   c.thermal_limited_fraction = 0.25;
-  EXPECT_EQ(clocks_line(c), "GPU clocks in the last epoch: temperature held the clocks down for 25% of it (the most limited rank)");
+  EXPECT_EQ(clocks_line(c), "GPU clocks in the last epoch: temperature held the clocks down for 25% of it (the most limited GPU)");
 }
 
 }  // namespace

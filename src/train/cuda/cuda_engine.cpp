@@ -76,7 +76,7 @@ class CudaEngine final : public EngineBase {
   double peak_memory_bytes() const override { return static_cast<double>(peak_memory_.bytes()); }
   double peak_tflops() const override { return peak_tflops_; }
   double energy_joules() const override { return energy_->joules(); }
-  GpuClocks take_gpu_clocks() override { return clocks_->take(); }
+  std::vector<GpuClocks> take_gpu_clocks() override { return {clocks_->take()}; }
 
  private:
   // Everything of one step after its inputs are in device memory: the part a CUDA graph captures.

@@ -29,6 +29,7 @@ class DataParallelEngine final : public Engine {
   EngineState save_state() override { return replicas_->save_state(); }
   void load_state(const EngineState& state) override { replicas_->load_state(state); }
   double peak_memory_bytes() const override { return replicas_->peak_memory_bytes(); }
+  std::vector<GpuClocks> take_gpu_clocks() override { return replicas_->take_gpu_clocks(); }
 
   Replicas& replicas() { return *replicas_; }
 

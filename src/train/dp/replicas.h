@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "train/dp/batch_slices.h"
 #include "train/engine.h"
@@ -49,6 +50,8 @@ class Replicas {
   virtual EngineState save_state() = 0;
   virtual void load_state(const EngineState& state) = 0;
   virtual double peak_memory_bytes() const = 0;
+  // Each replica's GPU clocks since the last call (Engine::take_gpu_clocks); none on the CPU.
+  virtual std::vector<GpuClocks> take_gpu_clocks() { return {}; }
 };
 
 }  // namespace sb

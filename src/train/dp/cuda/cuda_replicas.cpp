@@ -20,6 +20,7 @@
 #include "train/cuda/device_loss.h"
 #include "train/cuda/device_optimizer.h"
 #include "train/cuda/device_state.h"
+#include "train/cuda/gpu_clock_sampler.h"
 #include "train/cuda/loss_scaler.h"
 #include "train/cuda/step_staging.h"
 #include "train/run_setup.h"
@@ -45,6 +46,8 @@ char* at_sample(const DeviceTensor& t, int64_t sample) {
 // One GPU's replica: its stream, layers and network, and the views of its slice for the current step.
 struct Replica {
   int device = 0;
+  std::unique_ptr<NvmlDevice> nvml;
+  std::unique_ptr<GpuClockSampler> clocks;  // after the device it reads, destroyed before it
   cuda::CudaStream stream;
   std::unique_ptr<cuda::Context> ctx;
   std::unique_ptr<cuda::Network> net;
@@ -75,6 +78,7 @@ class CudaReplicas final : public Replicas {
   EngineState save_state() override;
   void load_state(const EngineState& state) override;
   double peak_memory_bytes() const override { return static_cast<double>(peak_memory_.bytes()); }
+  std::vector<GpuClocks> take_gpu_clocks() override;
 
  private:
   Replica& root() const { return *replicas_[0]; }
@@ -121,6 +125,8 @@ CudaReplicas::CudaReplicas(const TrainConfig& config, const Dataset& train, cons
     replica->device = r;
     devices.push_back(r);
     CHECK_CUDA(cudaSetDevice(r));
+    replica->nvml = std::make_unique<NvmlDevice>(r);
+    replica->clocks = std::make_unique<GpuClockSampler>(*replica->nvml);
     // Replica 0 reaches every other GPU by peer copies where the hardware allows (else through the host).
     if (r > 0) {
       int can_access = 0;
@@ -307,6 +313,12 @@ void CudaReplicas::optimizer_step(double /*lr*/) {
   if (scaler_) scaler_->enqueue_update(s);
   root().stream.synchronize();
   peak_memory_.sample();
+}
+
+std::vector<GpuClocks> CudaReplicas::take_gpu_clocks() {
+  std::vector<GpuClocks> windows;
+  for (const auto& replica : replicas_) windows.push_back(replica->clocks->take());
+  return windows;
 }
 
 EvalTotals CudaReplicas::take_train_totals() {
