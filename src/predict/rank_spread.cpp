@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -57,11 +58,11 @@ std::optional<double> rank_spread_of(const StepSamples& samples, size_t first_st
     return ns * 1e-9;
   };
   double squares = 0, total = 0;
+  std::vector<double> step_compute(ranks);  // each rank's, of one step
   for (size_t step = first_step; step < steps; ++step) {
-    double mean = 0;
-    for (size_t r = 0; r < ranks; ++r) mean += compute_s(r, step);
-    mean /= static_cast<double>(ranks);
-    for (size_t r = 0; r < ranks; ++r) squares += (compute_s(r, step) - mean) * (compute_s(r, step) - mean);
+    for (size_t r = 0; r < ranks; ++r) step_compute[r] = compute_s(r, step);
+    const double mean = std::accumulate(step_compute.begin(), step_compute.end(), 0.0) / static_cast<double>(ranks);
+    for (double c : step_compute) squares += (c - mean) * (c - mean);
     total += mean;
   }
   const double counted = static_cast<double>(steps - first_step);

@@ -19,7 +19,7 @@ const DeviceTensor& ReLU::forward(const DeviceTensor& x, Mode) {
 }
 
 const DeviceTensor& ReLU::backward(const DeviceTensor& dy) {
-  check_output_gradient(layer_label(spec_), y_, dy);
+  check_output_gradient(spec_, y_, dy);
   dx_ = output_tensor(dx_buffer_, dy.shape(), ctx_);
   kernels::relu_backward(y_.data, dy.data, dx_.data, dy.numel(), dy.dtype(), ctx_.stream());
   return dx_;
@@ -41,7 +41,7 @@ const DeviceTensor& Flatten::forward(const DeviceTensor& x, Mode) {
 }
 
 const DeviceTensor& Flatten::backward(const DeviceTensor& dy) {
-  check_output_gradient(layer_label(spec_), y_, dy);
+  check_output_gradient(spec_, y_, dy);
   const Shape& s = x_.shape();
   if (y_.data == x_.data) {  // the forward was a view
     dx_ = reshaped(dy, s, x_.layout());
@@ -60,7 +60,7 @@ const DeviceTensor& LogSoftmax::forward(const DeviceTensor& x, Mode) {
 }
 
 const DeviceTensor& LogSoftmax::backward(const DeviceTensor& dy) {
-  check_output_gradient(layer_label(spec_), y_, dy);
+  check_output_gradient(spec_, y_, dy);
   dx_ = output_tensor(dx_buffer_, dy.shape(), ctx_);
   kernels::log_softmax_backward(y_.data, dy.data, dx_.data, dy.shape()[0], dy.shape()[1], dy.dtype(), ctx_.stream());
   return dx_;

@@ -124,8 +124,8 @@ bool BatchNorm2d::forward_inference(const BnShape& s) {
 }
 
 const DeviceTensor& BatchNorm2d::backward(const DeviceTensor& dy) {
-  check_output_gradient(layer_label(spec_), y_, dy);
-  check_gradient_buffers(layer_label(spec_), views_.grads);
+  check_output_gradient(spec_, y_, dy);
+  check_gradient_buffers(spec_, views_.grads);
   if (mode_ != Mode::Train) fatal(layer_label(spec_) + ": the CUDA path has no backward after an Eval-mode forward");
   check_activation(dy, ctx_, spec_, 4);
   const Shape& shape = y_.shape();

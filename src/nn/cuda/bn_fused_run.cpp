@@ -149,7 +149,7 @@ const DeviceTensor& FusedBnRun::forward_separately(const DeviceTensor& x, Mode m
 
 const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
   const LayerSpec& bn = specs_[0];
-  check_output_gradient(layer_label(bn) + " (fused run)", y_, dy);
+  check_output_gradient(bn, y_, dy, "fused run");
   if (!fused_) {
     const DeviceTensor* g = &dy;
     for (auto it = separate_.rbegin(); it != separate_.rend(); ++it) g = &(*it)->backward(*g);

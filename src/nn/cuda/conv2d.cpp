@@ -63,8 +63,8 @@ void Conv2d::input_gradient(const DeviceTensor& dy) {
 }
 
 const DeviceTensor& Conv2d::backward(const DeviceTensor& dy) {
-  check_output_gradient(layer_label(spec_), y_, dy);
-  check_gradient_buffers(layer_label(spec_), views_.grads);
+  check_output_gradient(spec_, y_, dy);
+  check_gradient_buffers(spec_, views_.grads);
   check_activation(dy, ctx_, spec_, 4);
   const DType dt = ctx_.compute_dtype();
   const Layout layout = ctx_.layout();

@@ -58,9 +58,9 @@ const DeviceTensor& ConvReluPoolRun::forward(const DeviceTensor& x, Mode mode) {
 
 const DeviceTensor& ConvReluPoolRun::backward(const DeviceTensor& dy) {
   // The run ends in the flatten after the conv's pooling: its output is the run's.
-  const std::string label = "the conv, ReLU, pooling and flatten run from " + layer_label(conv_spec_);
-  check_output_gradient(label, y_, dy);
-  check_gradient_buffers(label, views_.grads);
+  constexpr const char* kRun = "conv, ReLU, pooling and flatten run";
+  check_output_gradient(conv_spec_, y_, dy, kRun);
+  check_gradient_buffers(conv_spec_, views_.grads, kRun);
   const int64_t weights = conv_weight_count(conv_spec_);
   const kernels::PoolDropoutShape s = shape_of(z_.shape());
   dz_ = output_tensor(dz_buffer_, z_.shape(), ctx_);

@@ -48,7 +48,7 @@ const DeviceTensor& Dropout::forward(const DeviceTensor& x, Mode mode) {
 }
 
 const DeviceTensor& Dropout::backward(const DeviceTensor& dy) {
-  check_output_gradient(layer_label(spec_), y_, dy);
+  check_output_gradient(spec_, y_, dy);
   if (identity_) {
     dx_ = dy;
     return dx_;

@@ -52,8 +52,8 @@ const DeviceTensor& FirstConv::forward(const DeviceTensor& x, Mode) {
 }
 
 const DeviceTensor& FirstConv::backward(const DeviceTensor& dy) {
-  check_output_gradient(layer_label(spec_), y_, dy);
-  check_gradient_buffers(layer_label(spec_), views_.grads);
+  check_output_gradient(spec_, y_, dy);
+  check_gradient_buffers(spec_, views_.grads);
   check_activation(dy, ctx_, spec_, 4);
   const kernels::FirstConvShape s = shape_of(spec_, x_.shape(), y_.shape());
   const kernels::FirstConvOptions o = options();

@@ -102,8 +102,8 @@ const DeviceTensor& Linear::forward(const DeviceTensor& x, Mode mode) {
 }
 
 const DeviceTensor& Linear::backward(const DeviceTensor& dy) {
-  check_output_gradient(layer_label(spec_), y_, dy);
-  check_gradient_buffers(layer_label(spec_), views_.grads);
+  check_output_gradient(spec_, y_, dy);
+  check_gradient_buffers(spec_, views_.grads);
   check_activation(dy, ctx_, spec_, 2);
   const DType dt = ctx_.compute_dtype();
   const int64_t n = y_.shape()[0];

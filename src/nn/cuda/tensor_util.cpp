@@ -25,16 +25,21 @@ DeviceTensor reshaped(const DeviceTensor& x, const Shape& shape, Layout layout) 
   return t;
 }
 
-std::string layer_label(const LayerSpec& spec) { return std::string(layer_kind_name(spec.kind)) + " '" + spec.name + "'"; }
-
-void check_output_gradient(const std::string& label, const DeviceTensor& y, const DeviceTensor& dy) {
-  if (!y.data) fatal(label + ": backward before forward");
-  if (dy.shape() != y.shape())
-    throw UserError(label + " got an output gradient of shape " + dy.shape().str() + " for an output of shape " + y.shape().str());
+std::string layer_label(const LayerSpec& spec, const char* run) {
+  std::string label = std::string(layer_kind_name(spec.kind)) + " '" + spec.name + "'";
+  if (run) label += std::string(" (") + run + ")";
+  return label;
 }
 
-void check_gradient_buffers(const std::string& label, const float* grads) {
-  if (!grads) fatal(label + ": backward without gradient buffers");
+void check_output_gradient(const LayerSpec& spec, const DeviceTensor& y, const DeviceTensor& dy, const char* run) {
+  if (!y.data) fatal(layer_label(spec, run) + ": backward before forward");
+  if (dy.shape() != y.shape())
+    throw UserError(layer_label(spec, run) + " got an output gradient of shape " + dy.shape().str() + " for an output of shape " +
+                    y.shape().str());
+}
+
+void check_gradient_buffers(const LayerSpec& spec, const float* grads, const char* run) {
+  if (!grads) fatal(layer_label(spec, run) + ": backward without gradient buffers");
 }
 
 void check_activation(const DeviceTensor& x, const Context& ctx, const LayerSpec& spec, size_t rank) {

@@ -19,15 +19,17 @@ DeviceTensor output_tensor(DeviceBuffer& buffer, const Shape& shape, const Conte
 // A view of the same memory with another shape (Flatten, identity layers).
 DeviceTensor reshaped(const DeviceTensor& x, const Shape& shape, Layout layout);
 
-// The layer as the messages name it: its kind and name, "Conv2d 'block1.conv1'".
-std::string layer_label(const LayerSpec& spec);
+// The layer as the messages name it: its kind and name, "Conv2d 'block1.conv1'", followed by the fused run
+// it leads where `run` names one ("Conv2d 'conv2' (conv, ReLU, pooling and flatten run)").
+std::string layer_label(const LayerSpec& spec, const char* run = nullptr);
 
-// Where every backward starts: stops with a sentence naming `label` when no forward has run (it sets `y`,
-// the layer's output) or when `dy` does not have y's shape.
-void check_output_gradient(const std::string& label, const DeviceTensor& y, const DeviceTensor& dy);
+// Where every backward starts: stops with a sentence naming the layer (as layer_label) when no forward has
+// run (it sets `y`, the layer's output) or when `dy` does not have y's shape. The label is built only for
+// a failure: backward runs every eager step.
+void check_output_gradient(const LayerSpec& spec, const DeviceTensor& y, const DeviceTensor& dy, const char* run = nullptr);
 
 // A layer with parameters also needs its gradient buffers before its backward.
-void check_gradient_buffers(const std::string& label, const float* grads);
+void check_gradient_buffers(const LayerSpec& spec, const float* grads, const char* run = nullptr);
 
 // Stops with a sentence when x is not in the context's dtype and layout or not of the expected rank.
 void check_activation(const DeviceTensor& x, const Context& ctx, const LayerSpec& spec, size_t rank);
