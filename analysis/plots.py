@@ -26,7 +26,13 @@ def _figure(width=6.4, height=4.4):
     return Figure(figsize=(width, height), layout="constrained")
 
 
-def _gpu_axis(ax, gpus):
+def _unit(series_list):
+    """The x axis' name: "ranks" when every series ran on the CPU backend, else "GPUs"."""
+    units = {getattr(s, "unit", "GPUs") for s in series_list}
+    return "ranks" if units == {"ranks"} else "GPUs"
+
+
+def _gpu_axis(ax, gpus, unit="GPUs"):
     """GPU counts on a log2 axis when they span a factor of 4 or more (1, 2, 4, 8 equally spaced)."""
     gpus = sorted(set(gpus))
     if gpus and gpus[-1] / gpus[0] >= 4:
@@ -34,7 +40,7 @@ def _gpu_axis(ax, gpus):
         ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_major_locator(FixedLocator(gpus))
     ax.xaxis.set_major_formatter(ScalarFormatter())
-    ax.set_xlabel("GPUs")
+    ax.set_xlabel(unit)
 
 
 def _error_bars(spreads, medians):
@@ -70,7 +76,7 @@ def speedup_figure(series_list, with_fits=True):
             fx = [x for x in gpus if x >= s.baseline_gpus]
             ax.plot(fx, amdahl_speedup([x / s.baseline_gpus for x in fx], s.fit.serial_fraction), color=line.get_color(),
                     linestyle=":", linewidth=1, label=f"{s.label}: Amdahl s={s.fit.serial_fraction:.3f}")
-    _gpu_axis(ax, gpus)
+    _gpu_axis(ax, gpus, _unit(series_list))
     ax.set_ylabel("speedup")
     ax.set_title("Speedup (medians, min-max bars)")
     ax.grid(True, alpha=0.3)
@@ -107,7 +113,7 @@ def efficiency_figure(series_list):
         _line_with_range(ax, [p.gpus for p in points], [p.efficiency for p in points], spreads, label=s.label)
         ends = [p.efficiency for p in points] + [x for sp in spreads if sp is not None and sp.count for x in (sp.low, sp.high)]
         low, high = min([low] + ends), max([high] + ends)
-    _gpu_axis(ax, gpus)
+    _gpu_axis(ax, gpus, _unit(series_list))
     _zoom_from_zero(ax, low, high)
     ax.set_ylabel("efficiency")
     ax.set_title("Parallel efficiency (medians, min-max bars)")
@@ -136,7 +142,7 @@ def phase_figure(series_list):
         ax.plot(xs, [p.epoch_time_s for p in points], linestyle="none", marker="_", markersize=20, color="black",
                 label="epoch time")
         ax.set_xticks(xs, [str(p.gpus) for p in points])
-        ax.set_xlabel("GPUs")
+        ax.set_xlabel(_unit(series_list))
         ax.set_ylabel("time per epoch (s)")
         ax.set_title(textwrap.fill(label, 40), fontsize="medium")
         ax.legend(fontsize="x-small")

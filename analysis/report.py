@@ -44,7 +44,7 @@ import predict_report  # noqa: E402
 import step_skew  # noqa: E402
 import tables  # noqa: E402
 from scalebench_results import ResultError, load_reference, load_result  # noqa: E402
-from scaling_series import (all_runs, disambiguate, series_from_reference, series_from_runs,  # noqa: E402
+from scaling_series import (all_runs, count_text, count_unit, disambiguate, series_from_reference, series_from_runs,  # noqa: E402
                             series_from_study, swept_label, throughput_by_batch)
 from sweeps import sweep_views, value_names  # noqa: E402
 
@@ -104,10 +104,6 @@ class Report:
                        for view in sweep_views(self.study_series[r.path], r.swept, value_names(r))]
 
 
-def _gpus_text(n):
-    return f"{n} GPU{'s' if n != 1 else ''}"
-
-
 def table_only_text(report):
     parts = []
     for result in report.results:
@@ -122,8 +118,8 @@ def table_only_text(report):
             for view in [v for v in report.sweeps if v.source == result.path]:
                 parts.append(f"### {result.path}: throughput against {view.column}\n\n{tables.sweep_markdown(view)}")
         else:
-            on_cpu = all(str(m) == "cpu" for m in result.attrs.get("gpu_models", []) or ["?"])
-            where = f"{result.run.gpus} CPU rank{'s' if result.run.gpus != 1 else ''}" if on_cpu else _gpus_text(result.run.gpus)
+            unit = count_unit(result.attrs)
+            where = count_text(result.run.gpus, unit) + (" on the CPU" if unit == "ranks" else "")
             parts.append(f"### {result.path}: {where}\n\n{tables.epoch_markdown(result.run)}")
     return "\n".join(parts)
 
@@ -188,7 +184,7 @@ def report_markdown(report, references, title, figure_names=()):
                    "Karp-Flatt e is the serial fraction measured at each point.\n")
         for s in report.series:
             out.append(f"### {s.label}\n")
-            out.append(f"{s.mode.capitalize()} scaling, baseline {_gpus_text(s.baseline_gpus)}, from "
+            out.append(f"{s.mode.capitalize()} scaling, baseline {count_text(s.baseline_gpus, s.unit)}, from "
                        f"{', '.join(s.sources)}.\n")
             out.append(tables.scaling_markdown(s))
             out.append(tables.amdahl_sentence(s) + "\n")

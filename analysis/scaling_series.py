@@ -68,6 +68,18 @@ class Series:
     sources: list = field(default_factory=list)
     fit: object = None           # AmdahlFit or None
     swept: dict = field(default_factory=dict)  # a study series' swept values: {column: value}
+    unit: str = "GPUs"           # what the counts count: "ranks" on the CPU backend
+
+
+def count_unit(attrs):
+    """"ranks" for a file whose every rank ran on the CPU backend, else "GPUs"."""
+    models = [str(m) for m in (attrs.get("gpu_models") or [])]
+    return "ranks" if models and all(m == "cpu" for m in models) else "GPUs"
+
+
+def count_text(n, unit):
+    """"1 GPU", "2 GPUs", "1 rank", "2 ranks"."""
+    return f"{n} {unit if n != 1 else unit[:-1]}"
 
 
 def steady_epochs(epochs, warmup_epochs):
@@ -230,7 +242,7 @@ def series_from_study(result, warmup_epochs):
         swept = dict(zip(result.swept, key))
         label = f"{result.label}: {swept_label(swept)}" if swept else result.label
         series_list.append(_finish(Series(label=label, kind="study", mode=mode, baseline_gpus=baseline, points=points,
-                                          sources=[result.path], swept=swept)))
+                                          sources=[result.path], swept=swept, unit=count_unit(result.attrs))))
     return series_list
 
 
@@ -253,6 +265,7 @@ def config_label(config, fallback):
 def series_from_runs(results, warmup_epochs, warn):
     """Groups run files by configuration (and directory: two clusters' runs stay apart) into series."""
     groups = {}
+    by_path = {result.run.path: result for result in results}
     for result in results:
         groups.setdefault(_series_key(result.run), []).append(result.run)
     series_list = []
@@ -274,7 +287,8 @@ def series_from_runs(results, warmup_epochs, warn):
         first = runs[0]
         series_list.append(Series(label=config_label(first.config, os.path.splitext(os.path.basename(first.path))[0]),
                                   kind="runs", mode=first.scaling, baseline_gpus=baseline, points=points,
-                                  sources=sorted({run.path for run in runs})))
+                                  sources=sorted({run.path for run in runs}),
+                                  unit=count_unit(by_path[first.path].attrs)))
     return [_finish(series) for series in series_list]
 
 
@@ -307,12 +321,12 @@ def all_runs(results):
         if result.is_study:
             for name in sorted(result.configs, key=lambda n: (result.configs[n].gpus, n)):
                 run = result.configs[name]
-                gpus = f"{run.gpus} GPU{'s' if run.gpus > 1 else ''}"
+                gpus = count_text(run.gpus, count_unit(result.attrs))
                 detail = ", ".join(filter(None, [swept_label(run.swept),
                                                  f"repeat {run.repeat}" if run.repeat > 1 else ""]))
                 runs.append((f"{result.label}, {gpus}" + (f", {detail}" if detail else ""), run))
         else:
-            runs.append((f"{result.label}, {result.run.gpus} GPU{'s' if result.run.gpus > 1 else ''}", result.run))
+            runs.append((f"{result.label}, {count_text(result.run.gpus, count_unit(result.attrs))}", result.run))
     return runs
 
 

@@ -117,7 +117,7 @@ def scaling_markdown(series):
     with_tta = any(not _missing(p.time_to_accuracy_s) for p in series.points)
     with_wall = any(not _missing(p.wall_to_accuracy_s) for p in series.points)
     with_clock = any(not _missing(p.sm_clock_min_mhz) for p in series.points)
-    headers = SCALING_HEADERS + (["time to accuracy (s)"] if with_tta else []) + (["from process start (s)"] if with_wall else []) \
+    headers = [series.unit] + SCALING_HEADERS[1:] + (["time to accuracy (s)"] if with_tta else []) + (["from process start (s)"] if with_wall else []) \
         + (["slowest SM clock (MHz)"] if with_clock else [])
     rows = []
     for p in series.points:
@@ -143,7 +143,7 @@ PHASE_TABLE = (("data", "data"), ("forward", "forward"), ("backward", "backward"
 def phase_markdown(series):
     """Seconds per steady epoch in each timed phase (each the maximum over ranks) and the epoch time less
     their sum, each with its share of the epoch. Empty where no point has phase times."""
-    headers = ["GPUs"] + [label for _, label in PHASE_TABLE] + ["epoch - phases", "epoch (s)"]
+    headers = [series.unit] + [label for _, label in PHASE_TABLE] + ["epoch - phases", "epoch (s)"]
     rows = []
     for p in series.points:
         if not p.phases_s or _missing(p.epoch_time_s) or p.epoch_time_s <= 0:
@@ -159,9 +159,9 @@ def phase_markdown(series):
 
 
 def amdahl_sentence(series):
-    base = f" relative to {series.baseline_gpus} GPUs" if series.baseline_gpus != 1 else ""
+    base = f" relative to {series.baseline_gpus} {series.unit}" if series.baseline_gpus != 1 else ""
     if series.fit is None:
-        return f"Amdahl fit: needs a point beyond the baseline of {series.baseline_gpus} GPU(s)."
+        return f"Amdahl fit: needs a point beyond the baseline of {series.baseline_gpus} {series.unit}."
     return (f"Amdahl fit{base}: serial fraction s = {series.fit.serial_fraction:.4f} "
             f"(rms error {series.fit.rmse:.3f} in speedup over {series.fit.points} point(s); "
             f"at most {1.0 / series.fit.serial_fraction:,.1f}x speedup)." if series.fit.serial_fraction > 0 else

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # GPU-node fault checks on one GPU: a SIGTERM checkpoint resumed on the GPU gives the losses of an
 # uninterrupted run within tolerance, and running out of GPU memory stops with the sizes and the batch.
+# Usage: scripts/gpu_node_faults.sh [OUTPUT_DIR]   (default gpu-faults; summary.txt there, and OUTPUT_DIR.tgz)
 set -u
-R=$OUT/f
+R=${1:-gpu-faults}
 # shellcheck source=scripts/gpu_node_env.sh
 source "$(dirname "$0")/gpu_node_env.sh"
 nvidia-smi -L | head -1 | tee "$R/summary.txt"
@@ -20,4 +21,4 @@ echo "resumed rc=$?" | tee -a "$R/summary.txt"
 grep '^epoch' "$R/full.log" "$R/resumed.log" | tee -a "$R/summary.txt"
 $S train --model wrn --data synthetic:3x32x32:100:200000:100 --device cuda --precision fp32 --batch-size 200000 --epochs 1 > "$R/oom.log" 2>&1
 echo "oom rc=$? $(grep -m1 'out of GPU memory' "$R/oom.log")" | tee -a "$R/summary.txt"
-tar czf "$OUT/faults.tgz" -C "$OUT" f
+tar czf "$R.tgz" -C "$(dirname "$R")" "$(basename "$R")"

@@ -5,10 +5,10 @@
 # a rank stopped mid-training is named by the collective watchdog, and the per-step wait it polls costs no
 # throughput (mnist-cnn, batch 64, watchdog off and on, twice each).
 # Usage: scripts/gpu_node_tests.sh [OUTPUT_DIR] [PARTS]
-#   OUTPUT_DIR  default $OUT/gpu-tests (summary.txt there)
+#   OUTPUT_DIR  default gpu-tests (summary.txt there)
 #   PARTS       any of tests,nvtx,watchdog,latency (default all)
 set -u
-R=${1:-$OUT/gpu-tests}
+R=${1:-gpu-tests}
 PARTS=${2:-tests,nvtx,watchdog,latency}
 part() { [[ ",$PARTS," == *",$1,"* ]]; }
 # shellcheck source=scripts/gpu_node_env.sh

@@ -8,6 +8,9 @@
 # The demo's size comes from the environment, for tests and quick looks (defaults: the demo's):
 #   DEMO_EPOCHS (measured epochs per configuration), DEMO_TRAIN_LIMIT, DEMO_TEST_LIMIT (0: all)
 #   DEMO_DEVICE (auto, cpu or cuda), MPIRUN (the launcher), MPIRUN_FLAGS (its flags)
+#   DEMO_DATA (a folder with the Fashion-MNIST IDX files; default: Debian's dataset-fashion-mnist)
+# A demo that fails leaves no OUT_DIR behind: it writes into a staging folder that becomes OUT_DIR only at
+# the end, and a failed run's partial study is kept as OUT_DIR.failed-<time>, which blocks nothing.
 set -euo pipefail
 build=${1:-build}
 out_dir=${2:-results/demo}
@@ -19,7 +22,22 @@ if [[ -e $out_dir ]]; then
        "move it away, or choose another folder: make run DEMO_OUT=results/demo-2" >&2
   exit 2
 fi
-[[ -x $exe ]] || { echo "scalebench demo: $exe is missing; build first (make build)" >&2; exit 2; }
+[[ -x $exe ]] || { echo "scalebench demo: $exe is missing; build first (make program)" >&2; exit 2; }
+
+# The data is checked before anything runs or is written.
+debian_data=/usr/share/datasets/fashion-mnist
+data_dir=${DEMO_DATA:-}
+if [[ -n $data_dir ]]; then
+  [[ -d $data_dir ]] || { echo "scalebench demo: DEMO_DATA=$data_dir is not a folder; give the folder that holds" \
+                               "train-images-idx3-ubyte.gz and the other Fashion-MNIST IDX files" >&2; exit 2; }
+  data=fashion-mnist:$data_dir
+elif [[ -d $debian_data ]]; then
+  data=fashion-mnist
+else
+  echo "scalebench demo: no Fashion-MNIST at $debian_data (Debian's dataset-fashion-mnist);" \
+       "install it (apt-get install dataset-fashion-mnist) or give a folder of its IDX files: make run DEMO_DATA=DIR" >&2
+  exit 2
+fi
 
 launcher=${MPIRUN:-mpirun}
 read -r -a launcher_flags <<<"${MPIRUN_FLAGS:---oversubscribe}"
@@ -48,15 +66,29 @@ train_limit=${DEMO_TRAIN_LIMIT:-$default_limit}
 epochs=${DEMO_EPOCHS:-3}
 test_limit=${DEMO_TEST_LIMIT:-0}
 
-mkdir -p "$out_dir"
-study="$out_dir/study.h5"
-args=(scale --model mnist-cnn --data fashion-mnist --device "$device" --gpus "$counts" --epochs "$epochs" --warmup-epochs "$warmup"
+mkdir -p "$(dirname "$out_dir")"
+stage=$(mktemp -d "${out_dir%/}.incomplete.XXXXXX")
+finish() {
+  local rc=$?
+  [[ -d $stage ]] || return 0
+  if [[ -s $stage/study.h5 ]]; then
+    local kept="${out_dir%/}.failed-$(date +%Y%m%d-%H%M%S)"
+    mv "$stage" "$kept" && echo "scalebench demo: failed (exit $rc); its partial study is in $kept" >&2
+  else
+    rm -rf "$stage"
+  fi
+}
+trap finish EXIT
+study="$stage/study.h5"
+args=(scale --model mnist-cnn --data "$data" --device "$device" --gpus "$counts" --epochs "$epochs" --warmup-epochs "$warmup"
       --train-limit "$train_limit" --test-limit "$test_limit" --out "$study")
 echo "scalebench demo: $launcher -np $np $exe ${args[*]}"
 "$launcher" "${launcher_flags[@]}" -np "$np" "$exe" "${args[@]}"
 echo
-python3 "$repo/analysis/report.py" "$study" --out "$out_dir" --title "scalebench demo: mnist-cnn on Fashion-MNIST" >/dev/null
+python3 "$repo/analysis/report.py" "$study" --out "$stage" --title "scalebench demo: mnist-cnn on Fashion-MNIST" >/dev/null
+mv "$stage" "$out_dir"
 # The terminal gets the tables of report.md's scaling section: speedup/efficiency, and where the time goes.
+echo "the report: images/s, speedup and efficiency are the medians of the steady epochs of each configuration"
 awk '/^## Scaling/ {on = 1; next}
      on && /^## / {exit}
      on && /^### / {print "\n" $0}

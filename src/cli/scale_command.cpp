@@ -57,12 +57,12 @@ std::string group_name(const StudyRunPlan& plan, const std::vector<SweepCombinat
 // efficiency of that combination moves with it.
 constexpr double kBaselineSpreadNote = 0.02;
 void print_repeat_medians(const std::vector<StudyPoint>& points, const std::vector<SweepCombination>& combinations,
-                          Scaling scaling) {
+                          Scaling scaling, const char* counted) {
   const std::vector<StudyMedian> rows = study_medians(points, scaling);
   const auto name_of_row = [&](const StudyMedian& r) {
     return "gpus_" + std::to_string(r.gpus) + config_suffix(combinations[r.combination], 1, 1);
   };
-  log0("\nmedians over the repeats:\n%6s %14s %23s %9s %11s %12s  %s\n", "gpus", "images/s", "range", "speedup",
+  log0("\nmedians over the repeats:\n%6s %14s %23s %9s %11s %12s  %s\n", counted, "images/s", "range", "speedup",
        "efficiency", "slowest SM", "configuration");
   for (const StudyMedian& r : rows) {
     const std::string range = std::to_string(static_cast<long long>(r.min_images_per_s + 0.5)) + "-" +
@@ -171,7 +171,11 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   std::vector<StudyPoint>& points = study.points;
   compute_scaling(points, config.scaling);
   if (exported) exported->begin_table("study", export_columns(study_columns()));
-  log0("\n%6s %14s %12s %9s %11s %13s %12s  %s\n", "gpus", "images/s", "epoch s", "speedup", "efficiency", "exposed comm",
+  // The study table is the mean over each configuration's measured epochs (images over their total time);
+  // analysis/report.py's tables give the medians of the steady epochs, so the two are labelled apart.
+  const char* counted = config.device == Device::Cpu ? "ranks" : "gpus";
+  log0("\nthe study: images/s and epoch time over all measured epochs of each configuration (their mean)\n");
+  log0("%6s %14s %12s %9s %11s %13s %12s  %s\n", counted, "images/s", "epoch s", "speedup", "efficiency", "exposed comm",
        "slowest SM", "configuration");
   for (const StudyPoint& p : points) {
     const std::string group = group_name(p.plan, combinations, scale.repeats);
@@ -181,7 +185,7 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
     if (results) results->append_study_row(row);
     if (exported) exported->add_row(export_values(study_columns(), &row));
   }
-  if (scale.repeats > 1 && !points.empty()) print_repeat_medians(points, combinations, config.scaling);
+  if (scale.repeats > 1 && !points.empty()) print_repeat_medians(points, combinations, config.scaling, counted);
   if (study.stopped_by != 0 && study.unfinished < plans.size()) {
     if (results) results->close(false);  // complete = 0: a study that did not finish
     const StudyRunPlan& cut = plans[study.unfinished];

@@ -13,9 +13,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 FASHION_MNIST = "/usr/share/datasets/fashion-mnist"  # Debian's dataset-fashion-mnist
 
 
-def run_demo(out_dir):
+def run_demo(out_dir, **overrides):
     env = dict(os.environ, DEMO_DEVICE="cpu", DEMO_EPOCHS="1", DEMO_TRAIN_LIMIT="512", DEMO_TEST_LIMIT="256",
                MPIRUN=os.environ.get("MPIEXEC", "mpirun"), MPIRUN_FLAGS=os.environ.get("MPIEXEC_FLAGS", "--oversubscribe"))
+    env.update(overrides)
     build_dir = os.path.dirname(os.environ["SCALEBENCH"])
     return subprocess.run([os.path.join(REPO, "scripts", "run_demo.sh"), build_dir, out_dir], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=600)
@@ -30,6 +31,11 @@ class Demo(unittest.TestCase):
             output = result.stdout + result.stderr
             self.assertEqual(result.returncode, 0, output)
             self.assertIn("device: cpu (--device cpu)", result.stdout)
+            self.assertIn("the study: images/s and epoch time over all measured epochs", result.stdout)
+            self.assertIn("medians of the steady epochs", result.stdout)
+            self.assertRegex(result.stdout, r"\n\s*ranks\s+images/s", "scale's table counts ranks on the CPU")
+            self.assertRegex(result.stdout, r"\|\s*ranks\s*\|", "the report's table counts ranks on the CPU")
+            self.assertNotIn("GPU", result.stdout.split("the report:")[1], "no GPUs in a CPU demo's tables")
             self.assertIn("speedup", result.stdout.lower())
             self.assertIn("efficiency", result.stdout.lower())
             self.assertIn("Where the time goes", result.stdout)
@@ -47,6 +53,25 @@ class Demo(unittest.TestCase):
             self.assertIn("DEMO_OUT=", again.stderr)
             with open(report, encoding="utf-8") as handle:
                 self.assertEqual(handle.read(), first, "the earlier report is untouched")
+
+
+class DemoInput(unittest.TestCase):
+    def test_a_missing_data_folder_is_named_before_anything_is_written(self):
+        with temp_dir() as tmp:
+            out_dir = os.path.join(tmp, "demo")
+            missing = os.path.join(tmp, "no-such-folder")
+            result = run_demo(out_dir, DEMO_DATA=missing)
+            self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
+            self.assertIn(f"DEMO_DATA={missing} is not a folder", result.stderr)
+            self.assertEqual(os.listdir(tmp), [], "nothing is written")
+
+    def test_a_failed_demo_leaves_no_folder_that_blocks_the_next(self):
+        with temp_dir() as tmp:
+            out_dir = os.path.join(tmp, "demo")
+            data = FASHION_MNIST if os.path.isdir(FASHION_MNIST) else tmp
+            result = run_demo(out_dir, DEMO_DATA=data, MPIRUN="false")
+            self.assertNotEqual(result.returncode, 0, result.stdout + result.stderr)
+            self.assertEqual(os.listdir(tmp), [], "no folder is left behind")
 
 
 if __name__ == "__main__":

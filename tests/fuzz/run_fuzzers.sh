@@ -4,8 +4,8 @@
 #
 #   tests/fuzz/run_fuzzers.sh [SECONDS [SCALEBENCH]]
 #
-# SECONDS     how long each target fuzzes (default 60); the targets run one after the other, each as one
-#             process (no -jobs/-workers: one core at a time).
+# SECONDS     how long each target fuzzes (default 60); the targets run side by side, each as one process
+#             (FUZZ_JOBS at a time, default all), so the whole run takes about SECONDS.
 # SCALEBENCH  the built scalebench binary (default build/scalebench), which writes a real checkpoint for
 #             the checkpoint target's seed corpus; without it the script warns and uses only the small
 #             checkpoints it writes itself with sb::save_checkpoint.
@@ -110,8 +110,6 @@ if [[ -z ${TMPDIR:-} && -d /dev/shm && -w /dev/shm ]]; then export TMPDIR=/dev/s
 FINDINGS=$BUILD/findings
 LOGS=$BUILD/logs
 mkdir -p "$FINDINGS" "$LOGS"
-failed=()
-summary=()
 report_finding() {  # target log
   local t=$1 log=$2 f
   echo "fuzz: FINDING in $t; the end of its log ($log):" >&2
@@ -121,23 +119,24 @@ report_finding() {  # target log
     echo "fuzz: reproducer: $f" >&2
     echo "fuzz:   replay: $BUILD/$t $f" >&2
   done
-  failed+=("$t")
 }
 
-for t in "${TARGETS[@]}"; do
-  # Every seed and stored regression input first: each must pass (a result or a UserError).
+# One target: the replay of every seed and stored regression input (each must pass: a result or a
+# UserError), then SECONDS_EACH of fuzzing. Its summary line goes to LOGS/TARGET.summary and, on a finding,
+# its report to LOGS/TARGET.finding.
+fuzz_target() {
+  local t=$1 log rc runs secs cov
   log=$LOGS/$t.replay.log
   if ! "$BUILD/$t" "${LIMITS[@]}" -artifact_prefix="$FINDINGS/$t-" "$SEEDS/$t"/* >"$log" 2>&1; then
-    report_finding "$t" "$log"
-    summary+=("$(printf '%-24s replay of %s seeds and regression inputs FAILED' "$t" "$(find "$SEEDS/$t" -type f | wc -l)")")
-    continue
+    report_finding "$t" "$log" 2>"$LOGS/$t.finding"
+    printf '%-24s replay of %s seeds and regression inputs FAILED\n' "$t" "$(find "$SEEDS/$t" -type f | wc -l)" \
+      >"$LOGS/$t.summary"
+    return
   fi
-
-  corpus=$BUILD/corpus/$t
+  local corpus=$BUILD/corpus/$t
   mkdir -p "$corpus"
   log=$LOGS/$t.log
-  say "$t: fuzzing for ${SECONDS_EACH} s (corpus $corpus, log $log)"
-  extra=()
+  local extra=()
   # A real run's checkpoint is 1.1 MB, over libFuzzer's default cap of 1 MiB.
   if [[ $t == fuzz_checkpoint_reader ]]; then extra=(-max_len=2097152); fi
   rc=0
@@ -148,12 +147,33 @@ for t in "${TARGETS[@]}"; do
   cov=$(sed -n 's/^#[0-9]*[[:space:]]*DONE .*cov: \([0-9]*\).*ft: \([0-9]*\).*corp: \([0-9]*\).*/cov \1, ft \2, corpus \3/p' "$log" |
     tail -n 1)
   if ((rc != 0)) || compgen -G "$FINDINGS/$t-*" >/dev/null; then
-    report_finding "$t" "$log"
-    summary+=("$(printf '%-24s FINDING (exit %s) after %s runs' "$t" "$rc" "${runs:-?}")")
+    report_finding "$t" "$log" 2>"$LOGS/$t.finding"
+    printf '%-24s FINDING (exit %s) after %s runs\n' "$t" "$rc" "${runs:-?}" >"$LOGS/$t.summary"
   else
-    summary+=("$(printf '%-24s %4s s  %9s runs  %7s runs/s  %s  no findings' "$t" "${secs:-?}" "${runs:-?}" \
-      "$(( ${runs:-0} / (${secs:-1} > 0 ? ${secs:-1} : 1) ))" "${cov:-?}")")
+    printf '%-24s %4s s  %9s runs  %7s runs/s  %s  no findings\n' "$t" "${secs:-?}" "${runs:-?}" \
+      "$(( ${runs:-0} / (${secs:-1} > 0 ? ${secs:-1} : 1) ))" "${cov:-?}" >"$LOGS/$t.summary"
   fi
+}
+
+# The targets fuzz side by side (FUZZ_JOBS at a time, default all of them): each is one process, and the
+# whole run takes about SECONDS_EACH however many targets there are.
+jobs_at_once=${FUZZ_JOBS:-${#TARGETS[@]}}
+say "fuzzing ${#TARGETS[@]} targets, $jobs_at_once at a time, ${SECONDS_EACH} s each (logs in $LOGS)"
+for t in "${TARGETS[@]}"; do
+  rm -f "$LOGS/$t.summary" "$LOGS/$t.finding"
+  while (($(jobs -rp | wc -l) >= jobs_at_once)); do wait -n || true; done
+  fuzz_target "$t" &
+done
+wait
+failed=()
+summary=()
+for t in "${TARGETS[@]}"; do
+  if [[ -s $LOGS/$t.finding ]]; then
+    cat "$LOGS/$t.finding" >&2
+    failed+=("$t")
+  fi
+  summary+=("$(cat "$LOGS/$t.summary" 2>/dev/null || printf '%-24s no summary (the target did not finish)' "$t")")
+  [[ -s $LOGS/$t.summary ]] || failed+=("$t")
 done
 
 say "summary"
