@@ -1,7 +1,7 @@
 """The comm section of report.py: `scalebench comm` all-reduce sweeps as bus bandwidth against message size,
 per dtype, with the model's gradient size marked, compared across files.
 
-Reads both layouts of the /comm table (results/README.md): version 2 has out-of-place and in-place
+Reads both layouts of the /comm table (docs/results_schema.md): version 2 has out-of-place and in-place
 columns, algbw/busbw from the mean over ranks; version 1 (no `comm_version` attribute) has in-place
 columns only, their busbw from the slowest rank. The figures shown are in-place busbw, present in both.
 """

@@ -1,7 +1,7 @@
 """The predict section of report.py: `scalebench predict` files (docs/prediction.md) as predicted efficiency
 and images/s against the GPU count, weak and strong, with the study's measured points on the same axes,
 and a table of the prediction, its overlap calibration, the GPU counts where exposed communication passes 5%
-and 20%, and the leave-one-out check when the file holds one. The layout of the file is in results/README.md.
+and 20%, and the leave-one-out check when the file holds one. The layout of the file is in docs/results_schema.md.
 """
 import json
 import math

@@ -1,6 +1,6 @@
 """Reading and validating scalebench results: HDF5 run and study files, and reference results.
 
-The HDF5 layout is results/README.md (written by src/metrics/results_file.cpp):
+The HDF5 layout is docs/results_schema.md (written by src/metrics/results_file.cpp):
   - a run file (`scalebench train`) holds /epochs and /epoch_times_per_rank at the root;
   - a study file (`scalebench scale`) holds /study and one group /configs/gpus_<n>[...] per
     configuration (GPU count x swept values x repeat), each with its own epochs table.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Reproduces the headline figures of docs/performance.md on one GPU node, in one invocation, and writes
-# them with their logs and a report to OUT_ROOT/<gpu>-x<count>-<date>/ (docs/benchmarks.md, "One GPU
-# node: bench/gpu_node.sh"). Parts, in order (--parts picks some):
+# Reproduces the figures of docs/performance.md on one GPU node, scalebench and PyTorch side by side in one
+# invocation, and writes them with their logs and a report to OUT_ROOT/<gpu>-x<count>-<date>/
+# (docs/benchmarks.md, "One GPU node: bench/gpu_node.sh"). Parts, in order (--parts picks some):
 #   one-gpu  scalebench against PyTorch eager on GPU 0: wrn bf16 NHWC vs AMP bf16 channels_last, wrn tf32
 #            NCHW vs fp32 (TF32 convolutions), wrn tf32 NHWC (MFU), mnist-cnn fp32 and tf32 vs fp32 eager
 #   compile  PyTorch torch.compile on GPU 0: wrn bf16 channels_last, mnist-cnn (reduce-overhead)
@@ -9,26 +9,11 @@
 #   scaling  weak and strong studies of wrn and mnist-cnn on 1, 2, 4, ... of the visible GPUs
 #            (`scalebench scale`) and PyTorch DDP at the same counts (at least 2 GPUs)
 #   comm     the all-reduce sweep, fp32 and bf16, 1 KiB to 256 MiB, on every visible GPU (at least 2)
-#   wrn-step the wrn step on GPU 0, two runs each: scalebench bf16 and fp16 NHWC with the fused batch-norm
-#            kernels, bf16 without them (--no-fused-bn), PyTorch torch.compile bf16 and fp16 channels_last
 #   plans    the first epoch of the wrn at batch 256 bf16: empty plan cache, the same command again (warm
 #            cache), and an empty cache with --autotune off
-#   layers   the per-layer profile of the wrn at batch 256, bf16 and fp16 NHWC (bench/layer_profile.cpp),
-#            beside torch.compile's GPU time per kernel kind (pytorch_reference.py --profile-kernels)
 #   learning the wrn trained for 2 epochs on Fashion-MNIST written as CIFAR-100 (bench/fashion_mnist_as_cifar100.py),
 #            bf16, at the WRN guide's recipe (SGD lr 0.01, batch 256) and a faster one (lr 0.05, momentum
 #            0.9, batch 128), seeds 1-3: scalebench and PyTorch (pytorch_reference.py --learn), mean test accuracy
-#   baseline the headline runs (wrn bf16 NHWC, mnist-cnn tf32) with this binary and with --baseline-bin,
-#            two runs each, side by side (a change's before and after on one card)
-#   input    the input pipelines on GPU 0, two runs each: mnist-cnn (batch 64, tf32) and the wrn (batch 256,
-#            bf16 NHWC) with --input device and with --input host at 1, 2, 4 and 8 --workers
-#   fp16     mnist-cnn (batch 64) in fp16 on GPU 0, two runs each: scalebench fp16 (NCHW and NHWC) against PyTorch
-#            fp16 autocast (NCHW and channels_last, eager and torch.compile reduce-overhead); time to 91%
-#            Fashion-MNIST test accuracy, scalebench fp16 and PyTorch fp16 autocast
-#   small-batch the latency-bound mnist-cnn step at batch 64 on GPU 0, two runs each: scalebench tf32 and fp32 (no
-#            TF32), NCHW and NHWC, against torch.compile reduce-overhead (fp32 with TF32 convolutions); then time
-#            to 91% Fashion-MNIST (tf32) twice, each timed from the launcher's start to its exit, the first with
-#            an empty data and plan cache, the second with the caches the first wrote
 #   predict  the step model checked on this node (docs/prediction.md): a weak wrn study on 1, 2, 4, ... of the
 #            visible GPUs (3 repeats) and the all-reduce sweep, then `scalebench predict --check`, which predicts
 #            each larger count from the 1-GPU point and compares; over the links of --links (NVLink/shared memory,
@@ -39,17 +24,13 @@
 #   slow-link the wrn (256 per GPU, bf16) on every visible GPU over NCCL's network transport, two runs each:
 #            scalebench and PyTorch DDP, with fp32 gradients and with the all-reduce in bf16 (--allreduce-bf16 on
 #            both sides; PyTorch's bf16_compress_hook), at least 2 GPUs
-#   bars     the one-GPU ratios that docs/performance.md's bars are judged by, on GPU 0, two runs of each program
+#   bars     the one-GPU ratios of docs/performance.md's headline table, on GPU 0, two runs of each program
 #            alternating (one plan cache per model, so a second run reuses the first's choices): scalebench wrn
 #            bf16 NHWC against torch.compile (default mode) bf16 channels_last, and scalebench mnist-cnn tf32 and
 #            fp32 (no TF32) NHWC at batch 64 against torch.compile reduce-overhead; the medians and their ratios
 #            in summary.txt
 #   max-autotune the wrn bf16 NHWC on GPU 0 against torch.compile in its default and max-autotune modes (bf16
 #            channels_last), two runs of each, alternating (max-autotune's first run spends minutes tuning)
-#   trace    the kernel timeline of one GPU's step (bench/kernel_trace.cpp through CUDA_INJECTION64_PATH): wrn bf16
-#            NHWC and mnist-cnn tf32 and fp32 NHWC, 3 epochs each; time per kernel and the GPU's idle time a step
-#            (bench/kernel_trace_summary.py) in trace-*.txt, and the steady stretch's records in trace-*.csv.xz;
-#            with several GPUs also the mnist-cnn tf32 step on all of them (64 per GPU), one timeline per rank
 #   dp       nn.DataParallel against DDP on 1, 2 and 4 GPUs (as many as are visible), two runs each: scalebench
 #            --parallel dp and ddp, PyTorch --dp and DDP, mnist-cnn (64 per GPU, tf32) and wrn (256 per
 #            GPU, bf16); img/s of each (docs/data_parallel.md)
@@ -59,7 +40,7 @@
 #            (docs/benchmarks.md, "Clocks")
 #
 # Usage: bench/gpu_node.sh [--python PY] [--data DIR] [--bin SCALEBENCH] [--out OUT_ROOT] [--parts LIST]
-#                          [--baseline-bin SCALEBENCH] [--links LIST]
+#                          [--links LIST]
 # Each option has an environment variable; the option wins. Defaults in brackets:
 #   --python  SCALEBENCH_TORCH_PYTHON  PyTorch's interpreter, e.g. /opt/torch/.venv/bin/python3 [python3]
 #   --data    SCALEBENCH_FMNIST        Fashion-MNIST IDX files [.stage-data/fashion-mnist when staged,
@@ -67,10 +48,8 @@
 #   --bin     SCALEBENCH_BIN           the scalebench binary, built with CUDA [.stage/bin/scalebench when
 #                                      staged (scripts/stage_gpu_node.sh), else build/scalebench]
 #   --out     SCALEBENCH_BENCH_OUT     where the run's folder goes [results]
-#   --parts   SCALEBENCH_BENCH_PARTS   comma-separated [one-gpu,compile,tta,scaling,comm]; also wrn-step, plans,
-#                                      layers, learning, baseline, input, fp16, small-batch, predict, slow-link,
-#                                      predict-strong, bars, max-autotune, trace, dp, cards
-#   --baseline-bin SCALEBENCH_BASELINE_BIN  another scalebench build, for the baseline part
+#   --parts   SCALEBENCH_BENCH_PARTS   comma-separated [one-gpu,compile,tta,scaling,comm]; also plans, learning,
+#                                      predict, predict-strong, slow-link, bars, max-autotune, dp, cards
 #   --links   SCALEBENCH_BENCH_LINKS   the interconnects of the predict parts: nvlink (as NCCL chooses), network
 #                                      (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1) [nvlink,network]
 # Also: SCALEBENCH_REPORT_PYTHON, a python with h5py and matplotlib for analysis/report.py [python3];
@@ -88,15 +67,14 @@ data=${SCALEBENCH_FMNIST:-}
 bin=${SCALEBENCH_BIN:-}
 out_root=${SCALEBENCH_BENCH_OUT:-results}
 parts=${SCALEBENCH_BENCH_PARTS:-one-gpu,compile,tta,scaling,comm}
-baseline_bin=${SCALEBENCH_BASELINE_BIN:-}
 links=${SCALEBENCH_BENCH_LINKS:-nvlink,network}
 while [[ $# -gt 0 ]]; do
   case $1 in
-    --python|--data|--bin|--out|--parts|--baseline-bin|--links)
+    --python|--data|--bin|--out|--parts|--links)
       [[ $# -ge 2 ]] || die "$1 needs a value"
       case $1 in
         --python) python=$2 ;; --data) data=$2 ;; --bin) bin=$2 ;; --out) out_root=$2 ;; --parts) parts=$2 ;;
-        --baseline-bin) baseline_bin=$2 ;; --links) links=$2 ;;
+        --links) links=$2 ;;
       esac
       shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -106,8 +84,7 @@ done
 
 # Every check before the first measurement.
 [[ -f bench/pytorch_reference.py && -f analysis/report.py ]] || die "run it from the scalebench checkout's root"
-known_parts=(one-gpu compile tta scaling comm wrn-step plans layers learning baseline input fp16 small-batch predict
-             predict-strong slow-link bars max-autotune trace dp cards)
+known_parts=(one-gpu compile tta scaling comm plans learning predict predict-strong slow-link bars max-autotune dp cards)
 for part in ${parts//,/ }; do
   [[ " ${known_parts[*]} " == *" $part "* ]] ||
     die "--parts: unknown part '$part'; choose from $(printf '%s, ' "${known_parts[@]}" | sed 's/, $//')"
@@ -116,9 +93,6 @@ for link in ${links//,/ }; do
   [[ $link =~ ^(nvlink|network)$ ]] || die "--links: unknown interconnect '$link'; choose from nvlink, network"
 done
 part() { [[ ",$parts," == *",$1,"* ]]; }
-if part baseline && [[ ! -x $baseline_bin ]]; then
-  die "the baseline part needs --baseline-bin: another scalebench build to compare with (got '$baseline_bin')"
-fi
 source scripts/unpack_stage.sh
 unpack_stage "${SCALEBENCH_STAGE:-.stage}" || exit 2
 if [[ -z $bin ]]; then
@@ -126,20 +100,11 @@ if [[ -z $bin ]]; then
   [[ -x .stage/bin/scalebench ]] && bin=.stage/bin/scalebench
 fi
 [[ -x $bin ]] || die "no scalebench binary at '$bin'; build with -DSCALEBENCH_CUDA=ON or stage one (scripts/stage_gpu_node.sh), or pass --bin"
-trace_lib=${SCALEBENCH_KERNEL_TRACE_LIB:-}
-if part trace && [[ -z $trace_lib ]]; then
-  for candidate in "$(dirname "$bin")/../lib/libkernel_trace.so" "$(dirname "$bin")/bench/libkernel_trace.so"; do
-    [[ -f $candidate ]] && trace_lib=$(realpath "$candidate") && break
-  done
-fi
-if part trace && [[ ! -f $trace_lib ]]; then
-  die "the trace part needs bench/kernel_trace.cpp's library (built where the CUDA toolkit has CUPTI); set SCALEBENCH_KERNEL_TRACE_LIB or leave trace out of --parts"
-fi
 if [[ -z $data ]]; then
   data=/usr/share/datasets/fashion-mnist
   [[ -d .stage-data/fashion-mnist ]] && data=.stage-data/fashion-mnist
 fi
-if { part tta || part fp16 || part small-batch || part learning; } && ! compgen -G "$data/train-images-idx3-ubyte*" > /dev/null; then
+if { part tta || part learning; } && ! compgen -G "$data/train-images-idx3-ubyte*" > /dev/null; then
   die "no Fashion-MNIST in '$data'; install dataset-fashion-mnist, pass --data DIR, or leave tta and learning out of --parts"
 fi
 "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null ||
@@ -244,23 +209,6 @@ pytorch_median() {
     sort -n | awk '{v[NR] = $1} END {if (NR) printf "%.0f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a > 0 && b > 0) printf "%.3fx", a / b; else print "n/a"}'; }
-if part wrn-step; then
-  say "== one GPU: the wrn step, scalebench against torch.compile, two runs each"
-  cache=$R/plan-cache
-  for run_no in 1 2; do
-    run "sb-wrn-bf16-$run_no" 900 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3 --plan-cache "$cache"
-    run "sb-wrn-bf16-unfused-$run_no" 900 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3 \
-        --no-fused-bn --plan-cache "$cache"
-    run "sb-wrn-fp16-$run_no" 900 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision fp16 --layout nhwc --epochs 3 --plan-cache "$cache"
-    run "pt-wrn-bf16-compile-$run_no" 1800 "${PT[@]}" --model wrn --precision bf16 --channels-last --compile --steps 60 --warmup 15 \
-        --json "$R/pt-wrn-bf16-compile-$run_no.json"
-    run "pt-wrn-fp16-compile-$run_no" 1800 "${PT[@]}" --model wrn --precision fp16 --channels-last --compile --steps 60 --warmup 15 \
-        --json "$R/pt-wrn-fp16-compile-$run_no.json"
-  done
-  say "scalebench bf16, fused batch norm: $(steady sb-wrn-bf16-1 sb-wrn-bf16-2)"
-  say "scalebench bf16, --no-fused-bn:    $(steady sb-wrn-bf16-unfused-1 sb-wrn-bf16-unfused-2)"
-  say "scalebench fp16, fused batch norm: $(steady sb-wrn-fp16-1 sb-wrn-fp16-2)"
-fi
 if part plans; then
   say "== one GPU: the first epoch of the wrn with an empty plan cache, a warm one, and --autotune off"
   for name in cold warm; do
@@ -270,15 +218,6 @@ if part plans; then
       --plan-cache "$R/plans-no-autotune" --autotune off
   for name in cold warm cold-no-autotune; do
     say "first epoch, $name: $(grep -m1 '^epoch' "$R/sb-plans-$name.log" | awk '{print $4}') s; steady $(grep '^epoch' "$R/sb-plans-$name.log" | tail -1 | awk '{print $4}') s"
-  done
-fi
-if part layers; then
-  say "== one GPU: the wrn's per-layer profile, and torch.compile's kernels"
-  profiler=$(dirname "$S")/layer_profile
-  for p in bf16 fp16; do
-    run "sb-wrn-layers-$p" 600 "$profiler" --model wrn --batch-size 256 --precision $p --layout nhwc --passes 20
-    run "pt-wrn-kernels-$p" 1800 "${PT[@]}" --model wrn --precision $p --channels-last --compile --steps 30 --warmup 15 \
-        --profile-kernels 10 --json "$R/pt-wrn-kernels-$p.json"
   done
 fi
 if part learning; then
@@ -300,41 +239,6 @@ if part learning; then
 acc = [json.load(open(f))["test_accuracy"] * 100 for f in sys.argv[1:]]
 print("%.2f%% (%s)" % (sum(acc) / len(acc), " ".join("%.2f" % a for a in acc)))' "$R"/pt-learn-"$name"-[123].json 2>/dev/null)
     say "learning, $name recipe (batch $batch, lr $lr, momentum $momentum): scalebench $sb_mean, PyTorch ${pt_mean:-n/a}"
-  done
-fi
-if part baseline; then
-  say "== one GPU: this build against $baseline_bin, two runs each"
-  # Each build keeps its own plan cache (another build may write another format or other choices): its
-  # first run searches, its second reads what the first stored, as a user's runs do.
-  for run_no in 1 2; do
-    for which in new baseline; do
-      b=$S
-      [[ $which == baseline ]] && b=$baseline_bin
-      run "$which-wrn-bf16-$run_no" 900 "$b" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3 \
-          --plan-cache "$R/baseline-plans-$which"
-      run "$which-mnist-tf32-$run_no" 600 "$b" train "${MNIST[@]}" --data "$MNIST_DATA" --precision tf32 --epochs 3 \
-          --plan-cache "$R/baseline-plans-$which"
-    done
-  done
-  for which in new baseline; do
-    say "$which: wrn bf16 $(steady "$which-wrn-bf16-1" "$which-wrn-bf16-2"); mnist-cnn tf32 $(steady "$which-mnist-tf32-1" "$which-mnist-tf32-2")"
-  done
-fi
-if part input; then
-  say "== one GPU: --input host with 1, 2, 4 and 8 batch workers against --input device, two runs each"
-  inputs=(device host-1 host-2 host-4 host-8)
-  for run_no in 1 2; do
-    for which in "${inputs[@]}"; do
-      how=(--input device)
-      [[ $which == host-* ]] && how=(--input host --workers "${which#host-}")
-      run "input-mnist-tf32-$which-$run_no" 600 "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision tf32 --epochs 3 "${how[@]}" \
-          --out "$R/input-mnist-tf32-$which-$run_no.h5"
-      run "input-wrn-bf16-$which-$run_no" 900 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3 \
-          "${how[@]}" --out "$R/input-wrn-bf16-$which-$run_no.h5"
-    done
-  done
-  for which in "${inputs[@]}"; do
-    say "input $which: mnist-cnn tf32 $(steady "input-mnist-tf32-$which-1" "input-mnist-tf32-$which-2"); wrn bf16 $(steady "input-wrn-bf16-$which-1" "input-wrn-bf16-$which-2")"
   done
 fi
 list=$(sb_powers_of_two "$N")
@@ -366,41 +270,6 @@ if part comm && ((N >= 2)); then
   grep -E 'wrn gradients|Avg bus bandwidth|Out of bounds' "$R/comm.log" >> "$R/summary.txt"
 elif part comm; then
   say "== comm: skipped, one GPU visible"
-fi
-if part fp16; then
-  say "== one GPU: mnist-cnn in fp16 (dynamic loss scaling) against PyTorch fp16 autocast"
-  for run_number in 1 2; do
-    for layout in nchw nhwc; do
-      run "sb-mnist-fp16-$layout-$run_number" 600 "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision fp16 --layout $layout --epochs 3
-    done
-    run "pt-mnist-fp16-$run_number" 600 "${PT[@]}" --model mnist-cnn --batch-size 64 --precision fp16
-    run "pt-mnist-fp16-cl-$run_number" 600 "${PT[@]}" --model mnist-cnn --batch-size 64 --precision fp16 --channels-last
-    run "pt-mnist-fp16-compile-$run_number" 1800 "${PT[@]}" --model mnist-cnn --batch-size 64 --precision fp16 --compile --compile-mode reduce-overhead
-  done
-  say "mnist-cnn fp16: scalebench nchw $(steady sb-mnist-fp16-nchw-1 sb-mnist-fp16-nchw-2), nhwc $(steady sb-mnist-fp16-nhwc-1 sb-mnist-fp16-nhwc-2)"
-  run sb-tta-fp16 600 "$S" train "${MNIST[@]}" "${TTA[@]}" --precision fp16 --out "$R/sb-tta-fp16.h5"
-  run pt-tta-fp16 600 "${PT[@]}" --time-to-accuracy "$data" --precision fp16 --json "$R/pt-tta-fp16.json"
-fi
-if part small-batch; then
-  say "== one GPU: the mnist-cnn step at batch 64, two runs each, and time to 91% from the launcher's start"
-  for run_no in 1 2; do
-    for p in tf32 fp32; do
-      for layout in nchw nhwc; do
-        run "small-$p-$layout-$run_no" 600 "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision $p --layout $layout --epochs 3
-      done
-    done
-    run "pt-small-compile-$run_no" 1800 "${PT[@]}" --model mnist-cnn --batch-size 64 --compile --compile-mode reduce-overhead
-  done
-  for p in tf32 fp32; do
-    for layout in nchw nhwc; do say "mnist-cnn bs64 $p $layout: $(steady "small-$p-$layout-1" "small-$p-$layout-2")"; done
-  done
-  cache=$R/small-batch-cache  # empty at the first run, holding its plans and decoded data at the second
-  for which in empty-cache warm-cache; do
-    begin=$(date +%s.%N)
-    run "small-tta-$which" 600 "${MPI[@]}" -np 1 "$S" train "${MNIST[@]}" "${TTA[@]}" --precision tf32 --plan-cache "$cache" \
-        --out "$R/small-tta-$which.h5"
-    say "time to 91%, $which: $(awk -v a="$begin" -v b="$(date +%s.%N)" 'BEGIN {printf "%.2f", b - a}') s from the launcher's start to its exit; $(grep -E '^(startup|summary):' "$R/small-tta-$which.log" | tr '\n' ' ')"
-  done
 fi
 # predict_check SCALING LINK DATA SCALE_OPTIONS...: a wrn study under SCALING over LINK, the all-reduce sweep
 # (measured once per link and shared by both scalings), then `scalebench predict --check`. Three repeats: the
@@ -491,40 +360,6 @@ if part max-autotune; then
   default_pt=$(pytorch_median ma-pt-wrn-bf16-default-1 ma-pt-wrn-bf16-default-2)
   autotuned_pt=$(pytorch_median ma-pt-wrn-bf16-max-autotune-1 ma-pt-wrn-bf16-max-autotune-2)
   say "max-autotune: wrn bf16 scalebench $wrn; torch.compile default $default_pt img/s (ratio $(ratio "${wrn%% *}" "$default_pt")), max-autotune $autotuned_pt img/s (ratio $(ratio "${wrn%% *}" "$autotuned_pt"))"
-fi
-if part trace; then
-  say "== the kernel timeline of the wrn and mnist-cnn steps on one GPU$( ((N > 1)) && echo ", and of the mnist-cnn step on all $N GPUs") (time per kernel, idle time a step)"
-  # R/BASE.csv summarised into R/BASE.txt over window_ms ending skip_ms before its last record (the steady
-  # stretch of the last epoch, before its evaluation and the shutdown); that window's records are kept as
-  # R/BASE-window.csv.xz and the whole trace is dropped.
-  summarise_trace() {
-    local base=$1 window=$2 skip=$3 label=$4
-    "$P" bench/kernel_trace_summary.py "$R/$base.csv" --last-ms "$window" --skip-ms "$skip" --top 40 \
-        --window-csv "$R/$base-window.csv" > "$R/$base.txt" 2>&1 || failed=$((failed + 1))
-    say "$label: $(tail -1 "$R/$base.txt")"
-    xz -f "$R/$base-window.csv" 2>/dev/null
-    rm -f "$R/$base.csv"
-  }
-  # name window_ms skip_ms command...: one GPU's trace.
-  trace() {
-    local name=$1 window=$2 skip=$3
-    shift 3
-    CUDA_INJECTION64_PATH=$trace_lib SCALEBENCH_KERNEL_TRACE="$R/$name.csv" run "$name" 600 "$@" --out "$R/$name.h5"
-    summarise_trace "$name" "$window" "$skip" "$name"
-  }
-  trace trace-wrn-bf16 300 40 "$S" train "${WRN[@]}" --data "$WRN_DATA" --precision bf16 --layout nhwc --epochs 3
-  trace trace-mnist-tf32 50 10 "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision tf32 --layout nhwc --epochs 3
-  trace trace-mnist-fp32 50 10 "$S" train "${MNIST[@]}" --data "$MNIST_DATA" --precision fp32 --layout nhwc --epochs 3
-  if ((N > 1)); then
-    # One timeline per rank (kernel_trace.cpp puts the rank for %r); the data set grows with the ranks so
-    # that each rank runs as many steps an epoch as one GPU alone.
-    name=trace-mnist-tf32-x$N
-    CUDA_INJECTION64_PATH=$trace_lib SCALEBENCH_KERNEL_TRACE="$R/$name-rank%r.csv" \
-      run "$name" 600 "${MPI[@]}" -x CUDA_INJECTION64_PATH -x SCALEBENCH_KERNEL_TRACE -np "$N" "$S" train "${MNIST[@]}" \
-      --data "synthetic:1x28x28:10:$((64000 * N)):1000" --precision tf32 --layout nhwc --epochs 3 \
-      --out "$R/$name.h5"
-    for ((rank = 0; rank < N; ++rank)); do summarise_trace "$name-rank$rank" 50 10 "$name rank $rank"; done
-  fi
 fi
 if part dp; then
   say "== nn.DataParallel against DDP on 1, 2 and 4 GPUs (up to $N), two runs each: scalebench, then PyTorch"

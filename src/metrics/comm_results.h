@@ -1,6 +1,6 @@
 // The results file of `scalebench comm`: the usual root attributes (metrics/results_file.h) and a
 // `/comm` table with one row per all-reduce size and dtype. The layout is documented in
-// results/README.md.
+// docs/results_schema.md.
 //
 // Like the training files, HDF5 writes go to a working file, PATH.writing; after every row a copy of it
 // replaces PATH atomically, so PATH exists (with `complete` = 0) from the start of the sweep and a job

@@ -1,5 +1,5 @@
 // The HDF5 results file, written by one rank (rank 0 of the job). The layout is documented in
-// results/README.md.
+// docs/results_schema.md.
 //
 // Life of a file: the constructor checks the path and the metadata and only then creates the file, with
 // every root attribute and `complete` = 0. Each append writes its rows and flushes, so a job killed
@@ -111,7 +111,7 @@ class RunWriter {
     ResultsFile* file_;
   };
   // Writes (or replaces) `bucket_ready`: seconds from the start of backward until each gradient bucket
-  // is ready, in launch order (results/README.md), then flushes. Nothing for an empty list.
+  // is ready, in launch order (docs/results_schema.md), then flushes. Nothing for an empty list.
   void write_bucket_ready(std::span<const double> seconds);
 
  private:

@@ -1,4 +1,4 @@
-// The rows of the results file's tables and their HDF5 types. results/README.md documents every
+// The rows of the results file's tables and their HDF5 types. docs/results_schema.md documents every
 // column; bump kResultsSchemaVersion when a column or attribute changes meaning or goes away.
 #pragma once
 #include <array>
@@ -20,7 +20,7 @@ inline constexpr int64_t kResultsSchemaVersion = 3;
 
 // The tables' columns, one row each: X(type, name, value where not measured, unit). The row structs
 // below and the column lists of the writer and the reader (epoch_columns(), ...) are made from these
-// rows; a column's type is int64_t or double. results/README.md says what each column means.
+// rows; a column's type is int64_t or double. docs/results_schema.md says what each column means.
 //
 // /epochs: one row per epoch. Times are seconds of wall time; "max" is over ranks (the slowest rank sets
 // the pace); NaN, never 0, where nothing was timed (an epoch resumed after its last step).

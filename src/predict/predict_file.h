@@ -1,4 +1,4 @@
-// The results file of `scalebench predict` (file kind `predict`, results/README.md): the usual root
+// The results file of `scalebench predict` (file kind `predict`, docs/results_schema.md): the usual root
 // attributes (metrics/results_file.h), a /predict table with one row per GPU count and scaling, and,
 // with --check, a /check table with one row per measured GPU count. An existing file is never
 // overwritten: the file is written beside the path and linked into place only where nothing is there.

@@ -75,7 +75,7 @@ MeasuredConfig measure(const ResultsReader& reader, const std::string& group, co
   return m;
 }
 
-// A group's recorded ready times, where the file has them (schema 3 on: results/README.md).
+// A group's recorded ready times, where the file has them (schema 3 on: docs/results_schema.md).
 std::optional<std::vector<double>> recorded_ready(const ResultsReader& reader, const std::string& path, const std::string& group) {
   try {
     std::vector<double> seconds = reader.bucket_ready("/configs/" + group);

@@ -1,4 +1,4 @@
-// What a prediction reads from a `scale` study (results/README.md): the trained model and its bucket
+// What a prediction reads from a `scale` study (docs/results_schema.md): the trained model and its bucket
 // size, the 1-GPU compute of each measured per-GPU batch, the measured step at every configuration (for
 // the leave-one-out check) and, where the file records them, the buckets' ready times.
 //

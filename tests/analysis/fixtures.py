@@ -1,4 +1,4 @@
-"""Hand-made scalebench results files, written with h5py the way results/README.md lays them out
+"""Hand-made scalebench results files, written with h5py the way docs/results_schema.md lays them out
 (the same layout src/metrics/results_file.cpp writes): root attributes, /epochs and
 /epoch_times_per_rank, optional /steps; for a study, /study and /configs/gpus_<n>/."""
 import json

@@ -1,4 +1,4 @@
-"""report.py's predict section: a `scalebench predict` file (results/README.md) drawn and tabled with the
+"""report.py's predict section: a `scalebench predict` file (docs/results_schema.md) drawn and tabled with the
 study it was calibrated on, alone or beside other inputs."""
 import math
 import os

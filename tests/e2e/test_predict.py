@@ -164,7 +164,7 @@ class Predict(unittest.TestCase):
         self.assert_refused(bad, "--gpus", "3 GPUs do not fill whole nodes of 2 GPUs")
 
     def test_recorded_bucket_ready_times(self):
-        # The reserved /configs/<group>/bucket_ready (results/README.md): one value per bucket of the plan. The mlp's
+        # The reserved /configs/<group>/bucket_ready (docs/results_schema.md): one value per bucket of the plan. The mlp's
         # gradients make one bucket at the study's 25 MiB.
         recorded = os.path.join(self.tmp, "study-ready.h5")
         shutil.copy(self.study, recorded)

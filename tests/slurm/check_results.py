@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks a scalebench HDF5 results file written by a batch job (schema: results/README.md): it opens,
+"""Checks a scalebench HDF5 results file written by a batch job (schema: docs/results_schema.md): it opens,
 it records the job (the Slurm job id, the world size, the launcher), it is complete, and /epochs
 holds at least one row. A `scale` file (--study) has no root /epochs: it needs one /study row per GPU
 count, and /configs/gpus_<n>/epochs with at least one row each.

@@ -1,4 +1,4 @@
-// The `predict` file: its tables hold the rows given under the columns' own names and units, results/README.md
+// The `predict` file: its tables hold the rows given under the columns' own names and units, docs/results_schema.md
 // documents every column, and an existing path is refused, never overwritten.
 #include <gtest/gtest.h>
 
@@ -63,14 +63,14 @@ TEST_F(PredictFile, HoldsItsTablesAndIsNeverOverwritten) {
 }
 
 TEST(PredictFileColumns, ResultsReadmeDocumentsEveryColumn) {
-  const std::filesystem::path readme = std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "results" / "README.md";
+  const std::filesystem::path readme = std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "docs" / "results_schema.md";
   std::ifstream in(readme);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (text.empty()) GTEST_SKIP() << "results/README.md is not next to this test's source";
+  if (text.empty()) GTEST_SKIP() << "docs/results_schema.md is not next to this test's source";
   for (std::span<const Column> table : {predict_columns(), check_columns()}) {
     for (const Column& c : table) {
       const std::string row = std::string("| `") + c.name + "` | " + (c.type == ColumnType::Int64 ? "int64" : "float64") + " | " + c.unit + " |";
-      EXPECT_NE(text.find(row), std::string::npos) << "results/README.md lacks the row " << row;
+      EXPECT_NE(text.find(row), std::string::npos) << "docs/results_schema.md lacks the row " << row;
     }
   }
 }

@@ -121,16 +121,16 @@ TEST_F(ResultsColumns, EveryCommColumnIsWrittenAndReadBackByName) {
   expect_stored_as_table(file, "/comm", comm_columns());
 }
 
-// results/README.md, from this source file's path: absolute, or relative to the build's tests folder,
+// docs/results_schema.md, from this source file's path: absolute, or relative to the build's tests folder,
 // where ctest runs the test. Empty where the sources are not at hand.
 std::string results_readme() {
-  const std::filesystem::path readme = std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "results" / "README.md";
+  const std::filesystem::path readme = std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "docs" / "results_schema.md";
   std::ifstream in(readme);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 // Every column has a name of its own and a unit; the row structs start out "not measured"; and
-// results/README.md documents each column with the type and unit the writer stores.
+// docs/results_schema.md documents each column with the type and unit the writer stores.
 TEST(ResultsColumnTables, ColumnsAreDistinctAndDocumented) {
   const std::string readme = results_readme();
   for (std::span<const Column> table : {epoch_columns(), study_columns(), comm_columns()}) {
@@ -139,7 +139,7 @@ TEST(ResultsColumnTables, ColumnsAreDistinctAndDocumented) {
       const std::string row = std::string("| `") + table[i].name + "` | " +
                               (table[i].type == ColumnType::Int64 ? "int64" : "float64") + " | " + table[i].unit + " |";
       if (!readme.empty()) {
-        EXPECT_NE(readme.find(row), std::string::npos) << "results/README.md lacks the row " << row;
+        EXPECT_NE(readme.find(row), std::string::npos) << "docs/results_schema.md lacks the row " << row;
       }
       for (size_t j = i + 1; j < table.size(); ++j) {
         EXPECT_STRNE(table[i].name, table[j].name);
@@ -150,7 +150,7 @@ TEST(ResultsColumnTables, ColumnsAreDistinctAndDocumented) {
   const EpochRow epoch;
   EXPECT_TRUE(std::isnan(epoch.test_accuracy));
   EXPECT_EQ(epoch.peak_memory_bytes, -1);
-  if (readme.empty()) GTEST_SKIP() << "results/README.md is not next to this test's source: its rows were not compared";
+  if (readme.empty()) GTEST_SKIP() << "docs/results_schema.md is not next to this test's source: its rows were not compared";
 }
 
 TEST_F(ResultsColumns, TheStepPhasesAreStoredInTheirOneOrder) {

@@ -55,17 +55,17 @@ TEST(StartupParts, NamesAreDistinctAndOneIsTheRemainder) {
   EXPECT_EQ(startup_attribute_name(index_of("first_step")), "startup_first_step_s");
 }
 
-// results/README.md documents every part, in the list's order, with the list's own words.
+// docs/results_schema.md documents every part, in the list's order, with the list's own words.
 TEST(StartupParts, TheResultsReadmeDocumentsEachPartInOrder) {
-  const std::filesystem::path readme = std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "results" / "README.md";
+  const std::filesystem::path readme = std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "docs" / "results_schema.md";
   std::ifstream in(readme);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (text.empty()) GTEST_SKIP() << "results/README.md is not next to this test's source";
+  if (text.empty()) GTEST_SKIP() << "docs/results_schema.md is not next to this test's source";
   size_t previous = 0;
   for (size_t p = 0; p < startup_part_count(); ++p) {
     const std::string row = std::string("| `") + startup_parts()[p].name + "` | " + startup_parts()[p].what + " |";
     const size_t at = text.find(row);
-    ASSERT_NE(at, std::string::npos) << "results/README.md lacks the row " << row;
+    ASSERT_NE(at, std::string::npos) << "docs/results_schema.md lacks the row " << row;
     EXPECT_GT(at, previous) << row << " is out of order";
     previous = at;
   }
