@@ -141,7 +141,7 @@ std::vector<double> ResultsReader::bucket_ready(const std::string& run) const {
   h5::Handle dataset = open_dataset(run, "bucket_ready");
   const std::vector<hsize_t> shape = h5::shape_of(dataset.get());
   if (shape.size() != 1)
-    throw UserError(child_path(run, "bucket_ready") + " must be 1-D, one value per bucket (results/README.md); this file's is " +
+    throw UserError(child_path(run, "bucket_ready") + " must be 1-D, one value per bucket (docs/results_schema.md); this file's is " +
                     std::to_string(shape.size()) + "-D");
   seconds.resize(static_cast<size_t>(shape[0]));
   if (!seconds.empty()) h5::read_whole(dataset.get(), H5T_NATIVE_DOUBLE, seconds.data());
