@@ -101,7 +101,7 @@ class ScaleStudyTest(TempDirTest):
             self.assertGreater(os.path.getsize(self.path("out", name)), 0, name)
         result = run_report(h5, "--table-only", cwd=self.tmp)
         self.assert_ok(result)
-        self.assertEqual([int(r[0]) for r in table_rows(result.stdout, "GPUs")], self.GPUS)
+        self.assertEqual([int(r[0]) for r in table_rows(result.stdout, "ranks")], self.GPUS)
 
 
 def has_scale_command():
