@@ -7,6 +7,8 @@
 #include "comm/collective_watchdog.h"
 #include "comm/config_check.h"
 #include "comm/root_check.h"
+#include "core/dev_switches.h"
+#include "core/log.h"
 #include "metrics/chrome_trace.h"
 #include "metrics/results_output_check.h"
 #include "train/collective.h"
@@ -23,6 +25,13 @@ std::optional<CliConfig> parse_command(MpiSession& session, const char* command,
   }
   cli.train.command_line = command_line;
   resolve_device_on_ranks(session, cli.train, mask == kComm ? "# " : "");
+  // The developer switches (core/dev_switches.h): a bad value stops every rank here, ranks that differ
+  // too, and a switched path is said once.
+  std::string switched;
+  run_collectively(session.world(), [&] { switched = describe_changed(dev_switches()); });
+  check_same_on_all_ranks(session.world(), switched);
+  if (!switched.empty() && cli.train.device == Device::Cuda)
+    log0("%sdeveloper switches: %s (docs/kernels.md)\n", mask == kComm ? "# " : "", switched.c_str());
   return cli;
 }
 
