@@ -96,7 +96,7 @@ const std::vector<OptionSpec>& cli_options() {
       {"comm-model", "NAME", comm_model_help().c_str(), kComm,
        [](CliConfig& c, const std::string& v) { c.train.model = v; }, [](const CliConfig& c) { return c.train.model; }},
       {"models", "", "print the models, one JSON object a line (name, description, input, classes, parameters, "
-       "outputs_log_probabilities), and nothing else: what scripts such as bench/sb_torch_models.py read", kInfo,
+       "outputs_log_probabilities), and nothing else, for scripts (bench/scalebench_models.py)", kInfo,
        [](CliConfig& c, const std::string& v) {
          const std::optional<bool> on = on_off_value(v);
          if (!on) bad_value("models", v, "on or off");

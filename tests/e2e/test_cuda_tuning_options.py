@@ -71,6 +71,15 @@ class CudaTuningOptions(unittest.TestCase):
                 self.assertIn("unknown option '--%s'" % option, result.stderr)
                 self.assertFalse(os.path.exists(out))
 
+    def test_a_developer_switch_is_no_option_of_the_run(self):
+        with temp_dir() as tmp, environment("SCALEBENCH_DEV_PARALLEL_WGRAD", "off"):
+            out = os.path.join(tmp, "switched.h5")
+            result = run_scalebench(1, "train", *TINY, "--out", out, timeout=300)
+            self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+            config = recorded_config(out)
+            self.assertNotIn("parallel_wgrad", config)
+            self.assertIs(config["autotune"], True)
+
     def test_a_bad_developer_switch_is_refused_naming_the_variable(self):
         with temp_dir() as tmp, environment("SCALEBENCH_DEV_FUSED_BN", "maybe"):
             out = os.path.join(tmp, "never.h5")
