@@ -289,11 +289,13 @@ std::vector<TrainOption> make_rows() {
       {"lr-warmup-epochs", "X", "linear LR warm-up length in epochs (cosine)", kRun, "warmup_epochs", same,
        number(&C::warmup_epochs, at_least(0))},
       {"min-lr", "X", "final LR of the cosine schedule", kRun, "min_lr", same, number(&C::min_lr)},
-      {"scale-lr", "", "multiply the LR by the number of ranks (linear scaling rule)", kRun, "scale_lr", same, flag(&C::scale_lr)},
+      {"scale-lr", "", "multiply the LR by the number of ranks (linear scaling rule), for weak scaling, where the global batch grows "
+       "with the ranks", kRun, "scale_lr", same, flag(&C::scale_lr)},
       {"seed", "N", "seed of the initialisation, shuffling, dropout and augmentation", kRun, "seed", same,
        whole(&C::seed, at_least(0))},
       {"device", "DEV", "cpu, cuda or auto (cuda when the CUDA backend is built and every rank sees a GPU, else cpu)", kRun | kComm, "device", same, choice(&C::device)},
-      {"precision", "P", "fp32, tf32, fp16 (dynamic loss scaling) or bf16 (CUDA)", kRun, "precision", same,
+      {"precision", "P", "fp32, tf32, fp16 (dynamic loss scaling) or bf16 (CUDA): the 16-bit ones and tf32 run on tensor cores; fp32 "
+       "for reference numerics", kRun, "precision", same,
        choice(&C::precision)},
       {"layout", "L", "nhwc or nchw activations (CUDA): nhwc is the tensor cores' layout (PyTorch's channels_last); nchw as "
        "PyTorch's default memory format", kRun, "layout", same, choice(&C::layout)},
@@ -318,13 +320,12 @@ std::vector<TrainOption> make_rows() {
        "takes the heuristics' first that runs, like cudnn.benchmark = False (CUDA)",
        kRun, "autotune", free, flag(&C::autotune)},
       {"plan-cache", "DIR", "keep cuDNN's plan choices, the decoded data sets and the GPU's peak GEMM rate across runs in DIR; "
-       "--no-plan-cache: none "
-       "(docs/cudnn.md, docs/benchmarks.md)",
+       "--no-plan-cache: none, to time a cold start (docs/cudnn.md, docs/benchmarks.md)",
        kRun, nullptr, free, plan_cache_folder(), true},
       {"input", "WHERE",
        "device: the data set resident on the GPU, batches built by a kernel; host: the data set in host memory, "
-       "batches built by --workers threads and uploaded while the previous step trains (CUDA; the same batches "
-       "either way; on --device cpu both build on the host)",
+       "batches built by --workers threads and uploaded while the previous step trains, as a DataLoader feeds "
+       "PyTorch (CUDA; the same batches either way; on --device cpu both build on the host)",
        kRun, "input", free, choice(&C::input)},
       {"workers", "N", "--input host: threads building batches (0: the cores the launcher gives each rank)", kRun,
        "workers", free,
