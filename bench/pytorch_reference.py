@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """PyTorch reference for side-by-side runs with scalebench (docs/benchmarks.md).
 
-Throughput: trains mnist-cnn or wrn (bench/sb_torch_models.py, the same layers as src/models/) on
-synthetic GPU-resident tensors (no DataLoader) and reports images/s = global batch / median step time.
+Throughput: trains one of scalebench's models (the names, input shapes and parameter counts of
+`scalebench info --models`, bench/scalebench_models.py; the layers of bench/sb_torch_models.py, as
+src/models/) on synthetic GPU-resident tensors (no DataLoader) and reports images/s = global batch /
+median step time.
 
     python3 bench/pytorch_reference.py --model wrn --batch-size 256 --precision bf16 --channels-last
     torchrun --nproc-per-node 2 bench/pytorch_reference.py --model wrn --precision bf16 --channels-last
@@ -37,13 +39,18 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import idx_files  # noqa: E402
 import sb_torch_models as models  # noqa: E402
+from scalebench_models import listed_models  # noqa: E402
 
-SHAPES = {"mnist-cnn": (1, 28, 28, 10), "wrn": (3, 32, 32, 100)}  # C, H, W, classes (scalebench's defaults)
+
+def shape_of(listed):
+    """C, H, W, classes of the input a model is documented with, as scalebench lists it."""
+    return (*listed["input"], listed["classes"])
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", choices=sorted(SHAPES), default=None,
+    listed = listed_models()  # scalebench's registry: the names, shapes and parameter counts
+    p.add_argument("--model", choices=list(listed), default=None,
                    help="default: wrn (mnist-cnn with --time-to-accuracy)")
     p.add_argument("--batch-size", type=int, default=None, help="per-GPU batch (default: 64 mnist-cnn, 256 wrn)")
     p.add_argument("--precision", choices=["fp32", "fp16", "bf16"], default="fp32",
@@ -99,6 +106,7 @@ def parse_args(argv=None):
         p.error("--compile-mode needs --compile")
     if args.batch_size < 1 or args.steps < 1 or args.warmup < 0:
         p.error("--batch-size and --steps must be positive, --warmup not negative")
+    args.listed = listed[args.model]
     return args
 
 
@@ -142,11 +150,13 @@ def make_optimizer(name, params):
 
 
 def build_model(args, device):
-    c, h, w, classes = SHAPES[args.model]
+    c, h, w, classes = shape_of(args.listed)
     model = models.build(args.model, c, h, w, classes).to(device)
-    expected = models.MNIST_CNN_PARAMS if args.model == "mnist-cnn" else models.WRN_PARAMS
+    expected = args.listed["parameters"]
     if models.parameter_count(model) != expected:  # the same network as scalebench's, or a bug here
         raise SystemExit(f"{args.model} has {models.parameter_count(model)} parameters, scalebench's {expected}")
+    if models.outputs_log_probabilities(args.model) != args.listed["outputs_log_probabilities"]:
+        raise SystemExit(f"{args.model}: the twin's output (log-probabilities or logits) is not scalebench's")
     if args.channels_last:
         model = model.to(memory_format=torch.channels_last)
     return model
@@ -187,7 +197,7 @@ class Step:
 def synthetic_batches(args, device, count=4):
     """A few random batches resident on the GPU, cycled through (no host work per step); with --dp, the
     whole batch of every GPU on GPU 0, which DataParallel scatters."""
-    c, h, w, classes = SHAPES[args.model]
+    c, h, w, classes = shape_of(args.listed)
     n = args.batch_size * max(1, args.dp)
     g = torch.Generator(device=device).manual_seed(args.seed)
     fmt = torch.channels_last if args.channels_last else torch.contiguous_format

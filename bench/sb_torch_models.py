@@ -1,4 +1,7 @@
-"""scalebench's models in PyTorch, module for module (src/models/*.cpp).
+"""scalebench's models in PyTorch, module for module (src/models/*.cpp): one twin per model of
+scalebench's registry (TWINS). The names, input shapes and parameter counts come from the binary
+(`scalebench info --models`, bench/scalebench_models.py); tests/e2e/test_model_listing.py checks that
+every model it lists has a twin here.
 
 The state_dict names are scalebench's ParamSpec names ("conv1.weight", "stem.bn.running_mean",
 "block1.shortcut.bias", ...), so weights dumped by tests/reference/dump_initial_weights load by name.
@@ -8,13 +11,21 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-MNIST_CNN_PARAMS = 1_199_882   # 1x28x28, 10 classes (README.md)
-WRN_PARAMS = 17_175_444        # 3x32x32, 100 classes, widths 16/160/320/640
 WRN_WIDTHS = (16, 160, 320, 640)
 
 
-class MnistCnn(nn.Module):
+class Twin(nn.Module):
+    """A model's twin: for_input builds it for an input shape, class count, WRN widths and dropout on/off."""
+    LOG_PROBABILITIES = False  # True: ends in log-softmax (NLL loss); False: logits (cross-entropy)
+
+    @classmethod
+    def for_input(cls, channels, height, width, classes, widths, dropout):
+        return cls(channels, height, width, classes)
+
+
+class MnistCnn(Twin):
     """The PyTorch examples' MNIST Net (src/models/mnist_cnn.cpp). Ends in log-softmax (train with NLL)."""
+    LOG_PROBABILITIES = True
 
     def __init__(self, channels=1, height=28, width=28, classes=10, dropout=(0.25, 0.5)):
         super().__init__()
@@ -25,6 +36,10 @@ class MnistCnn(nn.Module):
         self.fc1 = nn.Linear(64 * h * w, 128, bias=True)
         self.dropout2 = nn.Dropout(dropout[1])
         self.fc2 = nn.Linear(128, classes, bias=True)
+
+    @classmethod
+    def for_input(cls, channels, height, width, classes, widths, dropout):
+        return cls(channels, height, width, classes, (0.25, 0.5) if dropout else (0.0, 0.0))
 
     def forward(self, x):
         x = F.relu(self.conv1(x))
@@ -68,7 +83,7 @@ class WideBlock(nn.Module):
         return y + (self.shortcut(x) if self.shortcut is not None else x)
 
 
-class WideResNet(nn.Module):
+class WideResNet(Twin):
     """src/models/wide_resnet.cpp: global average pooling before the classifier. Ends in logits
     (train with cross-entropy)."""
 
@@ -84,6 +99,10 @@ class WideResNet(nn.Module):
         self.block6 = WideBlock(c3, c3, dropout_p)
         self.fc = nn.Linear(c3, classes, bias=True)
 
+    @classmethod
+    def for_input(cls, channels, height, width, classes, widths, dropout):
+        return cls(channels, classes, tuple(widths), 0.01 if dropout else 0.0)
+
     def forward(self, x):
         x = self.stem(x)
         x = self.block2(self.block1(x))
@@ -95,18 +114,103 @@ class WideResNet(nn.Module):
         return self.fc(x)
 
 
+class CifarCnn(Twin):
+    """The PyTorch CIFAR-10 tutorial Net (src/models/cifar_cnn.cpp). Ends in logits."""
+
+    def __init__(self, channels=3, height=32, width=32, classes=10):
+        super().__init__()
+        h, w = ((height - 4) // 2 - 4) // 2, ((width - 4) // 2 - 4) // 2   # two unpadded 5x5 convs, each pooled
+        self.conv1 = nn.Conv2d(channels, 6, 5, 1, bias=True)
+        self.conv2 = nn.Conv2d(6, 16, 5, 1, bias=True)
+        self.fc1 = nn.Linear(16 * h * w, 120, bias=True)
+        self.fc2 = nn.Linear(120, 84, bias=True)
+        self.fc3 = nn.Linear(84, classes, bias=True)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        x = torch.flatten(x, 1)
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+
+class Mlp(Twin):
+    """src/models/mlp.cpp: flatten, fc 512, ReLU, fc 512, ReLU, fc classes. Ends in logits."""
+
+    def __init__(self, channels=1, height=28, width=28, classes=10):
+        super().__init__()
+        self.fc1 = nn.Linear(channels * height * width, 512, bias=True)
+        self.fc2 = nn.Linear(512, 512, bias=True)
+        self.fc3 = nn.Linear(512, classes, bias=True)
+
+    def forward(self, x):
+        x = torch.flatten(x, 1)
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+
+class BasicBlock(nn.Module):
+    """ResNet's basic block: conv3x3-BN-ReLU, conv3x3-BN, plus the shortcut (1x1 conv + BN where the
+    shape changes), then ReLU."""
+
+    def __init__(self, channels_in, channels_out, stride):
+        super().__init__()
+        # Registration order = scalebench's parameter order: main branch first, then the shortcut.
+        self.conv1 = nn.Conv2d(channels_in, channels_out, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels_out)
+        self.conv2 = nn.Conv2d(channels_out, channels_out, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels_out)
+        self.shortcut = None
+        if stride != 1 or channels_in != channels_out:
+            self.shortcut = nn.Sequential(nn.Conv2d(channels_in, channels_out, 1, stride, 0, bias=False),
+                                          nn.BatchNorm2d(channels_out))
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return F.relu(y + (self.shortcut(x) if self.shortcut is not None else x))
+
+
+class ResNet18(Twin):
+    """src/models/resnet18.cpp, the CIFAR variant: 3x3 stem without max-pool, [2,2,2,2] basic blocks of
+    64/128/256/512 channels, global average pooling, fc. Ends in logits."""
+
+    def __init__(self, channels=3, classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, 64, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        widths, channels_in = (64, 128, 256, 512), 64
+        for stage, width in enumerate(widths):
+            stride = 1 if stage == 0 else 2
+            setattr(self, f"layer{stage + 1}", nn.Sequential(BasicBlock(channels_in, width, stride),
+                                                             BasicBlock(width, width, 1)))
+            channels_in = width
+        self.fc = nn.Linear(512, classes, bias=True)
+
+    @classmethod
+    def for_input(cls, channels, height, width, classes, widths, dropout):
+        return cls(channels, classes)
+
+    def forward(self, x):
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        x = torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)
+        return self.fc(x)
+
+
+# The twin of each model of scalebench's registry, by its name.
+TWINS = {"mnist-cnn": MnistCnn, "wrn": WideResNet, "cifar-cnn": CifarCnn, "mlp": Mlp, "resnet18": ResNet18}
+
+
 def build(model, channels, height, width, classes, widths=WRN_WIDTHS, dropout=True):
-    """A model by scalebench's name. dropout=False sets every dropout probability to 0."""
-    if model == "mnist-cnn":
-        return MnistCnn(channels, height, width, classes, (0.25, 0.5) if dropout else (0.0, 0.0))
-    if model == "wrn":
-        return WideResNet(channels, classes, tuple(widths), 0.01 if dropout else 0.0)
-    raise ValueError(f"unknown model {model!r}: use mnist-cnn or wrn")
+    """A model by scalebench's name. dropout=False sets every dropout probability to 0 (widths: wrn only)."""
+    if model not in TWINS:
+        raise ValueError(f"scalebench's model {model!r} has no PyTorch twin in bench/sb_torch_models.py; "
+                         f"twins: {', '.join(TWINS)}")
+    return TWINS[model].for_input(channels, height, width, classes, widths, dropout)
 
 
 def outputs_log_probabilities(model):
-    """mnist-cnn ends in log-softmax (NLL loss); wrn ends in logits (cross-entropy)."""
-    return model == "mnist-cnn"
+    """Whether the twin ends in log-softmax (NLL loss) rather than logits (cross-entropy)."""
+    return TWINS[model].LOG_PROBABILITIES
 
 
 def loss_fn(model):

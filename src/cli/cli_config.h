@@ -35,6 +35,7 @@ struct CliConfig {
   TrainConfig train = command_line_train_defaults();
   ScaleSettings scale;
   CommSettings comm;
+  bool list_models = false;  // info --models
   bool help = false;
 };
 

@@ -12,6 +12,7 @@
 #include "cli/options.h"
 #include "cli/run_metadata.h"
 #include "comm/allreduce_sweep.h"
+#include "core/dev_switches.h"
 #include "core/error.h"
 #include "core/exit_codes.h"
 #include "core/json_text.h"
@@ -55,13 +56,6 @@ std::vector<ExportValue> export_row(const SweepResult& r, const std::string& mod
   return {r.point.bytes(), r.point.count, std::string(nccl_tests_type_name(r.point.dtype)), std::string("sum"),
           int64_t{-1}, o.time_us_mean, o.algbw_gbps, o.busbw_gbps, o.wrong, i.time_us_mean, i.algbw_gbps, i.busbw_gbps,
           i.wrong, o.time_us_max_rank, i.time_us_max_rank, r.point.is_model_size ? model : std::string()};
-}
-
-// The input each model is documented with (README); the gradient count depends on it.
-ModelInput model_home_input(const std::string& model) {
-  if (model == "mnist-cnn" || model == "mlp") return ModelInput{1, 28, 28, 10};
-  if (model == "wrn") return ModelInput{3, 32, 32, 100};
-  return ModelInput{3, 32, 32, 10};  // cifar-cnn, resnet18
 }
 
 std::string describe_input(const ModelInput& in) {
@@ -146,11 +140,10 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
     }
     skip_note = skipped.empty() ? "" : join(skipped, ", ") + " skipped: MPI has no bf16/fp16 reduction; they need --device cuda";
     try {
-      model_info(config.model);
+      input = model_info(config.model).home_input;  // the gradient count depends on the input
     } catch (const UserError& e) {
       throw UserError(std::string("--comm-model: ") + e.what());
     }
-    input = model_home_input(config.model);
     model_elements = count_elements(collect_params(build_model(config.model, input)));
     points = sweep_points(sizes, dtypes, model_elements);
     for (const SweepPoint& p : points) {
@@ -163,6 +156,8 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
   });
 
   const SweepSettings settings{comm.iterations, comm.warmup_iterations};
+  // The sizes up to 16 MiB in NCCL symmetric windows, as training's gradient buckets, where NCCL can.
+  const bool symmetric_memory = dev_switches().symmetric_memory;
   std::ostringstream json;
   json << "{\"command\":\"comm\",\"device\":" << json_quote(name_of(config.device)) << ",\"out\":" << json_quote(config.out)
        << ",\"min_bytes\":" << comm.min_bytes << ",\"max_bytes\":" << comm.max_bytes
@@ -170,7 +165,7 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
        << ",\"iterations\":" << settings.iterations << ",\"warmup_iterations\":" << settings.warmup_iterations
        << ",\"comm_model\":" << json_quote(config.model) << ",\"model_elements\":" << model_elements
        << ",\"op\":\"sum\",\"out_of_place\":true,\"in_place\":true"
-       << ",\"symmetric_memory\":" << (on_gpu && config.symmetric_memory ? "true" : "false") << "}";
+       << ",\"symmetric_memory\":" << (on_gpu && symmetric_memory ? "true" : "false") << "}";
   const std::string config_json = json.str();
   agree_on_configuration(world, config_json, config.collective_timeout);
   const auto output_locks = prepare_outputs(world, {config.out, "", "", ""});
@@ -180,7 +175,7 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
 #ifdef SCALEBENCH_HAVE_CUDA
   std::unique_ptr<cuda::CudaAllreduceSweep> gpu;
   if (on_gpu) {  // the GPU, NCCL and the memory check come before the file: a refused run leaves none
-    gpu = std::make_unique<cuda::CudaAllreduceSweep>(world, session.local_rank(), config.symmetric_memory);
+    gpu = std::make_unique<cuda::CudaAllreduceSweep>(world, session.local_rank(), symmetric_memory);
     if (!gpu->symmetric_refusal().empty()) {
       const std::string refused = "symmetric memory off: " + gpu->symmetric_refusal();
       skip_note = skip_note.empty() ? refused : skip_note + "; " + refused;
@@ -226,7 +221,7 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
   if (!skip_note.empty()) log0("# %s\n", skip_note.c_str());
 #ifdef SCALEBENCH_HAVE_CUDA
   if (gpu && gpu->uses_symmetric_windows())
-    log0("# buffers: NCCL symmetric memory windows, as training's gradient buckets (--symmetric-memory)\n");
+    log0("# buffers: NCCL symmetric memory windows, as training's gradient buckets\n");
 #endif
   log0("# model size: %s, %lld gradient elements (%s)\n", config.model.c_str(), static_cast<long long>(model_elements),
        describe_input(input).c_str());

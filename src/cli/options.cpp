@@ -1,11 +1,14 @@
 #include "cli/options.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <set>
 #include <sstream>
 
 #include "core/error.h"
+#include "data/dataset_spec.h"
+#include "models/registry.h"
 #include "train/model_recipe.h"
 
 namespace sb {
@@ -52,6 +55,12 @@ std::vector<std::string> split_list(const std::string& v) {
   while (std::getline(ss, item, ',')) out.push_back(item);
   return out;
 }
+const std::string& comm_model_help() {
+  static const std::string help = "also time an all-reduce of this model's gradient size, at the input it is documented with: " +
+                                  model_names();
+  return help;
+}
+
 // The options of `scale` and `comm` that are not TrainConfig's.
 const std::vector<OptionSpec>& cli_options() {
   static const std::vector<OptionSpec> rows = {
@@ -84,10 +93,31 @@ const std::vector<OptionSpec>& cli_options() {
       {"iterations", "N", "timed all-reduces per size", kComm,
        [](CliConfig& c, const std::string& v) { c.comm.iterations = static_cast<int>(to_int_in("iterations", v, 1, kIntMax)); },
        [](const CliConfig& c) { return std::to_string(c.comm.iterations); }},
-      {"comm-model", "NAME", "also time an all-reduce of this model's gradient size", kComm,
+      {"comm-model", "NAME", comm_model_help().c_str(), kComm,
        [](CliConfig& c, const std::string& v) { c.train.model = v; }, [](const CliConfig& c) { return c.train.model; }},
+      {"models", "", "print the models, one JSON object a line (name, description, input, classes, parameters, "
+       "outputs_log_probabilities), and nothing else, for scripts (bench/scalebench_models.py)", kInfo,
+       [](CliConfig& c, const std::string& v) {
+         const std::optional<bool> on = on_off_value(v);
+         if (!on) bad_value("models", v, "on or off");
+         c.list_models = *on;
+       },
+       [](const CliConfig& c) { return std::string(c.list_models ? "on" : "off"); }},
   };
   return rows;
+}
+
+// The models' rows for --help: name, description and the input each is documented with.
+std::string models_help() {
+  std::string text = "\nmodels (--model):\n";
+  for (const ModelInfo& m : model_catalog()) {
+    std::string name = "  " + m.name;
+    name.resize(std::max<size_t>(name.size() + 1, 14), ' ');
+    const ModelInput& in = m.home_input;
+    text += name + m.description + "; documented with " + std::to_string(in.channels) + "x" + std::to_string(in.height) +
+            "x" + std::to_string(in.width) + " inputs, " + std::to_string(in.classes) + " classes\n";
+  }
+  return text;
 }
 
 }  // namespace
@@ -186,7 +216,7 @@ std::string help_text(const std::string& command, unsigned mask, const std::stri
     out << o.help << " [" << o.current(defaults) << "]\n";
   }
   out << "  --help, -h                  this text\n";
-  if (mask & (kTrain | kScale)) out << recipe_help();
+  if (mask & (kTrain | kScale)) out << models_help() << recipe_help() << dataset_forms_help();
   return out.str();
 }
 

@@ -1,4 +1,4 @@
-// The --data option: which dataset, and where it is.
+// The --data option: which dataset, and where it is. One row per form (dataset_forms()):
 //   fashion-mnist                         Fashion-MNIST from /usr/share/datasets/fashion-mnist
 //   fashion-mnist:/path                   Fashion-MNIST from a directory of IDX files (plain or .gz)
 //   mnist:/path                           MNIST likewise
@@ -10,7 +10,10 @@
 // Everything after the first ':' of a file-backed kind is the path (it may contain ':').
 #pragma once
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "data/dataset.h"
 #include "data/synthetic.h"
@@ -27,11 +30,42 @@ struct DatasetSpec {
   int64_t synthetic_test = 10000;
 };
 
+// A sample's shape and the number of classes.
+struct SampleShape {
+  int64_t channels = 1;
+  int64_t height = 28;
+  int64_t width = 28;
+  int64_t classes = 10;
+};
+
+// One form of --data: everything about it. parse_dataset_spec, the refusals, --help, sample_shape and
+// load_dataset all read these rows.
+struct DatasetForm {
+  DatasetKind kind;
+  const char* name;                      // the text before the first ':'
+  std::vector<const char*> spellings;    // the forms as the refusals list them
+  const char* description;               // what the form is, for --help
+  SampleShape shape;                     // its samples (synthetic: those of the default shape)
+  // The spec of `text`, whose part after the first ':' is `rest` (nullopt: no ':'); UserError quoting it.
+  DatasetSpec (*parse)(const DatasetForm& form, const std::string& text, const std::optional<std::string>& rest);
+  // Decodes (or generates) both splits; train_limit > 0 bounds what a generator makes.
+  TrainTest (*load)(const DatasetSpec& spec, int64_t train_limit, const std::string& cache_folder);
+};
+
+std::span<const DatasetForm> dataset_forms();
+const DatasetForm& dataset_form(DatasetKind kind);
+// "valid forms are fashion-mnist, fashion-mnist:/path, ... (e.g. ...)", for refusals.
+std::string valid_dataset_forms();
+// The forms' spellings and descriptions, one per line, for --help.
+std::string dataset_forms_help();
+
 // Unknown kinds and malformed values are UserErrors that quote the text and list the valid forms.
 DatasetSpec parse_dataset_spec(const std::string& text);
 // The canonical text of a spec (parse_dataset_spec(to_string(s)) == s), for logs and result files.
 std::string to_string(const DatasetSpec& spec);
 const char* kind_name(DatasetKind kind);  // "fashion-mnist", "cifar10", ...
+// The shape of the spec's samples and its class count, without reading a file.
+SampleShape sample_shape(const DatasetSpec& spec);
 
 // Loads (or generates) the training and test sets; train_limit > 0 keeps the first train_limit
 // training samples (the test set is kept whole). A file-backed data set is decoded one thread per file;

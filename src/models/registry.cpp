@@ -1,46 +1,48 @@
 #include "models/registry.h"
 
 #include "core/error.h"
+#include "models/cifar_cnn.h"
+#include "models/mlp.h"
 #include "models/mnist_cnn.h"
-#include "models/small_models.h"
+#include "models/resnet18.h"
 #include "models/wide_resnet.h"
 
 namespace sb {
 
 const std::vector<ModelInfo>& model_catalog() {
   static const std::vector<ModelInfo> catalog = {
-      {"mnist-cnn", "PyTorch examples MNIST Net (2 conv, 2 fc, dropout, log-softmax)", true,
+      {"mnist-cnn", "PyTorch examples MNIST Net (2 conv, 2 fc, dropout, log-softmax)", mnist_cnn,
+       ModelInput{1, 28, 28, 10}, true,
        {{"optimizer", "adadelta"}, {"lr", "1.0"}, {"scheduler", "step"}, {"step-size", "1"}, {"gamma", "0.7"},
         {"batch-size", "64"}}},
-      {"wrn", "Wide ResNet of the CIFAR-100 guide (16/160/320/640 channels)", false,
+      {"wrn", "Wide ResNet of the CIFAR-100 guide (16/160/320/640 channels)",
+       [](const ModelInput& in) { return wide_resnet(in); }, ModelInput{3, 32, 32, 100}, false,
        {{"optimizer", "sgd"}, {"lr", "0.01"}, {"batch-size", "256"}}},
-      {"cifar-cnn", "PyTorch CIFAR-10 tutorial CNN (2 conv, 3 fc)", false,
+      {"cifar-cnn", "PyTorch CIFAR-10 tutorial CNN (2 conv, 3 fc)", cifar_cnn, ModelInput{3, 32, 32, 10}, false,
        {{"optimizer", "sgd"}, {"lr", "0.001"}, {"momentum", "0.9"}, {"batch-size", "4"}}},
-      {"mlp", "3-layer MLP (512, 512)", false, {{"optimizer", "sgd"}, {"lr", "0.01"}, {"batch-size", "64"}}},
-      {"resnet18", "ResNet-18, CIFAR variant", false,
+      {"mlp", "3-layer MLP (512, 512)", mlp, ModelInput{1, 28, 28, 10}, false,
+       {{"optimizer", "sgd"}, {"lr", "0.01"}, {"batch-size", "64"}}},
+      {"resnet18", "ResNet-18, CIFAR variant", resnet18, ModelInput{3, 32, 32, 10}, false,
        {{"optimizer", "sgd"}, {"lr", "0.1"}, {"momentum", "0.9"}, {"weight-decay", "5e-4"}, {"scheduler", "cosine"},
         {"batch-size", "128"}}},
   };
   return catalog;
 }
 
+std::string model_names() {
+  std::string names;
+  for (const ModelInfo& m : model_catalog()) names += (names.empty() ? "" : ", ") + m.name;
+  return names;
+}
+
 const ModelInfo& model_info(const std::string& name) {
-  std::string valid;
-  for (const auto& m : model_catalog()) {
+  for (const ModelInfo& m : model_catalog())
     if (m.name == name) return m;
-    valid += (valid.empty() ? "" : ", ") + m.name;
-  }
-  throw UserError("unknown model '" + name + "'; valid models: " + valid);
+  throw UserError("unknown model '" + name + "'; valid models: " + model_names());
 }
 
 LayerSpec build_model(const std::string& name, const ModelInput& input) {
-  model_info(name);
-  LayerSpec spec;
-  if (name == "mnist-cnn") spec = mnist_cnn(input);
-  else if (name == "wrn") spec = wide_resnet(input);
-  else if (name == "cifar-cnn") spec = cifar_cnn(input);
-  else if (name == "mlp") spec = mlp(input);
-  else spec = resnet18(input);
+  const LayerSpec spec = model_info(name).build(input);
   try {
     output_shape(spec, Shape{1, input.channels, input.height, input.width});
   } catch (const UserError& e) {

@@ -1,4 +1,8 @@
-// Models by name, for the CLI and the tests.
+// The models, one row each (model_catalog() in registry.cpp): everything scalebench knows about a model
+// is in its row: its name and description, the function that builds it, the input it is documented with
+// and its default recipe. `train --help`, `comm --comm-model`, `info --models` (which the PyTorch twin,
+// bench/sb_torch_models.py, reads) and the tests all read the rows. Adding a model is one file with its
+// builder and one row (docs/architecture.md, "Adding a model").
 #pragma once
 #include <string>
 #include <vector>
@@ -15,9 +19,16 @@ struct RecipeOption {
   const char* value;
 };
 
+// Builds the model for an input shape and class count (layers that follow the input size adapt).
+using ModelBuilder = LayerSpec (*)(const ModelInput& input);
+
 struct ModelInfo {
   std::string name;
   std::string description;
+  ModelBuilder build = nullptr;
+  // The data set the model is documented with, as its sample shape and class count: the gradient size
+  // that `comm --comm-model` all-reduces and the PyTorch twin's input (`info --models`).
+  ModelInput home_input;
   // True when the network ends in LogSoftmax (trained with NLL); false when it ends in logits
   // (trained with cross-entropy).
   bool outputs_log_probabilities = false;
@@ -27,7 +38,10 @@ struct ModelInfo {
 };
 
 const std::vector<ModelInfo>& model_catalog();
-const ModelInfo& model_info(const std::string& name);  // throws UserError listing the valid names
+// The row of `name`; a UserError naming the value and listing the valid names for an unknown one.
+const ModelInfo& model_info(const std::string& name);
+// The catalog's names in its order, joined by ", " (help texts and refusals).
+std::string model_names();
 // Builds the spec and checks that it accepts the input shape (UserError otherwise).
 LayerSpec build_model(const std::string& name, const ModelInput& input);
 

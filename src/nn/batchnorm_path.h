@@ -1,7 +1,8 @@
-// Which implementation BatchNorm2d runs on the CUDA backend (docs/cudnn.md, "Batch-norm paths"). Auto
-// takes the first that has an engine, in the order below; any other value forces that path, and a layer
-// whose forced path cannot run stops with an error that names the option and the layer. Declared here,
-// without CUDA, so that the option can be parsed and checked on every backend.
+// Which implementation BatchNorm2d runs on the CUDA backend (ContextOptions::batchnorm_path; docs/cudnn.md,
+// "Batch-norm paths"). Runs take Auto, the first that has an engine, in the order below; the GPU tests force
+// each other value in turn (tests/gpu/test_layers_batchnorm_paths), and a layer whose forced path cannot run
+// stops with an error that names the path and the layer. Declared without CUDA, so that the names are
+// unit-tested on every backend.
 #pragma once
 #include <span>
 
@@ -16,7 +17,7 @@ enum class BatchNormPath {
   Legacy,     // the deprecated cudnnBatchNormalization* calls (bn_legacy.h), ReLU as our kernel
 };
 
-// auto, graph, pointwise, legacy: the --batchnorm-path spelling (core/enum_names.h reads the table).
+// auto, graph, pointwise, legacy: the names in refusals and test names (core/enum_names.h reads the table).
 std::span<const EnumName<BatchNormPath>> enum_names(BatchNormPath);
 
 }  // namespace sb

@@ -14,19 +14,8 @@ namespace sb::predict {
 namespace {
 
 ModelInput input_of(const std::string& data) {
-  const DatasetSpec spec = parse_dataset_spec(data);
-  switch (spec.kind) {
-    case DatasetKind::Mnist:
-    case DatasetKind::FashionMnist:
-      return ModelInput{1, 28, 28, 10};
-    case DatasetKind::Cifar10:
-      return ModelInput{3, 32, 32, 10};
-    case DatasetKind::Cifar100:
-      return ModelInput{3, 32, 32, 100};
-    case DatasetKind::Synthetic:
-      break;
-  }
-  return ModelInput{spec.synthetic.channels, spec.synthetic.height, spec.synthetic.width, spec.synthetic.num_classes};
+  const SampleShape shape = sample_shape(parse_dataset_spec(data));
+  return ModelInput{shape.channels, shape.height, shape.width, shape.classes};
 }
 
 // The ranks' spread over the sampled steps of the measured epochs: each epoch samples as many steps

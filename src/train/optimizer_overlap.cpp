@@ -3,7 +3,6 @@
 namespace sb {
 
 std::string optimizer_overlap_refusal(const TrainConfig& config, int ranks) {
-  if (!config.optimizer_overlap) return "--optimizer-overlap off";
   // One rank has no all-reduce to hide the updates behind: queued beside backward they only compete with it
   // for the GPU (mnist-cnn at batch 64 on an H200: 5-7% slower; the wrn: no change).
   if (ranks < 2) return "one rank has no all-reduce";

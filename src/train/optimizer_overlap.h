@@ -1,4 +1,4 @@
-// --optimizer-overlap: the CUDA engine queues each gradient bucket's optimizer update on the communication
+// The optimizer overlap: the CUDA engine queues each gradient bucket's optimizer update on the communication
 // stream right after that bucket's all-reduce, instead of one update on the compute stream after every
 // all-reduce (PyTorch DDP's "optimizer overlap" comm hook). Host rules only, so that CI tests them.
 //

@@ -36,6 +36,7 @@ std::string changeable_list() {
 std::map<std::string, std::string> recorded_options(const std::string& json, const std::string& what) {
   std::map<std::string, std::string> members;
   for (auto& [key, value] : flat_json_members(json, what)) {
+    if (is_retired_json_key(key)) continue;
     const TrainOption* row = train_option_for_key(key);
     members[row ? row->json_key : key] = value;
   }

@@ -85,6 +85,7 @@ std::string TrainConfig::to_json() const {
 TrainConfig TrainConfig::from_json(const std::string& text, const std::string& what) {
   TrainConfig config;
   for (const auto& [key, value] : flat_json_members(text, what)) {
+    if (is_retired_json_key(key)) continue;
     const TrainOption* row = train_option_for_key(key);
     if (!row) throw UserError(what + " records an option '" + key + "' that this version of scalebench does not know");
     if (!row->field.from_json(config, value))

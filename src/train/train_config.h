@@ -8,7 +8,6 @@
 
 #include "core/dtype.h"
 #include "data/input_source.h"
-#include "nn/batchnorm_path.h"
 #include "optim/optim_config.h"
 #include "optim/optimizer_kind.h"
 #include "optim/schedule_kind.h"
@@ -58,12 +57,6 @@ struct TrainConfig {
   Parallel parallel = Parallel::Ddp;
   int replicas = 1;  // --parallel dp: the devices (GPUs, or CPU replicas) the one process drives
   bool deterministic = false;
-  BatchNormPath batchnorm_path = BatchNormPath::Auto;  // CUDA BatchNorm2d implementation (docs/cudnn.md)
-  bool fused_bn = true;          // batch norm + ReLU (+ dropout, + residual add) as our fused kernels (CUDA)
-  bool fused_residual_grad = true;  // a residual block's gradient sum in its first convolution's dgrad (CUDA)
-  bool parallel_wgrad = true;    // weight gradients on a second stream beside the input gradients (CUDA)
-  bool optimizer_overlap = true;  // each bucket's optimizer update right after its all-reduce (CUDA, ranks > 1)
-  bool symmetric_memory = true;  // gradient buckets all-reduced in an NCCL symmetric window (CUDA, one host)
   bool autotune = true;          // time cuDNN's candidate plans on first use (CUDA)
   std::optional<std::string> plan_cache;  // on-disk cuDNN plan cache; unset: default_plan_cache_dir(); "": none
   InputSource input = InputSource::Device;  // where the CUDA engine keeps the data and builds batches

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/json_text.h"
+#include "models/registry.h"
 #include "optim/option_checks.h"
 #include "train/config_json.h"
 
@@ -25,12 +26,6 @@ std::string Bounds::rule() const {
   if (std::isinf(lowest)) return (highest_open ? "must be less than " : "must be at most ") + format_option_value(highest);
   return "must lie in " + std::string(lowest_open ? "(" : "[") + format_option_value(lowest) + ", " +
          format_option_value(highest) + (highest_open ? ")" : "]");
-}
-
-std::optional<bool> on_off_value(std::string_view text) {
-  if (text == "on" || text == "true" || text == "1" || text == "yes") return true;
-  if (text == "off" || text == "false" || text == "0" || text == "no") return false;
-  return std::nullopt;
 }
 
 namespace {
@@ -249,10 +244,9 @@ std::vector<TrainOption> make_rows() {
   using C = TrainConfig;
   const ResumeRule same = ResumeRule::Same, free = ResumeRule::Free;
   return {
-      {"model", "NAME", "model: mnist-cnn, wrn, cifar-cnn, mlp, resnet18; also sets the options of its default recipe "
-       "that are not given (listed below)", kRun, "model", same, text(&C::model)},
-      {"data", "SPEC", "fashion-mnist[:DIR], mnist:DIR, cifar10:DIR, cifar100:DIR, synthetic:CxHxW:CLASSES[:NTRAIN[:NTEST]]", kRun,
-       "data", ResumeRule::SameData, text(&C::data)},
+      {"model", "NAME", "the model: " + model_names() + " (listed below, each with the default recipe it also sets)",
+       kRun, "model", same, text(&C::model)},
+      {"data", "SPEC", "the data set, in one of the forms listed below", kRun, "data", ResumeRule::SameData, text(&C::data)},
       {"epochs", "N", "training epochs", kRun, "epochs", ResumeRule::NotFewer, whole(&C::epochs, at_least(1))},
       {"batch-size", "B", "per-rank batch (--scaling weak) or global batch (--scaling strong); of each micro-batch with --accumulate-steps", kRun, "batch_size", same,
        whole(&C::batch_size, at_least(1))},
@@ -263,15 +257,15 @@ std::vector<TrainOption> make_rows() {
        "micro-batches of --batch-size whose gradients add up to one optimizer step, with one all-reduce per step; "
        "schedules count optimizer steps (docs/optimizers.md)",
        kRun, "accumulate_steps", same, whole(&C::accumulate_steps, at_least(1, "1 takes an optimizer step after every batch"))},
-      {"eval-batch-size", "B", "per-rank batch for evaluation", kRun, "eval_batch_size", same,
+      {"eval-batch-size", "B", "per-rank batch for evaluation; larger is faster while the memory lasts and changes no result", kRun, "eval_batch_size", same,
        whole(&C::eval_batch_size, at_least(1))},
-      {"train-limit", "N", "use the first N training samples (0: all)", kRun, "train_limit", same,
+      {"train-limit", "N", "use the first N training samples, for a quick trial (0: all)", kRun, "train_limit", same,
        whole(&C::train_limit, at_least(0, "0 uses every sample"))},
-      {"test-limit", "N", "use the first N test samples (0: all)", kRun, "test_limit", same,
+      {"test-limit", "N", "use the first N test samples, for a quick trial (0: all)", kRun, "test_limit", same,
        whole(&C::test_limit, at_least(0, "0 uses every sample"))},
-      {"drop-last", "", "drop the last incomplete batch of each epoch", kRun, "drop_last", same, flag(&C::drop_last)},
-      {"augment", "", "random crop (padding 4) and horizontal flip (CIFAR)", kRun, "augment", same, flag(&C::augment)},
-      {"dropout", "", "dropout layers active in training (--no-dropout makes them the identity)", kRun, "dropout", same,
+      {"drop-last", "", "drop the last incomplete batch of each epoch (PyTorch's drop_last), so that every step has the same batch", kRun, "drop_last", same, flag(&C::drop_last)},
+      {"augment", "", "random crop (padding 4) and horizontal flip, for CIFAR-style images (not for digits)", kRun, "augment", same, flag(&C::augment)},
+      {"dropout", "", "dropout layers active in training; --no-dropout makes them the identity, to compare with a run without them", kRun, "dropout", same,
        flag(&C::dropout)},
       {"optimizer", "NAME", optimizer_name_list() + " (any case)", kRun, "optimizer", same, choice(&C::optimizer)},
       {"lr", "X", "learning rate", kRun, "lr", same, number(&C::lr, positive())},
@@ -295,17 +289,23 @@ std::vector<TrainOption> make_rows() {
       {"lr-warmup-epochs", "X", "linear LR warm-up length in epochs (cosine)", kRun, "warmup_epochs", same,
        number(&C::warmup_epochs, at_least(0))},
       {"min-lr", "X", "final LR of the cosine schedule", kRun, "min_lr", same, number(&C::min_lr)},
-      {"scale-lr", "", "multiply the LR by the number of ranks (linear scaling rule)", kRun, "scale_lr", same, flag(&C::scale_lr)},
+      {"scale-lr", "", "multiply the LR by the number of ranks (linear scaling rule), for weak scaling, where the global batch grows "
+       "with the ranks", kRun, "scale_lr", same, flag(&C::scale_lr)},
       {"seed", "N", "seed of the initialisation, shuffling, dropout and augmentation", kRun, "seed", same,
        whole(&C::seed, at_least(0))},
       {"device", "DEV", "cpu, cuda or auto (cuda when the CUDA backend is built and every rank sees a GPU, else cpu)", kRun | kComm, "device", same, choice(&C::device)},
-      {"precision", "P", "fp32, tf32, fp16 (dynamic loss scaling) or bf16 (CUDA)", kRun, "precision", same,
+      {"precision", "P", "fp32, tf32, fp16 (dynamic loss scaling) or bf16 (CUDA): the 16-bit ones and tf32 run on tensor cores; fp32 "
+       "for reference numerics", kRun, "precision", same,
        choice(&C::precision)},
-      {"layout", "L", "nhwc or nchw activations (CUDA)", kRun, "layout", same, choice(&C::layout)},
-      {"cuda-graph", "", "capture the training step as a CUDA graph (CUDA)", kRun, "cuda_graph", same, flag(&C::cuda_graph)},
-      {"bucket-mib", "X", "gradient all-reduce bucket size in MiB (CUDA)", kRun, "bucket_mib", same,
+      {"layout", "L", "nhwc or nchw activations (CUDA): nhwc is the tensor cores' layout (PyTorch's channels_last); nchw as "
+       "PyTorch's default memory format", kRun, "layout", same, choice(&C::layout)},
+      {"cuda-graph", "", "capture the training step as a CUDA graph (CUDA); off launches every kernel from the host, to profile or "
+       "debug the step kernel by kernel", kRun, "cuda_graph", same, flag(&C::cuda_graph)},
+      {"bucket-mib", "X", "gradient all-reduce bucket size in MiB (CUDA; DDP's bucket_cap_mb): smaller buckets start their "
+       "all-reduces earlier in backward, larger ones make fewer calls", kRun, "bucket_mib", same,
        number(&C::bucket_mib, positive())},
-      {"allreduce-bf16", "", "all-reduce gradients in bf16 (CUDA)", kRun, "allreduce_bf16", same, flag(&C::allreduce_bf16)},
+      {"allreduce-bf16", "", "all-reduce gradients in bf16 (CUDA; DDP's bf16_compress_hook): half the bytes, for links that bandwidth "
+       "limits", kRun, "allreduce_bf16", same, flag(&C::allreduce_bf16)},
       {"parallel", "MODE",
        "ddp: one rank per GPU, gradients all-reduced (DistributedDataParallel); dp: one rank drives --replicas "
        "devices, broadcasting the weights, scattering the batch, gathering the outputs and reducing the gradients to "
@@ -313,53 +313,29 @@ std::vector<TrainOption> make_rows() {
        kTrain, "parallel", same, choice(&C::parallel)},
       {"replicas", "N", "--parallel dp: the GPUs (--device cuda, the first N visible) or CPU replicas the one rank drives",
        kTrain, "replicas", same, whole(&C::replicas, at_least(1))},
-      {"deterministic", "", "exclude non-deterministic cuDNN engines (CUDA)", kRun, "deterministic", same,
+      {"deterministic", "", "exclude non-deterministic cuDNN engines (CUDA), for runs that repeat bit for bit, at some speed", kRun, "deterministic", same,
        flag(&C::deterministic)},
-      {"batchnorm-path", "PATH",
-       "CUDA batch norm: auto (the first that runs), graph, pointwise (evaluation only) or legacy; a forced path never "
-       "falls back and turns --fused-bn off (docs/cudnn.md)",
-       kRun, "batchnorm_path", free, choice(&C::batchnorm_path)},
-      {"fused-bn", "", "batch norm + ReLU (+ dropout, + the residual add) as scalebench's fused kernels (CUDA; docs/kernels.md)",
-       kRun, "fused_bn", free, flag(&C::fused_bn)},
-      {"fused-residual-grad", "",
-       "a residual block's shortcut gradient added by its first convolution's input-gradient pass (cuDNN's dgrad "
-       "with beta 1) instead of an add pass of its own (CUDA; docs/kernels.md)",
-       kRun, "fused_residual_grad", free, flag(&C::fused_residual_grad)},
-      {"parallel-wgrad", "",
-       "weight gradients on a second CUDA stream, beside the input gradients that the layers below wait for; "
-       "off: one stream, as PyTorch (CUDA; docs/architecture.md)",
-       kRun, "parallel_wgrad", free, flag(&C::parallel_wgrad)},
-      {"optimizer-overlap", "",
-       "update each gradient bucket's parameters on the communication stream as soon as its all-reduce is done; "
-       "used with several ranks, without fp16 loss scaling and with --accumulate-steps 1; off: one update after "
-       "every all-reduce (CUDA; docs/architecture.md)",
-       kRun, "optimizer_overlap", free, flag(&C::optimizer_overlap)},
-      {"symmetric-memory", "",
-       "all-reduce the gradient buckets of at most 16 MiB (and comm's sizes up to that) in a buffer that every rank "
-       "registers as an NCCL symmetric memory window (NCCL 2.27 or later, all ranks on one host), so that NCCL may "
-       "use its low-latency symmetric kernels; off: NCCL's ring or tree on plain buffers (CUDA; docs/architecture.md)",
-       kRun | kComm, "symmetric_memory", free, flag(&C::symmetric_memory)},
       {"autotune", "",
        "time cuDNN's candidate plans and cuBLASLt's candidate algorithms on first use and keep the fastest; off "
        "takes the heuristics' first that runs, like cudnn.benchmark = False (CUDA)",
        kRun, "autotune", free, flag(&C::autotune)},
       {"plan-cache", "DIR", "keep cuDNN's plan choices, the decoded data sets and the GPU's peak GEMM rate across runs in DIR; "
-       "--no-plan-cache: none "
-       "(docs/cudnn.md, docs/benchmarks.md)",
+       "--no-plan-cache: none, to time a cold start (docs/cudnn.md, docs/benchmarks.md)",
        kRun, nullptr, free, plan_cache_folder(), true},
       {"input", "WHERE",
        "device: the data set resident on the GPU, batches built by a kernel; host: the data set in host memory, "
-       "batches built by --workers threads and uploaded while the previous step trains (CUDA; the same batches "
-       "either way; on --device cpu both build on the host)",
+       "batches built by --workers threads and uploaded while the previous step trains, as a DataLoader feeds "
+       "PyTorch (CUDA; the same batches either way; on --device cpu both build on the host)",
        kRun, "input", free, choice(&C::input)},
       {"workers", "N", "--input host: threads building batches (0: the cores the launcher gives each rank)", kRun,
        "workers", free,
        whole(&C::workers, within(0, 1024, false, "0 takes the cores the launcher gives each rank"))},
-      {"pin-memory", "", "--input host: page-locked batch buffers, for asynchronous uploads", kRun, "pin_memory", free,
+      {"pin-memory", "", "--input host: page-locked batch buffers, for asynchronous uploads; off only where page-locked memory is short", kRun, "pin_memory", free,
        flag(&C::pin_memory)},
       {"warm-up", "",
        "before the training clock starts, evaluate one batch and run the steps that build the plans, grow the buffers "
-       "and capture the CUDA graph, then restore the model: the same training, a steady first epoch (docs/benchmarks.md)",
+       "and capture the CUDA graph, then restore the model: the same training, a steady first epoch; off to time "
+       "the first epoch cold (docs/benchmarks.md)",
        kRun, "warm_up", free, flag(&C::warm_up)},
       {"target-accuracy", "X",
        "stop once the test accuracy is at or above X (a fraction, e.g. 0.9; 0: off) for --patience evaluations in a row",
@@ -379,7 +355,8 @@ std::vector<TrainOption> make_rows() {
       {"json", "FILE", "also write the command's tables as JSON Lines, one object per row", kRun | kComm, nullptr, free,
        text(&C::json, "none")},
       {"mllog", "FILE", "write MLPerf Training's :::MLLOG lines to FILE (rank 0)", kTrain, nullptr, free, text(&C::mllog, "none")},
-      {"sample-steps", "N", "per-step phase times kept for the first N steps of each epoch", kRun, "sample_steps", free,
+      {"sample-steps", "N", "per-step phase times kept for the first N steps of each epoch: more for finer step statistics, 0 for "
+       "smaller results files", kRun, "sample_steps", free,
        whole(&C::sample_steps, at_least(0))},
       {"collective-timeout", "S",
        "seconds a rank waits in one collective (MPI, or an NCCL operation) before it ends the job naming the ranks "
@@ -403,6 +380,16 @@ std::vector<TrainOption> make_rows() {
 std::span<const TrainOption> train_options() {
   static const std::vector<TrainOption> rows = make_rows();
   return rows;
+}
+
+bool is_retired_json_key(std::string_view key) {
+  // The CUDA paths' A/B switches, each now its settled default (the others are developer switches,
+  // core/dev_switches.h); all were free across a resume.
+  static constexpr std::string_view kRetired[] = {"batchnorm_path", "fused_bn", "fused_residual_grad", "parallel_wgrad",
+                                                  "optimizer_overlap", "symmetric_memory"};
+  for (std::string_view retired : kRetired)
+    if (key == retired) return true;
+  return false;
 }
 
 const TrainOption* train_option_for_key(std::string_view key) {

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/on_off.h"  // a flag's value from its text
 #include "train/train_config.h"
 
 namespace sb {
@@ -72,12 +73,11 @@ struct TrainOption {
   const char* old_json_key = nullptr;
 };
 
-// A flag's value from its text: on, true, 1, yes / off, false, 0, no; nullopt for anything else.
-std::optional<bool> on_off_value(std::string_view text);
-
 // Every option of TrainConfig, in the order of --help and of the configuration JSON.
 std::span<const TrainOption> train_options();
 
+// Whether an older scalebench recorded `key` for an option that is gone: reading a configuration skips it.
+bool is_retired_json_key(std::string_view key);
 // The row recording the JSON key `key` (or recorded it under an older name); nullptr when no row records it.
 const TrainOption* train_option_for_key(std::string_view key);
 // The row of --name (without the dashes); nullptr for a name no row has.

@@ -107,7 +107,7 @@ int check_path(BatchNormPath path, bool fused_relu, uint64_t seed) {
         } else {
           std::printf("[path] %-40s refused: %s\n", what.c_str(), refusal.c_str());
           EXPECT_NE(expect, Expect::Runs) << what << ": " << refusal;
-          EXPECT_NE(refusal.find("--batchnorm-path " + name), std::string::npos) << refusal;
+          EXPECT_NE(refusal.find("batchnorm_path " + name), std::string::npos) << refusal;
           EXPECT_NE(refusal.find("'bn'"), std::string::npos) << refusal;
         }
         std::fflush(stdout);

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "models/mnist_cnn.h"
 #include "models/model_input.h"
+#include "models/registry.h"
 #include "models/wide_resnet.h"
 #include "nn/spec.h"
 
@@ -46,8 +47,8 @@ inline LayerSpec build_case(const ReferenceCase& c, bool dropout) {
   return spec;
 }
 
-// mnist-cnn ends in LogSoftmax (NLL loss); wrn in logits (cross-entropy), as in src/models/registry.cpp.
-inline bool outputs_log_probabilities(const ReferenceCase& c) { return c.model == "mnist-cnn"; }
+// mnist-cnn ends in LogSoftmax (NLL loss); wrn in logits (cross-entropy): the model's registry row says.
+inline bool outputs_log_probabilities(const ReferenceCase& c) { return model_info(c.model).outputs_log_probabilities; }
 
 // "1x28x28" -> {1, 28, 28}; "8,16,24,32" -> {8, 16, 24, 32}.
 inline std::vector<int64_t> parse_ints(const std::string& text, char separator) {

@@ -5,8 +5,8 @@
 
 #include <vector>
 
+#include "models/cifar_cnn.h"
 #include "models/mnist_cnn.h"
-#include "models/small_models.h"
 #include "models/wide_resnet.h"
 #include "nn/fusion_plan.h"
 #include "nn/spec.h"

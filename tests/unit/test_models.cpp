@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
+#include <string>
 
 #include "core/error.h"
 #include "gradcheck.h"
@@ -57,7 +59,23 @@ TEST(Models, UnknownModelNamesTheValidOnes) {
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("alexnet"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("mnist-cnn"), std::string::npos);
+    for (const auto& info : model_catalog()) EXPECT_NE(std::string(e.what()).find(info.name), std::string::npos) << info.name;
   }
+}
+
+TEST(Models, EachRowHasOneNameABuilderAndBuildsAtItsDocumentedInput) {
+  std::set<std::string> names;
+  for (const auto& info : model_catalog()) {
+    EXPECT_TRUE(names.insert(info.name).second) << info.name << " twice";
+    ASSERT_NE(info.build, nullptr) << info.name;
+    EXPECT_FALSE(info.description.empty()) << info.name;
+    EXPECT_EQ(&model_info(info.name), &info);
+    const ModelInput& in = info.home_input;
+    const LayerSpec spec = build_model(info.name, in);
+    EXPECT_EQ(output_shape(spec, Shape{2, in.channels, in.height, in.width}), (Shape{2, in.classes})) << info.name;
+    EXPECT_EQ(spec.children.back().kind == LayerKind::LogSoftmax, info.outputs_log_probabilities) << info.name;
+  }
+  EXPECT_EQ(model_names(), "mnist-cnn, wrn, cifar-cnn, mlp, resnet18");
 }
 
 TEST(Models, InitialisationIsSeededAndFollowsPyTorchBounds) {

@@ -1,61 +1,22 @@
-// --optimizer-overlap: on by default and recorded in the configuration JSON, free across a resume; it
-// applies only with several ranks, without fp16 loss scaling and with one micro-batch per step, and says
-// why otherwise; the last bucket update launched (offset 0) is the one that advances the step counter; the
-// bucket plans of the model zoo tile the flat buffer in descending offsets, as the per-bucket updates need.
+// The optimizer overlap applies only with several ranks, without fp16 loss scaling and with one
+// micro-batch per step, and says why otherwise; the last bucket update launched (offset 0) is the one
+// that advances the step counter; the bucket plans of every model tile the flat buffer in descending
+// offsets, as the per-bucket updates need.
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "models/registry.h"
 #include "train/optimizer_overlap.h"
-#include "train/resume_check.h"
-#include "train/train_options.h"
-#include "user_error_text.h"
 
 namespace sb {
 namespace {
-
-using testing::refusal;
-
-const TrainOption& overlap_row() {
-  const TrainOption* found = train_option_named("optimizer-overlap");
-  if (!found) throw std::runtime_error("no option --optimizer-overlap");
-  return *found;
-}
 
 TrainConfig cuda_config() {
   TrainConfig c;
   c.device = Device::Cuda;
   c.precision = Precision::TF32;
   return c;
-}
-
-TEST(OptimizerOverlapOption, OnByDefaultRecordedAndFreeAcrossAResume) {
-  const TrainConfig c;
-  EXPECT_TRUE(c.optimizer_overlap);
-  EXPECT_NE(c.to_json().find("\"optimizer_overlap\":true"), std::string::npos) << c.to_json();
-  EXPECT_EQ(overlap_row().resume, ResumeRule::Free);
-
-  TrainConfig off = cuda_config();
-  overlap_row().field.parse(off, "off", "optimizer-overlap");
-  EXPECT_FALSE(off.optimizer_overlap);
-  EXPECT_FALSE(TrainConfig::from_json(off.to_json(), "test").optimizer_overlap);
-  EXPECT_EQ(refusal([&] { check_same_run_options(cuda_config().to_json(), "stored", off.to_json(), "given"); }), "");
-
-  std::string older = cuda_config().to_json();  // written before the option existed: on
-  const std::string key = "\"optimizer_overlap\":true,";
-  const size_t at = older.find(key);
-  ASSERT_NE(at, std::string::npos) << older;
-  older.erase(at, key.size());
-  EXPECT_TRUE(TrainConfig::from_json(older, "an older checkpoint").optimizer_overlap);
-}
-
-TEST(OptimizerOverlapOption, ABadValueIsRefusedNamingTheOption) {
-  TrainConfig c;
-  const std::string message = refusal([&] { overlap_row().field.parse(c, "early", "optimizer-overlap"); });
-  EXPECT_NE(message.find("--optimizer-overlap"), std::string::npos) << message;
-  EXPECT_NE(message.find("on or off"), std::string::npos) << message;
-  EXPECT_TRUE(c.optimizer_overlap) << "a refused value leaves the setting";
 }
 
 TEST(OptimizerOverlap, AppliesWithSeveralRanksInEveryPrecisionButFp16) {
@@ -70,9 +31,6 @@ TEST(OptimizerOverlap, AppliesWithSeveralRanksInEveryPrecisionButFp16) {
 TEST(OptimizerOverlap, EachUnsafeOrUselessCaseKeepsTheOneUpdateAndSaysWhy) {
   TrainConfig c = cuda_config();
   EXPECT_NE(optimizer_overlap_refusal(c, 1).find("one rank"), std::string::npos);
-
-  c.optimizer_overlap = false;
-  EXPECT_NE(optimizer_overlap_refusal(c, 4).find("--optimizer-overlap off"), std::string::npos);
 
   c = cuda_config();
   c.precision = Precision::FP16;
@@ -105,18 +63,14 @@ TEST(OptimizerOverlap, BucketsMustTileTheBufferInDescendingOffsets) {
 }
 
 TEST(OptimizerOverlap, TheModelsBucketPlansTileTheirBuffers) {
-  const struct {
-    const char* model;
-    ModelInput input;
-  } models[] = {{"mnist-cnn", {1, 28, 28, 10}}, {"cifar-cnn", {3, 32, 32, 10}}, {"wrn", {3, 32, 32, 100}}};
-  for (const auto& m : models) {
-    const std::vector<ParamSpec> params = collect_params(build_model(m.model, m.input));
+  for (const ModelInfo& m : model_catalog()) {
+    const std::vector<ParamSpec> params = collect_params(build_model(m.name, m.home_input));
     int64_t n = 0;
     for (const ParamSpec& p : params) n += p.shape.numel();
     for (double mib : {25.0, 1.0, 0.25}) {
       const int64_t elements = bucket_elements_of_mib(mib);
       const std::vector<Bucket> buckets = plan_buckets(params, elements, default_tail_elements(elements));
-      EXPECT_TRUE(buckets_tile_descending(buckets, n)) << m.model << " at " << mib << " MiB";
+      EXPECT_TRUE(buckets_tile_descending(buckets, n)) << m.name << " at " << mib << " MiB";
     }
   }
 }

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "train/config_json.h"
+#include "train/resume_check.h"
 #include "train/train_config.h"
 #include "train/train_options.h"
 #include "user_error_text.h"
@@ -66,8 +67,7 @@ const std::map<std::string, std::string> kOtherValues = {
     {"layout", "nchw"},         {"cuda-graph", "off"},
     {"bucket-mib", "12.5"},     {"allreduce-bf16", "on"},
     {"parallel", "DP"},         {"replicas", "3"},
-    {"deterministic", "on"},    {"batchnorm-path", "Legacy"},
-    {"fused-bn", "off"},        {"fused-residual-grad", "off"}, {"parallel-wgrad", "off"},  {"optimizer-overlap", "off"}, {"symmetric-memory", "off"}, {"autotune", "no"},
+    {"deterministic", "on"},    {"autotune", "no"},
     {"plan-cache", "plans"},    {"input", "Host"},
     {"workers", "3"},           {"pin-memory", "off"},      {"warm-up", "off"},
     {"target-accuracy", "0.875"},
@@ -127,7 +127,7 @@ TEST(TrainOptions, TheConfigurationJsonKeepsItsKeys) {
       "scheduler",    "step_size",     "gamma",      "warmup_epochs",   "min_lr",   "scale_lr",        "seed",
       "device",       "precision",     "layout",     "cuda_graph",      "bucket_mib", "allreduce_bf16", "parallel",
       "replicas",     "deterministic",
-      "batchnorm_path", "fused_bn", "fused_residual_grad", "parallel_wgrad", "optimizer_overlap", "symmetric_memory", "autotune", "input", "workers", "pin_memory", "warm_up", "target_accuracy", "target_patience",
+      "autotune", "input", "workers", "pin_memory", "warm_up", "target_accuracy", "target_patience",
       "stop_after_no_improvement", "log_interval", "log_seconds", "sample_steps",  "collective_timeout", "out", "checkpoint_every"};
   EXPECT_EQ(keys, want);
   EXPECT_NE(TrainConfig{}.to_json().find("\"optimizer\":\"sgd\",\"lr\":0.01,"), std::string::npos) << TrainConfig{}.to_json();
@@ -144,6 +144,25 @@ TEST(TrainOptions, AStoredConfigurationOfAnotherShapeIsRefusedNamingTheKey) {
   EXPECT_NE(message.find("--epochs"), std::string::npos) << message;
   message = refusal([&] { TrainConfig::from_json(R"({"augment":"yes"})", what); });
   EXPECT_NE(message.find("--augment"), std::string::npos) << message;
+}
+
+// Results files and checkpoints of a scalebench that still had the CUDA paths' A/B switches read as
+// today's run (each switch is now its settled default), also for a resume.
+TEST(TrainOptions, TheRetiredSwitchesOfAStoredConfigurationAreSkipped) {
+  std::string json = TrainConfig{}.to_json();
+  const std::string key = "\"autotune\":true,";
+  const size_t at = json.find(key);
+  ASSERT_NE(at, std::string::npos) << json;
+  json.insert(at, "\"batchnorm_path\":\"legacy\",\"fused_bn\":false,\"fused_residual_grad\":false,\"parallel_wgrad\":false,"
+                  "\"optimizer_overlap\":false,\"symmetric_memory\":false,");
+  EXPECT_EQ(TrainConfig::from_json(json, "an older checkpoint").to_json(), TrainConfig{}.to_json());
+  EXPECT_EQ(refusal([&] { check_same_run_options(json, "an older checkpoint", TrainConfig{}.to_json(), "this run"); }), "");
+  for (const char* retired : {"batchnorm_path", "fused_bn", "fused_residual_grad", "parallel_wgrad", "optimizer_overlap",
+                              "symmetric_memory"}) {
+    EXPECT_TRUE(is_retired_json_key(retired)) << retired;
+    EXPECT_EQ(train_option_for_key(retired), nullptr) << retired;
+  }
+  EXPECT_FALSE(is_retired_json_key("autotune"));
 }
 
 // A value just outside the bounds: the bound itself where it is open, one beyond it where it is closed.

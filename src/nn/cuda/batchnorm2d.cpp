@@ -17,11 +17,11 @@ BatchNorm2d::BatchNorm2d(const LayerSpec& spec, Context& ctx)
 
 void BatchNorm2d::path_cannot_run(const std::string& what) const {
   const BatchNormPath path = ctx_.options().batchnorm_path;
-  throw UserError("BatchNorm2d '" + spec_.name + "': --batchnorm-path " + name_of(path) + " cannot run " +
+  throw UserError("BatchNorm2d '" + spec_.name + "': batchnorm_path " + name_of(path) + " cannot run " +
                   what + " for input " + x_.shape().str() + " (" + dtype_name(ctx_.compute_dtype()) + ", " +
                   layout_name(ctx_.layout()) + "); " +
                   (path == BatchNormPath::Auto ? "it was the last path left"
-                                               : "--batchnorm-path auto takes the first path that runs (docs/cudnn.md)"));
+                                               : "batchnorm_path auto takes the first path that runs (docs/cudnn.md)"));
 }
 
 const DeviceTensor& BatchNorm2d::forward(const DeviceTensor& x, Mode mode) {

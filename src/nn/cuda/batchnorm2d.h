@@ -11,7 +11,7 @@
 // without, then the legacy call (bn_legacy.h); Eval tries the NORM_FORWARD inference graph, then the same
 // maths as a pointwise graph (x * a + b), each with the ReLU fused first, then the legacy call; backward
 // tries the NORM_BACKWARD graph, then the legacy call. A forced path runs only itself (with the ReLU fused
-// into the graph when asked for) and otherwise throws a UserError naming the option and the layer, as
+// into the graph when asked for) and otherwise throws a UserError naming the path and the layer, as
 // auto does when even the legacy call has no kernel.
 #pragma once
 #include <string>

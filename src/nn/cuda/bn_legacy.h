@@ -1,6 +1,6 @@
 // THE ISOLATED LEGACY FALLBACK (docs/cudnn.md): cuDNN 9's deprecated cudnnBatchNormalization* calls, used
 // only for a batch-norm shape/dtype/layout for which no graph-API engine builds a plan (bn_ops.h returns
-// false), or when --batchnorm-path legacy forces them. Same arguments and results as the graph versions,
+// false), or when ContextOptions::batchnorm_path legacy forces them. Same arguments and results as the graph versions,
 // so a layer can mix them (e.g. graph forward, legacy backward). No ReLU fusion here: the caller applies
 // the ReLU kernel. Each returns false where cuDNN has no kernel for the configuration
 // (CUDNN_STATUS_NOT_SUPPORTED); any other failure ends the job.

@@ -17,8 +17,8 @@ namespace {
 
 FusionAvailability availability(const Context& ctx) {
   FusionAvailability a;
-  // A forced batch-norm path (--batchnorm-path) means BatchNorm2d's own graphs or legacy calls: our fused
-  // kernels would bypass that choice.
+  // A forced batch-norm path (ContextOptions::batchnorm_path) means BatchNorm2d's own graphs or legacy
+  // calls: our fused kernels would bypass that choice.
   a.fused_kernels = ctx.options().fused_bn_kernels && ctx.options().batchnorm_path == BatchNormPath::Auto;
   a.cudnn_bn_relu = ctx.options().fuse_bn_relu;
   a.layout = ctx.layout();

@@ -68,7 +68,7 @@ class Context {
 
   // Weight gradients beside the compute stream. A layer's backward calls begin_weight_gradient() before it
   // queues its input gradient, once everything its weight gradient reads is queued, and queues the weight
-  // gradient's work on the stream returned: with --parallel-wgrad the weight-gradient stream, forked from the
+  // gradient's work on the stream returned: with parallel_wgrad the weight-gradient stream, forked from the
   // compute stream here; otherwise (or while a layer timer times the layers one by one) the compute stream.
   // join_weight_gradients() makes the compute stream wait for every weight gradient queued so far; the
   // network's backward ends with it, so nothing after backward (accumulation, all-reduce, optimizer, the end

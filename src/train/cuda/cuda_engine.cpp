@@ -12,6 +12,7 @@
 #include "comm/cuda/nccl_communicator.h"
 #include "comm/cuda/nccl_window.h"
 #include "core/cuda_check.h"
+#include "core/dev_switches.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/nvtx_ranges.h"
@@ -161,14 +162,16 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
   network_startup.stop();
   // One rank has nothing to average: no communicator, no buckets, no communication stream (the startup
   // line then leaves nccl out).
-  const std::string overlap_refusal = optimizer_overlap_refusal(config, comm.size());
+  const DevSwitches dev = dev_switches();
+  const std::string overlap_refusal =
+      dev.optimizer_overlap ? optimizer_overlap_refusal(config, comm.size()) : "SCALEBENCH_DEV_OPTIMIZER_OVERLAP=off";
   if (comm.size() > 1) {
     StartupSpan nccl_startup(StartupPart::nccl);
     nccl_ = std::make_unique<cuda::NcclCommunicator>(comm);
     nccl_startup.stop();
     const int64_t bucket_size = bucket_elements_of_mib(config.bucket_mib);
-    const std::string window_refusal = config.symmetric_memory ? cuda::symmetric_window_refusal(comm) : "--symmetric-memory off";
-    if (config.symmetric_memory && !window_refusal.empty()) log0("symmetric memory: off (%s)\n", window_refusal.c_str());
+    const std::string window_refusal = dev.symmetric_memory ? cuda::symmetric_window_refusal(comm) : "SCALEBENCH_DEV_SYMMETRIC_MEMORY=off";
+    if (dev.symmetric_memory && !window_refusal.empty()) log0("symmetric memory: off (%s)\n", window_refusal.c_str());
     buckets_ = std::make_unique<cuda::GradientBuckets>(plan_buckets(net_->param_specs(), bucket_size, default_tail_elements(bucket_size)),
                                                        net_->grads(), net_->param_count(), *nccl_, stream_.get(),
                                                        config.allreduce_bf16, window_refusal.empty());
@@ -189,7 +192,7 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
                                                        scaler_ ? &*scaler_ : nullptr, stream_.get());
   if (buckets_ && overlap_refusal.empty())
     buckets_->queue_updates(*optimizer_);
-  else if (buckets_ && config.optimizer_overlap)
+  else if (buckets_ && dev.optimizer_overlap)
     log0("optimizer overlap: off (%s)\n", overlap_refusal.c_str());
   train_totals_.emplace();
   eval_totals_.emplace();

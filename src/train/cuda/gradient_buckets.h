@@ -6,7 +6,7 @@
 // backward reports them final (the compute stream, or the weight-gradient stream once it is past both;
 // nn/cuda/context.h) without host synchronisation. finish() makes the compute stream wait for them all.
 //
-// With queue_updates (--optimizer-overlap, train/optimizer_overlap.h) each bucket's optimizer update
+// With queue_updates (the optimizer overlap, train/optimizer_overlap.h) each bucket's optimizer update
 // follows its all-reduce on the communication stream, so the update of the first buckets runs while
 // backward still works on the layers below; the compute stream then runs no optimizer. The buckets launch
 // in descending offset order, one after another on that one stream (in a captured graph, a chain of its

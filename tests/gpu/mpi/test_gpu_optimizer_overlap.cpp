@@ -1,8 +1,8 @@
-// --optimizer-overlap changes when each bucket's parameters are updated (on the communication stream,
+// The optimizer overlap changes when each bucket's parameters are updated (on the communication stream,
 // right after the bucket's all-reduce, while backward still runs on the layers below), never what the
 // update computes: under deterministic engines with the choices fixed (autotune off), after every step the
 // parameters, the batch-norm statistics, the optimizer state and its step count are bit for bit those of
-// the one update after every all-reduce, for mnist-cnn and a WRN (batch norm, residual blocks, fused
+// the one update after every all-reduce (SCALEBENCH_DEV_OPTIMIZER_OVERLAP=off), for mnist-cnn and a WRN (batch norm, residual blocks, fused
 // batch norm), with SGD with momentum, Adadelta and Adam, in fp32, TF32 and bf16 (whose compute-dtype
 // weight copy the ranged updates write), with the bf16 all-reduce, eagerly and through the capture and
 // replays of the step's CUDA graph. The buckets are small, so that several are updated while backward
@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "comm/mpi_communicator.h"
+#include "core/dev_switches.h"
+#include "dev_switch_scope.h"
 #include "engine_steps.h"
 #include "data/synthetic.h"
 #include "gtest_param_name.h"
@@ -45,11 +47,17 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
          (c.cuda_graph ? "_graph" : "_eager") + (c.allreduce_bf16 ? "_allreduce_bf16" : "");
 }
 
-TrainConfig config_for(const Case& c, bool overlap) {
+TrainConfig config_for(const Case& c) {
   TrainConfig config = testing::comparable_engine_config(c.model, c.precision, c.cuda_graph, kBatch, c.optimizer, 13);
-  config.allreduce_bf16 = c.allreduce_bf16;
-  config.optimizer_overlap = overlap;  // the small buckets are reduced and updated while backward runs
+  config.allreduce_bf16 = c.allreduce_bf16;  // the small buckets are reduced and updated while backward runs
   return config;
+}
+
+// The states after each step, with the overlap or with the developer switch that turns it off.
+std::vector<EngineState> states(const Case& c, bool overlap, const TrainTest& data, Communicator& world) {
+  const testing::DevSwitchOff off("SCALEBENCH_DEV_OPTIMIZER_OVERLAP", !overlap);
+  EXPECT_EQ(dev_switches().optimizer_overlap, overlap);
+  return testing::states_after_steps(config_for(c), data, world, kSteps, world.rank());
 }
 
 class OptimizerOverlap : public ::testing::TestWithParam<Case> {};
@@ -59,11 +67,10 @@ TEST_P(OptimizerOverlap, StateEqualsTheOneUpdateBitForBitOnEveryRank) {
   if (world->size() < 2 || world->allreduce_min(visible_gpu_count()) < world->size())
     GTEST_SKIP() << "needs one GPU per rank and at least 2 ranks";
   const Case c = GetParam();
-  ASSERT_TRUE(optimizer_overlap_applies(config_for(c, true), world->size())) << "the case must use the overlap";
-  ASSERT_FALSE(optimizer_overlap_applies(config_for(c, false), world->size()));
+  ASSERT_TRUE(optimizer_overlap_applies(config_for(c), world->size())) << "the case must use the overlap";
   const TrainTest data = make_synthetic(c.shape, 256, 16, 5);
-  const std::vector<EngineState> on = testing::states_after_steps(config_for(c, true), data, *world, kSteps, world->rank());
-  const std::vector<EngineState> off = testing::states_after_steps(config_for(c, false), data, *world, kSteps, world->rank());
+  const std::vector<EngineState> on = states(c, true, data, *world);
+  const std::vector<EngineState> off = states(c, false, data, *world);
   ASSERT_EQ(on.size(), off.size());
   for (size_t k = 1; k < on.size(); ++k) {
     SCOPED_TRACE("after step " + std::to_string(k));

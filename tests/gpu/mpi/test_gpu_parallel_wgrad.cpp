@@ -1,4 +1,5 @@
-// Weight gradients on their own stream (--parallel-wgrad) change when the work runs, never what it
+// Weight gradients on their own stream (ContextOptions::parallel_wgrad, on in every run unless
+// SCALEBENCH_DEV_PARALLEL_WGRAD=off) change when the work runs, never what it
 // computes: under deterministic cuDNN engines, with the engine choices fixed (autotune off: the heuristics'
 // first, the same in both runs), the parameters after every step are bit for bit those of the one-stream
 // run, for conv nets with Linear layers (mnist-cnn, cifar-cnn) and one with residual blocks and fused
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "comm/mpi_communicator.h"
+#include "dev_switch_scope.h"
 #include "engine_steps.h"
 #include "data/synthetic.h"
 #include "gtest_param_name.h"
@@ -43,26 +45,26 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
          (c.accumulate > 1 ? "_accumulate" + std::to_string(c.accumulate) : "");
 }
 
-TrainConfig config_for(const Case& c, bool parallel_wgrad) {
+TrainConfig config_for(const Case& c) {
   TrainConfig config = testing::comparable_engine_config(c.model, c.precision, c.cuda_graph, kBatch, "sgd", 11);
   config.accumulate_steps = c.accumulate;
-  config.parallel_wgrad = parallel_wgrad;
   return config;
 }
 
 // The parameters before and after each of this rank's first kSteps steps of epoch 0, on the GPU of
-// `world_rank` (a rank alone still takes its own GPU).
-std::vector<std::vector<float>> params_after_steps(const TrainConfig& config, const TrainTest& data, Communicator& comm,
+// `world_rank` (a rank alone still takes its own GPU), with the weight-gradient stream or without it.
+std::vector<std::vector<float>> params_after_steps(const Case& c, bool parallel_wgrad, const TrainTest& data, Communicator& comm,
                                                    int world_rank) {
+  const testing::DevSwitchOff one_stream("SCALEBENCH_DEV_PARALLEL_WGRAD", !parallel_wgrad);
   std::vector<std::vector<float>> out;
-  for (EngineState& state : testing::states_after_steps(config, data, comm, kSteps, world_rank)) out.push_back(std::move(state.params));
+  for (EngineState& state : testing::states_after_steps(config_for(c), data, comm, kSteps, world_rank)) out.push_back(std::move(state.params));
   return out;
 }
 
 void expect_same_bits(const Case& c, Communicator& comm, int world_rank, const std::string& where) {
   const TrainTest data = make_synthetic(c.shape, 256, 16, 5);
-  const auto on = params_after_steps(config_for(c, true), data, comm, world_rank);
-  const auto off = params_after_steps(config_for(c, false), data, comm, world_rank);
+  const auto on = params_after_steps(c, true, data, comm, world_rank);
+  const auto off = params_after_steps(c, false, data, comm, world_rank);
   ASSERT_EQ(on.size(), off.size());
   for (size_t k = 1; k < on.size(); ++k)
     ASSERT_TRUE(on[k] == off[k]) << where << ": parameters after step " << k << " differ by relative L2 "

@@ -1,5 +1,6 @@
-// --symmetric-memory changes where the gradient buckets are all-reduced (a buffer every rank registers as
-// an NCCL symmetric window, summed after a 1/ranks scale on the way in), not what the step computes. On 2
+// The symmetric memory window changes where the gradient buckets are all-reduced (a buffer every rank
+// registers as an NCCL symmetric window, summed after a 1/ranks scale on the way in), not what the step
+// computes: against the run without it (SCALEBENCH_DEV_SYMMETRIC_MEMORY=off). On 2
 // ranks a pre-multiplied sum of two values is exactly NCCL's average, so after every step the parameters,
 // the batch-norm statistics and the optimizer state are bit for bit those of the run without the window;
 // on more ranks the sums may be taken in another order (and in fp32 where the ring adds in bf16), so they
@@ -19,6 +20,7 @@
 
 #include "comm/cuda/nccl_window.h"
 #include "comm/mpi_communicator.h"
+#include "dev_switch_scope.h"
 #include "engine_steps.h"
 #include "data/synthetic.h"
 #include "gtest_param_name.h"
@@ -54,13 +56,19 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
          (c.optimizer_overlap ? "_overlap" : "") + "_bucket_" + std::to_string(static_cast<int>(c.bucket_mib * 100)) + "centimib";
 }
 
-TrainConfig config_for(const Case& c, bool symmetric) {
+TrainConfig config_for(const Case& c) {
   TrainConfig config = testing::comparable_engine_config(c.model, c.precision, c.cuda_graph, kBatch, c.optimizer, 17);
   config.allreduce_bf16 = c.allreduce_bf16;
-  config.optimizer_overlap = c.optimizer_overlap;
-  config.symmetric_memory = symmetric;
   config.bucket_mib = c.bucket_mib;
   return config;
+}
+
+// The states after each step, in the window or with the developer switch that keeps the buckets on plain
+// buffers; the case's optimizer overlap likewise.
+std::vector<EngineState> states(const Case& c, bool symmetric, const TrainTest& data, Communicator& world) {
+  const testing::DevSwitchOff plain("SCALEBENCH_DEV_SYMMETRIC_MEMORY", !symmetric);
+  const testing::DevSwitchOff one_update("SCALEBENCH_DEV_OPTIMIZER_OVERLAP", !c.optimizer_overlap);
+  return testing::states_after_steps(config_for(c), data, world, kSteps, world.rank());
 }
 
 // The largest element difference, relative to the largest element of `plain`.
@@ -107,8 +115,8 @@ TEST_P(SymmetricMemory, StateEqualsTheRunWithoutTheWindow) {
   if (const std::string why = why_skip(*world); !why.empty()) GTEST_SKIP() << why;
   const Case c = GetParam();
   const TrainTest data = make_synthetic(c.shape, 256, 16, 5);
-  const std::vector<EngineState> window = testing::states_after_steps(config_for(c, true), data, *world, kSteps, world->rank());
-  const std::vector<EngineState> plain = testing::states_after_steps(config_for(c, false), data, *world, kSteps, world->rank());
+  const std::vector<EngineState> window = states(c, true, data, *world);
+  const std::vector<EngineState> plain = states(c, false, data, *world);
   ASSERT_EQ(window.size(), plain.size());
   // On more than 2 ranks the first step's rounding differences grow through the steps that follow
   // (dropout, ReLU and batch norm amplify them); the bucket test below checks every bucket's average.

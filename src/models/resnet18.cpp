@@ -1,31 +1,10 @@
-#include "models/small_models.h"
+#include "models/resnet18.h"
 
 #include <string>
 
 namespace sb {
-
-LayerSpec cifar_cnn(const ModelInput& in) {
-  const int64_t h = ((in.height - 4) / 2 - 4) / 2, w = ((in.width - 4) / 2 - 4) / 2;
-  return sequential("", {
-      conv2d("conv1", in.channels, 6, 5, 1, 0, true), relu("relu1"), maxpool2d("pool1", 2, 2),
-      conv2d("conv2", 6, 16, 5, 1, 0, true), relu("relu2"), maxpool2d("pool2", 2, 2),
-      flatten("flatten"),
-      linear("fc1", 16 * h * w, 120, true), relu("relu3"),
-      linear("fc2", 120, 84, true), relu("relu4"),
-      linear("fc3", 84, in.classes, true),
-  });
-}
-
-LayerSpec mlp(const ModelInput& in) {
-  return sequential("", {
-      flatten("flatten"),
-      linear("fc1", in.channels * in.height * in.width, 512, true), relu("relu1"),
-      linear("fc2", 512, 512, true), relu("relu2"),
-      linear("fc3", 512, in.classes, true),
-  });
-}
-
 namespace {
+
 LayerSpec basic_block(const std::string& name, int64_t in, int64_t out, int64_t stride) {
   LayerSpec main = sequential(name + ".main", {
       conv2d(name + ".conv1", in, out, 3, stride, 1, false), batchnorm2d(name + ".bn1", out), relu(name + ".relu1"),
@@ -38,6 +17,7 @@ LayerSpec basic_block(const std::string& name, int64_t in, int64_t out, int64_t 
   }
   return sequential(name, {residual(name + ".sum", std::move(main), std::move(shortcut)), relu(name + ".relu2")});
 }
+
 }  // namespace
 
 LayerSpec resnet18(const ModelInput& in) {

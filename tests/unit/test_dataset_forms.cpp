@@ -1,0 +1,66 @@
+// The --data forms' registry (data/dataset_spec.h): one row per form, which parsing, the kind's name,
+// the sample shape, the refusals and --help all read; the models' documented inputs are forms' shapes.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+
+#include "data/dataset_spec.h"
+#include "models/registry.h"
+
+namespace sb {
+namespace {
+
+TEST(DatasetForms, EachKindHasOneRowWhoseNameParsesToIt) {
+  for (DatasetKind kind : {DatasetKind::Mnist, DatasetKind::FashionMnist, DatasetKind::Cifar10, DatasetKind::Cifar100,
+                           DatasetKind::Synthetic}) {
+    int rows = 0;
+    for (const DatasetForm& form : dataset_forms()) rows += form.kind == kind ? 1 : 0;
+    EXPECT_EQ(rows, 1) << kind_name(kind);
+    const DatasetForm& form = dataset_form(kind);
+    EXPECT_STREQ(kind_name(kind), form.name);
+    const std::string text = kind == DatasetKind::Synthetic ? form.name : std::string(form.name) + ":/data/x";
+    EXPECT_EQ(parse_dataset_spec(text).kind, kind) << text;
+  }
+}
+
+TEST(DatasetForms, SampleShapesComeFromTheRowOrTheSyntheticSpec) {
+  const auto expect_shape = [](const std::string& text, SampleShape want) {
+    const SampleShape got = sample_shape(parse_dataset_spec(text));
+    EXPECT_EQ((std::array<int64_t, 4>{got.channels, got.height, got.width, got.classes}),
+              (std::array<int64_t, 4>{want.channels, want.height, want.width, want.classes}))
+        << text;
+  };
+  expect_shape("fashion-mnist", {1, 28, 28, 10});
+  expect_shape("mnist:/m", {1, 28, 28, 10});
+  expect_shape("cifar10:/c", {3, 32, 32, 10});
+  expect_shape("cifar100:/c", {3, 32, 32, 100});
+  expect_shape("synthetic", {3, 32, 32, 100});
+  expect_shape("synthetic:1x2x3:4", {1, 2, 3, 4});
+}
+
+TEST(DatasetForms, RefusalsAndHelpListEverySpelling) {
+  const std::string valid = valid_dataset_forms(), help = dataset_forms_help();
+  for (const DatasetForm& form : dataset_forms()) {
+    for (const char* spelling : form.spellings) {
+      EXPECT_NE(valid.find(spelling), std::string::npos) << spelling;
+      EXPECT_NE(help.find(spelling), std::string::npos) << spelling;
+    }
+    EXPECT_NE(help.find(form.description), std::string::npos) << form.name;
+  }
+}
+
+TEST(DatasetForms, EveryModelIsDocumentedWithTheShapeOfAForm) {
+  for (const ModelInfo& m : model_catalog()) {
+    bool found = false;
+    for (const DatasetForm& form : dataset_forms()) {
+      const SampleShape& s = form.shape;
+      found |= s.channels == m.home_input.channels && s.height == m.home_input.height && s.width == m.home_input.width &&
+               s.classes == m.home_input.classes;
+    }
+    EXPECT_TRUE(found) << m.name;
+  }
+}
+
+}  // namespace
+}  // namespace sb
