@@ -65,7 +65,8 @@ bool decode_frame(Reader& r, ReadState& state, const DecodeOptions& options, Dec
   if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
   if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(png);
   if (color_type == PNG_COLOR_TYPE_GRAY || color_type == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
-  if (color_type & PNG_COLOR_MASK_ALPHA) png_set_strip_alpha(png);  // tRNS is never expanded: no alpha
+  // Expanding a palette also turns tRNS into alpha: strip it as well.
+  if ((color_type & PNG_COLOR_MASK_ALPHA) || png_get_valid(png, info, PNG_INFO_tRNS)) png_set_strip_alpha(png);
   png_set_interlace_handling(png);
   png_read_update_info(png, info);
   if (png_get_rowbytes(png, info) != static_cast<size_t>(width) * 3 || png_get_channels(png, info) != 3)
