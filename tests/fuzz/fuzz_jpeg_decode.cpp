@@ -2,8 +2,11 @@
 //
 // Input: one mode byte, then the file's bytes.
 //   mode bits 0-1  the DCT-scaling minimum: 0 none (full size), 1: 1x1, 2: 8x8, 3: 33x17
+//   mode bit 2     crop to a box in the middle (from read_jpeg_size's size), so that the row skipping and
+//                  the iMCU column crop run too
 // Allowed outcomes: an RGB image of the size the header gave (or its DCT-scaled size), or
 // sb::ImageDecodeError (a sb::UserError). Anything else is a finding.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -25,8 +28,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.max_pixels = int64_t{1} << 22;  // bounds each input's memory and time well under libFuzzer's limits
   options.min_width = kMinimum[data[0] & 3][0];
   options.min_height = kMinimum[data[0] & 3][1];
+  const std::span<const uint8_t> bytes(data + 1, size - 1);
   try {
-    const DecodedImage image = decode_jpeg(std::span(data + 1, size - 1), options);
+    if (data[0] & 4) {
+      const ImageSize full = read_jpeg_size(bytes);
+      options.crop = CropBox{full.width / 4, full.height / 3, std::max(1, full.width / 2), std::max(1, full.height / 3)};
+    }
+    const DecodedImage image = decode_jpeg(bytes, options);
     SB_FUZZ_REQUIRE(image.width > 0 && image.height > 0);
     SB_FUZZ_REQUIRE(static_cast<int64_t>(image.width) * image.height <= options.max_pixels);
     SB_FUZZ_REQUIRE(image.pixels.size() == static_cast<size_t>(image.width) * static_cast<size_t>(image.height) * 3);

@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
   const fs::path dir(argv[1]);
   const std::vector<std::pair<std::string, Bytes>> jpeg_files = jpegs();
   for (const auto& [name, bytes] : jpeg_files)
-    for (uint8_t mode : {0, 3}) write(dir / "fuzz_jpeg_decode" / (name + "_mode" + std::to_string(mode)), {mode}, bytes);
+    for (uint8_t mode : {0, 3, 4, 6}) write(dir / "fuzz_jpeg_decode" / (name + "_mode" + std::to_string(mode)), {mode}, bytes);
   for (const auto& [name, bytes] : pngs()) write(dir / "fuzz_png_decode" / name, {}, bytes);
 
   const fs::path scratch = dir / "tar_scratch.tar";

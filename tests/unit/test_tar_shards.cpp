@@ -98,6 +98,16 @@ TEST_F(TarShards, PaxPathAndSizeOverrideTheHeaderAndDirectoriesAreSkipped) {
   EXPECT_EQ(read[1].name, "after.cls");
 }
 
+TEST_F(TarShards, EmptyLongNameGivesAnEmptyName) {
+  Bytes tar;
+  append_member(tar, "././@LongLink", {}, kTarGnuLongName);
+  append_member(tar, "header-name.jpg", bytes_of("J"), kTarRegular);
+  write_bytes(dir_ / "l.tar", tar);
+  const std::vector<TarMember> read = read_all((dir_ / "l.tar").string());
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0].name, "");
+}
+
 TEST_F(TarShards, EndOfFileAtAHeaderIsTheEndEvenWithoutZeroBlocks) {
   Bytes tar;
   append_member(tar, "a.cls", bytes_of("1"), kTarRegular);

@@ -12,4 +12,7 @@ namespace sb {
 // ImageDecodeError saying what the bytes look like.
 DecodedImage decode_image(std::span<const uint8_t> bytes, const DecodeOptions& options = {});
 
+// The size from the header alone, e.g. to choose a crop box before decoding; the same errors.
+ImageSize read_image_size(std::span<const uint8_t> bytes);
+
 }  // namespace sb

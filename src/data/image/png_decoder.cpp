@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "data/image/image_crop.h"
 #include "data/image/pixel_limit.h"
 
 namespace sb {
@@ -58,6 +59,7 @@ bool decode_frame(Reader& r, ReadState& state, const DecodeOptions& options, Dec
   int bit_depth = 0, color_type = 0, interlace = 0;
   png_get_IHDR(png, info, &width, &height, &bit_depth, &color_type, &interlace, nullptr, nullptr);
   check_pixel_limit("PNG", width, height, options.max_pixels);
+  if (!options.crop.empty()) check_crop_box(options.crop, static_cast<int>(width), static_cast<int>(height));
   if (bit_depth == 16) {
     throw ImageDecodeError("PNG is 16 bits per channel (" + std::to_string(width) + " x " + std::to_string(height) +
                            "); only 8-bit PNGs are decoded: convert it to 8 bits (e.g. PIL's convert('RGB'))");
@@ -82,20 +84,46 @@ bool decode_frame(Reader& r, ReadState& state, const DecodeOptions& options, Dec
   return true;
 }
 
+bool read_size_frame(Reader& r, ReadState& state, ImageSize& size) {
+  if (setjmp(png_jmpbuf(r.png))) return false;
+  png_set_read_fn(r.png, &state, read_bytes);
+  png_set_user_limits(r.png, 0x7fffffff, 0x7fffffff);
+  png_read_info(r.png, r.info);
+  size.width = static_cast<int>(png_get_image_width(r.png, r.info));
+  size.height = static_cast<int>(png_get_image_height(r.png, r.info));
+  return true;
+}
+
+// The libpng state for `state`; throws when libpng can't allocate it.
+void create_reader(Reader& r, ReadState& state) {
+  r.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &state, on_error, on_warning);
+  if (r.png == nullptr) throw ImageDecodeError("libpng could not create its read state (out of memory?)");
+  r.info = png_create_info_struct(r.png);
+  if (r.info == nullptr) throw ImageDecodeError("libpng could not create its info state (out of memory?)");
+}
+
 }  // namespace
 
 DecodedImage decode_png(std::span<const uint8_t> bytes, const DecodeOptions& options) {
   ReadState state;
   state.bytes = bytes;
   Reader r;
-  r.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &state, on_error, on_warning);
-  if (r.png == nullptr) throw ImageDecodeError("libpng could not create its read state (out of memory?)");
-  r.info = png_create_info_struct(r.png);
-  if (r.info == nullptr) throw ImageDecodeError("libpng could not create its info state (out of memory?)");
+  create_reader(r, state);
   DecodedImage out;
   std::vector<png_bytep> rows;
   if (!decode_frame(r, state, options, out, rows)) throw ImageDecodeError(std::string("invalid PNG: ") + state.message);
+  if (!options.crop.empty()) crop_decoded(out, options.crop);
   return out;
+}
+
+ImageSize read_png_size(std::span<const uint8_t> bytes) {
+  ReadState state;
+  state.bytes = bytes;
+  Reader r;
+  create_reader(r, state);
+  ImageSize size;
+  if (!read_size_frame(r, state, size)) throw ImageDecodeError(std::string("invalid PNG: ") + state.message);
+  return size;
 }
 
 }  // namespace sb

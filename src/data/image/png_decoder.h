@@ -13,4 +13,7 @@ namespace sb {
 // images and on an image over options.max_pixels (checked from IHDR).
 DecodedImage decode_png(std::span<const uint8_t> bytes, const DecodeOptions& options = {});
 
+// The size from IHDR alone (no pixel limit applies); throws ImageDecodeError as decode_png does.
+ImageSize read_png_size(std::span<const uint8_t> bytes);
+
 }  // namespace sb

@@ -51,7 +51,7 @@ std::string parse_pax_records(const std::vector<uint8_t>& data, PaxOverrides& ou
 
 }  // namespace
 
-TarReader::TarReader(const std::string& path, size_t buffer_bytes) : path_(path), buffer_(buffer_bytes < kTarBlock ? kTarBlock : buffer_bytes) {
+TarReader::TarReader(const std::string& path, size_t buffer_bytes) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) throw UserError("cannot open tar shard '" + path + "': " + std::strerror(errno));
   struct stat st {};
@@ -61,6 +61,8 @@ TarReader::TarReader(const std::string& path, size_t buffer_bytes) : path_(path)
     throw UserError("tar shard '" + path + "' is not a regular file");
   }
   file_size_ = static_cast<uint64_t>(st.st_size);
+  // No bigger than the file: a small shard needs no 8 MiB buffer.
+  buffer_.resize(std::max<size_t>(kTarBlock, std::min<uint64_t>(buffer_bytes, file_size_)));
 #ifdef POSIX_FADV_SEQUENTIAL
   ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
@@ -130,7 +132,7 @@ bool TarReader::next(TarMember& member) {
       read(data.data(), size);
       read(nullptr, padded - size);
       if (header.type == kTarGnuLongName) {
-        long_name = std::string(reinterpret_cast<const char*>(data.data()), strnlen(reinterpret_cast<const char*>(data.data()), size));
+        long_name = std::string(data.begin(), std::find(data.begin(), data.end(), uint8_t{0}));  // up to its NUL
       } else if (header.type == kTarPaxHeader) {
         const std::string bad = parse_pax_records(data, pax);
         if (!bad.empty()) fail(header_at, bad);

@@ -19,7 +19,8 @@ inline constexpr size_t kTarReadBuffer = size_t{8} << 20;
 
 class TarReader {
  public:
-  // Opens the file; throws sb::UserError naming it when it can't.
+  // Opens the file; throws sb::UserError naming it when it can't. Reads in buffer_bytes (at most the
+  // file's size).
   explicit TarReader(const std::string& path, size_t buffer_bytes = kTarReadBuffer);
   ~TarReader();
   TarReader(const TarReader&) = delete;
