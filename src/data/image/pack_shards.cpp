@@ -1,5 +1,6 @@
 #include "data/image/pack_shards.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>

@@ -1,5 +1,6 @@
 #include "data/image/shard_samples.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "core/error.h"
