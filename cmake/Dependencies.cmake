@@ -1,10 +1,24 @@
-# Required host dependencies: MPI, HDF5 (C), zlib, a CBLAS (OpenBLAS). Optional: GoogleTest, Google Benchmark.
+# Required host dependencies: MPI, HDF5 (C), zlib, a CBLAS (OpenBLAS), libjpeg (libjpeg-turbo) and libpng.
+# Optional: GoogleTest, Google Benchmark.
 # On a cluster, point CMake at module-provided installs with MPI_HOME / MPI_CXX_COMPILER, HDF5_ROOT,
 # BLAS_ROOT (or CMAKE_PREFIX_PATH), as README.md ("Building on a cluster") explains.
 find_package(MPI REQUIRED COMPONENTS CXX)
 # We use the C API only; the deprecated MPI C++ bindings would add a link dependency.
 add_compile_definitions(OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
 find_package(ZLIB REQUIRED)
+
+# The image decoders (src/data/image/): libjpeg-turbo's libjpeg API and libpng.
+find_package(JPEG)
+if(NOT JPEG_FOUND)
+  message(FATAL_ERROR "libjpeg was not found (the image decoders need it): on Debian/Ubuntu apt-get install "
+                      "libjpeg62-turbo-dev (Ubuntu: libjpeg-turbo8-dev); on a cluster module load libjpeg-turbo and "
+                      "pass -DJPEG_ROOT=DIR (or CMAKE_PREFIX_PATH)")
+endif()
+find_package(PNG)
+if(NOT PNG_FOUND)
+  message(FATAL_ERROR "libpng was not found (the image decoders need it): on Debian/Ubuntu apt-get install libpng-dev; "
+                      "on a cluster module load libpng and pass -DPNG_ROOT=DIR (or CMAKE_PREFIX_PATH)")
+endif()
 
 set(HDF5_PREFER_PARALLEL OFF)
 find_package(HDF5 REQUIRED COMPONENTS C)

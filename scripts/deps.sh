@@ -4,8 +4,8 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libopenmpi-dev openmpi-bin libhdf5-dev zlib1g-dev googletest
-          libgtest-dev libbenchmark-dev libopenblas-dev python3 python3-numpy python3-h5py
-          python3-matplotlib dataset-fashion-mnist)
+          libgtest-dev libbenchmark-dev libopenblas-dev libjpeg62-turbo-dev libpng-dev python3 python3-numpy
+          python3-h5py python3-matplotlib python3-pil dataset-fashion-mnist)
 # Extra packages that only some targets need, e.g. SCALEBENCH_EXTRA_PACKAGES="slurmctld slurmd".
 read -r -a extra <<< "${SCALEBENCH_EXTRA_PACKAGES:-}"
 packages+=("${extra[@]}")

@@ -11,4 +11,5 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
 int comm_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line);
 int predict_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line);
 int info_command(MpiSession& session, const std::vector<std::string>& args);
+int pack_command(MpiSession& session, const std::vector<std::string>& args);
 }  // namespace sb

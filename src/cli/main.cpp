@@ -22,6 +22,7 @@ const char* kUsage =
     "  comm    all-reduce sweep over sizes and dtypes (MPI or NCCL): time, algbw, busbw, checked results\n"
     "  predict throughput, efficiency and exposed communication at unmeasured GPU counts, from a study and a sweep\n"
     "  info    versions, ranks, hosts and devices\n"
+    "  pack    an image folder (train/CLASS/*, val/CLASS/*) into WebDataset tar shards, on one process\n"
     "\n"
     "scalebench COMMAND --help lists the options of a command.\n";
 
@@ -35,8 +36,9 @@ int run_command(sb::MpiSession& session, const std::string& command, const std::
     if (command == "comm") return sb::comm_command(session, args, command_line);
     if (command == "predict") return sb::predict_command(session, args, command_line);
     if (command == "info") return sb::info_command(session, args);
+    if (command == "pack") return sb::pack_command(session, args);
     // argv is the launcher's, the same on every rank: every rank stops here together.
-    throw sb::AgreedError("unknown command '" + command + "'; valid commands: train, scale, comm, predict, info (see scalebench --help)",
+    throw sb::AgreedError("unknown command '" + command + "'; valid commands: train, scale, comm, predict, info, pack (see scalebench --help)",
                           session.size(), root);
   } catch (const sb::AgreedError& e) {
     // Every rank of the job met the same error together (the collective checks), so rank 0 speaks and all

@@ -23,7 +23,7 @@ SCALEBENCH=${2:-$ROOT/build/scalebench}
 [[ $SCALEBENCH == /* ]] || SCALEBENCH=$PWD/$SCALEBENCH  # relative to where the script was called from
 BUILD=${FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
 TARGETS=(fuzz_idx_reader fuzz_cifar_reader fuzz_checkpoint_reader fuzz_checkpoint_fields fuzz_plan_store_reader
-         fuzz_data_cache_reader fuzz_peak_rate_reader)
+         fuzz_data_cache_reader fuzz_peak_rate_reader fuzz_jpeg_decode fuzz_png_decode fuzz_tar_reader)
 # libFuzzer limits: a finding is anything beyond them.
 LIMITS=(-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10)
 
@@ -86,6 +86,7 @@ mkdir -p "$SEEDS"
 "$BUILD/make_plan_store_seed" "$SEEDS/fuzz_plan_store_reader"
 "$BUILD/make_data_cache_seed" "$SEEDS/fuzz_data_cache_reader"
 "$BUILD/make_peak_rate_seed" "$SEEDS/fuzz_peak_rate_reader"
+"$BUILD/make_image_seeds" "$SEEDS"
 if [[ -x $SCALEBENCH ]]; then
   work=$(mktemp -d)
   if (cd "$work" && "$SCALEBENCH" train --model mlp --data synthetic:1x4x4:2:16:8 --epochs 1 --checkpoint-every 1 \

@@ -69,7 +69,7 @@ class SpackPackageTest(unittest.TestCase):
 
     def test_dependencies_without_cuda(self):
         package = self.package(cuda=False)
-        self.assertEqual(self.dependencies(package, "link"), {"mpi", "hdf5", "zlib-api", "blas"})
+        self.assertEqual(self.dependencies(package, "link"), {"mpi", "hdf5", "zlib-api", "jpeg", "libpng", "blas"})
         self.assertIn("cmake", self.dependencies(package, "build"))
         self.assertEqual(self.dependencies(package, "test"), {"googletest"})
         hdf5 = [d["spec"] for d in package.active("depends_on") if d["name"] == "hdf5"]
@@ -77,7 +77,7 @@ class SpackPackageTest(unittest.TestCase):
 
     def test_dependencies_with_cuda(self):
         package = self.package(cuda=True, cuda_arch=("90",))
-        self.assertLessEqual({"cuda", "cudnn", "nccl", "mpi", "hdf5", "zlib-api", "blas"},
+        self.assertLessEqual({"cuda", "cudnn", "nccl", "mpi", "hdf5", "zlib-api", "jpeg", "libpng", "blas"},
                              self.dependencies(package, "link"))
         nccl = {d["spec"] for d in package.active("depends_on") if d["name"] == "nccl"}
         self.assertIn("nccl +cuda cuda_arch=90", nccl, "NCCL is built for the same GPUs")

@@ -29,6 +29,8 @@ class Scalebench(CMakePackage, CudaPackage):
     depends_on("mpi")
     depends_on("hdf5@1.10: ~mpi")  # the C library; results and checkpoints are written by rank 0 alone
     depends_on("zlib-api")
+    depends_on("jpeg")  # the image decoders: libjpeg-turbo (or another libjpeg provider)
+    depends_on("libpng")
     depends_on("blas")
     depends_on("googletest", type="test")
     depends_on("benchmark", when="+benchmarks")

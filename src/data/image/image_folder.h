@@ -1,0 +1,33 @@
+// torchvision's ImageFolder layout, with a train and a val split:
+//   ROOT/train/CLASS/IMAGE ...   ROOT/val/CLASS/IMAGE ...
+// Classes are train/'s sub-folders sorted by name in byte order (as Python's sorted() orders them) and
+// numbered 0..K-1; val/ uses train/'s numbers. Within a class, files are walked recursively and sorted
+// by folder, then name (as torchvision's sorted(os.walk(...))). Only files with torchvision's image
+// extensions count; their content decides how they decode.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sb {
+
+struct ImageFile {
+  std::string path;
+  int32_t label = 0;
+};
+
+struct ImageFolder {
+  std::string root;
+  std::vector<std::string> classes;  // index = label
+  std::vector<ImageFile> train, val;
+};
+
+// torchvision's IMG_EXTENSIONS (.jpg .jpeg .png .ppm .bmp .pgm .tif .tiff .webp), case-insensitive.
+bool has_image_extension(const std::string& file_name);
+
+// Lists the whole tree before any work. Throws sb::UserError naming the folder, with a hint, for a missing
+// train/ or val/, a split without class folders, a class folder without images, a class in val/ that
+// train/ lacks, and a folder that can't be read.
+ImageFolder list_image_folder(const std::string& root);
+
+}  // namespace sb
