@@ -77,7 +77,7 @@ class TwoRunsOneOutput(unittest.TestCase):
         with temp_dir() as tmp:
             out = os.path.join(tmp, "F.h5")
             # Long enough (seconds) that the second run is refused while the first still trains.
-            long_run = ["train", "--model", "mlp", "--data", "synthetic:1x8x8:4:4096:64", "--epochs", "80", "--out", out]
+            long_run = ["train", "--model", "mlp", "--data", "synthetic:1x8x8:4:4096:64", "--epochs", "40", "--out", out]
             first = start(2, long_run + ["--seed", "7"])
             wait_for_file(out + ".lock", first)
             second = run_scalebench(2, *long_run, "--seed", "8", timeout=120)
@@ -98,7 +98,7 @@ class TwoRunsOneOutput(unittest.TestCase):
                 self.assertEqual(f.attrs["complete"], 1)
                 self.assertEqual(json.loads(f.attrs["config_json"])["seed"], 7)
                 first_losses = f["epochs"]["train_loss"][:]
-            self.assertEqual(len(first_losses), 80)
+            self.assertEqual(len(first_losses), 40)
             self.assertEqual(leftovers(tmp), [])
 
             # The file holds seed 7's own losses, not a mixture with the refused run's.

@@ -174,7 +174,8 @@ class StopSignals(unittest.TestCase):
         a step longer than that is abandoned and the last finished step's checkpoint is written at once."""
         with temp_dir() as tmp:
             out = os.path.join(tmp, "long.h5")
-            args = ["train", "--model", "mnist-cnn", "--data", "synthetic:1x28x28:10:9600:256", "--batch-size", "1600",
+            # Steps of seconds, two a rank in each epoch: the resume crosses an epoch's end in three steps.
+            args = ["train", "--model", "mnist-cnn", "--data", "synthetic:1x28x28:10:6400:256", "--batch-size", "1600",
                     "--epochs", "2", "--log-interval", "1", "--out", out]
             env = {k: v for k, v in os.environ.items() if not k.startswith("OMPI_MCA_odls")}  # the default grace
             proc = subprocess.Popen(scalebench_command(2, *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
