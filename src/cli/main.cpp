@@ -10,7 +10,7 @@
 #include "core/log.h"
 #include "core/shutdown_clock.h"
 #include "core/shell_quote.h"
-#include "train/stop_signal.h"
+#include "train/checkpoint/stop_signal.h"
 
 namespace {
 const char* kUsage =

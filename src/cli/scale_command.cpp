@@ -16,11 +16,11 @@
 #include "core/startup_clock.h"
 #include "data/dataset_spec.h"
 #include "models/registry.h"
-#include "train/blas_threads.h"
+#include "train/engines/blas_threads.h"
 #include "train/collective.h"
-#include "train/scaling_study.h"
-#include "train/study_medians.h"
-#include "train/study_sweep.h"
+#include "train/study/scaling_study.h"
+#include "train/study/study_medians.h"
+#include "train/study/study_sweep.h"
 
 namespace sb {
 namespace {

@@ -1,7 +1,7 @@
 #include "cli/table_exports.h"
 
 #include "comm/root_check.h"
-#include "train/results_observer.h"
+#include "train/reporting/results_observer.h"
 
 namespace sb {
 

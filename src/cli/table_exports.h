@@ -7,7 +7,7 @@
 #include "comm/communicator.h"
 #include "metrics/table_export.h"
 #include "train/train_config.h"
-#include "train/trainer.h"
+#include "train/loop/trainer.h"
 
 namespace sb {
 

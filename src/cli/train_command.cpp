@@ -18,14 +18,14 @@
 #include "models/registry.h"
 #include "nn/flops.h"
 #include "data/dataset_spec.h"
-#include "train/blas_threads.h"
-#include "train/checkpoint.h"
-#include "train/mllog.h"
+#include "train/engines/blas_threads.h"
+#include "train/checkpoint/checkpoint.h"
+#include "train/reporting/mllog.h"
 #include "train/collective.h"
-#include "train/results_observer.h"
-#include "train/resume_check.h"
-#include "train/startup_report.h"
-#include "train/trainer.h"
+#include "train/reporting/results_observer.h"
+#include "train/checkpoint/resume_check.h"
+#include "train/reporting/startup_report.h"
+#include "train/loop/trainer.h"
 
 namespace sb {
 

@@ -12,10 +12,10 @@
 #include "data/sampler.h"
 #include "data/synthetic.h"
 #include "gpu_test_util.h"
-#include "train/cuda/device_info.h"
-#include "train/cuda/nvml_device.h"
-#include "train/dp/cuda/cuda_replicas.h"
-#include "train/dp/data_parallel_engine.h"
+#include "train/engines/cuda/device_info.h"
+#include "train/engines/cuda/nvml_device.h"
+#include "train/engines/dp/cuda/cuda_replicas.h"
+#include "train/engines/dp/data_parallel_engine.h"
 
 namespace sb {
 namespace {

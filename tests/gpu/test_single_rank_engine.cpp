@@ -10,7 +10,7 @@
 #include "core/startup_clock.h"
 #include "data/synthetic.h"
 #include "gpu_test_util.h"
-#include "train/cuda/cuda_engine.h"
+#include "train/engines/cuda/cuda_engine.h"
 #include "unit/solo_communicator.h"
 
 namespace sb {

@@ -10,8 +10,8 @@
 
 #include "comm/mpi_communicator.h"
 #include "data/synthetic.h"
-#include "train/cpu_engine.h"
-#include "train/trainer.h"
+#include "train/engines/cpu_engine.h"
+#include "train/loop/trainer.h"
 
 namespace sb {
 namespace {

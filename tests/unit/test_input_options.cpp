@@ -6,7 +6,7 @@
 #include <string>
 
 #include "train/config_json.h"
-#include "train/resume_check.h"
+#include "train/checkpoint/resume_check.h"
 #include "train/train_config.h"
 #include "train/train_options.h"
 #include "user_error_text.h"

@@ -18,9 +18,9 @@
 #include "gtest_param_name.h"
 #include "relative_l2.h"
 #include "train/run_setup.h"
-#include "train/cpu_engine.h"
-#include "train/cuda/cuda_engine.h"
-#include "train/cuda/device_info.h"
+#include "train/engines/cpu_engine.h"
+#include "train/engines/cuda/cuda_engine.h"
+#include "train/engines/cuda/device_info.h"
 
 namespace sb {
 namespace {

@@ -20,9 +20,9 @@
 #include "data/synthetic.h"
 #include "gtest_param_name.h"
 #include "relative_l2.h"
-#include "train/cuda/cuda_engine.h"
-#include "train/cuda/device_info.h"
-#include "train/optimizer_overlap.h"
+#include "train/engines/cuda/cuda_engine.h"
+#include "train/engines/cuda/device_info.h"
+#include "train/engines/optimizer_overlap.h"
 
 namespace sb {
 namespace {

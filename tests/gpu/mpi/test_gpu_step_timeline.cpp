@@ -16,10 +16,10 @@
 #include "data/sampler.h"
 #include "data/synthetic.h"
 #include "metrics/chrome_trace.h"
-#include "train/cuda/cuda_engine.h"
-#include "train/cuda/device_info.h"
-#include "train/micro_batches.h"
-#include "train/trainer.h"
+#include "train/engines/cuda/cuda_engine.h"
+#include "train/engines/cuda/device_info.h"
+#include "train/loop/micro_batches.h"
+#include "train/loop/trainer.h"
 
 namespace sb {
 namespace {

@@ -25,10 +25,10 @@
 #include "relative_l2.h"
 #include "core/cuda_check.h"
 #include "core/dtype.h"
-#include "train/bucket_plan.h"
-#include "train/cuda/cuda_engine.h"
-#include "train/cuda/gradient_buckets.h"
-#include "train/cuda/device_info.h"
+#include "train/engines/bucket_plan.h"
+#include "train/engines/cuda/cuda_engine.h"
+#include "train/engines/cuda/gradient_buckets.h"
+#include "train/engines/cuda/device_info.h"
 
 namespace sb {
 namespace {

@@ -1,0 +1,22 @@
+#include "train/engines/cuda/context_options.h"
+
+#include "train/cache_folder.h"
+
+namespace sb {
+
+cuda::ContextOptions context_options(const TrainConfig& c) {
+  cuda::ContextOptions o;
+  o.compute = compute_dtype(c.precision);
+  o.tf32 = c.precision == Precision::TF32;
+  o.layout = c.layout;
+  o.deterministic = c.deterministic;
+  o.batchnorm_path = c.batchnorm_path;
+  o.fused_bn_kernels = c.fused_bn;
+  o.fuse_residual_grad = c.fused_residual_grad;
+  o.parallel_wgrad = c.parallel_wgrad;
+  o.autotune = c.autotune;
+  o.plan_cache_dir = cache_folder(c);
+  return o;
+}
+
+}  // namespace sb
