@@ -8,8 +8,8 @@
 #include "core/error.h"
 #include "core/exit_codes.h"
 #include "core/log.h"
-#include "core/shutdown_clock.h"
 #include "core/shell_quote.h"
+#include "core/shutdown_clock.h"
 #include "train/checkpoint/stop_signal.h"
 
 namespace {

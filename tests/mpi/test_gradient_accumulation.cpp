@@ -21,7 +21,7 @@
 #include "data/synthetic.h"
 #include "relative_l2.h"
 #include "train/engines/cpu_engine.h"
-#include "train/loop/micro_batches.h"
+#include "train/engines/micro_batches.h"
 #include "train/loop/trainer.h"
 
 namespace sb {

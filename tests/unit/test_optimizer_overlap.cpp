@@ -7,8 +7,8 @@
 #include <string>
 
 #include "models/registry.h"
-#include "train/engines/optimizer_overlap.h"
 #include "train/checkpoint/resume_check.h"
+#include "train/engines/optimizer_overlap.h"
 #include "train/train_options.h"
 #include "user_error_text.h"
 

@@ -16,8 +16,9 @@
 #include "metrics/results_file.h"
 #include "metrics/results_reader.h"
 #include "scratch_dir.h"
-#include "train/reporting/startup_report.h"
 #include "train/loop/trainer.h"
+#include "train/reporting/startup_report.h"
+#include "train/reporting/summary_line.h"
 #include "unit/solo_communicator.h"
 
 namespace sb {

@@ -22,19 +22,10 @@
 
 #include "comm/communicator.h"
 #include "train/checkpoint/data_identity.h"
-#include "train/loop/early_stop.h"
 #include "train/engines/engine.h"
+#include "train/run/loop_state.h"
 
 namespace sb {
-
-struct LoopState {
-  int epoch = 0;               // the next epoch to run
-  int64_t step_in_epoch = 0;   // the next step of that epoch
-  int64_t global_step = 0;
-  double elapsed_s = 0;        // training plus evaluation time so far (time to accuracy)
-  StopState stop;             // what the early-stopping rules remember of the accuracies
-  double target_reached_s = std::numeric_limits<double>::quiet_NaN();  // elapsed_s when the target was first reached
-};
 
 struct Checkpoint {
   std::string config_json;  // TrainConfig::to_json() of the run that wrote it

@@ -8,9 +8,9 @@
 #include "core/startup_clock.h"
 #include "nn/cpu/loss.h"
 #include "nn/cpu/step_interrupt.h"
-#include "train/loop/micro_batches.h"
-#include "train/run_setup.h"
 #include "train/checkpoint/stop_signal.h"
+#include "train/engines/micro_batches.h"
+#include "train/run_setup.h"
 
 namespace sb {
 namespace {

@@ -1,41 +1,19 @@
 // The backend of a training run: it owns the model, its flat buffers, the optimizer and the data, and
 // runs one data-parallel step at a time. The trainer owns the loop, the sampler, timing and results.
-// CpuEngine is the reference; the CUDA engine lives in src/train/engines/cuda/.
+// CpuEngine is the reference; the CUDA engine lives in src/train/engines/cuda/. What an engine measures
+// sits behind EngineMeasurements (train/engines/engine_measurements.h).
 #pragma once
 #include <cstdint>
-#include <limits>
 #include <mutex>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "metrics/gpu_clocks.h"
-#include "metrics/step_phases.h"
-#include "metrics/step_timeline.h"
+#include "train/engines/engine_measurements.h"
+#include "train/engines/phase_times.h"
 
 namespace sb {
-
-struct PhaseTimes {
-  double seconds[kPhaseCount] = {};  // by Phase (metrics/step_phases.h)
-  // False for "no step finished yet": an engine that times on the device reports each step one call
-  // later (it never waits for the step it just queued) and hands the last one over in drain_step_times.
-  bool valid = true;
-  // True when a stop signal abandoned the step before its update: the model is as after the last step.
-  bool abandoned = false;
-  // Where the step ran on the device (for the trace and the buckets' ready times); an engine without
-  // device events leaves it empty (StepTimeline::on_device() false). Not summed by operator+=.
-  StepTimeline timeline;
-  double total() const {
-    double t = 0;
-    for (double s : seconds) t += s;
-    return t;
-  }
-  PhaseTimes& operator+=(const PhaseTimes& o) {
-    for (int i = 0; i < kPhaseCount; ++i) seconds[i] += o.seconds[i];
-    return *this;
-  }
-};
 
 struct EvalTotals {
   double loss_sum = 0;  // sum over samples of the per-sample loss
@@ -88,13 +66,6 @@ class Engine {
 
   // Finishes queued device work (so that host timers are honest). A no-op on the CPU.
   virtual void synchronize() {}
-  // After synchronize(): the times of a step not yet reported by train_step (see PhaseTimes::valid).
-  virtual PhaseTimes drain_step_times() {
-    PhaseTimes none;
-    none.valid = false;
-    return none;
-  }
-  virtual double peak_memory_bytes() const { return std::numeric_limits<double>::quiet_NaN(); }
   // Copies of the run state (synchronous), for checkpoints; load_state restores one exactly.
   virtual EngineState save_state() = 0;
   virtual void load_state(const EngineState& state) = 0;
@@ -108,15 +79,12 @@ class Engine {
   // The part the running step changes, cheap enough for every step: buffers, train_totals and
   // optimizer_steps (where update_mutex() is not nullptr).
   virtual EngineState save_running_state() { return {}; }
-  // The device's measured matrix rate in the run's precision, TFLOP/s (NaN where not measured): the
-  // denominator of MFU.
-  virtual double peak_tflops() const { return std::numeric_limits<double>::quiet_NaN(); }
-  // Energy used since the engine was created, in joules; NaN where it can't be measured.
-  virtual double energy_joules() const { return std::numeric_limits<double>::quiet_NaN(); }
-  // The clocks since the last call (metrics/gpu_clocks.h) of each GPU this rank drives (one, or every
-  // replica's under --parallel dp), starting a new window; none for the CPU, NaN readings where they
-  // can't be measured.
-  virtual std::vector<GpuClocks> take_gpu_clocks() { return {}; }
+  // What the engine measures besides the training (step times, memory, energy, clocks), for the run's
+  // observers (train/run/train_observer.h): nothing by default.
+  virtual EngineMeasurements& measurements() {
+    static EngineMeasurements none;
+    return none;
+  }
 };
 
 }  // namespace sb

@@ -41,7 +41,7 @@ void warm_up(Engine& engine, const std::vector<std::vector<int64_t>>& epoch_step
     engine.train_step(step, info);
   }
   engine.synchronize();
-  engine.drain_step_times();  // the warm-up's times are not the run's
+  engine.measurements().drain_step_times();  // the warm-up's times are not the run's
   engine.load_state(before);
 }
 

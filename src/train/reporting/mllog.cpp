@@ -15,7 +15,7 @@
 #include "core/os_error.h"
 #include "metrics/results_output_check.h"
 #include "optim/optimizer_kind.h"
-#include "train/loop/trainer.h"
+#include "train/run/run_summary.h"
 
 namespace sb {
 namespace {

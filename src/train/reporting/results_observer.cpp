@@ -34,7 +34,7 @@ EpochRow to_epoch_row(const EpochSummary& s) {
   return row;
 }
 
-void ResultsObserver::on_epoch(const EpochSummary& s) {
+void ResultsObserver::on_epoch_end(const EpochSummary& s) {
   if (writer_) {
     const RunWriter::PublishOnce publish_once(*writer_);
     writer_->append_epoch(to_epoch_row(s), s.rank_wall_times);

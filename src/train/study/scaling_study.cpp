@@ -6,9 +6,9 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/startup_clock.h"
+#include "train/checkpoint/stop_signal.h"
 #include "train/reporting/results_observer.h"
 #include "train/reporting/startup_report.h"
-#include "train/checkpoint/stop_signal.h"
 
 namespace sb {
 

@@ -11,8 +11,8 @@
 #include "comm/communicator.h"
 #include "metrics/results_file.h"
 #include "train/engines/engine.h"
-#include "train/study/study_sweep.h"
 #include "train/loop/trainer.h"
+#include "train/study/study_sweep.h"
 
 namespace sb {
 
@@ -34,7 +34,7 @@ struct StudyPoint {
   double epoch_time_s = 0;          // mean wall time (max over ranks) of the measured epochs
   double exposed_comm_fraction = 0; // exposed communication time / epoch time, measured epochs
   // The slowest rank's mean SM clock over the measured epochs (weighted by their times), MHz; NaN where an
-  // epoch has none (train/reporting/epoch_clocks.h).
+  // epoch has none (train/run/epoch_clocks.h).
   double sm_clock_min_mhz = std::numeric_limits<double>::quiet_NaN();
   double speedup = 0;
   double efficiency = 0;

@@ -9,7 +9,7 @@
 #include "data/sampler.h"
 #include "data/synthetic.h"
 #include "train/engines/cuda/cuda_engine.h"
-#include "train/loop/micro_batches.h"
+#include "train/engines/micro_batches.h"
 #include "train/train_config.h"
 
 namespace sb::testing {

@@ -20,7 +20,7 @@
 #include "relative_l2.h"
 #include "train/engines/cuda/cuda_engine.h"
 #include "train/engines/cuda/device_info.h"
-#include "train/loop/micro_batches.h"
+#include "train/engines/micro_batches.h"
 
 namespace sb {
 namespace {

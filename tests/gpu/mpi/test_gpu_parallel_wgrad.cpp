@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "comm/mpi_communicator.h"
-#include "engine_steps.h"
 #include "data/synthetic.h"
+#include "engine_steps.h"
 #include "gtest_param_name.h"
 #include "relative_l2.h"
 #include "train/engines/cuda/cuda_engine.h"

@@ -12,8 +12,8 @@
 #include "data/synthetic.h"
 #include "train/engines/cuda/cuda_engine.h"
 #include "train/engines/cuda/device_info.h"
-#include "train/reporting/startup_report.h"
 #include "train/loop/trainer.h"
+#include "train/reporting/startup_report.h"
 
 namespace sb {
 namespace {

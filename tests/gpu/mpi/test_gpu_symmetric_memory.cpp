@@ -19,16 +19,16 @@
 
 #include "comm/cuda/nccl_window.h"
 #include "comm/mpi_communicator.h"
-#include "engine_steps.h"
-#include "data/synthetic.h"
-#include "gtest_param_name.h"
-#include "relative_l2.h"
 #include "core/cuda_check.h"
 #include "core/dtype.h"
+#include "data/synthetic.h"
+#include "engine_steps.h"
+#include "gtest_param_name.h"
+#include "relative_l2.h"
 #include "train/engines/bucket_plan.h"
 #include "train/engines/cuda/cuda_engine.h"
-#include "train/engines/cuda/gradient_buckets.h"
 #include "train/engines/cuda/device_info.h"
+#include "train/engines/cuda/gradient_buckets.h"
 
 namespace sb {
 namespace {

@@ -15,7 +15,7 @@
 #include "data/synthetic.h"
 #include "train/engines/cuda/cuda_engine.h"
 #include "train/engines/cuda/device_info.h"
-#include "train/loop/micro_batches.h"
+#include "train/engines/micro_batches.h"
 #include "train/loop/trainer.h"
 #include "train/loop/warm_up.h"
 

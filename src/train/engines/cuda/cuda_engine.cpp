@@ -43,7 +43,7 @@
 #include "train/engines/cuda/step_staging.h"
 #include "train/engines/cuda/step_timer.h"
 #include "train/engines/engine_base.h"
-#include "train/loop/micro_batches.h"
+#include "train/engines/micro_batches.h"
 #include "train/engines/optimizer_overlap.h"
 #include "train/run_setup.h"
 
@@ -55,7 +55,7 @@ using cuda::DeviceTensor;
 // the captured graphs; after it the footprint stays flat, so sampling stops (a sample costs a driver call).
 constexpr int64_t kStepsSampledForPeakMemory = 3;
 
-class CudaEngine final : public EngineBase {
+class CudaEngine final : public EngineBase, private EngineMeasurements {
  public:
   CudaEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm, int device,
              int local_ranks);
@@ -72,6 +72,7 @@ class CudaEngine final : public EngineBase {
   EngineState save_state() override;
   void load_state(const EngineState& state) override;
   void synchronize() override;
+  EngineMeasurements& measurements() override { return *this; }
   PhaseTimes drain_step_times() override;
   double peak_memory_bytes() const override { return static_cast<double>(peak_memory_.bytes()); }
   double peak_tflops() const override { return peak_tflops_; }

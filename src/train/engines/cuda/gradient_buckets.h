@@ -31,10 +31,10 @@
 #include "nn/cuda/device_buffer.h"
 #include "nn/spec.h"
 #include "train/engines/bucket_plan.h"
-#include "train/engines/optimizer_overlap.h"
 #include "train/engines/cuda/device_optimizer.h"
 #include "train/engines/cuda/device_timestamps.h"
 #include "train/engines/cuda/step_inputs.h"
+#include "train/engines/optimizer_overlap.h"
 
 namespace sb::cuda {
 

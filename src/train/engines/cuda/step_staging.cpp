@@ -5,7 +5,7 @@
 
 #include "core/cuda_check.h"
 #include "core/error.h"
-#include "train/loop/micro_batches.h"
+#include "train/engines/micro_batches.h"
 
 namespace sb::cuda {
 

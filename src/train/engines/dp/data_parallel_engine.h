@@ -12,7 +12,7 @@
 
 namespace sb {
 
-class DataParallelEngine final : public Engine {
+class DataParallelEngine final : public Engine, private EngineMeasurements {
  public:
   // The replicas' training and test sets are the run's; train_size and test_size are theirs.
   DataParallelEngine(std::unique_ptr<Replicas> replicas, int64_t train_size, int64_t test_size);
@@ -28,6 +28,7 @@ class DataParallelEngine final : public Engine {
   EvalTotals evaluate(std::span<const int64_t> indices) override { return replicas_->evaluate(indices); }
   EngineState save_state() override { return replicas_->save_state(); }
   void load_state(const EngineState& state) override { replicas_->load_state(state); }
+  EngineMeasurements& measurements() override { return *this; }
   double peak_memory_bytes() const override { return replicas_->peak_memory_bytes(); }
   std::vector<GpuClocks> take_gpu_clocks() override { return replicas_->take_gpu_clocks(); }
 

@@ -50,7 +50,7 @@ class Replicas {
   virtual EngineState save_state() = 0;
   virtual void load_state(const EngineState& state) = 0;
   virtual double peak_memory_bytes() const = 0;
-  // Each replica's GPU clocks since the last call (Engine::take_gpu_clocks); none on the CPU.
+  // Each replica's GPU clocks since the last call (EngineMeasurements::take_gpu_clocks); none on the CPU.
   virtual std::vector<GpuClocks> take_gpu_clocks() { return {}; }
 };
 

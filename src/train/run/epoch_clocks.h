@@ -5,7 +5,6 @@
 // out; NaN where none measured.
 #pragma once
 #include <span>
-#include <string>
 
 #include "comm/communicator.h"
 #include "metrics/gpu_clocks.h"
@@ -24,10 +23,5 @@ struct EpochClocks {
 
 // Collective over comm: `mine` are this rank's GPUs' windows.
 EpochClocks reduce_epoch_clocks(Communicator& comm, std::span<const GpuClocks> mine);
-
-// "GPU clocks in the last epoch: SM 1,635-1,680 MHz across GPUs at 58-65 C; the power limit held the
-// clocks down for 100% of it, temperature for 0% (the most limited GPU)", with the parts that were
-// measured; empty when none was.
-std::string clocks_line(const EpochClocks& c);
 
 }  // namespace sb

@@ -1,4 +1,4 @@
-#include "train/loop/micro_batches.h"
+#include "train/engines/micro_batches.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "train/loop/early_stop.h"
+#include "train/run/early_stop.h"
 
 #include <cstdio>
 
