@@ -230,7 +230,8 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
         return run;
       }
       my_samples += static_cast<int64_t>(batches[b].size());
-      observers.on_step_progress({epoch, steps_done, s.steps, steps_done - s.steps_resumed, my_samples, s.learning_rate, epoch_start});
+      observers.on_step_progress(
+          {epoch, steps_done, s.steps, steps_done - s.steps_resumed, my_samples, s.learning_rate, epoch_start});
     }
     engine.synchronize();
     if (const PhaseTimes last = engine.measurements().drain_step_times(); last.valid) observers.on_step_times(last);

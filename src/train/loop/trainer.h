@@ -15,10 +15,11 @@ struct Checkpoint;
 class MlLog;
 
 // Runs config.epochs epochs (or fewer on early stop or a stop signal), from the start or from `resume`.
-// `results` hears every event after the run's own reporting (train/reporting/run_reporting.h), with each
-// epoch's summary complete on root. `data` is what checkpoints record about the data (train_command
-// passes it; none: an empty identity, which no resume accepts). `mllog`: the run's MLPerf log
-// (train/reporting/mllog.h), on rank 0 only. Collective over comm.
+// `results` (the results file's writer, say) hears every event, after the run's printed lines and before
+// its MLPerf log (train/reporting/run_reporting.h); each epoch's summary is complete on root. `data` is
+// what checkpoints record about the data (train_command passes it; none: an empty identity, which no
+// resume accepts). `mllog`: the run's MLPerf log (train/reporting/mllog.h), on rank 0 only. Collective
+// over comm.
 RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, TrainObserver* results = nullptr,
                  const Checkpoint* resume = nullptr, const DataIdentity* data = nullptr, MlLog* mllog = nullptr);
 

@@ -20,7 +20,8 @@ ProgressObserver::ProgressObserver(const TrainConfig& config, Engine& engine, in
 
 void ProgressObserver::on_step_progress(const StepProgress& p) {
   if (log_interval_ > 0 && p.step % log_interval_ == 0) {
-    log0("  epoch %d step %lld/%lld lr %.4g\n", p.epoch + 1, static_cast<long long>(p.step), static_cast<long long>(p.steps), p.lr);
+    log0("  epoch %d step %lld/%lld lr %.4g\n", p.epoch + 1, static_cast<long long>(p.step), static_cast<long long>(p.steps),
+         p.lr);
   }
   if (!schedule_.due(seconds_since(p.epoch_start))) return;
   const EvalTotals so_far = engine_.peek_train_totals();

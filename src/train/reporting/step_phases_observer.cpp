@@ -17,7 +17,9 @@ void StepPhasesObserver::on_epoch_start(const EpochStart& e) {
 void StepPhasesObserver::on_step_times(const PhaseTimes& t) {
   totals_ += t;
   if (timed_steps_ < sampled_) {
-    for (int p = 0; p < kPhaseCount; ++p) sampled_ns_[static_cast<size_t>(timed_steps_ * kPhaseCount + p)] = std::llround(t.seconds[p] * 1e9);
+    for (int p = 0; p < kPhaseCount; ++p) {
+      sampled_ns_[static_cast<size_t>(timed_steps_ * kPhaseCount + p)] = std::llround(t.seconds[p] * 1e9);
+    }
   }
   ++timed_steps_;
 }
