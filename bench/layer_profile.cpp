@@ -32,7 +32,7 @@
 #include "nn/cuda/layer_timer.h"
 #include "nn/cuda/network.h"
 #include "nn/spec.h"
-#include "train/cuda/context_options.h"
+#include "train/engines/cuda/context_options.h"
 #include "train/run_choices.h"
 #include "train/train_config.h"
 

@@ -3,7 +3,7 @@
 #   sb_kernels    kernels/*.cu           core (and the SB_HOST_DEVICE maths headers of data/ and optim/)
 #   sb_nn_cuda    src/nn/cuda/           kernels, nn: the CUDA layers over cuDNN and cuBLAS
 #   sb_comm_cuda  src/comm/cuda/         comm: the NCCL communicator and sweep
-#   sb_cuda       src/train/cuda/, src/train/dp/cuda/ and any other src/<folder>/cuda/: the CUDA engines, on train, nn_cuda
+#   sb_cuda       src/train/engines/cuda/, src/train/engines/dp/cuda/ and any other src/<folder>/cuda/: the CUDA engines, on train, nn_cuda
 #                 and comm_cuda; the program and the GPU tests link this one
 # Device code lives only in kernels/ (docs/kernels.md): the src/ folders contribute host C++ only.
 find_package(CUDAToolkit REQUIRED)
@@ -33,7 +33,8 @@ endfunction()
 file(GLOB sb_kernels_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/kernels/*.cu)
 file(GLOB sb_nn_cuda_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/nn/cuda/*.cpp)
 file(GLOB sb_comm_cuda_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/comm/cuda/*.cpp)
-file(GLOB sb_cuda_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*/cuda/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/src/train/dp/cuda/*.cpp)
+file(GLOB sb_cuda_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*/cuda/*.cpp
+     ${CMAKE_CURRENT_SOURCE_DIR}/src/train/engines/cuda/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/src/train/engines/dp/cuda/*.cpp)
 list(FILTER sb_cuda_sources EXCLUDE REGEX "/src/(nn|comm)/cuda/[^/]*$")
 
 sb_cuda_layer(sb_kernels "${sb_kernels_sources}" sb_core)

@@ -7,7 +7,7 @@
 // p in [0, 1]. p == 0 is the identity (a copy unless y aliases x). For 2-D tensors [n, c] pass h = w = 1.
 // step_device (optional): read the step from device memory instead (it overrides `step`), so that a
 // captured CUDA graph sees each step's value. first_element: the mask index of the tensor's element 0 (a
-// multiple of 4; nonzero when the tensor is one replica's slice of a batch, src/train/dp/).
+// multiple of 4; nonzero when the tensor is one replica's slice of a batch, src/train/engines/dp/).
 #pragma once
 #include <cuda_runtime_api.h>
 

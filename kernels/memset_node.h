@@ -1,7 +1,7 @@
 // A kernel that does what a CUDA graph's memset node does. In a graph, a memset node costs several
 // microseconds of idle GPU before and after it (the copy engine's hand-over), where a kernel node follows
 // its predecessor within a fraction of a microsecond; cuDNN's convolutions queue a 4-byte memset each.
-// src/train/cuda/graph_memsets.h replaces a captured graph's memset nodes with these kernels.
+// src/train/engines/cuda/graph_memsets.h replaces a captured graph's memset nodes with these kernels.
 #pragma once
 #include <cuda_runtime_api.h>
 

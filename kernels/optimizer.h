@@ -70,7 +70,7 @@ struct FusedOptimizerArgs {
   float* params = nullptr;        // fp32 master weights, updated in place
   const float* grads = nullptr;   // fp32 gradients (already averaged across ranks)
   // With a range (count >= 0): where its count gradients are when not at grads + offset (a bucket's
-  // average in the symmetric window; train/cuda/gradient_buckets.h); nullptr: at grads + offset.
+  // average in the symmetric window; train/engines/cuda/gradient_buckets.h); nullptr: at grads + offset.
   const float* range_grads = nullptr;
   // Optimizer state, n floats each, zero-initialised, in the CPU optimizer's state() order:
   //   Sgd with momentum > 0: [0] momentum_buffer;  Adadelta: [0] square_avg, [1] acc_delta;

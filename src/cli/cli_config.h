@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "train/study_sweep.h"
+#include "train/study/study_sweep.h"
 #include "train/train_config.h"
 
 namespace sb {

@@ -3,7 +3,7 @@
 #include "core/log.h"
 #include "train/device_choice.h"
 #ifdef SCALEBENCH_HAVE_CUDA
-#include "train/cuda/device_info.h"
+#include "train/engines/cuda/device_info.h"
 #endif
 
 namespace sb {

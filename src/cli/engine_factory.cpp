@@ -1,14 +1,14 @@
 #include "cli/engine_factory.h"
 
 #include "core/error.h"
-#include "train/cpu_engine.h"
-#include "train/dp/cpu_replicas.h"
-#include "train/dp/data_parallel_engine.h"
+#include "train/engines/cpu_engine.h"
+#include "train/engines/dp/cpu_replicas.h"
+#include "train/engines/dp/data_parallel_engine.h"
 #ifdef SCALEBENCH_HAVE_CUDA
-#include "train/cuda/context_start.h"
-#include "train/cuda/cuda_engine.h"
-#include "train/cuda/device_info.h"
-#include "train/dp/cuda/cuda_replicas.h"
+#include "train/engines/cuda/context_start.h"
+#include "train/engines/cuda/cuda_engine.h"
+#include "train/engines/cuda/device_info.h"
+#include "train/engines/dp/cuda/cuda_replicas.h"
 #endif
 
 namespace sb {

@@ -6,7 +6,7 @@
 #include "comm/communicator.h"
 #include "core/startup_clock.h"
 #include "data/dataset.h"
-#include "train/engine.h"
+#include "train/engines/engine.h"
 #include "train/train_config.h"
 
 namespace sb {

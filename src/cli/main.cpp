@@ -8,9 +8,9 @@
 #include "core/error.h"
 #include "core/exit_codes.h"
 #include "core/log.h"
-#include "core/shutdown_clock.h"
 #include "core/shell_quote.h"
-#include "train/stop_signal.h"
+#include "core/shutdown_clock.h"
+#include "train/checkpoint/stop_signal.h"
 
 namespace {
 const char* kUsage =

@@ -6,7 +6,7 @@
 
 #include "comm/string_collectives.h"
 #ifdef SCALEBENCH_HAVE_CUDA
-#include "train/cuda/device_info.h"
+#include "train/engines/cuda/device_info.h"
 #endif
 
 namespace sb {

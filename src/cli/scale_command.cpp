@@ -4,11 +4,11 @@
 #include <memory>
 
 #include "cli/command_setup.h"
-#include "cli/table_exports.h"
 #include "cli/commands.h"
 #include "cli/engine_factory.h"
 #include "cli/options.h"
 #include "cli/run_metadata.h"
+#include "cli/table_exports.h"
 #include "cli/training_data.h"
 #include "core/error.h"
 #include "core/exit_codes.h"
@@ -16,11 +16,11 @@
 #include "core/startup_clock.h"
 #include "data/dataset_spec.h"
 #include "models/registry.h"
-#include "train/blas_threads.h"
 #include "train/collective.h"
-#include "train/scaling_study.h"
-#include "train/study_medians.h"
-#include "train/study_sweep.h"
+#include "train/engines/blas_threads.h"
+#include "train/study/scaling_study.h"
+#include "train/study/study_medians.h"
+#include "train/study/study_sweep.h"
 
 namespace sb {
 namespace {

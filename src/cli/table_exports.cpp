@@ -1,7 +1,7 @@
 #include "cli/table_exports.h"
 
 #include "comm/root_check.h"
-#include "train/results_observer.h"
+#include "train/reporting/results_observer.h"
 
 namespace sb {
 
@@ -13,12 +13,11 @@ std::unique_ptr<TableExport> prepare_table_export(Communicator& world, const Tra
   return world.rank() == 0 ? std::make_unique<TableExport>(paths) : nullptr;
 }
 
-ExportingObserver::ExportingObserver(EpochObserver& next, TableExport* out) : next_(next), out_(out) {
+ExportingObserver::ExportingObserver(TableExport* out) : out_(out) {
   if (out_) out_->begin_table("epochs", export_columns(epoch_columns()));
 }
 
-void ExportingObserver::on_epoch(const EpochSummary& s) {
-  next_.on_epoch(s);
+void ExportingObserver::on_epoch_end(const EpochSummary& s) {
   if (!out_) return;
   const EpochRow row = to_epoch_row(s);
   out_->add_row(export_values(epoch_columns(), &row));

@@ -6,8 +6,8 @@
 
 #include "comm/communicator.h"
 #include "metrics/table_export.h"
+#include "train/run/train_observer.h"
 #include "train/train_config.h"
-#include "train/trainer.h"
 
 namespace sb {
 
@@ -17,14 +17,13 @@ namespace sb {
 std::unique_ptr<TableExport> prepare_table_export(Communicator& world, const TrainConfig& config,
                                                   const std::vector<std::string>& tables);
 
-// The epoch table: passes each epoch on to `next`, then exports its row (results-file columns).
-class ExportingObserver final : public EpochObserver {
+// The epoch table: exports each epoch's row (results-file columns).
+class ExportingObserver final : public TrainObserver {
  public:
-  ExportingObserver(EpochObserver& next, TableExport* out);
-  void on_epoch(const EpochSummary& s) override;
+  explicit ExportingObserver(TableExport* out);
+  void on_epoch_end(const EpochSummary& s) override;
 
  private:
-  EpochObserver& next_;
   TableExport* out_;
 };
 

@@ -3,29 +3,32 @@
 #include <memory>
 
 #include "cli/command_setup.h"
-#include "cli/table_exports.h"
 #include "cli/commands.h"
 #include "cli/engine_factory.h"
 #include "cli/options.h"
 #include "cli/run_metadata.h"
+#include "cli/table_exports.h"
 #include "cli/training_data.h"
 #include "comm/root_check.h"
 #include "core/error.h"
 #include "core/exit_codes.h"
 #include "core/log.h"
 #include "core/shutdown_clock.h"
+#include "data/dataset_spec.h"
 #include "metrics/flops_rate.h"
 #include "models/registry.h"
 #include "nn/flops.h"
-#include "data/dataset_spec.h"
-#include "train/blas_threads.h"
-#include "train/checkpoint.h"
-#include "train/mllog.h"
+#include "train/checkpoint/checkpoint.h"
+#include "train/checkpoint/resume_check.h"
 #include "train/collective.h"
-#include "train/results_observer.h"
-#include "train/resume_check.h"
-#include "train/startup_report.h"
-#include "train/trainer.h"
+#include "train/engines/blas_threads.h"
+#include "train/loop/trainer.h"
+#include "train/reporting/clocks_line.h"
+#include "train/reporting/mllog.h"
+#include "train/reporting/results_observer.h"
+#include "train/reporting/startup_report.h"
+#include "train/reporting/summary_line.h"
+#include "train/run/train_observers.h"
 
 namespace sb {
 
@@ -107,14 +110,15 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   const double flops_per_sample = training_flops_per_sample(
       build_model(config.model, ModelInput{data.train.channels, data.train.height, data.train.width, data.train.num_classes}),
       Shape{data.train.channels, data.train.height, data.train.width});
-  const double peak_tflops = engine->peak_tflops();
+  const double peak_tflops = engine->measurements().peak_tflops();
   const double slowest_peak_tflops = world.allreduce_min(peak_tflops);  // collective on every rank either way
   if (results) {
     const NamedValue model_figures[] = {{"training_flops_per_sample", flops_per_sample}, {"peak_tflops_per_device", slowest_peak_tflops}};
     results->write_root_attributes(model_figures);
   }
   ResultsObserver results_observer(writer);
-  ExportingObserver observer(results_observer, exported.get());
+  ExportingObserver exporting_observer(exported.get());
+  TrainObservers observer{&results_observer, &exporting_observer};
   const RunSummary run = train(config, world, *engine, &observer, resume.get(), &identity, mllog.get());
   mark_training_end();
   if (exported) export_run_summary(*exported, run);

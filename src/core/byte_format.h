@@ -1,5 +1,5 @@
 // The byte formats of the on-disk caches (the cuDNN plan cache, nn/plan_store.h; the peak-rate cache,
-// train/peak_rate_cache.h; the decoded-data cache, data/data_cache.h): fields appended little-endian by
+// train/engines/peak_rate_cache.h; the decoded-data cache, data/data_cache.h): fields appended little-endian by
 // ByteWriter, a CRC-32 over them, the file published atomically; and ByteReader, which reads the same
 // fields back from bytes that may be damaged or hostile, never past their end.
 #pragma once

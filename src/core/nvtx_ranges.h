@@ -18,7 +18,7 @@ namespace sb {
 inline constexpr const char* kNvtxDomain = "scalebench";
 inline constexpr const char* kNvtxStep = "step";
 inline constexpr const char* kNvtxEvaluation = "evaluation";
-inline constexpr const char* kNvtxWarmUp = "warm-up";  // the untimed steps before the first epoch (train/warm_up.h)
+inline constexpr const char* kNvtxWarmUp = "warm-up";  // the untimed steps before the first epoch (train/loop/warm_up.h)
 inline std::string nvtx_epoch_name(int epoch) { return "epoch " + std::to_string(epoch + 1); }  // 1-based, as printed
 inline std::string nvtx_bucket_name(int bucket) { return "allreduce bucket " + std::to_string(bucket); }
 

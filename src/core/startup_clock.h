@@ -1,5 +1,5 @@
 // When the process started, and the seconds each start-up part took on this rank. It lives in sb_core so
-// that every library can time its own part (the MPI session, the engines); train/startup_report.h
+// that every library can time its own part (the MPI session, the engines); train/reporting/startup_report.h
 // reduces the parts over the ranks, prints the `startup:` line and stores them in the results file.
 #pragma once
 #include <chrono>

@@ -3,7 +3,7 @@
 // same cap), and how long the power limit and the temperature held the clocks below the application clocks
 // (NVML's violation counters). Under a power cap every card of a node clocks by itself, and a synchronous
 // data-parallel step waits for the slowest: these readings tell that loss from the step's own.
-// Host logic only; the NVML readings are in train/cuda/gpu_clock_sampler.h.
+// Host logic only; the NVML readings are in train/engines/cuda/gpu_clock_sampler.h.
 #pragma once
 #include <cstdint>
 #include <mutex>

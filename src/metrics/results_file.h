@@ -136,7 +136,7 @@ class RunWriter {
 
 enum class ResultsOpen {
   Create,    // create the file, replacing one at the path
-  Continue,  // append to the `train` file of the run being resumed (check it first: src/train/resume_check.h)
+  Continue,  // append to the `train` file of the run being resumed (check it first: src/train/checkpoint/resume_check.h)
 };
 
 class ResultsFile {

@@ -1,4 +1,4 @@
-// The phases of a training step: the one list, in the order of PhaseTimes::seconds (train/engine.h), of
+// The phases of a training step: the one list, in the order of PhaseTimes::seconds (train/engines/engine.h), of
 // the last axis of a results file's /steps and of its `phases` attribute. They add up to the step on each
 // rank: "backward_overlap" is the backward time during which a gradient all-reduce was running beside it,
 // "backward" the rest, and "comm" the time the compute stream then waited for the all-reduce (exposed

@@ -1,6 +1,6 @@
 // When each part of the flat gradient buffer is final during backward, as a fraction of the backward
 // phase: backward runs from the last layer to the first, so the gradients at high offsets are final
-// first. A bucket of the training's plan (train/bucket_plan.h) can start its all-reduce when its lowest
+// first. A bucket of the training's plan (train/engines/bucket_plan.h) can start its all-reduce when its lowest
 // element is final.
 //
 // Two sources, one form: recorded ready times of the buckets of a measured plan, or, where none were
@@ -12,7 +12,7 @@
 
 #include "nn/flops.h"
 #include "nn/spec.h"
-#include "train/bucket_plan.h"
+#include "train/engines/bucket_plan.h"
 
 namespace sb::predict {
 

@@ -2,7 +2,7 @@
 
 #include "predict/rank_spread.h"
 #include "predict/step_timeline.h"
-#include "train/bucket_plan.h"
+#include "train/engines/bucket_plan.h"
 
 namespace sb::predict {
 namespace {

@@ -5,7 +5,7 @@
 // Recorded ready times are read from `/configs/<group>/bucket_ready` of the configuration with the fewest
 // GPUs that has them at the 1-GPU point's batch (one rank all-reduces nothing and records none, so a
 // CUDA study's come from its 2-GPU point): float64, one
-// value per bucket of that configuration's plan (train/bucket_plan.h, its `bucket_mib`) in launch order,
+// value per bucket of that configuration's plan (train/engines/bucket_plan.h, its `bucket_mib`) in launch order,
 // the seconds from the start of backward until the bucket's gradients are final (median over the
 // run's steady steps, max over ranks), `units` = "s" (ResultsReader::bucket_ready). Without it the ready times come from the model's FLOPs.
 #pragma once

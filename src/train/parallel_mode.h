@@ -1,6 +1,6 @@
 // How a run spreads over its devices (--parallel): ddp, one process per GPU with gradients all-reduced
 // (DistributedDataParallel), or dp, one process driving --replicas devices (nn.DataParallel,
-// src/train/dp/).
+// src/train/engines/dp/).
 #pragma once
 #include <span>
 

@@ -3,7 +3,7 @@
 #include "core/error.h"
 #include "core/json_text.h"
 #include "train/config_json.h"
-#include "train/dp/dp_config.h"
+#include "train/engines/dp/dp_config.h"
 #include "train/run_setup.h"
 #include "train/train_options.h"
 

@@ -76,7 +76,7 @@ struct TrainConfig {
   double log_seconds = 10;       // most seconds between timed progress lines within an epoch (0: none)
   std::string csv;               // the command's tables as CSV ("" : none; metrics/table_export.h)
   std::string json;              // the command's tables as JSON Lines ("" : none)
-  std::string mllog;             // MLPerf-style :::MLLOG lines ("" : none; train/mllog.h)
+  std::string mllog;             // MLPerf-style :::MLLOG lines ("" : none; train/reporting/mllog.h)
   int checkpoint_every = 0;      // epochs between checkpoints (0: only on a stop signal)
   std::string checkpoint;        // checkpoint path ("" : OUT.ckpt.h5, or scalebench.ckpt.h5 without --out)
   std::string resume;            // checkpoint to continue from

@@ -47,7 +47,7 @@ def contents(folder):
 
 
 def reseal_checkpoint(path):
-    """Writes a checkpoint's seal again after an edit (src/train/checkpoint.cpp: magic, content length, and
+    """Writes a checkpoint's seal again after an edit (src/train/checkpoint/checkpoint.cpp: magic, content length, and
     CRC-32 and Adler-32 of the content after the 512-byte header)."""
     with open(path, "r+b") as f:
         content = f.read()[512:]

@@ -16,7 +16,7 @@
 #include "core/error.h"
 #include "fuzz_util.h"
 #include "h5/handle.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 
 using namespace sb;
 

@@ -1,4 +1,4 @@
-// Fuzzes the reader of the peak-rate cache (decode_peak_rate, src/train/peak_rate_cache.h).
+// Fuzzes the reader of the peak-rate cache (decode_peak_rate, src/train/engines/peak_rate_cache.h).
 //
 // Input: one mode byte, then the file's bytes.
 //   mode bit 0  1: the last 4 bytes are replaced by the CRC-32 of those before them, so that mutations
@@ -13,7 +13,7 @@
 #include <cstring>
 
 #include "fuzz_util.h"
-#include "train/peak_rate_cache.h"
+#include "train/engines/peak_rate_cache.h"
 
 using namespace sb;
 

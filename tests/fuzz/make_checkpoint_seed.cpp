@@ -10,8 +10,8 @@
 #include <string>
 
 #include "comm/communicator.h"
-#include "train/checkpoint.h"
-#include "train/engine.h"
+#include "train/checkpoint/checkpoint.h"
+#include "train/engines/engine.h"
 
 namespace {
 

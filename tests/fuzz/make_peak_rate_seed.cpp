@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "train/peak_rate_cache.h"
+#include "train/engines/peak_rate_cache.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

@@ -1,4 +1,4 @@
-// DeviceTimestamps (train/cuda/device_timestamps.h): the GPU clock's timestamps around some work agree
+// DeviceTimestamps (train/engines/cuda/device_timestamps.h): the GPU clock's timestamps around some work agree
 // with timing events around the same work (so they count nanoseconds), come in stream order, and inside a
 // captured CUDA graph are written afresh by every replay.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include "gpu_test_util.h"
 #include "kernels/random_fill.h"
 #include "nn/cuda/cuda_handles.h"
-#include "train/cuda/device_timestamps.h"
+#include "train/engines/cuda/device_timestamps.h"
 
 namespace {
 

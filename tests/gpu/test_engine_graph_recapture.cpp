@@ -1,5 +1,5 @@
 // The CUDA engine asks, before every replay of its step graphs, whether any device buffer has been
-// allocated since their capture (train/cuda/step_graphs.h, StepGraphs::stale): an allocation made by a
+// allocated since their capture (train/engines/cuda/step_graphs.h, StepGraphs::stale): an allocation made by a
 // path the engine knows nothing of makes the next full step capture the graphs again, and the training
 // goes on as eager steps train. One rank (no MPI), deterministic fp32, dropout on; skips without a GPU.
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include "gpu_test_util.h"
 #include "nn/cuda/device_buffer.h"
 #include "relative_l2.h"
-#include "train/cuda/cuda_engine.h"
+#include "train/engines/cuda/cuda_engine.h"
 #include "unit/solo_communicator.h"
 
 namespace sb {

@@ -6,7 +6,7 @@
 
 #include "nn/cuda/network.h"
 #include "nn/filter_order.h"
-#include "train/cuda/device_optimizer.h"
+#include "train/engines/cuda/device_optimizer.h"
 
 namespace sb::layertest {
 namespace {

@@ -1,4 +1,4 @@
-// The GPU's NVML readings (train/cuda/nvml_device.h) and the clock sampler and energy meter built on
+// The GPU's NVML readings (train/engines/cuda/nvml_device.h) and the clock sampler and energy meter built on
 // them, on a GPU kept busy: the clock lies between 0 and the device's peak clock, the window is as long as
 // the time between takes, and the limited time and energy are plausible for it. Skipped without a GPU
 // or without NVML.
@@ -9,9 +9,9 @@
 #include <cmath>
 
 #include "gpu_test_util.h"
-#include "train/cuda/gpu_clock_sampler.h"
-#include "train/cuda/gpu_energy.h"
-#include "train/cuda/nvml_device.h"
+#include "train/engines/cuda/gpu_clock_sampler.h"
+#include "train/engines/cuda/gpu_energy.h"
+#include "train/engines/cuda/nvml_device.h"
 
 namespace sb {
 namespace {

@@ -12,10 +12,10 @@
 #include "data/sampler.h"
 #include "data/synthetic.h"
 #include "gpu_test_util.h"
-#include "train/cuda/device_info.h"
-#include "train/cuda/nvml_device.h"
-#include "train/dp/cuda/cuda_replicas.h"
-#include "train/dp/data_parallel_engine.h"
+#include "train/engines/cuda/device_info.h"
+#include "train/engines/cuda/nvml_device.h"
+#include "train/engines/dp/cuda/cuda_replicas.h"
+#include "train/engines/dp/data_parallel_engine.h"
 
 namespace sb {
 namespace {
@@ -32,7 +32,7 @@ TEST(GpuDataParallelClocks, EachReplicaHasItsOwnWindow) {
   config.batch_size = 64;
   const TrainTest data = make_synthetic(SyntheticShape{1, 28, 28, 10}, 1024, 64, 3);
   DataParallelEngine dp(make_cuda_replicas(config, data.train, data.test), data.train.size(), data.test.size());
-  dp.take_gpu_clocks();  // the window starts with the training
+  dp.measurements().take_gpu_clocks();  // the window starts with the training
 
   DistributedSampler sampler(data.train.size(), 1, 0, true, config.seed, false);
   const auto batches = split_batches(sampler.indices(0), config.batch_size, false);
@@ -42,7 +42,7 @@ TEST(GpuDataParallelClocks, EachReplicaHasItsOwnWindow) {
     dp.train_step(batch, StepInfo{0, k, static_cast<uint64_t>(k) * batch.size(), config.lr});
   }
   dp.synchronize();
-  const std::vector<GpuClocks> windows = dp.take_gpu_clocks();
+  const std::vector<GpuClocks> windows = dp.measurements().take_gpu_clocks();
 
   ASSERT_EQ(windows.size(), static_cast<size_t>(config.replicas)) << "one window per replica's GPU";
   for (size_t r = 0; r < windows.size(); ++r) {
@@ -54,7 +54,7 @@ TEST(GpuDataParallelClocks, EachReplicaHasItsOwnWindow) {
     EXPECT_LT(windows[r].temperature_c, 110.0) << "replica " << r;
   }
   // The next window starts at the take: right after it, it is short.
-  const std::vector<GpuClocks> next = dp.take_gpu_clocks();
+  const std::vector<GpuClocks> next = dp.measurements().take_gpu_clocks();
   ASSERT_EQ(next.size(), windows.size());
   EXPECT_LT(next[0].window_s, 0.1);
 }

@@ -1,4 +1,4 @@
-// Memset nodes of a captured graph replaced by kernel nodes (train/cuda/graph_memsets.h): the same bytes
+// Memset nodes of a captured graph replaced by kernel nodes (train/engines/cuda/graph_memsets.h): the same bytes
 // written, pitched rows and the three element sizes included, and every dependency kept.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "gpu_test_util.h"
 #include "nn/cuda/cuda_handles.h"
-#include "train/cuda/graph_memsets.h"
+#include "train/engines/cuda/graph_memsets.h"
 
 namespace sb::cuda {
 namespace {

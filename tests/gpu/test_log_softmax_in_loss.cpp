@@ -12,7 +12,7 @@
 #include "nn/cpu/loss.h"
 #include "nn/cpu/network.h"
 #include "nn/cuda/network.h"
-#include "train/cuda/device_loss.h"
+#include "train/engines/cuda/device_loss.h"
 
 namespace sb::layertest {
 namespace {

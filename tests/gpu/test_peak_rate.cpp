@@ -1,4 +1,4 @@
-// The peak GEMM rate that MFU is relative to (train/cuda/peak_rate.h): the device-side operand fill, the
+// The peak GEMM rate that MFU is relative to (train/engines/cuda/peak_rate.h): the device-side operand fill, the
 // measurement, its cache key and the cache in a folder (measured once, then read back bit for bit).
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 
 #include "gpu_test_util.h"
 #include "kernels/random_fill.h"
-#include "train/cuda/peak_rate.h"
-#include "train/peak_rate_cache.h"
+#include "train/engines/cuda/peak_rate.h"
+#include "train/engines/peak_rate_cache.h"
 #include "unit/scratch_dir.h"
 
 namespace sb {

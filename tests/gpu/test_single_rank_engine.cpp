@@ -10,7 +10,7 @@
 #include "core/startup_clock.h"
 #include "data/synthetic.h"
 #include "gpu_test_util.h"
-#include "train/cuda/cuda_engine.h"
+#include "train/engines/cuda/cuda_engine.h"
 #include "unit/solo_communicator.h"
 
 namespace sb {
@@ -30,7 +30,7 @@ TEST(SingleRankCudaEngine, TrainsWithoutANcclCommunicator) {
   auto engine = make_cuda_engine(config, data.train, data.test, comm, 0, 1);
   EXPECT_TRUE(std::isnan(startup_seconds(StartupPart::nccl))) << "one rank created an NCCL communicator";
   EXPECT_TRUE(std::isfinite(startup_seconds(StartupPart::peak_gemm)));
-  EXPECT_GT(engine->peak_tflops(), 0.0);
+  EXPECT_GT(engine->measurements().peak_tflops(), 0.0);
 
   const std::vector<float> initial = engine->save_state().params;
   std::vector<int64_t> indices(static_cast<size_t>(data.train.size()));

@@ -1,4 +1,4 @@
-// The CUDA engine's step graphs (train/cuda/step_graphs.h): one graph per step slot, each replaying the
+// The CUDA engine's step graphs (train/engines/cuda/step_graphs.h): one graph per step slot, each replaying the
 // work captured for its slot; a capture the runtime refuses leaves no graph behind and the stream usable;
 // graphs whose buffer has grown since their capture are stale until captured again.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 
 #include "gpu_test_util.h"
 #include "nn/cuda/device_buffer.h"
-#include "train/cuda/step_graphs.h"
+#include "train/engines/cuda/step_graphs.h"
 
 namespace sb::cuda {
 namespace {

@@ -18,7 +18,7 @@
 #include "data/sampler.h"
 #include "data/synthetic.h"
 #include "relative_l2.h"
-#include "train/cpu_engine.h"
+#include "train/engines/cpu_engine.h"
 #include "unit/rounding_bound.h"
 
 namespace sb {

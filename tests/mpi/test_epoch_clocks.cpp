@@ -1,4 +1,4 @@
-// An epoch's GPU clocks across ranks (train/epoch_clocks.h) on 1, 2 and 4 ranks: the slowest and fastest
+// An epoch's GPU clocks across ranks (train/run/epoch_clocks.h) on 1, 2 and 4 ranks: the slowest and fastest
 // rank's clock and the most limited rank's shares, with ranks that measured nothing left out.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "comm/mpi_communicator.h"
-#include "train/epoch_clocks.h"
+#include "train/run/epoch_clocks.h"
 
 namespace sb {
 namespace {

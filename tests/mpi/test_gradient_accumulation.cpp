@@ -20,9 +20,9 @@
 #include "data/sampler.h"
 #include "data/synthetic.h"
 #include "relative_l2.h"
-#include "train/cpu_engine.h"
-#include "train/micro_batches.h"
-#include "train/trainer.h"
+#include "train/engines/cpu_engine.h"
+#include "train/engines/micro_batches.h"
+#include "train/loop/trainer.h"
 
 namespace sb {
 namespace {

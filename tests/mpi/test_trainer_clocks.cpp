@@ -1,4 +1,4 @@
-// The trainer's use of the engine's clock windows (Engine::take_gpu_clocks): one window starts when an
+// The trainer's use of the engine's clock windows (EngineMeasurements::take_gpu_clocks): one window starts when an
 // epoch's training starts and ends after its last step, so what the GPU did between epochs (evaluation,
 // the results file) is left out, and each epoch's row holds the ranks' slowest and fastest clock, coolest
 // and hottest temperature and most limited share. On the CPU engine, wrapped by one that makes up
@@ -10,8 +10,9 @@
 
 #include "comm/mpi_communicator.h"
 #include "data/synthetic.h"
-#include "train/cpu_engine.h"
-#include "train/trainer.h"
+#include "train/engines/cpu_engine.h"
+#include "train/loop/trainer.h"
+#include "train/reporting/clocks_line.h"
 
 namespace sb {
 namespace {
@@ -19,7 +20,7 @@ namespace {
 // Readings that say which window they close: a window holding training steps reads as epoch k of rank
 // r (clock 1000 + 100 r + k MHz, temperature 50 + r C, power-limited for r / 8 of a 2 s window); a window
 // without steps reads absurdly, so that a row made from one shows it.
-class ClockedEngine final : public Engine {
+class ClockedEngine final : public Engine, private EngineMeasurements {
  public:
   ClockedEngine(CpuEngine& engine, int rank) : engine_(engine), rank_(rank) {}
   std::string device_name() const override { return engine_.device_name(); }
@@ -37,6 +38,7 @@ class ClockedEngine final : public Engine {
   }
   EngineState save_state() override { return engine_.save_state(); }
   void load_state(const EngineState& state) override { engine_.load_state(state); }
+  EngineMeasurements& measurements() override { return *this; }
   std::vector<GpuClocks> take_gpu_clocks() override {
     GpuClocks c;
     c.window_s = 2.0;

@@ -1,4 +1,4 @@
-// The warm-up before the training clock (train/warm_up.h) changes nothing of the training: a run with it
+// The warm-up before the training clock (train/loop/warm_up.h) changes nothing of the training: a run with it
 // and a run without it have the same losses, accuracies, parameters and BN statistics, bit for bit, on
 // the CPU engine with dropout, BN, momentum, a step schedule, augmentation and a short last step. Runs
 // under mpiexec with 1, 2 and 4 ranks (the warm-up's steps all-reduce).
@@ -11,9 +11,9 @@
 #include "comm/mpi_communicator.h"
 #include "core/startup_clock.h"
 #include "data/synthetic.h"
-#include "train/cpu_engine.h"
-#include "train/trainer.h"
-#include "train/warm_up.h"
+#include "train/engines/cpu_engine.h"
+#include "train/loop/trainer.h"
+#include "train/loop/warm_up.h"
 
 namespace sb {
 namespace {

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "models/registry.h"
-#include "train/bucket_plan.h"
+#include "train/engines/bucket_plan.h"
 
 namespace sb {
 namespace {

@@ -11,8 +11,8 @@
 
 #include "core/error.h"
 #include "metrics/results_file.h"
-#include "train/data_identity.h"
-#include "train/resume_check.h"
+#include "train/checkpoint/data_identity.h"
+#include "train/checkpoint/resume_check.h"
 #include "train/train_config.h"
 #include "user_error_text.h"
 

@@ -1,4 +1,4 @@
-// nn.DataParallel's orchestration (src/train/dp/) over CPU replicas in one process: N replicas, each
+// nn.DataParallel's orchestration (src/train/engines/dp/) over CPU replicas in one process: N replicas, each
 // running a slice of the batch on its own thread, compute the update of one process with the whole batch.
 //
 // The replicas sum their slices' gradients in another order than one backward over the whole batch does
@@ -19,11 +19,11 @@
 #include "data/synthetic.h"
 #include "nn/cpu/dropout.h"
 #include "relative_l2.h"
-#include "train/cpu_engine.h"
-#include "train/dp/batch_slices.h"
-#include "train/dp/cpu_replicas.h"
-#include "train/dp/data_parallel_engine.h"
-#include "train/dp/replica_threads.h"
+#include "train/engines/cpu_engine.h"
+#include "train/engines/dp/batch_slices.h"
+#include "train/engines/dp/cpu_replicas.h"
+#include "train/engines/dp/data_parallel_engine.h"
+#include "train/engines/dp/replica_threads.h"
 #include "unit/solo_communicator.h"
 
 namespace sb {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "train/early_stop.h"
+#include "train/run/early_stop.h"
 #include "train/train_config.h"
 
 namespace sb {

@@ -1,4 +1,4 @@
-// The host side of the GPU clock readings (metrics/gpu_clocks.h, train/epoch_clocks.h): the mean of
+// The host side of the GPU clock readings (metrics/gpu_clocks.h, train/run/epoch_clocks.h): the mean of
 // samples over a window, the growth of NVML's cumulative violation counters, the limited shares of a
 // window, the reduction across ranks on one rank, and the line `train` prints.
 #include <gtest/gtest.h>
@@ -10,7 +10,8 @@
 
 #include "metrics/gpu_clocks.h"
 #include "solo_communicator.h"
-#include "train/epoch_clocks.h"
+#include "train/reporting/clocks_line.h"
+#include "train/run/epoch_clocks.h"
 
 namespace sb {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <string>
 
+#include "train/checkpoint/resume_check.h"
 #include "train/config_json.h"
-#include "train/resume_check.h"
 #include "train/train_config.h"
 #include "train/train_options.h"
 #include "user_error_text.h"

@@ -1,4 +1,4 @@
-// Gradient accumulation's shared rules (train/micro_batches.h): which samples make each optimizer step,
+// Gradient accumulation's shared rules (train/engines/micro_batches.h): which samples make each optimizer step,
 // the tail of an epoch, the micro-batches of a step, their loss weights and their dropout keys.
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "data/sampler.h"
-#include "train/micro_batches.h"
+#include "train/engines/micro_batches.h"
 
 namespace sb {
 namespace {

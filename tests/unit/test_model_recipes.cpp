@@ -7,8 +7,8 @@
 #include <string>
 
 #include "models/registry.h"
+#include "train/checkpoint/resume_check.h"
 #include "train/model_recipe.h"
-#include "train/resume_check.h"
 #include "train/train_config.h"
 #include "train/train_options.h"
 #include "user_error_text.h"

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "models/registry.h"
-#include "train/optimizer_overlap.h"
+#include "train/engines/optimizer_overlap.h"
 
 namespace sb {
 namespace {

@@ -1,4 +1,4 @@
-// The peak-rate cache (train/peak_rate_cache.h): a stored rate comes back bit for bit under its own key,
+// The peak-rate cache (train/engines/peak_rate_cache.h): a stored rate comes back bit for bit under its own key,
 // and a file that is damaged, foreign, cut short, of another version or of another key is refused with
 // one warning, never trusted.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "train/peak_rate_cache.h"
+#include "train/engines/peak_rate_cache.h"
 #include "unit/scratch_dir.h"
 
 namespace sb {

@@ -8,7 +8,7 @@
 #include "predict/gradient_ready.h"
 #include "predict/network_spec.h"
 #include "predict/predict_options.h"
-#include "train/bucket_plan.h"
+#include "train/engines/bucket_plan.h"
 #include "user_error_text.h"
 
 namespace sb::predict {

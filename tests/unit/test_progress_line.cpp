@@ -5,7 +5,7 @@
 #include <cmath>
 #include <regex>
 
-#include "train/progress_line.h"
+#include "train/reporting/progress_line.h"
 
 namespace sb {
 namespace {

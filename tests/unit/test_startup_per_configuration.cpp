@@ -1,4 +1,4 @@
-// The start-up parts of one stretch of a process (train/startup_report.h, gather_startup_since): what a
+// The start-up parts of one stretch of a process (train/reporting/startup_report.h, gather_startup_since): what a
 // later `scale` configuration timed itself, apart from what came before it, and their attributes on the
 // configuration's /configs group.
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include "h5/handle.h"
 #include "metrics/results_file.h"
 #include "scratch_dir.h"
-#include "train/startup_report.h"
+#include "train/reporting/startup_report.h"
 #include "unit/solo_communicator.h"
 
 namespace sb {

@@ -1,4 +1,4 @@
-// The start-up parts (core/startup_clock.h) and their report (train/startup_report.h): one list of parts
+// The start-up parts (core/startup_clock.h) and their report (train/reporting/startup_report.h): one list of parts
 // that the line and the attributes follow, the remainder that makes the parts add up, and the process
 // start that lies before everything the program did.
 #include <gtest/gtest.h>
@@ -16,8 +16,9 @@
 #include "metrics/results_file.h"
 #include "metrics/results_reader.h"
 #include "scratch_dir.h"
-#include "train/startup_report.h"
-#include "train/trainer.h"
+#include "train/loop/trainer.h"
+#include "train/reporting/startup_report.h"
+#include "train/reporting/summary_line.h"
 #include "unit/solo_communicator.h"
 
 namespace sb {

@@ -3,7 +3,7 @@
 // capture, and again at the next full step after the graphs were dropped.
 #include <gtest/gtest.h>
 
-#include "train/cuda/step_graph_policy.h"
+#include "train/engines/cuda/step_graph_policy.h"
 
 namespace sb::cuda {
 namespace {

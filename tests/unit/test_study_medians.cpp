@@ -1,11 +1,11 @@
-// A repeated study's medians (train/study_medians.h): the median of each combination and GPU count over its
+// A repeated study's medians (train/study/study_medians.h): the median of each combination and GPU count over its
 // repeats, and the medians' speedup and efficiency against the smallest count of the same combination.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "train/study_medians.h"
+#include "train/study/study_medians.h"
 
 namespace sb {
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "train/scaling_study.h"
-#include "train/study_sweep.h"
+#include "train/study/scaling_study.h"
+#include "train/study/study_sweep.h"
 #include "user_error_text.h"
 
 namespace sb {

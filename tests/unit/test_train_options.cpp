@@ -12,7 +12,7 @@
 
 #include "core/error.h"
 #include "train/config_json.h"
-#include "train/resume_check.h"
+#include "train/checkpoint/resume_check.h"
 #include "train/train_config.h"
 #include "train/train_options.h"
 #include "user_error_text.h"

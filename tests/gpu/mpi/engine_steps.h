@@ -8,8 +8,8 @@
 #include "comm/communicator.h"
 #include "data/sampler.h"
 #include "data/synthetic.h"
-#include "train/cuda/cuda_engine.h"
-#include "train/micro_batches.h"
+#include "train/engines/cuda/cuda_engine.h"
+#include "train/engines/micro_batches.h"
 #include "train/train_config.h"
 
 namespace sb::testing {

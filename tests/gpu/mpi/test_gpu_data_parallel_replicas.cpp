@@ -1,4 +1,4 @@
-// nn.DataParallel on GPUs (src/train/dp/cuda/): one process driving 2 GPUs computes the update of the
+// nn.DataParallel on GPUs (src/train/engines/dp/cuda/): one process driving 2 GPUs computes the update of the
 // CUDA engine on one GPU with the whole batch, for the models without batch norm (mlp, mnist-cnn), with
 // dropout on: each replica draws its slice's part of the whole batch's mask. fp32 without TF32 and
 // deterministic cuDNN engines, so the two differ only by the order in which the slices' gradients are
@@ -10,10 +10,10 @@
 #include "data/sampler.h"
 #include "data/synthetic.h"
 #include "relative_l2.h"
-#include "train/cuda/cuda_engine.h"
-#include "train/cuda/device_info.h"
-#include "train/dp/cuda/cuda_replicas.h"
-#include "train/dp/data_parallel_engine.h"
+#include "train/engines/cuda/cuda_engine.h"
+#include "train/engines/cuda/device_info.h"
+#include "train/engines/dp/cuda/cuda_replicas.h"
+#include "train/engines/dp/data_parallel_engine.h"
 
 namespace sb {
 namespace {

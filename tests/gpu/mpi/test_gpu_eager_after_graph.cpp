@@ -18,9 +18,9 @@
 #include "data/synthetic.h"
 #include "engine_steps.h"
 #include "relative_l2.h"
-#include "train/cuda/cuda_engine.h"
-#include "train/cuda/device_info.h"
-#include "train/micro_batches.h"
+#include "train/engines/cuda/cuda_engine.h"
+#include "train/engines/cuda/device_info.h"
+#include "train/engines/micro_batches.h"
 
 namespace sb {
 namespace {

@@ -5,7 +5,7 @@
 // are what it replays) and for an epoch's tail of 2.5 micro-batches (eager). Every rank first checks on
 // its own GPU alone, then all ranks together, where the all-reduce goes through NCCL on the GPU and MPI
 // on the CPU. fp32 without TF32, deterministic cuDNN engines. With dropout on, both engines draw each
-// micro-batch's masks from Philox keyed by its own number (train/micro_batches.h), so a micro-batch
+// micro-batch's masks from Philox keyed by its own number (train/engines/micro_batches.h), so a micro-batch
 // keyed as another (or as its step) drops other elements than the CPU and the parameters part at once.
 //
 // Tolerance 1e-5 relative, as the whole-model steps (test_gpu_model_steps.cpp) hold mnist-cnn and the
@@ -22,10 +22,10 @@
 #include "data/sampler.h"
 #include "data/synthetic.h"
 #include "relative_l2.h"
-#include "train/cpu_engine.h"
-#include "train/cuda/cuda_engine.h"
-#include "train/cuda/device_info.h"
-#include "train/micro_batches.h"
+#include "train/engines/cpu_engine.h"
+#include "train/engines/cuda/cuda_engine.h"
+#include "train/engines/cuda/device_info.h"
+#include "train/engines/micro_batches.h"
 
 namespace sb {
 namespace {

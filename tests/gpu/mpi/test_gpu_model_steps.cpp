@@ -14,13 +14,13 @@
 #include "comm/mpi_communicator.h"
 #include "data/sampler.h"
 #include "data/synthetic.h"
-#include "model_step_settings.h"
 #include "gtest_param_name.h"
+#include "model_step_settings.h"
 #include "relative_l2.h"
+#include "train/engines/cpu_engine.h"
+#include "train/engines/cuda/cuda_engine.h"
+#include "train/engines/cuda/device_info.h"
 #include "train/run_setup.h"
-#include "train/cpu_engine.h"
-#include "train/cuda/cuda_engine.h"
-#include "train/cuda/device_info.h"
 
 namespace sb {
 namespace {

@@ -23,9 +23,9 @@
 #include "data/sampler.h"
 #include "data/synthetic.h"
 #include "gtest_param_name.h"
-#include "train/cpu_engine.h"
-#include "train/cuda/cuda_engine.h"
-#include "train/cuda/device_info.h"
+#include "train/engines/cpu_engine.h"
+#include "train/engines/cuda/cuda_engine.h"
+#include "train/engines/cuda/device_info.h"
 #include "train/run_setup.h"
 
 namespace sb {

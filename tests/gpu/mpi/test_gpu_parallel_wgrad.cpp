@@ -17,13 +17,13 @@
 #include <vector>
 
 #include "comm/mpi_communicator.h"
+#include "data/synthetic.h"
 #include "dev_switch_scope.h"
 #include "engine_steps.h"
-#include "data/synthetic.h"
 #include "gtest_param_name.h"
 #include "relative_l2.h"
-#include "train/cuda/cuda_engine.h"
-#include "train/cuda/device_info.h"
+#include "train/engines/cuda/cuda_engine.h"
+#include "train/engines/cuda/device_info.h"
 
 namespace sb {
 namespace {

@@ -10,10 +10,10 @@
 #include "comm/mpi_communicator.h"
 #include "core/startup_clock.h"
 #include "data/synthetic.h"
-#include "train/cuda/cuda_engine.h"
-#include "train/cuda/device_info.h"
-#include "train/startup_report.h"
-#include "train/trainer.h"
+#include "train/engines/cuda/cuda_engine.h"
+#include "train/engines/cuda/device_info.h"
+#include "train/loop/trainer.h"
+#include "train/reporting/startup_report.h"
 
 namespace sb {
 namespace {

@@ -16,10 +16,10 @@
 #include "data/sampler.h"
 #include "data/synthetic.h"
 #include "metrics/chrome_trace.h"
-#include "train/cuda/cuda_engine.h"
-#include "train/cuda/device_info.h"
-#include "train/micro_batches.h"
-#include "train/trainer.h"
+#include "train/engines/cuda/cuda_engine.h"
+#include "train/engines/cuda/device_info.h"
+#include "train/engines/micro_batches.h"
+#include "train/loop/trainer.h"
 
 namespace sb {
 namespace {
@@ -82,7 +82,7 @@ TEST(GpuStepTimeline, PhasesAddUpAndBucketsLieInsideTheStep) {
     if (t.valid) expect_consistent(t, timed++);
   }
   engine->synchronize();
-  const PhaseTimes last = engine->drain_step_times();
+  const PhaseTimes last = engine->measurements().drain_step_times();
   ASSERT_TRUE(last.valid);
   expect_consistent(last, timed++);
   EXPECT_EQ(timed, static_cast<int64_t>(batches.size()));

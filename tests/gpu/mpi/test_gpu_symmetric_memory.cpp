@@ -20,17 +20,17 @@
 
 #include "comm/cuda/nccl_window.h"
 #include "comm/mpi_communicator.h"
-#include "dev_switch_scope.h"
-#include "engine_steps.h"
-#include "data/synthetic.h"
-#include "gtest_param_name.h"
-#include "relative_l2.h"
 #include "core/cuda_check.h"
 #include "core/dtype.h"
-#include "train/bucket_plan.h"
-#include "train/cuda/cuda_engine.h"
-#include "train/cuda/gradient_buckets.h"
-#include "train/cuda/device_info.h"
+#include "data/synthetic.h"
+#include "dev_switch_scope.h"
+#include "engine_steps.h"
+#include "gtest_param_name.h"
+#include "relative_l2.h"
+#include "train/engines/bucket_plan.h"
+#include "train/engines/cuda/cuda_engine.h"
+#include "train/engines/cuda/device_info.h"
+#include "train/engines/cuda/gradient_buckets.h"
 
 namespace sb {
 namespace {

@@ -1,4 +1,4 @@
-// The warm-up before the training clock (train/warm_up.h) on the CUDA engine: a run with it trains bit
+// The warm-up before the training clock (train/loop/warm_up.h) on the CUDA engine: a run with it trains bit
 // for bit as a run without it, although the first runs its whole first epoch from the captured graph and
 // the second builds its plans, runs two eager steps and captures the graph twice (again after the first
 // evaluation grew the buffers). Deterministic fp32 with the heuristics' plans (no autotuning, whose
@@ -13,11 +13,11 @@
 #include "core/startup_clock.h"
 #include "data/sampler.h"
 #include "data/synthetic.h"
-#include "train/cuda/cuda_engine.h"
-#include "train/cuda/device_info.h"
-#include "train/micro_batches.h"
-#include "train/trainer.h"
-#include "train/warm_up.h"
+#include "train/engines/cuda/cuda_engine.h"
+#include "train/engines/cuda/device_info.h"
+#include "train/engines/micro_batches.h"
+#include "train/loop/trainer.h"
+#include "train/loop/warm_up.h"
 
 namespace sb {
 namespace {

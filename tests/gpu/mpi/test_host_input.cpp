@@ -13,11 +13,11 @@
 #include "data/sampler.h"
 #include "data/synthetic.h"
 #include "nn/cuda/cuda_handles.h"
-#include "train/cuda/cuda_engine.h"
-#include "train/cuda/device_batches.h"
-#include "train/cuda/device_info.h"
-#include "train/cuda/gpu_wait.h"
-#include "train/cuda/host_input.h"
+#include "train/engines/cuda/cuda_engine.h"
+#include "train/engines/cuda/device_batches.h"
+#include "train/engines/cuda/device_info.h"
+#include "train/engines/cuda/gpu_wait.h"
+#include "train/engines/cuda/host_input.h"
 
 namespace sb {
 namespace {

@@ -9,9 +9,9 @@
 #include "comm/mpi_communicator.h"
 #include "data/sampler.h"
 #include "data/synthetic.h"
-#include "train/cuda/cuda_engine.h"
-#include "train/cuda/device_info.h"
 #include "relative_l2.h"
+#include "train/engines/cuda/cuda_engine.h"
+#include "train/engines/cuda/device_info.h"
 
 namespace sb {
 namespace {

@@ -9,7 +9,7 @@
 #include "comm/allreduce_sweep.h"
 #include "comm/cuda/allreduce_sweep_cuda.h"
 #include "comm/mpi_communicator.h"
-#include "train/cuda/device_info.h"
+#include "train/engines/cuda/device_info.h"
 
 namespace sb {
 namespace {

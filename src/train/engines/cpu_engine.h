@@ -1,0 +1,51 @@
+// The CPU reference engine: the model in fp32 through the CPU layers, gradients averaged with an MPI
+// all-reduce through the Communicator, the optimizer over the flat buffers.
+#pragma once
+#include <memory>
+
+#include "nn/cpu/network.h"
+#include "optim/optimizer.h"
+#include "train/engines/engine_base.h"
+
+namespace sb {
+
+class CpuEngine final : public EngineBase {
+ public:
+  // The datasets must outlive the engine.
+  CpuEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm);
+
+  std::string device_name() const override { return "cpu"; }
+  int64_t parameter_count() const override { return static_cast<int64_t>(net_.params().size()); }
+  PhaseTimes train_step(std::span<const int64_t> indices, const StepInfo& info) override;
+  EvalTotals take_train_totals() override;
+  EvalTotals peek_train_totals() override { return train_totals_; }
+  EvalTotals evaluate(std::span<const int64_t> indices) override;
+  EngineState save_state() override;
+  void load_state(const EngineState& state) override;
+  std::mutex* update_mutex() override { return &update_mutex_; }
+  EngineState save_model_state() override;
+  EngineState save_running_state() override;
+
+  cpu::Network<float>& network() { return net_; }
+  Optimizer& optimizer() { return *optimizer_; }
+
+ private:
+  float loss_and_gradient(const Tensor<float>& output, const std::vector<int32_t>& labels, Tensor<float>& grad);
+  // Forward, loss and backward of one micro-batch of a step of `step_samples` samples, adding its time to t.
+  void run_micro_batch(std::span<const int64_t> indices, const StepInfo& info, size_t micro, uint64_t position,
+                       size_t step_samples, PhaseTimes& t);
+  // With several micro-batches: the gradient of micro-batch `micro` of `count` joins the step's sum.
+  void accumulate_gradient(size_t micro, size_t count);
+
+  cpu::Network<float> net_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::mutex update_mutex_;  // held while the update changes the parameters and optimizer state
+  uint64_t dropout_key_;
+  int64_t micro_batch_;  // per-rank samples of a micro-batch (--batch-size)
+  std::vector<float> accumulated_;  // the sum of a step's earlier micro-batch gradients (--accumulate-steps)
+  Tensor<float> images_, grad_;
+  std::vector<int32_t> labels_;
+  EvalTotals train_totals_;
+};
+
+}  // namespace sb

@@ -1,0 +1,144 @@
+#include "train/engines/cuda/host_input.h"
+
+#include <algorithm>
+
+#include "core/cuda_check.h"
+
+namespace sb::cuda {
+namespace {
+
+// Ring slots of host buffers: one being uploaded, the rest built ahead by the workers.
+constexpr int kRingSlots = 4;
+
+}  // namespace
+
+HostInput::HostInput(const Dataset& train, const Dataset& test, const HostInputOptions& options, const GpuWait& wait)
+    : train_(train),
+      options_(options),
+      wait_(wait),
+      train_builder_(train, options.augmentation, options.format),
+      test_builder_(test, BatchOptions{}, options.format),
+      schedule_(train.size(), options.world_size, options.rank, options.seed, options.drop_last, options.train_batch) {
+  const int64_t sample_bytes = std::max(train_builder_.sample_bytes(), test_builder_.sample_bytes());
+  const size_t image_bytes = static_cast<size_t>(options.max_batch * sample_bytes);
+  const size_t label_bytes = static_cast<size_t>(options.max_batch) * sizeof(int32_t);
+  const size_t slot_bytes = image_bytes + label_bytes;  // labels after the images: 4-byte aligned either way
+  const size_t ring_bytes = slot_bytes * kRingSlots;
+  std::byte* ring = nullptr;
+  if (options.pin_memory) {
+    pinned_ = PinnedArray<std::byte>(ring_bytes);
+    ring = pinned_.data();
+  } else {
+    pageable_.resize(ring_bytes);
+    ring = pageable_.data();
+  }
+  std::vector<HostBatchBuffer> buffers;
+  for (int r = 0; r < kRingSlots; ++r) {
+    std::byte* slot = ring + static_cast<size_t>(r) * slot_bytes;
+    buffers.push_back(HostBatchBuffer{slot, reinterpret_cast<int32_t*>(slot + image_bytes)});
+    uploaded_.push_back(CudaEvent::create(cudaEventDisableTiming));
+  }
+  uploading_.reserve(kRingSlots);
+  for (int s = 0; s < kStepSlots; ++s) {
+    consumed_[static_cast<size_t>(s)] = CudaEvent::create(cudaEventDisableTiming);
+    inputs_[static_cast<size_t>(s)].ensure(image_bytes);
+    labels_[static_cast<size_t>(s)].ensure(label_bytes);
+  }
+  copy_stream_ = CudaStream::create_non_blocking();
+  pipeline_ = std::make_unique<HostBatchPipeline>(options.workers, std::move(buffers), options.max_batch, sample_bytes);
+}
+
+HostInput::~HostInput() {
+  // Uploads in flight still read the ring and write the device buffers released below.
+  copy_stream_.synchronize_noexcept();
+  pipeline_.reset();
+}
+
+void HostInput::stage_training(int slot, std::span<const int64_t> indices, const StepInfo& info, cudaStream_t compute) {
+  const BatchRequest wanted{&train_builder_, indices, AugmentKey{options_.seed, info.epoch, options_.rank}, info.position};
+  if (!pipeline_->front_is(wanted)) {
+    queue_unless_next(wanted);
+    last_predicted_ = schedule_.at(info.epoch, info.position);
+  }
+  upload(slot, pipeline_->take(), compute);
+  while (last_predicted_ && slot_free_now()) {
+    last_predicted_ = schedule_.after(*last_predicted_);
+    pipeline_->submit(BatchRequest{&train_builder_, schedule_.indices(*last_predicted_),
+                                   AugmentKey{options_.seed, last_predicted_->epoch, options_.rank},
+                                   last_predicted_->first_position});
+  }
+}
+
+void HostInput::stage_evaluation(int slot, std::span<const int64_t> indices, int64_t evaluation_batch, int64_t part,
+                                 cudaStream_t compute) {
+  const int64_t parts = (static_cast<int64_t>(indices.size()) + evaluation_batch - 1) / evaluation_batch;
+  const auto request = [&](int64_t p) {
+    const size_t begin = static_cast<size_t>(p * evaluation_batch);
+    const size_t count = std::min(static_cast<size_t>(evaluation_batch), indices.size() - begin);
+    return BatchRequest{&test_builder_, indices.subspan(begin, count), AugmentKey{}, 0};
+  };
+  const BatchRequest wanted = request(part);
+  if (!pipeline_->front_is(wanted)) {
+    queue_unless_next(wanted);
+    last_predicted_.reset();
+    last_evaluation_part_ = part;
+  }
+  upload(slot, pipeline_->take(), compute);
+  while (last_evaluation_part_ + 1 < parts && slot_free_now()) pipeline_->submit(request(++last_evaluation_part_));
+}
+
+void HostInput::queue_unless_next(const BatchRequest& wanted) {
+  pipeline_->discard_queued();
+  if (!slot_free_now()) reclaim(true);
+  pipeline_->submit(wanted);
+}
+
+void HostInput::upload(int slot, const HostBatch& batch, cudaStream_t compute) {
+  const size_t s = static_cast<size_t>(slot);
+  const size_t image_bytes = static_cast<size_t>(batch.rows * train_builder_.sample_bytes());
+  copy_stream_.wait(consumed_[s].get());  // the step that last read this slot's buffers
+  CHECK_CUDA(cudaMemcpyAsync(inputs_[s].data(), batch.buffer.images, image_bytes, cudaMemcpyHostToDevice, copy_stream_.get()));
+  CHECK_CUDA(cudaMemcpyAsync(labels_[s].data(), batch.buffer.labels, static_cast<size_t>(batch.rows) * sizeof(int32_t),
+                             cudaMemcpyHostToDevice, copy_stream_.get()));
+  const CudaEvent& done = uploaded_[static_cast<size_t>(batch.slot)];
+  done.record(copy_stream_.get());
+  CHECK_CUDA(cudaStreamWaitEvent(compute, done.get(), 0));
+  uploading_.push_back(batch.slot);
+}
+
+void HostInput::consumed(int slot, cudaStream_t compute) { consumed_[static_cast<size_t>(slot)].record(compute); }
+
+void HostInput::reclaim(bool all) {
+  size_t done = 0;
+  for (; done < uploading_.size(); ++done) {
+    const CudaEvent& uploaded = uploaded_[static_cast<size_t>(uploading_[done])];
+    if (all) {
+      wait_.for_event(uploaded);  // behind it may be a step's all-reduce: wait under the watchdog
+    } else {
+      const cudaError_t status = uploaded.query();
+      if (status == cudaErrorNotReady) break;
+      CHECK_CUDA(status);
+    }
+    pipeline_->release(uploading_[done]);
+  }
+  uploading_.erase(uploading_.begin(), uploading_.begin() + static_cast<std::ptrdiff_t>(done));
+}
+
+bool HostInput::slot_free_now() {
+  if (pipeline_->free_slots() > 0) return true;
+  reclaim(false);
+  return pipeline_->free_slots() > 0;
+}
+
+DeviceTensor HostInput::input(int slot, int64_t rows) const {
+  DeviceTensor x;
+  x.data = inputs_[static_cast<size_t>(slot)].data();
+  x.desc = TensorDesc{Shape{rows, train_.channels, train_.height, train_.width}, options_.format.dtype, options_.format.layout};
+  return x;
+}
+
+const int32_t* HostInput::labels(int slot) const {
+  return static_cast<const int32_t*>(labels_[static_cast<size_t>(slot)].data());
+}
+
+}  // namespace sb::cuda

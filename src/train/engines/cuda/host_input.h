@@ -1,0 +1,92 @@
+// --input host: the data sets stay in host memory; a pool of worker threads (HostBatchPipeline) builds
+// each batch in the compute dtype and layout into a ring of host buffers (pinned unless --no-pin-memory),
+// and a copy stream uploads it into the device buffer of its step slot, which the captured step graph
+// reads at a fixed address. The training batches are built ahead from the trainer's sampler
+// (BatchSchedule), so that batch k+1 is built and uploaded while batch k trains; each batch is checked
+// against the one the trainer asks for, and a batch not predicted is built on demand.
+// Device memory: two batches and their labels, whatever the data set's size.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "data/batch_schedule.h"
+#include "data/host_batch.h"
+#include "data/host_batch_pipeline.h"
+#include "nn/cuda/cuda_handles.h"
+#include "nn/cuda/device_buffer.h"
+#include "nn/cuda/layer.h"
+#include "train/engines/cuda/gpu_wait.h"
+#include "train/engines/cuda/step_inputs.h"
+#include "train/engines/engine.h"
+
+namespace sb::cuda {
+
+struct HostInputOptions {
+  BatchOptions augmentation;  // of the training batches
+  uint64_t seed = 0;
+  int rank = 0, world_size = 1;
+  bool drop_last = false;
+  int64_t train_batch = 1;  // per rank
+  int64_t max_batch = 1;    // the largest batch, training or evaluation
+  BatchFormat format;
+  int workers = 1;
+  bool pin_memory = true;
+};
+
+class HostInput {
+ public:
+  // `train` and `test` must outlive this. wait: how the host waits for the GPU (under the watchdog).
+  HostInput(const Dataset& train, const Dataset& test, const HostInputOptions& options, const GpuWait& wait);
+  ~HostInput();
+
+  // The training batch `indices` of step `info` in step slot `slot`: takes it from the workers (building it
+  // now if it was not predicted), queues its upload on the copy stream after the step that last read the
+  // slot, and makes `compute` wait for the upload. Then queues the next batches for the workers.
+  void stage_training(int slot, std::span<const int64_t> indices, const StepInfo& info, cudaStream_t compute);
+  // Evaluation batch `part` (of evaluation_batch samples) of this rank's test indices, into `slot`: the
+  // following parts are built meanwhile.
+  void stage_evaluation(int slot, std::span<const int64_t> indices, int64_t evaluation_batch, int64_t part,
+                        cudaStream_t compute);
+  // After the work that reads `slot`'s batch is queued on `compute`: the next upload into it waits for it.
+  void consumed(int slot, cudaStream_t compute);
+
+  // The slot's batch of `rows` samples as the network's input, and its labels: fixed addresses.
+  DeviceTensor input(int slot, int64_t rows) const;
+  const int32_t* labels(int slot) const;
+  int workers() const { return pipeline_->workers(); }
+
+ private:
+  void upload(int slot, const HostBatch& batch, cudaStream_t compute);
+  // Gives back the ring slots whose upload has finished; with `all`, waits for every one.
+  void reclaim(bool all);
+  // Whether a slot is free for the workers, after giving back those whose upload has finished.
+  bool slot_free_now();
+  // Makes `wanted` the next batch out of the pipeline, dropping batches built ahead for another.
+  void queue_unless_next(const BatchRequest& wanted);
+
+  const Dataset& train_;
+
+  HostInputOptions options_;
+  const GpuWait& wait_;
+  HostBatchBuilder train_builder_, test_builder_;
+  BatchSchedule schedule_;
+  std::optional<ScheduledBatch> last_predicted_;  // the last training batch queued from the schedule
+  int64_t last_evaluation_part_ = -1;             // the last evaluation part queued
+  PinnedArray<std::byte> pinned_;
+  std::vector<std::byte> pageable_;
+  std::unique_ptr<HostBatchPipeline> pipeline_;
+  CudaStream copy_stream_;
+  std::vector<CudaEvent> uploaded_;  // per ring slot
+  std::vector<int> uploading_;       // ring slots taken and queued for upload, oldest first
+  std::array<CudaEvent, kStepSlots> consumed_;
+  std::array<DeviceBuffer, kStepSlots> inputs_, labels_;
+};
+
+}  // namespace sb::cuda

@@ -1,0 +1,44 @@
+#include "train/engines/cuda/step_graphs.h"
+
+#include "core/cuda_check.h"
+#include "core/log.h"
+#include "train/engines/cuda/graph_memsets.h"
+
+namespace sb::cuda {
+
+bool StepGraphs::capture(const CudaStream& stream, const std::function<void(int slot)>& enqueue_step) {
+  for (int slot = 0; slot < kStepSlots; ++slot) {
+    stream.begin_capture(cudaStreamCaptureModeThreadLocal);
+    enqueue_step(slot);
+    CudaGraph graph;
+    const cudaError_t end = stream.end_capture(graph);
+    cudaError_t instantiated = cudaErrorUnknown;
+    // Per-node priorities: the all-reduce nodes keep the communication stream's high priority.
+    if (end == cudaSuccess) {
+      replace_memset_nodes(graph.get());
+      instantiated = CudaGraphExec::instantiate(graph, cudaGraphInstantiateFlagUseNodePriority,
+                                                graphs_[static_cast<size_t>(slot)]);
+    }
+    if (end != cudaSuccess || instantiated != cudaSuccess) {
+      (void)cudaGetLastError();  // clears the capture's error so that the eager steps start clean
+      log0("note: CUDA graph capture failed (%s); the training step runs without a graph\n",
+           cudaGetErrorString(end != cudaSuccess ? end : instantiated));
+      drop();
+      return false;
+    }
+  }
+  captured_generation_ = device_buffer_generation();
+  return true;
+}
+
+bool StepGraphs::stale() const {
+  return static_cast<bool>(graphs_[0]) && device_buffer_generation() != captured_generation_;
+}
+
+void StepGraphs::launch(int slot, cudaStream_t stream) const { graphs_[static_cast<size_t>(slot)].launch(stream); }
+
+void StepGraphs::drop() {
+  for (auto& g : graphs_) g.reset();
+}
+
+}  // namespace sb::cuda

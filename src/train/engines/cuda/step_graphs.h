@@ -1,0 +1,33 @@
+// The training step captured as CUDA graphs, one per step slot (step_inputs.h), so that the host can read
+// step k-1's phase events while step k's graph runs. When to capture and replay is StepGraphPolicy's
+// (step_graph_policy.h); this part makes the CUDA calls and knows whether the graphs are stale.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <functional>
+
+#include "nn/cuda/cuda_handles.h"
+#include "nn/cuda/device_buffer.h"  // device_buffer_generation: what stale() compares
+#include "train/engines/cuda/step_inputs.h"
+
+namespace sb::cuda {
+
+class StepGraphs {
+ public:
+  // Captures enqueue_step(slot) on `stream` for every slot. Returns false, with no graphs kept and a note
+  // logged, when the runtime refuses the capture or its instantiation.
+  bool capture(const CudaStream& stream, const std::function<void(int slot)>& enqueue_step);
+  // Whether graphs are held and a DeviceBuffer has allocated since their capture (device_buffer_generation,
+  // nn/cuda/device_buffer.h): a block whose address they hold may have been freed, and a replay would
+  // write to it. Any path may grow a buffer (an eager step of other shapes, an evaluation of a larger
+  // batch), so this is asked before every replay, whatever ran since.
+  bool stale() const;
+  void launch(int slot, cudaStream_t stream) const;
+  void drop();
+
+ private:
+  std::array<CudaGraphExec, kStepSlots> graphs_;
+  uint64_t captured_generation_ = 0;  // the allocation count the graphs' addresses belong to
+};
+
+}  // namespace sb::cuda

@@ -1,0 +1,15 @@
+#include "train/engines/engine_base.h"
+
+#include "models/registry.h"
+
+namespace sb {
+
+EngineBase::EngineBase(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm)
+    : config_(config),
+      train_(train),
+      test_(test),
+      comm_(comm),
+      log_probabilities_(model_info(config.model).outputs_log_probabilities),
+      augmentation_(config.augment ? cifar_augmentation() : BatchOptions{}) {}
+
+}  // namespace sb

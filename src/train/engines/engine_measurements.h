@@ -1,0 +1,36 @@
+// What an engine measures besides the training itself: the step times it reports late, its peak memory,
+// its device's peak matrix rate, energy and clocks. The run's observers read them
+// (train/run/train_observer.h); the training interface (train/engines/engine.h) hands them out through
+// Engine::measurements(). Every reading has a default for an engine that does not measure it.
+#pragma once
+#include <limits>
+#include <vector>
+
+#include "metrics/gpu_clocks.h"
+#include "train/engines/phase_times.h"
+
+namespace sb {
+
+class EngineMeasurements {
+ public:
+  virtual ~EngineMeasurements() = default;
+
+  // After Engine::synchronize(): the times of a step not yet reported by train_step (see PhaseTimes::valid).
+  virtual PhaseTimes drain_step_times() {
+    PhaseTimes none;
+    none.valid = false;
+    return none;
+  }
+  virtual double peak_memory_bytes() const { return std::numeric_limits<double>::quiet_NaN(); }
+  // The device's measured matrix rate in the run's precision, TFLOP/s (NaN where not measured): the
+  // denominator of MFU.
+  virtual double peak_tflops() const { return std::numeric_limits<double>::quiet_NaN(); }
+  // Energy used since the engine was created, in joules; NaN where it can't be measured.
+  virtual double energy_joules() const { return std::numeric_limits<double>::quiet_NaN(); }
+  // The clocks since the last call (metrics/gpu_clocks.h) of each GPU this rank drives (one, or every
+  // replica's under --parallel dp), starting a new window; none for the CPU, NaN readings where they
+  // can't be measured.
+  virtual std::vector<GpuClocks> take_gpu_clocks() { return {}; }
+};
+
+}  // namespace sb

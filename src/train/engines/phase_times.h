@@ -1,0 +1,30 @@
+// One training step's phase times, as an engine reports them (train/engines/engine.h).
+#pragma once
+#include "metrics/step_phases.h"
+#include "metrics/step_timeline.h"
+
+namespace sb {
+
+struct PhaseTimes {
+  double seconds[kPhaseCount] = {};  // by Phase (metrics/step_phases.h)
+  // False for "no step finished yet": an engine that times on the device reports each step one call
+  // later (it never waits for the step it just queued) and hands the last one over in
+  // EngineMeasurements::drain_step_times.
+  bool valid = true;
+  // True when a stop signal abandoned the step before its update: the model is as after the last step.
+  bool abandoned = false;
+  // Where the step ran on the device (for the trace and the buckets' ready times); an engine without
+  // device events leaves it empty (StepTimeline::on_device() false). Not summed by operator+=.
+  StepTimeline timeline;
+  double total() const {
+    double t = 0;
+    for (double s : seconds) t += s;
+    return t;
+  }
+  PhaseTimes& operator+=(const PhaseTimes& o) {
+    for (int i = 0; i < kPhaseCount; ++i) seconds[i] += o.seconds[i];
+    return *this;
+  }
+};
+
+}  // namespace sb

@@ -1,0 +1,141 @@
+#include "train/study/scaling_study.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/startup_clock.h"
+#include "train/checkpoint/stop_signal.h"
+#include "train/reporting/results_observer.h"
+#include "train/reporting/startup_report.h"
+
+namespace sb {
+
+std::vector<int> default_gpu_counts(int world) {
+  std::vector<int> counts;
+  for (int g = 1; g <= world; g *= 2) counts.push_back(g);
+  if (counts.back() != world) counts.push_back(world);
+  return counts;
+}
+
+void check_gpu_counts(const std::vector<int>& counts, int world) {
+  std::set<int> seen;
+  for (int g : counts) {
+    if (g < 1 || g > world) {
+      throw UserError("--gpus lists " + std::to_string(g) + " but the job has " + std::to_string(world) +
+                      " ranks; launch at least " + std::to_string(g) + " ranks (one per GPU) or drop it from the list");
+    }
+    if (!seen.insert(g).second) throw UserError("--gpus lists " + std::to_string(g) + " twice");
+  }
+}
+
+std::vector<StudyRunPlan> plan_study(size_t combinations, int repeats, const std::vector<int>& counts) {
+  std::vector<StudyRunPlan> plans;
+  for (size_t c = 0; c < combinations; ++c)
+    for (int r = 1; r <= repeats; ++r)
+      for (int gpus : counts) plans.push_back(StudyRunPlan{c, r, gpus});
+  return plans;
+}
+
+StudyPoint summarize_run(int gpus, const RunSummary& run, int warmup_epochs, double shared_startup_s,
+                         double configuration_start_s) {
+  StudyPoint p;
+  p.gpus = gpus;
+  const size_t first = std::min(static_cast<size_t>(std::max(0, warmup_epochs)),
+                                run.epochs.empty() ? size_t{0} : run.epochs.size() - 1);
+  double time = 0, samples = 0, comm = 0, clock_time_product = 0;
+  int n = 0;
+  for (size_t e = first; e < run.epochs.size(); ++e) {
+    const EpochSummary& s = run.epochs[e];
+    time += s.wall_max;
+    samples += static_cast<double>(s.global_samples);
+    comm += s.phases_max.seconds[kPhaseComm];
+    clock_time_product += s.clocks.sm_clock_min_mhz * s.wall_max;  // NaN once an epoch has no clock
+    ++n;
+  }
+  if (n > 0 && time > 0) {
+    p.images_per_s = samples / time;
+    p.epoch_time_s = time / n;
+    p.exposed_comm_fraction = comm / time;
+    p.sm_clock_min_mhz = clock_time_product / time;
+  }
+  p.time_to_accuracy_s = run.time_to_target;
+  p.wall_to_accuracy_s = shared_startup_s + (run.wall_to_target - configuration_start_s);
+  return p;
+}
+
+void compute_scaling(std::vector<StudyPoint>& points, Scaling mode) {
+  const auto same_series = [](const StudyPoint& a, const StudyPoint& b) {
+    return a.plan.combination == b.plan.combination && a.plan.repeat == b.plan.repeat;
+  };
+  for (auto& p : points) {
+    const StudyPoint* base = &p;
+    for (const StudyPoint& q : points)
+      if (same_series(p, q) && q.gpus < base->gpus) base = &q;
+    const ScalingRatio r = scaling_ratio(p, *base, mode);
+    p.speedup = r.speedup;
+    p.efficiency = r.efficiency;
+  }
+}
+
+StudyOutcome run_scaling_study(
+    Communicator& world, const std::vector<StudyRunPlan>& plans, const std::vector<SweepCombination>& combinations,
+    int warmup_epochs, const std::function<std::unique_ptr<Engine>(const TrainConfig&, Communicator&)>& make_engine,
+    const std::function<RunWriter*(const StudyRunPlan&)>& writer_for) {
+  StudyOutcome outcome;
+  const bool repeated = std::any_of(plans.begin(), plans.end(), [](const StudyRunPlan& p) { return p.repeat > 1; });
+  const double shared_startup_s = world.allreduce_max(seconds_since_process_start());
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const StudyRunPlan& plan = plans[i];
+    const SweepCombination& combination = combinations.at(plan.combination);
+    const TrainConfig run_config = configuration_for(combination.config, plan.gpus);
+    const int ranks = ranks_for(combination.config, plan.gpus);
+    std::string which;
+    for (const auto& [key, value] : combination.values) which += ", " + key + " " + value;
+    if (repeated) which += ", repeat " + std::to_string(plan.repeat);
+    if (run_config.parallel == Parallel::Dp) {
+      log0("== scale: DataParallel, rank 0 drives %d replica(s), %s scaling%s\n", plan.gpus,
+           scaling_name(run_config.scaling), which.c_str());
+    } else {
+      log0("== scale: %d of %d rank(s), %s scaling%s\n", plan.gpus, world.size(), scaling_name(run_config.scaling),
+           which.c_str());
+    }
+    const double configuration_start_s = world.allreduce_max(seconds_since_process_start());
+    // The first configuration's start-up holds the study's own (MPI, data, ...); each later one's only
+    // what it timed itself.
+    const StartupSnapshot startup_before = startup_snapshot();
+    std::unique_ptr<Communicator> sub = world.split(world.rank() < ranks ? 0 : -1, world.rank());
+    RunSummary run;
+    RunWriter* writer = nullptr;
+    if (sub) {
+      std::unique_ptr<Engine> engine;
+      {
+        const EngineBuildTimer engine_startup;
+        engine = make_engine(run_config, *sub);
+      }
+      writer = writer_for(plan);
+      ResultsObserver observer(writer);
+      run = train(run_config, *sub, *engine, &observer);
+    }
+    world.barrier();  // ranks outside this configuration wait here
+    const StartupReport startup = i == 0 ? gather_startup(world) : gather_startup_since(world, startup_before);
+    if (writer) write_startup_attributes(*writer, startup);
+    // A configuration cut short keeps its finished epochs under /configs but gets no /study row. A signal
+    // that reached any rank (those outside the configuration too) ends the study after it.
+    const bool cut_short = world.allreduce_max(run.interrupted ? 1 : 0) != 0;
+    if (!cut_short) {
+      outcome.points.push_back(summarize_run(plan.gpus, run, warmup_epochs, shared_startup_s, configuration_start_s));
+      outcome.points.back().plan = plan;
+    }
+    outcome.unfinished = cut_short ? i : i + 1;
+    if (const int signal = world.allreduce_max(stop_signal_received()); signal != 0) {
+      outcome.stopped_by = signal;
+      outcome.cut_short = cut_short;
+      break;
+    }
+  }
+  return outcome;
+}
+
+}  // namespace sb
