@@ -22,7 +22,9 @@ def listed_models(binary=None):
     """{name: {"name", "description", "input": [C, H, W], "classes", "parameters", "outputs_log_probabilities"}}
     in the registry's order."""
     # The binary starts MPI on its own (a singleton): it must not take a launcher's variables for its job's.
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PMIX_", "PMI_", "SLURM_"))}
+    # The site's MPI settings (OMPI_MCA_*, e.g. how a singleton starts its daemon) stay.
+    env = {k: v for k, v in os.environ.items()
+           if k.startswith("OMPI_MCA_") or not k.startswith(("OMPI_", "PMIX_", "PMI_", "SLURM_"))}
     binary = binary or scalebench_binary()
     result = subprocess.run([binary, "info", "--models"], capture_output=True, text=True, env=env, check=False)
     if result.returncode != 0:
