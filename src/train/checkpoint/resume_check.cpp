@@ -30,6 +30,8 @@ std::string changeable_list() {
   return text;
 }
 
+const char* const kOldResnet18 = "\"resnet18\"";  // the JSON value of the renamed model
+
 // The members of a configuration JSON under today's keys (an older key read as its row's), with the
 // default of each option it does not record: a configuration written before an option existed ran
 // with the default.
@@ -41,6 +43,7 @@ std::map<std::string, std::string> recorded_options(const std::string& json, con
     members[row ? row->json_key : key] = value;
   }
   if (members.empty()) return members;  // nothing recorded at all: no defaults to assume
+  if (names_the_cifar_resnet18_by_its_old_name(json, what)) members["model"] = "\"resnet18-cifar\"";
   static const TrainConfig defaults;
   for (const TrainOption& row : train_options())
     if (row.json_key && !members.count(row.json_key)) members[row.json_key] = row.field.to_json(defaults);
@@ -50,6 +53,22 @@ std::map<std::string, std::string> recorded_options(const std::string& json, con
 std::string epochs_text(int64_t n) { return std::to_string(n) + (n == 1 ? " epoch" : " epochs"); }
 
 }  // namespace
+
+bool names_the_cifar_resnet18_by_its_old_name(const std::string& stored_json, const std::string& stored_what) {
+  bool names_resnet18 = false, records_zero_init_residual = false;
+  for (const auto& [key, value] : flat_json_members(stored_json, stored_what)) {
+    if (key == "model" && value == kOldResnet18) names_resnet18 = true;
+    if (key == "zero_init_residual") records_zero_init_residual = true;
+  }
+  return names_resnet18 && !records_zero_init_residual;
+}
+
+void check_model_meaning(const std::string& stored_json, const std::string& stored_what, const std::string& given_model) {
+  if (given_model == "resnet18-cifar" || !names_the_cifar_resnet18_by_its_old_name(stored_json, stored_what)) return;
+  throw UserError("--model " + given_model + ": " + stored_what + " --model resnet18, which then meant the CIFAR variant "
+                  "(3x3 stem, no max-pool); the name's meaning changed (resnet18 is now torchvision's ResNet-18), so to "
+                  "continue this run give --model resnet18-cifar");
+}
 
 std::string option_for_key(const std::string& key) {
   if (const TrainOption* row = train_option_for_key(key)) return std::string("--") + row->name;
@@ -92,6 +111,7 @@ bool resume_is_finished(const Checkpoint& c, const TrainConfig& config) {
 
 void check_resume(const Checkpoint& c, const TrainConfig& config, int ranks) {
   const std::string what = "checkpoint " + config.resume;
+  check_model_meaning(c.config_json, what + " was written with", config.model);
   check_same_run_options(c.config_json, what + " was written with", config.to_json(), "this command gives");
   if (config.epochs < epochs_begun(c)) {
     throw UserError("--epochs " + std::to_string(config.epochs) + " is fewer than the " + epochs_text(epochs_begun(c)) + " " +
@@ -125,8 +145,8 @@ void check_results_continuation(const std::string& out, const Checkpoint& c, con
       throw UserError(where + " lacks the epochs column '" + column.name +
                       "' (an older scalebench wrote it), so this version can't continue it; start the run again");
   }
-  check_same_run_options(file.has_attribute("config_json") ? file.string_attribute("config_json") : "{}",
-                         where + " was written with", c.config_json, ckpt + " with");
+  const std::string file_config = file.has_attribute("config_json") ? file.string_attribute("config_json") : "{}";
+  check_same_run_options(file_config, where + " was written with", c.config_json, ckpt + " with");
   const int64_t file_ranks = file.has_attribute("world_size") ? file.int_attribute("world_size") : 0;
   if (file_ranks != ranks) {
     throw UserError(where + " holds the per-rank times of " + std::to_string(file_ranks) + " ranks, so a resume on " +

@@ -32,6 +32,13 @@ bool resume_is_finished(const Checkpoint& checkpoint, const TrainConfig& config)
 // differs from rank 0.
 void check_same_checkpoint_on_ranks(Communicator& comm, const Checkpoint& checkpoint, const std::string& path);
 
+// `resnet18` named the CIFAR variant, now `resnet18-cifar`, in configurations written before
+// `zero_init_residual` was recorded (the same change added both, so a configuration without that key is
+// older). Such a configuration reads as `resnet18-cifar` in the resume checks; this throws UserError when
+// `given_model` is not that name, saying that the name's meaning changed.
+bool names_the_cifar_resnet18_by_its_old_name(const std::string& stored_json, const std::string& stored_what);
+void check_model_meaning(const std::string& stored_json, const std::string& stored_what, const std::string& given_model);
+
 // Everything a resume can check from the checkpoint and the configuration alone (every rank): the
 // options (each row's ResumeRule, train/train_options.h), --epochs not fewer than the epochs begun, and the rank count.
 void check_resume(const Checkpoint& checkpoint, const TrainConfig& config, int ranks);
