@@ -74,3 +74,4 @@ TEST(RenamedModel, ANewResnet18CheckpointResumesAsResnet18Only) {
 }
 
 }  // namespace
+}  // namespace sb
