@@ -26,7 +26,6 @@ inline constexpr uint64_t kModelStepSeed = 21;
 inline const ModelStepCase kPlainModelCases[] = {
     {"mnist-cnn", {1, 28, 28, 10}, 0.05}, {"mlp", {1, 28, 28, 10}, 0.05}, {"cifar-cnn", {3, 32, 32, 10}, 0.05}};
 inline const ModelStepCase kBatchNormModelCases[] = {{"wrn", {3, 8, 8, 10}, 0.002},
-                                                     {"resnet18-cifar", {3, 16, 16, 10}, 0.002},
-                                                     {"resnet18", {3, 32, 32, 10}, 0.002}};
+                                                     {"resnet18-cifar", {3, 16, 16, 10}, 0.002}};
 
 }  // namespace sb::testing

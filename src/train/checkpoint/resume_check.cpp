@@ -30,8 +30,6 @@ std::string changeable_list() {
   return text;
 }
 
-const char* const kOldResnet18 = "\"resnet18\"";  // the JSON value of the renamed model
-
 // The members of a configuration JSON under today's keys (an older key read as its row's), with the
 // default of each option it does not record: a configuration written before an option existed ran
 // with the default.
@@ -53,15 +51,6 @@ std::map<std::string, std::string> recorded_options(const std::string& json, con
 std::string epochs_text(int64_t n) { return std::to_string(n) + (n == 1 ? " epoch" : " epochs"); }
 
 }  // namespace
-
-bool names_the_cifar_resnet18_by_its_old_name(const std::string& stored_json, const std::string& stored_what) {
-  bool names_resnet18 = false, records_zero_init_residual = false;
-  for (const auto& [key, value] : flat_json_members(stored_json, stored_what)) {
-    if (key == "model" && value == kOldResnet18) names_resnet18 = true;
-    if (key == "zero_init_residual") records_zero_init_residual = true;
-  }
-  return names_resnet18 && !records_zero_init_residual;
-}
 
 void check_model_meaning(const std::string& stored_json, const std::string& stored_what, const std::string& given_model) {
   if (given_model == "resnet18-cifar" || !names_the_cifar_resnet18_by_its_old_name(stored_json, stored_what)) return;

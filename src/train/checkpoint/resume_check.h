@@ -8,6 +8,7 @@
 
 #include "train/checkpoint/checkpoint.h"
 #include "train/config_json.h"
+#include "train/renamed_model.h"
 #include "train/train_config.h"
 #include "train/train_options.h"
 
@@ -32,11 +33,9 @@ bool resume_is_finished(const Checkpoint& checkpoint, const TrainConfig& config)
 // differs from rank 0.
 void check_same_checkpoint_on_ranks(Communicator& comm, const Checkpoint& checkpoint, const std::string& path);
 
-// `resnet18` named the CIFAR variant, now `resnet18-cifar`, in configurations written before
-// `zero_init_residual` was recorded (the same change added both, so a configuration without that key is
-// older). Such a configuration reads as `resnet18-cifar` in the resume checks; this throws UserError when
-// `given_model` is not that name, saying that the name's meaning changed.
-bool names_the_cifar_resnet18_by_its_old_name(const std::string& stored_json, const std::string& stored_what);
+// A configuration that names the CIFAR ResNet-18 by its old name (train/renamed_model.h) reads as
+// `resnet18-cifar` in the resume checks; this throws UserError when `given_model` is not that name,
+// saying that the name's meaning changed.
 void check_model_meaning(const std::string& stored_json, const std::string& stored_what, const std::string& given_model);
 
 // Everything a resume can check from the checkpoint and the configuration alone (every rank): the
