@@ -10,6 +10,8 @@
 #include "models/registry.h"
 #include "nn/cpu/loss.h"
 #include "nn/cpu/network.h"
+#include "train/run_setup.h"
+#include "user_error_text.h"
 
 namespace sb {
 namespace {
@@ -122,6 +124,29 @@ TEST(ResNetModels, ZeroInitResidualZeroesExactlyTheLastBnOfEachBranch) {
   EXPECT_EQ(zero_init_residual(plain), 8);
   LayerSpec mlp = build_model("mlp", ModelInput{1, 28, 28, 10});
   EXPECT_EQ(zero_init_residual(mlp), 0) << "a model without residual branches has nothing to zero";
+}
+
+TEST(ResNetModels, TheRunsModelTakesZeroInitResidualFromTheOption) {
+  Dataset train;
+  train.channels = 3;
+  train.height = train.width = 64;
+  train.num_classes = 10;
+  TrainConfig config;
+  config.model = "resnet18";
+  config.zero_init_residual = true;
+  int zeroed = 0;
+  for (const ParamSpec& p : collect_params(model_spec_for(config, train)))
+    zeroed += p.init == ParamInit::Zeros && ends_with(p.name, "bn2.weight");
+  EXPECT_EQ(zeroed, 8);
+  config.zero_init_residual = false;
+  for (const ParamSpec& p : collect_params(model_spec_for(config, train)))
+    if (ends_with(p.name, ".weight") && p.shape.rank() == 1) EXPECT_EQ(p.init, ParamInit::Ones) << p.name;
+
+  config.model = "mlp";
+  config.zero_init_residual = true;
+  const std::string message = testing::refusal([&] { model_spec_for(config, train); });
+  EXPECT_NE(message.find("--zero-init-residual"), std::string::npos) << message;
+  EXPECT_NE(message.find("'mlp'"), std::string::npos) << message;
 }
 
 TEST(ResNetModels, WithoutTheOptionNoBnWeightStartsAtZero) {
