@@ -57,6 +57,20 @@ TEST(ResNetModels, TheStemIsASevenBySevenStrideTwoConvThenAPaddedMaxPool) {
             (Shape{1, 64, 56, 56}));
 }
 
+// The PyTorch twin is torchvision's module itself: its state_dict names must be scalebench's.
+TEST(ResNetModels, ParameterNamesAreTorchvisions) {
+  std::set<std::string> names;
+  for (const ParamSpec& p : collect_params(build_model("resnet50", kImageNet))) names.insert(p.name);
+  for (const ParamSpec& p : collect_buffers(build_model("resnet50", kImageNet))) names.insert(p.name);
+  for (const char* name : {"conv1.weight", "bn1.weight", "bn1.running_var", "layer1.0.conv3.weight", "layer1.0.bn3.bias",
+                           "layer1.0.downsample.0.weight", "layer1.0.downsample.1.running_mean", "layer2.0.conv2.weight",
+                           "layer4.2.bn3.weight", "fc.weight", "fc.bias"})
+    EXPECT_TRUE(names.count(name)) << name;
+  EXPECT_FALSE(names.count("layer1.1.downsample.0.weight")) << "identity shortcuts have no parameters";
+  const std::vector<ParamSpec> params = collect_params(build_model("resnet18", kImageNet));
+  EXPECT_EQ(params.size(), 62u);  // torchvision's resnet18 has 62 parameter tensors
+}
+
 TEST(ResNetModels, InitialisationFollowsTorchvision) {
   for (const char* name : {"resnet18", "resnet50"}) {
     SCOPED_TRACE(name);
