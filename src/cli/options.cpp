@@ -107,7 +107,6 @@ const std::vector<OptionSpec>& cli_options() {
   return rows;
 }
 
-// The models' rows for --help: name, description and the input each is documented with.
 // 11689512 as "11,689,512".
 std::string digits_grouped(int64_t n) {
   std::string digits = std::to_string(n), text;
@@ -118,6 +117,8 @@ std::string digits_grouped(int64_t n) {
   return text;
 }
 
+// The models' rows for --help: name, description, the input each is documented with and its parameter
+// count there.
 std::string models_help() {
   std::string text = "\nmodels (--model):\n";
   for (const ModelInfo& m : model_catalog()) {

@@ -134,8 +134,8 @@ void check_results_continuation(const std::string& out, const Checkpoint& c, con
       throw UserError(where + " lacks the epochs column '" + column.name +
                       "' (an older scalebench wrote it), so this version can't continue it; start the run again");
   }
-  const std::string file_config = file.has_attribute("config_json") ? file.string_attribute("config_json") : "{}";
-  check_same_run_options(file_config, where + " was written with", c.config_json, ckpt + " with");
+  check_same_run_options(file.has_attribute("config_json") ? file.string_attribute("config_json") : "{}",
+                         where + " was written with", c.config_json, ckpt + " with");
   const int64_t file_ranks = file.has_attribute("world_size") ? file.int_attribute("world_size") : 0;
   if (file_ranks != ranks) {
     throw UserError(where + " holds the per-rank times of " + std::to_string(file_ranks) + " ranks, so a resume on " +
