@@ -169,8 +169,8 @@ class BasicBlock(nn.Module):
         return F.relu(y + (self.shortcut(x) if self.shortcut is not None else x))
 
 
-class ResNet18(Twin):
-    """src/models/resnet18.cpp, the CIFAR variant: 3x3 stem without max-pool, [2,2,2,2] basic blocks of
+class ResNet18Cifar(Twin):
+    """src/models/resnet18_cifar.cpp (resnet18-cifar): 3x3 stem without max-pool, [2,2,2,2] basic blocks of
     64/128/256/512 channels, global average pooling, fc. Ends in logits."""
 
     def __init__(self, channels=3, classes=10):
@@ -196,8 +196,37 @@ class ResNet18(Twin):
         return self.fc(x)
 
 
+class TorchvisionResNet(Twin):
+    """src/models/resnet.cpp (resnet18, resnet34, resnet50): torchvision.models' own ResNets, untrained
+    (weights=None). scalebench names its parameters as torchvision does ("layer1.0.downsample.0.weight").
+    Ends in logits. torchvision is imported here only, so the other twins need just torch."""
+    ARCHITECTURE = None  # the torchvision.models builder's name
+
+    @classmethod
+    def for_input(cls, channels, height, width, classes, widths, dropout):
+        import torchvision
+        model = getattr(torchvision.models, cls.ARCHITECTURE)(weights=None, num_classes=classes)
+        if channels != 3:  # the stem for another channel count, as scalebench's builder sizes it
+            model.conv1 = nn.Conv2d(channels, 64, 7, 2, 3, bias=False)
+            nn.init.kaiming_normal_(model.conv1.weight, mode="fan_out", nonlinearity="relu")
+        return model
+
+
+class ResNet18(TorchvisionResNet):
+    ARCHITECTURE = "resnet18"
+
+
+class ResNet34(TorchvisionResNet):
+    ARCHITECTURE = "resnet34"
+
+
+class ResNet50(TorchvisionResNet):
+    ARCHITECTURE = "resnet50"
+
+
 # The twin of each model of scalebench's registry, by its name.
-TWINS = {"mnist-cnn": MnistCnn, "wrn": WideResNet, "cifar-cnn": CifarCnn, "mlp": Mlp, "resnet18": ResNet18}
+TWINS = {"mnist-cnn": MnistCnn, "wrn": WideResNet, "cifar-cnn": CifarCnn, "mlp": Mlp, "resnet18": ResNet18,
+         "resnet34": ResNet34, "resnet50": ResNet50, "resnet18-cifar": ResNet18Cifar}
 
 
 def build(model, channels, height, width, classes, widths=WRN_WIDTHS, dropout=True):

@@ -14,24 +14,31 @@ using namespace detail;
 
 struct Geometry {
   int64_t n, c, h, w, oh, ow;
-  int k, s;
+  int k, s, pad;
 };
 
 // The geometry in the kernels' index type.
 template <typename I>
 struct Geom {
-  I n, c, h, w, oh, ow, k, s;
+  I n, c, h, w, oh, ow, k, s, pad;
   explicit Geom(const Geometry& g)
       : n(static_cast<I>(g.n)), c(static_cast<I>(g.c)), h(static_cast<I>(g.h)), w(static_cast<I>(g.w)),
-        oh(static_cast<I>(g.oh)), ow(static_cast<I>(g.ow)), k(static_cast<I>(g.k)), s(static_cast<I>(g.s)) {}
+        oh(static_cast<I>(g.oh)), ow(static_cast<I>(g.ow)), k(static_cast<I>(g.k)), s(static_cast<I>(g.s)),
+        pad(static_cast<I>(g.pad)) {}
 };
 
 Geometry make_geometry(const PoolShape& p, const char* what) {
-  if (p.kernel < 1 || p.stride < 1 || p.h < p.kernel || p.w < p.kernel)
-    fatal(std::string(what) + ": bad window " + std::to_string(p.kernel) + "/" + std::to_string(p.stride) +
-          " for an input of " + std::to_string(p.h) + "x" + std::to_string(p.w));
-  return Geometry{p.n, p.c, p.h, p.w, (p.h - p.kernel) / p.stride + 1, (p.w - p.kernel) / p.stride + 1, p.kernel,
-                  p.stride};
+  const int64_t ph = p.h + 2 * p.pad, pw = p.w + 2 * p.pad;
+  if (p.kernel < 1 || p.stride < 1 || p.pad < 0 || 2 * p.pad > p.kernel || ph < p.kernel || pw < p.kernel)
+    fatal(std::string(what) + ": bad window " + std::to_string(p.kernel) + "/" + std::to_string(p.stride) + "/" +
+          std::to_string(p.pad) + " for an input of " + std::to_string(p.h) + "x" + std::to_string(p.w));
+  return Geometry{p.n, p.c, p.h, p.w, (ph - p.kernel) / p.stride + 1, (pw - p.kernel) / p.stride + 1, p.kernel,
+                  p.stride, p.pad};
+}
+
+Geometry unpadded_geometry(const PoolShape& p, const char* what) {
+  if (p.pad != 0) fatal(std::string(what) + ": average pooling takes no padding, got " + std::to_string(p.pad));
+  return make_geometry(p, what);
 }
 
 // Index arithmetic runs in I: int32_t when the input has fewer than 2^30 elements (the usual case; 64-bit
@@ -131,6 +138,55 @@ __global__ void maxpool_backward_kernel(const T* __restrict__ x, const T* __rest
     }));
 }
 
+// Padded max pooling: the window clipped to the image, its first cell inside starting the search, so
+// that padded cells (-inf in PyTorch) never win; pad <= kernel / 2 leaves every window a cell. Separate
+// kernels, so that the unpadded ones keep their arithmetic.
+template <typename T, bool Nhwc, typename I>
+__device__ __forceinline__ I padded_window_argmax(const T* x, const Geom<I>& g, I img, I ch, I oy, I ox) {
+  const I y0 = oy * g.s - g.pad, x0 = ox * g.s - g.pad;
+  const I y_lo = y0 < 0 ? 0 : y0, x_lo = x0 < 0 ? 0 : x0;
+  const I y_hi = y0 + g.k < g.h ? y0 + g.k : g.h, x_hi = x0 + g.k < g.w ? x0 + g.k : g.w;
+  I best = offset<Nhwc, I>(img, ch, y_lo, x_lo, g.c, g.h, g.w);
+  float best_v = to_float(x[best]);
+  for (I yy = y_lo; yy < y_hi; ++yy)
+    for (I xx = x_lo; xx < x_hi; ++xx) {
+      const I at = offset<Nhwc, I>(img, ch, yy, xx, g.c, g.h, g.w);
+      const float v = to_float(x[at]);
+      if (v > best_v || isnan(v)) {
+        best = at;
+        best_v = v;
+      }
+    }
+  return best;
+}
+
+template <typename T, bool Nhwc, typename I>
+__global__ void maxpool_padded_forward_kernel(const T* __restrict__ x, T* __restrict__ y, Geom<I> g) {
+  const I total = g.n * g.c * g.oh * g.ow;
+  for (I o = static_cast<I>(global_thread()); o < total; o += static_cast<I>(grid_threads())) {
+    const Coord<I> q = decode<Nhwc, I>(o, g.c, g.oh, g.ow);
+    y[o] = x[padded_window_argmax<T, Nhwc, I>(x, g, q.img, q.ch, q.y, q.x)];
+  }
+}
+
+template <typename T, bool Nhwc, typename I>
+__global__ void maxpool_padded_backward_kernel(const T* __restrict__ x, const T* __restrict__ dy, T* __restrict__ dx,
+                                               Geom<I> g) {
+  const I total = g.n * g.c * g.h * g.w;
+  for (I i = static_cast<I>(global_thread()); i < total; i += static_cast<I>(grid_threads())) {
+    const Coord<I> q = decode<Nhwc, I>(i, g.c, g.h, g.w);
+    I y_first, y_last, x_first, x_last;  // windows over the padded image, where input row y sits at y + pad
+    covering<I>(q.y + g.pad, g.k, g.s, g.oh, y_first, y_last);
+    covering<I>(q.x + g.pad, g.k, g.s, g.ow, x_first, x_last);
+    float sum = 0.0f;
+    for (I oy = y_first; oy <= y_last; ++oy)
+      for (I ox = x_first; ox <= x_last; ++ox)
+        if (padded_window_argmax<T, Nhwc, I>(x, g, q.img, q.ch, oy, ox) == i)
+          sum += to_float(dy[offset<Nhwc, I>(q.img, q.ch, oy, ox, g.c, g.oh, g.ow)]);
+    dx[i] = from_float<T>(sum);
+  }
+}
+
 // Max pooling's common case in NHWC, windows that tile the input (kernel == stride, h and w multiples of
 // it) and whole 16-byte vectors of channels: one thread per output pixel and vector, so that every load
 // and store is 16 bytes and backward writes each dx element once. The same argmax rule and the same
@@ -221,7 +277,7 @@ __global__ void maxpool_tiled_nhwc_backward_kernel(const T* __restrict__ x, cons
 // Whether the tiled NHWC kernels apply: see above; the pointers must be 16-byte aligned.
 bool tiled_nhwc(const Geometry& g, Layout layout, DType dtype, std::initializer_list<const void*> pointers) {
   const int64_t lanes = 16 / static_cast<int64_t>(dtype_size(dtype));
-  if (layout != Layout::NHWC || g.k != g.s || g.h % g.k != 0 || g.w % g.k != 0 || g.c % lanes != 0) return false;
+  if (layout != Layout::NHWC || g.pad != 0 || g.k != g.s || g.h % g.k != 0 || g.w % g.k != 0 || g.c % lanes != 0) return false;
   for (const void* p : pointers)
     if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
   return true;
@@ -319,6 +375,16 @@ void maxpool_forward(const void* x, void* y, const PoolShape& shape, Layout layo
   const Geometry g = make_geometry(shape, "maxpool_forward");
   const int64_t total = g.n * g.c * g.oh * g.ow;
   if (total <= 0) return;
+  if (g.pad > 0) {
+    dispatch(dtype, layout, g.n * g.c * g.h * g.w, [&](auto tag, auto nhwc, auto index) {
+      using T = typename decltype(tag)::type;
+      using I = typename decltype(index)::type;
+      maxpool_padded_forward_kernel<T, decltype(nhwc)::value, I>
+          <<<grid_for(total), kThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), Geom<I>(g));
+    });
+    CHECK_CUDA_LAUNCH();
+    return;
+  }
   if (tiled_nhwc(g, layout, dtype, {x, y})) {
     dispatch(dtype, layout, g.n * g.c * g.h * g.w, [&](auto tag, auto, auto index) {
       using T = typename decltype(tag)::type;
@@ -343,6 +409,16 @@ void maxpool_backward(const void* x, const void* dy, void* dx, const PoolShape& 
   const Geometry g = make_geometry(shape, "maxpool_backward");
   const int64_t total = g.n * g.c * g.h * g.w;
   if (total <= 0) return;
+  if (g.pad > 0) {
+    dispatch(dtype, layout, total, [&](auto tag, auto nhwc, auto index) {
+      using T = typename decltype(tag)::type;
+      using I = typename decltype(index)::type;
+      maxpool_padded_backward_kernel<T, decltype(nhwc)::value, I><<<grid_for(total), kThreads, 0, stream>>>(
+          static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), Geom<I>(g));
+    });
+    CHECK_CUDA_LAUNCH();
+    return;
+  }
   if (tiled_nhwc(g, layout, dtype, {x, dy, dx})) {
     dispatch(dtype, layout, total, [&](auto tag, auto, auto index) {
       using T = typename decltype(tag)::type;
@@ -364,7 +440,7 @@ void maxpool_backward(const void* x, const void* dy, void* dx, const PoolShape& 
 }
 
 void avgpool_forward(const void* x, void* y, const PoolShape& shape, Layout layout, DType dtype, cudaStream_t stream) {
-  const Geometry g = make_geometry(shape, "avgpool_forward");
+  const Geometry g = unpadded_geometry(shape, "avgpool_forward");
   const int64_t total = g.n * g.c * g.oh * g.ow;
   if (total <= 0) return;
   const float inv_area = 1.0f / static_cast<float>(g.k * g.k);
@@ -379,7 +455,7 @@ void avgpool_forward(const void* x, void* y, const PoolShape& shape, Layout layo
 
 void avgpool_backward(const void* dy, void* dx, const PoolShape& shape, Layout layout, DType dtype,
                       cudaStream_t stream) {
-  const Geometry g = make_geometry(shape, "avgpool_backward");
+  const Geometry g = unpadded_geometry(shape, "avgpool_backward");
   const int64_t total = g.n * g.c * g.h * g.w;
   if (total <= 0) return;
   const float inv_area = 1.0f / static_cast<float>(g.k * g.k);

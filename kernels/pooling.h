@@ -1,6 +1,8 @@
 // Pooling over a logical [n, c, h, w] tensor stored NCHW or NHWC, in fp32/fp16/bf16 (fp32 arithmetic),
-// with PyTorch's semantics as in the CPU reference (src/nn/cpu/pooling.h): no padding, floor mode, so
-// the output is [n, c, (h - kernel)/stride + 1, (w - kernel)/stride + 1] in the same layout.
+// with PyTorch's semantics as in the CPU reference (src/nn/cpu/pooling.h): floor mode, and for max
+// pooling `pad` cells of -inf on each side (they never win), so the output is
+// [n, c, (h + 2 pad - kernel)/stride + 1, (w + 2 pad - kernel)/stride + 1] in the same layout. Average
+// pooling takes no padding.
 // Backward passes gather (each input element sums the windows that cover it) rather than scatter, so
 // they write every element of dx (uncovered ones as 0), need no memset or atomics, and are
 // deterministic. cuDNN's pooling is legacy-only in cuDNN 9 (deprecated); these are ours instead.
@@ -16,6 +18,7 @@ namespace sb::kernels {
 struct PoolShape {
   int64_t n, c, h, w;  // the input, logical NCHW
   int kernel, stride;  // square windows
+  int pad = 0;         // max pooling only; at most kernel / 2
 };
 
 // y = max over each window; the first maximum in row-major window order wins on ties.

@@ -14,7 +14,7 @@
 #   SCALEBENCH_JOB_NAME     the name in the results file's name     [sb-train]
 #   SCALEBENCH_BIN          the binary                              [build/scalebench of this checkout]
 #   SCALEBENCH_MODULES      modules to load; empty: none            []
-#   SCALEBENCH_MODEL        --model: mnist-cnn, wrn, cifar-cnn, mlp, resnet18 [wrn]
+#   SCALEBENCH_MODEL        --model: mnist-cnn, wrn, cifar-cnn, mlp, resnet18, resnet34, resnet50, resnet18-cifar [wrn]
 #   SCALEBENCH_DATA         --data, e.g. cifar100:/data/cifar-100-binary [synthetic:3x32x32:100]
 #   SCALEBENCH_EPOCHS       --epochs                                [3]
 #   SCALEBENCH_BATCH_SIZE   --batch-size per rank                   [256]

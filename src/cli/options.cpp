@@ -107,15 +107,28 @@ const std::vector<OptionSpec>& cli_options() {
   return rows;
 }
 
-// The models' rows for --help: name, description and the input each is documented with.
+// 11689512 as "11,689,512".
+std::string digits_grouped(int64_t n) {
+  std::string digits = std::to_string(n), text;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) text += ',';
+    text += digits[i];
+  }
+  return text;
+}
+
+// The models' rows for --help: name, description, the input each is documented with and its parameter
+// count there.
 std::string models_help() {
   std::string text = "\nmodels (--model):\n";
   for (const ModelInfo& m : model_catalog()) {
     std::string name = "  " + m.name;
     name.resize(std::max<size_t>(name.size() + 1, 14), ' ');
     const ModelInput& in = m.home_input;
+    const int64_t parameters = count_elements(collect_params(build_model(m.name, in)));
     text += name + m.description + "; documented with " + std::to_string(in.channels) + "x" + std::to_string(in.height) +
-            "x" + std::to_string(in.width) + " inputs, " + std::to_string(in.classes) + " classes\n";
+            "x" + std::to_string(in.width) + " inputs, " + std::to_string(in.classes) + " classes (" +
+            digits_grouped(parameters) + " parameters)\n";
   }
   return text;
 }

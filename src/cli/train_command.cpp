@@ -113,7 +113,9 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   const double peak_tflops = engine->measurements().peak_tflops();
   const double slowest_peak_tflops = world.allreduce_min(peak_tflops);  // collective on every rank either way
   if (results) {
-    const NamedValue model_figures[] = {{"training_flops_per_sample", flops_per_sample}, {"peak_tflops_per_device", slowest_peak_tflops}};
+    const NamedValue model_figures[] = {{"training_flops_per_sample", flops_per_sample},
+                                        {"peak_tflops_per_device", slowest_peak_tflops},
+                                        {"parameter_count", static_cast<double>(engine->parameter_count())}};
     results->write_root_attributes(model_figures);
   }
   ResultsObserver results_observer(writer);

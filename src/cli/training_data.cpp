@@ -5,6 +5,7 @@
 #include "models/registry.h"
 #include "train/cache_folder.h"
 #include "train/collective.h"
+#include "train/run_setup.h"
 
 namespace sb {
 
@@ -13,7 +14,7 @@ TrainTest load_training_data(Communicator& comm, const TrainConfig& config, cons
   run_collectively(comm, [&] {
     inject_fault_if_asked("load");
     data = load_dataset(spec, config.train_limit, cache_folder(config));
-    build_model(config.model, ModelInput{data.train.channels, data.train.height, data.train.width, data.train.num_classes});
+    model_spec_for(config, data.train);  // refuses a model that does not fit the data, or its options
     if (data.train.size() < max_ranks) {  // each rank read its own copy of the files
       throw UserError("the training set has " + std::to_string(data.train.size()) + " samples but the job runs " +
                       std::to_string(max_ranks) + " ranks; use fewer ranks or more samples (--train-limit)");

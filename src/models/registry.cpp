@@ -4,10 +4,22 @@
 #include "models/cifar_cnn.h"
 #include "models/mlp.h"
 #include "models/mnist_cnn.h"
-#include "models/resnet18.h"
+#include "models/resnet.h"
+#include "models/resnet18_cifar.h"
 #include "models/wide_resnet.h"
 
 namespace sb {
+namespace {
+
+// torchvision's ImageNet reference recipe for its ResNets: SGD, lr 0.1 for a batch of 256, momentum 0.9,
+// weight decay 1e-4, here with cosine annealing over the run. The lr is fixed, not scaled with the batch:
+// another batch size (or --scale-lr over ranks) is the user's choice.
+std::vector<RecipeOption> imagenet_recipe() {
+  return {{"optimizer", "sgd"}, {"lr", "0.1"}, {"momentum", "0.9"}, {"weight-decay", "1e-4"}, {"scheduler", "cosine"},
+          {"batch-size", "256"}};
+}
+
+}  // namespace
 
 const std::vector<ModelInfo>& model_catalog() {
   static const std::vector<ModelInfo> catalog = {
@@ -22,7 +34,13 @@ const std::vector<ModelInfo>& model_catalog() {
        {{"optimizer", "sgd"}, {"lr", "0.001"}, {"momentum", "0.9"}, {"batch-size", "4"}}},
       {"mlp", "3-layer MLP (512, 512)", mlp, ModelInput{1, 28, 28, 10}, false,
        {{"optimizer", "sgd"}, {"lr", "0.01"}, {"batch-size", "64"}}},
-      {"resnet18", "ResNet-18, CIFAR variant", resnet18, ModelInput{3, 32, 32, 10}, false,
+      {"resnet18", "torchvision's ResNet-18 (7x7 stem, max-pool, basic blocks [2,2,2,2])", resnet18,
+       ModelInput{3, 224, 224, 1000}, false, imagenet_recipe()},
+      {"resnet34", "torchvision's ResNet-34 (7x7 stem, max-pool, basic blocks [3,4,6,3])", resnet34,
+       ModelInput{3, 224, 224, 1000}, false, imagenet_recipe()},
+      {"resnet50", "torchvision's ResNet-50 v1.5 (7x7 stem, max-pool, bottlenecks [3,4,6,3])", resnet50,
+       ModelInput{3, 224, 224, 1000}, false, imagenet_recipe()},
+      {"resnet18-cifar", "ResNet-18, CIFAR variant (3x3 stem, no max-pool)", resnet18_cifar, ModelInput{3, 32, 32, 10}, false,
        {{"optimizer", "sgd"}, {"lr", "0.1"}, {"momentum", "0.9"}, {"weight-decay", "5e-4"}, {"scheduler", "cosine"},
         {"batch-size", "128"}}},
   };

@@ -30,7 +30,8 @@ LayerPattern layer_pattern(const std::vector<LayerSpec>& c, size_t i, bool netwo
   }
   if (kind_at(c, i, LayerKind::Conv2d) && kind_at(c, i + 1, LayerKind::ReLU) && c[i].bias &&
       layer_kernels_take_channels(c[i].out)) {
-    const bool pool = kind_at(c, i + 2, LayerKind::MaxPool2d) && c[i + 2].kernel == 2 && c[i + 2].stride == 2;
+    const bool pool = kind_at(c, i + 2, LayerKind::MaxPool2d) && c[i + 2].kernel == 2 && c[i + 2].stride == 2 &&
+                      c[i + 2].pad == 0;
     const bool with_dropout = kind_at(c, i + 3, LayerKind::Dropout);
     if (pool && kind_at(c, i + (with_dropout ? 4 : 3), LayerKind::Flatten)) {
       p.path = FusionPath::ConvReluPool;

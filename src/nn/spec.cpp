@@ -1,6 +1,7 @@
 #include "nn/spec.h"
 
 #include <cmath>
+#include <numbers>
 
 #include "core/error.h"
 #include "core/philox.h"
@@ -49,9 +50,9 @@ LayerSpec batchnorm2d(std::string name, int64_t channels) {
   return s;
 }
 LayerSpec relu(std::string name) { return make(LayerKind::ReLU, std::move(name)); }
-LayerSpec maxpool2d(std::string name, int64_t kernel, int64_t stride) {
+LayerSpec maxpool2d(std::string name, int64_t kernel, int64_t stride, int64_t pad) {
   LayerSpec s = make(LayerKind::MaxPool2d, std::move(name));
-  s.kernel = kernel; s.stride = stride;
+  s.kernel = kernel; s.stride = stride; s.pad = pad;
   return s;
 }
 LayerSpec avgpool2d(std::string name, int64_t kernel, int64_t stride) {
@@ -91,17 +92,19 @@ std::vector<ParamSpec> layer_params(const LayerSpec& s) {
   std::vector<ParamSpec> p;
   switch (s.kind) {
     case LayerKind::Conv2d: {
-      const int64_t fan_in = s.in * s.kernel * s.kernel;
-      p.push_back({join(s.name, "weight"), Shape{s.out, s.in, s.kernel, s.kernel}, ParamInit::KaimingUniformA5, fan_in});
+      const int64_t fan_in = s.in * s.kernel * s.kernel, fan_out = s.out * s.kernel * s.kernel;
+      p.push_back({join(s.name, "weight"), Shape{s.out, s.in, s.kernel, s.kernel},
+                   s.weight_init.value_or(ParamInit::KaimingUniformA5), fan_in, fan_out});
       if (s.bias) p.push_back({join(s.name, "bias"), Shape{s.out}, ParamInit::BiasUniform, fan_in});
       break;
     }
     case LayerKind::Linear:
-      p.push_back({join(s.name, "weight"), Shape{s.out, s.in}, ParamInit::KaimingUniformA5, s.in});
+      p.push_back({join(s.name, "weight"), Shape{s.out, s.in}, s.weight_init.value_or(ParamInit::KaimingUniformA5), s.in,
+                   s.out});
       if (s.bias) p.push_back({join(s.name, "bias"), Shape{s.out}, ParamInit::BiasUniform, s.in});
       break;
     case LayerKind::BatchNorm2d:
-      p.push_back({join(s.name, "weight"), Shape{s.in}, ParamInit::Ones, 1});
+      p.push_back({join(s.name, "weight"), Shape{s.in}, s.weight_init.value_or(ParamInit::Ones), 1});
       p.push_back({join(s.name, "bias"), Shape{s.in}, ParamInit::Zeros, 1});
       break;
     default:
@@ -182,7 +185,10 @@ Shape output_shape(const LayerSpec& s, const Shape& in) {
     case LayerKind::MaxPool2d:
     case LayerKind::AvgPool2d: {
       if (in.rank() != 4) shape_error(s, in, "expects N x C x H x W");
-      const int64_t h = pooled(in[2], s.kernel, s.stride, 0), w = pooled(in[3], s.kernel, s.stride, 0);
+      // PyTorch's rule: a window starts inside the image or its left padding, so pad <= kernel / 2.
+      if (s.pad < 0 || 2 * s.pad > s.kernel) shape_error(s, in, "the padding must lie in [0, kernel / 2]");
+      if (s.kind == LayerKind::AvgPool2d && s.pad != 0) shape_error(s, in, "average pooling takes no padding");
+      const int64_t h = pooled(in[2], s.kernel, s.stride, s.pad), w = pooled(in[3], s.kernel, s.stride, s.pad);
       if (h <= 0 || w <= 0) shape_error(s, in, "the image is smaller than the window");
       return Shape{in[0], in[1], h, w};
     }
@@ -214,6 +220,29 @@ Shape output_shape(const LayerSpec& s, const Shape& in) {
   shape_error(s, in, "unknown layer kind");
 }
 
+namespace {
+// The last layer of a branch, looking into nested Sequentials; nullptr for an empty one.
+LayerSpec* last_layer(LayerSpec& branch) {
+  if (branch.kind != LayerKind::Sequential) return &branch;
+  for (auto it = branch.children.rbegin(); it != branch.children.rend(); ++it)
+    if (LayerSpec* last = last_layer(*it)) return last;
+  return nullptr;
+}
+}  // namespace
+
+int zero_init_residual(LayerSpec& root) {
+  int zeroed = 0;
+  if (root.kind == LayerKind::Residual) {
+    LayerSpec* last = last_layer(root.children.at(0));
+    if (last && last->kind == LayerKind::BatchNorm2d) {
+      last->weight_init = ParamInit::Zeros;
+      ++zeroed;
+    }
+  }
+  for (auto& child : root.children) zeroed += zero_init_residual(child);
+  return zeroed;
+}
+
 void initialize_flat(const std::vector<ParamSpec>& specs, uint64_t seed, float* flat) {
   for (size_t t = 0; t < specs.size(); ++t) {
     const ParamSpec& p = specs[t];
@@ -233,6 +262,17 @@ void initialize_flat(const std::vector<ParamSpec>& specs, uint64_t seed, float* 
       case ParamInit::BiasUniform:
         bound = 1.0 / std::sqrt(static_cast<double>(p.fan_in));
         break;
+      case ParamInit::KaimingNormalFanOut: {
+        // Box-Muller over the stream's uniform pairs (2i, 2i+1); 1 - u lies in (0, 1], so the log is finite.
+        const double std_dev = std::sqrt(2.0 / static_cast<double>(p.fan_out));
+        for (int64_t i = 0; i < n; ++i) {
+          const double u1 = 1.0 - philox_uniform_at(seed, t, static_cast<uint64_t>(2 * i));
+          const double u2 = philox_uniform_at(seed, t, static_cast<uint64_t>(2 * i + 1));
+          const double normal = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+          dst[i] = static_cast<float>(std_dev * normal);
+        }
+        continue;
+      }
     }
     for (int64_t i = 0; i < n; ++i) {
       const double u = philox_uniform_at(seed, t, static_cast<uint64_t>(i));

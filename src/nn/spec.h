@@ -3,6 +3,7 @@
 // so both backends share one flat-buffer layout and one seeded initialisation.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,7 @@ enum class LayerKind {
   Conv2d,         // in, out, kernel, stride, pad, bias
   BatchNorm2d,    // in (channels), eps, momentum; params weight, bias; buffers running_mean, running_var
   ReLU,
-  MaxPool2d,      // kernel, stride
+  MaxPool2d,      // kernel, stride, pad (padded cells never win)
   AvgPool2d,      // kernel, stride
   GlobalAvgPool,  // N,C,H,W -> N,C,1,1
   Dropout,        // p
@@ -27,6 +28,14 @@ enum class LayerKind {
 
 const char* layer_kind_name(LayerKind kind);
 
+enum class ParamInit {
+  KaimingUniformA5,     // U(-b, b), b = gain*sqrt(3/fan_in), gain = sqrt(2/(1+5)): PyTorch's default
+  BiasUniform,          // U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+  KaimingNormalFanOut,  // N(0, 2/fan_out): kaiming_normal_(mode='fan_out', nonlinearity='relu')
+  Ones,
+  Zeros,
+};
+
 struct LayerSpec {
   LayerKind kind = LayerKind::Sequential;
   std::string name;  // dotted path used for parameter names, e.g. "block1.conv1"
@@ -35,6 +44,9 @@ struct LayerSpec {
   bool bias = false;
   double p = 0.0;  // dropout probability
   double eps = 1e-5, momentum = 0.1;
+  // The initialisation of a Conv2d's, Linear's or BatchNorm2d's weight; unset: PyTorch's default for the
+  // layer (KaimingUniformA5 for Conv2d and Linear, Ones for BatchNorm2d). Biases keep their defaults.
+  std::optional<ParamInit> weight_init;
   std::vector<LayerSpec> children;
 };
 
@@ -43,7 +55,7 @@ LayerSpec conv2d(std::string name, int64_t in, int64_t out, int64_t kernel, int6
                  bool bias);
 LayerSpec batchnorm2d(std::string name, int64_t channels);
 LayerSpec relu(std::string name);
-LayerSpec maxpool2d(std::string name, int64_t kernel, int64_t stride);
+LayerSpec maxpool2d(std::string name, int64_t kernel, int64_t stride, int64_t pad = 0);
 LayerSpec avgpool2d(std::string name, int64_t kernel, int64_t stride);
 LayerSpec global_avgpool(std::string name);
 LayerSpec dropout(std::string name, double p);
@@ -53,19 +65,13 @@ LayerSpec log_softmax(std::string name);
 LayerSpec sequential(std::string name, std::vector<LayerSpec> children);
 LayerSpec residual(std::string name, LayerSpec main, std::vector<LayerSpec> shortcut);
 
-enum class ParamInit {
-  KaimingUniformA5,  // U(-b, b), b = gain*sqrt(3/fan_in), gain = sqrt(2/(1+5)): PyTorch's default
-  BiasUniform,       // U(-1/sqrt(fan_in), 1/sqrt(fan_in))
-  Ones,
-  Zeros,
-};
-
 // One tensor in a flat buffer.
 struct ParamSpec {
   std::string name;  // e.g. "conv1.weight"
   Shape shape;
   ParamInit init = ParamInit::Zeros;
   int64_t fan_in = 1;
+  int64_t fan_out = 1;  // KaimingNormalFanOut's fan
   int64_t offset = 0;  // elements from the start of its flat buffer
 };
 
@@ -80,6 +86,10 @@ std::vector<ParamSpec> layer_buffers(const LayerSpec& spec);
 std::vector<ParamSpec> collect_params(const LayerSpec& root);
 std::vector<ParamSpec> collect_buffers(const LayerSpec& root);
 int64_t count_elements(const std::vector<ParamSpec>& specs);
+
+// Sets the weight of the last BatchNorm2d of every residual main branch that ends in one to zero
+// (torchvision's zero_init_residual), so that each block starts as its shortcut. Returns how many it set.
+int zero_init_residual(LayerSpec& root);
 
 // Output shape of a layer (containers included) for an NCHW input shape; throws UserError on a
 // mismatch (e.g. a Linear whose in-features differ from the input).

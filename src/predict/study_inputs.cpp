@@ -8,6 +8,7 @@
 #include "data/dataset_spec.h"
 #include "metrics/results_reader.h"
 #include "predict/rank_spread.h"
+#include "train/renamed_model.h"
 #include "train/train_config.h"
 
 namespace sb::predict {
@@ -118,7 +119,9 @@ StudyInputs read_study(const std::string& path) {
   const std::string group = one_gpu->group;
   const std::string json = reader->string_attribute("config_json", "/configs/" + group);
   const TrainConfig config = json.empty() ? root : TrainConfig::from_json(json, "--study '" + path + "'");
-  s.model = config.model;
+  // A study recorded before `resnet18` meant torchvision's network measured the CIFAR variant.
+  const std::string& recorded = json.empty() ? reader->string_attribute("config_json") : json;
+  s.model = names_the_cifar_resnet18_by_its_old_name(recorded, "--study '" + path + "'") ? "resnet18-cifar" : config.model;
   s.input = input_of(config.data);
   s.bucket_mib = config.bucket_mib;
   s.allreduce_bf16 = config.allreduce_bf16;

@@ -1,5 +1,6 @@
 #include "train/run_setup.h"
 
+#include "core/error.h"
 #include "optim/optimizer_factory.h"
 #include "optim/schedule_factory.h"
 
@@ -14,6 +15,9 @@ void zero_dropout(LayerSpec& spec) {
 LayerSpec model_spec_for(const TrainConfig& config, const Dataset& train) {
   LayerSpec spec = build_model(config.model, ModelInput{train.channels, train.height, train.width, train.num_classes});
   if (!config.dropout) zero_dropout(spec);
+  if (config.zero_init_residual && zero_init_residual(spec) == 0)
+    throw UserError("--zero-init-residual: model '" + config.model +
+                    "' has no residual branch that ends in batch normalisation; leave the option off");
   return spec;
 }
 

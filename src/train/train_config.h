@@ -29,6 +29,7 @@ struct TrainConfig {
   bool drop_last = false;
   bool augment = false;  // CIFAR random crop + flip
   bool dropout = true;   // false turns every dropout layer into the identity (equivalence tests)
+  bool zero_init_residual = false;  // zero the last BN weight of each residual branch (torchvision's option)
 
   // The optimizer options; optimizer_spec_for (train/run_setup.h) resolves them for both engines.
   OptimizerKind optimizer = OptimizerKind::Sgd;

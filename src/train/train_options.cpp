@@ -267,6 +267,11 @@ std::vector<TrainOption> make_rows() {
       {"augment", "", "random crop (padding 4) and horizontal flip, for CIFAR-style images (not for digits)", kRun, "augment", same, flag(&C::augment)},
       {"dropout", "", "dropout layers active in training; --no-dropout makes them the identity, to compare with a run without them", kRun, "dropout", same,
        flag(&C::dropout)},
+      {"zero-init-residual", "",
+       "start each residual block as its shortcut: the last BN weight of every residual branch is 0 (torchvision's "
+       "zero_init_residual), for the residual models (resnet*, wrn); set it to follow a recipe that does, such as "
+       "large-batch ImageNet training (Goyal et al.); off matches torchvision's default",
+       kRun, "zero_init_residual", same, flag(&C::zero_init_residual)},
       {"optimizer", "NAME", optimizer_name_list() + " (any case)", kRun, "optimizer", same, choice(&C::optimizer)},
       {"lr", "X", "learning rate", kRun, "lr", same, number(&C::lr, positive())},
       {"momentum", "X", "SGD momentum", kRun, "momentum", same, number(&C::momentum, within(0, 1, false))},

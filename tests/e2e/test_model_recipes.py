@@ -47,7 +47,7 @@ class ModelRecipes(unittest.TestCase):
         self.assertIn("  mnist-cnn   --optimizer adadelta --lr 1.0 --scheduler step --step-size 1 --gamma 0.7 --batch-size 64\n",
                       result.stdout)
         self.assertIn("  wrn         --optimizer sgd --lr 0.01 --batch-size 256\n", result.stdout)
-        for model in ("cifar-cnn", "mlp", "resnet18"):
+        for model in ("cifar-cnn", "mlp", "resnet18-cifar"):
             self.assertIn(f"\n  {model} ", result.stdout)
         lines = {l.split()[0]: l for l in result.stdout.splitlines() if l.startswith("  --")}
         self.assertIn("[1]", lines["--accumulate-steps"])

@@ -121,7 +121,7 @@ TEST(WarmUp, BatchNormStatisticsAndAugmentationTrainTheSame) {
   auto world = MpiCommunicator::world();
   const TrainTest data = make_synthetic(SyntheticShape{3, 8, 8, 4}, 12 * world->size(), 20, 6);
   TrainConfig config;
-  config.model = "resnet18";
+  config.model = "resnet18-cifar";
   config.epochs = 2;
   config.batch_size = 5;  // 12 per rank: 5, 5, 2
   config.eval_batch_size = 8;

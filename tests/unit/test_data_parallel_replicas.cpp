@@ -174,7 +174,7 @@ TEST(DataParallelReplicasBatchNorm, NormaliseEachSliceAndKeepReplicaZerosRunning
   // statistics that persist are replica 0's, updated from its slice alone.
   const TrainTest data = make_synthetic(SyntheticShape{3, 8, 8, 10}, 32, 8, 5);
   SoloCommunicator comm;
-  TrainConfig config = one_process_config("resnet18", 8);
+  TrainConfig config = one_process_config("resnet18-cifar", 8);
   config.lr = 0.01;
   config.parallel = Parallel::Dp;
   config.replicas = 2;

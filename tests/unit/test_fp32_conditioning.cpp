@@ -8,6 +8,7 @@
 
 #include "data/batch.h"
 #include "data/sampler.h"
+#include "gtest_param_name.h"
 #include "model_step_settings.h"
 #include "models/registry.h"
 #include "nn/cpu/loss.h"
@@ -81,7 +82,7 @@ TEST_P(Fp32Conditioning, BatchNormModelsTrainedInFp32StayWithinOneMillionthOfDou
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, Fp32Conditioning, ::testing::ValuesIn(testing::kBatchNormModelCases),
-                         [](const auto& info) { return std::string(info.param.model); });
+                         [](const auto& info) { return testing::gtest_param_name(info.param.model); });
 
 }  // namespace
 }  // namespace sb

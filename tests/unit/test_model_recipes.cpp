@@ -68,7 +68,7 @@ TEST(ModelRecipes, AnotherOptimizerDoesNotInheritTheRecipesOptimizerOptions) {
   EXPECT_EQ(c.scheduler, ScheduleKind::Step);  // the schedule and the batch are not the optimizer's
   EXPECT_EQ(c.batch_size, 64);
 
-  given = of_model("resnet18");
+  given = of_model("resnet18-cifar");
   given.optimizer = OptimizerKind::AdamW;
   c = resolved(given, {"optimizer"});
   EXPECT_EQ(c.momentum, TrainConfig{}.momentum);

@@ -49,7 +49,7 @@ TEST(Models, EveryCatalogModelBuildsForCifarShapes) {
     const LayerSpec spec = build_model(info.name, ModelInput{3, 32, 32, 10});
     EXPECT_EQ(output_shape(spec, Shape{4, 3, 32, 32}), (Shape{4, 10})) << info.name;
   }
-  EXPECT_EQ(count_elements(collect_params(build_model("resnet18", ModelInput{3, 32, 32, 10}))), 11173962);
+  EXPECT_EQ(count_elements(collect_params(build_model("resnet18-cifar", ModelInput{3, 32, 32, 10}))), 11173962);
 }
 
 TEST(Models, UnknownModelNamesTheValidOnes) {
@@ -75,7 +75,7 @@ TEST(Models, EachRowHasOneNameABuilderAndBuildsAtItsDocumentedInput) {
     EXPECT_EQ(output_shape(spec, Shape{2, in.channels, in.height, in.width}), (Shape{2, in.classes})) << info.name;
     EXPECT_EQ(spec.children.back().kind == LayerKind::LogSoftmax, info.outputs_log_probabilities) << info.name;
   }
-  EXPECT_EQ(model_names(), "mnist-cnn, wrn, cifar-cnn, mlp, resnet18");
+  EXPECT_EQ(model_names(), "mnist-cnn, wrn, cifar-cnn, mlp, resnet18, resnet34, resnet50, resnet18-cifar");
 }
 
 TEST(Models, InitialisationIsSeededAndFollowsPyTorchBounds) {
@@ -157,9 +157,9 @@ TEST(Models, TinyWideResNetGradientsMatchFiniteDifferences) {
 }
 
 TEST(Models, TinyResNet18ShapeGradientsMatchFiniteDifferences) {
-  // resnet18 exercises stride-2 convolutions and BN projection shortcuts with a ReLU after the add.
+  // resnet18-cifar exercises stride-2 convolutions and BN projection shortcuts with a ReLU after the add.
   std::mt19937_64 rng(13);
-  cpu::Network<double> net(build_model("resnet18", ModelInput{1, 8, 8, 3}), 5);
+  cpu::Network<double> net(build_model("resnet18-cifar", ModelInput{1, 8, 8, 3}), 5);
   const Tensor<double> x = testing::random_tensor(Shape{2, 1, 8, 8}, rng);
   check_network_gradients(net, x, {1, 2}, false, 1, rng);
 }

@@ -54,7 +54,7 @@ const std::map<std::string, std::string> kOtherValues = {
     {"eval-batch-size", "123"},
     {"train-limit", "500"},     {"test-limit", "60"},
     {"drop-last", "on"},        {"augment", "yes"},
-    {"dropout", "off"},         {"optimizer", "AdamW"},
+    {"dropout", "off"},         {"zero-init-residual", "on"}, {"optimizer", "AdamW"},
     {"lr", "0.125"},            {"momentum", "0.5"},
     {"dampening", "0.25"},      {"nesterov", "true"},
     {"weight-decay", "0.0625"}, {"rho", "0.75"},
@@ -122,7 +122,7 @@ TEST(TrainOptions, TheConfigurationJsonKeepsItsKeys) {
   for (const auto& [key, value] : flat_json_members(TrainConfig{}.to_json(), "defaults")) keys.push_back(key);
   const std::vector<std::string> want = {
       "model",        "data",          "epochs",     "batch_size",      "scaling",  "accumulate_steps", "eval_batch_size", "train_limit",
-      "test_limit",   "drop_last",     "augment",    "dropout",         "optimizer", "lr",             "momentum",
+      "test_limit",   "drop_last",     "augment",    "dropout",         "zero_init_residual", "optimizer", "lr", "momentum",
       "dampening",    "nesterov",      "weight_decay", "rho",           "eps",      "beta1",           "beta2",
       "scheduler",    "step_size",     "gamma",      "warmup_epochs",   "min_lr",   "scale_lr",        "seed",
       "device",       "precision",     "layout",     "cuda_graph",      "bucket_mib", "allreduce_bf16", "parallel",

@@ -1,5 +1,6 @@
 #include "nn/cpu/pooling.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -7,19 +8,19 @@
 namespace sb::cpu {
 namespace {
 
-// Sizes of one pooling pass over an N,C,H,W input (windows without padding, floor mode).
+// Sizes of one pooling pass over an N,C,H,W input (floor mode; `pad` cells on each side).
 struct PoolGeometry {
   int64_t planes, in_h, in_w, out_h, out_w;
 };
 
-PoolGeometry pool_geometry(const char* layer, const Shape& in, int64_t kernel, int64_t stride) {
+PoolGeometry pool_geometry(const char* layer, const Shape& in, int64_t kernel, int64_t stride, int64_t pad = 0) {
   if (in.rank() != 4) fatal(std::string(layer) + " needs an N x C x H x W input, got " + in.str());
   PoolGeometry g{in[0] * in[1], in[2], in[3], 0, 0};
-  if (g.in_h < kernel || g.in_w < kernel)
+  if (g.in_h + 2 * pad < kernel || g.in_w + 2 * pad < kernel)
     fatal(std::string(layer) + " input " + in.str() + " is smaller than its " + std::to_string(kernel) + "x" +
           std::to_string(kernel) + " window");
-  g.out_h = (g.in_h - kernel) / stride + 1;
-  g.out_w = (g.in_w - kernel) / stride + 1;
+  g.out_h = (g.in_h + 2 * pad - kernel) / stride + 1;
+  g.out_w = (g.in_w + 2 * pad - kernel) / stride + 1;
   return g;
 }
 
@@ -38,16 +39,22 @@ void require_shape(const char* layer, const Shape& expected, const Shape& got) {
 }  // namespace
 
 template <typename T>
-MaxPool2d<T>::MaxPool2d(const LayerSpec& spec) : kernel_(spec.kernel), stride_(spec.stride) {
+MaxPool2d<T>::MaxPool2d(const LayerSpec& spec) : kernel_(spec.kernel), stride_(spec.stride), pad_(spec.pad) {
   check_window(spec);
+  if (pad_ < 0 || 2 * pad_ > kernel_)
+    throw UserError("MaxPool2d '" + spec.name + "': padding " + std::to_string(pad_) + " must lie in [0, kernel / 2]");
 }
 
 template <typename T>
 const Tensor<T>& MaxPool2d<T>::forward(const Tensor<T>& x, Mode) {
-  const PoolGeometry g = pool_geometry("MaxPool2d", x.shape(), kernel_, stride_);
+  const PoolGeometry g = pool_geometry("MaxPool2d", x.shape(), kernel_, stride_, pad_);
   input_shape_ = x.shape();
   y_.resize(Shape{x.shape()[0], x.shape()[1], g.out_h, g.out_w});
   argmax_.resize(static_cast<size_t>(y_.numel()));
+  if (pad_ > 0) {
+    forward_padded(x, g.planes, g.in_h, g.in_w);
+    return y_;
+  }
   int64_t o = 0;
   for (int64_t p = 0; p < g.planes; ++p) {
     const int64_t plane = p * g.in_h * g.in_w;
@@ -68,6 +75,32 @@ const Tensor<T>& MaxPool2d<T>::forward(const Tensor<T>& x, Mode) {
     }
   }
   return y_;
+}
+
+// Padded cells hold -inf in PyTorch, so they never win: the window is clipped to the image, and its first
+// cell inside starts the search (pad <= kernel / 2 leaves at least one).
+template <typename T>
+void MaxPool2d<T>::forward_padded(const Tensor<T>& x, int64_t planes, int64_t in_h, int64_t in_w) {
+  const int64_t out_h = y_.shape()[2], out_w = y_.shape()[3];
+  int64_t o = 0;
+  for (int64_t p = 0; p < planes; ++p) {
+    const int64_t plane = p * in_h * in_w;
+    for (int64_t oh = 0; oh < out_h; ++oh) {
+      const int64_t h0 = std::max<int64_t>(oh * stride_ - pad_, 0), h1 = std::min(oh * stride_ - pad_ + kernel_, in_h);
+      for (int64_t ow = 0; ow < out_w; ++ow, ++o) {
+        const int64_t w0 = std::max<int64_t>(ow * stride_ - pad_, 0), w1 = std::min(ow * stride_ - pad_ + kernel_, in_w);
+        int64_t best = plane + h0 * in_w + w0;
+        for (int64_t h = h0; h < h1; ++h) {
+          for (int64_t w = w0; w < w1; ++w) {
+            const T v = x[plane + h * in_w + w];
+            if (v > x[best] || std::isnan(v)) best = plane + h * in_w + w;
+          }
+        }
+        argmax_[static_cast<size_t>(o)] = best;
+        y_[o] = x[best];
+      }
+    }
+  }
 }
 
 template <typename T>

@@ -1,4 +1,5 @@
-// MaxPool2d, AvgPool2d (no padding, floor mode) and global average pooling.
+// MaxPool2d (padding as PyTorch's: padded cells never win), AvgPool2d (no padding), both in floor mode,
+// and global average pooling.
 #pragma once
 #include <vector>
 
@@ -16,7 +17,9 @@ class MaxPool2d final : public Layer<T> {
   const Tensor<T>& backward(const Tensor<T>& dy) override;
 
  private:
-  int64_t kernel_, stride_;
+  void forward_padded(const Tensor<T>& x, int64_t planes, int64_t in_h, int64_t in_w);
+
+  int64_t kernel_, stride_, pad_;
   Shape input_shape_;
   std::vector<int64_t> argmax_;  // per output element, the flat index of its maximum in the input
   Tensor<T> y_, dx_;

@@ -5,12 +5,21 @@
 #include "nn/cuda/tensor_util.h"
 
 namespace sb::cuda {
+namespace {
+kernels::PoolShape pool_shape(const LayerSpec& spec, const Shape& s) {
+  return kernels::PoolShape{s[0], s[1], s[2], s[3], static_cast<int>(spec.kernel), static_cast<int>(spec.stride),
+                            static_cast<int>(spec.pad)};
+}
+}  // namespace
 
 Pool2d::Pool2d(const LayerSpec& spec, Context& ctx) : ParameterFreeLayer(spec, ctx) {
   const bool windowed = spec.kind == LayerKind::MaxPool2d || spec.kind == LayerKind::AvgPool2d;
   if (!windowed && spec.kind != LayerKind::GlobalAvgPool) fatal("Pool2d: not a pooling spec: " + spec.name);
   if (windowed && (spec.kernel <= 0 || spec.stride <= 0))
     throw UserError(std::string(layer_kind_name(spec.kind)) + " '" + spec.name + "' needs a positive kernel and stride");
+  if (windowed && (spec.pad < 0 || 2 * spec.pad > spec.kernel || (spec.kind == LayerKind::AvgPool2d && spec.pad != 0)))
+    throw UserError(std::string(layer_kind_name(spec.kind)) + " '" + spec.name + "': padding " + std::to_string(spec.pad) +
+                    (spec.kind == LayerKind::AvgPool2d ? " is not supported for average pooling" : " must lie in [0, kernel / 2]"));
 }
 
 const DeviceTensor& Pool2d::forward(const DeviceTensor& x, Mode) {
@@ -19,7 +28,7 @@ const DeviceTensor& Pool2d::forward(const DeviceTensor& x, Mode) {
   x_ = x;
   y_ = output_tensor(y_buffer_, out, ctx_);
   const Shape& s = x.shape();
-  const kernels::PoolShape ps{s[0], s[1], s[2], s[3], static_cast<int>(spec_.kernel), static_cast<int>(spec_.stride)};
+  const kernels::PoolShape ps = pool_shape(spec_, s);
   switch (spec_.kind) {
     case LayerKind::MaxPool2d: kernels::maxpool_forward(x.data, y_.data, ps, x.layout(), x.dtype(), ctx_.stream()); break;
     case LayerKind::AvgPool2d: kernels::avgpool_forward(x.data, y_.data, ps, x.layout(), x.dtype(), ctx_.stream()); break;
@@ -34,7 +43,7 @@ const DeviceTensor& Pool2d::backward(const DeviceTensor& dy) {
   check_activation(dy, ctx_, spec_, 4);
   dx_ = output_tensor(dx_buffer_, x_.shape(), ctx_);
   const Shape& s = x_.shape();
-  const kernels::PoolShape ps{s[0], s[1], s[2], s[3], static_cast<int>(spec_.kernel), static_cast<int>(spec_.stride)};
+  const kernels::PoolShape ps = pool_shape(spec_, s);
   switch (spec_.kind) {
     case LayerKind::MaxPool2d:
       kernels::maxpool_backward(x_.data, dy.data, dx_.data, ps, x_.layout(), dy.dtype(), ctx_.stream());

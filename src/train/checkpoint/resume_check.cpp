@@ -41,6 +41,7 @@ std::map<std::string, std::string> recorded_options(const std::string& json, con
     members[row ? row->json_key : key] = value;
   }
   if (members.empty()) return members;  // nothing recorded at all: no defaults to assume
+  if (names_the_cifar_resnet18_by_its_old_name(json, what)) members["model"] = "\"resnet18-cifar\"";
   static const TrainConfig defaults;
   for (const TrainOption& row : train_options())
     if (row.json_key && !members.count(row.json_key)) members[row.json_key] = row.field.to_json(defaults);
@@ -50,6 +51,13 @@ std::map<std::string, std::string> recorded_options(const std::string& json, con
 std::string epochs_text(int64_t n) { return std::to_string(n) + (n == 1 ? " epoch" : " epochs"); }
 
 }  // namespace
+
+void check_model_meaning(const std::string& stored_json, const std::string& stored_what, const std::string& given_model) {
+  if (given_model == "resnet18-cifar" || !names_the_cifar_resnet18_by_its_old_name(stored_json, stored_what)) return;
+  throw UserError("--model " + given_model + ": " + stored_what + " --model resnet18, which then meant the CIFAR variant "
+                  "(3x3 stem, no max-pool); the name's meaning changed (resnet18 is now torchvision's ResNet-18), so to "
+                  "continue this run give --model resnet18-cifar");
+}
 
 std::string option_for_key(const std::string& key) {
   if (const TrainOption* row = train_option_for_key(key)) return std::string("--") + row->name;
@@ -92,6 +100,7 @@ bool resume_is_finished(const Checkpoint& c, const TrainConfig& config) {
 
 void check_resume(const Checkpoint& c, const TrainConfig& config, int ranks) {
   const std::string what = "checkpoint " + config.resume;
+  check_model_meaning(c.config_json, what + " was written with", config.model);
   check_same_run_options(c.config_json, what + " was written with", config.to_json(), "this command gives");
   if (config.epochs < epochs_begun(c)) {
     throw UserError("--epochs " + std::to_string(config.epochs) + " is fewer than the " + epochs_text(epochs_begun(c)) + " " +

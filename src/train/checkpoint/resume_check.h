@@ -8,6 +8,7 @@
 
 #include "train/checkpoint/checkpoint.h"
 #include "train/config_json.h"
+#include "train/renamed_model.h"
 #include "train/train_config.h"
 #include "train/train_options.h"
 
@@ -31,6 +32,11 @@ bool resume_is_finished(const Checkpoint& checkpoint, const TrainConfig& config)
 // no rank resumes from an older copy on its own node. Throws an AgreedError naming the first rank that
 // differs from rank 0.
 void check_same_checkpoint_on_ranks(Communicator& comm, const Checkpoint& checkpoint, const std::string& path);
+
+// A configuration that names the CIFAR ResNet-18 by its old name (train/renamed_model.h) reads as
+// `resnet18-cifar` in the resume checks; this throws UserError when `given_model` is not that name,
+// saying that the name's meaning changed.
+void check_model_meaning(const std::string& stored_json, const std::string& stored_what, const std::string& given_model);
 
 // Everything a resume can check from the checkpoint and the configuration alone (every rank): the
 // options (each row's ResumeRule, train/train_options.h), --epochs not fewer than the epochs begun, and the rank count.

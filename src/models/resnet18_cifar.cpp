@@ -1,4 +1,4 @@
-#include "models/resnet18.h"
+#include "models/resnet18_cifar.h"
 
 #include <string>
 
@@ -20,7 +20,7 @@ LayerSpec basic_block(const std::string& name, int64_t in, int64_t out, int64_t 
 
 }  // namespace
 
-LayerSpec resnet18(const ModelInput& in) {
+LayerSpec resnet18_cifar(const ModelInput& in) {
   std::vector<LayerSpec> layers = {
       conv2d("conv1", in.channels, 64, 3, 1, 1, false), batchnorm2d("bn1", 64), relu("relu")};
   const int64_t widths[4] = {64, 128, 256, 512};
