@@ -95,14 +95,6 @@ __device__ __forceinline__ I window_argmax(const T* x, const Geom<I>& g, I img, 
   return best;
 }
 
-template <typename T, bool Nhwc, typename I>
-__global__ void maxpool_forward_kernel(const T* __restrict__ x, T* __restrict__ y, Geom<I> g) {
-  const I total = g.n * g.c * g.oh * g.ow;
-  for (I o = static_cast<I>(global_thread()); o < total; o += static_cast<I>(grid_threads())) {
-    const Coord<I> q = decode<Nhwc, I>(o, g.c, g.oh, g.ow);
-    y[o] = x[window_argmax<T, Nhwc, I>(x, g, q.img, q.ch, q.y, q.x)];
-  }
-}
 
 // The output rows (or cols) whose windows cover input position i: [first, last], possibly empty.
 template <typename I>
@@ -114,33 +106,23 @@ __device__ __forceinline__ void covering(I i, I k, I s, I out, I& first, I& last
 }
 
 // The gradient of input element i: add(sum, oy, ox) for every output (oy, ox) whose window covers it,
-// rows then columns, the order in which the CPU reference scatters.
+// rows then columns, the order in which the CPU reference scatters. Windows lie over the padded image,
+// where input row y sits at y + pad.
 template <bool Nhwc, typename I, typename Add>
 __device__ __forceinline__ float gather_windows(I i, const Geom<I>& g, Add add) {
   const Coord<I> q = decode<Nhwc, I>(i, g.c, g.h, g.w);
   I y_first, y_last, x_first, x_last;
-  covering<I>(q.y, g.k, g.s, g.oh, y_first, y_last);
-  covering<I>(q.x, g.k, g.s, g.ow, x_first, x_last);
+  covering<I>(q.y + g.pad, g.k, g.s, g.oh, y_first, y_last);
+  covering<I>(q.x + g.pad, g.k, g.s, g.ow, x_first, x_last);
   float sum = 0.0f;
   for (I oy = y_first; oy <= y_last; ++oy)
     for (I ox = x_first; ox <= x_last; ++ox) add(sum, q, oy, ox);
   return sum;
 }
 
-template <typename T, bool Nhwc, typename I>
-__global__ void maxpool_backward_kernel(const T* __restrict__ x, const T* __restrict__ dy, T* __restrict__ dx,
-                                        Geom<I> g) {
-  const I total = g.n * g.c * g.h * g.w;
-  for (I i = static_cast<I>(global_thread()); i < total; i += static_cast<I>(grid_threads()))
-    dx[i] = from_float<T>(gather_windows<Nhwc, I>(i, g, [&](float& sum, const Coord<I>& q, I oy, I ox) {
-      if (window_argmax<T, Nhwc, I>(x, g, q.img, q.ch, oy, ox) == i)
-        sum += to_float(dy[offset<Nhwc, I>(q.img, q.ch, oy, ox, g.c, g.oh, g.ow)]);
-    }));
-}
-
 // Padded max pooling: the window clipped to the image, its first cell inside starting the search, so
-// that padded cells (-inf in PyTorch) never win; pad <= kernel / 2 leaves every window a cell. Separate
-// kernels, so that the unpadded ones keep their arithmetic.
+// that padded cells (-inf in PyTorch) never win; pad <= kernel / 2 leaves every window a cell. A search of
+// its own, so that the unpadded one keeps its arithmetic.
 template <typename T, bool Nhwc, typename I>
 __device__ __forceinline__ I padded_window_argmax(const T* x, const Geom<I>& g, I img, I ch, I oy, I ox) {
   const I y0 = oy * g.s - g.pad, x0 = ox * g.s - g.pad;
@@ -160,31 +142,31 @@ __device__ __forceinline__ I padded_window_argmax(const T* x, const Geom<I>& g, 
   return best;
 }
 
-template <typename T, bool Nhwc, typename I>
-__global__ void maxpool_padded_forward_kernel(const T* __restrict__ x, T* __restrict__ y, Geom<I> g) {
+// The window's argmax: the padded search where the geometry has padding (Padded), else the plain one.
+template <typename T, bool Nhwc, bool Padded, typename I>
+__device__ __forceinline__ I argmax_of(const T* x, const Geom<I>& g, I img, I ch, I oy, I ox) {
+  if constexpr (Padded) return padded_window_argmax<T, Nhwc, I>(x, g, img, ch, oy, ox);
+  else return window_argmax<T, Nhwc, I>(x, g, img, ch, oy, ox);
+}
+
+template <typename T, bool Nhwc, bool Padded, typename I>
+__global__ void maxpool_forward_kernel(const T* __restrict__ x, T* __restrict__ y, Geom<I> g) {
   const I total = g.n * g.c * g.oh * g.ow;
   for (I o = static_cast<I>(global_thread()); o < total; o += static_cast<I>(grid_threads())) {
     const Coord<I> q = decode<Nhwc, I>(o, g.c, g.oh, g.ow);
-    y[o] = x[padded_window_argmax<T, Nhwc, I>(x, g, q.img, q.ch, q.y, q.x)];
+    y[o] = x[argmax_of<T, Nhwc, Padded, I>(x, g, q.img, q.ch, q.y, q.x)];
   }
 }
 
-template <typename T, bool Nhwc, typename I>
-__global__ void maxpool_padded_backward_kernel(const T* __restrict__ x, const T* __restrict__ dy, T* __restrict__ dx,
-                                               Geom<I> g) {
+template <typename T, bool Nhwc, bool Padded, typename I>
+__global__ void maxpool_backward_kernel(const T* __restrict__ x, const T* __restrict__ dy, T* __restrict__ dx,
+                                        Geom<I> g) {
   const I total = g.n * g.c * g.h * g.w;
-  for (I i = static_cast<I>(global_thread()); i < total; i += static_cast<I>(grid_threads())) {
-    const Coord<I> q = decode<Nhwc, I>(i, g.c, g.h, g.w);
-    I y_first, y_last, x_first, x_last;  // windows over the padded image, where input row y sits at y + pad
-    covering<I>(q.y + g.pad, g.k, g.s, g.oh, y_first, y_last);
-    covering<I>(q.x + g.pad, g.k, g.s, g.ow, x_first, x_last);
-    float sum = 0.0f;
-    for (I oy = y_first; oy <= y_last; ++oy)
-      for (I ox = x_first; ox <= x_last; ++ox)
-        if (padded_window_argmax<T, Nhwc, I>(x, g, q.img, q.ch, oy, ox) == i)
-          sum += to_float(dy[offset<Nhwc, I>(q.img, q.ch, oy, ox, g.c, g.oh, g.ow)]);
-    dx[i] = from_float<T>(sum);
-  }
+  for (I i = static_cast<I>(global_thread()); i < total; i += static_cast<I>(grid_threads()))
+    dx[i] = from_float<T>(gather_windows<Nhwc, I>(i, g, [&](float& sum, const Coord<I>& q, I oy, I ox) {
+      if (argmax_of<T, Nhwc, Padded, I>(x, g, q.img, q.ch, oy, ox) == i)
+        sum += to_float(dy[offset<Nhwc, I>(q.img, q.ch, oy, ox, g.c, g.oh, g.ow)]);
+    }));
 }
 
 // Max pooling's common case in NHWC, windows that tile the input (kernel == stride, h and w multiples of
@@ -375,16 +357,6 @@ void maxpool_forward(const void* x, void* y, const PoolShape& shape, Layout layo
   const Geometry g = make_geometry(shape, "maxpool_forward");
   const int64_t total = g.n * g.c * g.oh * g.ow;
   if (total <= 0) return;
-  if (g.pad > 0) {
-    dispatch(dtype, layout, g.n * g.c * g.h * g.w, [&](auto tag, auto nhwc, auto index) {
-      using T = typename decltype(tag)::type;
-      using I = typename decltype(index)::type;
-      maxpool_padded_forward_kernel<T, decltype(nhwc)::value, I>
-          <<<grid_for(total), kThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), Geom<I>(g));
-    });
-    CHECK_CUDA_LAUNCH();
-    return;
-  }
   if (tiled_nhwc(g, layout, dtype, {x, y})) {
     dispatch(dtype, layout, g.n * g.c * g.h * g.w, [&](auto tag, auto, auto index) {
       using T = typename decltype(tag)::type;
@@ -398,8 +370,10 @@ void maxpool_forward(const void* x, void* y, const PoolShape& shape, Layout layo
   dispatch(dtype, layout, g.n * g.c * g.h * g.w, [&](auto tag, auto nhwc, auto index) {
     using T = typename decltype(tag)::type;
     using I = typename decltype(index)::type;
-    maxpool_forward_kernel<T, decltype(nhwc)::value, I>
-        <<<grid_for(total), kThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), Geom<I>(g));
+    constexpr bool kNhwc = decltype(nhwc)::value;
+    auto* const kernel =
+        g.pad > 0 ? maxpool_forward_kernel<T, kNhwc, true, I> : maxpool_forward_kernel<T, kNhwc, false, I>;
+    kernel<<<grid_for(total), kThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), Geom<I>(g));
   });
   CHECK_CUDA_LAUNCH();
 }
@@ -409,16 +383,6 @@ void maxpool_backward(const void* x, const void* dy, void* dx, const PoolShape& 
   const Geometry g = make_geometry(shape, "maxpool_backward");
   const int64_t total = g.n * g.c * g.h * g.w;
   if (total <= 0) return;
-  if (g.pad > 0) {
-    dispatch(dtype, layout, total, [&](auto tag, auto nhwc, auto index) {
-      using T = typename decltype(tag)::type;
-      using I = typename decltype(index)::type;
-      maxpool_padded_backward_kernel<T, decltype(nhwc)::value, I><<<grid_for(total), kThreads, 0, stream>>>(
-          static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), Geom<I>(g));
-    });
-    CHECK_CUDA_LAUNCH();
-    return;
-  }
   if (tiled_nhwc(g, layout, dtype, {x, dy, dx})) {
     dispatch(dtype, layout, total, [&](auto tag, auto, auto index) {
       using T = typename decltype(tag)::type;
@@ -433,8 +397,11 @@ void maxpool_backward(const void* x, const void* dy, void* dx, const PoolShape& 
   dispatch(dtype, layout, total, [&](auto tag, auto nhwc, auto index) {
     using T = typename decltype(tag)::type;
     using I = typename decltype(index)::type;
-    maxpool_backward_kernel<T, decltype(nhwc)::value, I><<<grid_for(total), kThreads, 0, stream>>>(
-        static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), Geom<I>(g));
+    constexpr bool kNhwc = decltype(nhwc)::value;
+    auto* const kernel =
+        g.pad > 0 ? maxpool_backward_kernel<T, kNhwc, true, I> : maxpool_backward_kernel<T, kNhwc, false, I>;
+    kernel<<<grid_for(total), kThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<const T*>(dy),
+                                                     static_cast<T*>(dx), Geom<I>(g));
   });
   CHECK_CUDA_LAUNCH();
 }
