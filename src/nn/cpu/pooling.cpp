@@ -51,22 +51,24 @@ const Tensor<T>& MaxPool2d<T>::forward(const Tensor<T>& x, Mode) {
   input_shape_ = x.shape();
   y_.resize(Shape{x.shape()[0], x.shape()[1], g.out_h, g.out_w});
   argmax_.resize(static_cast<size_t>(y_.numel()));
-  if (pad_ > 0) {
-    forward_padded(x, g.planes, g.in_h, g.in_w);
-    return y_;
-  }
+  // Padded cells hold -inf in PyTorch, so they never win: each window is clipped to the image, and its
+  // first cell inside starts the search (pad <= kernel / 2 leaves at least one; without padding the
+  // window is whole).
   int64_t o = 0;
   for (int64_t p = 0; p < g.planes; ++p) {
     const int64_t plane = p * g.in_h * g.in_w;
     for (int64_t oh = 0; oh < g.out_h; ++oh) {
+      const int64_t top = oh * stride_ - pad_;
+      const int64_t h0 = std::max<int64_t>(top, 0), h1 = std::min(top + kernel_, g.in_h);
       for (int64_t ow = 0; ow < g.out_w; ++ow, ++o) {
-        int64_t best = plane + oh * stride_ * g.in_w + ow * stride_;
-        for (int64_t kh = 0; kh < kernel_; ++kh) {
-          const int64_t row = plane + (oh * stride_ + kh) * g.in_w + ow * stride_;
-          for (int64_t kw = 0; kw < kernel_; ++kw) {
+        const int64_t left = ow * stride_ - pad_;
+        const int64_t w0 = std::max<int64_t>(left, 0), w1 = std::min(left + kernel_, g.in_w);
+        int64_t best = plane + h0 * g.in_w + w0;
+        for (int64_t h = h0; h < h1; ++h) {
+          for (int64_t w = w0; w < w1; ++w) {
             // Strictly greater keeps the first maximum; a NaN wins, so that it propagates (as PyTorch).
-            const T v = x[row + kw];
-            if (v > x[best] || std::isnan(v)) best = row + kw;
+            const T v = x[plane + h * g.in_w + w];
+            if (v > x[best] || std::isnan(v)) best = plane + h * g.in_w + w;
           }
         }
         argmax_[static_cast<size_t>(o)] = best;
@@ -75,32 +77,6 @@ const Tensor<T>& MaxPool2d<T>::forward(const Tensor<T>& x, Mode) {
     }
   }
   return y_;
-}
-
-// Padded cells hold -inf in PyTorch, so they never win: the window is clipped to the image, and its first
-// cell inside starts the search (pad <= kernel / 2 leaves at least one).
-template <typename T>
-void MaxPool2d<T>::forward_padded(const Tensor<T>& x, int64_t planes, int64_t in_h, int64_t in_w) {
-  const int64_t out_h = y_.shape()[2], out_w = y_.shape()[3];
-  int64_t o = 0;
-  for (int64_t p = 0; p < planes; ++p) {
-    const int64_t plane = p * in_h * in_w;
-    for (int64_t oh = 0; oh < out_h; ++oh) {
-      const int64_t h0 = std::max<int64_t>(oh * stride_ - pad_, 0), h1 = std::min(oh * stride_ - pad_ + kernel_, in_h);
-      for (int64_t ow = 0; ow < out_w; ++ow, ++o) {
-        const int64_t w0 = std::max<int64_t>(ow * stride_ - pad_, 0), w1 = std::min(ow * stride_ - pad_ + kernel_, in_w);
-        int64_t best = plane + h0 * in_w + w0;
-        for (int64_t h = h0; h < h1; ++h) {
-          for (int64_t w = w0; w < w1; ++w) {
-            const T v = x[plane + h * in_w + w];
-            if (v > x[best] || std::isnan(v)) best = plane + h * in_w + w;
-          }
-        }
-        argmax_[static_cast<size_t>(o)] = best;
-        y_[o] = x[best];
-      }
-    }
-  }
 }
 
 template <typename T>

@@ -17,8 +17,6 @@ class MaxPool2d final : public Layer<T> {
   const Tensor<T>& backward(const Tensor<T>& dy) override;
 
  private:
-  void forward_padded(const Tensor<T>& x, int64_t planes, int64_t in_h, int64_t in_w);
-
   int64_t kernel_, stride_, pad_;
   Shape input_shape_;
   std::vector<int64_t> argmax_;  // per output element, the flat index of its maximum in the input
