@@ -12,4 +12,5 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
 int predict_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line);
 int info_command(MpiSession& session, const std::vector<std::string>& args);
 int pack_command(MpiSession& session, const std::vector<std::string>& args);
+int io_command(MpiSession& session, const std::vector<std::string>& args);
 }  // namespace sb

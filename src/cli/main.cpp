@@ -23,6 +23,7 @@ const char* kUsage =
     "  predict throughput, efficiency and exposed communication at unmeasured GPU counts, from a study and a sweep\n"
     "  info    versions, ranks, hosts and devices\n"
     "  pack    an image folder (train/CLASS/*, val/CLASS/*) into WebDataset tar shards, on one process\n"
+    "  io      the input pipeline of image files alone: img/s and busy cores per --workers and decoder\n"
     "\n"
     "scalebench COMMAND --help lists the options of a command.\n";
 
@@ -37,8 +38,9 @@ int run_command(sb::MpiSession& session, const std::string& command, const std::
     if (command == "predict") return sb::predict_command(session, args, command_line);
     if (command == "info") return sb::info_command(session, args);
     if (command == "pack") return sb::pack_command(session, args);
+    if (command == "io") return sb::io_command(session, args);
     // argv is the launcher's, the same on every rank: every rank stops here together.
-    throw sb::AgreedError("unknown command '" + command + "'; valid commands: train, scale, comm, predict, info, pack (see scalebench --help)",
+    throw sb::AgreedError("unknown command '" + command + "'; valid commands: train, scale, comm, predict, info, pack, io (see scalebench --help)",
                           session.size(), root);
   } catch (const sb::AgreedError& e) {
     // Every rank of the job met the same error together (the collective checks), so rank 0 speaks and all

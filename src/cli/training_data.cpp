@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/fault_injection.h"
+#include "data/image_data_sets.h"
 #include "models/registry.h"
 #include "train/cache_folder.h"
 #include "train/collective.h"
@@ -9,11 +10,39 @@
 
 namespace sb {
 
+namespace {
+
+// The options that image files rule out, refused before anything is read.
+void check_image_file_options(const TrainConfig& config, const DatasetSpec& spec) {
+  const bool files = spec.kind == DatasetKind::ImageFolder || spec.kind == DatasetKind::Tars;
+  if (!files) {
+    if (config.decode == ImageDecoding::Gpu)
+      throw UserError("--decode gpu decodes image files (--data imagefolder:DIR or tars:DIR); --data " + to_string(spec) +
+                      " is held decoded in memory: leave --decode out");
+    return;
+  }
+#ifndef SCALEBENCH_HAVE_NVJPEG
+  if (config.decode == ImageDecoding::Gpu)
+    throw UserError("--decode gpu: this scalebench was built without nvJPEG; rebuild with a CUDA toolkit that has "
+                    "nvjpeg.h and libnvjpeg (every CUDA module ships them), or use --decode cpu");
+#endif
+  if (config.parallel == Parallel::Dp)
+    throw UserError("--parallel dp builds each batch on its first GPU from a data set in memory; image files "
+                    "(--data " + to_string(spec) + ") need --parallel ddp");
+  if (config.device == Device::Cuda && config.accumulate_steps > 1)
+    throw UserError("image files are uploaded one batch per optimizer step and cannot feed --accumulate-steps " +
+                    std::to_string(config.accumulate_steps) + "; use a larger --batch-size without accumulation");
+}
+
+}  // namespace
+
 TrainTest load_training_data(Communicator& comm, const TrainConfig& config, const DatasetSpec& spec, int max_ranks) {
+  check_image_file_options(config, spec);
   TrainTest data;
   run_collectively(comm, [&] {
     inject_fault_if_asked("load");
     data = load_dataset(spec, config.train_limit, cache_folder(config));
+    set_image_sizes(data, config.image_size, config.val_resize);
     model_spec_for(config, data.train);  // refuses a model that does not fit the data, or its options
     if (data.train.size() < max_ranks) {  // each rank read its own copy of the files
       throw UserError("the training set has " + std::to_string(data.train.size()) + " samples but the job runs " +

@@ -1,12 +1,13 @@
 #include "data/batch_schedule.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace sb {
 
 BatchSchedule::BatchSchedule(int64_t dataset_size, int world_size, int rank, uint64_t seed, bool drop_last,
-                             int64_t batch_size)
-    : sampler_(dataset_size, world_size, rank, true, seed, drop_last),
+                             int64_t batch_size, std::vector<int64_t> shard_sizes)
+    : sampler_(dataset_size, world_size, rank, true, seed, drop_last, std::move(shard_sizes)),
       batch_size_(batch_size),
       batches_per_epoch_(num_batches(sampler_.num_samples(), batch_size, drop_last)),
       samples_per_epoch_(std::min(sampler_.num_samples(), batches_per_epoch_ * batch_size)) {}

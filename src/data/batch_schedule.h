@@ -20,7 +20,9 @@ struct ScheduledBatch {
 
 class BatchSchedule {
  public:
-  BatchSchedule(int64_t dataset_size, int world_size, int rank, uint64_t seed, bool drop_last, int64_t batch_size);
+  // shard_sizes: those of a data set of tar shards (sampler.h), else empty.
+  BatchSchedule(int64_t dataset_size, int world_size, int rank, uint64_t seed, bool drop_last, int64_t batch_size,
+                std::vector<int64_t> shard_sizes = {});
 
   // The batch of `epoch` whose first sample sits at `position`; nullopt when no batch starts there.
   std::optional<ScheduledBatch> at(int64_t epoch, uint64_t position) const;

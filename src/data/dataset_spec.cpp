@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "data/cifar.h"
 #include "data/data_cache.h"
+#include "data/image_data_sets.h"
 #include "data/mnist.h"
 
 namespace sb {
@@ -88,6 +89,14 @@ TrainTest generate_synthetic(const DatasetSpec& spec, int64_t train_limit, const
   return make_synthetic(spec.synthetic, train, spec.synthetic_test);
 }
 
+TrainTest load_image_folder_form(const DatasetSpec& spec, int64_t train_limit, const std::string&) {
+  return load_image_folder(spec.path, train_limit);
+}
+
+TrainTest load_tar_shards_form(const DatasetSpec& spec, int64_t train_limit, const std::string&) {
+  return load_tar_shards(spec.path, train_limit);
+}
+
 SampleShape shape_of(const SyntheticShape& s) { return {s.channels, s.height, s.width, s.num_classes}; }
 
 std::string joined(const std::vector<const char*>& items, const char* separator, const char* last_separator) {
@@ -114,6 +123,14 @@ std::span<const DatasetForm> dataset_forms() {
        "random pixels and labels of any shape, no file (plain synthetic: 3x32x32, 100 classes, 50000 training and "
        "10000 test samples)",
        shape_of(SyntheticShape{}), parse_synthetic, generate_synthetic},
+      {DatasetKind::ImageFolder, "imagefolder", {"imagefolder:/path"},
+       "JPEG and PNG files in torchvision's ImageFolder layout (/path/train/CLASS/*, /path/val/CLASS/*), decoded every "
+       "epoch into --image-size crops (docs/image_data.md)",
+       {3, kDefaultImageSize, kDefaultImageSize, 1000}, parse_directory, load_image_folder_form},
+      {DatasetKind::Tars, "tars", {"tars:/path"},
+       "WebDataset tar shards as `scalebench pack` writes them (/path/train-*.tar, /path/val-*.tar), read in "
+       "sequence and decoded every epoch",
+       {3, kDefaultImageSize, kDefaultImageSize, 1000}, parse_directory, load_tar_shards_form},
   };
   return forms;
 }

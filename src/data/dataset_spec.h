@@ -7,6 +7,8 @@
 //   synthetic                             same as synthetic:3x32x32:100:50000:10000
 //   synthetic:CxHxW:classes               e.g. synthetic:3x32x32:100, 50000 train and 10000 test samples
 //   synthetic:CxHxW:classes:TRAIN:TEST    e.g. synthetic:1x28x28:10:60000:10000
+//   imagefolder:/path                     torchvision's ImageFolder layout, decoded every epoch
+//   tars:/path                            WebDataset tar shards (scalebench pack), decoded every epoch
 // Everything after the first ':' of a file-backed kind is the path (it may contain ':').
 #pragma once
 #include <cstdint>
@@ -20,7 +22,7 @@
 
 namespace sb {
 
-enum class DatasetKind { Mnist, FashionMnist, Cifar10, Cifar100, Synthetic };
+enum class DatasetKind { Mnist, FashionMnist, Cifar10, Cifar100, Synthetic, ImageFolder, Tars };
 
 struct DatasetSpec {
   DatasetKind kind = DatasetKind::Synthetic;

@@ -13,30 +13,25 @@
 #include "core/dtype.h"
 #include "data/augment.h"
 #include "data/batch.h"
+#include "data/batch_source.h"
 #include "data/dataset.h"
 
 namespace sb {
 
-// The element type and memory layout of a batch (the network's input).
-struct BatchFormat {
-  DType dtype = DType::F32;
-  Layout layout = Layout::NCHW;
-};
-
-class HostBatchBuilder {
+class HostBatchBuilder : public BatchSource {
  public:
   // `data` must outlive the builder. augmentation: applied to every batch (BatchOptions{} for evaluation).
   HostBatchBuilder(const Dataset& data, const BatchOptions& augmentation, BatchFormat format);
 
   const Dataset& data() const { return data_; }
-  int64_t sample_bytes() const { return sample_bytes_; }  // one sample's bytes in the batch format
+  int64_t sample_bytes() const override { return sample_bytes_; }  // one sample's bytes in the batch format
 
   // Writes rows [row_begin, row_end) of the batch of dataset samples `indices`: sample j at
   // images + j * sample_bytes() and its label at labels[j], augmented with the draws of position
   // first_position + j under key. Safe to call from several threads on disjoint rows. An index outside
   // the data set throws std::out_of_range.
   void fill(std::span<const int64_t> indices, const AugmentKey& key, uint64_t first_position, int64_t row_begin,
-            int64_t row_end, std::byte* images, int32_t* labels) const;
+            int64_t row_end, std::byte* images, int32_t* labels) const override;
 
  private:
   template <typename Bits>

@@ -1,4 +1,4 @@
-// A pool of worker threads that build batches (HostBatchBuilder) into a ring of host buffers ahead of
+// A pool of worker threads that build batches (BatchSource: a data set in memory or image files) into a ring of host buffers ahead of
 // their use, as a PyTorch DataLoader's workers do. Batches come out in the order they were submitted;
 // the workers of a pool share each batch's rows, so one batch is ready as soon as possible. The buffers
 // belong to the caller (pinned memory for the GPU); a slot taken out stays the caller's until released,
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "data/augment.h"
-#include "data/host_batch.h"
+#include "data/batch_source.h"
 
 namespace sb {
 
@@ -26,7 +26,7 @@ struct HostBatchBuffer {
 
 // What to build: `indices` of builder's data set, augmented with the draws of first_position + j under key.
 struct BatchRequest {
-  const HostBatchBuilder* builder = nullptr;
+  const BatchSource* builder = nullptr;
   std::span<const int64_t> indices;
   AugmentKey key;
   uint64_t first_position = 0;
@@ -69,7 +69,7 @@ class HostBatchPipeline {
   struct Slot {
     HostBatchBuffer buffer;
     SlotState state = SlotState::Free;
-    const HostBatchBuilder* builder = nullptr;
+    const BatchSource* builder = nullptr;
     std::vector<int64_t> indices;  // the request's, reserved to max_batch
     AugmentKey key;
     uint64_t first_position = 0;

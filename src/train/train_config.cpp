@@ -55,6 +55,15 @@ constexpr CrossRule kCrossRules[] = {
      [](const TrainConfig& c) {
        return "--precision " + std::string(name_of(c.precision)) + " needs --device cuda; the CPU reference computes in fp32";
      }},
+    {[](const TrainConfig& c) { return c.val_resize >= c.image_size; },
+     [](const TrainConfig& c) {
+       return "--val-resize " + std::to_string(c.val_resize) + " is smaller than --image-size " + std::to_string(c.image_size) +
+              ": the centre crop must fit in the resized image; give --val-resize at least " + std::to_string(c.image_size);
+     }},
+    {[](const TrainConfig& c) { return c.decode == ImageDecoding::Cpu || c.device != Device::Cpu; },
+     [](const TrainConfig&) {
+       return std::string("--decode gpu decodes on the GPU with nvJPEG and needs --device cuda; the CPU engine decodes with --decode cpu");
+     }},
     {[](const TrainConfig& c) { return c.patience == 0 || c.target_accuracy > 0; },
      [](const TrainConfig& c) {
        return "--patience " + std::to_string(c.patience) +

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/dtype.h"
+#include "data/image_decoding.h"
 #include "data/input_source.h"
 #include "optim/optim_config.h"
 #include "optim/optimizer_kind.h"
@@ -63,6 +64,10 @@ struct TrainConfig {
   InputSource input = InputSource::Device;  // where the CUDA engine keeps the data and builds batches
   int workers = 0;                          // --input host: batch-building threads (0: the rank's cores)
   bool pin_memory = true;                   // --input host: page-locked batch buffers
+  ImageDecoding decode = ImageDecoding::Cpu;  // image files: on the workers (cpu) or nvJPEG (gpu)
+  int image_size = 224;                     // image files: the side of the square crops trained on
+  int val_resize = 256;                     // image files: evaluation resizes the shorter side to this first
+  BadImages bad_images = BadImages::Fail;   // image files: a file that fails to decode ends the job, or is skipped
   bool warm_up = true;                      // untimed steps before the clock, the model restored after them
 
   double target_accuracy = 0.0;  // stop once the test accuracy reaches it (0: off); in [0, 1]

@@ -337,6 +337,19 @@ std::vector<TrainOption> make_rows() {
        whole(&C::workers, within(0, 1024, false, "0 takes the cores the launcher gives each rank"))},
       {"pin-memory", "", "--input host: page-locked batch buffers, for asynchronous uploads; off only where page-locked memory is short", kRun, "pin_memory", free,
        flag(&C::pin_memory)},
+      {"decode", "WHERE",
+       "image files (--data imagefolder:, tars:): cpu decodes with libjpeg-turbo and libpng in the --workers threads of "
+       "each rank; gpu has the workers read the files and nvJPEG decode each batch on the GPU, for nodes with fewer "
+       "cores per GPU than the model needs (scalebench io measures both)",
+       kRun, "decode", same, choice(&C::decode)},
+      {"image-size", "N", "image files: the side of the square crops the model trains on (RandomResizedCrop's size; "
+       "torchvision's recipes take 224)", kRun, "image_size", same, whole(&C::image_size, within(8, 4096, false))},
+      {"val-resize", "N", "image files: evaluation resizes each image's shorter side to N, then takes the centre "
+       "--image-size crop (torchvision's Resize(256) + CenterCrop(224))", kRun, "val_resize", same,
+       whole(&C::val_resize, within(8, 8192, false))},
+      {"bad-images", "WHAT", "image files: fail ends the job at the first file that can't be read or decoded, naming it; "
+       "skip trains on the batch's next image in its place and counts it in the results", kRun, "bad_images", same,
+       choice(&C::bad_images)},
       {"warm-up", "",
        "before the training clock starts, evaluate one batch and run the steps that build the plans, grow the buffers "
        "and capture the CUDA graph, then restore the model: the same training, a steady first epoch; off to time "

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "core/error.h"
+#include "data/image/tar_header.h"
 
 namespace sb {
 namespace {
@@ -46,12 +47,19 @@ int32_t parse_class_index(const std::vector<uint8_t>& text, const std::string& w
 
 ShardSampleReader::ShardSampleReader(const std::string& path, size_t buffer_bytes) : tar_(path, buffer_bytes) {}
 
+ShardSampleReader::ShardSampleReader(const std::string& path, bool index_only)
+    : tar_(path, index_only ? 2 * kTarBlock : kTarReadBuffer), index_only_(index_only) {}
+
 bool ShardSampleReader::next(ShardSample& sample) {
   sample = ShardSample{};
   std::string key, extension;
   bool started = false;
   for (;;) {
-    if (!has_pending_ && !tar_.next(pending_)) break;
+    const auto wanted = [this](const std::string& name) {
+      std::string k, ext;
+      return !index_only_ || !split_sample_name(name, k, ext) || !is_image_extension(lower(ext));
+    };
+    if (!has_pending_ && !tar_.next(pending_, wanted)) break;
     has_pending_ = true;
     std::string member_key;
     if (!split_sample_name(pending_.name, member_key, extension)) {
@@ -72,6 +80,8 @@ bool ShardSampleReader::next(ShardSample& sample) {
       if (!sample.image_member.empty())
         throw UserError(where + ": sample '" + key + "' has a second image (after '" + sample.image_member + "'); a sample holds one");
       sample.image_member = pending_.name;
+      sample.image_offset = pending_.data_offset;
+      sample.image_size = pending_.size;
       sample.image = std::move(pending_.data);
     } else if (ext == "cls") {
       sample.label = parse_class_index(pending_.data, where);

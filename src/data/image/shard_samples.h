@@ -15,7 +15,9 @@ struct ShardSample {
   std::string key;
   std::string image_member;  // the image's member name (for messages)
   uint64_t offset = 0;       // of the sample's first member in the shard
-  std::vector<uint8_t> image;
+  uint64_t image_offset = 0;  // of the image's bytes in the shard
+  uint64_t image_size = 0;
+  std::vector<uint8_t> image;  // empty when the reader only indexes
   int32_t label = -1;
 };
 
@@ -29,12 +31,16 @@ int32_t parse_class_index(const std::vector<uint8_t>& text, const std::string& w
 class ShardSampleReader {
  public:
   explicit ShardSampleReader(const std::string& path, size_t buffer_bytes = kTarReadBuffer);
+  // index_only: the images' bytes are not read, only where they are (image_offset, image_size); the
+  // reader then reads a header block at a time and seeks past each image.
+  ShardSampleReader(const std::string& path, bool index_only);
   // The next sample; false at the end. Throws sb::UserError naming the shard, the key and the byte offset
   // for a sample without an image or a label, or with two images.
   bool next(ShardSample& sample);
 
  private:
   TarReader tar_;
+  bool index_only_ = false;
   TarMember pending_;
   bool has_pending_ = false;
 };

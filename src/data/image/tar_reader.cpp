@@ -97,7 +97,20 @@ size_t TarReader::read(uint8_t* out, size_t n) {
   return done;
 }
 
-bool TarReader::next(TarMember& member) {
+void TarReader::skip(uint64_t n) {
+  const uint64_t buffered = buffer_end_ - buffer_begin_;
+  if (n <= buffered) {
+    buffer_begin_ += static_cast<size_t>(n);
+  } else {
+    if (::lseek(fd_, static_cast<off_t>(position_ + n), SEEK_SET) < 0) fail(position_, std::string("seek failed: ") + std::strerror(errno));
+    buffer_begin_ = buffer_end_ = 0;
+  }
+  position_ += n;
+}
+
+bool TarReader::next(TarMember& member) { return next(member, {}); }
+
+bool TarReader::next(TarMember& member, const std::function<bool(const std::string&)>& wants_data) {
   if (ended_) return false;
   PaxOverrides pax;
   std::optional<std::string> long_name;
@@ -141,7 +154,7 @@ bool TarReader::next(TarMember& member) {
     }
     const bool regular = header.type == kTarRegular || header.type == kTarRegularOld || header.type == kTarContiguous;
     if (!regular) {  // directories, links, devices: nothing a sample needs
-      read(nullptr, padded);
+      skip(padded);
       pax = {};
       long_name.reset();
       first_offset = kUnset;
@@ -149,6 +162,13 @@ bool TarReader::next(TarMember& member) {
     }
     member.name = pax.path ? *pax.path : long_name ? *long_name : header.name;
     member.offset = first_offset;
+    member.data_offset = position_;
+    member.size = size;
+    if (wants_data && !wants_data(member.name)) {
+      member.data.clear();
+      skip(padded);
+      return true;
+    }
     member.data.resize(size);
     if (read(member.data.data(), size) + read(nullptr, padded - size) != padded)
       fail(header_at, "member '" + member.name + "' ends early (the file shrank while it was read)");

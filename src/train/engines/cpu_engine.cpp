@@ -26,7 +26,30 @@ CpuEngine::CpuEngine(const TrainConfig& config, const Dataset& train, const Data
       }()),
       optimizer_(optimizer_for(config, static_cast<int64_t>(net_.params().size()))),
       dropout_key_(dropout_stream_key(config.seed, comm.rank())),
-      micro_batch_(config.per_rank_batch(comm.size())) {}
+      micro_batch_(config.per_rank_batch(comm.size())) {
+  if (train.streamed()) {
+    train_images_ = make_batch_source(train, true, augmentation_, BatchFormat{}, config.bad_images, comm.rank(), input_counters_);
+    test_images_ = make_batch_source(test, false, augmentation_, BatchFormat{}, config.bad_images, comm.rank(), input_counters_);
+  }
+}
+
+std::optional<InputTotals> CpuEngine::input_totals() const {
+  if (!train_images_) return std::nullopt;
+  return input_counters_.totals();
+}
+
+void CpuEngine::build_batch(const Dataset& data, std::span<const int64_t> indices, bool training, const AugmentKey& key,
+                            uint64_t position) {
+  const BatchSource* images = training ? train_images_.get() : test_images_.get();
+  if (!images) {
+    assemble_batch(data, indices, training ? augmentation_ : BatchOptions{}, key, position, images_, labels_);
+    return;
+  }
+  const auto n = static_cast<int64_t>(indices.size());
+  images_.resize(Shape{n, data.channels, data.height, data.width});
+  labels_.resize(static_cast<size_t>(n));
+  images->fill(indices, key, position, 0, n, reinterpret_cast<std::byte*>(images_.data()), labels_.data());
+}
 
 float CpuEngine::loss_and_gradient(const Tensor<float>& output, const std::vector<int32_t>& labels,
                                    Tensor<float>& grad) {
@@ -38,8 +61,7 @@ void CpuEngine::run_micro_batch(std::span<const int64_t> indices, const StepInfo
                                 size_t step_samples, PhaseTimes& t) {
   std::optional<NvtxRange> phase(phase_name(kPhaseData));
   auto t0 = Clock::now();
-  assemble_batch(train_, indices, augmentation_, AugmentKey{config_.seed, info.epoch, comm_.rank()}, position, images_,
-                 labels_);
+  build_batch(train_, indices, true, AugmentKey{config_.seed, info.epoch, comm_.rank()}, position);
   t.seconds[kPhaseData] += seconds_since(t0);
 
   phase.reset();
@@ -135,7 +157,7 @@ EvalTotals CpuEngine::evaluate(std::span<const int64_t> indices) {
   const size_t batch = static_cast<size_t>(config_.eval_batch_size);
   for (size_t begin = 0; begin < indices.size(); begin += batch) {
     const auto part = indices.subspan(begin, std::min(batch, indices.size() - begin));
-    assemble_batch(test_, part, images_, labels_);
+    build_batch(test_, part, false, AugmentKey{}, 0);
     const Tensor<float>& output = net_.forward(images_, cpu::Mode::Eval);
     const float loss = loss_and_gradient(output, labels_, grad_);
     totals.loss_sum += static_cast<double>(loss) * static_cast<double>(part.size());

@@ -2,14 +2,17 @@
 // all-reduce through the Communicator, the optimizer over the flat buffers.
 #pragma once
 #include <memory>
+#include <optional>
 
+#include "data/batch_source.h"
+#include "data/input_counters.h"
 #include "nn/cpu/network.h"
 #include "optim/optimizer.h"
 #include "train/engines/engine_base.h"
 
 namespace sb {
 
-class CpuEngine final : public EngineBase {
+class CpuEngine final : public EngineBase, private EngineMeasurements {
  public:
   // The datasets must outlive the engine.
   CpuEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm);
@@ -25,6 +28,8 @@ class CpuEngine final : public EngineBase {
   std::mutex* update_mutex() override { return &update_mutex_; }
   EngineState save_model_state() override;
   EngineState save_running_state() override;
+  EngineMeasurements& measurements() override { return *this; }
+  std::optional<InputTotals> input_totals() const override;
 
   cpu::Network<float>& network() { return net_; }
   Optimizer& optimizer() { return *optimizer_; }
@@ -34,6 +39,10 @@ class CpuEngine final : public EngineBase {
   // Forward, loss and backward of one micro-batch of a step of `step_samples` samples, adding its time to t.
   void run_micro_batch(std::span<const int64_t> indices, const StepInfo& info, size_t micro, uint64_t position,
                        size_t step_samples, PhaseTimes& t);
+  // images_ and labels_: the batch of `indices` of `data` (the training set's with the draws of key and
+  // position when training), gathered from memory or decoded from image files.
+  void build_batch(const Dataset& data, std::span<const int64_t> indices, bool training, const AugmentKey& key,
+                   uint64_t position);
   // With several micro-batches: the gradient of micro-batch `micro` of `count` joins the step's sum.
   void accumulate_gradient(size_t micro, size_t count);
 
@@ -46,6 +55,8 @@ class CpuEngine final : public EngineBase {
   Tensor<float> images_, grad_;
   std::vector<int32_t> labels_;
   EvalTotals train_totals_;
+  InputCounters input_counters_;
+  std::unique_ptr<BatchSource> train_images_, test_images_;  // image files only
 };
 
 }  // namespace sb

@@ -47,6 +47,8 @@ class Engine {
   virtual int64_t parameter_count() const = 0;
   virtual int64_t train_size() const = 0;
   virtual int64_t test_size() const = 0;
+  // Tar shards: the training samples of each shard, which the sampler hands out whole (data/sampler.h).
+  virtual std::vector<int64_t> train_shard_sizes() const { return {}; }
 
   // One step on this rank's samples of the global batch (training-set indices): forward, loss, backward,
   // gradient average across ranks, optimizer update. Returns phase times (possibly of an earlier step,

@@ -1,8 +1,13 @@
 #include "train/engines/engine_base.h"
 
+#include "data/image/encoded_images.h"
 #include "models/registry.h"
 
 namespace sb {
+
+std::vector<int64_t> EngineBase::train_shard_sizes() const {
+  return train_.streamed() ? train_.encoded->shard_sizes() : std::vector<int64_t>{};
+}
 
 EngineBase::EngineBase(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm)
     : config_(config),

@@ -14,6 +14,7 @@ class EngineBase : public Engine {
  public:
   int64_t train_size() const override { return train_.size(); }
   int64_t test_size() const override { return test_.size(); }
+  std::vector<int64_t> train_shard_sizes() const override;
 
  protected:
   // The datasets and the communicator must outlive the engine.

@@ -4,8 +4,10 @@
 // Engine::measurements(). Every reading has a default for an engine that does not measure it.
 #pragma once
 #include <limits>
+#include <optional>
 #include <vector>
 
+#include "data/input_counters.h"
 #include "metrics/gpu_clocks.h"
 #include "train/engines/phase_times.h"
 
@@ -31,6 +33,8 @@ class EngineMeasurements {
   // replica's under --parallel dp), starting a new window; none for the CPU, NaN readings where they
   // can't be measured.
   virtual std::vector<GpuClocks> take_gpu_clocks() { return {}; }
+  // Image files: what the input pipeline has done since the engine was created; nullopt for data in memory.
+  virtual std::optional<InputTotals> input_totals() const { return std::nullopt; }
 };
 
 }  // namespace sb

@@ -161,7 +161,7 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
   const int64_t per_rank_batch = config.per_rank_batch(world);
   const int64_t test_n = config.test_limit > 0 ? std::min(config.test_limit, engine.test_size()) : engine.test_size();
   check_every_rank_has_samples(comm, engine.train_size());
-  DistributedSampler sampler(engine.train_size(), world, rank, true, config.seed, config.drop_last);
+  DistributedSampler sampler(engine.train_size(), world, rank, true, config.seed, config.drop_last, engine.train_shard_sizes());
   check_batch_fits(comm, sampler, per_rank_batch, config.drop_last);
   const auto schedule = schedule_for(config, world);
   log0("%s", training_line(config, per_rank_batch, world).c_str());

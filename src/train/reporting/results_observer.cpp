@@ -31,6 +31,18 @@ EpochRow to_epoch_row(const EpochSummary& s) {
   row.temperature_max_c = s.clocks.temperature_max_c;
   row.power_limited_fraction = s.clocks.power_limited_fraction;
   row.thermal_limited_fraction = s.clocks.thermal_limited_fraction;
+  if (s.input) {
+    const InputTotals& in = *s.input;
+    row.input_read_s = in.read_seconds;
+    row.input_decode_s = in.decode_seconds;
+    row.input_augment_s = in.augment_seconds;
+    row.input_copy_s = in.copy_seconds;
+    row.input_bytes_per_s = s.wall_max > 0 ? static_cast<double>(in.bytes) / s.wall_max : kNotMeasured;
+    const double busy = in.read_seconds + in.decode_seconds + in.augment_seconds;
+    row.input_images_per_worker_s = busy > 0 ? static_cast<double>(in.images) / busy : kNotMeasured;
+    row.images_skipped = in.skipped;
+    row.gpu_decode_cpu_fallbacks = in.cpu_fallbacks;
+  }
   return row;
 }
 

@@ -4,6 +4,7 @@
 #include "train/reporting/device_readings_observer.h"
 #include "train/reporting/first_step_observer.h"
 #include "train/reporting/gpu_clocks_observer.h"
+#include "train/reporting/input_pipeline_observer.h"
 #include "train/reporting/mllog_observer.h"
 #include "train/reporting/nvtx_observer.h"
 #include "train/reporting/progress_observer.h"
@@ -28,6 +29,7 @@ RunReporting::RunReporting(const TrainConfig& config, Communicator& comm, Engine
   own(std::make_unique<BucketReadyObserver>(comm));
   own(std::make_unique<GpuClocksObserver>(comm, measurements));
   own(std::make_unique<DeviceReadingsObserver>(comm, measurements));
+  own(std::make_unique<InputPipelineObserver>(comm, measurements));
   own(TraceObserver::open(config.trace, comm));
   own(std::make_unique<ProgressObserver>(config, engine, comm.rank(), comm.size()));
   if (results) subscribe(*results);

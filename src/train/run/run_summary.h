@@ -2,9 +2,11 @@
 #pragma once
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "data/input_counters.h"
 #include "train/engines/phase_times.h"
 #include "train/run/epoch_clocks.h"
 
@@ -27,6 +29,8 @@ struct EpochSummary {
   double energy_joules = std::numeric_limits<double>::quiet_NaN();  // summed over ranks, this epoch
   double peak_memory_bytes = std::numeric_limits<double>::quiet_NaN();  // max over ranks
   EpochClocks clocks;  // the GPUs' clocks while the epoch trained, across ranks
+  // Image files: the input pipeline's work this epoch, summed over every rank's workers (input_counters.h).
+  std::optional<InputTotals> input;
   // Root only: every rank's epoch wall time, and sampled per-step phase times [rank][step][phase] in ns.
   std::vector<double> rank_wall_times;
   int64_t sampled_steps = 0;

@@ -79,6 +79,9 @@ class CudaEngine final : public EngineBase, private EngineMeasurements {
   double peak_tflops() const override { return peak_tflops_; }
   double energy_joules() const override { return energy_->joules(); }
   std::vector<GpuClocks> take_gpu_clocks() override { return {clocks_->take()}; }
+  std::optional<InputTotals> input_totals() const override {
+    return host_input_ ? host_input_->input_totals() : std::nullopt;
+  }
 
  private:
   // Everything of one step after its inputs are in device memory: the part a CUDA graph captures.
@@ -200,9 +203,13 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
   train_totals_->zero(stream_.get());
   loss_ = std::make_unique<cuda::DeviceLoss>(log_probabilities_ && !net_->log_softmax_in_loss());
 
-  if (config.input == InputSource::Host) {
+  if (config.input == InputSource::Host || train.streamed()) {
     host_input_ = std::make_unique<cuda::HostInput>(train, test, host_input_options(max_batch, local_ranks), gpu_wait_);
-    log0("input: host memory, %d batch worker(s) per rank, %s buffers\n", host_input_->workers(),
+    log0("input: %s, %d batch worker(s) per rank, %s buffers\n",
+         !train.streamed() ? "host memory"
+         : config.decode == ImageDecoding::Gpu ? "image files read on the CPU, decoded by nvJPEG"
+                                               : "image files decoded on the CPU",
+         host_input_->workers(),
          config.pin_memory ? "pinned" : "pageable");
   } else {
     StartupSpan upload_startup(StartupPart::upload);
@@ -237,6 +244,8 @@ cuda::HostInputOptions CudaEngine::host_input_options(int64_t max_batch, int loc
   o.format = BatchFormat{ctx_->compute_dtype(), ctx_->layout()};
   o.workers = config_.workers > 0 ? config_.workers : default_input_workers(local_ranks);
   o.pin_memory = config_.pin_memory;
+  o.bad_images = config_.bad_images;
+  o.decode = config_.decode;
   return o;
 }
 

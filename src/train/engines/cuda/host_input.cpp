@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "core/cuda_check.h"
+#include "data/image/encoded_images.h"
+#include "train/engines/cuda/gpu_image_decode.h"
 
 namespace sb::cuda {
 namespace {
@@ -16,13 +18,17 @@ HostInput::HostInput(const Dataset& train, const Dataset& test, const HostInputO
     : train_(train),
       options_(options),
       wait_(wait),
-      train_builder_(train, options.augmentation, options.format),
-      test_builder_(test, BatchOptions{}, options.format),
-      schedule_(train.size(), options.world_size, options.rank, options.seed, options.drop_last, options.train_batch) {
-  const int64_t sample_bytes = std::max(train_builder_.sample_bytes(), test_builder_.sample_bytes());
-  const size_t image_bytes = static_cast<size_t>(options.max_batch * sample_bytes);
+      schedule_(train.size(), options.world_size, options.rank, options.seed, options.drop_last, options.train_batch,
+                train.streamed() ? train.encoded->shard_sizes() : std::vector<int64_t>{}) {
+  const bool gpu_decode = train.streamed() && options.decode == ImageDecoding::Gpu;
+  // A host row is a built sample, or with --decode gpu the record of a still-encoded file.
+  const int64_t device_sample_bytes = std::max(train.sample_bytes(), test.sample_bytes()) * static_cast<int64_t>(dtype_size(options.format.dtype));
+  const int64_t host_sample_bytes = gpu_decode ? static_cast<int64_t>(sizeof(EncodedRow)) : device_sample_bytes;
+  const size_t host_image_bytes = static_cast<size_t>(options.max_batch * host_sample_bytes);
+  const size_t device_image_bytes = static_cast<size_t>(options.max_batch * device_sample_bytes);
   const size_t label_bytes = static_cast<size_t>(options.max_batch) * sizeof(int32_t);
-  const size_t slot_bytes = image_bytes + label_bytes;  // labels after the images: 4-byte aligned either way
+  constexpr size_t kAlign = 64;  // every slot starts aligned for the records' pointers
+  const size_t slot_bytes = (host_image_bytes + label_bytes + kAlign - 1) / kAlign * kAlign;  // labels after the images
   const size_t ring_bytes = slot_bytes * kRingSlots;
   std::byte* ring = nullptr;
   if (options.pin_memory) {
@@ -32,20 +38,35 @@ HostInput::HostInput(const Dataset& train, const Dataset& test, const HostInputO
     pageable_.resize(ring_bytes);
     ring = pageable_.data();
   }
+  if (gpu_decode) {
+    encoded_rows_ = std::make_unique<EncodedRowPool>(ring, ring_bytes);
+    train_builder_ = std::make_unique<EncodedRowSource>(train, true, *encoded_rows_, counters_);
+    test_builder_ = std::make_unique<EncodedRowSource>(test, false, *encoded_rows_, counters_);
+  } else {
+    train_builder_ = make_batch_source(train, true, options.augmentation, options.format, options.bad_images, options.rank, counters_);
+    test_builder_ = make_batch_source(test, false, options.augmentation, options.format, options.bad_images, options.rank, counters_);
+  }
   std::vector<HostBatchBuffer> buffers;
   for (int r = 0; r < kRingSlots; ++r) {
     std::byte* slot = ring + static_cast<size_t>(r) * slot_bytes;
-    buffers.push_back(HostBatchBuffer{slot, reinterpret_cast<int32_t*>(slot + image_bytes)});
+    buffers.push_back(HostBatchBuffer{slot, reinterpret_cast<int32_t*>(slot + host_image_bytes)});
     uploaded_.push_back(CudaEvent::create(cudaEventDisableTiming));
+    if (train.streamed()) {
+      upload_started_.push_back(CudaEvent::create());
+      upload_finished_.push_back(CudaEvent::create());
+    }
   }
   uploading_.reserve(kRingSlots);
   for (int s = 0; s < kStepSlots; ++s) {
     consumed_[static_cast<size_t>(s)] = CudaEvent::create(cudaEventDisableTiming);
-    inputs_[static_cast<size_t>(s)].ensure(image_bytes);
+    inputs_[static_cast<size_t>(s)].ensure(device_image_bytes);
     labels_[static_cast<size_t>(s)].ensure(label_bytes);
   }
   copy_stream_ = CudaStream::create_non_blocking();
-  pipeline_ = std::make_unique<HostBatchPipeline>(options.workers, std::move(buffers), options.max_batch, sample_bytes);
+  if (gpu_decode)
+    gpu_decode_ = std::make_unique<GpuImageDecode>(train, options.max_batch, kRingSlots, options.bad_images, options.rank, counters_,
+                                                   copy_stream_.get());
+  pipeline_ = std::make_unique<HostBatchPipeline>(options.workers, std::move(buffers), options.max_batch, host_sample_bytes);
 }
 
 HostInput::~HostInput() {
@@ -55,7 +76,7 @@ HostInput::~HostInput() {
 }
 
 void HostInput::stage_training(int slot, std::span<const int64_t> indices, const StepInfo& info, cudaStream_t compute) {
-  const BatchRequest wanted{&train_builder_, indices, AugmentKey{options_.seed, info.epoch, options_.rank}, info.position};
+  const BatchRequest wanted{train_builder_.get(), indices, AugmentKey{options_.seed, info.epoch, options_.rank}, info.position};
   if (!pipeline_->front_is(wanted)) {
     queue_unless_next(wanted);
     last_predicted_ = schedule_.at(info.epoch, info.position);
@@ -63,7 +84,7 @@ void HostInput::stage_training(int slot, std::span<const int64_t> indices, const
   upload(slot, pipeline_->take(), compute);
   while (last_predicted_ && slot_free_now()) {
     last_predicted_ = schedule_.after(*last_predicted_);
-    pipeline_->submit(BatchRequest{&train_builder_, schedule_.indices(*last_predicted_),
+    pipeline_->submit(BatchRequest{train_builder_.get(), schedule_.indices(*last_predicted_),
                                    AugmentKey{options_.seed, last_predicted_->epoch, options_.rank},
                                    last_predicted_->first_position});
   }
@@ -75,7 +96,7 @@ void HostInput::stage_evaluation(int slot, std::span<const int64_t> indices, int
   const auto request = [&](int64_t p) {
     const size_t begin = static_cast<size_t>(p * evaluation_batch);
     const size_t count = std::min(static_cast<size_t>(evaluation_batch), indices.size() - begin);
-    return BatchRequest{&test_builder_, indices.subspan(begin, count), AugmentKey{}, 0};
+    return BatchRequest{test_builder_.get(), indices.subspan(begin, count), AugmentKey{}, 0};
   };
   const BatchRequest wanted = request(part);
   if (!pipeline_->front_is(wanted)) {
@@ -95,11 +116,19 @@ void HostInput::queue_unless_next(const BatchRequest& wanted) {
 
 void HostInput::upload(int slot, const HostBatch& batch, cudaStream_t compute) {
   const size_t s = static_cast<size_t>(slot);
-  const size_t image_bytes = static_cast<size_t>(batch.rows * train_builder_.sample_bytes());
   copy_stream_.wait(consumed_[s].get());  // the step that last read this slot's buffers
-  CHECK_CUDA(cudaMemcpyAsync(inputs_[s].data(), batch.buffer.images, image_bytes, cudaMemcpyHostToDevice, copy_stream_.get()));
-  CHECK_CUDA(cudaMemcpyAsync(labels_[s].data(), batch.buffer.labels, static_cast<size_t>(batch.rows) * sizeof(int32_t),
-                             cudaMemcpyHostToDevice, copy_stream_.get()));
+  const size_t ring_slot = static_cast<size_t>(batch.slot);
+  if (!upload_started_.empty()) upload_started_[ring_slot].record(copy_stream_.get());
+  if (gpu_decode_) {
+    gpu_decode_->decode(batch.slot, reinterpret_cast<const EncodedRow*>(batch.buffer.images), batch.rows, train_, options_.format,
+                        inputs_[s].data(), static_cast<int32_t*>(labels_[s].data()), copy_stream_.get());
+  } else {
+    const size_t image_bytes = static_cast<size_t>(batch.rows * train_builder_->sample_bytes());
+    CHECK_CUDA(cudaMemcpyAsync(inputs_[s].data(), batch.buffer.images, image_bytes, cudaMemcpyHostToDevice, copy_stream_.get()));
+    CHECK_CUDA(cudaMemcpyAsync(labels_[s].data(), batch.buffer.labels, static_cast<size_t>(batch.rows) * sizeof(int32_t),
+                               cudaMemcpyHostToDevice, copy_stream_.get()));
+  }
+  if (!upload_finished_.empty()) upload_finished_[ring_slot].record(copy_stream_.get());
   const CudaEvent& done = uploaded_[static_cast<size_t>(batch.slot)];
   done.record(copy_stream_.get());
   CHECK_CUDA(cudaStreamWaitEvent(compute, done.get(), 0));
@@ -119,6 +148,10 @@ void HostInput::reclaim(bool all) {
       if (status == cudaErrorNotReady) break;
       CHECK_CUDA(status);
     }
+    if (!upload_finished_.empty()) {  // image files: the upload's (or the GPU decode's) time on the copy stream
+      const size_t r = static_cast<size_t>(uploading_[done]);
+      counters_.add_copy(static_cast<int64_t>(1e6 * CudaEvent::elapsed_ms(upload_started_[r], upload_finished_[r])));
+    }
     pipeline_->release(uploading_[done]);
   }
   uploading_.erase(uploading_.begin(), uploading_.begin() + static_cast<std::ptrdiff_t>(done));
@@ -135,6 +168,11 @@ DeviceTensor HostInput::input(int slot, int64_t rows) const {
   x.data = inputs_[static_cast<size_t>(slot)].data();
   x.desc = TensorDesc{Shape{rows, train_.channels, train_.height, train_.width}, options_.format.dtype, options_.format.layout};
   return x;
+}
+
+std::optional<InputTotals> HostInput::input_totals() const {
+  if (!train_.streamed()) return std::nullopt;
+  return counters_.totals();
 }
 
 const int32_t* HostInput::labels(int slot) const {

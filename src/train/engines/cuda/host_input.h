@@ -1,4 +1,5 @@
-// --input host: the data sets stay in host memory; a pool of worker threads (HostBatchPipeline) builds
+// --input host, and every run on image files: the data sets stay in host memory (image files: on disk,
+// decoded as they are read); a pool of worker threads (HostBatchPipeline) builds
 // each batch in the compute dtype and layout into a ring of host buffers (pinned unless --no-pin-memory),
 // and a copy stream uploads it into the device buffer of its step slot, which the captured step graph
 // reads at a fixed address. The training batches are built ahead from the trainer's sampler
@@ -17,11 +18,14 @@
 #include <vector>
 
 #include "data/batch_schedule.h"
-#include "data/host_batch.h"
+#include "data/batch_source.h"
+#include "data/encoded_rows.h"
+#include "data/input_counters.h"
 #include "data/host_batch_pipeline.h"
 #include "nn/cuda/cuda_handles.h"
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/layer.h"
+#include "train/engines/cuda/gpu_image_decode.h"
 #include "train/engines/cuda/gpu_wait.h"
 #include "train/engines/cuda/step_inputs.h"
 #include "train/engines/engine.h"
@@ -29,7 +33,9 @@
 namespace sb::cuda {
 
 struct HostInputOptions {
-  BatchOptions augmentation;  // of the training batches
+  BatchOptions augmentation;  // of the training batches of a data set in memory
+  BadImages bad_images = BadImages::Fail;  // image files
+  ImageDecoding decode = ImageDecoding::Cpu;  // image files: on the workers, or nvJPEG on the copy stream
   uint64_t seed = 0;
   int rank = 0, world_size = 1;
   bool drop_last = false;
@@ -61,6 +67,9 @@ class HostInput {
   DeviceTensor input(int slot, int64_t rows) const;
   const int32_t* labels(int slot) const;
   int workers() const { return pipeline_->workers(); }
+  // Image files: the workers' reading, decoding and augmenting so far; nullopt for a data set in memory.
+  std::optional<InputTotals> input_totals() const;
+  const InputCounters& counters() const { return counters_; }
 
  private:
   void upload(int slot, const HostBatch& batch, cudaStream_t compute);
@@ -75,7 +84,9 @@ class HostInput {
 
   HostInputOptions options_;
   const GpuWait& wait_;
-  HostBatchBuilder train_builder_, test_builder_;
+  InputCounters counters_;
+  std::unique_ptr<EncodedRowPool> encoded_rows_;  // --decode gpu: the files' bytes of the ring's records
+  std::unique_ptr<BatchSource> train_builder_, test_builder_;
   BatchSchedule schedule_;
   std::optional<ScheduledBatch> last_predicted_;  // the last training batch queued from the schedule
   int64_t last_evaluation_part_ = -1;             // the last evaluation part queued
@@ -84,6 +95,8 @@ class HostInput {
   std::unique_ptr<HostBatchPipeline> pipeline_;
   CudaStream copy_stream_;
   std::vector<CudaEvent> uploaded_;  // per ring slot
+  std::vector<CudaEvent> upload_started_, upload_finished_;  // per ring slot, timed (image files only)
+  std::unique_ptr<GpuImageDecode> gpu_decode_;                // --decode gpu
   std::vector<int> uploading_;       // ring slots taken and queued for upload, oldest first
   std::array<CudaEvent, kStepSlots> consumed_;
   std::array<DeviceBuffer, kStepSlots> inputs_, labels_;

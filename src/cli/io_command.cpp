@@ -1,0 +1,252 @@
+// `scalebench io`: the input pipeline of image files alone, with no model, over a sweep of --workers and
+// both decoders: images per second, the host cores it keeps busy, and the workers a training rate needs
+// (the answer to "how many --cpus-per-task per GPU?"). On a GPU node it runs the training pipeline itself
+// (workers, pinned buffers, the upload or nvJPEG's decode and the crop kernel); without a GPU, --decode cpu
+// into host memory.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/commands.h"
+#include "core/enum_names.h"
+#include "core/error.h"
+#include "data/dataset_spec.h"
+#include "data/image_data_sets.h"
+#include "data/input_rate.h"
+#include "train/run_choices.h"
+#ifdef SCALEBENCH_HAVE_CUDA
+#include "train/engines/cuda/device_info.h"
+#include "train/engines/cuda/gpu_input_rate.h"
+#endif
+
+namespace sb {
+namespace {
+
+const char* const kIoHelp =
+    "usage: scalebench io --data imagefolder:DIR|tars:DIR [options]\n"
+    "\n"
+    "Runs the input pipeline of image files alone, with no model: the training batches (RandomResizedCrop,\n"
+    "flip, normalisation) at each --workers count and with each decoder, and prints images per second, MB/s\n"
+    "read, the host cores kept busy and the images per second of one worker. On a GPU node the batches are\n"
+    "those training uploads (or nvJPEG decodes) into GPU memory; without a GPU, --decode cpu into host memory.\n"
+    "\n"
+    "options:\n"
+    "  --data D            imagefolder:DIR or tars:DIR (required)\n"
+    "  --decode LIST       cpu, gpu or cpu,gpu (default: cpu, and gpu where nvJPEG and a GPU are present)\n"
+    "  --workers LIST      worker threads, e.g. 1,4,8,15 (default: 1, 2, 4, ... up to the cores)\n"
+    "  --batch-size B      images per batch (default 256)\n"
+    "  --batches N         timed batches per measurement (default 40), after --warm-up N untimed (default 8)\n"
+    "  --image-size N      the crops' side (default 224)\n"
+    "  --precision P       the batches' element type: fp32, fp16 or bf16 (default bf16)\n"
+    "  --target-rate R     a model's training rate in images/s: print the workers each decoder needs for it\n"
+    "  --train-limit N     use the first N training images\n"
+    "  --seed S            the crops' seed (default 1)\n"
+    "  --out FILE          also write the rows as CSV\n"
+    "  --help              this text\n";
+
+struct IoArgs {
+  std::string data;
+  std::vector<ImageDecoding> decoders;
+  std::vector<int> workers;
+  int64_t batch = 256, batches = 40, warm_up = 8, train_limit = 0;
+  int image_size = kDefaultImageSize;
+  Precision precision = Precision::BF16;
+  double target_rate = 0;
+  uint64_t seed = 1;
+  std::string out;
+  bool help = false;
+};
+
+int64_t whole_number(const std::string& option, const std::string& text, int64_t lowest) {
+  size_t used = 0;
+  long long n = 0;
+  try {
+    n = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || n < lowest)
+    throw UserError(option + " '" + text + "': expected a whole number of at least " + std::to_string(lowest));
+  return n;
+}
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ',');) parts.push_back(part);
+  return parts;
+}
+
+template <typename E>
+E named(const std::string& option, const std::string& text) {
+  const std::optional<E> value = find_by_name<E>(text);
+  if (!value) throw UserError(option + " '" + text + "': expected one of " + name_list<E>());
+  return *value;
+}
+
+IoArgs parse_io_args(const std::vector<std::string>& args) {
+  IoArgs out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--help" || a == "-h") {
+      out.help = true;
+      return out;
+    }
+    if (a.rfind("--", 0) != 0) throw UserError("io takes options only, not '" + a + "' (see scalebench io --help)");
+    if (i + 1 >= args.size()) throw UserError(a + " needs a value (see scalebench io --help)");
+    const std::string& v = args[++i];
+    if (a == "--data") out.data = v;
+    else if (a == "--decode") for (const std::string& d : split_commas(v)) out.decoders.push_back(named<ImageDecoding>(a, d));
+    else if (a == "--workers") for (const std::string& w : split_commas(v)) out.workers.push_back(static_cast<int>(whole_number(a, w, 1)));
+    else if (a == "--batch-size") out.batch = whole_number(a, v, 1);
+    else if (a == "--batches") out.batches = whole_number(a, v, 1);
+    else if (a == "--warm-up") out.warm_up = whole_number(a, v, 0);
+    else if (a == "--image-size") out.image_size = static_cast<int>(whole_number(a, v, 8));
+    else if (a == "--precision") out.precision = named<Precision>(a, v);
+    else if (a == "--target-rate") out.target_rate = static_cast<double>(whole_number(a, v, 1));
+    else if (a == "--train-limit") out.train_limit = whole_number(a, v, 1);
+    else if (a == "--seed") out.seed = static_cast<uint64_t>(whole_number(a, v, 0));
+    else if (a == "--out") out.out = v;
+    else throw UserError("io has no option '" + a + "' (see scalebench io --help)");
+  }
+  if (out.data.empty()) throw UserError("io needs --data imagefolder:DIR or --data tars:DIR (see scalebench io --help)");
+  if (out.precision == Precision::TF32) out.precision = Precision::FP32;
+  return out;
+}
+
+bool gpu_present() {
+#ifdef SCALEBENCH_HAVE_CUDA
+  return visible_gpu_count() > 0;
+#else
+  return false;
+#endif
+}
+
+bool nvjpeg_present() {
+#ifdef SCALEBENCH_HAVE_NVJPEG
+  return gpu_present();
+#else
+  return false;
+#endif
+}
+
+struct IoRow {
+  ImageDecoding decode;
+  int workers;
+  InputRate rate;
+};
+
+InputRate measure(const TrainTest& data, const IoArgs& a, ImageDecoding decode, int workers, const Communicator& comm) {
+  const BatchFormat format{compute_dtype(a.precision), Layout::NHWC};
+#ifdef SCALEBENCH_HAVE_CUDA
+  if (gpu_present()) {
+    cuda::HostInputOptions o;
+    o.seed = a.seed;
+    o.train_batch = o.max_batch = a.batch;
+    o.format = format;
+    o.workers = workers;
+    o.decode = decode;
+    return cuda::measure_gpu_input(data.train, data.test, o, a.warm_up, a.batches, comm);
+  }
+#else
+  (void)comm;
+  (void)decode;
+#endif
+  return measure_cpu_input(data.train, workers, a.batch, a.warm_up, a.batches, format, a.seed);
+}
+
+std::string needed_workers(const std::vector<IoRow>& rows, ImageDecoding decode, double target) {
+  const IoRow* largest = nullptr;
+  const IoRow* enough = nullptr;
+  for (const IoRow& r : rows) {
+    if (r.decode != decode) continue;
+    if (!largest || r.workers > largest->workers) largest = &r;
+    if (r.rate.images_per_s >= target && (!enough || r.workers < enough->workers)) enough = &r;
+  }
+  if (!largest) return "";
+  char line[200];
+  if (enough) {
+    std::snprintf(line, sizeof line, "%d worker(s) measured at %.0f img/s", enough->workers, enough->rate.images_per_s);
+  } else {
+    const double per_worker = largest->rate.images_per_s / largest->workers;
+    std::snprintf(line, sizeof line, "about %d workers (%d measured gave %.0f img/s, %.0f per worker)",
+                  static_cast<int>(std::ceil(target / per_worker)), largest->workers, largest->rate.images_per_s, per_worker);
+  }
+  return line;
+}
+
+}  // namespace
+
+int io_command(MpiSession& session, const std::vector<std::string>& args) {
+  const bool root = session.rank() == 0;
+  if (session.size() != 1)
+    throw AgreedError("io runs on one process (one rank's pipeline); start it without mpirun", session.size(), root);
+  IoArgs a;
+  TrainTest data;
+  try {
+    a = parse_io_args(args);
+    if (a.help) {
+      std::fputs(kIoHelp, stdout);
+      return 0;
+    }
+    const DatasetSpec spec = parse_dataset_spec(a.data);
+    if (spec.kind != DatasetKind::ImageFolder && spec.kind != DatasetKind::Tars)
+      throw UserError("io measures the pipeline of image files; --data " + a.data + " is held decoded in memory: give "
+                      "imagefolder:DIR or tars:DIR");
+    if (a.decoders.empty()) {
+      a.decoders.push_back(ImageDecoding::Cpu);
+      if (nvjpeg_present()) a.decoders.push_back(ImageDecoding::Gpu);
+    }
+    for (ImageDecoding d : a.decoders)
+      if (d == ImageDecoding::Gpu && !nvjpeg_present())
+        throw UserError("--decode gpu needs nvJPEG and a visible GPU; this scalebench " +
+                        std::string(gpu_present() ? "was built without nvJPEG" : "sees no GPU") + ": use --decode cpu");
+    if (a.workers.empty()) {
+      const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      for (int w = 1; w < cores; w *= 2) a.workers.push_back(w);
+      a.workers.push_back(cores);
+    }
+    if (!a.out.empty() && !std::ofstream(a.out, std::ios::app))
+      throw UserError("--out " + a.out + ": cannot write there; give a file in a folder that exists");
+    data = load_dataset(spec, a.train_limit);
+    set_image_sizes(data, a.image_size, std::max(kDefaultValResize, a.image_size));
+    if (data.train.size() < a.batch)
+      throw UserError("--batch-size " + std::to_string(a.batch) + " is more than the " + std::to_string(data.train.size()) +
+                      " training images of " + a.data + "; lower --batch-size");
+  } catch (const UserError& e) {
+    throw AgreedError(e.what(), session.size(), root);
+  }
+  std::printf("io: %s, %lld training images, batches of %lld %dx%d crops in %s, %lld timed after %lld\n", a.data.c_str(),
+              static_cast<long long>(data.train.size()), static_cast<long long>(a.batch), a.image_size, a.image_size,
+              name_of(a.precision), static_cast<long long>(a.batches), static_cast<long long>(a.warm_up));
+  std::printf("%-7s %8s %10s %9s %11s %15s\n", "decode", "workers", "img/s", "MB/s", "busy cores", "img/s/worker");
+  std::vector<IoRow> rows;
+  for (ImageDecoding decode : a.decoders)
+    for (int workers : a.workers) {
+      const InputRate rate = measure(data, a, decode, workers, session.world());
+      rows.push_back(IoRow{decode, workers, rate});
+      std::printf("%-7s %8d %10.0f %9.1f %11.2f %15.1f\n", name_of(decode), workers, rate.images_per_s, rate.bytes_per_s / 1e6,
+                  rate.busy_cores, rate.images_per_s / workers);
+      std::fflush(stdout);
+    }
+  if (a.target_rate > 0)
+    for (ImageDecoding decode : a.decoders)
+      std::printf("io: %.0f img/s with --decode %s needs %s\n", a.target_rate, name_of(decode),
+                  needed_workers(rows, decode, a.target_rate).c_str());
+  if (!a.out.empty()) {
+    std::ofstream csv(a.out);
+    csv << "decode,workers,images_per_s,mb_per_s,busy_cores,images_per_s_per_worker,read_s,decode_s,augment_s,copy_s\n";
+    for (const IoRow& r : rows)
+      csv << name_of(r.decode) << ',' << r.workers << ',' << r.rate.images_per_s << ',' << r.rate.bytes_per_s / 1e6 << ','
+          << r.rate.busy_cores << ',' << r.rate.images_per_s / r.workers << ',' << r.rate.totals.read_seconds << ','
+          << r.rate.totals.decode_seconds << ',' << r.rate.totals.augment_seconds << ',' << r.rate.totals.copy_seconds << '\n';
+    if (!csv) throw UserError("--out " + a.out + ": writing failed");
+  }
+  return 0;
+}
+
+}  // namespace sb

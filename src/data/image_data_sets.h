@@ -1,0 +1,32 @@
+// The data sets of image files (--data imagefolder:DIR, --data tars:DIR): listed or indexed before any
+// training, then read and decoded every epoch. Their samples are RGB images of the run's --image-size
+// (224 x 224 unless changed), normalised with ImageNet's mean and std as torchvision's recipes do.
+//   imagefolder:DIR   DIR/train/CLASS/* and DIR/val/CLASS/* (image_folder.h)
+//   tars:DIR          DIR/train-*.tar and DIR/val-*.tar WebDataset shards (scalebench pack writes them) and
+//                     DIR/classes.txt, a class name per line (without it: the largest label + 1 classes)
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "data/dataset.h"
+
+namespace sb {
+
+// ImageNet's per-channel statistics in [0, 1] pixel units, as torchvision's Normalize takes them.
+inline constexpr float kImageNetMean[3] = {0.485f, 0.456f, 0.406f};
+inline constexpr float kImageNetStd[3] = {0.229f, 0.224f, 0.225f};
+inline constexpr int kDefaultImageSize = 224;
+inline constexpr int kDefaultValResize = 256;
+
+// train_limit > 0 keeps that many training images: of a folder, evenly spaced over its listing so that
+// every class keeps its share; of shards, the first (pack shuffles the samples before it writes them).
+// Throws UserError naming the folder or shard for a bad layout, a damaged shard or a label outside the
+// classes.
+TrainTest load_image_folder(const std::string& root, int64_t train_limit);
+TrainTest load_tar_shards(const std::string& root, int64_t train_limit);
+
+// The samples' size: image_size x image_size crops; evaluation resizes the shorter side to val_resize
+// first. Does nothing to data sets that are not image files.
+void set_image_sizes(TrainTest& data, int image_size, int val_resize);
+
+}  // namespace sb

@@ -1,0 +1,49 @@
+// What the input pipeline of image files did, counted as it goes: time in each of its phases (the
+// workers' reading, and decoding and augmenting on the CPU, summed over the workers, so that a phase's
+// seconds can exceed the wall time; on the GPU, the decode, augment and upload times of the copy stream),
+// bytes read, images decoded, files skipped (--bad-images skip) and images the GPU decoder refused and the
+// CPU decoded.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+namespace sb {
+
+struct InputTotals {
+  double read_seconds = 0, decode_seconds = 0, augment_seconds = 0, copy_seconds = 0;
+  int64_t bytes = 0, images = 0, skipped = 0, cpu_fallbacks = 0;
+
+  InputTotals operator-(const InputTotals& before) const {
+    return {read_seconds - before.read_seconds, decode_seconds - before.decode_seconds,
+            augment_seconds - before.augment_seconds, copy_seconds - before.copy_seconds, bytes - before.bytes, images - before.images,
+            skipped - before.skipped, cpu_fallbacks - before.cpu_fallbacks};
+  }
+};
+
+class InputCounters {
+ public:
+  void add_read(int64_t ns, int64_t bytes) {
+    read_ns_ += ns;
+    bytes_ += bytes;
+  }
+  void add_decode(int64_t ns) { decode_ns_ += ns; }
+  void add_augment(int64_t ns, int64_t images) {
+    augment_ns_ += ns;
+    images_ += images;
+  }
+  void add_copy(int64_t ns) { copy_ns_ += ns; }
+  void add_images(int64_t images) { images_ += images; }
+  void add_skipped() { ++skipped_; }
+  void add_cpu_fallback() { ++cpu_fallbacks_; }
+
+  InputTotals totals() const {
+    return {read_ns_.load() * 1e-9, decode_ns_.load() * 1e-9, augment_ns_.load() * 1e-9, copy_ns_.load() * 1e-9, bytes_.load(),
+            images_.load(),
+            skipped_.load(), cpu_fallbacks_.load()};
+  }
+
+ private:
+  std::atomic<int64_t> read_ns_{0}, decode_ns_{0}, augment_ns_{0}, copy_ns_{0}, bytes_{0}, images_{0}, skipped_{0}, cpu_fallbacks_{0};
+};
+
+}  // namespace sb

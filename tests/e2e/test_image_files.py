@@ -1,0 +1,127 @@
+"""Training from image files on the CPU: an image folder and tar shards (on 2 ranks) train with their
+input pipeline's phases in the results; a bad file ends the job naming it and the rank (--bad-images fail),
+or is skipped and counted (skip); the options that image files rule out are refused before anything is
+read; `scalebench io` measures the pipeline alone."""
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from e2e_util import run_scalebench, temp_dir  # noqa: E402
+
+SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "make_image_data.py")
+# cifar-cnn takes 3x32x32: the folder's images are cropped to 32 and evaluated from 36.
+SMALL = ["--model", "cifar-cnn", "--image-size", "32", "--val-resize", "36", "--batch-size", "16", "--epochs", "2",
+         "--workers", "2"]
+
+
+def epochs_of(path):
+    import h5py
+    with h5py.File(path, "r") as f:
+        return f["epochs"][()]
+
+
+class ImageFiles(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp_dir = temp_dir()
+        cls.tmp = cls.tmp_dir.name
+        cls.folder = os.path.join(cls.tmp, "images")
+        subprocess.run([sys.executable, SCRIPT, "synthetic", cls.folder, "--classes", "3", "--train-per-class", "16",
+                        "--val-per-class", "4", "--size", "40"], check=True, capture_output=True)
+        cls.shards = os.path.join(cls.tmp, "shards")
+        r = run_scalebench(1, "pack", cls.folder, cls.shards, "--shard-size", "8")
+        assert r.returncode == 0, r.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp_dir.cleanup()
+
+    def bad_copy(self, name, content):
+        """A copy of the folder with one bad training file; returns the folder and the file."""
+        folder = os.path.join(self.tmp, name)
+        shutil.copytree(self.folder, folder)
+        classes = sorted(os.listdir(os.path.join(folder, "train")))
+        bad = os.path.join(folder, "train", classes[1], "zz-bad.jpg")
+        with open(bad, "wb") as f:
+            f.write(content)
+        return folder, bad
+
+    def test_a_folder_trains_and_records_its_input_phases(self):
+        out = os.path.join(self.tmp, "folder.h5")
+        r = run_scalebench(1, "train", *SMALL, "--data", "imagefolder:" + self.folder, "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        epochs = epochs_of(out)
+        self.assertEqual(len(epochs), 2)
+        for e in epochs:
+            self.assertGreater(e["input_decode_s"], 0)
+            self.assertGreater(e["input_read_s"], 0)
+            self.assertGreater(e["input_bytes_per_s"], 0)
+            self.assertGreater(e["input_images_per_worker_s"], 0)
+            self.assertEqual(e["images_skipped"], 0)
+            self.assertGreaterEqual(e["test_accuracy"], 0)
+
+    def test_shards_train_on_two_ranks(self):
+        out = os.path.join(self.tmp, "shards.h5")
+        r = run_scalebench(2, "train", *SMALL, "--data", "tars:" + self.shards, "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(len(epochs_of(out)), 2)
+
+    def first_jpeg(self):
+        for root, _, names in sorted(os.walk(os.path.join(self.folder, "val"))):
+            for name in sorted(names):
+                if name.endswith(".jpg"):
+                    with open(os.path.join(root, name), "rb") as f:
+                        return f.read()
+        raise AssertionError("no JPEG in the generated folder")
+
+    def test_a_truncated_file_ends_the_job_naming_it_and_the_rank(self):
+        folder, bad = self.bad_copy("truncated", self.first_jpeg()[:200])
+        out = os.path.join(self.tmp, "fail.h5")
+        r = run_scalebench(2, "train", *SMALL, "--data", "imagefolder:" + folder, "--out", out)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(bad, r.stderr)
+        self.assertRegex(r.stderr, r"rank [01]")
+        self.assertIn("--bad-images skip", r.stderr)
+
+    def test_skip_trains_past_a_text_file_and_counts_it(self):
+        folder, _ = self.bad_copy("text", b"not an image\n")
+        out = os.path.join(self.tmp, "skip.h5")
+        r = run_scalebench(1, "train", *SMALL, "--data", "imagefolder:" + folder, "--bad-images", "skip", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual([e["images_skipped"] for e in epochs_of(out)], [1, 1])
+
+    def test_options_image_files_rule_out_are_refused_before_reading(self):
+        missing = os.path.join(self.tmp, "absent")
+        r = run_scalebench(1, "train", *SMALL, "--data", "imagefolder:" + missing, "--parallel", "dp")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("need --parallel ddp", r.stderr)
+        r = run_scalebench(1, "train", *SMALL, "--data", "synthetic", "--decode", "gpu", "--device", "cuda")
+        self.assertEqual(r.returncode, 2)
+        r = run_scalebench(1, "train", *SMALL, "--data", "imagefolder:" + self.folder, "--val-resize", "20")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--val-resize 20 is smaller than --image-size 32", r.stderr)
+
+    def test_io_measures_the_pipeline_alone(self):
+        out = os.path.join(self.tmp, "io.csv")
+        r = run_scalebench(1, "io", "--data", "tars:" + self.shards, "--decode", "cpu", "--workers", "1,2",
+                           "--batch-size", "8", "--batches", "4", "--warm-up", "1", "--image-size", "32",
+                           "--target-rate", "100000", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual([(row["decode"], row["workers"]) for row in rows], [("cpu", "1"), ("cpu", "2")])
+        for row in rows:
+            self.assertGreater(float(row["images_per_s"]), 0)
+            self.assertGreater(float(row["mb_per_s"]), 0)
+        self.assertIn("100000 img/s with --decode cpu needs about", r.stdout)
+        r = run_scalebench(1, "io", "--data", "synthetic")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("held decoded in memory", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
