@@ -193,7 +193,7 @@ def throughput(args):
               f"{files_description(args) if files else ''}")
     if files:  # epochs from the files; each timed epoch's mean step stands for its steps
         times, wall, steps, data_details = images.time_epochs(step, files, args.epochs, lambda *a: log(rank, *a))
-        warmup = data_details["warmup_steps"]
+        warmup = data_details["epochs"][0]["steps"]
     else:
         batches = synthetic_batches(args, device)
         times, wall = time_steps(step, batches, args.warmup, args.steps)

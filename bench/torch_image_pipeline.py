@@ -137,24 +137,28 @@ class TrainingInput:
 def time_epochs(step, source, epochs, log):
     """Trains `epochs` epochs; the first (workers starting, cuDNN's search, compilation) is not timed.
     Returns the mean step time in ms of each later epoch, their seconds and steps, and the details: each
-    epoch's time and the time the loop waited for its batches (the host blocked in the loader, GPU
-    decoding's launches included)."""
+    epoch's time, the time the loop waited for its batches (the host blocked in the loader, GPU decoding's
+    launches included) and for its first batch (each epoch starts the pipeline afresh: short epochs pay
+    it more often than long ones)."""
     history = []
     for number in range(1, epochs + 1):
         torch.cuda.synchronize()
-        begin, waited, steps = time.perf_counter(), 0.0, 0
+        begin, waited, steps, first_batch = time.perf_counter(), 0.0, 0, None
         batches = source.epoch(number)
         while True:
             asked = time.perf_counter()
             batch = next(batches, None)
             waited += time.perf_counter() - asked
+            if first_batch is None:  # the workers start each epoch's batches only when it begins
+                first_batch = waited
             if batch is None:
                 break
             step(*batch)
             steps += 1
         torch.cuda.synchronize()
         seconds = time.perf_counter() - begin
-        history.append({"epoch": number, "seconds": seconds, "steps": steps, "data_wait_s": waited})
+        history.append({"epoch": number, "seconds": seconds, "steps": steps, "data_wait_s": waited,
+                        "first_batch_wait_s": first_batch})
         log(f"epoch {number}: {steps} steps in {seconds:.3f} s, {steps * source.loader.batch_size / seconds:,.0f} img/s "
             f"per rank, waited {waited:.3f} s for data{' (not timed)' if number == 1 else ''}")
     steady = history[1:]
@@ -162,7 +166,7 @@ def time_epochs(step, source, epochs, log):
     seconds, steps = sum(e["seconds"] for e in steady), sum(e["steps"] for e in steady)
     waited = sum(e["data_wait_s"] for e in steady)
     details = {"epochs": history, "data_wait_ms_per_step": 1e3 * waited / steps,
-               "data_wait_share": waited / seconds, "warmup_steps": history[0]["steps"]}
+               "data_wait_share": waited / seconds}
     return step_ms, seconds, steps, details
 
 
