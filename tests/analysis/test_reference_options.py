@@ -37,7 +37,7 @@ class ImageOptions(unittest.TestCase):
                      "--train-limit", "10240", "--precision", "bf16", "--channels-last")
         self.assertEqual(args.image_folder, "/data/img")
         self.assertEqual((args.decoders, args.worker_counts, args.epochs), (["gpu"], [15], 3))
-        self.assertEqual((args.image_size, args.prefetch_factor, args.train_limit), (224, 4, 10240))
+        self.assertEqual((args.image_size, args.prefetch_factor, args.train_limit), (224, 2, 10240))
         self.assertEqual(parse("--model", "resnet50", "--data", "imagefolder:d").decoders, ["cpu"])
         self.assertEqual(parse("--model", "resnet50", "--data", "imagefolder:d").worker_counts, [8])
 
