@@ -54,8 +54,11 @@ class DecodeAndAugment:
 
 
 def collate_encoded(samples):
-    """The GPU path's batch: the files' bytes as they are (images differ in size) and the labels."""
-    return [data for data, _ in samples], torch.tensor([label for _, label in samples])
+    """The GPU path's batch: the files' bytes end to end with their lengths, and the labels. One tensor, not
+    one per file: a worker hands each tensor over as a shared-memory file, and hundreds a batch exhaust the
+    open-file limit."""
+    files = [data for data, _ in samples]
+    return (torch.cat(files), torch.tensor([len(data) for data in files])), torch.tensor([label for _, label in samples])
 
 
 class GpuDecoder:
@@ -67,7 +70,9 @@ class GpuDecoder:
         self.crop_and_flip = crop_and_flip(size)
         self.normalise = to_normalised_float()
 
-    def __call__(self, encoded):
+    def __call__(self, batch):
+        flat, lengths = batch
+        encoded = torch.split(flat, lengths.tolist())
         images = [None] * len(encoded)
         jpegs = [i for i, data in enumerate(encoded) if is_jpeg(data)]
         if jpegs:
