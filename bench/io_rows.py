@@ -67,7 +67,9 @@ def warmup_and_timed_batches(workers, requested):
 
 
 def _children(pid):
-    found = []
+    """The child processes of pid: from /proc/PID/task/*/children, or where the kernel lacks those files,
+    from every process's parent in /proc/*/stat."""
+    found, listed = [], False
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
@@ -76,7 +78,17 @@ def _children(pid):
         try:
             with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as f:
                 found += [int(p) for p in f.read().split()]
+            listed = True
         except OSError:
+            continue
+    if listed:
+        return found
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:  # the parent, field 4 of proc(5)
+                    found.append(int(entry))
+        except (OSError, IndexError, ValueError):
             continue
     return found
 
