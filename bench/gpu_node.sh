@@ -38,6 +38,15 @@
 #            then on all of them at once: each run's img/s and GPU clocks, and the job's weak-scaling efficiency
 #            against GPU 0 alone (where a study's 1-GPU point runs) and against the slowest card alone
 #            (docs/benchmarks.md, "Clocks")
+#   io       the input pipeline alone on GPU 0, two runs of each program, alternating: `scalebench io` and
+#            pytorch_reference.py --io (DataLoader; torchvision.io.decode_jpeg in the workers, or nvJPEG),
+#            CPU and GPU decoding, 1, 4, 8 and 15 workers, batch 256, 40 batches; bench/io_table.py sets the
+#            medians side by side (io/table.txt)
+#   files    resnet50 (256, bf16 NHWC, 40 steps an epoch, 3 epochs) trained from the JPEG folder on GPU 0, two
+#            runs each: scalebench --decode gpu, --decode cpu --workers 15 and synthetic 3x224x224 data;
+#            torch.compile with a 15-worker DataLoader decoding on the CPU, with nvJPEG, and on synthetic data
+# Both read one ImageNet-sized JPEG folder (scripts/make_image_data.py imagenet-like: 1,000 classes, 11
+# train and 1 val images each), written once into OUT_ROOT/image-data/ and kept for later invocations.
 #
 # Usage: bench/gpu_node.sh [--python PY] [--data DIR] [--bin SCALEBENCH] [--out OUT_ROOT] [--parts LIST]
 #                          [--links LIST]
@@ -49,7 +58,7 @@
 #                                      staged (scripts/stage_gpu_node.sh), else build/scalebench]
 #   --out     SCALEBENCH_BENCH_OUT     where the run's folder goes [results]
 #   --parts   SCALEBENCH_BENCH_PARTS   comma-separated [one-gpu,compile,tta,scaling,comm]; also plans, learning,
-#                                      predict, predict-strong, slow-link, bars, max-autotune, dp, cards
+#                                      predict, predict-strong, slow-link, bars, max-autotune, dp, cards, io, files
 #   --links   SCALEBENCH_BENCH_LINKS   the interconnects of the predict parts: nvlink (as NCCL chooses), network
 #                                      (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1) [nvlink,network]
 # Also: SCALEBENCH_REPORT_PYTHON, a python with h5py and matplotlib for analysis/report.py [python3];
@@ -84,7 +93,7 @@ done
 
 # Every check before the first measurement.
 [[ -f bench/pytorch_reference.py && -f analysis/report.py ]] || die "run it from the scalebench checkout's root"
-known_parts=(one-gpu compile tta scaling comm plans learning predict predict-strong slow-link bars max-autotune dp cards)
+known_parts=(one-gpu compile tta scaling comm plans learning predict predict-strong slow-link bars max-autotune dp cards io files)
 for part in ${parts//,/ }; do
   [[ " ${known_parts[*]} " == *" $part "* ]] ||
     die "--parts: unknown part '$part'; choose from $(printf '%s, ' "${known_parts[@]}" | sed 's/, $//')"
@@ -109,6 +118,9 @@ if { part tta || part learning; } && ! compgen -G "$data/train-images-idx3-ubyte
 fi
 "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null ||
   die "'$python' cannot import torch or sees no GPU; pass PyTorch's interpreter with --python"
+if { part io || part files; } && ! "$python" -c 'import torchvision' 2>/dev/null; then
+  die "'$python' cannot import torchvision, which the io and files parts use; install it beside torch or leave them out of --parts"
+fi
 nvidia-smi -L > /dev/null 2>&1 || die "nvidia-smi lists no GPU: run this on a GPU node"
 source jobs/lib/scalebench-job.sh  # sb_visible_gpus, sb_powers_of_two
 N=$(sb_visible_gpus)
@@ -415,6 +427,61 @@ if part cards; then
     say "all $N GPUs: $median_line; $(clocks_of cards-job); weak-scaling efficiency $(efficiency "$job" "${alone[0]}" "$N")" \
         "against GPU 0 alone, $(efficiency "$job" "$slowest" "$N") against the slowest card alone"
   fi
+fi
+# jpeg_folder: the ImageNet-sized JPEG folder of the io and files parts, written the first time (into a
+# temporary name, so that an interrupted write is never taken for the folder), then reused.
+jpeg_folder_path=$out_root/image-data/imagenet-like-1000x11
+jpeg_folder() {
+  [[ -d $jpeg_folder_path/train ]] && return 0
+  say "writing the JPEG folder $jpeg_folder_path (scripts/make_image_data.py, once)"
+  mkdir -p "$(dirname "$jpeg_folder_path")" && rm -rf "$jpeg_folder_path.partial"
+  printf '*\n' > "$(dirname "$jpeg_folder_path")/.gitignore"  # a gigabyte of JPEGs, never to be committed
+  run jpeg-folder 900 "$P" scripts/make_image_data.py imagenet-like "$jpeg_folder_path.partial" --classes 1000 \
+      --train-per-class 11 --val-per-class 1
+  if [[ -d $jpeg_folder_path.partial/train ]] && grep -q ' images, ' "$R/jpeg-folder.log"; then
+    mv "$jpeg_folder_path.partial" "$jpeg_folder_path"
+  else
+    say "no JPEG folder (see $R/jpeg-folder.log)"
+    return 1
+  fi
+}
+if part io && jpeg_folder; then
+  say "== the input pipeline alone on GPU 0, two runs of each program, alternating: CPU and GPU decoding, 1-15 workers"
+  mkdir -p "$R/io"
+  IO=(--data "imagefolder:$jpeg_folder_path" --decode "cpu,gpu" --workers "1,4,8,15" --batch-size 256 --batches 40)
+  for r in 1 2; do
+    run "io/sb-io-$r" 900 "$S" io "${IO[@]}" --out "$R/io/sb-io-$r.csv"
+    run "io/pt-io-$r" 900 "${PT[@]}" --io "${IO[@]}" --csv "$R/io/pt-io-$r.csv" --json "$R/io/pt-io-$r.json"
+  done
+  "$P" bench/io_table.py "$R/io" > "$R/io/table.txt" 2>&1 || failed=$((failed + 1))
+  tee -a "$R/summary.txt" < "$R/io/table.txt"
+fi
+if part files && jpeg_folder; then
+  say "== resnet50 from the JPEG folder on GPU 0, two runs each: scalebench GPU and CPU decoding and synthetic data," \
+      "torch.compile with a DataLoader, nvJPEG and synthetic data"
+  mkdir -p "$R/files"
+  # 40 steps an epoch; the first epoch (plans, compilation, workers starting) is left out of each median.
+  SB_RESNET=(--model resnet50 --device cuda --batch-size 256 --precision bf16 --layout nhwc --epochs 3 --train-limit 10240
+             --plan-cache "$R/files/plans")
+  PT_RESNET=(--model resnet50 --batch-size 256 --precision bf16 --channels-last --compile)
+  for r in 1 2; do
+    run "files/sb-gpu-$r" 900 "$S" train "${SB_RESNET[@]}" --data "imagefolder:$jpeg_folder_path" --decode gpu --out "$R/files/sb-gpu-$r.h5"
+    run "files/sb-cpu-$r" 900 "$S" train "${SB_RESNET[@]}" --data "imagefolder:$jpeg_folder_path" --decode cpu --workers 15 \
+        --out "$R/files/sb-cpu-$r.h5"
+    run "files/sb-synthetic-$r" 900 "$S" train "${SB_RESNET[@]}" --data synthetic:3x224x224:1000:10240:1000 \
+        --out "$R/files/sb-synthetic-$r.h5"
+    for decode in cpu gpu; do
+      run "files/pt-$decode-$r" 1800 "${PT[@]}" "${PT_RESNET[@]}" --data "imagefolder:$jpeg_folder_path" --decode "$decode" --workers 15 \
+          --epochs 3 --train-limit 10240 --json "$R/files/pt-$decode-$r.json"
+    done
+    run "files/pt-synthetic-$r" 1800 "${PT[@]}" "${PT_RESNET[@]}" --steps 60 --warmup 15 --json "$R/files/pt-synthetic-$r.json"
+  done
+  for kind in gpu cpu synthetic; do
+    rate=$(steady "files/sb-$kind-1" "files/sb-$kind-2")
+    rate_pt=$(pytorch_median "files/pt-$kind-1" "files/pt-$kind-2")
+    say "files, resnet50, $kind: scalebench $rate; torch.compile $rate_pt img/s; ratio $(ratio "${rate%% *}" "$rate_pt")"
+    [[ $kind == synthetic ]] || say "  PyTorch, $kind decode: $(grep -h '^waited' "$R/files/pt-$kind-1.log" "$R/files/pt-$kind-2.log" | paste -sd';')"
+  done
 fi
 
 # The reports: one per group, of the files that exist, each naming its files relative to the run's folder.

@@ -21,10 +21,17 @@ Time to accuracy: mnist-cnn on Fashion-MNIST (IDX files, GPU-resident), Adadelta
 
     python3 bench/pytorch_reference.py --time-to-accuracy /usr/share/datasets/fashion-mnist
 
+Image files: resnet50 trained from a JPEG folder through a DataLoader (bench/torch_image_pipeline.py),
+decoded in the workers (--decode cpu) or with nvJPEG (--decode gpu), img/s the median of the epochs after
+the first; --io times the input pipeline alone for each decoder and worker count, as `scalebench io`.
+
+    python3 bench/pytorch_reference.py --model resnet50 --data imagefolder:DIR --decode cpu --workers 15 \
+        --precision bf16 --channels-last --compile --epochs 3 --train-limit 10240 --json OUT
+    python3 bench/pytorch_reference.py --io --data imagefolder:DIR --decode cpu,gpu --workers 1,4,8,15 --csv OUT
+
 --json writes one result (also a valid analysis/report.py --reference file); --reference-out merges the
 result into a reference file that collects several GPU counts of one configuration.
 """
-import argparse
 import contextlib
 import json
 import os
@@ -38,76 +45,14 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import idx_files  # noqa: E402
+import io_rows  # noqa: E402
 import sb_torch_models as models  # noqa: E402
-from scalebench_models import listed_models  # noqa: E402
+from reference_options import parse_args  # noqa: E402
 
 
 def shape_of(listed):
     """C, H, W, classes of the input a model is documented with, as scalebench lists it."""
     return (*listed["input"], listed["classes"])
-
-
-def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    listed = listed_models()  # scalebench's registry: the names, shapes and parameter counts
-    p.add_argument("--model", choices=list(listed), default=None,
-                   help="default: wrn (mnist-cnn with --time-to-accuracy)")
-    p.add_argument("--batch-size", type=int, default=None, help="per-GPU batch (default: 64 mnist-cnn, 256 wrn)")
-    p.add_argument("--precision", choices=["fp32", "fp16", "bf16"], default="fp32",
-                   help="fp32 (TF32 convolutions), or AMP autocast fp16 (GradScaler) / bf16")
-    p.add_argument("--channels-last", action="store_true", help="NHWC memory format for the model and data")
-    p.add_argument("--compile", action="store_true", help="torch.compile the model (long compile time)")
-    p.add_argument("--dp", type=int, default=0, metavar="N",
-                   help="torch.nn.DataParallel over GPUs 0..N-1 from this one process (--batch-size per GPU)")
-    p.add_argument("--allreduce-bf16", action="store_true",
-                   help="DDP all-reduces the gradients in bf16 (torch's bf16_compress_hook), as scalebench's --allreduce-bf16")
-    p.add_argument("--compile-mode", default=None,
-                   help="torch.compile mode: default, reduce-overhead (CUDA graphs), max-autotune")
-    p.add_argument("--no-tf32", action="store_true", help="fp32 convolutions without TF32")
-    p.add_argument("--steps", type=int, default=100, help="timed steps")
-    p.add_argument("--warmup", type=int, default=20, help="untimed steps first (compilation happens here)")
-    p.add_argument("--optimizer", choices=["sgd", "adadelta"], default=None,
-                   help="default: adadelta (lr 1.0) for mnist-cnn, sgd (lr 0.1, momentum 0.9) for wrn")
-    p.add_argument("--json", metavar="OUT", help="write the result as JSON (rank 0)")
-    p.add_argument("--reference-out", metavar="FILE",
-                   help="merge the result into this analysis/report.py --reference file (one entry per GPU count)")
-    p.add_argument("--label", help="series label (default: PyTorch <version> <model> <precision> ...)")
-    p.add_argument("--time-to-accuracy", metavar="DIR",
-                   help="mnist-cnn on the Fashion-MNIST IDX files in DIR (.gz or plain) instead of throughput")
-    p.add_argument("--target", type=float, default=0.91, help="time-to-accuracy target test accuracy")
-    p.add_argument("--max-epochs", type=int, default=14, help="time-to-accuracy epoch limit")
-    p.add_argument("--normalize", default="0.2860,0.3530",
-                   help="time-to-accuracy mean,std (scalebench's Fashion-MNIST values; MNIST's are 0.1307,0.3081)")
-    p.add_argument("--learn", metavar="DIR",
-                   help="train the wrn on the CIFAR-100 binary files in DIR (bench/torch_learning.py) instead of throughput")
-    p.add_argument("--epochs", type=int, default=2, help="--learn: training epochs")
-    p.add_argument("--lr", type=float, default=0.01, help="--learn: SGD learning rate")
-    p.add_argument("--momentum", type=float, default=0.0, help="--learn: SGD momentum")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--profile-kernels", type=int, default=0, metavar="STEPS",
-                   help="after timing, profile STEPS more steps with torch.profiler and print the GPU time per "
-                        "step of each kernel kind (convolution forward, dgrad, wgrad, fused, ...) and the top kernels")
-    args = p.parse_args(argv)
-    if args.learn and args.time_to_accuracy:
-        p.error("--learn and --time-to-accuracy are two different runs; choose one")
-    if args.learn and args.model not in (None, "wrn"):
-        p.error("--learn trains the wrn; leave --model out")
-    if args.epochs < 1:
-        p.error("--epochs must be positive")
-    if args.time_to_accuracy and args.model not in (None, "mnist-cnn"):
-        p.error("--time-to-accuracy trains mnist-cnn; leave --model out")
-    if args.model is None:
-        args.model = "mnist-cnn" if args.time_to_accuracy else "wrn"
-    if args.batch_size is None:
-        args.batch_size = 64 if args.model == "mnist-cnn" else 256
-    if args.optimizer is None:
-        args.optimizer = "adadelta" if args.model == "mnist-cnn" else "sgd"
-    if args.compile_mode and not args.compile:
-        p.error("--compile-mode needs --compile")
-    if args.batch_size < 1 or args.steps < 1 or args.warmup < 0:
-        p.error("--batch-size and --steps must be positive, --warmup not negative")
-    args.listed = listed[args.model]
-    return args
 
 
 # ----------------------------------------------------------------------------------------- processes
@@ -149,11 +94,12 @@ def make_optimizer(name, params):
     return torch.optim.SGD(params, lr=0.1, momentum=0.9)
 
 
-def build_model(args, device):
-    c, h, w, classes = shape_of(args.listed)
-    model = models.build(args.model, c, h, w, classes).to(device)
+def build_model(args, device, classes=None):
+    """The model for its listed input, or for `classes` classes (an image folder's) when given."""
+    c, h, w, listed_classes = shape_of(args.listed)
+    model = models.build(args.model, c, h, w, classes or listed_classes).to(device)
     expected = args.listed["parameters"]
-    if models.parameter_count(model) != expected:  # the same network as scalebench's, or a bug here
+    if classes in (None, listed_classes) and models.parameter_count(model) != expected:  # the same network as scalebench's, or a bug here
         raise SystemExit(f"{args.model} has {models.parameter_count(model)} parameters, scalebench's {expected}")
     if models.outputs_log_probabilities(args.model) != args.listed["outputs_log_probabilities"]:
         raise SystemExit(f"{args.model}: the twin's output (log-probabilities or logits) is not scalebench's")
@@ -235,13 +181,23 @@ def throughput(args):
     torch.manual_seed(args.seed)
     torch.backends.cudnn.benchmark = True  # pick the fastest convolution algorithms, as tuned PyTorch runs do
     torch.backends.cudnn.allow_tf32 = not args.no_tf32
-    model = build_model(args, device)
+    files = None
+    if args.image_folder:
+        import torch_image_pipeline as images  # noqa: E402 (torchvision only where files are read)
+        files = images.TrainingInput(args, device, world, rank)
+    model = build_model(args, device, files.classes if files else None)
     step = Step(args, model, world)
-    batches = synthetic_batches(args, device)
     log(rank, f"# {args.model} batch {args.batch_size} x {gpus} GPU(s){' (DataParallel)' if args.dp else ''}, {args.precision}"
               f"{', channels_last' if args.channels_last else ''}{', compile' if args.compile else ''}"
-              f", {args.optimizer}, {torch.cuda.get_device_name(device)}, torch {torch.__version__}")
-    times, wall = time_steps(step, batches, args.warmup, args.steps)
+              f", {args.optimizer}, {torch.cuda.get_device_name(device)}, torch {torch.__version__}"
+              f"{files_description(args) if files else ''}")
+    if files:  # epochs from the files; each timed epoch's mean step stands for its steps
+        times, wall, steps, data_details = images.time_epochs(step, files, args.epochs, lambda *a: log(rank, *a))
+        warmup = data_details["epochs"][0]["steps"]
+    else:
+        batches = synthetic_batches(args, device)
+        times, wall = time_steps(step, batches, args.warmup, args.steps)
+        steps, warmup, data_details = args.steps, args.warmup, {}
     median = statistics.median(times)
     if world > 1:  # the slowest rank sets the pace of data-parallel training
         t = torch.tensor([median], device=device)
@@ -260,22 +216,26 @@ def throughput(args):
         "batch_size": args.batch_size,
         "global_batch_size": global_batch,
         "images_per_s": global_batch / (median / 1e3),
-        "images_per_s_wall": global_batch * args.steps / wall,
+        "images_per_s_wall": global_batch * steps / wall,
         "step_ms_median": median,
         "step_ms_min": min(times),
         "step_ms_p90": sorted(times)[int(0.9 * (len(times) - 1))],
-        "steps": args.steps,
-        "warmup": args.warmup,
+        "steps": steps,
+        "warmup": warmup,
         "device": torch.cuda.get_device_name(device),
         "torch_version": torch.__version__,
         "cuda_version": torch.version.cuda,
         "cudnn_version": torch.backends.cudnn.version(),
         "scaling": "weak",
+        **data_details,
     }
     # The same file is a valid analysis/report.py --reference file (analysis/README.md).
     result["results"] = [{"gpus": gpus, "images_per_s": result["images_per_s"], "batch_size": args.batch_size}]
     log(rank, f"{result['label']}: {result['images_per_s']:,.0f} images/s "
               f"(median step {median:.3f} ms, wall-clock {result['images_per_s_wall']:,.0f} images/s)")
+    if data_details:
+        log(rank, f"waited {data_details['data_wait_ms_per_step']:.2f} ms a step for data "
+                  f"({data_details['data_wait_share']:.1%} of the timed epochs)")
     if args.profile_kernels and rank == 0:
         result["kernel_ms_per_step"] = profile_kernels(step, batches, args.profile_kernels)
     if rank == 0:
@@ -364,14 +324,26 @@ def default_label(args):
         parts.append("DataParallel")
     if args.allreduce_bf16:
         parts.append("bf16 all-reduce")
+    if args.image_folder:
+        parts.append(f"files, {args.decoders[0]} decode" +
+                     (f", {args.worker_counts[0]} workers" if args.decoders[0] == "cpu" else ""))
     return " ".join(parts)
+
+
+def files_description(args):
+    return (f", {args.data} ({args.decoders[0]} decode, {args.worker_counts[0]} workers, "
+            f"{args.image_size} px crops{f', first {args.train_limit} files' if args.train_limit else ''})")
+
+
+def write_json(path, doc):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
 
 
 def write_outputs(args, result):
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2)
-            f.write("\n")
+        write_json(args.json, result)
     if args.reference_out:
         merge_reference(args.reference_out, result)
 
@@ -482,9 +454,35 @@ def time_to_accuracy(args):
     else:
         log(rank, f"did not reach {args.target:.0%} in {args.max_epochs} epochs")
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2)
-            f.write("\n")
+        write_json(args.json, result)
+    return result
+
+
+# ------------------------------------------------------------------------------------ input pipeline
+
+def input_pipeline(args):
+    """--io: the DataLoader (and nvJPEG) alone for each --decode and --workers, batches ending on the GPU;
+    the rows of `scalebench io`."""
+    _, world, _ = init_distributed()
+    if world > 1:
+        sys.exit("--io runs on one process")
+    device = torch.device("cuda", torch.cuda.current_device())
+    torch.manual_seed(args.seed)
+    import torchvision
+    import torch_image_pipeline as images  # noqa: E402
+    log(0, f"# input pipeline alone: {args.data}, batch {args.batch_size}, {args.image_size} px crops, prefetch "
+           f"{args.prefetch_factor}, {torch.cuda.get_device_name(device)}, torch {torch.__version__}, "
+           f"torchvision {torchvision.__version__}, {len(os.sched_getaffinity(0))} cores")
+    rows = images.io_rates(args, device, lambda *a: log(0, *a))
+    result = {"label": args.label or f"PyTorch {torch.__version__.split('+')[0]} DataLoader", "mode": "io",
+              "data": args.data, "batch_size": args.batch_size, "image_size": args.image_size,
+              "prefetch_factor": args.prefetch_factor, "train_limit": args.train_limit, "rows": rows,
+              "cores": len(os.sched_getaffinity(0)), "device": torch.cuda.get_device_name(device),
+              "torch_version": torch.__version__, "torchvision_version": torchvision.__version__}
+    if args.json:
+        write_json(args.json, result)
+    if args.csv:
+        io_rows.write_csv(args.csv, rows)
     return result
 
 
@@ -495,6 +493,8 @@ def main(argv=None):
         torch_learning.learn(args, lambda *a: log(0, *a))
     elif args.time_to_accuracy:
         time_to_accuracy(args)
+    elif args.io:
+        input_pipeline(args)
     else:
         throughput(args)
 

@@ -4,7 +4,7 @@ scalebench's image input and `scalebench pack`.
 
     make_image_data.py fashion-mnist OUT [--idx-dir DIR] [--train-per-class N] [--val-per-class N] [--format png|jpg]
     make_image_data.py synthetic OUT --classes K --train-per-class N --val-per-class N [--size PX]
-    make_image_data.py imagenet-like OUT --classes K --train-per-class N --val-per-class N [--mixed-formats]
+    make_image_data.py imagenet-like OUT --classes K --train-per-class N --val-per-class N [--mixed-formats] [--jobs N]
 
 fashion-mnist  the 28x28 grey Fashion-MNIST images from their IDX files (gzip, Debian's
                dataset-fashion-mnist by default), as PNG (lossless) or JPEG; classes 00_t-shirt ...
@@ -13,7 +13,8 @@ synthetic      small images (--size, default 32) of a class-dependent pattern: q
 imagenet-like  ImageNet-sized JPEGs: 300-640 px a side, natural-looking (smooth gradients, low-frequency
                texture, shapes, mild noise), quality 90, about 70-110 KB each. --mixed-formats makes about one
                in eight train images progressive, grey or CMYK (Adobe) JPEGs, or RGB, RGBA or palette PNGs,
-               or a PNG named .JPEG, as real datasets hold them.
+               or a PNG named .JPEG, as real datasets hold them. --jobs N writes with N processes (default: the
+               cores this process may use); the files are the same for every N.
 
 Everything is deterministic from --seed. OUT must not exist yet (or be empty). Needs Debian's python3-numpy
 and python3-pil. Exit codes: 0 done, 2 bad arguments (the message names the option), 1 missing packages.
@@ -21,6 +22,7 @@ and python3-pil. Exit codes: 0 done, 2 bad arguments (the message names the opti
 import argparse
 import gzip
 import io
+import multiprocessing
 import os
 import struct
 import sys
@@ -213,24 +215,52 @@ def mixed_format(image, kind):
     return encode(image, "PNG"), "JPEG"  # png-named-jpeg: a PNG behind a .JPEG name, as in ImageNet's train set
 
 
-def imagenet_like(args):
-    prepare_out(args.out)
-    total = 0
-    counts = {}
-    for split_id, (split, count) in enumerate((("train", args.train_per_class), ("val", args.val_per_class))):
+def imagenet_like_tasks(args):
+    """(split, label, index, unusual kind or None) of every file, in the order a single process writes them:
+    the unusual kinds go round in that order, so the output does not depend on --jobs."""
+    tasks, mixed = [], 0
+    for split, count in (("train", args.train_per_class), ("val", args.val_per_class)):
         for label in range(args.classes):
             for i in range(count):
-                rng = np.random.default_rng([args.seed, 1000 + split_id, label, i])
-                image, data = imagenet_like_jpeg(rng, rng.uniform(70_000, 110_000))
-                ext = "JPEG"
+                kind = None
                 if args.mixed_formats and split == "train" and i % 8 == 7:
-                    kind = MIXED_KINDS[sum(counts.values()) % len(MIXED_KINDS)]  # each kind in turn
-                    data, ext = mixed_format(image, kind)
-                    counts[kind] = counts.get(kind, 0) + 1
-                save(data, os.path.join(args.out, split, f"n{label:08d}", f"{split}_{label:04d}_{i:06d}.{ext}"))
-                total += len(data)
-    images = args.classes * (args.train_per_class + args.val_per_class)
-    print(f"{images} images, {total / max(images, 1) / 1000:.1f} KB on average"
+                    kind = MIXED_KINDS[mixed % len(MIXED_KINDS)]
+                    mixed += 1
+                tasks.append((split, label, i, kind))
+    return tasks
+
+
+def write_imagenet_like(task, out, seed):
+    """Writes one file; returns (bytes written, unusual kind or None)."""
+    split, label, i, kind = task
+    rng = np.random.default_rng([seed, 1000 + ("train", "val").index(split), label, i])
+    image, data = imagenet_like_jpeg(rng, rng.uniform(70_000, 110_000))
+    ext = "JPEG"
+    if kind is not None:
+        data, ext = mixed_format(image, kind)
+    save(data, os.path.join(out, split, f"n{label:08d}", f"{split}_{label:04d}_{i:06d}.{ext}"))
+    return len(data), kind
+
+
+def _write_imagenet_like_star(job):
+    return write_imagenet_like(*job)
+
+
+def imagenet_like(args):
+    prepare_out(args.out)
+    tasks = imagenet_like_tasks(args)
+    jobs = [(task, args.out, args.seed) for task in tasks]
+    if args.jobs > 1:
+        with multiprocessing.Pool(args.jobs) as pool:
+            written = pool.map(_write_imagenet_like_star, jobs, chunksize=16)
+    else:
+        written = [write_imagenet_like(*job) for job in jobs]
+    total = sum(size for size, _ in written)
+    counts = {}
+    for _, kind in written:
+        if kind is not None:
+            counts[kind] = counts.get(kind, 0) + 1
+    print(f"{len(tasks)} images, {total / max(len(tasks), 1) / 1000:.1f} KB on average"
           + (f"; unusual formats: {counts}" if counts else ""))
 
 
@@ -271,6 +301,8 @@ def main():
         else:
             p.add_argument("--mixed-formats", action="store_true",
                            help="about 1 in 8 train images progressive/grey/CMYK JPEG or RGB/RGBA/palette PNG")
+            p.add_argument("--jobs", type=positive("--jobs"), default=len(os.sched_getaffinity(0)),
+                           help="processes writing images (default: this process's cores); the files do not depend on it")
     args = parser.parse_args()
     {"fashion-mnist": fashion_mnist, "synthetic": synthetic, "imagenet-like": imagenet_like}[args.kind](args)
 
