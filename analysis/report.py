@@ -223,6 +223,12 @@ def report_markdown(report, references, title, figure_names=()):
             state = "" if run.complete else " (the run stopped early)"
             out.append(f"### {label}{state}\n")
             out.append(tables.epoch_markdown(run))
+            pipeline = tables.input_markdown(run)
+            if pipeline:
+                out.append("Input pipeline: the seconds every rank's workers spent reading, decoding and augmenting "
+                           "(summed over workers and ranks), the copy stream's upload or GPU decode, and the time the GPU "
+                           "waited for its input (the slowest rank's).\n")
+                out.append(pipeline)
     return "\n".join(out)
 
 

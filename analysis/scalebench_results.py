@@ -30,12 +30,15 @@ PHASE_COLUMNS = ("data_s", "forward_s", "backward_s", "backward_overlap_s", "com
 # The GPU clock columns, added to schema 3 later.
 CLOCK_COLUMNS = ("sm_clock_min_mhz", "sm_clock_max_mhz", "temperature_min_c", "temperature_max_c",
                  "power_limited_fraction", "thermal_limited_fraction")
-LATER_EPOCH_COLUMNS = ("backward_overlap_s",) + CLOCK_COLUMNS
+# The input pipeline of image files (NaN, or -1 for the counts, for a data set held in memory), added later.
+INPUT_COLUMNS = ("input_read_s", "input_decode_s", "input_augment_s", "input_copy_s", "input_bytes_per_s",
+                 "input_images_per_worker_s", "images_skipped", "gpu_decode_cpu_fallbacks")
+LATER_EPOCH_COLUMNS = ("backward_overlap_s",) + CLOCK_COLUMNS + INPUT_COLUMNS
 
 EPOCH_COLUMNS = (
     "epoch", "wall_time_max_s", "wall_time_mean_s", "wall_time_min_s", "images_per_s", "train_loss",
     "test_loss", "test_accuracy", "learning_rate", "exposed_comm_s", "energy_j", "peak_memory_bytes",
-) + PHASE_COLUMNS + CLOCK_COLUMNS
+) + PHASE_COLUMNS + CLOCK_COLUMNS + INPUT_COLUMNS
 
 # The /study columns every schema has; version 2 adds "repeat" and the sweepable options' columns.
 STUDY_COLUMNS = ("gpus", "images_per_s", "epoch_time_s", "speedup", "efficiency", "exposed_comm_fraction",

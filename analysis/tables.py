@@ -87,6 +87,26 @@ def epoch_markdown(run):
     return markdown_table(EPOCH_HEADERS, rows, ["r"] * len(EPOCH_HEADERS))
 
 
+# The integer columns whose -1 means "not measured".
+COUNT_COLUMNS = ("peak_memory_bytes", "images_skipped", "gpu_decode_cpu_fallbacks")
+
+INPUT_HEADERS = ["epoch", "GPU waited (s)", "read (s)", "decode (s)", "augment (s)", "copy (s)", "MB/s read",
+                 "img/s per busy worker", "skipped", "CPU fallbacks"]
+
+
+def input_markdown(run):
+    """The input pipeline of image files per epoch; empty for a run on data held in memory."""
+    rows = [r for r in run.epochs if not _missing(_f(r, "input_decode_s"))]
+    if not rows:
+        return ""
+    table = [[int(r["epoch"]), fmt_fixed(_f(r, "data_s"), 3), fmt_fixed(_f(r, "input_read_s"), 2),
+              fmt_fixed(_f(r, "input_decode_s"), 2), fmt_fixed(_f(r, "input_augment_s"), 2),
+              fmt_fixed(_f(r, "input_copy_s"), 2), fmt_fixed(_f(r, "input_bytes_per_s") / 1e6, 1),
+              fmt_count(_f(r, "input_images_per_worker_s")), fmt_count(_f(r, "images_skipped")),
+              fmt_count(_f(r, "gpu_decode_cpu_fallbacks"))] for r in rows]
+    return markdown_table(INPUT_HEADERS, table, ["r"] * len(INPUT_HEADERS))
+
+
 def epoch_csv(labelled_runs):
     rows = []
     for label, run in labelled_runs:
@@ -94,7 +114,7 @@ def epoch_csv(labelled_runs):
             values = []
             for name in EPOCH_CSV_HEADERS[2:]:
                 value = r[name].item()
-                if name == "peak_memory_bytes" and value < 0:  # -1 marks "not measured"
+                if name in COUNT_COLUMNS and value < 0:  # -1 marks "not measured"
                     value = math.nan
                 values.append(value)
             rows.append([label, run.gpus] + values)

@@ -21,7 +21,7 @@ struct EncodedRow {
   const uint8_t* bytes = nullptr;  // the file's bytes (in the pool), valid until the record is written again
   uint64_t size = 0;
   int32_t width = 0, height = 0;   // from the header
-  ResampleBox box;                 // in the full-size image
+  ResizedCropBox box;                 // in the full-size image
   int32_t label = 0;
   int64_t index = 0;               // in the data set, for messages
   const std::string* problem = nullptr;  // why the file can't be read or its header decoded; nullptr: none

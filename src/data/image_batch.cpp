@@ -22,7 +22,7 @@ int64_t ns_since(Clock::time_point t0) {
 
 // The whole pixels the resampling of `box` reads: the box grown by the filter's reach (the larger of its
 // downscale factor and the largest DCT denominator, 8) and a pixel more, within the image.
-CropBox region_for(const ResampleBox& box, int width, int height, int out_width, int out_height) {
+CropBox region_for(const ResizedCropBox& box, int width, int height, int out_width, int out_height) {
   const double reach = std::max({static_cast<double>(box.width) / out_width, static_cast<double>(box.height) / out_height, 8.0}) + 1;
   const int x0 = std::max(0, static_cast<int>(std::floor(box.x - reach)));
   const int y0 = std::max(0, static_cast<int>(std::floor(box.y - reach)));
@@ -33,7 +33,7 @@ CropBox region_for(const ResampleBox& box, int width, int height, int out_width,
 
 }  // namespace
 
-ResampleBox image_crop_box(const Dataset& data, bool training, const AugmentKey& key, uint64_t position, int width,
+ResizedCropBox image_crop_box(const Dataset& data, bool training, const AugmentKey& key, uint64_t position, int width,
                            int height) {
   if (training) return draw_random_resized_crop(key.seed, key.epoch, key.rank, position, width, height, RandomResizedCropParams{});
   return center_crop_box(width, height, data.resize_shorter, data.width);
@@ -43,12 +43,11 @@ ImageBatchBuilder::ImageBatchBuilder(const Dataset& data, bool training, BatchFo
                                      int rank, InputCounters& counters)
     : data_(data),
       training_(training),
-      format_(format),
       bad_images_(bad_images),
       rank_(rank),
       counters_(counters),
       sample_bytes_(data.sample_bytes() * static_cast<int64_t>(dtype_size(format.dtype))),
-      values_(normalized_values(data.mean, data.std, format.dtype)) {
+      writer_(data.mean, data.std, format, data.height, data.width) {
   if (!data.streamed() || data.channels != 3) throw std::invalid_argument("ImageBatchBuilder: not a data set of RGB image files");
 }
 
@@ -56,7 +55,7 @@ void ImageBatchBuilder::build_row(std::span<const uint8_t> bytes, const AugmentK
                                   std::byte* out) const {
   auto t0 = Clock::now();
   const ImageSize size = read_image_size(bytes);
-  const ResampleBox box = image_crop_box(data_, training_, key, position, size.width, size.height);
+  const ResizedCropBox box = image_crop_box(data_, training_, key, position, size.width, size.height);
   DecodeOptions options;
   options.crop = region_for(box, size.width, size.height, data_.width, data_.height);
   // The smallest decode whose box still has the output's size: the resampling then only shrinks by less than 2.
@@ -70,9 +69,9 @@ void ImageBatchBuilder::build_row(std::span<const uint8_t> bytes, const AugmentK
   crop.resize(static_cast<size_t>(data_.height) * data_.width * 3);
   const int d = region.scale_denominator;
   const CropBox at = scaled_crop_box(options.crop, d);
-  const ResampleBox local{box.x / d - at.x, box.y / d - at.y, box.width / d, box.height / d, box.flip};
+  const ResizedCropBox local{box.x / d - at.x, box.y / d - at.y, box.width / d, box.height / d, box.flip};
   resample_crop(region.pixels.data(), region.width, region.height, 3, local, data_.width, data_.height, crop.data());
-  write_normalized_image(crop.data(), data_.height, data_.width, values_, format_, out);
+  writer_.write(crop.data(), 0, out);
   counters_.add_augment(ns_since(t0), 1);
 }
 

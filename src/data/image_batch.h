@@ -23,7 +23,7 @@
 namespace sb {
 
 // The crop box of one image of the data set: its draws when training, the centre crop otherwise.
-ResampleBox image_crop_box(const Dataset& data, bool training, const AugmentKey& key, uint64_t position, int width,
+ResizedCropBox image_crop_box(const Dataset& data, bool training, const AugmentKey& key, uint64_t position, int width,
                            int height);
 
 class ImageBatchBuilder : public BatchSource {
@@ -47,12 +47,11 @@ class ImageBatchBuilder : public BatchSource {
 
   const Dataset& data_;
   bool training_;
-  BatchFormat format_;
   BadImages bad_images_;
   int rank_;
   InputCounters& counters_;
   int64_t sample_bytes_;
-  NormalizedValues values_;
+  NormalizedBatchWriter writer_;
 };
 
 }  // namespace sb

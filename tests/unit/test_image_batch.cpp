@@ -58,7 +58,7 @@ class ImageBatch : public test::ScratchDirTest {
     std::vector<std::string> errors;
     data.encoded->read(std::span<const int64_t>(&index, 1), buffer, bytes, errors);
     const DecodedImage image = decode_image(bytes[0]);
-    const ResampleBox box = image_crop_box(data, training, key, position, image.width, image.height);
+    const ResizedCropBox box = image_crop_box(data, training, key, position, image.width, image.height);
     std::vector<uint8_t> out(static_cast<size_t>(3 * kSize * kSize));
     resample_crop(image.pixels.data(), image.width, image.height, 3, box, kSize, kSize, out.data());
     return std::vector<int>(out.begin(), out.end());

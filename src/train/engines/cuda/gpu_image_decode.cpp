@@ -33,7 +33,8 @@ void GpuImageDecode::decode(int ring_slot, const EncodedRow* rows, int64_t count
   std::vector<size_t> encoded_row;  // the row of each entry of `encoded`
   for (size_t j = 0; j < n; ++j) {
     sources[j] = kernels::ResizedCropSource{};
-    sources[j].box = rows[j].box;
+    const ResizedCropBox& box = rows[j].box;
+    sources[j].box = kernels::ResizedCropBox{box.x, box.y, box.width, box.height, box.flip};
     sources[j].label = rows[j].label;
     if (rows[j].problem) {
       problems[j] = *rows[j].problem;
