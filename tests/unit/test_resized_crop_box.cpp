@@ -51,7 +51,9 @@ TEST(RandomResizedCrop, BoxesHaveTorchvisionsRanges) {
       EXPECT_LE((b.width - 0.5) / (b.height + 0.5), p.ratio_max);
     }
     // Ten failed attempts are rare unless the image's shape rules most boxes out.
-    if (W == 500 || W == 64) EXPECT_LT(fallbacks, 30);
+    if (W == 500 || W == 64) {
+      EXPECT_LT(fallbacks, 30);
+    }
   }
 }
 

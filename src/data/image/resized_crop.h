@@ -213,10 +213,12 @@ SB_HOST_DEVICE float resample_weight(const ResampleAxis& a, const AxisTaps& t, i
 }
 
 // The 2-D weighted sum as a byte: round half up, clamped to 0..255.
+// (Written as clamps, which the CPU resampler's loops vectorise.)
 SB_HOST_DEVICE int resampled_byte(float acc) {
-  const float v = resample_add(acc, 0.5f);
-  if (!(v > 0)) return 0;
-  return v >= 255.0f ? 255 : static_cast<int>(v);
+  float v = resample_add(acc, 0.5f);
+  v = v > 0.0f ? v : 0.0f;
+  v = v < 255.0f ? v : 255.0f;
+  return static_cast<int>(v);
 }
 
 }  // namespace sb
