@@ -164,12 +164,6 @@ SB_HOST_DEVICE ResampleAxis resample_axis(float box_start, float box_size, int o
   return a;
 }
 
-// The most taps any output of the axis can have (PIL's kernel size): 2 * ceil(support) + 1, at most in_size.
-SB_HOST_DEVICE int resample_max_taps(const ResampleAxis& a) {
-  const int taps = 2 * static_cast<int>(ceilf(a.support)) + 1;
-  return taps < a.in_size ? taps : a.in_size;
-}
-
 // The taps of output index o: source indices first .. first + count - 1, their raw weights scaled by inv_sum.
 struct AxisTaps {
   int first = 0;
