@@ -43,8 +43,9 @@ target_compile_options(sb_kernels PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-rela
 # offset: an optimizer-overlap bucket); left to contract a * b + c into an FMA, nvcc contracted the two
 # paths differently and a split update differed from the whole one in the last bit. Without contraction
 # both round every product and sum alike, as the CPU optimizers do. The kernel is memory-bound.
-set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/kernels/optimizer.cu PROPERTIES COMPILE_OPTIONS
-                            "$<$<COMPILE_LANGUAGE:CUDA>:--fmad=false>")
+# The resized-crop kernel must round its filter sums as the CPU resampler does (kernels/resized_crop.h).
+set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/kernels/optimizer.cu ${CMAKE_CURRENT_SOURCE_DIR}/kernels/resized_crop.cu
+                            PROPERTIES COMPILE_OPTIONS "$<$<COMPILE_LANGUAGE:CUDA>:--fmad=false>")
 sb_cuda_layer(sb_nn_cuda "${sb_nn_cuda_sources}" sb_kernels sb_nn)
 sb_cuda_layer(sb_comm_cuda "${sb_comm_cuda_sources}" sb_comm)
 sb_cuda_layer(sb_cuda "${sb_cuda_sources}" sb_train sb_nn_cuda sb_comm_cuda sb_kernels

@@ -1,29 +1,9 @@
 #include "data/host_batch.h"
 
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
 namespace sb {
-namespace {
-
-// The kernel's from_float<T>(normalize_pixel<float>(...)): fp32 as is, fp16 and bf16 rounded to nearest even.
-uint32_t stored_bits(float value, DType dtype) {
-  switch (dtype) {
-    case DType::F16:
-      return float_to_fp16_bits(value);
-    case DType::BF16:
-      return float_to_bf16_bits(value);
-    case DType::F32:
-      break;
-  }
-  uint32_t bits = 0;
-  std::memcpy(&bits, &value, sizeof bits);
-  return bits;
-}
-
-}  // namespace
-
 HostBatchBuilder::HostBatchBuilder(const Dataset& data, const BatchOptions& augmentation, BatchFormat format)
     : data_(data),
       augmentation_(augmentation),
@@ -35,9 +15,7 @@ HostBatchBuilder::HostBatchBuilder(const Dataset& data, const BatchOptions& augm
   if (augmentation.random_crop && (augmentation.crop_padding < 0 || augmentation.crop_padding > 65535))
     throw std::invalid_argument("HostBatchBuilder: crop padding " + std::to_string(augmentation.crop_padding) +
                                 " outside 0..65535");
-  for (size_t c = 0; c < values_.size(); ++c)
-    for (int raw = 0; raw < 256; ++raw)
-      values_[c][static_cast<size_t>(raw)] = stored_bits(normalize_pixel<float>(raw, data.mean[c], data.std[c]), dtype_);
+  for (size_t c = 0; c < values_.size(); ++c) values_[c] = normalized_pixel_values(data.mean[c], data.std[c], dtype_);
 }
 
 void HostBatchBuilder::fill(std::span<const int64_t> indices, const AugmentKey& key, uint64_t first_position,
@@ -72,7 +50,7 @@ void HostBatchBuilder::fill_rows(std::span<const int64_t> indices, const Augment
     const uint8_t* image = data_.image(index);
     Bits* out = images + j * per_sample;
     for (int c = 0; c < C; ++c) {
-      const std::array<uint32_t, 256>& value = values_[static_cast<size_t>(c)];
+      const PixelValues& value = values_[static_cast<size_t>(c)];
       for (int y = 0; y < H; ++y)
         for (int x = 0; x < W; ++x) {
           const int64_t at = channels_last_ ? (static_cast<int64_t>(y) * W + x) * C + c : (static_cast<int64_t>(c) * H + y) * W + x;

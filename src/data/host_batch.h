@@ -15,6 +15,7 @@
 #include "data/batch.h"
 #include "data/batch_source.h"
 #include "data/dataset.h"
+#include "data/pixel_values.h"
 
 namespace sb {
 
@@ -43,9 +44,8 @@ class HostBatchBuilder : public BatchSource {
   bool channels_last_;
   DType dtype_;
   int64_t sample_bytes_;
-  // values_[c][raw]: the stored bits of normalised pixel `raw` of channel c (fp32 bits, or fp16/bf16 bits
-  // in the low half).
-  std::vector<std::array<uint32_t, 256>> values_;
+  // values_[c][raw]: the stored bits of normalised pixel `raw` of channel c (pixel_values.h).
+  std::vector<PixelValues> values_;
 };
 
 }  // namespace sb

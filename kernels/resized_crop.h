@@ -1,0 +1,47 @@
+// The ImageNet-style batch on the GPU: ONE kernel resamples each sample's box of its decoded image to the
+// output size (antialiased bilinear, the definition of src/data/image/resized_crop.h, which the kernel
+// calls), mirrors it when the box says so, normalises ((x/255 - mean[c]) / std[c], normalize_pixel<float>
+// of src/data/augment.h) and writes the compute dtype in NCHW or NHWC; it also copies the labels.
+// Its raw bytes equal the CPU resampler's (src/data/image/resample.h): the kernel sums the taps in the
+// same order with every product and sum rounded alike (no FMA contraction); fp16/bf16 outputs are the
+// fp32 value rounded once, as NormalizedBatchWriter (src/data/image/normalize_batch.h) stores them.
+// This interface depends on nothing above core/: the box is the plain ResizedCropBox below, which callers
+// fill with sb::ResizedCropBox's values.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "core/dtype.h"
+
+namespace sb::kernels {
+
+// The fields of sb::ResizedCropBox: a region of the source image in pixels (may be fractional) and the
+// mirroring of the output.
+struct ResizedCropBox {
+  float x = 0, y = 0, width = 0, height = 0;
+  bool flip = false;
+};
+
+struct ResizedCropSource {
+  const uint8_t* pixels = nullptr;  // height x width x 3 (HWC, RGB) uint8, device memory
+  int width = 0, height = 0;
+  ResizedCropBox box;               // width and height > 0: not checked on the device
+  int32_t label = 0;
+};
+
+struct ResizedCropArgs {
+  const ResizedCropSource* sources = nullptr;  // device array of `batch` sources
+  int64_t batch = 0;
+  int out_height = 0, out_width = 0;
+  float mean[3] = {0, 0, 0};  // per channel, in [0, 1] pixel units
+  float std[3] = {1, 1, 1};
+  void* out = nullptr;  // [batch, 3, out_height, out_width] stored in `layout`, elements of `dtype`
+  DType dtype = DType::F32;
+  Layout layout = Layout::NCHW;
+  int32_t* labels_out = nullptr;  // [batch]; nullptr skips the labels
+};
+
+void resized_crop_batch(const ResizedCropArgs& args, cudaStream_t stream);
+
+}  // namespace sb::kernels
