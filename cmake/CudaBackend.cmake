@@ -50,3 +50,33 @@ sb_cuda_layer(sb_nn_cuda "${sb_nn_cuda_sources}" sb_kernels sb_nn)
 sb_cuda_layer(sb_comm_cuda "${sb_comm_cuda_sources}" sb_comm)
 sb_cuda_layer(sb_cuda "${sb_cuda_sources}" sb_train sb_nn_cuda sb_comm_cuda sb_kernels
               ${CMAKE_DL_LIBS})  # NVML is loaded at run time (gpu_energy.cpp)
+
+# nvJPEG (GPU JPEG decoding, src/data/cuda/nvjpeg_decoder.h) ships with the CUDA toolkit, but not every
+# install of the toolkit has it. SCALEBENCH_NVJPEG=AUTO builds it in when nvjpeg.h and libnvjpeg are found;
+# ON insists. SCALEBENCH_HAVE_NVJPEG=1 is PUBLIC: the program and the tests compile their nvJPEG parts by it.
+if(NOT SCALEBENCH_NVJPEG STREQUAL "OFF")
+  find_path(NVJPEG_INCLUDE_DIR nvjpeg.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+  if(TARGET CUDA::nvjpeg)
+    set(sb_nvjpeg_library CUDA::nvjpeg)
+  else()  # a toolkit with only the versioned library, without the libnvjpeg.so link
+    find_library(NVJPEG_LIBRARY NAMES nvjpeg libnvjpeg.so.${CUDAToolkit_VERSION_MAJOR}
+                 HINTS ${CUDAToolkit_LIBRARY_DIR} PATH_SUFFIXES lib64 lib)
+    set(sb_nvjpeg_library ${NVJPEG_LIBRARY})
+  endif()
+  if(NVJPEG_INCLUDE_DIR AND sb_nvjpeg_library)
+    set(SCALEBENCH_HAVE_NVJPEG ON)
+  elseif(SCALEBENCH_NVJPEG STREQUAL "ON")
+    message(FATAL_ERROR "SCALEBENCH_NVJPEG=ON but the CUDA toolkit lacks nvJPEG: nvjpeg.h='${NVJPEG_INCLUDE_DIR}' "
+      "(searched ${CUDAToolkit_INCLUDE_DIRS}), libnvjpeg='${sb_nvjpeg_library}' (searched ${CUDAToolkit_LIBRARY_DIR}). "
+      "Install the toolkit's nvJPEG development package, point CUDAToolkit_ROOT at a toolkit that has it, "
+      "or configure with -DSCALEBENCH_NVJPEG=OFF.")
+  endif()
+endif()
+if(SCALEBENCH_HAVE_NVJPEG)
+  target_include_directories(sb_cuda PUBLIC ${NVJPEG_INCLUDE_DIR})
+  target_link_libraries(sb_cuda PUBLIC ${sb_nvjpeg_library})
+  target_compile_definitions(sb_cuda PUBLIC SCALEBENCH_HAVE_NVJPEG=1)
+  message(STATUS "scalebench: nvJPEG built in (${NVJPEG_INCLUDE_DIR}/nvjpeg.h, ${sb_nvjpeg_library})")
+else()
+  message(STATUS "scalebench: nvJPEG not built in (SCALEBENCH_NVJPEG=${SCALEBENCH_NVJPEG}); JPEGs decode on the CPU only")
+endif()

@@ -41,8 +41,11 @@ int info_command(MpiSession& session, const std::vector<std::string>& args) {
     if (session.rank() == 0) std::fputs(model_lines().c_str(), stdout);
     return 0;
   }
-  const RuntimeInfo info = gather_runtime_info(session);
-  if (session.rank() == 0) std::fputs(format_runtime_info(info, session).c_str(), stdout);
+  RuntimeInfo info = gather_runtime_info(session);
+  if (session.rank() == 0) {
+    info.image_decoders = image_decoder_list();
+    std::fputs(format_runtime_info(info, session).c_str(), stdout);
+  }
   if (cli.train.device == Device::Cuda && info.gpu_count_min == 0) {
     // gpu_count_min is reduced over the job: every rank throws together.
     throw AgreedError(info.cuda_built ? "--device cuda: no CUDA device is visible on at least one rank"

@@ -6,6 +6,7 @@
 
 #include "comm/string_collectives.h"
 #ifdef SCALEBENCH_HAVE_CUDA
+#include "data/cuda/nvjpeg_decoder.h"
 #include "train/engines/cuda/device_info.h"
 #endif
 
@@ -37,14 +38,23 @@ RuntimeInfo gather_runtime_info(MpiSession& session, bool use_gpu) {
   return info;
 }
 
+std::string image_decoder_list() {
+  std::string nvjpeg = "not built in";
+#ifdef SCALEBENCH_HAVE_CUDA
+  if (nvjpeg_built_in()) nvjpeg = visible_gpu_count() > 0 ? nvjpeg_device_backend() : "built in";
+#endif
+  return "libjpeg-turbo, libpng, nvjpeg (" + nvjpeg + ")";
+}
+
 std::string format_runtime_info(const RuntimeInfo& info, const MpiSession& session) {
   std::ostringstream out;
   out << "scalebench " << info.scalebench_version << "\n"
       << "  MPI     " << info.mpi_version << "\n"
       << "  HDF5    " << info.hdf5_version << "\n"
       << "  CUDA    " << (info.cuda_built ? "backend built" : "backend not built") << "; runtime " << info.cuda_runtime_version
-      << ", driver " << info.cuda_driver_version << ", cuDNN " << info.cudnn_version << ", NCCL " << info.nccl_version << "\n"
-      << "  launcher " << session.launcher().name;
+      << ", driver " << info.cuda_driver_version << ", cuDNN " << info.cudnn_version << ", NCCL " << info.nccl_version << "\n";
+  if (!info.image_decoders.empty()) out << "  decoders " << info.image_decoders << "\n";
+  out << "  launcher " << session.launcher().name;
   if (!session.launcher().job_id.empty()) out << " (job " << session.launcher().job_id << ")";
   out << "\n  ranks   " << session.size() << " on " << session.node_count() << " node(s)\n";
   for (int r = 0; r < session.size(); ++r) {

@@ -40,6 +40,8 @@ struct JpegSpec {
   bool adobe_marker = true;           // for CMYK/YCCK: false writes no Adobe marker (plain CMYK)
   bool progressive = false;
   int quality = 95;
+  bool full_chroma = false;           // 4:4:4 (chroma at full resolution) instead of libjpeg's 4:2:0
+  int restart_interval = 0;           // MCUs between restart markers; 0 writes none
 };
 
 [[noreturn]] inline void jpeg_test_error(j_common_ptr cinfo) {
@@ -66,6 +68,11 @@ inline Bytes encode_jpeg(const JpegSpec& spec, const Bytes& pixels) {
   if (spec.file_space != JCS_UNKNOWN) jpeg_set_colorspace(&cinfo, spec.file_space);
   if (!spec.adobe_marker) cinfo.write_Adobe_marker = FALSE;
   jpeg_set_quality(&cinfo, spec.quality, TRUE);
+  if (spec.full_chroma) {
+    cinfo.comp_info[0].h_samp_factor = 1;
+    cinfo.comp_info[0].v_samp_factor = 1;
+  }
+  cinfo.restart_interval = static_cast<unsigned>(spec.restart_interval);
   if (spec.progressive) jpeg_simple_progression(&cinfo);
   jpeg_start_compress(&cinfo, TRUE);
   const size_t stride = static_cast<size_t>(spec.width) * spec.components;
