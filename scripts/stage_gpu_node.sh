@@ -11,7 +11,7 @@
 #   SCALEBENCH_STAGE_DATA   the data; kept apart so that it can be copied once      [.stage-data]
 #   SCALEBENCH_FMNIST       the Fashion-MNIST IDX files to copy                     [/usr/share/datasets/fashion-mnist]
 #   SCALEBENCH_STAGE_LIBS   names (prefixes) of the libraries to copy, as the binary's ldd resolves them
-#                           [libhdf5_serial libsz libaec libgfortran libquadmath libbenchmark]
+#                           [libhdf5_serial libsz libaec libgfortran libquadmath libbenchmark libjpeg libpng16]
 #   SCALEBENCH_STAGE_ARCHIVE  also pack the stage as STAGE.tar.xz (about a fiftieth of its size) for a copy
 #                           to the node in one piece; gpu_node_env.sh unpacks it where STAGE is missing [0]
 #   SCALEBENCH_STAGE_TESTS  1: stage the GPU tests; 0: the binaries alone, a stage small enough to copy with the
@@ -25,7 +25,7 @@ build=${1:-build-cuda}
 stage=${SCALEBENCH_STAGE:-.stage}
 data=${SCALEBENCH_STAGE_DATA:-.stage-data}
 fmnist=${SCALEBENCH_FMNIST:-/usr/share/datasets/fashion-mnist}
-read -r -a lib_names <<< "${SCALEBENCH_STAGE_LIBS:-libhdf5_serial libsz libaec libgfortran libquadmath libbenchmark}"
+read -r -a lib_names <<< "${SCALEBENCH_STAGE_LIBS:-libhdf5_serial libsz libaec libgfortran libquadmath libbenchmark libjpeg libpng16}"
 
 die() { echo "stage_gpu_node.sh: $*" >&2; exit 2; }
 [[ -x $build/scalebench ]] || die "no scalebench in '$build'; build it with the CUDA backend (cmake -DSCALEBENCH_CUDA=ON) or name its folder"
