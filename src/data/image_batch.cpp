@@ -7,7 +7,6 @@
 
 #include "data/image/decoded_image.h"
 #include "data/image/encoded_images.h"
-#include "data/image/image_crop.h"
 #include "data/image/image_decoder.h"
 #include "data/image/normalize_batch.h"
 #include "data/image/resample.h"
@@ -57,19 +56,20 @@ void ImageBatchBuilder::build_row(std::span<const uint8_t> bytes, const AugmentK
   const ImageSize size = read_image_size(bytes);
   const ResizedCropBox box = image_crop_box(data_, training_, key, position, size.width, size.height);
   DecodeOptions options;
+  options.exact_crop = false;
   options.crop = region_for(box, size.width, size.height, data_.width, data_.height);
   // The smallest decode whose box still has the output's size: the resampling then only shrinks by less than 2.
   options.min_width = static_cast<int>(std::ceil(data_.width * static_cast<double>(options.crop.width) / box.width));
   options.min_height = static_cast<int>(std::ceil(data_.height * static_cast<double>(options.crop.height) / box.height));
-  const DecodedImage region = decode_image(bytes, options);
+  thread_local DecodedImage region;
+  decode_image_into(bytes, options, region);
   counters_.add_decode(ns_since(t0));
 
   t0 = Clock::now();
   thread_local std::vector<uint8_t> crop;
   crop.resize(static_cast<size_t>(data_.height) * data_.width * 3);
   const int d = region.scale_denominator;
-  const CropBox at = scaled_crop_box(options.crop, d);
-  const ResizedCropBox local{box.x / d - at.x, box.y / d - at.y, box.width / d, box.height / d, box.flip};
+  const ResizedCropBox local{box.x / d - region.x, box.y / d - region.y, box.width / d, box.height / d, box.flip};
   resample_crop(region.pixels.data(), region.width, region.height, 3, local, data_.width, data_.height, crop.data());
   writer_.write(crop.data(), 0, out);
   counters_.add_augment(ns_since(t0), 1);

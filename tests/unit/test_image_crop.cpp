@@ -71,6 +71,28 @@ TEST(ImageCrop, JpegCropMatchesTheWholeDecodesRegion) {
   }
 }
 
+TEST(ImageCrop, AWideJpegCropHoldsTheExactCropWhereItsCornerSays) {
+  const Bytes jpeg = test::encode_rgb_jpeg(203, 157);
+  for (const CropBox& box : {CropBox{37, 21, 100, 80}, CropBox{150, 100, 53, 57}, CropBox{0, 0, 203, 157}}) {
+    for (int asked : {1, 2, 4}) {
+      DecodeOptions options;
+      options.crop = box;
+      options.min_width = asked == 1 ? 0 : dct_scaled_size(box.width, asked);
+      const DecodedImage exact = decode_image(jpeg, options);
+      options.exact_crop = false;
+      DecodedImage wide;
+      decode_image_into(jpeg, options, wide);
+      ASSERT_EQ(wide.scale_denominator, exact.scale_denominator);
+      ASSERT_EQ(wide.y, exact.y);
+      ASSERT_EQ(wide.height, exact.height);
+      ASSERT_LE(wide.x, exact.x);
+      ASSERT_GE(wide.x + wide.width, exact.x + exact.width);
+      const CropBox inside{exact.x - wide.x, 0, exact.width, exact.height};
+      EXPECT_EQ(max_difference(exact.pixels, region(wide, inside)), 0) << box.x << " 1/" << asked;
+    }
+  }
+}
+
 TEST(ImageCrop, CmykAndGreyJpegCrops) {
   test::JpegSpec spec;
   spec.width = 64;

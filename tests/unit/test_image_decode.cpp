@@ -82,7 +82,9 @@ TEST(JpegDecode, FullChromaWithRestartMarkersIsCloseToItsPixels) {
   bool restart_interval = false, restart_marker = false;
   for (size_t i = 2; i + 11 < jpeg.size(); ++i) {
     if (jpeg[i] != 0xFF) continue;
-    if (jpeg[i + 1] == 0xC0) EXPECT_EQ(jpeg[i + 11], 0x11) << "the luma component's sampling factors (SOF0)";
+    if (jpeg[i + 1] == 0xC0) {
+      EXPECT_EQ(jpeg[i + 11], 0x11) << "the luma component's sampling factors (SOF0)";
+    }
     restart_interval |= jpeg[i + 1] == 0xDD;  // DRI
     restart_marker |= jpeg[i + 1] >= 0xD0 && jpeg[i + 1] <= 0xD7;
   }

@@ -13,6 +13,7 @@ struct DecodedImage {
   int height = 0;
   std::vector<uint8_t> pixels;
   int scale_denominator = 1;  // the JPEG was decoded at 1/scale_denominator of its size (dct_scale.h)
+  int x = 0, y = 0;  // where these pixels start in the image decoded at that scale: a crop's corner
 };
 
 // A region of an image in its full-size pixels; empty (width or height 0) means the whole image.
@@ -45,6 +46,9 @@ struct DecodeOptions {
   // after its last row, so a file cut short below the box still decodes. A PNG is decoded whole, then
   // cropped.
   CropBox crop;
+  // false lets a JPEG crop come out wider, by the iMCU columns the decoder decodes anyway (x says where
+  // it starts): the rows then go straight into the output, without a copy each.
+  bool exact_crop = true;
 };
 
 // A file that can't be decoded: its message names the cause (the libjpeg or libpng message, the format

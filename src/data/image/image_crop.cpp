@@ -30,6 +30,8 @@ void crop_decoded(DecodedImage& image, const CropBox& box) {
   }
   image.width = box.width;
   image.height = box.height;
+  image.x = box.x;
+  image.y = box.y;
   image.pixels.resize(row_bytes * static_cast<size_t>(box.height));
 }
 

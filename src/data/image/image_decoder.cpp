@@ -24,6 +24,15 @@ DecodedImage decode_image(std::span<const uint8_t> bytes, const DecodeOptions& o
   refuse_unknown(bytes);
 }
 
+void decode_image_into(std::span<const uint8_t> bytes, const DecodeOptions& options, DecodedImage& out) {
+  switch (sniff_image_format(bytes)) {
+    case ImageFormat::Jpeg: return decode_jpeg_into(bytes, options, out);
+    case ImageFormat::Png: out = decode_png(bytes, options); return;
+    case ImageFormat::Unknown: break;
+  }
+  refuse_unknown(bytes);
+}
+
 ImageSize read_image_size(std::span<const uint8_t> bytes) {
   switch (sniff_image_format(bytes)) {
     case ImageFormat::Jpeg: return read_jpeg_size(bytes);

@@ -121,13 +121,17 @@ bool decode_frame(Decompressor& d, std::span<const uint8_t> bytes, const DecodeO
   if (box.y > 0 && jpeg_skip_scanlines(&cinfo, static_cast<JDIMENSION>(box.y)) != static_cast<JDIMENSION>(box.y))
     throw ImageDecodeError("JPEG decoder could not skip to row " + std::to_string(box.y));
 
-  out.width = box.width;
+  // Without an exact crop the decoded columns are the output: each row goes straight into it.
+  const bool wide = !options.exact_crop && !cmyk;
+  out.width = wide ? static_cast<int>(cinfo.output_width) : box.width;
   out.height = box.height;
+  out.x = wide ? static_cast<int>(xoffset) : box.x;
+  out.y = box.y;
   out.scale_denominator = denominator;
-  out.pixels.resize(static_cast<size_t>(box.width) * static_cast<size_t>(box.height) * 3);
-  const size_t stride = static_cast<size_t>(box.width) * 3;
+  out.pixels.resize(static_cast<size_t>(out.width) * static_cast<size_t>(box.height) * 3);
+  const size_t stride = static_cast<size_t>(out.width) * 3;
   // Rows go straight into the output unless they need cropping or a colour conversion of ours.
-  const bool direct = !cmyk && skip_bytes == 0 && static_cast<int>(cinfo.output_width) == box.width;
+  const bool direct = wide || (!cmyk && skip_bytes == 0 && static_cast<int>(cinfo.output_width) == box.width);
   JSAMPARRAY buffer = direct ? nullptr
                              : (*cinfo.mem->alloc_sarray)(reinterpret_cast<j_common_ptr>(&cinfo), JPOOL_IMAGE,
                                                           cinfo.output_width * static_cast<JDIMENSION>(components), 1);
@@ -163,10 +167,14 @@ bool read_size_frame(Decompressor& d, std::span<const uint8_t> bytes, ImageSize&
 }  // namespace
 
 DecodedImage decode_jpeg(std::span<const uint8_t> bytes, const DecodeOptions& options) {
-  Decompressor d;
   DecodedImage out;
-  if (!decode_frame(d, bytes, options, out)) throw_libjpeg_error(d);
+  decode_jpeg_into(bytes, options, out);
   return out;
+}
+
+void decode_jpeg_into(std::span<const uint8_t> bytes, const DecodeOptions& options, DecodedImage& out) {
+  Decompressor d;
+  if (!decode_frame(d, bytes, options, out)) throw_libjpeg_error(d);
 }
 
 ImageSize read_jpeg_size(std::span<const uint8_t> bytes) {
