@@ -466,7 +466,7 @@ if part files && jpeg_folder; then
   PT_RESNET=(--model resnet50 --batch-size 256 --precision bf16 --channels-last --compile)
   # scalebench's runs first: the bar (files against synthetic data) is theirs; PyTorch's, compiled each time, follow.
   for r in 1 2; do
-    run "files/sb-gpu-$r" 900 "$S" train "${SB_RESNET[@]}" --data "imagefolder:$jpeg_folder_path" --decode gpu --out "$R/files/sb-gpu-$r.h5"
+    run "files/sb-gpu-$r" 900 "$S" train "${SB_RESNET[@]}" --data "imagefolder:$jpeg_folder_path" --decode gpu --workers 4 --out "$R/files/sb-gpu-$r.h5"
     run "files/sb-cpu-$r" 900 "$S" train "${SB_RESNET[@]}" --data "imagefolder:$jpeg_folder_path" --decode cpu --workers 15 \
         --out "$R/files/sb-cpu-$r.h5"
     run "files/sb-synthetic-$r" 900 "$S" train "${SB_RESNET[@]}" --data synthetic:3x224x224:1000:10240:1000 \

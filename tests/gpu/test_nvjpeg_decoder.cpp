@@ -107,7 +107,9 @@ void expect_like_cpu(const Case& c, const DeviceImage& gpu, cudaStream_t stream)
     sum += d;
     worst = std::max(worst, d);
   }
-  EXPECT_LT(sum / static_cast<double>(pixels.size()), 1.5);
+  // Under 1.5 levels on images of a few hundred pixels a side; the small ones are mostly edge, where
+  // nvJPEG's chroma upsampling (replication) and libjpeg's (interpolation) differ most.
+  EXPECT_LT(sum / static_cast<double>(pixels.size()), c.width * c.height >= 4096 ? 1.5 : 4.0);
   EXPECT_LE(worst, c.max_difference);
 }
 

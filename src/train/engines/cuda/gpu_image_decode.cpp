@@ -1,46 +1,41 @@
 #include "train/engines/cuda/gpu_image_decode.h"
 
 #include <chrono>
-#include <string>
 
 #include "core/cuda_check.h"
 #include "data/image/decoded_image.h"
-#include "data/image/encoded_images.h"
 #include "data/image/image_decoder.h"
 
 namespace sb::cuda {
+namespace {
+using Clock = std::chrono::steady_clock;
+int64_t ns_since(Clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+}
+}  // namespace
 
-GpuImageDecode::GpuImageDecode(const Dataset& data, int64_t max_batch, int ring_slots, BadImages bad_images, int rank,
-                               InputCounters& counters, cudaStream_t stream)
-    : decoder_(static_cast<int>(max_batch), kDefaultMaxImagePixels, stream),
-      bad_images_(bad_images),
+GpuImageDecoder::GpuImageDecoder(int64_t max_rows, BadImages bad_images, int rank, InputCounters& counters)
+    : bad_images_(bad_images),
       rank_(rank),
       counters_(counters),
-      device_sources_(static_cast<size_t>(ring_slots)),
-      fallback_pixels_(static_cast<size_t>(ring_slots)) {
-  (void)data;
-  for (int s = 0; s < ring_slots; ++s) host_sources_.emplace_back(static_cast<size_t>(max_batch));
-}
+      stream_(CudaStream::create_non_blocking()),
+      decoder_(static_cast<int>(max_rows), kDefaultMaxImagePixels, stream_.get()),
+      done_(CudaEvent::create(cudaEventDisableTiming | cudaEventBlockingSync)),
+      host_sources_(static_cast<size_t>(max_rows)) {}
 
-void GpuImageDecode::decode(int ring_slot, const EncodedRow* rows, int64_t count, const Dataset& data, BatchFormat format,
-                            void* out, int32_t* labels_out, cudaStream_t stream) {
-  using Clock = std::chrono::steady_clock;
-  const auto t0 = Clock::now();
-  const size_t n = static_cast<size_t>(count);
-  kernels::ResizedCropSource* sources = host_sources_[static_cast<size_t>(ring_slot)].data();
-  std::vector<std::string> problems(n);
+void GpuImageDecoder::decode(std::span<EncodedRow> rows, std::span<const std::string> names, int32_t* labels,
+                             const DecodeTarget& target) {
+  auto t0 = Clock::now();
+  const size_t n = rows.size();
+  kernels::ResizedCropSource* sources = host_sources_.data();
   std::vector<EncodedImage> encoded;
   std::vector<size_t> encoded_row;  // the row of each entry of `encoded`
   for (size_t j = 0; j < n; ++j) {
-    sources[j] = kernels::ResizedCropSource{};
     const ResizedCropBox& box = rows[j].box;
+    sources[j] = kernels::ResizedCropSource{};
     sources[j].box = kernels::ResizedCropBox{box.x, box.y, box.width, box.height, box.flip};
-    sources[j].label = rows[j].label;
-    if (rows[j].problem) {
-      problems[j] = *rows[j].problem;
-      continue;
-    }
-    encoded.push_back(EncodedImage{rows[j].bytes, rows[j].size});
+    if (!rows[j].problem.empty()) continue;
+    encoded.push_back(EncodedImage{rows[j].bytes.data(), rows[j].bytes.size()});
     encoded_row.push_back(j);
   }
   std::vector<uint8_t> refused;
@@ -59,20 +54,20 @@ void GpuImageDecode::decode(int ring_slot, const EncodedRow* rows, int64_t count
       continue;
     }
     try {
-      on_cpu.push_back(decode_image(std::span<const uint8_t>(rows[j].bytes, rows[j].size)));
+      on_cpu.push_back(decode_image(rows[j].bytes));
       on_cpu_row.push_back(j);
       counters_.add_cpu_fallback();
     } catch (const ImageDecodeError& error) {
-      problems[j] = data.encoded->name(rows[j].index) + ": " + error.what();
+      rows[j].problem = names[j] + ": " + error.what();
     }
   }
   size_t fallback_bytes = 0;
   for (const DecodedImage& image : on_cpu) fallback_bytes += image.pixels.size();
   if (fallback_bytes > 0) {
-    auto* arena = static_cast<uint8_t*>(fallback_pixels_[static_cast<size_t>(ring_slot)].ensure(fallback_bytes));
+    auto* arena = static_cast<uint8_t*>(fallback_pixels_.ensure(fallback_bytes));
     for (size_t k = 0; k < on_cpu.size(); ++k) {
       const size_t j = on_cpu_row[k];
-      CHECK_CUDA(cudaMemcpyAsync(arena, on_cpu[k].pixels.data(), on_cpu[k].pixels.size(), cudaMemcpyHostToDevice, stream));
+      CHECK_CUDA(cudaMemcpyAsync(arena, on_cpu[k].pixels.data(), on_cpu[k].pixels.size(), cudaMemcpyHostToDevice, stream_.get()));
       sources[j].pixels = arena;
       sources[j].width = on_cpu[k].width;
       sources[j].height = on_cpu[k].height;
@@ -82,38 +77,40 @@ void GpuImageDecode::decode(int ring_slot, const EncodedRow* rows, int64_t count
 
   // Rows without an image: the job ends, or each takes the next row that has one.
   for (size_t j = 0; j < n; ++j) {
-    if (problems[j].empty()) continue;
+    if (rows[j].problem.empty()) continue;
     if (bad_images_ == BadImages::Fail)
-      throw ImageDecodeError("rank " + std::to_string(rank_) + ": " + problems[j] +
+      throw ImageDecodeError("rank " + std::to_string(rank_) + ": " + rows[j].problem +
                              "; --bad-images skip trains on past such files and counts them");
     counters_.add_skipped();
     size_t k = 1;
-    while (k < n && !problems[(j + k) % n].empty()) ++k;
+    while (k < n && !rows[(j + k) % n].problem.empty()) ++k;
     if (k == n)
-      throw ImageDecodeError("rank " + std::to_string(rank_) + ": " + problems[j] + ", and no other image of its batch of " +
+      throw ImageDecodeError("rank " + std::to_string(rank_) + ": " + rows[j].problem + ", and no other image of its " +
                              std::to_string(n) + " decodes either");
     sources[j] = sources[(j + k) % n];
+    labels[j] = labels[(j + k) % n];
   }
-  counters_.add_decode(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
-  counters_.add_images(count);
+  counters_.add_decode(ns_since(t0));
 
-  DeviceBuffer& device_sources = device_sources_[static_cast<size_t>(ring_slot)];
-  auto* on_device = device_sources.ensure_as<kernels::ResizedCropSource>(n);
-  CHECK_CUDA(cudaMemcpyAsync(on_device, sources, n * sizeof(kernels::ResizedCropSource), cudaMemcpyHostToDevice, stream));
+  t0 = Clock::now();
+  auto* on_device = device_sources_.ensure_as<kernels::ResizedCropSource>(n);
+  CHECK_CUDA(cudaMemcpyAsync(on_device, sources, n * sizeof(kernels::ResizedCropSource), cudaMemcpyHostToDevice, stream_.get()));
   kernels::ResizedCropArgs args;
   args.sources = on_device;
-  args.batch = count;
-  args.out_height = data.height;
-  args.out_width = data.width;
+  args.batch = static_cast<int64_t>(n);
+  args.out_height = target.height;
+  args.out_width = target.width;
   for (int c = 0; c < 3; ++c) {
-    args.mean[c] = data.mean[static_cast<size_t>(c)];
-    args.std[c] = data.std[static_cast<size_t>(c)];
+    args.mean[c] = target.mean[c];
+    args.std[c] = target.std[c];
   }
-  args.out = out;
-  args.dtype = format.dtype;
-  args.layout = format.layout;
-  args.labels_out = labels_out;
-  kernels::resized_crop_batch(args, stream);
+  args.out = target.out;
+  args.dtype = target.format.dtype;
+  args.layout = target.format.layout;
+  kernels::resized_crop_batch(args, stream_.get());
+  done_.record(stream_.get());
+  done_.synchronize();
+  counters_.add_augment(ns_since(t0), static_cast<int64_t>(n));
 }
 
 }  // namespace sb::cuda

@@ -1,17 +1,19 @@
-// The device half of --decode gpu: a batch of still-encoded rows (data/encoded_rows.h) decoded by nvJPEG
-// (its JPEG engines where the GPU has them), the images it refuses (PNG, CMYK, progressive on the engines)
-// decoded on the CPU and uploaded, then one kernel (kernels/resized_crop.h) crops, resizes, flips and
-// normalises every row into the network's input. All of it is queued on the caller's copy stream.
+// One thread's GPU decoding for --decode gpu: its own nvJPEG decoder (the GPU's JPEG engines where it has
+// them) and stream. It decodes a part of a batch, decodes on the CPU and uploads what nvJPEG refuses
+// (PNG, CMYK, ...), and runs the crop kernel (kernels/resized_crop.h), which crops, resizes, flips and
+// normalises each image into its row of a device batch; then it waits, without spinning a core, until
+// the GPU has finished, so that the rows count as built.
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "data/batch_source.h"
 #include "data/cuda/nvjpeg_decoder.h"
-#include "data/dataset.h"
-#include "data/encoded_rows.h"
+#include "data/image/resized_crop.h"
 #include "data/image_decoding.h"
 #include "data/input_counters.h"
 #include "kernels/resized_crop.h"
@@ -20,27 +22,39 @@
 
 namespace sb::cuda {
 
-class GpuImageDecode {
- public:
-  // `data` (image files) and `counters` must outlive this; ring_slots: the host ring's slots, whose
-  // decodes may be in flight together.
-  GpuImageDecode(const Dataset& data, int64_t max_batch, int ring_slots, BadImages bad_images, int rank,
-                 InputCounters& counters, cudaStream_t stream);
-  const char* backend() const { return decoder_.backend(); }
+// One row to decode: the file's bytes (valid until decode returns), its crop and label; `problem` says why
+// it has no image (a read or header error), "" when it has one.
+struct EncodedRow {
+  std::span<const uint8_t> bytes;
+  ResizedCropBox box;
+  std::string problem;
+};
 
-  // Queues the batch of `rows` records of ring slot `ring_slot` on `stream`, into `out` (rows samples of
-  // `data`'s shape in `format`) and `labels_out`. A file that can't be read or decoded either way throws
-  // ImageDecodeError naming it and the rank (--bad-images fail), or takes the batch's next good image.
-  void decode(int ring_slot, const EncodedRow* rows, int64_t count, const Dataset& data, BatchFormat format, void* out,
-              int32_t* labels_out, cudaStream_t stream);
+struct DecodeTarget {
+  void* out = nullptr;  // rows.size() samples of height x width in `format`, on the device
+  int height = 0, width = 0;
+  float mean[3] = {0, 0, 0}, std[3] = {1, 1, 1};
+  BatchFormat format;
+};
+
+class GpuImageDecoder {
+ public:
+  GpuImageDecoder(int64_t max_rows, BadImages bad_images, int rank, InputCounters& counters);
+  const char* backend() const { return decoder_.backend(); }
+  // Decodes and crops `rows` into `target`, and returns when they are there. A row without an image either
+  // throws ImageDecodeError naming `names[j]` and the rank (--bad-images fail) or takes the next row's
+  // image and label, counted (labels[j] is then changed).
+  void decode(std::span<EncodedRow> rows, std::span<const std::string> names, int32_t* labels, const DecodeTarget& target);
 
  private:
-  NvjpegBatchDecoder decoder_;
   BadImages bad_images_;
   int rank_;
   InputCounters& counters_;
-  std::vector<PinnedArray<kernels::ResizedCropSource>> host_sources_;  // per ring slot
-  std::vector<DeviceBuffer> device_sources_, fallback_pixels_;        // per ring slot
+  CudaStream stream_;
+  NvjpegBatchDecoder decoder_;
+  CudaEvent done_;  // blocking: the thread sleeps while the GPU finishes
+  PinnedArray<kernels::ResizedCropSource> host_sources_;
+  DeviceBuffer device_sources_, fallback_pixels_;
 };
 
 }  // namespace sb::cuda

@@ -4,7 +4,7 @@
 
 #include "core/cuda_check.h"
 #include "data/image/encoded_images.h"
-#include "train/engines/cuda/gpu_image_decode.h"
+#include "train/engines/cuda/gpu_decode_source.h"
 
 namespace sb::cuda {
 namespace {
@@ -23,7 +23,7 @@ HostInput::HostInput(const Dataset& train, const Dataset& test, const HostInputO
   const bool gpu_decode = train.streamed() && options.decode == ImageDecoding::Gpu;
   // A host row is a built sample, or with --decode gpu the record of a still-encoded file.
   const int64_t device_sample_bytes = std::max(train.sample_bytes(), test.sample_bytes()) * static_cast<int64_t>(dtype_size(options.format.dtype));
-  const int64_t host_sample_bytes = gpu_decode ? static_cast<int64_t>(sizeof(EncodedRow)) : device_sample_bytes;
+  const int64_t host_sample_bytes = gpu_decode ? 1 : device_sample_bytes;
   const size_t host_image_bytes = static_cast<size_t>(options.max_batch * host_sample_bytes);
   const size_t device_image_bytes = static_cast<size_t>(options.max_batch * device_sample_bytes);
   const size_t label_bytes = static_cast<size_t>(options.max_batch) * sizeof(int32_t);
@@ -39,9 +39,9 @@ HostInput::HostInput(const Dataset& train, const Dataset& test, const HostInputO
     ring = pageable_.data();
   }
   if (gpu_decode) {
-    encoded_rows_ = std::make_unique<EncodedRowPool>(ring, ring_bytes);
-    train_builder_ = std::make_unique<EncodedRowSource>(train, true, *encoded_rows_, counters_);
-    test_builder_ = std::make_unique<EncodedRowSource>(test, false, *encoded_rows_, counters_);
+    gpu_decoders_ = std::make_unique<GpuDecoders>(options.max_batch, options.bad_images, options.rank, counters_);
+    train_builder_ = std::make_unique<GpuDecodeSource>(train, true, options.format, *gpu_decoders_);
+    test_builder_ = std::make_unique<GpuDecodeSource>(test, false, options.format, *gpu_decoders_);
   } else {
     train_builder_ = make_batch_source(train, true, options.augmentation, options.format, options.bad_images, options.rank, counters_);
     test_builder_ = make_batch_source(test, false, options.augmentation, options.format, options.bad_images, options.rank, counters_);
@@ -50,6 +50,7 @@ HostInput::HostInput(const Dataset& train, const Dataset& test, const HostInputO
   for (int r = 0; r < kRingSlots; ++r) {
     std::byte* slot = ring + static_cast<size_t>(r) * slot_bytes;
     buffers.push_back(HostBatchBuffer{slot, reinterpret_cast<int32_t*>(slot + host_image_bytes)});
+    if (gpu_decode) gpu_decoders_->add_slot(slot, decoded_batches_.emplace_back().ensure(device_image_bytes));
     uploaded_.push_back(CudaEvent::create(cudaEventDisableTiming));
     if (train.streamed()) {
       upload_started_.push_back(CudaEvent::create());
@@ -63,9 +64,6 @@ HostInput::HostInput(const Dataset& train, const Dataset& test, const HostInputO
     labels_[static_cast<size_t>(s)].ensure(label_bytes);
   }
   copy_stream_ = CudaStream::create_non_blocking();
-  if (gpu_decode)
-    gpu_decode_ = std::make_unique<GpuImageDecode>(train, options.max_batch, kRingSlots, options.bad_images, options.rank, counters_,
-                                                   copy_stream_.get());
   pipeline_ = std::make_unique<HostBatchPipeline>(options.workers, std::move(buffers), options.max_batch, host_sample_bytes);
 }
 
@@ -119,15 +117,16 @@ void HostInput::upload(int slot, const HostBatch& batch, cudaStream_t compute) {
   copy_stream_.wait(consumed_[s].get());  // the step that last read this slot's buffers
   const size_t ring_slot = static_cast<size_t>(batch.slot);
   if (!upload_started_.empty()) upload_started_[ring_slot].record(copy_stream_.get());
-  if (gpu_decode_) {
-    gpu_decode_->decode(batch.slot, reinterpret_cast<const EncodedRow*>(batch.buffer.images), batch.rows, train_, options_.format,
-                        inputs_[s].data(), static_cast<int32_t*>(labels_[s].data()), copy_stream_.get());
+  if (gpu_decoders_) {  // the workers left the batch decoded in the slot's device batch
+    const size_t image_bytes = static_cast<size_t>(batch.rows * train_.sample_bytes()) * dtype_size(options_.format.dtype);
+    CHECK_CUDA(cudaMemcpyAsync(inputs_[s].data(), gpu_decoders_->device_batch(batch.buffer.images), image_bytes,
+                               cudaMemcpyDeviceToDevice, copy_stream_.get()));
   } else {
     const size_t image_bytes = static_cast<size_t>(batch.rows * train_builder_->sample_bytes());
     CHECK_CUDA(cudaMemcpyAsync(inputs_[s].data(), batch.buffer.images, image_bytes, cudaMemcpyHostToDevice, copy_stream_.get()));
-    CHECK_CUDA(cudaMemcpyAsync(labels_[s].data(), batch.buffer.labels, static_cast<size_t>(batch.rows) * sizeof(int32_t),
-                               cudaMemcpyHostToDevice, copy_stream_.get()));
   }
+  CHECK_CUDA(cudaMemcpyAsync(labels_[s].data(), batch.buffer.labels, static_cast<size_t>(batch.rows) * sizeof(int32_t),
+                             cudaMemcpyHostToDevice, copy_stream_.get()));
   if (!upload_finished_.empty()) upload_finished_[ring_slot].record(copy_stream_.get());
   const CudaEvent& done = uploaded_[static_cast<size_t>(batch.slot)];
   done.record(copy_stream_.get());

@@ -19,13 +19,12 @@
 
 #include "data/batch_schedule.h"
 #include "data/batch_source.h"
-#include "data/encoded_rows.h"
 #include "data/input_counters.h"
 #include "data/host_batch_pipeline.h"
 #include "nn/cuda/cuda_handles.h"
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/layer.h"
-#include "train/engines/cuda/gpu_image_decode.h"
+#include "train/engines/cuda/gpu_decode_source.h"
 #include "train/engines/cuda/gpu_wait.h"
 #include "train/engines/cuda/step_inputs.h"
 #include "train/engines/engine.h"
@@ -85,7 +84,8 @@ class HostInput {
   HostInputOptions options_;
   const GpuWait& wait_;
   InputCounters counters_;
-  std::unique_ptr<EncodedRowPool> encoded_rows_;  // --decode gpu: the files' bytes of the ring's records
+  std::unique_ptr<GpuDecoders> gpu_decoders_;  // --decode gpu: the workers' nvJPEG decoders
+  std::vector<DeviceBuffer> decoded_batches_;    // --decode gpu: per ring slot, the batch the workers decode
   std::unique_ptr<BatchSource> train_builder_, test_builder_;
   BatchSchedule schedule_;
   std::optional<ScheduledBatch> last_predicted_;  // the last training batch queued from the schedule
@@ -96,7 +96,6 @@ class HostInput {
   CudaStream copy_stream_;
   std::vector<CudaEvent> uploaded_;  // per ring slot
   std::vector<CudaEvent> upload_started_, upload_finished_;  // per ring slot, timed (image files only)
-  std::unique_ptr<GpuImageDecode> gpu_decode_;                // --decode gpu
   std::vector<int> uploading_;       // ring slots taken and queued for upload, oldest first
   std::array<CudaEvent, kStepSlots> consumed_;
   std::array<DeviceBuffer, kStepSlots> inputs_, labels_;

@@ -1,0 +1,58 @@
+// The batches of --decode gpu: each pipeline worker (HostBatchPipeline) reads its rows' files and headers,
+// draws their crops (image_batch.h's image_crop_box, so that both decoders take the same crops), and
+// decodes and crops them on the GPU with a decoder of its own (gpu_image_decode.h) into the device batch
+// of its ring slot. The host rows hold only the labels; the upload is a copy between device buffers.
+#pragma once
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "data/batch_source.h"
+#include "data/dataset.h"
+#include "data/image_decoding.h"
+#include "data/input_counters.h"
+#include "train/engines/cuda/gpu_image_decode.h"
+
+namespace sb::cuda {
+
+// What the sources of one pipeline share: a decoder per worker thread, and the device batch of each slot.
+class GpuDecoders {
+ public:
+  GpuDecoders(int64_t max_batch, BadImages bad_images, int rank, InputCounters& counters);
+  // The slot whose host rows start at `host_rows` builds its batch in `device_batch`.
+  void add_slot(const std::byte* host_rows, void* device_batch);
+  void* device_batch(const std::byte* host_rows) const;
+  // The calling thread's decoder, made on its first call.
+  GpuImageDecoder& for_this_thread();
+  InputCounters& counters() { return counters_; }
+
+ private:
+  int64_t max_batch_;
+  BadImages bad_images_;
+  int rank_;
+  InputCounters& counters_;
+  std::vector<std::pair<const std::byte*, void*>> slots_;
+  std::mutex mutex_;
+  std::map<std::thread::id, std::unique_ptr<GpuImageDecoder>> decoders_;
+};
+
+class GpuDecodeSource : public BatchSource {
+ public:
+  // `data` (image files) and `decoders` must outlive the source.
+  GpuDecodeSource(const Dataset& data, bool training, BatchFormat format, GpuDecoders& decoders);
+  int64_t sample_bytes() const override { return 1; }  // the pixels go to the device batch
+  void fill(std::span<const int64_t> indices, const AugmentKey& key, uint64_t first_position, int64_t row_begin,
+            int64_t row_end, std::byte* images, int32_t* labels) const override;
+
+ private:
+  const Dataset& data_;
+  bool training_;
+  BatchFormat format_;
+  int64_t device_sample_bytes_;
+  GpuDecoders& decoders_;
+};
+
+}  // namespace sb::cuda
