@@ -96,7 +96,7 @@ struct NvjpegBatchDecoder::State {
   BatchedDecoder cuda;                      // the default backend: headers, and what the engines don't take
   std::unique_ptr<BatchedDecoder> hardware;  // absent without JPEG engines
   JpegStream parsed;                        // the hardware handle's parse of one image, for its support check
-  cuda::DeviceBuffer arena;
+  cuda::DeviceBuffer arena = cuda::DeviceBuffer::outside_graphs();  // grown by a pipeline worker while steps run
 
   State(int batch, int64_t pixels, cudaStream_t s) : max_batch(batch), max_pixels(pixels), stream(s), cuda(create_default_handle()) {
     if (Handle h = create_hardware_handle()) {

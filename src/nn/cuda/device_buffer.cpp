@@ -35,6 +35,7 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
     if (data_) cudaFree(data_);
     data_ = o.data_;
     bytes_ = o.bytes_;
+    read_by_graphs_ = o.read_by_graphs_;
     o.data_ = nullptr;
     o.bytes_ = 0;
   }
@@ -59,7 +60,7 @@ void* DeviceBuffer::ensure(size_t bytes) {
           gib(free_bytes) + " free of " + gib(total_bytes) + "; " + out_of_memory_hint());
   }
   CHECK_CUDA(status);
-  ++allocations;
+  if (read_by_graphs_) ++allocations;
   bytes_ = rounded;
   return data_;
 }

@@ -10,8 +10,18 @@ namespace sb::cuda {
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
+  // A buffer no captured step reads (the input pipeline's decode buffers, which other threads grow while
+  // steps run): its growth leaves the captured graphs valid (device_buffer_generation()).
+  static DeviceBuffer outside_graphs() {
+    DeviceBuffer b;
+    b.read_by_graphs_ = false;
+    return b;
+  }
   ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& o) noexcept : data_(o.data_), bytes_(o.bytes_) { o.data_ = nullptr; o.bytes_ = 0; }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : data_(o.data_), bytes_(o.bytes_), read_by_graphs_(o.read_by_graphs_) {
+    o.data_ = nullptr;
+    o.bytes_ = 0;
+  }
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -29,10 +39,11 @@ class DeviceBuffer {
  private:
   void* data_ = nullptr;
   size_t bytes_ = 0;
+  bool read_by_graphs_ = true;
 };
 
-// How many times any DeviceBuffer has allocated a block so far in this process. A CUDA graph holds the
-// addresses it was captured with: while this count stays the same, none of them has moved.
+// How many times any DeviceBuffer a graph may read has allocated a block so far in this process. A CUDA
+// graph holds the addresses it was captured with: while this count stays the same, none of them has moved.
 uint64_t device_buffer_generation();
 
 // What an out-of-memory message suggests, e.g. "training wrn with a batch of 256 per rank in bf16; lower

@@ -54,7 +54,7 @@ class GpuImageDecoder {
   NvjpegBatchDecoder decoder_;
   CudaEvent done_;  // blocking: the thread sleeps while the GPU finishes
   PinnedArray<kernels::ResizedCropSource> host_sources_;
-  DeviceBuffer device_sources_, fallback_pixels_;
+  DeviceBuffer device_sources_ = DeviceBuffer::outside_graphs(), fallback_pixels_ = DeviceBuffer::outside_graphs();
 };
 
 }  // namespace sb::cuda
