@@ -48,7 +48,7 @@ std::unique_ptr<Engine> make_engine(const TrainConfig& config, const Dataset& tr
     return std::make_unique<DataParallelEngine>(std::make_unique<CpuReplicas>(config, train, test, comm), train.size(),
                                                 test.size());
   }
-  if (config.device == Device::Cpu) return std::make_unique<CpuEngine>(config, train, test, comm);
+  if (config.device == Device::Cpu) return std::make_unique<CpuEngine>(config, train, test, comm, local_size);
   check_device_available(config, local_size);
 #ifdef SCALEBENCH_HAVE_CUDA
   if (config.parallel == Parallel::Dp) {

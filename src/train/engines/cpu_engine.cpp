@@ -1,9 +1,12 @@
 #include "train/engines/cpu_engine.h"
 
+#include <algorithm>
 #include <chrono>
+#include <future>
 #include <optional>
 
 #include "core/error.h"
+#include "data/worker_count.h"
 #include "core/nvtx_ranges.h"
 #include "core/startup_clock.h"
 #include "nn/cpu/loss.h"
@@ -18,7 +21,7 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 }  // namespace
 
-CpuEngine::CpuEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm)
+CpuEngine::CpuEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm, int local_ranks)
     : EngineBase(config, train, test, comm),
       net_([&] {
         const StartupSpan network_startup(StartupPart::network);
@@ -28,6 +31,7 @@ CpuEngine::CpuEngine(const TrainConfig& config, const Dataset& train, const Data
       dropout_key_(dropout_stream_key(config.seed, comm.rank())),
       micro_batch_(config.per_rank_batch(comm.size())) {
   if (train.streamed()) {
+    decode_threads_ = config.workers > 0 ? config.workers : default_input_workers(local_ranks);
     train_images_ = make_batch_source(train, true, augmentation_, BatchFormat{}, config.bad_images, comm.rank(), input_counters_);
     test_images_ = make_batch_source(test, false, augmentation_, BatchFormat{}, config.bad_images, comm.rank(), input_counters_);
   }
@@ -48,7 +52,16 @@ void CpuEngine::build_batch(const Dataset& data, std::span<const int64_t> indice
   const auto n = static_cast<int64_t>(indices.size());
   images_.resize(Shape{n, data.channels, data.height, data.width});
   labels_.resize(static_cast<size_t>(n));
-  images->fill(indices, key, position, 0, n, reinterpret_cast<std::byte*>(images_.data()), labels_.data());
+  auto* out = reinterpret_cast<std::byte*>(images_.data());
+  // Image files decode on --workers threads, each its share of the rows; this thread takes the first.
+  const int64_t parts = std::min<int64_t>(n, decode_threads_);
+  std::vector<std::future<void>> others;
+  for (int64_t p = 1; p < parts; ++p)
+    others.push_back(std::async(std::launch::async, [&, p] {
+      images->fill(indices, key, position, p * n / parts, (p + 1) * n / parts, out, labels_.data());
+    }));
+  images->fill(indices, key, position, 0, n / parts, out, labels_.data());
+  for (std::future<void>& other : others) other.get();  // rethrows a part's failure
 }
 
 float CpuEngine::loss_and_gradient(const Tensor<float>& output, const std::vector<int32_t>& labels,

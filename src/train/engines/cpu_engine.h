@@ -14,8 +14,9 @@ namespace sb {
 
 class CpuEngine final : public EngineBase, private EngineMeasurements {
  public:
-  // The datasets must outlive the engine.
-  CpuEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm);
+  // The datasets must outlive the engine. local_ranks: the ranks on this node, which share its cores
+  // among their image decoding threads (--workers 0).
+  CpuEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm, int local_ranks = 1);
 
   std::string device_name() const override { return "cpu"; }
   int64_t parameter_count() const override { return static_cast<int64_t>(net_.params().size()); }
@@ -57,6 +58,7 @@ class CpuEngine final : public EngineBase, private EngineMeasurements {
   EvalTotals train_totals_;
   InputCounters input_counters_;
   std::unique_ptr<BatchSource> train_images_, test_images_;  // image files only
+  int64_t decode_threads_ = 1;                                // image files: --workers
 };
 
 }  // namespace sb
