@@ -330,7 +330,8 @@ std::vector<TrainOption> make_rows() {
       {"input", "WHERE",
        "device: the data set resident on the GPU, batches built by a kernel; host: the data set in host memory, "
        "batches built by --workers threads and uploaded while the previous step trains, as a DataLoader feeds "
-       "PyTorch (CUDA; the same batches either way; on --device cpu both build on the host)",
+       "PyTorch (CUDA; the same batches either way; on --device cpu both build on the host; image files always "
+       "take the host's path)",
        kRun, "input", free, choice(&C::input)},
       {"workers", "N", "--input host: threads building batches (0: the cores the launcher gives each rank)", kRun,
        "workers", free,

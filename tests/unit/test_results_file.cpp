@@ -81,6 +81,9 @@ EpochRow row_for(int epoch) {
   row.backward_s = 4;
   row.comm_s = 0.5;
   row.optimizer_s = 0.125;
+  row.input_decode_s = 3.25 * epoch;  // an image-file run's input pipeline
+  row.input_bytes_per_s = 1.5e9;
+  row.images_skipped = epoch;
   return row;  // energy_j stays NaN: not measured
 }
 
@@ -109,6 +112,11 @@ void expect_same_row(const EpochRow& a, const EpochRow& b) {
   expect_same(a.comm_s, b.comm_s, "comm_s");
   expect_same(a.optimizer_s, b.optimizer_s, "optimizer_s");
   EXPECT_EQ(a.steps_resumed, b.steps_resumed);
+  expect_same(a.input_read_s, b.input_read_s, "input_read_s");
+  expect_same(a.input_decode_s, b.input_decode_s, "input_decode_s");
+  expect_same(a.input_bytes_per_s, b.input_bytes_per_s, "input_bytes_per_s");
+  EXPECT_EQ(a.images_skipped, b.images_skipped);
+  EXPECT_EQ(a.gpu_decode_cpu_fallbacks, b.gpu_decode_cpu_fallbacks);
 }
 
 TEST_F(ResultsFileTest, AttributesAndRowsRoundTrip) {
@@ -152,10 +160,13 @@ TEST_F(ResultsFileTest, AttributesAndRowsRoundTrip) {
   expect_same_row(rows[1], row_for(2));
   EXPECT_EQ(reader.epoch_times_per_rank(), (std::vector<std::vector<double>>{{12.5, 11.5, 12.0}, {13.5, 12.5, 13.0}}));
   const std::vector<std::string> units = reader.string_list_attribute("units", "/epochs");
-  ASSERT_EQ(units.size(), 25u);
+  ASSERT_EQ(units.size(), 33u);
   EXPECT_EQ(units[18], "1");      // steps_resumed, a count
   EXPECT_EQ(units[19], "MHz");    // sm_clock_min_mhz
-  EXPECT_EQ(units.back(), "1");   // thermal_limited_fraction, a share
+  EXPECT_EQ(units[24], "1");      // thermal_limited_fraction, a share
+  EXPECT_EQ(units[25], "s");      // input_read_s
+  EXPECT_EQ(units[29], "bytes/s");  // input_bytes_per_s
+  EXPECT_EQ(units.back(), "1");   // gpu_decode_cpu_fallbacks, a count
   EXPECT_EQ(reader.string_attribute("units", "/epoch_times_per_rank"), "s");
   EXPECT_TRUE(reader.steps().step_numbers.empty());  // optional, and not written
   EXPECT_FALSE(reader.has("/study"));

@@ -69,7 +69,8 @@ const std::map<std::string, std::string> kOtherValues = {
     {"parallel", "DP"},         {"replicas", "3"},
     {"deterministic", "on"},    {"autotune", "no"},
     {"plan-cache", "plans"},    {"input", "Host"},
-    {"workers", "3"},           {"pin-memory", "off"},      {"warm-up", "off"},
+    {"workers", "3"},           {"pin-memory", "off"},      {"decode", "GPU"},
+    {"image-size", "160"},      {"val-resize", "192"},      {"bad-images", "skip"},     {"warm-up", "off"},
     {"target-accuracy", "0.875"},
     {"patience", "4"},          {"stop-after-no-improvement", "5"}, {"log-interval", "10"},
     {"sample-steps", "8"},      {"collective-timeout", "30"},
@@ -127,7 +128,7 @@ TEST(TrainOptions, TheConfigurationJsonKeepsItsKeys) {
       "scheduler",    "step_size",     "gamma",      "warmup_epochs",   "min_lr",   "scale_lr",        "seed",
       "device",       "precision",     "layout",     "cuda_graph",      "bucket_mib", "allreduce_bf16", "parallel",
       "replicas",     "deterministic",
-      "autotune", "input", "workers", "pin_memory", "warm_up", "target_accuracy", "target_patience",
+      "autotune", "input", "workers", "pin_memory", "decode", "image_size", "val_resize", "bad_images", "warm_up", "target_accuracy", "target_patience",
       "stop_after_no_improvement", "log_interval", "log_seconds", "sample_steps",  "collective_timeout", "out", "checkpoint_every"};
   EXPECT_EQ(keys, want);
   EXPECT_NE(TrainConfig{}.to_json().find("\"optimizer\":\"sgd\",\"lr\":0.01,"), std::string::npos) << TrainConfig{}.to_json();
