@@ -94,6 +94,12 @@ INPUT_HEADERS = ["epoch", "GPU waited (s)", "read (s)", "decode (s)", "augment (
                  "img/s per busy worker", "skipped", "CPU fallbacks"]
 
 
+def _count(row, name):
+    """A count column: -1 (or NaN, in files without it) is "not measured"."""
+    value = _f(row, name)
+    return NA if _missing(value) or value < 0 else f"{int(value):,}"
+
+
 def input_markdown(run):
     """The input pipeline of image files per epoch; empty for a run on data held in memory."""
     rows = [r for r in run.epochs if not _missing(_f(r, "input_decode_s"))]
@@ -102,8 +108,8 @@ def input_markdown(run):
     table = [[int(r["epoch"]), fmt_fixed(_f(r, "data_s"), 3), fmt_fixed(_f(r, "input_read_s"), 2),
               fmt_fixed(_f(r, "input_decode_s"), 2), fmt_fixed(_f(r, "input_augment_s"), 2),
               fmt_fixed(_f(r, "input_copy_s"), 2), fmt_fixed(_f(r, "input_bytes_per_s") / 1e6, 1),
-              fmt_count(_f(r, "input_images_per_worker_s")), fmt_count(_f(r, "images_skipped")),
-              fmt_count(_f(r, "gpu_decode_cpu_fallbacks"))] for r in rows]
+              fmt_count(_f(r, "input_images_per_worker_s")), _count(r, "images_skipped"),
+              _count(r, "gpu_decode_cpu_fallbacks")] for r in rows]
     return markdown_table(INPUT_HEADERS, table, ["r"] * len(INPUT_HEADERS))
 
 

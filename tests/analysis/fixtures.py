@@ -31,6 +31,11 @@ EPOCH_UNITS_V3 = EPOCH_UNITS[:15] + ["s"] + EPOCH_UNITS[15:]
 CLOCK_FIELDS = [("sm_clock_min_mhz", "<f8"), ("sm_clock_max_mhz", "<f8"), ("temperature_min_c", "<f8"),
                 ("temperature_max_c", "<f8"), ("power_limited_fraction", "<f8"), ("thermal_limited_fraction", "<f8")]
 CLOCK_UNITS = ["MHz", "MHz", "C", "C", "1", "1"]
+# The input pipeline's columns of a run on image files, added after the clock columns.
+INPUT_FIELDS = [("input_read_s", "<f8"), ("input_decode_s", "<f8"), ("input_augment_s", "<f8"), ("input_copy_s", "<f8"),
+                ("input_bytes_per_s", "<f8"), ("input_images_per_worker_s", "<f8"), ("images_skipped", "<i8"),
+                ("gpu_decode_cpu_fallbacks", "<i8")]
+INPUT_UNITS = ["s", "s", "s", "s", "bytes/s", "images/s", "1", "1"]
 
 STRING = h5py.string_dtype("utf-8")
 
@@ -76,6 +81,8 @@ def _tables(group, ranks, epochs, with_steps):
     fields, units = (EPOCH_FIELDS_V3, EPOCH_UNITS_V3) if v3 else (EPOCH_FIELDS, EPOCH_UNITS)
     if all("sm_clock_min_mhz" in row for row in epochs):
         fields, units = fields + CLOCK_FIELDS, units + CLOCK_UNITS
+        if all("input_decode_s" in row for row in epochs):
+            fields, units = fields + INPUT_FIELDS, units + INPUT_UNITS
     rows = np.array([tuple(row[name] for name, _ in fields) for row in epochs], dtype=fields)
     table = group.create_dataset("epochs", data=rows, maxshape=(None,), chunks=(64,))
     table.attrs.create("units", units, dtype=STRING)

@@ -122,6 +122,26 @@ class RunSeriesTest(TempDirTest):
         self.assertEqual(body[1].strip("|").split("|")[4].strip(), "1,900")
         self.assertEqual(body[2].strip("|").split("|")[7].strip(), "80.00%")
 
+    def test_a_run_on_image_files_gets_its_input_pipeline_table(self):
+        clocks = {"sm_clock_min_mhz": 1980.0, "sm_clock_max_mhz": 1980.0, "temperature_min_c": 50.0,
+                  "temperature_max_c": 55.0, "power_limited_fraction": 0.0, "thermal_limited_fraction": 0.0}
+        pipeline = {"input_read_s": 0.75, "input_decode_s": 8.25, "input_augment_s": 0.5, "input_copy_s": 0.25,
+                    "input_bytes_per_s": 4.1e8, "input_images_per_worker_s": 1150.0, "images_skipped": 2,
+                    "gpu_decode_cpu_fallbacks": 7}
+        epochs = [dict(epoch(n, 2.0, 4700.0), backward_overlap_s=0.0, **clocks, **pipeline) for n in (1, 2)]
+        files = fixtures.write_run(self.path("files.h5"), 1, epochs, schema_version=3)
+        self.assert_ok(run_report(files, "--out", self.path("files")))
+        with open(self.path("files", "report.md"), encoding="utf-8") as handle:
+            report = handle.read()
+        self.assertIn("Input pipeline", report)
+        rows = [[c.strip() for c in line.strip("|").split("|")] for line in report.splitlines() if "8.25" in line]
+        cells = rows[-1]
+        self.assertEqual(cells, ["2", "0.200", "0.75", "8.25", "0.50", "0.25", "410.0", "1,150", "2", "7"])
+        self.assertAlmostEqual(float(read_csv(self.path("files", "epochs.csv"))[0]["input_decode_s"]), 8.25)
+        self.assert_ok(run_report(self.files[0], "--out", self.path("memory")))
+        with open(self.path("memory", "report.md"), encoding="utf-8") as handle:
+            self.assertNotIn("Input pipeline", handle.read())
+
     def test_batch_sizes_make_a_throughput_plot(self):
         files = [fixtures.write_run(self.path(f"bs{b}.h5"), 1, [epoch(1, 1.0, 10.0 * b), epoch(2, 1.0, 10.0 * b)],
                                     cfg=fixtures.config(batch_size=b)) for b in (32, 64, 128)]

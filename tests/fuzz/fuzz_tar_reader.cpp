@@ -3,6 +3,7 @@
 // Input: one mode byte, then the shard's bytes.
 //   mode bit 0  0: ShardSampleReader (samples: an image and a .cls each), 1: TarReader (members)
 //   mode bit 1  1: a 512-byte read buffer (every header and member crosses refills), 0: the default 8 MiB
+//   mode bit 2  1: with bit 0 clear, the index of --data tars: (images located, not read, seeks past them)
 // Allowed outcomes: members or samples, or sb::UserError. Anything else is a finding.
 #include <cstddef>
 #include <cstdint>
@@ -26,7 +27,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   file.write(data + 1, shard_bytes);
   const size_t buffer = (mode & 2) ? 512 : kTarReadBuffer;
   try {
-    if ((mode & 1) == 0) {
+    if ((mode & 5) == 4) {
+      ShardSampleReader reader(file.path(), true);
+      ShardSample sample;
+      while (reader.next(sample)) {
+        SB_FUZZ_REQUIRE(sample.label >= 0 && sample.image.empty());
+        SB_FUZZ_REQUIRE(sample.image_offset <= shard_bytes && sample.image_size <= shard_bytes - sample.image_offset);
+      }
+    } else if ((mode & 1) == 0) {
       ShardSampleReader reader(file.path(), buffer);
       ShardSample sample;
       while (reader.next(sample)) {

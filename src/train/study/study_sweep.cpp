@@ -48,7 +48,7 @@ std::span<const SweepableOption> sweepable_options() {
   static const SweepableOption rows[] = {
       {"sweep-batch-size", "batch-size", "values of --batch-size, one configuration each, e.g. 64,128,256"},
       {"sweep-precision", "precision", "values of --precision, one configuration each, e.g. fp32,bf16 (standard against mixed precision)"},
-      {"sweep-workers", "workers", "values of --workers, one configuration each, e.g. 1,2,4,8 (with --input host)"},
+      {"sweep-workers", "workers", "values of --workers, one configuration each, e.g. 1,2,4,8 (with --input host, and with image files: the guides' --cpus-per-task sweep)"},
       {"parallel", "parallel",
        "ddp, dp or dp,ddp: the data-parallel modes of the study, each on every GPU count (dp: one rank drives the GPUs "
        "as nn.DataParallel, see train --parallel)"},
