@@ -333,7 +333,7 @@ std::vector<TrainOption> make_rows() {
        "PyTorch (CUDA; the same batches either way; on --device cpu both build on the host; image files always "
        "take the host's path)",
        kRun, "input", free, choice(&C::input)},
-      {"workers", "N", "--input host and image files: threads building (with image files: decoding) batches per rank (0: the cores the launcher gives each rank)", kRun,
+      {"workers", "N", "--input host and image files: threads building (with image files: decoding) batches per rank (0: the cores the launcher gives each rank; with --decode gpu at most 4)", kRun,
        "workers", free,
        whole(&C::workers, within(0, 1024, false, "0 takes the cores the launcher gives each rank"))},
       {"pin-memory", "", "--input host: page-locked batch buffers, for asynchronous uploads; off only where page-locked memory is short", kRun, "pin_memory", free,

@@ -242,7 +242,12 @@ cuda::HostInputOptions CudaEngine::host_input_options(int64_t max_batch, int loc
   o.train_batch = config_.per_rank_batch(comm_.size());
   o.max_batch = max_batch;
   o.format = BatchFormat{ctx_->compute_dtype(), ctx_->layout()};
-  o.workers = config_.workers > 0 ? config_.workers : default_input_workers(local_ranks);
+  // --decode gpu's workers mostly wait for the GPU: a few keep its JPEG engines busy (scalebench io).
+  constexpr int kGpuDecodeWorkers = 4;
+  const bool gpu_decode = train_.streamed() && config_.decode == ImageDecoding::Gpu;
+  o.workers = config_.workers > 0 ? config_.workers
+              : gpu_decode        ? std::min(kGpuDecodeWorkers, default_input_workers(local_ranks))
+                                  : default_input_workers(local_ranks);
   o.pin_memory = config_.pin_memory;
   o.bad_images = config_.bad_images;
   o.decode = config_.decode;

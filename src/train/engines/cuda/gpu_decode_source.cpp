@@ -3,6 +3,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "core/cuda_check.h"
 #include "data/image/encoded_images.h"
 #include "data/image/image_decoder.h"
 #include "data/image_batch.h"
@@ -10,7 +11,9 @@
 namespace sb::cuda {
 
 GpuDecoders::GpuDecoders(int64_t max_batch, BadImages bad_images, int rank, InputCounters& counters)
-    : max_batch_(max_batch), bad_images_(bad_images), rank_(rank), counters_(counters) {}
+    : device_(-1), max_batch_(max_batch), bad_images_(bad_images), rank_(rank), counters_(counters) {
+  CHECK_CUDA(cudaGetDevice(&device_));
+}
 
 void GpuDecoders::add_slot(const std::byte* host_rows, void* device_batch) { slots_.emplace_back(host_rows, device_batch); }
 
@@ -23,7 +26,10 @@ void* GpuDecoders::device_batch(const std::byte* host_rows) const {
 GpuImageDecoder& GpuDecoders::for_this_thread() {
   const std::lock_guard<std::mutex> lock(mutex_);
   std::unique_ptr<GpuImageDecoder>& decoder = decoders_[std::this_thread::get_id()];
-  if (!decoder) decoder = std::make_unique<GpuImageDecoder>(max_batch_, bad_images_, rank_, counters_);
+  if (!decoder) {
+    CHECK_CUDA(cudaSetDevice(device_));
+    decoder = std::make_unique<GpuImageDecoder>(max_batch_, bad_images_, rank_, counters_);
+  }
   return *decoder;
 }
 

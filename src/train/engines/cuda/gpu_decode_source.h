@@ -25,11 +25,13 @@ class GpuDecoders {
   // The slot whose host rows start at `host_rows` builds its batch in `device_batch`.
   void add_slot(const std::byte* host_rows, void* device_batch);
   void* device_batch(const std::byte* host_rows) const;
-  // The calling thread's decoder, made on its first call.
+  // The calling thread's decoder, made on its first call, which also makes the rank's GPU (the one current
+  // where this was made) the thread's: a new thread starts on device 0.
   GpuImageDecoder& for_this_thread();
   InputCounters& counters() { return counters_; }
 
  private:
+  int device_;
   int64_t max_batch_;
   BadImages bad_images_;
   int rank_;
