@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/fault_injection.h"
+#include "data/image/encoded_images.h"
 #include "data/image_data_sets.h"
 #include "models/registry.h"
 #include "train/cache_folder.h"
@@ -44,6 +45,12 @@ TrainTest load_training_data(Communicator& comm, const TrainConfig& config, cons
     data = load_dataset(spec, config.train_limit, cache_folder(config));
     set_image_sizes(data, config.image_size, config.val_resize);
     model_spec_for(config, data.train);  // refuses a model that does not fit the data, or its options
+    const std::vector<int64_t> shards = data.train.streamed() ? data.train.encoded->shard_sizes() : std::vector<int64_t>{};
+    if (!shards.empty() && static_cast<int64_t>(shards.size()) < max_ranks) {  // each rank reads whole shards
+      throw UserError("--data " + to_string(spec) + " has " + std::to_string(shards.size()) + " training shard(s) for " +
+                      std::to_string(max_ranks) + " ranks, and each rank reads whole shards; pack it with a smaller "
+                      "--shard-size, or run fewer ranks");
+    }
     if (data.train.size() < max_ranks) {  // each rank read its own copy of the files
       throw UserError("the training set has " + std::to_string(data.train.size()) + " samples but the job runs " +
                       std::to_string(max_ranks) + " ranks; use fewer ranks or more samples (--train-limit)");

@@ -78,6 +78,15 @@ class ImageFiles(unittest.TestCase):
                         return f.read()
         raise AssertionError("no JPEG in the generated folder")
 
+    def test_fewer_shards_than_ranks_is_refused_before_training(self):
+        one_shard = os.path.join(self.tmp, "one-shard")
+        r = run_scalebench(1, "pack", self.folder, one_shard, "--shard-size", "1000")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run_scalebench(2, "train", *SMALL, "--data", "tars:" + one_shard)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("has 1 training shard(s) for 2 ranks", r.stderr)
+        self.assertEqual(r.stderr.count("training shard(s)"), 1, r.stderr)  # one sentence for the job
+
     def test_a_truncated_file_ends_the_job_naming_it_and_the_rank(self):
         folder, bad = self.bad_copy("truncated", self.first_jpeg()[:200])
         out = os.path.join(self.tmp, "fail.h5")
