@@ -340,7 +340,7 @@ std::vector<TrainOption> make_rows() {
        flag(&C::pin_memory)},
       {"decode", "WHERE",
        "image files (--data imagefolder:, tars:): cpu decodes with libjpeg-turbo and libpng in the --workers threads of "
-       "each rank; gpu has the workers read the files and nvJPEG decode each batch on the GPU, for nodes with fewer "
+       "each rank; gpu has each worker decode its files with nvJPEG on the GPU (its JPEG engines where it has them), for nodes with fewer "
        "cores per GPU than the model needs (scalebench io measures both)",
        kRun, "decode", same, choice(&C::decode)},
       {"image-size", "N", "image files: the side of the square crops the model trains on (RandomResizedCrop's size; "
