@@ -6,12 +6,13 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/option_values.h"
 #include "core/enum_names.h"
 #include "core/error.h"
 #include "data/dataset_spec.h"
@@ -61,25 +62,8 @@ struct IoArgs {
   bool help = false;
 };
 
-int64_t whole_number(const std::string& option, const std::string& text, int64_t lowest) {
-  size_t used = 0;
-  long long n = 0;
-  try {
-    n = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || n < lowest)
-    throw UserError(option + " '" + text + "': expected a whole number of at least " + std::to_string(lowest));
-  return n;
-}
-
-std::vector<std::string> split_commas(const std::string& text) {
-  std::vector<std::string> parts;
-  std::stringstream in(text);
-  for (std::string part; std::getline(in, part, ',');) parts.push_back(part);
-  return parts;
-}
+constexpr int64_t kLargest = std::numeric_limits<int64_t>::max();
+constexpr int64_t kLargestInt = std::numeric_limits<int>::max();
 
 template <typename E>
 E named(const std::string& option, const std::string& text) {
@@ -99,17 +83,18 @@ IoArgs parse_io_args(const std::vector<std::string>& args) {
     if (a.rfind("--", 0) != 0) throw UserError("io takes options only, not '" + a + "' (see scalebench io --help)");
     if (i + 1 >= args.size()) throw UserError(a + " needs a value (see scalebench io --help)");
     const std::string& v = args[++i];
+    const std::string name = a.substr(2);
     if (a == "--data") out.data = v;
-    else if (a == "--decode") for (const std::string& d : split_commas(v)) out.decoders.push_back(named<ImageDecoding>(a, d));
-    else if (a == "--workers") for (const std::string& w : split_commas(v)) out.workers.push_back(static_cast<int>(whole_number(a, w, 1)));
-    else if (a == "--batch-size") out.batch = whole_number(a, v, 1);
-    else if (a == "--batches") out.batches = whole_number(a, v, 1);
-    else if (a == "--warm-up") out.warm_up = whole_number(a, v, 0);
-    else if (a == "--image-size") out.image_size = static_cast<int>(whole_number(a, v, 8));
+    else if (a == "--decode") for (const std::string& d : split_list(v)) out.decoders.push_back(named<ImageDecoding>(a, d));
+    else if (a == "--workers") for (const std::string& w : split_list(v)) out.workers.push_back(static_cast<int>(to_int_in(name, w, 1, 1024)));
+    else if (a == "--batch-size") out.batch = to_int_in(name, v, 1, kLargestInt);
+    else if (a == "--batches") out.batches = to_int_in(name, v, 1, kLargestInt);
+    else if (a == "--warm-up") out.warm_up = to_int_in(name, v, 0, kLargestInt);
+    else if (a == "--image-size") out.image_size = static_cast<int>(to_int_in(name, v, 8, 4096));
     else if (a == "--precision") out.precision = named<Precision>(a, v);
-    else if (a == "--target-rate") out.target_rate = static_cast<double>(whole_number(a, v, 1));
-    else if (a == "--train-limit") out.train_limit = whole_number(a, v, 1);
-    else if (a == "--seed") out.seed = static_cast<uint64_t>(whole_number(a, v, 0));
+    else if (a == "--target-rate") out.target_rate = static_cast<double>(to_int_in(name, v, 1, kLargest));
+    else if (a == "--train-limit") out.train_limit = to_int_in(name, v, 1, kLargest);
+    else if (a == "--seed") out.seed = static_cast<uint64_t>(to_int_in(name, v, 0, kLargest));
     else if (a == "--out") out.out = v;
     else throw UserError("io has no option '" + a + "' (see scalebench io --help)");
   }
@@ -147,6 +132,7 @@ InputRate measure(const TrainTest& data, const IoArgs& a, ImageDecoding decode, 
     cuda::HostInputOptions o;
     o.seed = a.seed;
     o.train_batch = o.max_batch = a.batch;
+    o.drop_last = true;  // whole batches only, as a model's training rate counts them
     o.format = format;
     o.workers = workers;
     o.decode = decode;

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli/option_values.h"
 #include "core/error.h"
 #include "data/dataset_spec.h"
 #include "models/registry.h"
@@ -14,23 +15,6 @@
 namespace sb {
 namespace {
 
-[[noreturn]] void bad_value(const std::string& option, const std::string& value, const std::string& expected) {
-  throw UserError("--" + option + " expects " + expected + ", got '" + value + "'");
-}
-
-int64_t to_int(const std::string& option, const std::string& v) {
-  int64_t x = 0;
-  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (ec != std::errc() || end != v.data() + v.size()) bad_value(option, v, "an integer");
-  return x;
-}
-// An integer option that must fit its field: a value outside [lowest, highest] is refused, never wrapped.
-int64_t to_int_in(const std::string& option, const std::string& v, int64_t lowest, int64_t highest) {
-  const int64_t x = to_int(option, v);
-  if (x < lowest || x > highest)
-    bad_value(option, v, "an integer from " + std::to_string(lowest) + " to " + std::to_string(highest));
-  return x;
-}
 constexpr int64_t kIntMax = std::numeric_limits<int>::max();
 
 int64_t to_bytes(const std::string& option, const std::string& v) {
@@ -47,13 +31,6 @@ int64_t to_bytes(const std::string& option, const std::string& v) {
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), x);
   if (ec != std::errc() || end != digits.data() + digits.size() || x <= 0) bad_value(option, v, "a size such as 1024, 64K, 32M or 1G");
   return x * scale;
-}
-std::vector<std::string> split_list(const std::string& v) {
-  std::vector<std::string> out;
-  std::stringstream ss(v);
-  std::string item;
-  while (std::getline(ss, item, ',')) out.push_back(item);
-  return out;
 }
 const std::string& comm_model_help() {
   static const std::string help = "also time an all-reduce of this model's gradient size, at the input it is documented with: " +

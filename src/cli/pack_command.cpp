@@ -1,9 +1,11 @@
 // `scalebench pack SRC DST`: an image folder (ROOT/train/CLASS/*, ROOT/val/CLASS/*) into WebDataset tar
 // shards (src/data/image/pack_shards.h). Host code only; it runs on one process.
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/option_values.h"
 #include "core/error.h"
 #include "data/image/pack_shards.h"
 
@@ -24,19 +26,6 @@ const char* const kPackHelp =
     "  --seed S        seed of the shuffle (default 0)\n"
     "  --help          this text\n";
 
-int64_t parse_count(const std::string& option, const std::string& value) {
-  size_t used = 0;
-  long long n = 0;
-  try {
-    n = std::stoll(value, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != value.size() || n < 0)
-    throw UserError(option + " '" + value + "': expected a whole number >= " + (option == "--seed" ? "0" : "1"));
-  return n;
-}
-
 struct PackArgs {
   PackOptions options;
   bool help = false;
@@ -53,7 +42,8 @@ PackArgs parse_pack_args(const std::vector<std::string>& args) {
     }
     if (a == "--shard-size" || a == "--seed") {
       if (i + 1 >= args.size()) throw UserError(a + " needs a value (see scalebench pack --help)");
-      const int64_t n = parse_count(a, args[++i]);
+      // 0 reads: pack_image_folder refuses a shard size below 1 with its own sentence.
+      const int64_t n = to_int_in(a.substr(2), args[++i], 0, std::numeric_limits<int64_t>::max());
       if (a == "--shard-size") out.options.shard_size = n;
       else out.options.seed = static_cast<uint64_t>(n);
     } else if (a.rfind("--", 0) == 0) {

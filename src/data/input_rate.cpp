@@ -5,9 +5,9 @@
 #include <chrono>
 #include <vector>
 
+#include "data/batch_schedule.h"
 #include "data/host_batch_pipeline.h"
 #include "data/image/encoded_images.h"
-#include "data/sampler.h"
 
 namespace sb {
 namespace {
@@ -49,23 +49,17 @@ InputRate measure_cpu_input(const Dataset& data, int workers, int64_t batch, int
   for (int s = 0; s < kSlots; ++s)
     buffers.push_back(HostBatchBuffer{images.data() + static_cast<size_t>(s * batch * sample_bytes), labels.data() + s * batch});
   HostBatchPipeline pipeline(workers, std::move(buffers), batch, sample_bytes);
-  const DistributedSampler sampler(data.size(), 1, 0, true, seed, false, data.streamed() ? data.encoded->shard_sizes() : std::vector<int64_t>{});
-  const int64_t per_epoch = sampler.num_samples() / batch;
-  std::vector<int64_t> epoch_indices;
-  int64_t epoch_held = -1;
-  std::vector<std::vector<int64_t>> requests(kSlots);
-  const auto request = [&](int64_t b) {
-    const int64_t epoch = b / per_epoch;
-    if (epoch != epoch_held) epoch_indices = sampler.indices(epoch_held = epoch);
-    std::vector<int64_t>& indices = requests[static_cast<size_t>(b % kSlots)];
-    const auto first = (b % per_epoch) * batch;
-    indices.assign(epoch_indices.begin() + first, epoch_indices.begin() + first + batch);
-    pipeline.submit(BatchRequest{source.get(), indices, AugmentKey{seed, epoch, 0}, static_cast<uint64_t>(first)});
+  // The training batches in order, epoch after epoch, whole batches only.
+  BatchSchedule schedule(data.size(), 1, 0, seed, true, batch, data.streamed() ? data.encoded->shard_sizes() : std::vector<int64_t>{});
+  ScheduledBatch next{0, 0, 0};
+  const auto request = [&] {
+    pipeline.submit(BatchRequest{source.get(), schedule.indices(next), AugmentKey{seed, next.epoch, 0}, next.first_position});
+    next = schedule.after(next);
   };
   return time_input(batch, warm_up, batches, counters, [&](int64_t first, int64_t count) {
     int64_t submitted = first;
     for (int64_t b = first; b < first + count; ++b) {
-      while (submitted < first + count && pipeline.free_slots() > 0) request(submitted++);
+      for (; submitted < first + count && pipeline.free_slots() > 0; ++submitted) request();
       pipeline.release(pipeline.take().slot);
     }
   });
