@@ -11,7 +11,7 @@ find_package(ZLIB REQUIRED)
 find_package(JPEG)
 if(NOT JPEG_FOUND)
   message(FATAL_ERROR "libjpeg was not found (the image decoders need it): on Debian/Ubuntu apt-get install "
-                      "libjpeg62-turbo-dev (Ubuntu: libjpeg-turbo8-dev); on a cluster module load libjpeg-turbo and "
+                      "libjpeg-dev (libjpeg-turbo on both); on a cluster module load libjpeg-turbo and "
                       "pass -DJPEG_ROOT=DIR (or CMAKE_PREFIX_PATH)")
 endif()
 find_package(PNG)

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Checks the Debian/Ubuntu packages scalebench needs; installs the missing ones with apt-get when it can
-# (root, or passwordless sudo), and otherwise prints the exact command to run.
+# (root, or passwordless sudo), and otherwise prints the exact command to run. libjpeg-dev is libjpeg-turbo on
+# both: Debian's libjpeg62-turbo-dev, Ubuntu's libjpeg-turbo8-dev.
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libopenmpi-dev openmpi-bin libhdf5-dev zlib1g-dev googletest
-          libgtest-dev libbenchmark-dev libopenblas-dev libjpeg62-turbo-dev libpng-dev python3 python3-numpy
+          libgtest-dev libbenchmark-dev libopenblas-dev libjpeg-dev libpng-dev python3 python3-numpy
           python3-h5py python3-matplotlib python3-pil dataset-fashion-mnist)
 # Extra packages that only some targets need, e.g. SCALEBENCH_EXTRA_PACKAGES="slurmctld slurmd".
 read -r -a extra <<< "${SCALEBENCH_EXTRA_PACKAGES:-}"
