@@ -135,6 +135,27 @@ TEST(NvjpegDecoder, MatchesTheCpuDecoderInOneBatchOfMixedKindsAndSizes) {
   }
 }
 
+TEST(NvjpegDecoder, AProbeGivesTheSizeAndSendsBaselineFilesToTheEnginesWhereThereAreAny) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<Case> cases = {make_case("baseline 4:2:0", 67, 45, false, 0, false),
+                                   make_case("progressive 4:2:0", 40, 30, false, 0, true), make_grey_case(50, 34)};
+  Fixture f;
+  NvjpegBatchDecoder decoder(4, kDefaultMaxImagePixels, f.stream);
+  const bool engines = std::string(decoder.backend()) == "hardware";
+  for (const Case& c : cases) {
+    const JpegProbe probe = decoder.probe(EncodedImage{c.jpeg.data(), c.jpeg.size()});
+    EXPECT_EQ(probe.refusal, "") << c.name;
+    EXPECT_EQ(probe.width, c.width) << c.name;
+    EXPECT_EQ(probe.height, c.height) << c.name;
+    if (!engines) {
+      EXPECT_FALSE(probe.on_hardware) << c.name;
+    }
+  }
+  // The engines take baseline files and never progressive ones.
+  EXPECT_EQ(decoder.probe(EncodedImage{cases[0].jpeg.data(), cases[0].jpeg.size()}).on_hardware, engines);
+  EXPECT_FALSE(decoder.probe(EncodedImage{cases[1].jpeg.data(), cases[1].jpeg.size()}).on_hardware);
+}
+
 TEST(NvjpegDecoder, ProgressiveIsDecodedCorrectlyOrRefusedWithAReason) {
   SKIP_WITHOUT_GPU();
   const std::vector<Case> cases = {make_case("progressive 4:2:0", 40, 30, false, 0, true),
@@ -193,9 +214,9 @@ TEST(NvjpegDecoder, DamagedAndUnsupportedInputIsRefusedAndTheRestDecodes) {
     std::printf("image %zu refused: %s\n", i, reasons[i].c_str());
   }
   EXPECT_NE(reasons[0].find("EOI"), std::string::npos) << reasons[0];
-  // CMYK: nvjpegGetImageInfo counts its 4 components, or refuses the stream itself.
+  // CMYK: the header parse counts its 4 components, or refuses the stream itself.
   EXPECT_TRUE(reasons[5].find("4 components") != std::string::npos ||
-              reasons[5].find("nvjpegGetImageInfo") != std::string::npos)
+              reasons[5].find("nvjpegJpegStreamParseHeader") != std::string::npos)
       << reasons[5];
   ASSERT_FALSE(refused[1]) << reasons[1];
   expect_like_cpu(good, out[1], f.stream);

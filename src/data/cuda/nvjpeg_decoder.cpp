@@ -62,6 +62,7 @@ Handle create_default_handle() {
 struct BatchedDecoder {
   Handle handle;
   JpegState state;
+  mutable int initialized_for = -1;  // the batch size the state was last initialised for; -1 after a failure
 
   explicit BatchedDecoder(Handle h) : handle(std::move(h)) {
     nvjpegJpegState_t s = nullptr;
@@ -69,12 +70,18 @@ struct BatchedDecoder {
     state.reset(s);
   }
 
-  // Re-initialises the state for this batch's size (which also resets it after a failed batch), then
-  // queues the decode. The status is returned: a stream nvJPEG can't decode is a case for the CPU.
+  // Queues the decode. The state is initialised again only when the batch size changes or the last
+  // batch failed, as nvJPEG asks. The status is returned: a stream nvJPEG can't decode is a case for the
+  // CPU.
   nvjpegStatus_t decode(size_t count, const unsigned char* const* data, const size_t* lengths, nvjpegImage_t* outputs,
                         cudaStream_t stream) const {
-    CHECK_NVJPEG(nvjpegDecodeBatchedInitialize(handle.get(), state.get(), static_cast<int>(count), 1, NVJPEG_OUTPUT_RGBI));
-    return nvjpegDecodeBatched(handle.get(), state.get(), data, lengths, outputs, stream);
+    if (initialized_for != static_cast<int>(count)) {
+      CHECK_NVJPEG(nvjpegDecodeBatchedInitialize(handle.get(), state.get(), static_cast<int>(count), 1, NVJPEG_OUTPUT_RGBI));
+      initialized_for = static_cast<int>(count);
+    }
+    const nvjpegStatus_t status = nvjpegDecodeBatched(handle.get(), state.get(), data, lengths, outputs, stream);
+    if (status != NVJPEG_STATUS_SUCCESS) initialized_for = -1;
+    return status;
   }
 };
 
@@ -93,58 +100,70 @@ struct NvjpegBatchDecoder::State {
   int max_batch = 0;
   int64_t max_pixels = 0;
   cudaStream_t stream = nullptr;
-  BatchedDecoder cuda;                      // the default backend: headers, and what the engines don't take
+  BatchedDecoder cuda;                      // the default backend: what the engines don't take
   std::unique_ptr<BatchedDecoder> hardware;  // absent without JPEG engines
-  JpegStream parsed;                        // the hardware handle's parse of one image, for its support check
+  JpegStream header;                        // one image's parsed header (on the hardware handle where there is one)
   cuda::DeviceBuffer arena = cuda::DeviceBuffer::outside_graphs();  // grown by a pipeline worker while steps run
 
   State(int batch, int64_t pixels, cudaStream_t s) : max_batch(batch), max_pixels(pixels), stream(s), cuda(create_default_handle()) {
-    if (Handle h = create_hardware_handle()) {
-      hardware = std::make_unique<BatchedDecoder>(std::move(h));
-      nvjpegJpegStream_t p = nullptr;
-      CHECK_NVJPEG(nvjpegJpegStreamCreate(hardware->handle.get(), &p));
-      parsed.reset(p);
-    }
+    if (Handle h = create_hardware_handle()) hardware = std::make_unique<BatchedDecoder>(std::move(h));
+    nvjpegJpegStream_t p = nullptr;
+    CHECK_NVJPEG(nvjpegJpegStreamCreate(hardware ? hardware->handle.get() : cuda.handle.get(), &p));
+    header.reset(p);
   }
 
-  // Why nvJPEG will not get this image, or "" when it will; its size on success.
-  std::string screen(const EncodedImage& image, int& width, int& height) const {
+  // One parse of the image's header (the scans are not read) answers everything: whether nvJPEG takes
+  // it, its size, and whether the engines do.
+  JpegProbe probe(const EncodedImage& image) const {
+    JpegProbe result;
     const std::span<const uint8_t> bytes(image.data, image.size);
-    if (sniff_image_format(bytes) != ImageFormat::Jpeg) return "not a JPEG (no SOI marker FF D8 FF at the start)";
-    // nvJPEG does not reliably report a stream cut short; libjpeg does ("Premature end of JPEG file").
-    if (bytes.size() < 4 || bytes[bytes.size() - 2] != 0xFF || bytes[bytes.size() - 1] != 0xD9)
-      return "no EOI marker FF D9 at the end (cut short, or data after the image)";
-    int components = 0;
-    nvjpegChromaSubsampling_t subsampling = NVJPEG_CSS_UNKNOWN;
-    int widths[NVJPEG_MAX_COMPONENT] = {}, heights[NVJPEG_MAX_COMPONENT] = {};
-    const nvjpegStatus_t status =
-        nvjpegGetImageInfo(cuda.handle.get(), image.data, image.size, &components, &subsampling, widths, heights);
-    if (status != NVJPEG_STATUS_SUCCESS) return "nvjpegGetImageInfo: " + detail::nvjpeg_status_string(status);
-    if (components != 1 && components != 3)
-      return std::to_string(components) + " components (CMYK or YCCK); nvJPEG decodes grey and YCbCr here";
-    if (subsampling == NVJPEG_CSS_UNKNOWN) return "a chroma subsampling nvJPEG does not know";
-    try {
-      check_pixel_limit("JPEG", widths[0], heights[0], max_pixels);
-    } catch (const ImageDecodeError& e) {
-      return e.what();
+    if (sniff_image_format(bytes) != ImageFormat::Jpeg) {
+      result.refusal = "not a JPEG (no SOI marker FF D8 FF at the start)";
+      return result;
     }
-    width = widths[0];
-    height = heights[0];
-    return "";
-  }
-
-  // Whether the JPEG engines take this image (baseline, one scan, a chroma layout they know).
-  bool on_hardware(const EncodedImage& image) const {
-    if (!hardware) return false;
-    if (nvjpegJpegStreamParse(hardware->handle.get(), image.data, image.size, 0, 0, parsed.get()) != NVJPEG_STATUS_SUCCESS)
-      return false;  // the default backend tries it, and refuses it if it fails too
+    // nvJPEG does not reliably report a stream cut short; libjpeg does ("Premature end of JPEG file").
+    if (bytes.size() < 4 || bytes[bytes.size() - 2] != 0xFF || bytes[bytes.size() - 1] != 0xD9) {
+      result.refusal = "no EOI marker FF D9 at the end (cut short, or data after the image)";
+      return result;
+    }
+    const nvjpegHandle_t parser = hardware ? hardware->handle.get() : cuda.handle.get();
+    const nvjpegStatus_t status = nvjpegJpegStreamParseHeader(parser, image.data, image.size, header.get());
+    if (status != NVJPEG_STATUS_SUCCESS) {
+      result.refusal = "nvjpegJpegStreamParseHeader: " + detail::nvjpeg_status_string(status);
+      return result;
+    }
+    unsigned width = 0, height = 0, components = 0;
+    nvjpegChromaSubsampling_t subsampling = NVJPEG_CSS_UNKNOWN;
+    CHECK_NVJPEG(nvjpegJpegStreamGetFrameDimensions(header.get(), &width, &height));
+    CHECK_NVJPEG(nvjpegJpegStreamGetComponentsNum(header.get(), &components));
+    CHECK_NVJPEG(nvjpegJpegStreamGetChromaSubsampling(header.get(), &subsampling));
+    if (components != 1 && components != 3) {
+      result.refusal = std::to_string(components) + " components (CMYK or YCCK); nvJPEG decodes grey and YCbCr here";
+      return result;
+    }
+    if (subsampling == NVJPEG_CSS_UNKNOWN) {
+      result.refusal = "a chroma subsampling nvJPEG does not know";
+      return result;
+    }
+    try {
+      check_pixel_limit("JPEG", static_cast<int64_t>(width), static_cast<int64_t>(height), max_pixels);
+    } catch (const ImageDecodeError& e) {
+      result.refusal = e.what();
+      return result;
+    }
+    result.width = static_cast<int>(width);
+    result.height = static_cast<int>(height);
     int is_supported = -1;  // 0 means supported
-    return nvjpegDecodeBatchedSupported(hardware->handle.get(), parsed.get(), &is_supported) == NVJPEG_STATUS_SUCCESS &&
-           is_supported == 0;
+    result.on_hardware = hardware &&
+                         nvjpegDecodeBatchedSupported(hardware->handle.get(), header.get(), &is_supported) == NVJPEG_STATUS_SUCCESS &&
+                         is_supported == 0;
+    return result;
   }
 
   // Decodes images[which] into their places in `out` with one batched call. One bad stream fails the
-  // whole call without saying which, so then each is decoded alone and those that fail are refused.
+  // whole call without saying which, so then each is decoded alone: what the engines fail (a baseline
+  // file of several scans, which a header does not show) goes to the default backend, and what that fails
+  // too is refused.
   void decode_group(const BatchedDecoder& decoder, std::span<const EncodedImage> images, const std::vector<size_t>& which,
                     std::vector<DeviceImage>& out, std::vector<uint8_t>& refused, std::vector<std::string>& reasons) const {
     if (which.empty()) return;
@@ -163,7 +182,9 @@ struct NvjpegBatchDecoder::State {
     if (status == NVJPEG_STATUS_SUCCESS) return;
     if (!is_stream_failure(status)) fatal_call(__FILE__, __LINE__, "nvjpegDecodeBatched", detail::nvjpeg_status_string(status));
     for (size_t k = 0; k < which.size(); ++k) {
-      const nvjpegStatus_t alone = decoder.decode(1, &data[k], &lengths[k], &outputs[k], stream);
+      nvjpegStatus_t alone = decoder.decode(1, &data[k], &lengths[k], &outputs[k], stream);
+      if (alone != NVJPEG_STATUS_SUCCESS && is_stream_failure(alone) && &decoder != &cuda)
+        alone = cuda.decode(1, &data[k], &lengths[k], &outputs[k], stream);
       if (alone == NVJPEG_STATUS_SUCCESS) continue;
       if (!is_stream_failure(alone)) fatal_call(__FILE__, __LINE__, "nvjpegDecodeBatched", detail::nvjpeg_status_string(alone));
       refused[which[k]] = 1;
@@ -184,12 +205,23 @@ NvjpegBatchDecoder::~NvjpegBatchDecoder() = default;
 
 const char* NvjpegBatchDecoder::backend() const { return state_->hardware ? "hardware" : "cuda"; }
 
+JpegProbe NvjpegBatchDecoder::probe(const EncodedImage& image) const { return state_->probe(image); }
+
 std::vector<DeviceImage> NvjpegBatchDecoder::decode(std::span<const EncodedImage> images, std::vector<uint8_t>& refused,
                                                     std::vector<std::string>& reasons) {
+  std::vector<JpegProbe> probes;
+  probes.reserve(images.size());
+  for (const EncodedImage& image : images) probes.push_back(probe(image));
+  return decode(images, probes, refused, reasons);
+}
+
+std::vector<DeviceImage> NvjpegBatchDecoder::decode(std::span<const EncodedImage> images, std::span<const JpegProbe> probes,
+                                                    std::vector<uint8_t>& refused, std::vector<std::string>& reasons) {
   State& s = *state_;
   if (images.size() > static_cast<size_t>(s.max_batch))
     fatal("NvjpegBatchDecoder::decode: " + std::to_string(images.size()) + " images, over the decoder's batch of " +
           std::to_string(s.max_batch));
+  if (probes.size() != images.size()) fatal("NvjpegBatchDecoder::decode: one probe per image expected");
   const size_t n = images.size();
   refused.assign(n, 0);
   reasons.assign(n, std::string());
@@ -197,20 +229,21 @@ std::vector<DeviceImage> NvjpegBatchDecoder::decode(std::span<const EncodedImage
   std::vector<size_t> offsets(n, 0), on_hardware, on_cuda;
   size_t total = 0;
   for (size_t i = 0; i < n; ++i) {
-    std::string reason = s.screen(images[i], out[i].width, out[i].height);
-    if (!reason.empty()) {
+    if (!probes[i].refusal.empty()) {
       refused[i] = 1;
-      reasons[i] = std::move(reason);
-      out[i] = DeviceImage{};
+      reasons[i] = probes[i].refusal;
       continue;
     }
-    (s.on_hardware(images[i]) ? on_hardware : on_cuda).push_back(i);
+    out[i].width = probes[i].width;
+    out[i].height = probes[i].height;
+    (probes[i].on_hardware ? on_hardware : on_cuda).push_back(i);
     offsets[i] = total;
     total += (static_cast<size_t>(out[i].width) * static_cast<size_t>(out[i].height) * 3 + kImageAlignment - 1) /
              kImageAlignment * kImageAlignment;
   }
   if (total == 0) return out;
-  auto* arena = static_cast<uint8_t*>(s.arena.ensure(total));
+  // A quarter more than this batch needs: the arena grows (cudaFree, which waits for the device) seldom.
+  auto* arena = static_cast<uint8_t*>(s.arena.ensure(total + total / 4));
   for (size_t i = 0; i < n; ++i)
     if (!refused[i]) out[i].pixels = arena + offsets[i];
   if (s.hardware) s.decode_group(*s.hardware, images, on_hardware, out, refused, reasons);
@@ -241,8 +274,15 @@ NvjpegBatchDecoder::~NvjpegBatchDecoder() = default;
 
 const char* NvjpegBatchDecoder::backend() const { throw_not_built_in(); }
 
+JpegProbe NvjpegBatchDecoder::probe(const EncodedImage&) const { throw_not_built_in(); }
+
 std::vector<DeviceImage> NvjpegBatchDecoder::decode(std::span<const EncodedImage>, std::vector<uint8_t>&,
                                                     std::vector<std::string>&) {
+  throw_not_built_in();
+}
+
+std::vector<DeviceImage> NvjpegBatchDecoder::decode(std::span<const EncodedImage>, std::span<const JpegProbe>,
+                                                    std::vector<uint8_t>&, std::vector<std::string>&) {
   throw_not_built_in();
 }
 

@@ -33,6 +33,14 @@ struct DeviceImage {
   int width = 0, height = 0;
 };
 
+// What one parse of a JPEG's header tells: why nvJPEG will not take it ("" when it will), its size, and
+// whether the JPEG engines will decode it.
+struct JpegProbe {
+  std::string refusal;
+  int width = 0, height = 0;
+  bool on_hardware = false;
+};
+
 // False in a build without nvJPEG.
 bool nvjpeg_built_in();
 
@@ -60,6 +68,12 @@ class NvjpegBatchDecoder {
   // never shrunk.
   std::vector<DeviceImage> decode(std::span<const EncodedImage> images, std::vector<uint8_t>& refused,
                                   std::vector<std::string>& reasons);
+
+  // Parses the image's header alone, for a caller that needs the size before the decode (a crop box).
+  JpegProbe probe(const EncodedImage& image) const;
+  // decode() with the images' probes already taken, so that no header is parsed twice on the host.
+  std::vector<DeviceImage> decode(std::span<const EncodedImage> images, std::span<const JpegProbe> probes,
+                                  std::vector<uint8_t>& refused, std::vector<std::string>& reasons);
 
  private:
   struct State;

@@ -60,14 +60,6 @@ void GpuDecodeSource::fill(std::span<const int64_t> indices, const AugmentKey& k
     names[r] = data_.encoded->name(index);
     rows[r].bytes = bytes[r];
     rows[r].problem = errors[r];
-    if (!rows[r].problem.empty()) continue;
-    try {
-      const ImageSize size = read_image_size(bytes[r]);
-      rows[r].box = image_crop_box(data_, training_, key, first_position + static_cast<uint64_t>(row_begin) + r, size.width,
-                                   size.height);
-    } catch (const ImageDecodeError& e) {
-      rows[r].problem = names[r] + ": " + e.what();
-    }
   }
   decoders_.counters().add_read(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count(),
                                 static_cast<int64_t>(read));
@@ -80,7 +72,10 @@ void GpuDecodeSource::fill(std::span<const int64_t> indices, const AugmentKey& k
     target.std[c] = data_.std[static_cast<size_t>(c)];
   }
   target.format = format_;
-  decoders_.for_this_thread().decode(rows, names, labels + row_begin, target);
+  const CropBoxFor box_for = [&](size_t row, int width, int height) {
+    return image_crop_box(data_, training_, key, first_position + static_cast<uint64_t>(row_begin) + row, width, height);
+  };
+  decoders_.for_this_thread().decode(rows, names, labels + row_begin, box_for, target);
 }
 
 }  // namespace sb::cuda

@@ -18,29 +18,43 @@ GpuImageDecoder::GpuImageDecoder(int64_t max_rows, BadImages bad_images, int ran
     : bad_images_(bad_images),
       rank_(rank),
       counters_(counters),
-      stream_(CudaStream::create_non_blocking()),
+      stream_(CudaStream::create_non_blocking(CudaStream::greatest_priority())),
       decoder_(static_cast<int>(max_rows), kDefaultMaxImagePixels, stream_.get()),
       done_(CudaEvent::create(cudaEventDisableTiming | cudaEventBlockingSync)),
       host_sources_(static_cast<size_t>(max_rows)) {}
 
 void GpuImageDecoder::decode(std::span<EncodedRow> rows, std::span<const std::string> names, int32_t* labels,
-                             const DecodeTarget& target) {
+                             const CropBoxFor& box_for, const DecodeTarget& target) {
   auto t0 = Clock::now();
   const size_t n = rows.size();
   kernels::ResizedCropSource* sources = host_sources_.data();
   std::vector<EncodedImage> encoded;
+  std::vector<JpegProbe> probes;
   std::vector<size_t> encoded_row;  // the row of each entry of `encoded`
   for (size_t j = 0; j < n; ++j) {
-    const ResizedCropBox& box = rows[j].box;
     sources[j] = kernels::ResizedCropSource{};
-    sources[j].box = kernels::ResizedCropBox{box.x, box.y, box.width, box.height, box.flip};
     if (!rows[j].problem.empty()) continue;
-    encoded.push_back(EncodedImage{rows[j].bytes.data(), rows[j].bytes.size()});
+    const EncodedImage image{rows[j].bytes.data(), rows[j].bytes.size()};
+    JpegProbe probe = decoder_.probe(image);
+    if (!probe.refusal.empty()) {
+      try {  // the CPU decoder's header parse: for a PNG, CMYK, ... and for the sentence a bad file gets
+        const ImageSize size = read_image_size(rows[j].bytes);
+        probe.width = size.width;
+        probe.height = size.height;
+      } catch (const ImageDecodeError& error) {
+        rows[j].problem = names[j] + ": " + error.what();
+        continue;
+      }
+    }
+    const ResizedCropBox box = box_for(j, probe.width, probe.height);
+    sources[j].box = kernels::ResizedCropBox{box.x, box.y, box.width, box.height, box.flip};
+    encoded.push_back(image);
+    probes.push_back(std::move(probe));
     encoded_row.push_back(j);
   }
   std::vector<uint8_t> refused;
   std::vector<std::string> reasons;
-  const std::vector<DeviceImage> decoded = decoder_.decode(encoded, refused, reasons);
+  const std::vector<DeviceImage> decoded = decoder_.decode(encoded, probes, refused, reasons);
 
   // What nvJPEG left: decoded on the CPU, uploaded together.
   std::vector<DecodedImage> on_cpu;

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -22,13 +23,15 @@
 
 namespace sb::cuda {
 
-// One row to decode: the file's bytes (valid until decode returns), its crop and label; `problem` says why
-// it has no image (a read or header error), "" when it has one.
+// One row to decode: the file's bytes (valid until decode returns); `problem` says why it has no image (a
+// read error), "" when it has one.
 struct EncodedRow {
   std::span<const uint8_t> bytes;
-  ResizedCropBox box;
   std::string problem;
 };
+
+// Where row `row`'s crop lies in its image of width x height.
+using CropBoxFor = std::function<ResizedCropBox(size_t row, int width, int height)>;
 
 struct DecodeTarget {
   void* out = nullptr;  // rows.size() samples of height x width in `format`, on the device
@@ -41,10 +44,12 @@ class GpuImageDecoder {
  public:
   GpuImageDecoder(int64_t max_rows, BadImages bad_images, int rank, InputCounters& counters);
   const char* backend() const { return decoder_.backend(); }
-  // Decodes and crops `rows` into `target`, and returns when they are there. A row without an image either
-  // throws ImageDecodeError naming `names[j]` and the rank (--bad-images fail) or takes the next row's
-  // image and label, counted (labels[j] is then changed).
-  void decode(std::span<EncodedRow> rows, std::span<const std::string> names, int32_t* labels, const DecodeTarget& target);
+  // Decodes `rows`, crops each where box_for says, into `target`, and returns when they are there. Each
+  // header is parsed once, by nvJPEG (by the CPU decoder for what nvJPEG refuses). A row without an image
+  // either throws ImageDecodeError naming `names[j]` and the rank (--bad-images fail) or takes the next
+  // row's image and label, counted (labels[j] is then changed).
+  void decode(std::span<EncodedRow> rows, std::span<const std::string> names, int32_t* labels, const CropBoxFor& box_for,
+              const DecodeTarget& target);
 
  private:
   BadImages bad_images_;
