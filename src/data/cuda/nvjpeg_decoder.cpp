@@ -44,9 +44,12 @@ using JpegStream = std::unique_ptr<nvjpegJpegStream, StreamRelease>;
 // The hardware backend's handle, or empty where the device has no JPEG engines: nvJPEG then answers
 // ARCH_MISMATCH (or, in a library without the hardware path, IMPLEMENTATION_NOT_SUPPORTED). Any other
 // failure is a fault.
+// Without pipelining: by default the hardware backend holds images over from one batched call to the
+// next, and while a model trains beside it that made each call slower.
 Handle create_hardware_handle() {
   nvjpegHandle_t handle = nullptr;
-  const nvjpegStatus_t status = nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &handle);
+  const nvjpegStatus_t status =
+      nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE, &handle);
   if (status == NVJPEG_STATUS_SUCCESS) return Handle(handle);
   if (status == NVJPEG_STATUS_ARCH_MISMATCH || status == NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED) return Handle();
   fatal_call(__FILE__, __LINE__, "nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, ...)", detail::nvjpeg_status_string(status));
