@@ -226,13 +226,16 @@ def throughput(args):
         "torch_version": torch.__version__,
         "cuda_version": torch.version.cuda,
         "cudnn_version": torch.backends.cudnn.version(),
+        # What the caching allocator handed out at most: the figure scalebench's peak_memory_bytes is set beside.
+        "max_memory_allocated_bytes": torch.cuda.max_memory_allocated(device),
         "scaling": "weak",
         **data_details,
     }
     # The same file is a valid analysis/report.py --reference file (analysis/README.md).
     result["results"] = [{"gpus": gpus, "images_per_s": result["images_per_s"], "batch_size": args.batch_size}]
     log(rank, f"{result['label']}: {result['images_per_s']:,.0f} images/s "
-              f"(median step {median:.3f} ms, wall-clock {result['images_per_s_wall']:,.0f} images/s)")
+              f"(median step {median:.3f} ms, wall-clock {result['images_per_s_wall']:,.0f} images/s, "
+              f"peak memory allocated {result['max_memory_allocated_bytes'] / 2**30:.2f} GiB)")
     if data_details:
         log(rank, f"waited {data_details['data_wait_ms_per_step']:.2f} ms a step for data "
                   f"({data_details['data_wait_share']:.1%} of the timed epochs)")

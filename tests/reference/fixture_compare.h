@@ -17,8 +17,8 @@ namespace sb::reference {
 
 using Tensors = std::map<std::string, std::vector<double>>;  // by ParamSpec name
 
-// One group of fixtures.h5 (tests/reference/README.md). Tensors of params, sgd and adadelta may hold
-// only a leading part of the flattened tensor (large tensors are cut to keep the file small).
+// One group of fixtures.h5 (tests/reference/README.md). Tensors of params, sgd and adadelta (and, for the
+// ResNets, grads) may hold only a leading part of the flattened tensor (cut to keep the file small).
 struct Fixture {
   ReferenceCase c;
   Shape input_shape;
@@ -27,8 +27,21 @@ struct Fixture {
   std::vector<double> output;
   double loss = 0.0;
   double sgd_lr = 0.1, sgd_momentum = 0.9, adadelta_lr = 1.0, adadelta_rho = 0.9, adadelta_eps = 1e-6;
+  // How far PyTorch's own fp32 CUDA step fell from its fp64 oracle (largest relative L2 of output, loss
+  // and gradients); 0 where the fixture was made without a GPU.
+  double torch_fp32_distance = 0.0;
   Tensors params, buffers, grads, buffers_after, sgd_params, adadelta_params;
 };
+
+// A deep network's fp32 step is only as close to the fp64 oracle as its conditioning lets any fp32 step
+// be: through resnet50's batch norms PyTorch's own fp32 step is 1e-2 off on a few gradients. A case is
+// conditioning-limited where PyTorch's own fp32 step takes more than half the usual 1e-5; its fp32 bound
+// is then 4x PyTorch's distance. The fp64 step (to 1e-6) is what shows that the maths is PyTorch's.
+inline constexpr double kFp32Tolerance = 1e-5;
+inline bool conditioning_limited(const Fixture& f) { return f.torch_fp32_distance > 0.5 * kFp32Tolerance; }
+inline double fp32_tolerance(const Fixture& f) {
+  return conditioning_limited(f) ? 4.0 * f.torch_fp32_distance : kFp32Tolerance;
+}
 
 inline Tensors read_tensors(hid_t file, const std::string& group, const std::vector<ParamSpec>& specs) {
   Tensors out;
@@ -53,6 +66,8 @@ inline Fixture read_fixture(hid_t file, const std::string& group, const std::vec
   f.adadelta_lr = h5::read_double_attribute(g.get(), "adadelta_lr");
   f.adadelta_rho = h5::read_double_attribute(g.get(), "adadelta_rho");
   f.adadelta_eps = h5::read_double_attribute(g.get(), "adadelta_eps");
+  if (h5::has_attribute(g.get(), "torch_cuda_fp32_max_rel_error"))
+    f.torch_fp32_distance = h5::read_double_attribute(g.get(), "torch_cuda_fp32_max_rel_error");
   f.params = read_tensors(file, group + "/params", params);
   f.grads = read_tensors(file, group + "/grads", params);
   f.sgd_params = read_tensors(file, group + "/sgd/params", params);
@@ -128,7 +143,7 @@ inline constexpr const char* kNoFixture =
 
 // The fixture's groups: one per network.
 inline const std::vector<std::string>& fixture_groups() {
-  static const std::vector<std::string> groups{"mnist-cnn", "wrn-small"};
+  static const std::vector<std::string> groups{"mnist-cnn", "wrn-small", "resnet18", "resnet50"};
   return groups;
 }
 

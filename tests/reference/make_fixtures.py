@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """PyTorch as the oracle: writes tests/reference/fixtures.h5 (README.md here).
 
-For each case (mnist-cnn on 1x28x28, and a narrow wrn on 3x32x32) it
+For each case (mnist-cnn on 1x28x28, a narrow wrn on 3x32x32, and torchvision's resnet18 and resnet50 on
+3x64x64) it
   1. has scalebench write its initial weights for a fixed seed (tests/reference/dump_initial_weights),
   2. loads them by name into the same network in PyTorch (bench/sb_torch_models.py), dropout off and
      batch norm in training mode,
-  3. runs one training step on a fixed batch of 8 images (numpy RNG, stored in the fixture): forward,
+  3. runs one training step on a fixed batch (8 images, 4 for the ResNets; numpy RNG, stored in the
+     fixture): forward,
      loss (NLL on log-softmax for mnist-cnn, cross-entropy for wrn), backward, then one SGD step
      (lr 0.1, momentum 0.9) and, separately from the same start, one Adadelta step (lr 1.0),
   4. stores the output, the loss, every gradient, the parameters after each optimizer's step and the
@@ -45,9 +47,16 @@ PREFIX_LIMIT = 65536       # elements kept of a larger tensor in params/, sgd/pa
 SGD = {"lr": 0.1, "momentum": 0.9}
 ADADELTA = {"lr": 1.0, "rho": 0.9, "eps": 1e-6}
 
+# The ResNets' tensors (11-24 million parameters) are cut to their first RESNET_PREFIX elements in every
+# tensor set, gradients included, to keep the file small; the BN statistics stay whole.
+RESNET_PREFIX = 1024
 CASES = [
     {"group": "mnist-cnn", "model": "mnist-cnn", "input": (1, 28, 28), "classes": 10, "widths": None},
     {"group": "wrn-small", "model": "wrn", "input": (3, 32, 32), "classes": 10, "widths": (8, 16, 24, 32)},
+    {"group": "resnet18", "model": "resnet18", "input": (3, 64, 64), "classes": 10, "widths": None, "batch": 4,
+     "prefix": RESNET_PREFIX, "grads_prefix": RESNET_PREFIX},
+    {"group": "resnet50", "model": "resnet50", "input": (3, 64, 64), "classes": 10, "widths": None, "batch": 4,
+     "prefix": RESNET_PREFIX, "grads_prefix": RESNET_PREFIX},
 ]
 
 
@@ -179,11 +188,14 @@ def gpu_fp32_distance(torch, models, case, params, buffers, x, y, oracle):
 def add_case(fixture, torch_version, case, params, buffers, x, y, sgd, adadelta, gpu_distance):
     g = case["group"]
     log_probs = case["model"] == "mnist-cnn"
+    prefix, grads_prefix = case.get("prefix", PREFIX_LIMIT), case.get("grads_prefix")
     attrs = {"model": case["model"], "input": "x".join(map(str, case["input"])), "classes": case["classes"],
-             "seed": SEED, "batch": BATCH, "loss": "nll" if log_probs else "cross_entropy",
+             "seed": SEED, "batch": case.get("batch", BATCH), "loss": "nll" if log_probs else "cross_entropy",
              "output": "log_probabilities" if log_probs else "logits",
              "oracle": "PyTorch float64 on the CPU, stored as float32", "torch_version": torch_version,
-             "prefix_limit": PREFIX_LIMIT, "param_order": list(params), "buffer_order": list(buffers)}
+             "prefix_limit": prefix, "param_order": list(params), "buffer_order": list(buffers)}
+    if grads_prefix is not None:
+        attrs["grads_prefix_limit"] = grads_prefix
     if case["widths"]:
         attrs["widths"] = ",".join(map(str, case["widths"]))
     attrs.update({f"sgd_{k}": v for k, v in SGD.items()})
@@ -196,10 +208,10 @@ def add_case(fixture, torch_version, case, params, buffers, x, y, sgd, adadelta,
     fixture.put(f"{g}/output", sgd["output"])
     fixture.put(f"{g}/loss", sgd["loss"])
     for n in params:
-        fixture.put(f"{g}/params/{n}", params[n], PREFIX_LIMIT)
-        fixture.put(f"{g}/grads/{n}", sgd["grads"][n])
-        fixture.put(f"{g}/sgd/params/{n}", sgd["params_after"][n], PREFIX_LIMIT)
-        fixture.put(f"{g}/adadelta/params/{n}", adadelta["params_after"][n], PREFIX_LIMIT)
+        fixture.put(f"{g}/params/{n}", params[n], prefix)
+        fixture.put(f"{g}/grads/{n}", sgd["grads"][n], grads_prefix)
+        fixture.put(f"{g}/sgd/params/{n}", sgd["params_after"][n], prefix)
+        fixture.put(f"{g}/adadelta/params/{n}", adadelta["params_after"][n], prefix)
     for n in buffers:
         fixture.put(f"{g}/buffers/{n}", buffers[n])
         fixture.put(f"{g}/buffers_after/{n}", sgd["buffers_after"][n])
@@ -219,8 +231,9 @@ def make(dump_tool):
             print(f"{case['group']}:")
             params, buffers = dump_weights(dump_tool, case, work)
             rng = np.random.default_rng(DATA_SEED + i)
-            x = rng.standard_normal((BATCH, *case["input"])).astype(np.float32)
-            y = rng.integers(0, case["classes"], BATCH).astype(np.int32)
+            batch = case.get("batch", BATCH)
+            x = rng.standard_normal((batch, *case["input"])).astype(np.float32)
+            y = rng.integers(0, case["classes"], batch).astype(np.int32)
             sgd = one_step(torch, models, case, params, buffers, x, y, "sgd", *cpu64)
             adadelta = one_step(torch, models, case, params, buffers, x, y, "adadelta", *cpu64)
             for n in params:  # both runs share forward and backward; fp64 on the CPU is deterministic

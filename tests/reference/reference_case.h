@@ -13,13 +13,14 @@
 #include "models/mnist_cnn.h"
 #include "models/model_input.h"
 #include "models/registry.h"
+#include "models/resnet.h"
 #include "models/wide_resnet.h"
 #include "nn/spec.h"
 
 namespace sb::reference {
 
 struct ReferenceCase {
-  std::string model = "mnist-cnn";  // mnist-cnn or wrn
+  std::string model = "mnist-cnn";  // mnist-cnn, wrn, resnet18, resnet34 or resnet50
   ModelInput input;                 // channels, height, width, classes
   std::array<int64_t, 4> widths{16, 160, 320, 640};  // wrn only
   uint64_t seed = 0;
@@ -39,15 +40,21 @@ inline LayerSpec build_case(const ReferenceCase& c, bool dropout) {
     WideResNetWidths widths;
     widths.channels = c.widths;
     spec = wide_resnet(c.input, widths);
+  } else if (c.model == "resnet18") {
+    spec = resnet18(c.input);
+  } else if (c.model == "resnet34") {
+    spec = resnet34(c.input);
+  } else if (c.model == "resnet50") {
+    spec = resnet50(c.input);
   } else {
-    throw UserError("the reference fixtures cover mnist-cnn and wrn, not '" + c.model + "'");
+    throw UserError("the reference fixtures cover mnist-cnn, wrn, resnet18, resnet34 and resnet50, not '" + c.model + "'");
   }
   if (!dropout) disable_dropout(spec);
   output_shape(spec, Shape{1, c.input.channels, c.input.height, c.input.width});  // throws on a bad shape
   return spec;
 }
 
-// mnist-cnn ends in LogSoftmax (NLL loss); wrn in logits (cross-entropy): the model's registry row says.
+// mnist-cnn ends in LogSoftmax (NLL loss); the others in logits (cross-entropy): the model's registry row says.
 inline bool outputs_log_probabilities(const ReferenceCase& c) { return model_info(c.model).outputs_log_probabilities; }
 
 // "1x28x28" -> {1, 28, 28}; "8,16,24,32" -> {8, 16, 24, 32}.

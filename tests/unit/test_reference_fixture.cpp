@@ -1,7 +1,8 @@
-// PyTorch as the oracle (tests/reference/README.md), on the CPU reference: one training step of mnist-cnn and of
-// a narrow wrn from scalebench's seeded weights on the fixture's batch, against what PyTorch computed in
-// float64 (tests/reference/make_fixtures.py). fp32: output, loss, every gradient and the BN running
-// statistics, each within 1e-5 (relative L2 per tensor); one SGD and one Adadelta step applied to the
+// PyTorch as the oracle (tests/reference/README.md), on the CPU reference: one training step of mnist-cnn, of
+// a narrow wrn and of torchvision's resnet18 and resnet50 from scalebench's seeded weights on the fixture's
+// batch, against what PyTorch computed in float64 (tests/reference/make_fixtures.py). fp32: output, loss,
+// every gradient and the BN running statistics, each within 1e-5 (relative L2 per tensor; the ResNets
+// within their conditioning's bound, fp32_tolerance); one SGD and one Adadelta step applied to the
 // oracle's gradients within 1e-6. The same step in double must match the stored float32 values to their
 // rounding (1e-6). Skips when tests/reference/fixtures.h5 is absent (it is made on a GPU node that has
 // PyTorch).
@@ -21,7 +22,6 @@
 namespace sb::reference {
 namespace {
 
-constexpr double kFp32Tolerance = 1e-5;
 constexpr double kFp64Tolerance = 1e-6;  // the oracle is stored rounded to float32 (~6e-8)
 // An optimizer step is elementwise arithmetic, the same on every CPU: given the oracle's gradients it
 // adds a few fp32 roundings (~1e-7) and no BLAS rounding.
@@ -81,17 +81,21 @@ TEST_P(ReferenceFixtureTest, Fp32StepMatchesPyTorch) {
   run_step(s, f);
   const std::string name = GetParam() + " fp32";
 
+  const double tol = fp32_tolerance(f);
   const double output_err = rel_l2(output_.data(), f.output);
-  std::printf("[reference] %-40s output %.3g, loss %.3g\n", name.c_str(), output_err, rel_scalar(s.loss, f.loss));
-  // The forward pass sums without cancelling (measured 6e-8 to 2.3e-7 whatever the kernels).
-  EXPECT_LE(output_err, kFp32Tolerance) << name << " output";
-  EXPECT_LE(rel_scalar(s.loss, f.loss), kFp32Tolerance) << name << " loss " << s.loss << " vs " << f.loss;
+  std::printf("[reference] %-40s output %.3g, loss %.3g (bound %.3g)\n", name.c_str(), output_err,
+              rel_scalar(s.loss, f.loss), tol);
+  // The forward pass sums without cancelling (measured 6e-8 to 2.3e-7 whatever the kernels, 3e-5 through
+  // resnet50).
+  EXPECT_LE(output_err, tol) << name << " output";
+  EXPECT_LE(rel_scalar(s.loss, f.loss), tol) << name << " loss " << s.loss << " vs " << f.loss;
   // Measured worst over the OpenBLAS core types Haswell, Zen, SkylakeX and Sandybridge: 4.9e-7 for
   // mnist-cnn, 2.7e-6 for the wrn (a BN weight's gradient, which cancels: the normalised input sums to
-  // zero over the batch). The kernels move it by about 1e-6; 1e-5 is the GPU path's bound too.
-  check_tensors(name + " gradients", s.net.grads().data(), s.net.param_specs(), f.grads, kFp32Tolerance);
-  check_tensors(name + " BN running stats", s.net.buffers().data(), s.net.buffer_specs(), f.buffers_after,
-                kFp32Tolerance);
+  // zero over the batch). The kernels move it by about 1e-6; 1e-5 is the GPU path's bound too. The
+  // ResNets are held to their conditioning's bound (fp32_tolerance): measured up to 1.4e-5 (resnet18) and
+  // 3.2e-2 (resnet50), where PyTorch's own fp32 reaches 8.1e-6 and 1.25e-2.
+  check_tensors(name + " gradients", s.net.grads().data(), s.net.param_specs(), f.grads, tol);
+  check_tensors(name + " BN running stats", s.net.buffers().data(), s.net.buffer_specs(), f.buffers_after, tol);
 
   // One step of each optimizer from the same start, with the oracle's gradients: the fp32 gradients'
   // rounding is checked above, and an optimizer that normalises the step (Adadelta divides by the root
