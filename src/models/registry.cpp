@@ -13,10 +13,12 @@ namespace {
 
 // torchvision's ImageNet reference recipe for its ResNets: SGD, lr 0.1 for a batch of 256, momentum 0.9,
 // weight decay 1e-4, here with cosine annealing over the run. The lr is fixed, not scaled with the batch:
-// another batch size (or --scale-lr over ranks) is the user's choice.
+// another batch size (or --scale-lr over ranks) is the user's choice. Evaluation at the training batch, as
+// the reference evaluates: every layer keeps its output whatever the mode, so the general default of 1000
+// would take four times training's activation memory at 224x224.
 std::vector<RecipeOption> imagenet_recipe() {
   return {{"optimizer", "sgd"}, {"lr", "0.1"}, {"momentum", "0.9"}, {"weight-decay", "1e-4"}, {"scheduler", "cosine"},
-          {"batch-size", "256"}};
+          {"batch-size", "256"}, {"eval-batch-size", "256"}};
 }
 
 }  // namespace
