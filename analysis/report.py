@@ -16,25 +16,11 @@ import sys
 PROG = "report.py"
 
 
-def _ensure_packages():
-    """h5py, numpy and matplotlib come from Debian's python3; a pyenv or venv python3 that comes first
-    on PATH lacks them. Re-run under /usr/bin/python3 then, rather than fail."""
-    import importlib.util
-    missing = [name for name in ("h5py", "numpy", "matplotlib") if importlib.util.find_spec(name) is None]
-    if not missing:
-        return
-    system = "/usr/bin/python3"
-    if (os.path.exists(system) and os.path.realpath(sys.executable) != os.path.realpath(system)
-            and not os.environ.get("SCALEBENCH_REPORT_REEXEC")):
-        os.environ["SCALEBENCH_REPORT_REEXEC"] = "1"
-        os.execv(system, [system, os.path.abspath(__file__)] + sys.argv[1:])
-    print(f"{PROG}: error: the Python packages {', '.join(missing)} are missing from {sys.executable}; install "
-          "python3-h5py python3-numpy python3-matplotlib (apt-get) and run it with /usr/bin/python3.", file=sys.stderr)
-    sys.exit(1)
-
-
-_ensure_packages()
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import system_python  # noqa: E402
+
+system_python.ensure_packages(PROG, __file__, ("h5py", "numpy", "matplotlib"),
+                              ("python3-h5py", "python3-numpy", "python3-matplotlib"))
 
 import argparse  # noqa: E402
 import dataclasses  # noqa: E402

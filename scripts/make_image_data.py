@@ -33,24 +33,10 @@ FASHION_CLASSES = ["t-shirt", "trouser", "pullover", "dress", "coat", "sandal", 
 MIXED_KINDS = ["progressive", "grey", "cmyk", "png-rgb", "png-rgba", "png-palette", "png-named-jpeg"]
 
 
-def _ensure_packages():
-    """numpy and PIL come from Debian's python3; a pyenv or venv python3 that comes first on PATH lacks them.
-    Re-run under /usr/bin/python3 then, rather than fail."""
-    import importlib.util
-    missing = [name for name in ("numpy", "PIL") if importlib.util.find_spec(name) is None]
-    if not missing:
-        return
-    system = "/usr/bin/python3"
-    if (os.path.exists(system) and os.path.realpath(sys.executable) != os.path.realpath(system)
-            and not os.environ.get("SCALEBENCH_IMAGE_DATA_REEXEC")):
-        os.environ["SCALEBENCH_IMAGE_DATA_REEXEC"] = "1"
-        os.execv(system, [system, os.path.abspath(__file__)] + sys.argv[1:])
-    print(f"{PROG}: error: the Python packages {', '.join(missing)} are missing from {sys.executable}; install "
-          "python3-numpy python3-pil (apt-get, or scripts/deps.sh) and run it with /usr/bin/python3.", file=sys.stderr)
-    sys.exit(1)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "analysis"))
+import system_python  # noqa: E402
 
-
-_ensure_packages()
+system_python.ensure_packages(PROG, __file__, ("numpy", "PIL"), ("python3-numpy", "python3-pil"))
 import numpy as np  # noqa: E402
 from PIL import Image, ImageDraw, ImageFilter  # noqa: E402
 
