@@ -1,5 +1,5 @@
-// Each model's default recipe (train/model_recipe.h): what a run with no optimizer options trains with,
-// that a given option wins, that another optimizer does not inherit the recipe's rate, and that
+// Each model's default recipe (train/model_recipe.h): what a run with no optimizer options trains with
+// (the ResNets' evaluation batch included), that a given option wins, that another optimizer does not inherit the recipe's rate, and that
 // configurations stored before the recipes keep their meaning on a resume.
 #include <gtest/gtest.h>
 
@@ -46,6 +46,24 @@ TEST(ModelRecipes, WrnTrainsAsTheWrnGuide) {
   EXPECT_EQ(c.momentum, 0.0);
   EXPECT_EQ(c.scheduler, ScheduleKind::None);
   EXPECT_EQ(c.batch_size, 256);
+}
+
+TEST(ModelRecipes, TheResNetsTrainAsTorchvisionsReferenceAndEvaluateAtTheTrainingBatch) {
+  for (const char* model : {"resnet18", "resnet34", "resnet50"}) {
+    const TrainConfig c = resolved(of_model(model));
+    EXPECT_EQ(c.optimizer, OptimizerKind::Sgd) << model;
+    EXPECT_EQ(c.lr, 0.1) << model;
+    EXPECT_EQ(c.momentum, 0.9) << model;
+    EXPECT_EQ(c.weight_decay, 1e-4) << model;
+    EXPECT_EQ(c.scheduler, ScheduleKind::Cosine) << model;
+    EXPECT_EQ(c.batch_size, 256) << model;
+    // Not the general 1000: evaluation keeps every layer's output, four times training's at 224x224.
+    EXPECT_EQ(c.eval_batch_size, 256) << model;
+  }
+  TrainConfig given = of_model("resnet50");
+  given.eval_batch_size = 1000;
+  EXPECT_EQ(resolved(given, {"eval-batch-size"}).eval_batch_size, 1000) << "a given --eval-batch-size wins";
+  EXPECT_EQ(resolved(of_model("wrn")).eval_batch_size, TrainConfig{}.eval_batch_size) << "other recipes keep 1000";
 }
 
 TEST(ModelRecipes, AGivenOptionWinsOverTheRecipe) {
