@@ -40,8 +40,8 @@
 #            (docs/benchmarks.md, "Clocks")
 #   io       the input pipeline alone on GPU 0, two runs of each program, alternating: `scalebench io` and
 #            pytorch_reference.py --io (DataLoader; torchvision.io.decode_jpeg in the workers, or nvJPEG),
-#            CPU and GPU decoding, 1, 4, 8 and 15 workers, batch 256, 40 batches; bench/io_table.py sets the
-#            medians side by side (io/table.txt)
+#            CPU and GPU decoding, 1, 2, 3, 4, 8 and 15 workers (GPU decoding peaks at 2-4), batch 256,
+#            40 batches; bench/io_table.py sets the medians side by side (io/table.txt)
 #   files    resnet50 (256, bf16 NHWC, 40 steps an epoch, 3 epochs) trained from the JPEG folder on GPU 0, two
 #            runs each: scalebench --decode gpu, --decode cpu --workers 15 and synthetic 3x224x224 data;
 #            torch.compile with a 15-worker DataLoader decoding on the CPU, with nvJPEG, and on synthetic data
@@ -448,7 +448,7 @@ jpeg_folder() {
 if part io && jpeg_folder; then
   say "== the input pipeline alone on GPU 0, two runs of each program, alternating: CPU and GPU decoding, 1-15 workers"
   mkdir -p "$R/io"
-  IO=(--data "imagefolder:$jpeg_folder_path" --decode "cpu,gpu" --workers "1,4,8,15" --batch-size 256 --batches 40)
+  IO=(--data "imagefolder:$jpeg_folder_path" --decode "cpu,gpu" --workers "1,2,3,4,8,15" --batch-size 256 --batches 40)
   for r in 1 2; do
     run "io/sb-io-$r" 900 "$S" io "${IO[@]}" --out "$R/io/sb-io-$r.csv"
     run "io/pt-io-$r" 900 "${PT[@]}" --io "${IO[@]}" --csv "$R/io/pt-io-$r.csv" --json "$R/io/pt-io-$r.json"
