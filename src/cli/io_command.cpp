@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -62,8 +61,6 @@ struct IoArgs {
   bool help = false;
 };
 
-constexpr int64_t kLargest = std::numeric_limits<int64_t>::max();
-constexpr int64_t kLargestInt = std::numeric_limits<int>::max();
 
 template <typename E>
 E named(const std::string& option, const std::string& text) {
@@ -87,14 +84,14 @@ IoArgs parse_io_args(const std::vector<std::string>& args) {
     if (a == "--data") out.data = v;
     else if (a == "--decode") for (const std::string& d : split_list(v)) out.decoders.push_back(named<ImageDecoding>(a, d));
     else if (a == "--workers") for (const std::string& w : split_list(v)) out.workers.push_back(static_cast<int>(to_int_in(name, w, 1, 1024)));
-    else if (a == "--batch-size") out.batch = to_int_in(name, v, 1, kLargestInt);
-    else if (a == "--batches") out.batches = to_int_in(name, v, 1, kLargestInt);
-    else if (a == "--warm-up") out.warm_up = to_int_in(name, v, 0, kLargestInt);
+    else if (a == "--batch-size") out.batch = to_int_in(name, v, 1, kIntMax);
+    else if (a == "--batches") out.batches = to_int_in(name, v, 1, kIntMax);
+    else if (a == "--warm-up") out.warm_up = to_int_in(name, v, 0, kIntMax);
     else if (a == "--image-size") out.image_size = static_cast<int>(to_int_in(name, v, 8, 4096));
     else if (a == "--precision") out.precision = named<Precision>(a, v);
-    else if (a == "--target-rate") out.target_rate = static_cast<double>(to_int_in(name, v, 1, kLargest));
-    else if (a == "--train-limit") out.train_limit = to_int_in(name, v, 1, kLargest);
-    else if (a == "--seed") out.seed = static_cast<uint64_t>(to_int_in(name, v, 0, kLargest));
+    else if (a == "--target-rate") out.target_rate = static_cast<double>(to_int_in(name, v, 1, kInt64Max));
+    else if (a == "--train-limit") out.train_limit = to_int_in(name, v, 1, kInt64Max);
+    else if (a == "--seed") out.seed = static_cast<uint64_t>(to_int_in(name, v, 0, kInt64Max));
     else if (a == "--out") out.out = v;
     else throw UserError("io has no option '" + a + "' (see scalebench io --help)");
   }

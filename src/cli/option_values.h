@@ -2,10 +2,15 @@
 // comma-separated lists. A bad value is a UserError: "--NAME expects ..., got 'VALUE'".
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 namespace sb {
+
+// The upper bounds of to_int_in for an int field and for an int64_t one.
+inline constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+inline constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
 // `option` without its leading dashes.
 [[noreturn]] void bad_value(const std::string& option, const std::string& value, const std::string& expected);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <limits>
 #include <set>
 #include <sstream>
 
@@ -15,7 +14,6 @@
 namespace sb {
 namespace {
 
-constexpr int64_t kIntMax = std::numeric_limits<int>::max();
 
 int64_t to_bytes(const std::string& option, const std::string& v) {
   // 1024, 64K, 32M, 1G (binary units)

@@ -1,7 +1,6 @@
 // `scalebench pack SRC DST`: an image folder (ROOT/train/CLASS/*, ROOT/val/CLASS/*) into WebDataset tar
 // shards (src/data/image/pack_shards.h). Host code only; it runs on one process.
 #include <cstdio>
-#include <limits>
 #include <string>
 
 #include "cli/commands.h"
@@ -43,7 +42,7 @@ PackArgs parse_pack_args(const std::vector<std::string>& args) {
     if (a == "--shard-size" || a == "--seed") {
       if (i + 1 >= args.size()) throw UserError(a + " needs a value (see scalebench pack --help)");
       // 0 reads: pack_image_folder refuses a shard size below 1 with its own sentence.
-      const int64_t n = to_int_in(a.substr(2), args[++i], 0, std::numeric_limits<int64_t>::max());
+      const int64_t n = to_int_in(a.substr(2), args[++i], 0, kInt64Max);
       if (a == "--shard-size") out.options.shard_size = n;
       else out.options.seed = static_cast<uint64_t>(n);
     } else if (a.rfind("--", 0) == 0) {

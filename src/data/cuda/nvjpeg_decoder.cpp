@@ -111,9 +111,12 @@ struct NvjpegBatchDecoder::State {
   State(int batch, int64_t pixels, cudaStream_t s) : max_batch(batch), max_pixels(pixels), stream(s), cuda(create_default_handle()) {
     if (Handle h = create_hardware_handle()) hardware = std::make_unique<BatchedDecoder>(std::move(h));
     nvjpegJpegStream_t p = nullptr;
-    CHECK_NVJPEG(nvjpegJpegStreamCreate(hardware ? hardware->handle.get() : cuda.handle.get(), &p));
+    CHECK_NVJPEG(nvjpegJpegStreamCreate(parser(), &p));
     header.reset(p);
   }
+
+  // The handle that parses headers: the hardware one where there is one, whose verdict the probe asks.
+  nvjpegHandle_t parser() const { return hardware ? hardware->handle.get() : cuda.handle.get(); }
 
   // One parse of the image's header (the scans are not read) answers everything: whether nvJPEG takes
   // it, its size, and whether the engines do.
@@ -129,8 +132,7 @@ struct NvjpegBatchDecoder::State {
       result.refusal = "no EOI marker FF D9 at the end (cut short, or data after the image)";
       return result;
     }
-    const nvjpegHandle_t parser = hardware ? hardware->handle.get() : cuda.handle.get();
-    const nvjpegStatus_t status = nvjpegJpegStreamParseHeader(parser, image.data, image.size, header.get());
+    const nvjpegStatus_t status = nvjpegJpegStreamParseHeader(parser(), image.data, image.size, header.get());
     if (status != NVJPEG_STATUS_SUCCESS) {
       result.refusal = "nvjpegJpegStreamParseHeader: " + detail::nvjpeg_status_string(status);
       return result;

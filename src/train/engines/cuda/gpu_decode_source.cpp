@@ -5,7 +5,6 @@
 
 #include "core/cuda_check.h"
 #include "data/image/encoded_images.h"
-#include "data/image/image_decoder.h"
 #include "data/image_batch.h"
 
 namespace sb::cuda {
