@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "comm/mpi_session.h"
+#include "core/cuda_work_queues.h"
 #include "core/error.h"
 #include "core/exit_codes.h"
 #include "core/log.h"
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
   // at the next check, instead of killing the process without a word.
   sb::install_stop_handlers();
   sb::install_terminate_handler();
+  sb::set_cuda_work_queues_unless_set();  // before MPI_Init, which may start CUDA
   const std::string command_line = sb::shell_command_line(std::vector<std::string>(argv, argv + argc));
   sb::MpiSession session(argc, argv);
   const bool root = session.rank() == 0;

@@ -11,7 +11,7 @@
 namespace sb {
 
 enum class BatchNormPath {
-  Auto,       // Train: graph (ReLU fused, then not), then legacy; Eval: graph, pointwise, then legacy
+  Auto,       // Train: graph (ReLU fused, then not), then legacy; Eval: graph, then legacy
   Graph,      // cuDNN graphs NORM_FORWARD (training or inference phase) and NORM_BACKWARD
   Pointwise,  // Eval only: y = x * a[c] + b[c] as a pointwise cuDNN graph
   Legacy,     // the deprecated cudnnBatchNormalization* calls (bn_legacy.h), ReLU as our kernel

@@ -92,6 +92,9 @@ int check_path(BatchNormPath path, bool fused_relu, uint64_t seed) {
           }
         if (path != BatchNormPath::Auto) {
           EXPECT_EQ(tried, graphs_of(path, mode, fused_relu)) << what;
+        } else {
+          // Auto compiles no pointwise graph for Eval: the legacy call follows the NORM_FORWARD graph.
+          for (const std::string& graph : tried) EXPECT_NE(graph.rfind("bn_affine", 0), 0u) << what;
         }
 
         const Expect expect = expectation(path, mode, p.dtype);

@@ -93,7 +93,9 @@ bool BatchNorm2d::forward_inference(const BnShape& s) {
   };
   if (path == BatchNormPath::Legacy) return legacy();
   const bool norm_graph = path == BatchNormPath::Auto || path == BatchNormPath::Graph;
-  const bool affine_graph = path == BatchNormPath::Auto || path == BatchNormPath::Pointwise;
+  // Auto leaves the pointwise graph out: its engine compiles a kernel for each shape and batch on first
+  // use (0.7-1.2 s each on an H200), where the legacy call's kernels come compiled (docs/cudnn.md).
+  const bool affine_graph = path == BatchNormPath::Pointwise;
   BnForwardInference norm;
   if (norm_graph) {
     float* inv_std = saved_.ensure_as<float>(static_cast<size_t>(2 * c)) + c;
@@ -108,8 +110,8 @@ bool BatchNorm2d::forward_inference(const BnShape& s) {
                                        ctx_.stream());
     affine.x = x_.data; affine.y = y_.data; affine.a = coef; affine.b = coef + c;
   }
-  // The path's graphs with the ReLU fused first, then (auto only) without. The pointwise graph stands in
-  // for the NORM_FORWARD inference phase, which has no engine with cuDNN 9.19 on Hopper (docs/cudnn.md).
+  // The path's graphs with the ReLU fused first, then (auto only) without. NORM_FORWARD's inference phase
+  // has no engine with cuDNN 9.19 on Hopper (docs/cudnn.md): there auto runs the legacy call.
   for (const bool fuse : {true, false}) {
     if (fuse != relu_ && (fuse || path != BatchNormPath::Auto)) continue;
     norm.relu = affine.relu = fuse;

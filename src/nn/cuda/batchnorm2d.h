@@ -8,8 +8,9 @@
 //
 // The implementation is ContextOptions::batchnorm_path (nn/batchnorm_path.h, docs/cudnn.md). Auto takes
 // the first that runs: Train forward tries the NORM_FORWARD training graph with the ReLU fused, then
-// without, then the legacy call (bn_legacy.h); Eval tries the NORM_FORWARD inference graph, then the same
-// maths as a pointwise graph (x * a + b), each with the ReLU fused first, then the legacy call; backward
+// without, then the legacy call (bn_legacy.h); Eval tries the NORM_FORWARD inference graph (the ReLU fused
+// first, then not), then the legacy call; the same maths as a pointwise graph (x * a + b) runs only when
+// forced (pointwise); backward
 // tries the NORM_BACKWARD graph, then the legacy call. A forced path runs only itself (with the ReLU fused
 // into the graph when asked for) and otherwise throws a UserError naming the path and the layer, as
 // auto does when even the legacy call has no kernel.

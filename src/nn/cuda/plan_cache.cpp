@@ -180,8 +180,9 @@ PlanCache::~PlanCache() {
   try {
     save();
     if (hits_ + misses_ + failed_ > 0)
-      log_all("cuDNN plans: %d from the plan cache, %d searched, %d without an engine, %.1f s building (%s)\n", hits_,
-              misses_, failed_, build_s_, store_ ? store_->path().c_str() : "no plan cache");
+      log_all("cuDNN plans: %d from the plan cache, %d searched, %d without an engine, %.1f s building, %.1f s of it "
+              "timing candidates (%s)\n",
+              hits_, misses_, failed_, build_s_, timing_s_, store_ ? store_->path().c_str() : "no plan cache");
   } catch (...) {
   }
 }
@@ -202,6 +203,7 @@ void PlanCache::set_options(const PlanCacheOptions& o) {
   const bool same = o.autotune == options_.autotune && o.deterministic == options_.deterministic &&
                     o.allow_tf32 == options_.allow_tf32 && o.max_candidates == options_.max_candidates &&
                     o.search_fallback == options_.search_fallback &&
+                    o.max_runtime_compiled == options_.max_runtime_compiled &&
                     o.timing_runs == options_.timing_runs && o.max_workspace == options_.max_workspace &&
                     o.store_folder == options_.store_folder;
   if (!same) entries_.clear();
@@ -234,10 +236,12 @@ bool PlanCache::launch(const cudnn::Descriptor& plan, int64_t workspace_bytes, c
 }
 
 float PlanCache::time_plan(const cudnn::Descriptor& plan, int64_t workspace_bytes, const std::vector<int64_t>& uids,
-                           const std::vector<void*>& pointers) {
-  if (!launch(plan, workspace_bytes, uids, pointers)) return -1.0f;  // warm-up, and a check that it runs
-  const std::optional<float> ms = fastest_round_ms(lane_.stream, options_.timing_runs,
-                                                   [&] { return launch(plan, workspace_bytes, uids, pointers); });
+                           const std::vector<void*>& pointers, float fastest_ms) {
+  const double start = now_s();
+  const float drop_over = fastest_ms > 0.0f ? kDropSlowerThan * fastest_ms : 0.0f;
+  const std::optional<float> ms = candidate_ms(lane_.stream, options_.timing_runs, drop_over,
+                                               [&] { return launch(plan, workspace_bytes, uids, pointers); });
+  timing_s_ += now_s() - start;
   return ms ? *ms : -1.0f;
 }
 
@@ -322,11 +326,17 @@ std::optional<PlanCache::Pick> PlanCache::search(Entry& e, const std::vector<int
   const size_t threads = static_cast<size_t>(build_threads(options_));
   // Builds the eligible configurations from index `begin` on, a batch at a time, one thread each, in the
   // heuristics' order, until `limit` candidates are built.
+  // Runtime-compiled configurations count against max_runtime_compiled in the heuristics' order.
   auto build_from = [&](size_t begin, bool strict_tf32, size_t limit) {
     std::vector<std::pair<size_t, cudnn::EngineInfo>> eligible;
+    int compiled = 0;
+    for (const Candidate& c : candidates) compiled += c.info.has(CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) ? 1 : 0;
     for (size_t i = begin; i < e.configs.size(); ++i) {
       cudnn::EngineInfo info = cudnn::engine_info(e.configs[i]);
-      if (!excluded(info, *e.graph, options_, strict_tf32)) eligible.emplace_back(i, std::move(info));
+      if (excluded(info, *e.graph, options_, strict_tf32)) continue;
+      if (info.has(CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) && compiled++ >= std::max(1, options_.max_runtime_compiled))
+        continue;
+      eligible.emplace_back(i, std::move(info));
     }
     for (size_t next = 0; next < eligible.size() && candidates.size() < limit;) {
       const size_t batch = std::min({eligible.size() - next, limit - candidates.size(), threads});
@@ -372,7 +382,8 @@ std::optional<PlanCache::Pick> PlanCache::search(Entry& e, const std::vector<int
     best = -1;
     best_ms = std::numeric_limits<float>::max();
     for (size_t c = 0; c < candidates.size(); ++c) {
-      const float ms = time_plan(candidates[c].plan, candidates[c].workspace, *uids, *pointers);
+      const float fastest = best < 0 ? 0.0f : best_ms;
+      const float ms = time_plan(candidates[c].plan, candidates[c].workspace, *uids, *pointers, fastest);
       if (ms >= 0.0f && ms < best_ms) {
         best_ms = ms;
         best = static_cast<int>(c);

@@ -50,8 +50,11 @@ struct PlanCacheOptions {
   bool deterministic = false;   // exclude CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC engines
   bool allow_tf32 = true;       // fp32 graphs may use tensor-core (TF32) engines
   int max_candidates = 8;       // engine configurations built and timed per key, at most
+  // ... of them runtime-compiled, at most: each compiles its kernel when built (0.2 s on an H200 host), and
+  // eight took about ten times as long as one, on eight threads (docs/cudnn.md, "Plan search time")
+  int max_runtime_compiled = 2;
   bool search_fallback = false; // autotuning also times the fallback mode's configurations (up to as many again)
-  int timing_runs = 3;          // timed executions per round (after one warm-up; fastest_round.h)
+  int timing_runs = 3;          // timed executions per round at most (fewer for long kernels; fastest_round.h)
   size_t max_workspace = size_t{1} << 30;  // candidates needing more are skipped
   std::string store_folder;     // the on-disk plan cache; empty: none
   int build_threads = 0;        // host threads building candidate plans; 0: the machine's cores, at most 8
@@ -127,8 +130,10 @@ class PlanCache {
   std::string store_key(const std::string& key) const;
   bool launch(const cudnn::Descriptor& plan, int64_t workspace_bytes, const std::vector<int64_t>& uids,
               const std::vector<void*>& pointers);
+  // Milliseconds per launch (fastest_round.h, candidate_ms), -1 when it fails to run; `fastest_ms`: the
+  // fastest candidate's so far (0: none yet).
   float time_plan(const cudnn::Descriptor& plan, int64_t workspace_bytes, const std::vector<int64_t>& uids,
-                  const std::vector<void*>& pointers);
+                  const std::vector<void*>& pointers, float fastest_ms);
 
   cudnnHandle_t handle_;
   PlanLane compute_;
@@ -140,6 +145,7 @@ class PlanCache {
   double last_save_s_ = 0.0;  // steady-clock seconds
   int hits_ = 0, misses_ = 0, failed_ = 0;
   double build_s_ = 0.0;
+  double timing_s_ = 0.0;  // the part of build_s_ spent timing candidates
 };
 
 }  // namespace sb::cuda
