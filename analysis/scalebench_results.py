@@ -33,12 +33,14 @@ CLOCK_COLUMNS = ("sm_clock_min_mhz", "sm_clock_max_mhz", "temperature_min_c", "t
 # The input pipeline of image files (NaN, or -1 for the counts, for a data set held in memory), added later.
 INPUT_COLUMNS = ("input_read_s", "input_decode_s", "input_augment_s", "input_copy_s", "input_bytes_per_s",
                  "input_images_per_worker_s", "images_skipped", "gpu_decode_cpu_fallbacks")
-LATER_EPOCH_COLUMNS = ("backward_overlap_s",) + CLOCK_COLUMNS + INPUT_COLUMNS
+# Device memory held by scalebench's own allocations (-1 where not measured), added after them.
+MEMORY_COLUMNS = ("peak_allocated_bytes",)
+LATER_EPOCH_COLUMNS = ("backward_overlap_s",) + CLOCK_COLUMNS + INPUT_COLUMNS + MEMORY_COLUMNS
 
 EPOCH_COLUMNS = (
     "epoch", "wall_time_max_s", "wall_time_mean_s", "wall_time_min_s", "images_per_s", "train_loss",
     "test_loss", "test_accuracy", "learning_rate", "exposed_comm_s", "energy_j", "peak_memory_bytes",
-) + PHASE_COLUMNS + CLOCK_COLUMNS + INPUT_COLUMNS
+) + PHASE_COLUMNS + CLOCK_COLUMNS + INPUT_COLUMNS + MEMORY_COLUMNS
 
 # The /study columns every schema has; version 2 adds "repeat" and the sweepable options' columns.
 STUDY_COLUMNS = ("gpus", "images_per_s", "epoch_time_s", "speedup", "efficiency", "exposed_comm_fraction",

@@ -88,7 +88,7 @@ def epoch_markdown(run):
 
 
 # The integer columns whose -1 means "not measured".
-COUNT_COLUMNS = ("peak_memory_bytes", "images_skipped", "gpu_decode_cpu_fallbacks")
+COUNT_COLUMNS = ("peak_memory_bytes", "images_skipped", "gpu_decode_cpu_fallbacks", "peak_allocated_bytes")
 
 INPUT_HEADERS = ["epoch", "GPU waited (s)", "read (s)", "decode (s)", "augment (s)", "copy (s)", "MB/s read",
                  "img/s per busy worker", "skipped", "CPU fallbacks"]

@@ -152,6 +152,12 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
     if (std::isfinite(rate.mfu)) log0(", MFU %.1f%% of the measured %.0f TFLOP/s per device", 100.0 * rate.mfu, peak_tflops);
     log0("\n");
     if (const std::string clocks = clocks_line(run.epochs.back().clocks); !clocks.empty()) log0("%s\n", clocks.c_str());
+    const EpochSummary& last = run.epochs.back();
+    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+    if (std::isfinite(last.peak_allocated_bytes))  // both peaks are the run's: they only grow
+      log0("device memory: at most %.2f GiB allocated (PyTorch's max_memory_allocated measure), %.2f GiB in use, on the "
+           "largest rank\n",
+           last.peak_allocated_bytes / kGiB, last.peak_memory_bytes / kGiB);
   }
   if (std::isfinite(startup.to_first_step)) log0("%s\n", startup_line(startup).c_str());  // a step ran
   if (!run.epochs.empty()) log0("%s\n", summary_line(run, config.target_accuracy).c_str());

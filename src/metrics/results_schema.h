@@ -57,7 +57,8 @@ inline constexpr int64_t kResultsSchemaVersion = 3;
   X(double, input_bytes_per_s, kNotMeasured, "bytes/s")  \
   X(double, input_images_per_worker_s, kNotMeasured, "images/s") \
   X(int64_t, images_skipped, -1, "1")                    \
-  X(int64_t, gpu_decode_cpu_fallbacks, -1, "1")
+  X(int64_t, gpu_decode_cpu_fallbacks, -1, "1")         \
+  X(int64_t, peak_allocated_bytes, -1, "bytes")
 
 // /study: one row per configuration of a scaling study (GPU count x swept values x repeat). The swept
 // options' columns are named by their configuration JSON keys (train_options.cpp); a named option's

@@ -150,6 +150,7 @@ TEST(ResultsColumnTables, ColumnsAreDistinctAndDocumented) {
   const EpochRow epoch;
   EXPECT_TRUE(std::isnan(epoch.test_accuracy));
   EXPECT_EQ(epoch.peak_memory_bytes, -1);
+  EXPECT_EQ(epoch.peak_allocated_bytes, -1);
   if (readme.empty()) GTEST_SKIP() << "docs/results_schema.md is not next to this test's source: its rows were not compared";
 }
 

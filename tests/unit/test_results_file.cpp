@@ -84,6 +84,7 @@ EpochRow row_for(int epoch) {
   row.input_decode_s = 3.25 * epoch;  // an image-file run's input pipeline
   row.input_bytes_per_s = 1.5e9;
   row.images_skipped = epoch;
+  row.peak_allocated_bytes = (int64_t{5} << 32) + epoch;
   return row;  // energy_j stays NaN: not measured
 }
 
@@ -106,6 +107,7 @@ void expect_same_row(const EpochRow& a, const EpochRow& b) {
   expect_same(a.exposed_comm_s, b.exposed_comm_s, "exposed_comm_s");
   expect_same(a.energy_j, b.energy_j, "energy_j");
   EXPECT_EQ(a.peak_memory_bytes, b.peak_memory_bytes);
+  EXPECT_EQ(a.peak_allocated_bytes, b.peak_allocated_bytes);
   expect_same(a.data_s, b.data_s, "data_s");
   expect_same(a.forward_s, b.forward_s, "forward_s");
   expect_same(a.backward_s, b.backward_s, "backward_s");
@@ -160,13 +162,14 @@ TEST_F(ResultsFileTest, AttributesAndRowsRoundTrip) {
   expect_same_row(rows[1], row_for(2));
   EXPECT_EQ(reader.epoch_times_per_rank(), (std::vector<std::vector<double>>{{12.5, 11.5, 12.0}, {13.5, 12.5, 13.0}}));
   const std::vector<std::string> units = reader.string_list_attribute("units", "/epochs");
-  ASSERT_EQ(units.size(), 33u);
+  ASSERT_EQ(units.size(), 34u);
   EXPECT_EQ(units[18], "1");      // steps_resumed, a count
   EXPECT_EQ(units[19], "MHz");    // sm_clock_min_mhz
   EXPECT_EQ(units[24], "1");      // thermal_limited_fraction, a share
   EXPECT_EQ(units[25], "s");      // input_read_s
   EXPECT_EQ(units[29], "bytes/s");  // input_bytes_per_s
-  EXPECT_EQ(units.back(), "1");   // gpu_decode_cpu_fallbacks, a count
+  EXPECT_EQ(units[32], "1");      // gpu_decode_cpu_fallbacks, a count
+  EXPECT_EQ(units.back(), "bytes");  // peak_allocated_bytes
   EXPECT_EQ(reader.string_attribute("units", "/epoch_times_per_rank"), "s");
   EXPECT_TRUE(reader.steps().step_numbers.empty());  // optional, and not written
   EXPECT_FALSE(reader.has("/study"));

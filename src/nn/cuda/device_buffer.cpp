@@ -15,6 +15,23 @@ std::string& out_of_memory_hint() {
   return hint;
 }
 std::atomic<uint64_t> allocations{0};
+
+// Per device: the bytes held now and the most held at once.
+constexpr int kMaxDevices = 64;
+struct DeviceBytes {
+  std::atomic<size_t> now{0}, peak{0};
+};
+DeviceBytes& bytes_on(int device) {
+  static DeviceBytes table[kMaxDevices];
+  return table[static_cast<size_t>(device) % kMaxDevices];
+}
+void count_allocation(int device, size_t bytes) {
+  DeviceBytes& d = bytes_on(device);
+  const size_t now = d.now.fetch_add(bytes) + bytes;
+  size_t peak = d.peak.load();
+  while (now > peak && !d.peak.compare_exchange_weak(peak, now)) {
+  }
+}
 std::string gib(size_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
@@ -26,15 +43,25 @@ void set_out_of_memory_hint(const std::string& hint) { out_of_memory_hint() = hi
 
 uint64_t device_buffer_generation() { return allocations.load(); }
 
-DeviceBuffer::~DeviceBuffer() {
-  if (data_) cudaFree(data_);  // a destructor cannot stop the job; a failure here leaks at worst
+size_t device_buffer_bytes(int device) { return bytes_on(device).now.load(); }
+size_t device_buffer_peak_bytes(int device) { return bytes_on(device).peak.load(); }
+
+void DeviceBuffer::release() {
+  if (!data_) return;
+  cudaFree(data_);  // a failure here leaks at worst; ensure() checks the next call
+  bytes_on(device_).now.fetch_sub(bytes_);
+  data_ = nullptr;
+  bytes_ = 0;
 }
+
+DeviceBuffer::~DeviceBuffer() { release(); }
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   if (this != &o) {
-    if (data_) cudaFree(data_);
+    release();
     data_ = o.data_;
     bytes_ = o.bytes_;
+    device_ = o.device_;
     read_by_graphs_ = o.read_by_graphs_;
     o.data_ = nullptr;
     o.bytes_ = 0;
@@ -44,7 +71,10 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 
 void* DeviceBuffer::ensure(size_t bytes) {
   if (bytes <= bytes_ && data_) return data_;
-  if (data_) CHECK_CUDA(cudaFree(data_));
+  if (data_) {
+    CHECK_CUDA(cudaFree(data_));
+    bytes_on(device_).now.fetch_sub(bytes_);
+  }
   data_ = nullptr;
   bytes_ = 0;
   // Round up to 256 bytes: every view into it is then aligned for vector loads and cuDNN's 16-byte rule.
@@ -62,6 +92,8 @@ void* DeviceBuffer::ensure(size_t bytes) {
   CHECK_CUDA(status);
   if (read_by_graphs_) ++allocations;
   bytes_ = rounded;
+  CHECK_CUDA(cudaGetDevice(&device_));
+  count_allocation(device_, rounded);
   return data_;
 }
 

@@ -18,7 +18,8 @@ class DeviceBuffer {
     return b;
   }
   ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& o) noexcept : data_(o.data_), bytes_(o.bytes_), read_by_graphs_(o.read_by_graphs_) {
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : data_(o.data_), bytes_(o.bytes_), device_(o.device_), read_by_graphs_(o.read_by_graphs_) {
     o.data_ = nullptr;
     o.bytes_ = 0;
   }
@@ -37,10 +38,20 @@ class DeviceBuffer {
   size_t bytes() const { return bytes_; }
 
  private:
+  void release();  // frees the block and takes it off its device's count
+
   void* data_ = nullptr;
   size_t bytes_ = 0;
+  int device_ = -1;  // where the block lives
   bool read_by_graphs_ = true;
 };
+
+// The bytes that DeviceBuffers hold on `device` now, and the most they held at once since the process
+// started: every tensor, gradient, optimizer state and workspace of scalebench's own, without the CUDA
+// context or the libraries' internal memory (cuDNN's, NCCL's, nvJPEG's). The counterpart of PyTorch's
+// torch.cuda.memory_allocated() and max_memory_allocated().
+size_t device_buffer_bytes(int device);
+size_t device_buffer_peak_bytes(int device);
 
 // How many times any DeviceBuffer a graph may read has allocated a block so far in this process. A CUDA
 // graph holds the addresses it was captured with: while this count stays the same, none of them has moved.

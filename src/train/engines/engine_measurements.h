@@ -23,7 +23,12 @@ class EngineMeasurements {
     none.valid = false;
     return none;
   }
+  // The device memory in use at most (the device's total less its free memory: the CUDA context and the
+  // libraries' memory included), bytes; NaN where not measured.
   virtual double peak_memory_bytes() const { return std::numeric_limits<double>::quiet_NaN(); }
+  // The most device memory the engine's own allocations held at once (what PyTorch's
+  // torch.cuda.max_memory_allocated() measures), bytes; NaN where not measured.
+  virtual double peak_allocated_bytes() const { return std::numeric_limits<double>::quiet_NaN(); }
   // The device's measured matrix rate in the run's precision, TFLOP/s (NaN where not measured): the
   // denominator of MFU.
   virtual double peak_tflops() const { return std::numeric_limits<double>::quiet_NaN(); }

@@ -1,4 +1,5 @@
-// Each epoch's energy (summed over the ranks) and peak device memory (the largest rank's), from the
+// Each epoch's energy (summed over the ranks) and peak device memory, in use and allocated (the largest
+// rank's), from the
 // engine's readings; NaN where the engine does not measure them.
 #pragma once
 #include "comm/communicator.h"
@@ -17,6 +18,7 @@ class DeviceReadingsObserver final : public TrainObserver {
     s.energy_joules = comm_.allreduce_sum(energy_now - energy_before_);
     energy_before_ = energy_now;
     s.peak_memory_bytes = comm_.allreduce_max(measurements_.peak_memory_bytes());
+    s.peak_allocated_bytes = comm_.allreduce_max(measurements_.peak_allocated_bytes());
   }
 
  private:

@@ -18,6 +18,7 @@ EpochRow to_epoch_row(const EpochSummary& s) {
   row.exposed_comm_s = s.phases_max.seconds[kPhaseComm];
   row.energy_j = s.energy_joules;
   row.peak_memory_bytes = std::isfinite(s.peak_memory_bytes) ? static_cast<int64_t>(s.peak_memory_bytes) : -1;
+  row.peak_allocated_bytes = std::isfinite(s.peak_allocated_bytes) ? static_cast<int64_t>(s.peak_allocated_bytes) : -1;
   row.data_s = s.phases_max.seconds[kPhaseData];
   row.forward_s = s.phases_max.seconds[kPhaseForward];
   row.backward_s = s.phases_max.seconds[kPhaseBackward];

@@ -28,6 +28,7 @@ struct EpochSummary {
   PhaseTimes phases_mean;     // per phase, the mean over ranks
   double energy_joules = std::numeric_limits<double>::quiet_NaN();  // summed over ranks, this epoch
   double peak_memory_bytes = std::numeric_limits<double>::quiet_NaN();  // max over ranks
+  double peak_allocated_bytes = std::numeric_limits<double>::quiet_NaN();  // max over ranks
   EpochClocks clocks;  // the GPUs' clocks while the epoch trained, across ranks
   // Image files: the input pipeline's work this epoch, summed over every rank's workers (input_counters.h).
   std::optional<InputTotals> input;

@@ -76,6 +76,7 @@ class CudaEngine final : public EngineBase, private EngineMeasurements {
   EngineMeasurements& measurements() override { return *this; }
   PhaseTimes drain_step_times() override;
   double peak_memory_bytes() const override { return static_cast<double>(peak_memory_.bytes()); }
+  double peak_allocated_bytes() const override { return static_cast<double>(cuda::device_buffer_peak_bytes(device_)); }
   double peak_tflops() const override { return peak_tflops_; }
   double energy_joules() const override { return energy_->joules(); }
   std::vector<GpuClocks> take_gpu_clocks() override { return {clocks_->take()}; }
@@ -103,6 +104,7 @@ class CudaEngine final : public EngineBase, private EngineMeasurements {
   // Every part that holds device resources is created in the constructor's body, after the device is
   // selected, in the order below; they are released in reverse: the compute stream last, the NCCL
   // communicator after the buckets that use it.
+  int device_;
   std::string device_name_;
   std::unique_ptr<NvmlDevice> nvml_;
   std::unique_ptr<GpuEnergyMeter> energy_;
@@ -137,6 +139,7 @@ class CudaEngine final : public EngineBase, private EngineMeasurements {
 CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm,
                        int device, int local_ranks)
     : EngineBase(config, train, test, comm),
+      device_(device),
       micro_batch_(config.per_rank_batch(comm.size())),
       graph_policy_(config.cuda_graph, micro_batch_ * config.accumulate_steps),
       gpu_wait_(comm) {

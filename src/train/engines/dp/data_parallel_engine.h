@@ -30,6 +30,7 @@ class DataParallelEngine final : public Engine, private EngineMeasurements {
   void load_state(const EngineState& state) override { replicas_->load_state(state); }
   EngineMeasurements& measurements() override { return *this; }
   double peak_memory_bytes() const override { return replicas_->peak_memory_bytes(); }
+  double peak_allocated_bytes() const override { return replicas_->peak_allocated_bytes(); }
   std::vector<GpuClocks> take_gpu_clocks() override { return replicas_->take_gpu_clocks(); }
 
   Replicas& replicas() { return *replicas_; }

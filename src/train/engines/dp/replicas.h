@@ -6,6 +6,7 @@
 // phases), so the engine's host clock times each one.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -50,6 +51,8 @@ class Replicas {
   virtual EngineState save_state() = 0;
   virtual void load_state(const EngineState& state) = 0;
   virtual double peak_memory_bytes() const = 0;
+  // The root GPU's most allocated at once (EngineMeasurements::peak_allocated_bytes); NaN on the CPU.
+  virtual double peak_allocated_bytes() const { return std::numeric_limits<double>::quiet_NaN(); }
   // Each replica's GPU clocks since the last call (EngineMeasurements::take_gpu_clocks); none on the CPU.
   virtual std::vector<GpuClocks> take_gpu_clocks() { return {}; }
 };

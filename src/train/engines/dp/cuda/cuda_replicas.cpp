@@ -78,6 +78,9 @@ class CudaReplicas final : public Replicas {
   EngineState save_state() override;
   void load_state(const EngineState& state) override;
   double peak_memory_bytes() const override { return static_cast<double>(peak_memory_.bytes()); }
+  double peak_allocated_bytes() const override {  // the root GPU's, where peak_memory_bytes is sampled
+    return static_cast<double>(cuda::device_buffer_peak_bytes(root().device));
+  }
   std::vector<GpuClocks> take_gpu_clocks() override;
 
  private:
