@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "comm/string_collectives.h"
+#include "core/cuda_work_queues.h"
 #ifdef SCALEBENCH_HAVE_CUDA
 #include "data/cuda/nvjpeg_decoder.h"
 #include "train/engines/cuda/device_info.h"
@@ -52,7 +53,9 @@ std::string format_runtime_info(const RuntimeInfo& info, const MpiSession& sessi
       << "  MPI     " << info.mpi_version << "\n"
       << "  HDF5    " << info.hdf5_version << "\n"
       << "  CUDA    " << (info.cuda_built ? "backend built" : "backend not built") << "; runtime " << info.cuda_runtime_version
-      << ", driver " << info.cuda_driver_version << ", cuDNN " << info.cudnn_version << ", NCCL " << info.nccl_version << "\n";
+      << ", driver " << info.cuda_driver_version << ", cuDNN " << info.cudnn_version << ", NCCL " << info.nccl_version;
+  if (info.cuda_built) out << "; work queues " << cuda_work_queues() << " (" << kCudaWorkQueuesVariable << ")";
+  out << "\n";
   if (!info.image_decoders.empty()) out << "  decoders " << info.image_decoders << "\n";
   out << "  launcher " << session.launcher().name;
   if (!session.launcher().job_id.empty()) out << " (job " << session.launcher().job_id << ")";

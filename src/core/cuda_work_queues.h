@@ -3,6 +3,7 @@
 // queue: with --decode gpu, the workers' decode streams and nvJPEG's own wait behind the training kernels
 // (docs/image_data.md, "GPU decoding").
 #pragma once
+#include <string>
 
 namespace sb {
 
@@ -12,5 +13,8 @@ inline constexpr const char* kCudaWorkQueues = "32";  // CUDA's most
 // Sets CUDA_DEVICE_MAX_CONNECTIONS to 32 unless the environment sets it already. Call it before anything
 // can create a CUDA context (MPI_Init included), since a context reads it once, when it starts.
 void set_cuda_work_queues_unless_set();
+
+// The value the CUDA contexts of this process read ("8", CUDA's default, where it is unset).
+std::string cuda_work_queues();
 
 }  // namespace sb

@@ -14,12 +14,19 @@ TEST(CudaWorkQueues, AreThirtyTwoWhereTheEnvironmentSetsNone) {
   set_cuda_work_queues_unless_set();
   ASSERT_NE(std::getenv(kCudaWorkQueuesVariable), nullptr);
   EXPECT_EQ(std::string(std::getenv(kCudaWorkQueuesVariable)), "32");
+  EXPECT_EQ(cuda_work_queues(), "32");
+}
+
+TEST(CudaWorkQueues, ReadAsCudasDefaultOfEightWhereNothingSetsThem) {
+  unsetenv(kCudaWorkQueuesVariable);
+  EXPECT_EQ(cuda_work_queues(), "8");
 }
 
 TEST(CudaWorkQueues, KeepTheValueTheUserSet) {
   setenv(kCudaWorkQueuesVariable, "4", 1);
   set_cuda_work_queues_unless_set();
   EXPECT_EQ(std::string(std::getenv(kCudaWorkQueuesVariable)), "4");
+  EXPECT_EQ(cuda_work_queues(), "4");
   unsetenv(kCudaWorkQueuesVariable);
 }
 
