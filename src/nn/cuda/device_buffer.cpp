@@ -48,7 +48,7 @@ size_t device_buffer_peak_bytes(int device) { return bytes_on(device).peak.load(
 
 void DeviceBuffer::release() {
   if (!data_) return;
-  cudaFree(data_);  // a failure here leaks at worst; ensure() checks the next call
+  cudaFree(data_);  // a destructor or a move cannot stop the job: a failure here leaks at worst
   bytes_on(device_).now.fetch_sub(bytes_);
   data_ = nullptr;
   bytes_ = 0;
