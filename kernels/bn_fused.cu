@@ -274,6 +274,7 @@ __global__ void __launch_bounds__(kThreads, kElementBlocksPerSm)
   const T* res = static_cast<const T*>(a.residual);
   T* y = static_cast<T*>(a.y);
   uint32_t* keep_bits = a.dropout.keep_bits;
+  const bool relu_first = a.relu && !a.relu_after_residual, relu_last = a.relu && a.relu_after_residual;
   Group ca, cb, cr{};
   load_channels(a.a, ch0, ca);
   load_channels(a.b, ch0, cb);
@@ -290,9 +291,10 @@ __global__ void __launch_bounds__(kThreads, kElementBlocksPerSm)
     for (int q = 0; q < kRun; ++q)
 #pragma unroll
       for (int j = 0; j < kGroup; ++j) {
-        float o = apply_value<kDrop>(to_float(xv.v[q].v[j]), ca[j], cb[j], a.relu, (keep >> (q * kGroup + j)) & 1u,
-                                     d.scale);
+        float o = apply_value<kDrop>(to_float(xv.v[q].v[j]), ca[j], cb[j], relu_first,
+                                     (keep >> (q * kGroup + j)) & 1u, d.scale);
         if (res) o += to_float(rv.v[q].v[j]) + cr[j];
+        if (relu_last) o = fmaxf(o, 0.0f);
         out.v[q].v[j] = from_float<T>(o);
       }
     store_item(y, it.stored, c, out);
@@ -406,6 +408,7 @@ __global__ void apply_nchw_kernel(I n, I c, I plane, BnApply a, DropoutMask d) {
   const T* res = static_cast<const T*>(a.residual);
   T* y = static_cast<T*>(a.y);
   const float ca = a.a[ch], cb = a.b[ch], cr = a.residual_bias ? a.residual_bias[ch] : 0.0f;
+  const bool relu_first = a.relu && !a.relu_after_residual, relu_last = a.relu && a.relu_after_residual;
   for_each_nchw_quad<Drop>(ch, n, c, plane, d, [&](I at, const Philox4& words) {
     const Quad<T> v = load_quad(x, at);
     Quad<T> r;
@@ -413,8 +416,10 @@ __global__ void apply_nchw_kernel(I n, I c, I plane, BnApply a, DropoutMask d) {
     Quad<T> out;
 #pragma unroll
     for (int k = 0; k < kRun; ++k) {
-      float o = apply_value<Drop>(to_float(v.v[k]), ca, cb, a.relu, mask_keeps(words.v[k], d.threshold), d.scale);
+      float o =
+          apply_value<Drop>(to_float(v.v[k]), ca, cb, relu_first, mask_keeps(words.v[k], d.threshold), d.scale);
       if (res) o += to_float(r.v[k]) + cr;
+      if (relu_last) o = fmaxf(o, 0.0f);
       out.v[k] = from_float<T>(o);
     }
     *reinterpret_cast<Quad<T>*>(y + at) = out;
@@ -518,6 +523,20 @@ struct BackwardSums {
   }
 };
 
+bool positive_shape(const BnFusedShape& s) { return s.n > 0 && s.c > 0 && s.h > 0 && s.w > 0; }
+
+// The shape the passes walk: an NHWC tensor whose rows do not split into items of 4 w is one row of n*h*w
+// pixels (the same memory; only the dropout's Philox groups and keep bits need the real rows, so such a
+// tensor takes no dropout).
+BnFusedShape walked(const BnFusedShape& s) {
+  if (s.layout != Layout::NHWC || s.w % kRun == 0) return s;
+  BnFusedShape row = s;
+  row.n = 1;
+  row.h = 1;
+  row.w = s.n * s.h * s.w;
+  return row;
+}
+
 // ---- launch geometry ----
 
 struct Geometry {
@@ -570,11 +589,12 @@ void combine(const BnFusedShape& s, void* workspace, const Finish& finish, cudaS
   CHECK_CUDA_LAUNCH();
 }
 
-void require_supported(const BnFusedShape& s, std::initializer_list<const void*> tensors, const char* what) {
-  if (!bn_fused_supports(s, tensors))
+void require_supported(const BnFusedShape& s, bool dropout, std::initializer_list<const void*> tensors,
+                       const char* what) {
+  if (!bn_fused_supports(s, dropout, tensors))
     fatal(std::string(what) + ": tensor [" + std::to_string(s.n) + ", " + std::to_string(s.c) + ", " +
           std::to_string(s.h) + ", " + std::to_string(s.w) + "] " + layout_name(s.layout) +
-          " is not supported (check bn_fused_supports first)");
+          " is not supported" + (dropout ? " with dropout" : "") + " (check bn_fused_supports first)");
 }
 
 // Calls f(TypeTag<T>, TypeTag<I>) with the element type and the index type of index_type.cuh.
@@ -618,15 +638,14 @@ void dispatch_element_pass(const BnFusedShape& s, const BnDropout& dropout, F&& 
   CHECK_CUDA_LAUNCH();
 }
 
-bool positive_shape(const BnFusedShape& s) { return s.n > 0 && s.c > 0 && s.h > 0 && s.w > 0; }
-
 }  // namespace
 
-bool bn_fused_supports(const BnFusedShape& s, std::initializer_list<const void*> tensors) {
+bool bn_fused_supports(const BnFusedShape& s, bool dropout, std::initializer_list<const void*> tensors) {
   if (!positive_shape(s)) return false;
   const size_t element = dtype_size(s.dtype);
   const bool nhwc = s.layout == Layout::NHWC;
-  if (nhwc && (s.c % kGroup != 0 || s.w % kRun != 0)) return false;
+  if (nhwc && (s.c % kGroup != 0 || walked(s).w % kRun != 0)) return false;
+  if (nhwc && dropout && s.w % kRun != 0) return false;
   if (!nhwc && (s.h * s.w) % kRun != 0) return false;
   const uintptr_t alignment = nhwc ? 16 : kRun * element;
   for (const void* p : tensors)
@@ -634,8 +653,9 @@ bool bn_fused_supports(const BnFusedShape& s, std::initializer_list<const void*>
   return true;
 }
 
-size_t bn_fused_workspace_bytes(const BnFusedShape& s) {
-  if (!positive_shape(s)) return 0;
+size_t bn_fused_workspace_bytes(const BnFusedShape& shape) {
+  if (!positive_shape(shape)) return 0;
+  const BnFusedShape s = walked(shape);
   const auto c = static_cast<size_t>(s.c);
   return 2 * c * sizeof(double) + c * sizeof(float) + reduction_geometry(s).grid.y * 2 * c * sizeof(float);
 }
@@ -645,8 +665,9 @@ size_t bn_fused_mask_bytes(const BnFusedShape& s) {
   return static_cast<size_t>(s.n * s.c * s.h * s.w / kGroup);  // one bit per element
 }
 
-void bn_channel_statistics(const BnFusedShape& s, const BnStatistics& a, cudaStream_t stream) {
-  require_supported(s, {a.x}, "bn_channel_statistics");
+void bn_channel_statistics(const BnFusedShape& shape, const BnStatistics& a, cudaStream_t stream) {
+  require_supported(shape, false, {a.x}, "bn_channel_statistics");
+  const BnFusedShape s = walked(shape);
   const Geometry g = reduction_geometry(s);
   const Workspace ws = carve(a.workspace, s.c);
   dispatch_types(s, [&](auto type, auto index) {
@@ -661,16 +682,20 @@ void bn_channel_statistics(const BnFusedShape& s, const BnStatistics& a, cudaStr
   CHECK_CUDA_LAUNCH();
 }
 
-void bn_finalize_statistics(const BnFusedShape& s, const BnFinalize& f, cudaStream_t stream) {
+void bn_finalize_statistics(const BnFusedShape& shape, const BnFinalize& f, cudaStream_t stream) {
+  const BnFusedShape s = walked(shape);
   const int64_t count = s.n * s.h * s.w;
   if (!positive_shape(s) || count <= 1)
     fatal("bn_finalize_statistics: needs more than one value per channel, got " + std::to_string(count));
   combine(s, const_cast<void*>(f.workspace), FinalizeStatistics{f, count}, stream);
 }
 
-void bn_apply_forward(const BnFusedShape& s, const BnApply& a, cudaStream_t stream) {
-  require_supported(s, {a.x, a.y, a.residual}, "bn_apply_forward");
-  const DropoutMask d = mask_of(s, a.dropout, "bn_apply_forward");
+void bn_apply_forward(const BnFusedShape& shape, const BnApply& a, cudaStream_t stream) {
+  require_supported(shape, a.dropout.p > 0.0, {a.x, a.y, a.residual}, "bn_apply_forward");
+  if (a.relu_after_residual && (!a.residual || !a.relu || a.dropout.p > 0.0))
+    fatal("bn_apply_forward: relu_after_residual needs a residual and relu, and takes no dropout");
+  const DropoutMask d = mask_of(shape, a.dropout, "bn_apply_forward");
+  const BnFusedShape s = walked(shape);
   dispatch_element_pass<false>(s, a.dropout, [&](auto types) {
     using K = decltype(types);
     using T = typename K::T;
@@ -685,8 +710,9 @@ void bn_apply_forward(const BnFusedShape& s, const BnApply& a, cudaStream_t stre
 
 namespace {
 template <bool Dx>
-void launch_backward(const BnFusedShape& s, const BnBackward& a, const char* what, cudaStream_t stream) {
-  const DropoutMask d = mask_of(s, a.dropout, what);
+void launch_backward(const BnFusedShape& shape, const BnBackward& a, const char* what, cudaStream_t stream) {
+  const DropoutMask d = mask_of(shape, a.dropout, what);
+  const BnFusedShape s = walked(shape);
   dispatch_element_pass<true>(s, a.dropout, [&](auto types) {
     using K = decltype(types);
     using T = typename K::T;
@@ -702,13 +728,13 @@ void launch_backward(const BnFusedShape& s, const BnBackward& a, const char* wha
 }  // namespace
 
 void bn_backward_reduce(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream) {
-  require_supported(s, {a.x, a.dy}, "bn_backward_reduce");
+  require_supported(s, a.dropout.p > 0.0, {a.x, a.dy}, "bn_backward_reduce");
   launch_backward<false>(s, a, "bn_backward_reduce", stream);
-  combine(s, a.workspace, BackwardSums{a.saved_inv_std, a.dscale, a.dbias}, stream);
+  combine(walked(s), a.workspace, BackwardSums{a.saved_inv_std, a.dscale, a.dbias}, stream);
 }
 
 void bn_backward_dx(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream) {
-  require_supported(s, {a.x, a.dy, a.dx}, "bn_backward_dx");
+  require_supported(s, a.dropout.p > 0.0, {a.x, a.dy, a.dx}, "bn_backward_dx");
   launch_backward<true>(s, a, "bn_backward_dx", stream);
 }
 

@@ -14,9 +14,10 @@
 // variance, momentum update); statistics, scale, bias and their gradients are fp32.
 //
 // Supported tensors (bn_fused_supports): NHWC with c % 8 == 0 and w % 4 == 0 (16-byte loads of 8 channels
-// at 4 consecutive w, one Philox draw per channel and 4 w), or NCHW with h*w % 4 == 0 (4 consecutive
-// elements, one draw); pointers aligned to 16 bytes (NHWC) or 4 elements (NCHW). The CUDA layers keep
-// the separate layers for anything else.
+// at 4 consecutive w, one Philox draw per channel and 4 w), or, without dropout, NHWC with c % 8 == 0 and
+// n*h*w % 4 == 0 (the passes then walk the pixels as one row: ResNet's 14x14 and 7x7 stages); NCHW with
+// h*w % 4 == 0 (4 consecutive elements, one draw); pointers aligned to 16 bytes (NHWC) or 4 elements
+// (NCHW). The CUDA layers keep the separate layers for anything else.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -35,8 +36,9 @@ struct BnFusedShape {
   DType dtype = DType::F32;
 };
 
-// Whether the fused passes run on this shape with these tensors (nullptr entries are ignored).
-bool bn_fused_supports(const BnFusedShape& s, std::initializer_list<const void*> tensors);
+// Whether the fused passes run on this shape with these tensors (nullptr entries are ignored), with or
+// without a dropout.
+bool bn_fused_supports(const BnFusedShape& s, bool dropout, std::initializer_list<const void*> tensors);
 
 // The scratch memory of the reductions: per-block partial sums, added up in a fixed order so that the
 // passes are deterministic (no atomics). One workspace serves a layer's forward and backward.
@@ -97,12 +99,15 @@ struct BnDropout {
   uint32_t* keep_bits = nullptr;
 };
 
-// y = [residual [+ residual_bias[c]] +] dropout(relu(x * a + b)), the ReLU optional. y may not alias x.
+// y = [residual [+ residual_bias[c]] +] dropout(relu(x * a + b)), the ReLU optional; or, with
+// relu_after_residual, y = relu(x * a + b + residual [+ residual_bias[c]]) (a bottleneck's end, no dropout).
+// y may not alias x.
 struct BnApply {
   const void* x = nullptr;
   const float* a = nullptr;  // [c]
   const float* b = nullptr;  // [c]
   bool relu = true;
+  bool relu_after_residual = false;  // the ReLU applies to the sum (needs a residual and relu)
   BnDropout dropout;
   const void* residual = nullptr;  // same shape and layout as y, or nullptr
   // [c] fp32, added with the residual (a shortcut convolution's bias, which then skips its own pass), or nullptr
@@ -114,7 +119,8 @@ void bn_apply_forward(const BnFusedShape& s, const BnApply& a, cudaStream_t stre
 // Backward of bn_apply_forward in training (batch statistics), given dy = dL/dy. With
 // g = dy * mask * scale * [x*a + b > 0] (the gradient at the BN output) and xhat = (x - mean) * inv_std:
 //   dbias = sum g, dscale = sum g * xhat, dx = scale * inv_std * (g - dbias/M - xhat * dscale/M).
-// The residual's gradient is dy itself and is not written here.
+// The residual's gradient is dy itself and is not written here. After a relu_after_residual forward, dy is
+// the gradient at the sum (the following ReLU layer masks it) and relu is false.
 struct BnBackward {
   const void* x = nullptr;
   const void* dy = nullptr;

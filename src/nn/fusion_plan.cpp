@@ -8,6 +8,25 @@ bool kind_at(const std::vector<LayerSpec>& c, size_t i, LayerKind kind) { return
 // The fused kernels' channel condition (bn_fused_supports): 8 channels per 16-byte load in NHWC.
 bool fused_takes_channels(const LayerSpec& bn, Layout layout) { return layout != Layout::NHWC || bn.in % 8 == 0; }
 
+// Why the fused kernels do not take a batch-norm run (empty: they do). `plain`: neither dropout nor add.
+std::string why_not_fused(const LayerSpec& bn, bool plain, const FusionAvailability& available) {
+  if (!available.fused_kernels) return "fused kernels off";
+  if (plain && !available.fuse_plain_bn_relu) return "plain bn+relu not fused";
+  if (!fused_takes_channels(bn, available.layout))
+    return std::to_string(bn.in) + " channels (NHWC needs a multiple of 8)";
+  return "";
+}
+
+// Whether child i is a Residual followed by a ReLU whose main branch ends in a batch norm that will take the
+// add and that ReLU.
+bool residual_takes_relu(const std::vector<LayerSpec>& c, size_t i, const FusionAvailability& available) {
+  if (!kind_at(c, i, LayerKind::Residual) || !kind_at(c, i + 1, LayerKind::ReLU) || c[i].children.empty()) return false;
+  const LayerSpec& main = c[i].children[0];
+  if (main.kind != LayerKind::Sequential || main.children.empty()) return false;
+  const LayerSpec& last = main.children.back();
+  return last.kind == LayerKind::BatchNorm2d && why_not_fused(last, false, available).empty();
+}
+
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
@@ -62,7 +81,8 @@ const char* fusion_path_name(FusionPath path) {
     case FusionPath::FusedHead: return "fused";
     case FusionPath::FusedMember: return "in fused run";
     case FusionPath::CudnnBnRelu: return "cudnn bn+relu";
-    case FusionPath::ReluInPrevious: return "in cudnn bn+relu";
+    case FusionPath::ReluInPrevious: return "applied by the previous layer";
+    case FusionPath::ResidualThenRelu: return "residual with the following relu";
     case FusionPath::FirstConv: return "first-conv kernels";
     case FusionPath::ConvReluPool: return "conv + pool kernels";
     case FusionPath::LinearRelu: return "linear epilogue";
@@ -118,19 +138,36 @@ bool layer_kernels_take_channels(int64_t channels) {
 }
 
 FusionPlan plan_fusion(const std::vector<LayerSpec>& children, const FusionAvailability& available,
-                       bool ends_residual_main, bool network_input) {
+                       bool ends_residual_main, bool network_input, bool relu_after_residual) {
   FusionPlan plan;
   plan.steps.resize(children.size());
   for (size_t i = 0; i < children.size(); ++i) {
-    if (!kind_at(children, i, LayerKind::BatchNorm2d) || !kind_at(children, i + 1, LayerKind::ReLU)) continue;
+    if (residual_takes_relu(children, i, available)) {
+      plan.steps[i].path = FusionPath::ResidualThenRelu;
+      plan.steps[i + 1].path = FusionPath::ReluInPrevious;
+      i += 1;
+      continue;
+    }
+    if (!kind_at(children, i, LayerKind::BatchNorm2d)) continue;
+    if (!kind_at(children, i + 1, LayerKind::ReLU)) {  // a lone batch norm
+      const bool at_end = ends_residual_main && i + 1 == children.size();
+      const std::string why = why_not_fused(children[i], !at_end, available);
+      if (!why.empty()) {
+        plan.record += children[i].name + ": separate layer (" + why + ")\n";
+        continue;
+      }
+      FusionStep& head = plan.steps[i];
+      head.path = FusionPath::FusedHead;
+      head.adds_residual = at_end;
+      head.relu_after_add = at_end && relu_after_residual;
+      plan.record += children[i].name + (head.adds_residual ? " + residual add" : "") +
+                     (head.relu_after_add ? " + relu" : "") + kFusedKernelsRecord + "\n";
+      continue;
+    }
     const bool with_dropout = kind_at(children, i + 2, LayerKind::Dropout);
     const bool at_end = ends_residual_main && i + (with_dropout ? 3 : 2) == children.size();
-    std::string why_not_fused;
-    if (!available.fused_kernels) why_not_fused = "fused kernels off";
-    else if (!with_dropout && !at_end && !available.fuse_plain_bn_relu) why_not_fused = "plain bn+relu not fused";
-    else if (!fused_takes_channels(children[i], available.layout))
-      why_not_fused = std::to_string(children[i].in) + " channels (NHWC needs a multiple of 8)";
-    if (why_not_fused.empty()) {
+    const std::string why_not = why_not_fused(children[i], !with_dropout && !at_end, available);
+    if (why_not.empty()) {
       const size_t run = with_dropout ? 3 : 2;
       FusionStep& head = plan.steps[i];
       head.path = FusionPath::FusedHead;
@@ -142,10 +179,10 @@ FusionPlan plan_fusion(const std::vector<LayerSpec>& children, const FusionAvail
     } else if (available.cudnn_bn_relu) {
       plan.steps[i].path = FusionPath::CudnnBnRelu;
       plan.steps[i + 1].path = FusionPath::ReluInPrevious;
-      plan.record += names(children, i, 2) + ": cudnn bn+relu graph (" + why_not_fused + ")\n";
+      plan.record += names(children, i, 2) + ": cudnn bn+relu graph (" + why_not + ")\n";
       i += 1;
     } else {
-      plan.record += names(children, i, 2) + ": separate layers (" + why_not_fused + ", no cudnn bn+relu)\n";
+      plan.record += names(children, i, 2) + ": separate layers (" + why_not + ", no cudnn bn+relu)\n";
       i += 1;
     }
   }

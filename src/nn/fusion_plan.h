@@ -8,6 +8,11 @@
 //                                    main branch of a Residual
 //   [BatchNorm2d, ReLU]           -> cuDNN's BN+ReLU graph when the fused kernels are off or cannot take
 //                                    the channel count (their dropout then runs as its own layer)
+//   [BatchNorm2d] (+ add (+ ReLU)) -> the fused kernels; at the end of a Residual's main branch the run takes
+//                                    the add, and the ReLU that follows the Residual (torchvision's blocks:
+//                                    relu(bn(conv(...)) + shortcut)), whose layer then only masks the gradient
+// and, at each Residual followed by a ReLU whose main branch ends in a BatchNorm2d that the fused kernels
+// take, that ReLU goes into the branch's last run (ResidualThenRelu, then ReluInPrevious).
 // Then, among the layers no batch-norm run took, the small-network patterns (layer_kernels):
 //   [Conv2d C->K 3x3 (+ bias), (ReLU)] first in the network, C <= 4 -> our first-convolution kernels (no input
 //                                    gradient)
@@ -47,7 +52,9 @@ enum class FusionPath {
   FusedHead,        // first layer of a fused run: the run's layer is built here
   FusedMember,      // later layer of a fused run: no layer of its own
   CudnnBnRelu,      // BatchNorm2d with the following ReLU in its cuDNN graph
-  ReluInPrevious,   // the ReLU of a CudnnBnRelu pair: passes through, masks the gradient
+  ReluInPrevious,   // a ReLU the previous step applied (a CudnnBnRelu pair, a ResidualThenRelu): passes
+                    // through, masks the gradient
+  ResidualThenRelu, // a Residual whose main branch's last batch-norm run also applies the following ReLU
   FirstConv,        // the network's first Conv2d (at most 4 input channels), and its ReLU as a FusedMember
   ConvReluPool,     // Conv2d, ReLU, 2x2 MaxPool2d, optional Dropout and Flatten: FusedMember follow
   LinearRelu,       // Linear with its ReLU (and Dropout) in the layer: FusedMember follow
@@ -58,6 +65,7 @@ struct FusionStep {
   FusionPath path = FusionPath::Separate;
   size_t run = 1;             // FusedHead: how many layers the run covers
   bool adds_residual = false;  // FusedHead: the run also adds the Residual's shortcut
+  bool relu_after_add = false; // FusedHead of a lone BatchNorm2d: the ReLU after the Residual applies to the sum
 };
 
 struct FusionPlan {
@@ -67,9 +75,10 @@ struct FusionPlan {
 
 // `children`: a Sequential's child specs. `ends_residual_main`: the Sequential is the main branch of a
 // Residual, whose add a fused run at its very end may take. `network_input`: the Sequential is the network's
-// root, so its first layer's input gradient is never read.
+// root, so its first layer's input gradient is never read. `relu_after_residual`: the enclosing plan gave
+// that Residual's following ReLU to this branch (ResidualThenRelu).
 FusionPlan plan_fusion(const std::vector<LayerSpec>& children, const FusionAvailability& available,
-                       bool ends_residual_main, bool network_input = false);
+                       bool ends_residual_main, bool network_input = false, bool relu_after_residual = false);
 
 // Whether our small-network kernels take this many channels (a power of two up to 256, so that a block's
 // threads share them out; kernels/small_conv.h and kernels/pool_dropout.h check the same).

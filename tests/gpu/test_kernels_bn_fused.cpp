@@ -8,6 +8,7 @@
 // The layer tests (test_layers_bn_fused.cpp) check the full forward and backward against the CPU layers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <utility>
@@ -37,8 +38,9 @@ TEST(KernelsBnFused, StatisticsAndFinalizeMatchDoubleReference) {
   };
   // One block; 40 groups of 8 channels; many blocks of rows; more rows than one wave of blocks (each thread
   // loops); more than 256 channel groups (two blocks across the channels).
+  // Rows of 14 and 7 (ResNet's later stages): NHWC walks them as one row of pixels, NCHW takes h*w % 4 == 0.
   for (Dims d : {Dims{4, 16, 8, 8}, Dims{3, 24, 4, 12}, Dims{2, 320, 4, 4}, Dims{64, 8, 8, 8}, Dims{512, 16, 32, 32},
-                 Dims{2, 2064, 1, 4}})
+                 Dims{2, 2064, 1, 4}, Dims{4, 16, 14, 14}, Dims{8, 24, 7, 7}})
     for (DType t : kDtypes)
       for (Layout l : kLayouts) {
         SCOPED_TRACE(case_name(t, l) + " c " + std::to_string(d.c));
@@ -84,7 +86,9 @@ TEST(KernelsBnFused, StatisticsAndFinalizeMatchDoubleReference) {
         DeviceMem workspace(kernels::bn_fused_workspace_bytes(s)), out(static_cast<size_t>(4 * d.c) * 4);
         workspace.poison();  // every partial sum must be written
         out.poison();
-        ASSERT_TRUE(kernels::bn_fused_supports(s, {dx.get()}));
+        const bool takes = kernels::bn_fused_supports(s, false, {dx.get()});
+        ASSERT_EQ(takes, l == Layout::NHWC || plane % 4 == 0);
+        if (!takes) continue;
         kernels::bn_channel_statistics(s, kernels::BnStatistics{dx.get(), workspace.get()}, nullptr);
         kernels::BnFinalize f;
         f.workspace = workspace.get();
@@ -174,17 +178,70 @@ TEST(KernelsBnFused, ApplyDrawsTheDropoutKernelsMask) {
     }
 }
 
+// A bottleneck's end: y = relu(x * a + b + residual + bias), the ReLU after the sum, against a host reference,
+// also on rows of 7 (NHWC walks them as one row of pixels).
+TEST(KernelsBnFused, ApplyWithReluAfterTheResidual) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(45);
+  struct Dims {
+    int64_t n, c, h, w;
+  };
+  for (Dims d : {Dims{3, 16, 4, 8}, Dims{4, 24, 7, 7}})
+    for (DType t : kDtypes)
+      for (Layout l : kLayouts) {
+        const kernels::BnFusedShape s = shape_of(d.n, d.c, d.h, d.w, l, t);
+        if (!kernels::bn_fused_supports(s, false, {})) continue;  // NCHW rows of 7
+        SCOPED_TRACE(case_name(t, l) + " h " + std::to_string(d.h));
+        const auto size = static_cast<size_t>(d.n * d.c * d.h * d.w), uc = static_cast<size_t>(d.c);
+        std::vector<float> x = random_values(size, rng), r = random_values(size, rng);
+        quantize(x, t);
+        quantize(r, t);
+        const std::vector<float> ca = random_values(uc, rng, 0.5f, 1.5f), cb = random_values(uc, rng, 0.1f, 0.5f);
+        const std::vector<float> bias = random_values(uc, rng, 0.1f, 0.5f);
+        DeviceMem dx = to_device(x, t), dres = to_device(r, t), got(size * dtype_size(t));
+        DeviceMem da = to_device(ca, DType::F32), db = to_device(cb, DType::F32), dbias = to_device(bias, DType::F32);
+        got.poison();
+        kernels::BnApply a;
+        a.x = dx.get();
+        a.a = da.as<float>();
+        a.b = db.as<float>();
+        a.relu = true;
+        a.relu_after_residual = true;
+        a.residual = dres.get();
+        a.residual_bias = dbias.as<float>();
+        a.y = got.get();
+        kernels::bn_apply_forward(s, a, nullptr);
+        const int64_t plane = d.h * d.w;
+        std::vector<float> want(size);
+        size_t negative_sums = 0;
+        for (size_t i = 0; i < size; ++i) {
+          const auto at = static_cast<int64_t>(i);
+          const size_t k = static_cast<size_t>(l == Layout::NHWC ? at % d.c : (at / plane) % d.c);
+          const float sum = std::fma(x[i], ca[k], cb[k]) + r[i] + bias[k];
+          negative_sums += sum < 0.0f && std::fma(x[i], ca[k], cb[k]) > 0.0f;
+          want[i] = std::max(sum, 0.0f);
+        }
+        EXPECT_GT(negative_sums, 0u);  // the case where a ReLU before the add would differ
+        EXPECT_TRUE(all_close(download(got.get(), size, t), want, t == DType::F32 ? 1e-6 : tolerance(t) / 4,
+                              max_abs(want)));
+      }
+}
+
 TEST(KernelsBnFused, SupportsNamesItsConditions) {
   float aligned[16] __attribute__((aligned(16)));
   const void* odd = reinterpret_cast<const char*>(aligned) + 4;
-  EXPECT_TRUE(kernels::bn_fused_supports(shape_of(2, 16, 4, 8, Layout::NHWC, DType::BF16), {aligned}));
-  EXPECT_FALSE(kernels::bn_fused_supports(shape_of(2, 12, 4, 8, Layout::NHWC, DType::BF16), {}));  // c % 8
-  EXPECT_FALSE(kernels::bn_fused_supports(shape_of(2, 16, 4, 6, Layout::NHWC, DType::BF16), {}));  // w % 4
-  EXPECT_FALSE(kernels::bn_fused_supports(shape_of(2, 16, 4, 8, Layout::NHWC, DType::BF16), {odd}));
-  EXPECT_TRUE(kernels::bn_fused_supports(shape_of(2, 12, 2, 6, Layout::NCHW, DType::F32), {aligned}));
-  EXPECT_FALSE(kernels::bn_fused_supports(shape_of(2, 12, 3, 5, Layout::NCHW, DType::F32), {}));  // h*w % 4
-  EXPECT_FALSE(kernels::bn_fused_supports(shape_of(2, 12, 2, 6, Layout::NCHW, DType::F32), {odd}));
-  EXPECT_FALSE(kernels::bn_fused_supports(shape_of(0, 16, 4, 8, Layout::NHWC, DType::F32), {}));
+  EXPECT_TRUE(kernels::bn_fused_supports(shape_of(2, 16, 4, 8, Layout::NHWC, DType::BF16), true, {aligned}));
+  EXPECT_FALSE(kernels::bn_fused_supports(shape_of(2, 12, 4, 8, Layout::NHWC, DType::BF16), false, {}));  // c % 8
+  // w % 4 != 0: one row of n*h*w pixels, without dropout only, and n*h*w % 4 == 0.
+  EXPECT_TRUE(kernels::bn_fused_supports(shape_of(2, 16, 4, 6, Layout::NHWC, DType::BF16), false, {aligned}));
+  EXPECT_FALSE(kernels::bn_fused_supports(shape_of(2, 16, 4, 6, Layout::NHWC, DType::BF16), true, {}));
+  EXPECT_TRUE(kernels::bn_fused_supports(shape_of(4, 16, 7, 7, Layout::NHWC, DType::BF16), false, {}));
+  EXPECT_FALSE(kernels::bn_fused_supports(shape_of(2, 16, 7, 7, Layout::NHWC, DType::BF16), false, {}));
+  EXPECT_FALSE(kernels::bn_fused_supports(shape_of(2, 16, 4, 8, Layout::NHWC, DType::BF16), false, {odd}));
+  EXPECT_TRUE(kernels::bn_fused_supports(shape_of(2, 12, 2, 6, Layout::NCHW, DType::F32), true, {aligned}));
+  EXPECT_FALSE(kernels::bn_fused_supports(shape_of(2, 12, 3, 5, Layout::NCHW, DType::F32), false, {}));  // h*w % 4
+  EXPECT_FALSE(kernels::bn_fused_supports(shape_of(2, 12, 2, 6, Layout::NCHW, DType::F32), false, {odd}));
+  EXPECT_FALSE(kernels::bn_fused_supports(shape_of(0, 16, 4, 8, Layout::NHWC, DType::F32), false, {}));
 }
 
 // One bit per element under NHWC, each at its own place within the buffer; none stored under NCHW.
@@ -273,12 +330,18 @@ TEST(KernelsBnFused, BackwardMatchesDoubleReferenceWithStoredOrDrawnMask) {
     int64_t n, c, h, w;
   };
   const uint64_t key = 0x5151ull, step = 3;
-  for (Dims d : {Dims{3, 24, 5, 12}, Dims{2, 320, 4, 8}, Dims{512, 16, 32, 32}, Dims{2, 2064, 1, 4}})
+  for (Dims d : {Dims{3, 24, 5, 12}, Dims{2, 320, 4, 8}, Dims{512, 16, 32, 32}, Dims{2, 2064, 1, 4},
+                 Dims{3, 16, 14, 14}, Dims{4, 24, 7, 7}})
     for (double p : {0.0, 0.3})
       for (DType t : kDtypes)
         for (Layout l : kLayouts) {
-          SCOPED_TRACE(case_name(t, l) + " c " + std::to_string(d.c) + " p " + std::to_string(p));
+          SCOPED_TRACE(case_name(t, l) + " c " + std::to_string(d.c) + " h " + std::to_string(d.h) + " p " +
+                       std::to_string(p));
           const kernels::BnFusedShape s = shape_of(d.n, d.c, d.h, d.w, l, t);
+          if (!kernels::bn_fused_supports(s, p > 0, {})) {  // rows of 7: NHWC without dropout only
+            EXPECT_TRUE(d.w % 4 != 0 && (p > 0 || l == Layout::NCHW));
+            continue;
+          }
           const int64_t plane = d.h * d.w, size = d.n * d.c * plane;
           const auto usize = static_cast<size_t>(size), uc = static_cast<size_t>(d.c);
           std::vector<float> x = random_values(usize, rng, 0.05f, 2.0f), dy = random_values(usize, rng, 0.05f, 1.0f);

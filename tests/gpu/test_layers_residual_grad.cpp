@@ -186,6 +186,43 @@ TEST(CudaResidualGrad, BlocksMatchTheCpuWithTheFusionOnAndOff) {
   }
 }
 
+// torchvision's bottleneck as src/models/resnet.cpp builds it: relu(bn3(conv3(...)) + shortcut(x)), with a
+// 1x1 convolution + batch norm shortcut where the widths differ. Its last batch norm takes the add and the
+// block's ReLU; the shortcut's batch norm runs alone on the fused kernels.
+LayerSpec bottleneck_block(int64_t in, int64_t width, const std::string& n) {
+  const int64_t out = 4 * width;
+  LayerSpec main = sequential(n + ".main", {conv2d(n + ".conv1", in, width, 1, 1, 0, false),
+                                            batchnorm2d(n + ".bn1", width), relu(n + ".relu1"),
+                                            conv2d(n + ".conv2", width, width, 3, 1, 1, false),
+                                            batchnorm2d(n + ".bn2", width), relu(n + ".relu2"),
+                                            conv2d(n + ".conv3", width, out, 1, 1, 0, false),
+                                            batchnorm2d(n + ".bn3", out)});
+  std::vector<LayerSpec> shortcut;
+  if (in != out)
+    shortcut.push_back(sequential(n + ".downsample", {conv2d(n + ".downsample.0", in, out, 1, 1, 0, false),
+                                                      batchnorm2d(n + ".downsample.1", out)}));
+  return sequential(n, {residual(n + ".sum", std::move(main), std::move(shortcut)), relu(n + ".relu")});
+}
+
+// A projection bottleneck and an identity one (which adds its shortcut gradient in its first dgrad, in place:
+// the block's ReLU hands it a buffer of its own), on rows of 8 and of 7 (NHWC walks those as one row of
+// pixels; NCHW's fused kernels refuse h*w = 49 and the runs fall back to their separate layers).
+TEST(CudaResidualGrad, BottlenecksMatchTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const LayerSpec net = sequential("net", {bottleneck_block(16, 8, "a"), bottleneck_block(32, 8, "b")});
+  uint64_t seed = 90;
+  for (int64_t side : {8, 7}) {
+    LayerCase c{net, Shape{4, 16, side, side}};
+    check_everywhere(c, "bottlenecks " + std::to_string(side) + "x" + std::to_string(side), seed++, nullptr,
+                     chain_grad_tolerance);
+  }
+  cuda::Context ctx(options_for(kPrecisions[2], Layout::NHWC));
+  const std::string report = cuda::fusion_report(*cuda::make_layer(net, ctx));
+  EXPECT_NE(report.find("a.bn3 + residual add + relu: fused kernels"), std::string::npos) << report;
+  EXPECT_NE(report.find("a.downsample.1: fused kernels"), std::string::npos) << report;
+  EXPECT_NE(report.find("b.sum: shortcut gradient added by b.conv1's dgrad in place"), std::string::npos) << report;
+}
+
 // The plan report names each block whose dgrad takes the add; an identity block that is its container's
 // last layer (its dy is its caller's) or under a Flatten keeps the add pass, as every block does with the
 // fusion off.

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "models/resnet.h"
 #include "models/wide_resnet.h"
 #include "nn/fusion_plan.h"
 #include "nn/spec.h"
@@ -98,12 +99,59 @@ TEST(FusionPlan, PlainBnReluFollowsItsSwitch) {
   EXPECT_EQ(plan_fusion(block_main(160, 0.3), a, true).steps[5].path, P::FusedHead);
 }
 
-TEST(FusionPlan, LoneLayersStaySeparate) {
+TEST(FusionPlan, LoneBatchNormsTakeTheFusedKernels) {
   const std::vector<LayerSpec> odd = {batchnorm2d("bn", 16), dropout("drop", 0.5), relu("relu"),
                                       batchnorm2d("last", 16)};
   const FusionPlan plan = plan_fusion(odd, FusionAvailability{}, true);
-  EXPECT_EQ(paths(plan), std::vector<P>(4, P::Separate));
-  EXPECT_TRUE(plan.record.empty());
+  EXPECT_EQ(paths(plan), (std::vector<P>{P::FusedHead, P::Separate, P::Separate, P::FusedHead}));
+  EXPECT_FALSE(plan.steps[0].adds_residual);
+  EXPECT_TRUE(plan.steps[3].adds_residual);  // it ends the branch: it takes the add
+  EXPECT_FALSE(plan.steps[3].relu_after_add);
+  EXPECT_NE(plan.record.find("bn: fused kernels"), std::string::npos) << plan.record;
+  EXPECT_NE(plan.record.find("last + residual add: fused kernels"), std::string::npos) << plan.record;
+  FusionAvailability off;
+  off.fused_kernels = false;
+  const FusionPlan separate = plan_fusion(odd, off, true);
+  EXPECT_EQ(paths(separate), std::vector<P>(4, P::Separate));
+  EXPECT_NE(separate.record.find("last: separate layer (fused kernels off)"), std::string::npos) << separate.record;
+}
+
+// torchvision's bottleneck: relu(bn3(conv3(...)) + downsample(x)). The block's ReLU goes into bn3's run, which
+// takes the add; the shortcut's lone batch norm takes the fused kernels too.
+TEST(FusionPlan, BottleneckEndTakesTheAddAndTheReluAfterIt) {
+  const LayerSpec net = resnet50(ModelInput{3, 224, 224, 1000});
+  const LayerSpec& block = net.children.at(4);  // layer1.0: [Residual, ReLU]
+  ASSERT_EQ(block.name, "layer1.0");
+  FusionAvailability nhwc;
+  nhwc.layout = Layout::NHWC;
+  const FusionPlan outer = plan_fusion(block.children, nhwc, false);
+  EXPECT_EQ(paths(outer), (std::vector<P>{P::ResidualThenRelu, P::ReluInPrevious}));
+  const LayerSpec& sum = block.children[0];
+  const FusionPlan main = plan_fusion(sum.children[0].children, nhwc, true, false, true);
+  const FusionStep& bn3 = main.steps.back();
+  EXPECT_EQ(bn3.path, P::FusedHead);
+  EXPECT_EQ(bn3.run, 1u);
+  EXPECT_TRUE(bn3.adds_residual);
+  EXPECT_TRUE(bn3.relu_after_add);
+  EXPECT_NE(main.record.find("layer1.0.bn3 + residual add + relu: fused kernels"), std::string::npos) << main.record;
+  const FusionPlan shortcut = plan_fusion(sum.children[1].children, nhwc, false);
+  EXPECT_EQ(paths(shortcut), (std::vector<P>{P::Separate, P::FusedHead}));
+  EXPECT_FALSE(shortcut.steps[1].adds_residual);
+  // Without the fused kernels the ReLU stays its own layer.
+  FusionAvailability off = nhwc;
+  off.fused_kernels = false;
+  EXPECT_EQ(paths(plan_fusion(block.children, off, false)), (std::vector<P>{P::Separate, P::Separate}));
+}
+
+TEST(FusionPlan, ReluAfterAResidualStaysWhereTheBranchDoesNotEndInABatchNorm) {
+  const LayerSpec main = sequential("b.main", block_main(160, 0.0));  // ends with BN + ReLU
+  const std::vector<LayerSpec> block = {residual("b.sum", main, {}), relu("b.relu")};
+  EXPECT_EQ(paths(plan_fusion(block, FusionAvailability{}, false)), (std::vector<P>{P::Separate, P::Separate}));
+  FusionAvailability nhwc;  // a last batch norm of 12 channels under NHWC is not fused: no ReLU for it
+  nhwc.layout = Layout::NHWC;
+  const LayerSpec narrow = sequential("n.main", {conv2d("n.conv", 12, 12, 3, 1, 1, false), batchnorm2d("n.bn", 12)});
+  const std::vector<LayerSpec> narrow_block = {residual("n.sum", narrow, {}), relu("n.relu")};
+  EXPECT_EQ(paths(plan_fusion(narrow_block, nhwc, false)), (std::vector<P>{P::Separate, P::Separate}));
 }
 
 TEST(FusionPlan, WideResNetTopLevelFusesTheStem) {

@@ -23,16 +23,18 @@ bool has_dropout(const std::vector<LayerSpec>& specs) { return specs.size() > 2;
 
 }  // namespace
 
-FusedBnRun::FusedBnRun(std::vector<LayerSpec> specs, bool adds_residual, Context& ctx)
-    : specs_(std::move(specs)), adds_residual_(adds_residual), ctx_(ctx) {
-  const bool kinds_ok = (specs_.size() == 2 || specs_.size() == 3) && specs_[0].kind == LayerKind::BatchNorm2d &&
-                        specs_[1].kind == LayerKind::ReLU &&
-                        (specs_.size() == 2 || specs_[2].kind == LayerKind::Dropout);
-  if (!kinds_ok) fatal("FusedBnRun: expects [BatchNorm2d, ReLU] or [BatchNorm2d, ReLU, Dropout]");
+FusedBnRun::FusedBnRun(std::vector<LayerSpec> specs, bool adds_residual, bool relu_after_add, Context& ctx)
+    : specs_(std::move(specs)), adds_residual_(adds_residual), relu_after_add_(relu_after_add), ctx_(ctx) {
+  const bool kinds_ok = !specs_.empty() && specs_.size() <= 3 && specs_[0].kind == LayerKind::BatchNorm2d &&
+                        (specs_.size() < 2 || specs_[1].kind == LayerKind::ReLU) &&
+                        (specs_.size() < 3 || specs_[2].kind == LayerKind::Dropout);
+  if (!kinds_ok) fatal("FusedBnRun: expects [BatchNorm2d], [BatchNorm2d, ReLU] or [BatchNorm2d, ReLU, Dropout]");
+  if (relu_after_add_ && (specs_.size() != 1 || !adds_residual_))
+    fatal("FusedBnRun: a ReLU after the add needs a lone BatchNorm2d that takes the add");
   // The run's own layers (they validate the specs, e.g. the dropout probability) for the shapes the kernels
   // do not take; with BN and ReLU paired as Sequential pairs them.
   for (const auto& s : specs_) separate_.push_back(make_layer(s, ctx));
-  if (ctx.options().fuse_bn_relu) {
+  if (relu_in_run() && ctx.options().fuse_bn_relu) {
     static_cast<BatchNorm2d&>(*separate_[0]).enable_fused_relu();
     static_cast<ReLU&>(*separate_[1]).set_applied_by_previous_layer();
   }
@@ -78,7 +80,7 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
   mode_ = mode;
   y_ = output_tensor(y_buffer_, shape, ctx_);
   const kernels::BnFusedShape s = fused_shape(x);
-  fused_ = kernels::bn_fused_supports(s, {x.data, y_.data, residual ? residual->data : nullptr});
+  fused_ = kernels::bn_fused_supports(s, dropout_p(mode) > 0, {x.data, y_.data, residual ? residual->data : nullptr});
   if (!fused_) return forward_separately(x, mode, residual, residual_bias);
   if (mode == Mode::Train && s.n * s.h * s.w <= 1)
     throw UserError("BatchNorm2d '" + bn.name + "' needs more than one value per channel in training, got input " +
@@ -122,7 +124,8 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
       last_keep_bits_ = keep_bits_.ensure_as<uint32_t>(bytes / sizeof(uint32_t));
   }
   apply.x = x.data;
-  apply.relu = true;
+  apply.relu = relu_in_run() || relu_after_add_;
+  apply.relu_after_residual = relu_after_add_;
   apply.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step(), first_element_, last_keep_bits_};
   apply.residual = residual ? residual->data : nullptr;
   apply.residual_bias = residual_bias;
@@ -144,6 +147,7 @@ const DeviceTensor& FusedBnRun::forward_separately(const DeviceTensor& x, Mode m
     const Shape& s = y_.shape();
     kernels::bias_add(y_.data, y_.dtype(), residual_bias, DType::F32, s[0], s[1], s[2], s[3], y_.layout(), ctx_.stream());
   }
+  if (relu_after_add_) kernels::relu_forward(y_.data, y_.data, y_.numel(), y_.dtype(), ctx_.stream());
   return y_;
 }
 
@@ -160,7 +164,7 @@ const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
   check_activation(dy, ctx_, bn, 4);
   dx_ = output_tensor(dx_buffer_, y_.shape(), ctx_);
   const kernels::BnFusedShape s = fused_shape(x_);
-  if (!kernels::bn_fused_supports(s, {dy.data, dx_.data}))
+  if (!kernels::bn_fused_supports(s, last_p_ > 0, {dy.data, dx_.data}))
     fatal("fused run '" + bn.name + "': the output gradient is not aligned for the fused kernels");
   const int64_t c = s.c;
   const float* state = static_cast<const float*>(channel_state_.data());
@@ -169,7 +173,7 @@ const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
   b.dy = dy.data;
   b.a = state + 2 * c;
   b.b = state + 3 * c;
-  b.relu = true;
+  b.relu = relu_in_run();  // a ReLU after the add was undone by its own layer's backward
   b.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step(), first_element_, last_keep_bits_};
   b.scale = views_.params;
   b.saved_mean = state;

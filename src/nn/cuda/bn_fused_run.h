@@ -1,5 +1,8 @@
-// One fused run of a Sequential: [BatchNorm2d, ReLU] or [BatchNorm2d, ReLU, Dropout], optionally followed
-// by the Residual's add, as the passes of kernels/bn_fused.h (y = [shortcut +] dropout(relu(bn(x)))).
+// One fused run of a Sequential: [BatchNorm2d], [BatchNorm2d, ReLU] or [BatchNorm2d, ReLU, Dropout],
+// optionally followed by the Residual's add, as the passes of kernels/bn_fused.h
+// (y = [shortcut +] dropout(relu(bn(x)))); or a lone BatchNorm2d that ends a bottleneck, taking the add and
+// the ReLU after it (y = relu(bn(x) + shortcut)), whose ReLU layer then passes its input through and masks
+// the gradient before this run's backward sees it.
 // Chosen by the fusion planner (nn/fusion_plan.h); it stands in for the run's layers with their
 // semantics: the BN's parameter and buffer views (running statistics updated in place, so checkpoints see
 // them), the dropout's mask key from its own name and its step from set_random_stream or the context's
@@ -20,9 +23,10 @@ namespace sb::cuda {
 
 class FusedBnRun final : public Layer {
  public:
-  // specs: the run's layers in order (BatchNorm2d, ReLU[, Dropout]). adds_residual: forward adds the
-  // tensor given by set_residual.
-  FusedBnRun(std::vector<LayerSpec> specs, bool adds_residual, Context& ctx);
+  // specs: the run's layers in order (BatchNorm2d[, ReLU[, Dropout]]). adds_residual: forward adds the
+  // tensor given by set_residual. relu_after_add (specs a lone BatchNorm2d, adds_residual): forward applies
+  // the ReLU that follows the Residual to the sum.
+  FusedBnRun(std::vector<LayerSpec> specs, bool adds_residual, bool relu_after_add, Context& ctx);
   void bind(const ParamViews& views) override;
   void set_random_stream(uint64_t key, uint64_t step) override;
   void set_first_sample(int64_t first) override;
@@ -44,8 +48,10 @@ class FusedBnRun final : public Layer {
                                         const float* residual_bias);
   double dropout_p(Mode mode) const;
 
+  bool relu_in_run() const { return specs_.size() > 1; }
+
   std::vector<LayerSpec> specs_;  // [0] BatchNorm2d, [1] ReLU, [2] Dropout when present
-  bool adds_residual_;
+  bool adds_residual_, relu_after_add_;
   Context& ctx_;
   ParamViews views_;
   uint64_t mask_key_ = 0, step_ = 0;

@@ -34,13 +34,14 @@ bool reads_gradient_on_compute_stream_only(const Layer* layer) {
 }
 
 // Whether the input gradient a layer's backward returns may be written by the layer below: a buffer of its
-// own that it never reads again (not its output gradient handed on, as a Flatten, a ReLU left to the
-// previous layer or an identity Dropout may return), or a Residual's, which is its own or an output
-// gradient it was allowed to write.
+// own that it never reads again (not its output gradient handed on, as a Flatten or an identity Dropout may
+// return; a ReLU always writes its own, also when the previous layer applied it), or a Residual's, which is
+// its own or an output gradient it was allowed to write.
 bool returns_writable_input_gradient(const Layer* layer) {
   return dynamic_cast<const FusedBnRun*>(layer) || dynamic_cast<const BatchNorm2d*>(layer) ||
          dynamic_cast<const Pool2d*>(layer) || dynamic_cast<const Conv2d*>(layer) ||
-         dynamic_cast<const Linear*>(layer) || dynamic_cast<const Residual*>(layer);
+         dynamic_cast<const Linear*>(layer) || dynamic_cast<const Residual*>(layer) ||
+         dynamic_cast<const ReLU*>(layer);
 }
 
 bool is_container(const LayerSpec& s) { return s.kind == LayerKind::Sequential || s.kind == LayerKind::Residual; }
@@ -59,9 +60,11 @@ const DeviceTensor& timed(const Context& ctx, const std::string& label, bool bac
 
 }  // namespace
 
-Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main, bool network_input) : ctx_(ctx) {
+Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main, bool network_input,
+                       bool relu_after_residual)
+    : ctx_(ctx) {
   const std::vector<LayerSpec>& children = spec.children;
-  const FusionPlan plan = plan_fusion(children, availability(ctx), residual_main, network_input);
+  const FusionPlan plan = plan_fusion(children, availability(ctx), residual_main, network_input, relu_after_residual);
   plan_record_ = plan.record;
   for (size_t i = 0; i < children.size(); ++i) {
     const FusionStep& step = plan.steps[i];
@@ -82,7 +85,7 @@ Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main, 
         auto run = std::make_unique<FusedBnRun>(
             std::vector<LayerSpec>(children.begin() + static_cast<std::ptrdiff_t>(i),
                                    children.begin() + static_cast<std::ptrdiff_t>(i + step.run)),
-            step.adds_residual, ctx);
+            step.adds_residual, step.relu_after_add, ctx);
         if (step.adds_residual) residual_run_ = run.get();
         s.layer = std::move(run);
         break;
@@ -91,6 +94,14 @@ Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main, 
         auto bn = std::make_unique<BatchNorm2d>(c, ctx);
         bn->enable_fused_relu();
         s.layer = std::move(bn);
+        break;
+      }
+      case FusionPath::ResidualThenRelu: {
+        auto residual = std::make_unique<Residual>(c, ctx, true);
+        if (!residual->applies_following_relu())
+          fatal("Sequential: residual '" + c.name + "' was planned to apply the following ReLU but its main branch "
+                "does not take the add");
+        s.layer = std::move(residual);
         break;
       }
       case FusionPath::ReluInPrevious: {
@@ -169,10 +180,11 @@ std::string Sequential::fusion_report() const {
   return r;
 }
 
-Residual::Residual(const LayerSpec& spec, Context& ctx) : spec_(spec), ctx_(ctx) {
+Residual::Residual(const LayerSpec& spec, Context& ctx, bool relu_follows)
+    : spec_(spec), ctx_(ctx), relu_follows_(relu_follows) {
   const LayerSpec& main = spec.children.at(0);
   if (main.kind == LayerKind::Sequential) {
-    auto seq = std::make_unique<Sequential>(main, ctx, true);
+    auto seq = std::make_unique<Sequential>(main, ctx, true, false, relu_follows);
     if (seq->adds_residual()) fused_add_main_ = seq.get();
     if (ctx.options().fuse_residual_grad) {
       grad_sum_conv_ = dynamic_cast<Conv2d*>(seq->first_layer());

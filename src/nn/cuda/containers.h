@@ -22,7 +22,9 @@ class Sequential final : public Layer {
  public:
   // residual_main: the Sequential is a Residual's main branch, whose add a final fused run may take.
   // network_input: the Sequential is the network's root (its first layer's input gradient is never read).
-  Sequential(const LayerSpec& spec, Context& ctx, bool residual_main = false, bool network_input = false);
+  // relu_after_residual: that final run also applies the ReLU that follows the Residual.
+  Sequential(const LayerSpec& spec, Context& ctx, bool residual_main = false, bool network_input = false,
+             bool relu_after_residual = false);
   void bind(const ParamViews& views) override;
   void set_random_stream(uint64_t key, uint64_t step) override;
   void set_first_sample(int64_t first) override;
@@ -64,7 +66,9 @@ class Sequential final : public Layer {
 //   block that is a network's last layer, or under a Flatten) the add pass stays.
 class Residual final : public Layer {
  public:
-  Residual(const LayerSpec& spec, Context& ctx);
+  // relu_follows: the fusion plan gave the ReLU after this block to the main branch's last batch-norm run
+  // (FusionPath::ResidualThenRelu); the block's output is then relu(main + shortcut).
+  Residual(const LayerSpec& spec, Context& ctx, bool relu_follows = false);
   void bind(const ParamViews& views) override;
   void set_random_stream(uint64_t key, uint64_t step) override;
   void set_first_sample(int64_t first) override;
@@ -74,6 +78,8 @@ class Residual final : public Layer {
   // The output gradient is a buffer that nothing reads after this block's backward (the layer above wrote
   // it and is done with it): an identity block's backward may add into it (see the class comment).
   void allow_writing_output_gradient() { dy_writable_ = true; }
+  // Whether forward applied the following ReLU (relu_follows, and the main branch took the add).
+  bool applies_following_relu() const { return relu_follows_ && fused_add_main_; }
 
  private:
   // The branches and the add, each timed by the context's layer timer when one is set.
@@ -92,6 +98,7 @@ class Residual final : public Layer {
   Conv2d* shortcut_conv_ = nullptr;       // shortcut_, a convolution whose bias that add takes
   Conv2d* grad_sum_conv_ = nullptr;       // main_'s first layer, when its dgrad may add the shortcut's gradient
   bool dy_writable_ = false;              // see allow_writing_output_gradient
+  bool relu_follows_ = false;
   DeviceTensor y_, dx_;
   DeviceBuffer y_buffer_, dx_buffer_;
 };
