@@ -235,6 +235,7 @@ class GraphRig {
   void enqueue() {
     y_ = &layer_->forward({x_->get(), TensorDesc{input_, ctx_.compute_dtype(), cuda::layout_for(input_, ctx_)}},
                           cuda::Mode::Train);
+    ctx_.begin_backward();  // as Network::backward does: the gradient buffers are the same at every call
     layer_->backward({dy_->get(), TensorDesc{out_, ctx_.compute_dtype(), y_->layout()}});
     ctx_.join_weight_gradients();  // as Network::backward does: a capture ends with every stream joined
   }

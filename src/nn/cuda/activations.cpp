@@ -20,7 +20,7 @@ const DeviceTensor& ReLU::forward(const DeviceTensor& x, Mode) {
 
 const DeviceTensor& ReLU::backward(const DeviceTensor& dy) {
   check_output_gradient(spec_, y_, dy);
-  dx_ = output_tensor(dx_buffer_, dy.shape(), ctx_);
+  dx_ = dy_writable_ ? dy : gradient_tensor(dy.shape(), ctx_);  // each element read, then written, by one thread
   kernels::relu_backward(y_.data, dy.data, dx_.data, dy.numel(), dy.dtype(), ctx_.stream());
   return dx_;
 }
@@ -47,7 +47,7 @@ const DeviceTensor& Flatten::backward(const DeviceTensor& dy) {
     dx_ = reshaped(dy, s, x_.layout());
     return dx_;
   }
-  dx_ = output_tensor(dx_buffer_, s, ctx_);
+  dx_ = gradient_tensor(s, ctx_);
   kernels::nchw_to_nhwc(dy.data, dx_.data, s[0], s[1], s[2], s[3], dy.dtype(), ctx_.stream());
   return dx_;
 }
@@ -61,7 +61,7 @@ const DeviceTensor& LogSoftmax::forward(const DeviceTensor& x, Mode) {
 
 const DeviceTensor& LogSoftmax::backward(const DeviceTensor& dy) {
   check_output_gradient(spec_, y_, dy);
-  dx_ = output_tensor(dx_buffer_, dy.shape(), ctx_);
+  dx_ = gradient_tensor(dy.shape(), ctx_);
   kernels::log_softmax_backward(y_.data, dy.data, dx_.data, dy.shape()[0], dy.shape()[1], dy.dtype(), ctx_.stream());
   return dx_;
 }

@@ -13,9 +13,13 @@ class ReLU final : public ParameterFreeLayer {
   // The preceding BatchNorm2d already applied the ReLU (fused): forward passes x through, backward
   // still masks the gradient (x > 0 exactly where the fused output is positive).
   void set_applied_by_previous_layer() { fused_ = true; }
+  // The output gradient is a buffer that nothing reads after this layer's backward: backward masks it in
+  // place and returns it, instead of writing a gradient buffer of its own.
+  void allow_writing_output_gradient() { dy_writable_ = true; }
 
  private:
   bool fused_ = false;
+  bool dy_writable_ = false;
 };
 
 // N,C,H,W -> N,C*H*W in PyTorch's (C, H, W) order: a view under NCHW (or when H = W = 1), a transpose

@@ -133,7 +133,7 @@ const DeviceTensor& BatchNorm2d::backward(const DeviceTensor& dy) {
   const Shape& shape = y_.shape();
   const BnShape s{shape[0], shape[1], shape[2], shape[3]};
   const float* saved = static_cast<const float*>(saved_.data());
-  dx_ = output_tensor(dx_buffer_, shape, ctx_);
+  dx_ = gradient_tensor(shape, ctx_);
   BnBackward a;
   a.x = x_.data; a.dy = dy.data; a.scale = views_.params;
   a.saved_mean = saved; a.saved_inv_std = saved + s.c;

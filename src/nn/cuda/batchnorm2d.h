@@ -51,7 +51,7 @@ class BatchNorm2d final : public Layer {
   Mode mode_ = Mode::Train;
   float epsilon_, momentum_;  // host scalars the graph reads by value
   DeviceTensor x_, y_, dx_;
-  DeviceBuffer y_buffer_, dx_buffer_;
+  DeviceBuffer y_buffer_;
   DeviceBuffer saved_;        // [2C]: batch mean, then inverse std (or Eval's inverse running std)
   DeviceBuffer running_out_;  // [2C]: next running mean, then variance; copied over the buffers
   DeviceBuffer affine_;       // [2C]: Eval's per-channel a, b when the pointwise graph stands in

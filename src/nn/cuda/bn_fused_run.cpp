@@ -154,15 +154,19 @@ const DeviceTensor& FusedBnRun::forward_separately(const DeviceTensor& x, Mode m
 const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
   const LayerSpec& bn = specs_[0];
   check_output_gradient(bn, y_, dy, "fused run");
-  if (!fused_) {
+  if (!fused_) {  // as Sequential::backward, giving back the gradients the run's own layers wrote
     const DeviceTensor* g = &dy;
-    for (auto it = separate_.rbegin(); it != separate_.rend(); ++it) g = &(*it)->backward(*g);
+    for (auto it = separate_.rbegin(); it != separate_.rend(); ++it) {
+      const DeviceTensor* below = &(*it)->backward(*g);
+      if (g != &dy && g->data != dy.data && below->data != g->data) ctx_.release_gradient(g->data);
+      g = below;
+    }
     return *g;
   }
   if (!views_.grads) fatal("fused run '" + bn.name + "': backward without gradient buffers");
   if (mode_ != Mode::Train) fatal("fused run '" + bn.name + "': the CUDA path has no backward after an Eval-mode forward");
   check_activation(dy, ctx_, bn, 4);
-  dx_ = output_tensor(dx_buffer_, y_.shape(), ctx_);
+  dx_ = gradient_tensor(y_.shape(), ctx_);
   const kernels::BnFusedShape s = fused_shape(x_);
   if (!kernels::bn_fused_supports(s, last_p_ > 0, {dy.data, dx_.data}))
     fatal("fused run '" + bn.name + "': the output gradient is not aligned for the fused kernels");

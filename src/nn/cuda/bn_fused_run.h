@@ -65,7 +65,7 @@ class FusedBnRun final : public Layer {
   double last_p_ = 0.0;                           // the last forward's dropout probability (0 in Eval)
   std::string fallback_note_;
   DeviceTensor x_, y_, dx_;
-  DeviceBuffer y_buffer_, dx_buffer_;
+  DeviceBuffer y_buffer_;
   DeviceBuffer channel_state_;  // float [4C]: saved mean, saved inverse std, a, b of y = x*a + b
   DeviceBuffer workspace_;      // the reductions' partial sums (kernels::bn_fused_workspace_bytes)
   DeviceBuffer keep_bits_;      // the training forward's dropout mask, 1 bit per element (kernels::bn_fused_mask_bytes)

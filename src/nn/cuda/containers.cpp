@@ -38,10 +38,19 @@ bool reads_gradient_on_compute_stream_only(const Layer* layer) {
 // return; a ReLU always writes its own, also when the previous layer applied it), or a Residual's, which is
 // its own or an output gradient it was allowed to write.
 bool returns_writable_input_gradient(const Layer* layer) {
+  if (const auto* s = dynamic_cast<const Sequential*>(layer))  // what its first step returns
+    return s->first_layer() && returns_writable_input_gradient(s->first_layer());
   return dynamic_cast<const FusedBnRun*>(layer) || dynamic_cast<const BatchNorm2d*>(layer) ||
          dynamic_cast<const Pool2d*>(layer) || dynamic_cast<const Conv2d*>(layer) ||
          dynamic_cast<const Linear*>(layer) || dynamic_cast<const Residual*>(layer) ||
          dynamic_cast<const ReLU*>(layer);
+}
+
+// Tells a layer whose backward may write into its output gradient that it may (the layers that can).
+void allow_writing_output_gradient(Layer* layer) {
+  if (auto* r = dynamic_cast<Residual*>(layer)) r->allow_writing_output_gradient();
+  else if (auto* relu = dynamic_cast<ReLU*>(layer)) relu->allow_writing_output_gradient();
+  else if (auto* s = dynamic_cast<Sequential*>(layer)) s->allow_writing_output_gradient();
 }
 
 bool is_container(const LayerSpec& s) { return s.kind == LayerKind::Sequential || s.kind == LayerKind::Residual; }
@@ -130,12 +139,14 @@ Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main, 
     }
     steps_.push_back(std::move(s));
   }
-  // A Residual's output gradient is the next step's input gradient, which the block may add into where the
-  // next step hands it over to be written.
-  for (size_t i = 0; i + 1 < steps_.size(); ++i) {
-    auto* r = dynamic_cast<Residual*>(steps_[i].layer.get());
-    if (r && returns_writable_input_gradient(steps_[i + 1].layer.get())) r->allow_writing_output_gradient();
-  }
+  // A step's output gradient is the next step's input gradient, which the step may write into (a Residual
+  // adds into it, a ReLU masks it in place) where the next step hands it over to be written.
+  for (size_t i = 0; i + 1 < steps_.size(); ++i)
+    if (returns_writable_input_gradient(steps_[i + 1].layer.get())) cuda::allow_writing_output_gradient(steps_[i].layer.get());
+}
+
+void Sequential::allow_writing_output_gradient() {
+  if (!steps_.empty()) cuda::allow_writing_output_gradient(steps_.back().layer.get());
 }
 
 void Sequential::bind(const ParamViews& views) {
@@ -169,8 +180,14 @@ const DeviceTensor& Sequential::forward(const DeviceTensor& x, Mode mode) {
 
 const DeviceTensor& Sequential::backward(const DeviceTensor& dy) {
   const DeviceTensor* g = &dy;
-  for (auto it = steps_.rbegin(); it != steps_.rend(); ++it)
-    g = &timed(ctx_, it->label, true, it->container, [&]() -> const DeviceTensor& { return it->layer->backward(*g); });
+  for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) {
+    const DeviceTensor* below = &timed(ctx_, it->label, true, it->container,
+                                       [&]() -> const DeviceTensor& { return it->layer->backward(*g); });
+    // The gradient a step of ours wrote is read by no one once the step below has queued its backward
+    // (dy is the caller's to give back; a step may return its output gradient itself).
+    if (g != &dy && g->data != dy.data && below->data != g->data) ctx_.release_gradient(g->data);
+    g = below;
+  }
   return *g;
 }
 
@@ -222,10 +239,10 @@ const DeviceTensor& Residual::run_main(const DeviceTensor& t, bool backward, Mod
   });
 }
 
-const DeviceTensor& Residual::add(const DeviceTensor& a, const DeviceTensor& b, DeviceBuffer& buffer, DeviceTensor& out,
+const DeviceTensor& Residual::add(const DeviceTensor& a, const DeviceTensor& b, DeviceBuffer* buffer, DeviceTensor& out,
                                   bool backward) {
   return timed(ctx_, spec_.name + ".add", backward, false, [&]() -> const DeviceTensor& {
-    out = output_tensor(buffer, a.shape(), ctx_);
+    out = buffer ? output_tensor(*buffer, a.shape(), ctx_) : gradient_tensor(a.shape(), ctx_);
     kernels::add(a.data, b.data, out.data, a.numel(), a.dtype(), ctx_.stream());
     return out;
   });
@@ -260,7 +277,7 @@ const DeviceTensor& Residual::forward(const DeviceTensor& x, Mode mode) {
   if (a.shape() != b.shape())
     throw UserError("Residual '" + spec_.name + "': main branch gives " + a.shape().str() + " but shortcut gives " +
                     b.shape().str());
-  return add(a, b, y_buffer_, y_, false);
+  return add(a, b, &y_buffer_, y_, false);
 }
 
 const DeviceTensor& Residual::backward(const DeviceTensor& dy) {
@@ -275,7 +292,11 @@ const DeviceTensor& Residual::backward(const DeviceTensor& dy) {
     return run_main(dy, true, Mode::Train);
   }
   const DeviceTensor& da = run_main(dy, true, Mode::Train);
-  return add(da, db, dx_buffer_, dx_, true);
+  const DeviceTensor& dx = add(da, db, nullptr, dx_, true);
+  // The branches' gradients, where they wrote their own (dy is the caller's to give back).
+  if (da.data != dy.data) ctx_.release_gradient(da.data);
+  if (db.data != dy.data && db.data != da.data) ctx_.release_gradient(db.data);
+  return dx;
 }
 
 std::string Residual::fusion_report() const {

@@ -36,6 +36,9 @@ class Sequential final : public Layer {
   void set_residual(const DeviceTensor* residual, const float* residual_bias);
   // The plan of this container and those inside it, one line per run or pair.
   std::string fusion_report() const;
+  // The output gradient is a buffer that nothing reads after this container's backward: its last step
+  // may write into it (a ReLU masks it in place, a Residual adds into it).
+  void allow_writing_output_gradient();
   // The layers that run first and last (null for an empty container).
   Layer* first_layer() const { return steps_.empty() ? nullptr : steps_.front().layer.get(); }
   Layer* last_layer() const { return steps_.empty() ? nullptr : steps_.back().layer.get(); }
@@ -85,7 +88,8 @@ class Residual final : public Layer {
   // The branches and the add, each timed by the context's layer timer when one is set.
   const DeviceTensor& run_main(const DeviceTensor& t, bool backward, Mode mode);
   const DeviceTensor& run_shortcut(const DeviceTensor& t, bool backward, Mode mode);
-  const DeviceTensor& add(const DeviceTensor& a, const DeviceTensor& b, DeviceBuffer& buffer, DeviceTensor& out,
+  // a + b into `buffer` (forward), or into a shared gradient buffer (backward: buffer null).
+  const DeviceTensor& add(const DeviceTensor& a, const DeviceTensor& b, DeviceBuffer* buffer, DeviceTensor& out,
                           bool backward);
   // Whether backward leaves dx = da + db to the main branch's first dgrad.
   bool adds_in_dgrad() const { return grad_sum_conv_ && (shortcut_ || dy_writable_); }
@@ -100,7 +104,7 @@ class Residual final : public Layer {
   bool dy_writable_ = false;              // see allow_writing_output_gradient
   bool relu_follows_ = false;
   DeviceTensor y_, dx_;
-  DeviceBuffer y_buffer_, dx_buffer_;
+  DeviceBuffer y_buffer_;
 };
 
 // The fusion plan of a layer tree, for the plan report (empty for layers that are not containers).

@@ -81,6 +81,7 @@ void Context::join_weight_gradients() {
   join_.record(wgrad_stream_.get());
   CHECK_CUDA(cudaStreamWaitEvent(stream_, join_.get(), 0));
   wgrad_forked_ = false;
+  gradients_.joined();
 }
 
 cublasHandle_t Context::cublas_for(cudaStream_t stream) const {

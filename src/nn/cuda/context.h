@@ -16,6 +16,7 @@
 #include "nn/batchnorm_path.h"
 #include "nn/cuda/cuda_handles.h"
 #include "nn/cuda/device_buffer.h"
+#include "nn/cuda/gradient_pool.h"
 #include "nn/cuda/layer_timer.h"
 #include "nn/cuda/plan_cache.h"
 
@@ -81,6 +82,17 @@ class Context {
   cublasHandle_t cublas_for(cudaStream_t stream) const;
   PlanLane plan_lane_for(cudaStream_t stream);
 
+  // The input gradients of backward, in buffers the layers share (nn/cuda/gradient_pool.h). The network's
+  // backward begins with begin_backward(); a layer's backward takes its input gradient from
+  // acquire_gradient(), and the container that handed it to the layer below gives it back with
+  // release_gradient() once that layer's backward is queued (one that is not the pool's is ignored).
+  void begin_backward() { gradients_.begin_backward(); }
+  void* acquire_gradient(size_t bytes) { return gradients_.acquire(bytes, stream_); }
+  void release_gradient(const void* data) {
+    gradients_.release(data, wgrad_forked_ ? wgrad_stream_.get() : nullptr);
+  }
+  const GradientPool& gradient_pool() const { return gradients_; }
+
   // The training step in device memory (e.g. a field the trainer refreshes before each step). When set,
   // dropout reads its step from there instead of set_random_stream's, so that a captured CUDA graph draws
   // a new mask at each replay.
@@ -122,6 +134,7 @@ class Context {
   CudaEvent fork_, join_;
   bool wgrad_forked_ = false;  // weight-gradient work queued since the last join
   const uint64_t* device_step_ = nullptr;
+  GradientPool gradients_;
   GradientReadyHook gradient_ready_;
   LayerTimer* layer_timer_ = nullptr;
 };

@@ -47,7 +47,7 @@ void Conv2d::input_gradient(const DeviceTensor& dy) {
     return;
   }
   if (!sum.data) {
-    dx_ = output_tensor(dx_buffer_, x_.shape(), ctx_);
+    dx_ = gradient_tensor(x_.shape(), ctx_);
     conv_backward_data(ctx_, geometry_, dy.data, w_, dx_.data);
     return;
   }
@@ -57,9 +57,10 @@ void Conv2d::input_gradient(const DeviceTensor& dy) {
   dx_ = sum;
   if (conv_backward_data_accumulate(ctx_, geometry_, dy.data, w_, dx_.data)) return;
   // No engine adds in the dgrad: the plain dgrad, then the add.
-  const DeviceTensor own = output_tensor(dx_buffer_, x_.shape(), ctx_);
+  const DeviceTensor own = gradient_tensor(x_.shape(), ctx_);
   conv_backward_data(ctx_, geometry_, dy.data, w_, own.data);
   kernels::add(own.data, dx_.data, dx_.data, dx_.numel(), dx_.dtype(), ctx_.stream());
+  ctx_.release_gradient(own.data);  // read on the compute stream only
 }
 
 const DeviceTensor& Conv2d::backward(const DeviceTensor& dy) {

@@ -79,20 +79,20 @@ void* DeviceBuffer::ensure(size_t bytes) {
   bytes_ = 0;
   // Round up to 256 bytes: every view into it is then aligned for vector loads and cuDNN's 16-byte rule.
   const size_t rounded = ((bytes > 0 ? bytes : 1) + 255) / 256 * 256;
+  int device = -1;
+  CHECK_CUDA(cudaGetDevice(&device));
   const cudaError_t status = cudaMalloc(&data_, rounded);
   if (status == cudaErrorMemoryAllocation) {
     cudaGetLastError();
     size_t free_bytes = 0, total_bytes = 0;
     cudaMemGetInfo(&free_bytes, &total_bytes);
-    int device = -1;
-    cudaGetDevice(&device);
     fatal("out of GPU memory: allocating " + gib(rounded) + " on device " + std::to_string(device) + " with " +
           gib(free_bytes) + " free of " + gib(total_bytes) + "; " + out_of_memory_hint());
   }
   CHECK_CUDA(status);
   if (read_by_graphs_) ++allocations;
   bytes_ = rounded;
-  CHECK_CUDA(cudaGetDevice(&device_));
+  device_ = device;
   count_allocation(device_, rounded);
   return data_;
 }

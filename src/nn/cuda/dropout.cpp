@@ -53,7 +53,7 @@ const DeviceTensor& Dropout::backward(const DeviceTensor& dy) {
     dx_ = dy;
     return dx_;
   }
-  dx_ = output_tensor(dx_buffer_, dy.shape(), ctx_);
+  dx_ = gradient_tensor(dy.shape(), ctx_);
   int64_t d[4];
   dims4(dy.shape(), d);
   kernels::dropout_backward(dy.data, dx_.data, d[0], d[1], d[2], d[3], dy.layout(), dy.dtype(), spec_.p, mask_key_,

@@ -27,7 +27,7 @@ class Dropout final : public Layer {
   uint64_t first_element_ = 0;  // the last forward's mask index of its element 0
   bool identity_ = true;
   DeviceTensor y_, dx_;
-  DeviceBuffer y_buffer_, dx_buffer_;
+  DeviceBuffer y_buffer_;
 };
 
 }  // namespace sb::cuda

@@ -7,7 +7,8 @@
 // the same order (the same memory as the master when computing in fp32), and fp32 buffers (BN running
 // statistics). BN scale and bias are read from the fp32 master directly.
 //
-// Every layer keeps its outputs in grow-only buffers: after one warm-up step at a given batch size no
+// Every layer keeps its outputs in grow-only buffers, and takes its input gradients from the context's
+// shared gradient buffers (nn/cuda/gradient_pool.h): after one warm-up step at a given batch size no
 // address changes, so the step can be captured in a CUDA graph.
 #pragma once
 #include <cstdint>
@@ -59,7 +60,9 @@ class Layer {
   // x must stay alive and unchanged until backward. The output stays valid until the next forward.
   virtual const DeviceTensor& forward(const DeviceTensor& x, Mode mode) = 0;
   // dy: the gradient of the loss with respect to the last forward's output (same shape, dtype and
-  // layout). Returns dx; overwrites (never accumulates) the parameter gradients.
+  // layout). Returns dx; overwrites (never accumulates) the parameter gradients. dx is dy itself, a view
+  // of it, or a buffer from Context::acquire_gradient that the caller gives back once it is read (the
+  // network's backward frees them all at its start: they stay valid until the next backward).
   virtual const DeviceTensor& backward(const DeviceTensor& dy) = 0;
 };
 

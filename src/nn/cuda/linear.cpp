@@ -116,7 +116,7 @@ const DeviceTensor& Linear::backward(const DeviceTensor& dy) {
   }
   // The weight gradient reads x and g, both queued: it may run beside dgrad, which the layers below wait for.
   const cudaStream_t wgrad_stream = ctx_.begin_weight_gradient();
-  dx_ = output_tensor(dx_buffer_, x_.shape(), ctx_);
+  dx_ = gradient_tensor(x_.shape(), ctx_);
   // dx[N, in] = dy[N, out] W[out, in]: column-major dx^T[in x N] = W^T[in x out] dy^T[out x N].
   const LtMatmulShape dgrad{CUBLAS_OP_N, CUBLAS_OP_N, spec_.in, n, spec_.out, spec_.in, spec_.out, spec_.in, dt, dt,
                             CUBLASLT_EPILOGUE_DEFAULT};

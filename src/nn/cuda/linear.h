@@ -48,7 +48,7 @@ class Linear final : public Layer {
   int64_t first_sample_ = 0;
   bool dropped_ = false;    // the last forward drew the dropout mask (Train and p > 0)
   DeviceTensor x_, y_, dx_, dz_;
-  DeviceBuffer y_buffer_, dx_buffer_, dz_buffer_;
+  DeviceBuffer y_buffer_, dz_buffer_;
   LtMatmul lt_;        // forward and dgrad, on the compute stream
   LtMatmul lt_wgrad_;  // the weight gradient, on the weight-gradient stream: a workspace of its own
 };

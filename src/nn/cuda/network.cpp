@@ -54,6 +54,7 @@ Network::Network(LayerSpec spec, uint64_t seed, Context& ctx, NetworkOutput outp
 }
 
 const DeviceTensor& Network::backward(const DeviceTensor& dy) {
+  ctx_.begin_backward();  // the previous backward's gradients are all read: its buffers are free again
   const DeviceTensor& dx = root_->backward(dy);
   ctx_.join_weight_gradients();
   return dx;

@@ -1,5 +1,6 @@
 // The state of a layer without parameters over our kernels: its spec and context, the input of the last
-// forward (for those whose backward reads it), and its output and input gradient in grow-only buffers.
+// forward (for those whose backward reads it), its output in a grow-only buffer, and its input gradient
+// (from the context's shared gradient buffers).
 #pragma once
 #include "nn/cuda/context.h"
 #include "nn/cuda/device_buffer.h"
@@ -17,7 +18,7 @@ class ParameterFreeLayer : public Layer {
   LayerSpec spec_;
   Context& ctx_;
   DeviceTensor x_, y_, dx_;
-  DeviceBuffer y_buffer_, dx_buffer_;
+  DeviceBuffer y_buffer_;
 };
 
 }  // namespace sb::cuda

@@ -41,7 +41,7 @@ const DeviceTensor& Pool2d::forward(const DeviceTensor& x, Mode) {
 const DeviceTensor& Pool2d::backward(const DeviceTensor& dy) {
   check_output_gradient(spec_, y_, dy);
   check_activation(dy, ctx_, spec_, 4);
-  dx_ = output_tensor(dx_buffer_, x_.shape(), ctx_);
+  dx_ = gradient_tensor(x_.shape(), ctx_);
   const Shape& s = x_.shape();
   const kernels::PoolShape ps = pool_shape(spec_, s);
   switch (spec_.kind) {

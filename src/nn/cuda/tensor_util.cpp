@@ -17,6 +17,15 @@ DeviceTensor output_tensor(DeviceBuffer& buffer, const Shape& shape, const Conte
   return t;
 }
 
+DeviceTensor gradient_tensor(const Shape& shape, Context& ctx) {
+  DeviceTensor t;
+  t.desc.shape = shape;
+  t.desc.dtype = ctx.compute_dtype();
+  t.desc.layout = layout_for(shape, ctx);
+  t.data = ctx.acquire_gradient(t.bytes());
+  return t;
+}
+
 DeviceTensor reshaped(const DeviceTensor& x, const Shape& shape, Layout layout) {
   if (shape.numel() != x.numel()) fatal("reshaped: " + x.shape().str() + " cannot become " + shape.str());
   DeviceTensor t = x;

@@ -15,6 +15,9 @@ Layout layout_for(const Shape& shape, const Context& ctx);
 
 // A tensor of the shape over `buffer`, grown when needed, in the context's compute dtype.
 DeviceTensor output_tensor(DeviceBuffer& buffer, const Shape& shape, const Context& ctx);
+// An input gradient of the shape from the context's shared buffers (Context::acquire_gradient), in the
+// context's compute dtype: it stays valid until the container that receives it gives it back.
+DeviceTensor gradient_tensor(const Shape& shape, Context& ctx);
 
 // A view of the same memory with another shape (Flatten, identity layers).
 DeviceTensor reshaped(const DeviceTensor& x, const Shape& shape, Layout layout);

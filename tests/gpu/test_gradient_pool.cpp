@@ -1,0 +1,165 @@
+// The shared input-gradient buffers of backward (nn/cuda/gradient_pool.h): which buffer each request gets
+// (the smallest free one that fits, the earliest given back among equals, a new one when none fits), the
+// same choices at every backward, pointers the pool did not hand out ignored, the compute stream's wait for
+// the weight-gradient stream's readers of a buffer given back, and a ResNet-18's backward on a few buffers
+// that keep their addresses from one step to the next.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "gpu_test_util.h"
+#include "models/resnet.h"
+#include "nn/cuda/context.h"
+#include "nn/cuda/gradient_pool.h"
+#include "nn/cuda/network.h"
+
+namespace {
+
+using namespace sb;
+
+constexpr size_t kMiB = size_t{1} << 20;
+
+TEST(GradientPool, GivesTheSmallestFreeBufferThatFitsAndRepeatsItsChoices) {
+  SKIP_WITHOUT_GPU();
+  cuda::GradientPool pool;
+  std::vector<void*> first;
+  for (int step = 0; step < 2; ++step) {
+    pool.begin_backward();
+    void* a = pool.acquire(4 * kMiB, nullptr);
+    void* b = pool.acquire(kMiB, nullptr);
+    EXPECT_NE(a, b);
+    pool.release(a, nullptr);
+    pool.release(b, nullptr);
+    void* c = pool.acquire(kMiB, nullptr);  // b fits more closely than a
+    EXPECT_EQ(c, b);
+    void* d = pool.acquire(2 * kMiB, nullptr);  // only a fits
+    EXPECT_EQ(d, a);
+    void* e = pool.acquire(8 * kMiB, nullptr);  // none free fits: a new buffer
+    EXPECT_NE(e, a);
+    EXPECT_NE(e, b);
+    int outside = 0;
+    pool.release(&outside, nullptr);  // not the pool's: ignored
+    EXPECT_EQ(pool.buffers(), 3u);
+    EXPECT_EQ(pool.bytes(), 13 * kMiB);
+    const std::vector<void*> got = {a, b, c, d, e};
+    if (step == 0) first = got;
+    else EXPECT_EQ(got, first);  // the same call order, the same buffers
+  }
+}
+
+TEST(GradientPool, OfEqualBuffersTakesTheOneGivenBackFirst) {
+  SKIP_WITHOUT_GPU();
+  cuda::GradientPool pool;
+  pool.begin_backward();
+  void* x = pool.acquire(kMiB, nullptr);
+  void* y = pool.acquire(kMiB, nullptr);
+  pool.release(y, nullptr);
+  pool.release(x, nullptr);
+  EXPECT_EQ(pool.acquire(kMiB, nullptr), y);
+}
+
+// Where no free buffer fits but one is free, that one grows (the largest free one): a backward whose
+// gradients grow layer by layer (a ResNet's, from the last stage to the stem) keeps as many buffers as it
+// holds at once, not one per size.
+TEST(GradientPool, GrowsAFreeBufferRatherThanAddingOne) {
+  SKIP_WITHOUT_GPU();
+  cuda::GradientPool pool;
+  pool.begin_backward();
+  void* a = pool.acquire(kMiB, nullptr);
+  void* b = pool.acquire(2 * kMiB, nullptr);
+  pool.release(a, nullptr);
+  pool.release(b, nullptr);
+  pool.acquire(8 * kMiB, nullptr);  // grows b, the larger free one
+  EXPECT_EQ(pool.buffers(), 2u);
+  EXPECT_EQ(pool.bytes(), 9 * kMiB);
+  pool.acquire(4 * kMiB, nullptr);  // a is free but too small: it grows
+  EXPECT_EQ(pool.buffers(), 2u);
+  EXPECT_EQ(pool.bytes(), 12 * kMiB);
+  pool.acquire(kMiB, nullptr);  // nothing free: a new buffer
+  EXPECT_EQ(pool.buffers(), 3u);
+}
+
+// A reader on the weight-gradient stream holds the buffer: the compute stream's next work after acquiring it
+// runs only once that reader is done.
+TEST(GradientPool, TheNextWriterWaitsForTheWeightGradientStream) {
+  SKIP_WITHOUT_GPU();
+  cudaStream_t compute = nullptr, wgrad = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&wgrad, cudaStreamNonBlocking), cudaSuccess);
+  struct Flags {
+    std::atomic<bool> reader_done{false};
+    std::atomic<bool> writer_saw_reader_done{false};
+  } flags;
+  cuda::GradientPool pool;
+  pool.begin_backward();
+  void* g = pool.acquire(kMiB, compute);
+  ASSERT_EQ(cudaLaunchHostFunc(
+                wgrad,
+                [](void* p) {
+                  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+                  static_cast<Flags*>(p)->reader_done = true;
+                },
+                &flags),
+            cudaSuccess);
+  pool.release(g, wgrad);
+  EXPECT_EQ(pool.acquire(kMiB, compute), g);
+  ASSERT_EQ(cudaLaunchHostFunc(
+                compute,
+                [](void* p) {
+                  auto* f = static_cast<Flags*>(p);
+                  f->writer_saw_reader_done = f->reader_done.load();
+                },
+                &flags),
+            cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(compute), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(wgrad), cudaSuccess);
+  EXPECT_TRUE(flags.writer_saw_reader_done);
+  // Once joined, nothing is waited for any more.
+  pool.release(g, wgrad);
+  pool.joined();
+  flags.reader_done = false;
+  EXPECT_EQ(pool.acquire(kMiB, compute), g);
+  cudaStreamDestroy(compute);
+  cudaStreamDestroy(wgrad);
+}
+
+// A ResNet-18's backward takes its input gradients from a handful of buffers, the same ones at every step.
+TEST(GradientPool, AResNetBackwardNeedsAFewBuffersThatKeepTheirAddresses) {
+  SKIP_WITHOUT_GPU();
+  for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
+    cuda::ContextOptions o;
+    o.compute = DType::BF16;
+    o.layout = layout;
+    o.autotune = false;
+    cuda::Context ctx(o);
+    const Shape in{4, 3, 64, 64};
+    cuda::Network net(resnet18(ModelInput{3, 64, 64, 10}), 7, ctx, cuda::NetworkOutput::LogitsForLoss);
+    std::mt19937_64 rng(8);
+    gputest::DeviceMem x = gputest::to_device(gputest::random_values(static_cast<size_t>(in.numel()), rng), o.compute);
+    const cuda::DeviceTensor input{x.get(), TensorDesc{in, o.compute, layout}};
+    size_t buffers = 0, bytes = 0;
+    for (int step = 0; step < 3; ++step) {
+      const cuda::DeviceTensor& out = net.forward(input, cuda::Mode::Train);
+      gputest::DeviceMem dy = gputest::to_device(
+          gputest::random_values(static_cast<size_t>(out.numel()), rng), o.compute);
+      net.backward(cuda::DeviceTensor{dy.get(), out.desc});
+      ctx.synchronize();
+      if (step == 0) {
+        buffers = ctx.gradient_pool().buffers();
+        bytes = ctx.gradient_pool().bytes();
+      }
+      EXPECT_EQ(ctx.gradient_pool().buffers(), buffers) << layout_name(layout);
+      EXPECT_EQ(ctx.gradient_pool().bytes(), bytes) << layout_name(layout);
+    }
+    // 20 convolutions, 20 batch-norm runs, 8 ReLUs, a max-pool and a Linear: a few buffers serve them all.
+    EXPECT_LE(buffers, 6u) << layout_name(layout);
+    EXPECT_GE(buffers, 2u) << layout_name(layout);
+  }
+}
+
+}  // namespace
