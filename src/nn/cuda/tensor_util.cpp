@@ -8,20 +8,25 @@ Layout layout_for(const Shape& shape, const Context& ctx) {
   return shape.rank() == 4 ? ctx.layout() : Layout::NCHW;
 }
 
-DeviceTensor output_tensor(DeviceBuffer& buffer, const Shape& shape, const Context& ctx) {
+namespace {
+// A tensor of the shape in the context's compute dtype and layout, without data yet.
+DeviceTensor described(const Shape& shape, const Context& ctx) {
   DeviceTensor t;
   t.desc.shape = shape;
   t.desc.dtype = ctx.compute_dtype();
   t.desc.layout = layout_for(shape, ctx);
+  return t;
+}
+}  // namespace
+
+DeviceTensor output_tensor(DeviceBuffer& buffer, const Shape& shape, const Context& ctx) {
+  DeviceTensor t = described(shape, ctx);
   t.data = buffer.ensure(t.bytes());
   return t;
 }
 
 DeviceTensor gradient_tensor(const Shape& shape, Context& ctx) {
-  DeviceTensor t;
-  t.desc.shape = shape;
-  t.desc.dtype = ctx.compute_dtype();
-  t.desc.layout = layout_for(shape, ctx);
+  DeviceTensor t = described(shape, ctx);
   t.data = ctx.acquire_gradient(t.bytes());
   return t;
 }
