@@ -40,9 +40,9 @@ namespace sb {
 struct FusionAvailability {
   bool fused_kernels = true;        // kernels/bn_fused.h
   bool cudnn_bn_relu = true;        // cuDNN's BatchNorm2d + ReLU forward graph
-  bool fuse_plain_bn_relu = true;   // a [BatchNorm2d, ReLU] with neither dropout nor add (the stem) takes the
-                                    // fused kernels too; off where cuDNN's graph measures faster
-  Layout layout = Layout::NCHW;     // the fused kernels need c % 8 == 0 in NHWC (h*w % 4 is checked per shape)
+  bool fuse_plain_bn_relu = true;   // a run with neither dropout nor add ([BatchNorm2d, ReLU] of a stem, a lone
+                                    // BatchNorm2d of a shortcut) takes the fused kernels too; off: cuDNN's graphs
+  Layout layout = Layout::NCHW;     // the fused kernels need c % 8 == 0 in NHWC (the rows are checked per shape)
   bool layer_kernels = true;        // the small-network patterns (kernels/small_conv.h, kernels/pool_dropout.h,
                                     // the Linear's fused ReLU)
 };
