@@ -1,6 +1,5 @@
 // Each epoch's energy (summed over the ranks) and peak device memory, in use and allocated (the largest
-// rank's), from the
-// engine's readings; NaN where the engine does not measure them.
+// rank's), from the engine's readings; NaN where the engine does not measure them.
 #pragma once
 #include "comm/communicator.h"
 #include "train/engines/engine_measurements.h"
