@@ -70,6 +70,24 @@ __device__ __forceinline__ float apply_value(float x, float a, float b, bool rel
   return v;
 }
 
+// Where the apply pass's ReLU goes: before the residual add, or after it (BnApply::relu_after_residual).
+struct ReluPlace {
+  bool before_residual, after_residual;
+  __device__ explicit ReluPlace(const BnApply& a)
+      : before_residual(a.relu && !a.relu_after_residual), after_residual(a.relu && a.relu_after_residual) {}
+};
+
+// The apply pass's output: apply_value, plus the shortcut `r` (with its bias) where there is a residual,
+// then the ReLU where it follows the add.
+template <bool Drop>
+__device__ __forceinline__ float output_value(float x, float a, float b, const ReluPlace& relu, bool keep,
+                                              float scale, bool has_residual, float r) {
+  float o = apply_value<Drop>(x, a, b, relu.before_residual, keep, scale);
+  if (has_residual) o += r;
+  if (relu.after_residual) o = fmaxf(o, 0.0f);
+  return o;
+}
+
 // The gradient at the BN output: dy through the dropout and the ReLU (recomputed from x, a, b exactly as
 // the forward computed it).
 template <bool Drop>
@@ -274,7 +292,7 @@ __global__ void __launch_bounds__(kThreads, kElementBlocksPerSm)
   const T* res = static_cast<const T*>(a.residual);
   T* y = static_cast<T*>(a.y);
   uint32_t* keep_bits = a.dropout.keep_bits;
-  const bool relu_first = a.relu && !a.relu_after_residual, relu_last = a.relu && a.relu_after_residual;
+  const ReluPlace relu(a);
   Group ca, cb, cr{};
   load_channels(a.a, ch0, ca);
   load_channels(a.b, ch0, cb);
@@ -291,11 +309,9 @@ __global__ void __launch_bounds__(kThreads, kElementBlocksPerSm)
     for (int q = 0; q < kRun; ++q)
 #pragma unroll
       for (int j = 0; j < kGroup; ++j) {
-        float o = apply_value<kDrop>(to_float(xv.v[q].v[j]), ca[j], cb[j], relu_first,
-                                     (keep >> (q * kGroup + j)) & 1u, d.scale);
-        if (res) o += to_float(rv.v[q].v[j]) + cr[j];
-        if (relu_last) o = fmaxf(o, 0.0f);
-        out.v[q].v[j] = from_float<T>(o);
+        const float r = res ? to_float(rv.v[q].v[j]) + cr[j] : 0.0f;
+        out.v[q].v[j] = from_float<T>(output_value<kDrop>(to_float(xv.v[q].v[j]), ca[j], cb[j], relu,
+                                                          (keep >> (q * kGroup + j)) & 1u, d.scale, res != nullptr, r));
       }
     store_item(y, it.stored, c, out);
   });
@@ -408,7 +424,7 @@ __global__ void apply_nchw_kernel(I n, I c, I plane, BnApply a, DropoutMask d) {
   const T* res = static_cast<const T*>(a.residual);
   T* y = static_cast<T*>(a.y);
   const float ca = a.a[ch], cb = a.b[ch], cr = a.residual_bias ? a.residual_bias[ch] : 0.0f;
-  const bool relu_first = a.relu && !a.relu_after_residual, relu_last = a.relu && a.relu_after_residual;
+  const ReluPlace relu(a);
   for_each_nchw_quad<Drop>(ch, n, c, plane, d, [&](I at, const Philox4& words) {
     const Quad<T> v = load_quad(x, at);
     Quad<T> r;
@@ -416,11 +432,9 @@ __global__ void apply_nchw_kernel(I n, I c, I plane, BnApply a, DropoutMask d) {
     Quad<T> out;
 #pragma unroll
     for (int k = 0; k < kRun; ++k) {
-      float o =
-          apply_value<Drop>(to_float(v.v[k]), ca, cb, relu_first, mask_keeps(words.v[k], d.threshold), d.scale);
-      if (res) o += to_float(r.v[k]) + cr;
-      if (relu_last) o = fmaxf(o, 0.0f);
-      out.v[k] = from_float<T>(o);
+      const float rk = res ? to_float(r.v[k]) + cr : 0.0f;
+      out.v[k] = from_float<T>(output_value<Drop>(to_float(v.v[k]), ca, cb, relu,
+                                                  mask_keeps(words.v[k], d.threshold), d.scale, res != nullptr, rk));
     }
     *reinterpret_cast<Quad<T>*>(y + at) = out;
   });

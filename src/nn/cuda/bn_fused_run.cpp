@@ -158,7 +158,7 @@ const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
     const DeviceTensor* g = &dy;
     for (auto it = separate_.rbegin(); it != separate_.rend(); ++it) {
       const DeviceTensor* below = &(*it)->backward(*g);
-      if (g != &dy && g->data != dy.data && below->data != g->data) ctx_.release_gradient(g->data);
+      release_handed_down(*g, *below, dy, ctx_);
       g = below;
     }
     return *g;

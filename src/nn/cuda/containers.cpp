@@ -183,9 +183,7 @@ const DeviceTensor& Sequential::backward(const DeviceTensor& dy) {
   for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) {
     const DeviceTensor* below = &timed(ctx_, it->label, true, it->container,
                                        [&]() -> const DeviceTensor& { return it->layer->backward(*g); });
-    // The gradient a step of ours wrote is read by no one once the step below has queued its backward
-    // (dy is the caller's to give back; a step may return its output gradient itself).
-    if (g != &dy && g->data != dy.data && below->data != g->data) ctx_.release_gradient(g->data);
+    release_handed_down(*g, *below, dy, ctx_);
     g = below;
   }
   return *g;

@@ -31,6 +31,10 @@ DeviceTensor gradient_tensor(const Shape& shape, Context& ctx) {
   return t;
 }
 
+void release_handed_down(const DeviceTensor& handed, const DeviceTensor& below, const DeviceTensor& dy, Context& ctx) {
+  if (handed.data != dy.data && below.data != handed.data) ctx.release_gradient(handed.data);
+}
+
 DeviceTensor reshaped(const DeviceTensor& x, const Shape& shape, Layout layout) {
   if (shape.numel() != x.numel()) fatal("reshaped: " + x.shape().str() + " cannot become " + shape.str());
   DeviceTensor t = x;

@@ -18,6 +18,11 @@ DeviceTensor output_tensor(DeviceBuffer& buffer, const Shape& shape, const Conte
 // An input gradient of the shape from the context's shared buffers (Context::acquire_gradient), in the
 // context's compute dtype: it stays valid until the container that receives it gives it back.
 DeviceTensor gradient_tensor(const Shape& shape, Context& ctx);
+// Where a container walks its steps backward: gives back `handed`, the gradient one of its steps wrote and
+// handed to the step below, once that step's backward (which returned `below`) is queued. Nothing is given
+// back where `handed` is the container's own output gradient `dy` (the caller's to give back) or where the
+// step below returned the gradient it was handed.
+void release_handed_down(const DeviceTensor& handed, const DeviceTensor& below, const DeviceTensor& dy, Context& ctx);
 
 // A view of the same memory with another shape (Flatten, identity layers).
 DeviceTensor reshaped(const DeviceTensor& x, const Shape& shape, Layout layout);
