@@ -1,9 +1,10 @@
 // The per-layer profile of a model on one GPU (docs/performance.md, "Per-layer profile"): GPU time of each
-// layer's forward and backward at a training configuration, from CUDA events around every leaf layer
-// (a fused run of batch norm, ReLU, dropout and a residual add counts as one). The network runs forward
-// (train mode) and backward on random data, without the loss, the optimizer and the step's CUDA graph;
-// plans are built and autotuned in untimed warm-up passes. The last lines compare the sum of the layers
-// with the same passes timed as a whole, which shows what the per-layer events cost.
+// layer's forward and backward at a training configuration and the model's own input (`info --models`),
+// from CUDA events around every leaf layer (a fused run of batch norm, ReLU, dropout and a residual add
+// counts as one). The network runs forward (train mode) and backward on random data, without the loss, the
+// optimizer and the step's CUDA graph; plans are built and autotuned in untimed warm-up passes. The last
+// lines compare the sum of the layers with the same passes timed as a whole, which shows what the per-layer
+// events cost.
 //
 // --candidates sets how many of cuDNN's engine configurations are built and timed per graph (the
 // training default is 8), to see what a wider search would gain; --search-fallback on also times cuDNN's
@@ -106,8 +107,7 @@ int run(const Settings& s) {
   o.autotune_candidates = s.candidates;
   o.autotune_fallback = s.search_fallback;
   sb::cuda::Context ctx(o);
-  const sb::ModelInput in = s.model == "mnist-cnn" || s.model == "mlp" ? sb::ModelInput{1, 28, 28, 10}
-                                                                         : sb::ModelInput{3, 32, 32, 100};
+  const sb::ModelInput in = sb::model_info(s.model).home_input;  // 3x224x224 for the torchvision ResNets
   sb::cuda::Network net(sb::build_model(s.model, in), 1, ctx);
   const sb::Shape input{s.batch, in.channels, in.height, in.width};
   const sb::Shape output = sb::output_shape(net.spec(), input);

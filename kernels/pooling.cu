@@ -256,13 +256,143 @@ __global__ void maxpool_tiled_nhwc_backward_kernel(const T* __restrict__ x, cons
   }
 }
 
-// Whether the tiled NHWC kernels apply: see above; the pointers must be 16-byte aligned.
-bool tiled_nhwc(const Geometry& g, Layout layout, DType dtype, std::initializer_list<const void*> pointers) {
+
+// Max pooling in NHWC where windows overlap or are padded (the ResNet stem's 3x3/2 with padding 1): forward
+// keeps the window position of each output element's maximum (one byte, ky * k + kx in the unpadded window),
+// so that backward reads it instead of searching every window that covers an input element again. A thread
+// handles L channels of one output pixel (forward) or input pixel (backward): 16-byte vectors where the
+// channels and pointers allow, else L = 1. The same argmax rule and the same sums, in the same order, as the
+// generic kernels, so the results are identical.
+template <typename T, int L>
+struct alignas(sizeof(T) * L) Lanes {
+  T v[L];
+};
+
+template <int L>
+struct alignas(L) PositionLanes {
+  uint8_t v[L];
+};
+
+template <typename T, int L, typename I>
+__global__ void maxpool_nhwc_positions_forward_kernel(const T* __restrict__ x, T* __restrict__ y,
+                                                      uint8_t* __restrict__ positions, Geom<I> g) {
+  const I groups = g.c / L;
+  const I total = g.n * g.oh * g.ow * groups;
+  for (I t = static_cast<I>(global_thread()); t < total; t += static_cast<I>(grid_threads())) {
+    const I group = t % groups;
+    I p = t / groups;
+    const I ox = p % g.ow;
+    p /= g.ow;
+    const I oy = p % g.oh;
+    const I img = p / g.oh;
+    const I y0 = oy * g.s - g.pad, x0 = ox * g.s - g.pad;
+    const I y_lo = y0 < 0 ? 0 : y0, x_lo = x0 < 0 ? 0 : x0;
+    const I y_hi = y0 + g.k < g.h ? y0 + g.k : g.h, x_hi = x0 + g.k < g.w ? x0 + g.k : g.w;
+    const T* image = x + img * g.h * g.w * g.c + group * L;
+    int best[L];
+    float best_v[L];
+    bool first = true;  // the window's first cell inside the image starts the search
+    for (I yy = y_lo; yy < y_hi; ++yy)
+      for (I xx = x_lo; xx < x_hi; ++xx) {
+        const Lanes<T, L> in = *reinterpret_cast<const Lanes<T, L>*>(image + (yy * g.w + xx) * g.c);
+        const int pos = static_cast<int>((yy - y0) * g.k + (xx - x0));
+#pragma unroll
+        for (int l = 0; l < L; ++l) {
+          const float v = to_float(in.v[l]);
+          if (first || v > best_v[l] || isnan(v)) {
+            best[l] = pos;
+            best_v[l] = v;
+          }
+        }
+        first = false;
+      }
+    Lanes<T, L> out;
+    PositionLanes<L> where;
+#pragma unroll
+    for (int l = 0; l < L; ++l) {
+      out.v[l] = from_float<T>(best_v[l]);
+      where.v[l] = static_cast<uint8_t>(best[l]);
+    }
+    reinterpret_cast<Lanes<T, L>*>(y)[t] = out;  // y is [n, oh, ow, c]: group t starts at element t * L
+    if (positions) reinterpret_cast<PositionLanes<L>*>(positions)[t] = where;
+  }
+}
+
+template <typename T, int L, typename I>
+__global__ void maxpool_nhwc_positions_backward_kernel(const uint8_t* __restrict__ positions,
+                                                       const T* __restrict__ dy, T* __restrict__ dx, Geom<I> g) {
+  const I groups = g.c / L;
+  const I total = g.n * g.h * g.w * groups;
+  for (I t = static_cast<I>(global_thread()); t < total; t += static_cast<I>(grid_threads())) {
+    const I group = t % groups;
+    I p = t / groups;
+    const I xx = p % g.w;
+    p /= g.w;
+    const I yy = p % g.h;
+    const I img = p / g.h;
+    I oy_first, oy_last, ox_first, ox_last;
+    covering<I>(yy + g.pad, g.k, g.s, g.oh, oy_first, oy_last);
+    covering<I>(xx + g.pad, g.k, g.s, g.ow, ox_first, ox_last);
+    float sum[L];
+#pragma unroll
+    for (int l = 0; l < L; ++l) sum[l] = 0.0f;
+    for (I oy = oy_first; oy <= oy_last; ++oy)
+      for (I ox = ox_first; ox <= ox_last; ++ox) {
+        const I o = ((img * g.oh + oy) * g.ow + ox) * groups + group;
+        const int pos = static_cast<int>((yy + g.pad - oy * g.s) * g.k + (xx + g.pad - ox * g.s));
+        const PositionLanes<L> where = reinterpret_cast<const PositionLanes<L>*>(positions)[o];
+        const Lanes<T, L> grad = reinterpret_cast<const Lanes<T, L>*>(dy)[o];
+#pragma unroll
+        for (int l = 0; l < L; ++l)
+          if (where.v[l] == pos) sum[l] += to_float(grad.v[l]);
+      }
+    Lanes<T, L> out;
+#pragma unroll
+    for (int l = 0; l < L; ++l) out.v[l] = from_float<T>(sum[l]);
+    reinterpret_cast<Lanes<T, L>*>(dx)[t] = out;
+  }
+}
+
+// Whether the tiled NHWC kernels' geometry holds (their pointers must also be 16-byte aligned).
+bool tiled_geometry(const Geometry& g, Layout layout, DType dtype) {
   const int64_t lanes = 16 / static_cast<int64_t>(dtype_size(dtype));
-  if (layout != Layout::NHWC || g.pad != 0 || g.k != g.s || g.h % g.k != 0 || g.w % g.k != 0 || g.c % lanes != 0) return false;
+  return layout == Layout::NHWC && g.pad == 0 && g.k == g.s && g.h % g.k == 0 && g.w % g.k == 0 && g.c % lanes == 0;
+}
+
+bool keeps_positions(const Geometry& g, Layout layout, DType dtype) {
+  return layout == Layout::NHWC && !tiled_geometry(g, layout, dtype) && g.k * g.k <= 256;
+}
+
+bool aligned16(std::initializer_list<const void*> pointers) {
   for (const void* p : pointers)
     if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
   return true;
+}
+
+// Whether the tiled NHWC kernels apply.
+bool tiled_nhwc(const Geometry& g, Layout layout, DType dtype, std::initializer_list<const void*> pointers) {
+  return tiled_geometry(g, layout, dtype) && aligned16(pointers);
+}
+
+// Runs f(TypeTag<T>, integral_constant<int, L>, TypeTag<I>): 16-byte vectors of channels where c and the
+// pointers allow, else one channel a thread.
+template <typename F>
+void dispatch_lanes(const Geometry& g, DType dtype, std::initializer_list<const void*> pointers, F&& f) {
+  const bool small = g.n * g.c * g.h * g.w < (int64_t{1} << 30);
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    constexpr int kVector = 16 / sizeof(T);
+    auto with_lanes = [&](auto lanes) {
+      if (small)
+        f(tag, lanes, TypeTag<int32_t>{});
+      else
+        f(tag, lanes, TypeTag<int64_t>{});
+    };
+    if (g.c % kVector == 0 && aligned16(pointers))
+      with_lanes(std::integral_constant<int, kVector>{});
+    else
+      with_lanes(std::integral_constant<int, 1>{});
+  });
 }
 
 template <typename T, bool Nhwc, typename I>
@@ -353,10 +483,28 @@ void dispatch(DType dtype, Layout layout, int64_t elements, F&& f) {
 
 }  // namespace
 
-void maxpool_forward(const void* x, void* y, const PoolShape& shape, Layout layout, DType dtype, cudaStream_t stream) {
+int64_t maxpool_positions_bytes(const PoolShape& shape, Layout layout, DType dtype) {
+  const Geometry g = make_geometry(shape, "maxpool_positions_bytes");
+  return keeps_positions(g, layout, dtype) ? g.n * g.c * g.oh * g.ow : 0;
+}
+
+void maxpool_forward(const void* x, void* y, const PoolShape& shape, Layout layout, DType dtype, cudaStream_t stream,
+                     uint8_t* positions) {
   const Geometry g = make_geometry(shape, "maxpool_forward");
   const int64_t total = g.n * g.c * g.oh * g.ow;
   if (total <= 0) return;
+  if (keeps_positions(g, layout, dtype)) {
+    dispatch_lanes(g, dtype, {x, y, positions}, [&](auto tag, auto lanes, auto index) {
+      using T = typename decltype(tag)::type;
+      using I = typename decltype(index)::type;
+      constexpr int L = decltype(lanes)::value;
+      maxpool_nhwc_positions_forward_kernel<T, L, I><<<grid_for(total / L), kThreads, 0, stream>>>(
+          static_cast<const T*>(x), static_cast<T*>(y), positions, Geom<I>(g));
+    });
+    CHECK_CUDA_LAUNCH();
+    return;
+  }
+  if (positions) fatal("maxpool_forward: this window keeps no positions (maxpool_positions_bytes is 0)");
   if (tiled_nhwc(g, layout, dtype, {x, y})) {
     dispatch(dtype, layout, g.n * g.c * g.h * g.w, [&](auto tag, auto, auto index) {
       using T = typename decltype(tag)::type;
@@ -379,10 +527,23 @@ void maxpool_forward(const void* x, void* y, const PoolShape& shape, Layout layo
 }
 
 void maxpool_backward(const void* x, const void* dy, void* dx, const PoolShape& shape, Layout layout, DType dtype,
-                      cudaStream_t stream) {
+                      cudaStream_t stream, const uint8_t* positions) {
   const Geometry g = make_geometry(shape, "maxpool_backward");
   const int64_t total = g.n * g.c * g.h * g.w;
   if (total <= 0) return;
+  if (positions) {
+    if (!keeps_positions(g, layout, dtype))
+      fatal("maxpool_backward: this window keeps no positions (maxpool_positions_bytes is 0)");
+    dispatch_lanes(g, dtype, {dy, dx, positions}, [&](auto tag, auto lanes, auto index) {
+      using T = typename decltype(tag)::type;
+      using I = typename decltype(index)::type;
+      constexpr int L = decltype(lanes)::value;
+      maxpool_nhwc_positions_backward_kernel<T, L, I><<<grid_for(total / L), kThreads, 0, stream>>>(
+          positions, static_cast<const T*>(dy), static_cast<T*>(dx), Geom<I>(g));
+    });
+    CHECK_CUDA_LAUNCH();
+    return;
+  }
   if (tiled_nhwc(g, layout, dtype, {x, dy, dx})) {
     dispatch(dtype, layout, total, [&](auto tag, auto, auto index) {
       using T = typename decltype(tag)::type;

@@ -21,12 +21,21 @@ struct PoolShape {
   int pad = 0;         // max pooling only; at most kernel / 2
 };
 
-// y = max over each window; the first maximum in row-major window order wins on ties.
+// The bytes of the maxima's positions that max pooling can keep from forward for backward: one byte per
+// output element (its maximum's place in the window, ky * kernel + kx) for NHWC windows that overlap or are
+// padded, such as the ResNet stem's 3x3/2 with padding 1; 0 for the rest, where backward searches each window
+// again at little cost (windows that tile the input) or where none is kept (NCHW).
+int64_t maxpool_positions_bytes(const PoolShape& shape, Layout layout, DType dtype);
+
+// y = max over each window; the first maximum in row-major window order wins on ties (a NaN wins).
+// `positions`, where given, receives maxpool_positions_bytes of positions for backward (training);
+// it must be null where that is 0.
 void maxpool_forward(const void* x, void* y, const PoolShape& shape, Layout layout, DType dtype,
-                     cudaStream_t stream);
-// dx: each window's dy goes to its (first) maximum, found again from x; no index buffer is kept.
+                     cudaStream_t stream, uint8_t* positions = nullptr);
+// dx: each window's dy goes to its maximum: read from `positions` (filled by the forward of this x), else
+// found again from x.
 void maxpool_backward(const void* x, const void* dy, void* dx, const PoolShape& shape, Layout layout,
-                      DType dtype, cudaStream_t stream);
+                      DType dtype, cudaStream_t stream, const uint8_t* positions = nullptr);
 
 // y = mean over each window (kernel * kernel elements).
 void avgpool_forward(const void* x, void* y, const PoolShape& shape, Layout layout, DType dtype,

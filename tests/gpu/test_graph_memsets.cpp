@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gpu_test_util.h"
@@ -98,6 +99,37 @@ TEST(GraphMemsets, SameBytesEveryElementSizeAndDependenciesKept) {
     }
   for (uint32_t w : gputest::download_raw<uint32_t>(words.get(), 7)) EXPECT_EQ(w, 0x12345678u);
   for (uint8_t b : gputest::download_raw<uint8_t>(bytes.get(), 5)) EXPECT_EQ(b, 0x3C);
+}
+
+// Contiguous, aligned memsets of whole 16-byte words (written 16 bytes a store) in each element size: the
+// value repeated exactly over the region, and not a byte beyond it.
+TEST(GraphMemsets, WholeWordMemsetsWriteTheRegionOnly) {
+  SKIP_WITHOUT_GPU();
+  constexpr size_t kRegion = 80, kBuffer = 96;
+  struct Fill {
+    unsigned value, element_size;
+    uint8_t bytes[4];  // the value's bytes in memory, little-endian
+  };
+  for (const Fill& f : {Fill{0x12345678u, 4, {0x78, 0x56, 0x34, 0x12}}, Fill{0xBEEF, 2, {0xEF, 0xBE, 0xEF, 0xBE}},
+                        Fill{0x3C, 1, {0x3C, 0x3C, 0x3C, 0x3C}}}) {
+    SCOPED_TRACE("element size " + std::to_string(f.element_size));
+    DeviceMem region(kBuffer);
+    ASSERT_CUDA(cudaMemset(region.get(), 0xA5, kBuffer));
+    cudaGraph_t raw = nullptr;
+    ASSERT_CUDA(cudaGraphCreate(&raw, 0));
+    CudaGraph graph(raw);
+    cudaGraphNode_t node = nullptr;
+    const cudaMemsetParams fill = memset_params(region.get(), 0, f.value, f.element_size, kRegion / f.element_size, 1);
+    ASSERT_CUDA(cudaGraphAddMemsetNode(&node, raw, nullptr, 0, &fill));
+    EXPECT_EQ(replace_memset_nodes(raw), 1);
+    CudaGraphExec exec;
+    ASSERT_CUDA(CudaGraphExec::instantiate(graph, 0, exec));
+    CudaStream stream = CudaStream::create_non_blocking();
+    exec.launch(stream.get());
+    stream.synchronize();
+    const auto got = gputest::download_raw<uint8_t>(region.get(), kBuffer);
+    for (size_t b = 0; b < kBuffer; ++b) EXPECT_EQ(got[b], b < kRegion ? f.bytes[b % 4] : 0xA5) << "byte " << b;
+  }
 }
 
 TEST(GraphMemsets, CapturedStreamMemsetsBecomeKernels) {

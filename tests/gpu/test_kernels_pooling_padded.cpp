@@ -1,6 +1,8 @@
 // Padded max pooling kernels (kernels/pooling.h, `pad` > 0) against the CPU layer (src/nn/cpu/pooling.*):
 // forward and backward, NCHW and NHWC, fp32/fp16/bf16, with negative inputs (a padded cell must never
-// win) and with ties (the first maximum inside the image wins).
+// win) and with ties (the first maximum inside the image wins). In NHWC, backward from the positions that
+// forward kept (one channel a thread, or 16-byte vectors where the channels and pointers allow) against
+// the CPU layer and, bit for bit, against backward searching the windows again, NaNs included.
 #include <gtest/gtest.h>
 
 #include "gpu_test_util.h"
@@ -69,7 +71,53 @@ TEST(KernelsPoolingPadded, MaxPoolMatchesCpuLayer) {
           // The same windows in the same order of additions: exact in fp32; one rounding in fp16/bf16.
           EXPECT_TRUE(all_close(from_layout(download(dx.get(), x.size(), t), l, k.n, k.c, k.h, k.w), dx_ref.storage(),
                                 t == DType::F32 ? 0.0 : tolerance(t) / 4));
+
+          const int64_t bytes = kernels::maxpool_positions_bytes(shape, l, t);
+          ASSERT_EQ(bytes > 0, l == Layout::NHWC);  // every case overlaps or is padded
+          if (bytes == 0) continue;
+          EXPECT_EQ(bytes, os.numel());
+          for (int offset : {0, 1}) {  // 1: positions that are not 16-byte aligned, one channel a thread
+            SCOPED_TRACE("positions at offset " + std::to_string(offset));
+            DeviceMem positions(static_cast<size_t>(bytes) + 16), y_kept(y.bytes()), dx_kept(dx.bytes());
+            uint8_t* at = static_cast<uint8_t*>(positions.get()) + offset;
+            y_kept.poison();
+            dx_kept.poison();
+            kernels::maxpool_forward(dx_in.get(), y_kept.get(), shape, l, t, nullptr, at);
+            kernels::maxpool_backward(dx_in.get(), ddy.get(), dx_kept.get(), shape, l, t, nullptr, at);
+            EXPECT_EQ(download_raw<uint8_t>(y_kept.get(), y.bytes()), download_raw<uint8_t>(y.get(), y.bytes()));
+            EXPECT_EQ(download_raw<uint8_t>(dx_kept.get(), dx.bytes()), download_raw<uint8_t>(dx.get(), dx.bytes()));
+          }
         }
+}
+
+// NaNs: the last NaN of a window is its maximum (as the search finds it), in the positions kept and found.
+TEST(KernelsPoolingPadded, KeptPositionsFollowNaNsAsTheSearchDoes) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(43);
+  const PaddedCase k{2, 16, 9, 10, 3, 2, 1};
+  const kernels::PoolShape shape{k.n, k.c, k.h, k.w, k.kernel, k.stride, k.pad};
+  for (DType t : kDtypes) {
+    SCOPED_TRACE(describe(k, t, Layout::NHWC));
+    std::vector<float> x = random_values(static_cast<size_t>(k.n * k.c * k.h * k.w), rng, -2.0f, 2.0f);
+    for (size_t i = 0; i < x.size(); i += 7) x[i] = std::nanf("");
+    quantize(x, t);
+    const int64_t out = kernels::maxpool_positions_bytes(shape, Layout::NHWC, t);
+    ASSERT_GT(out, 0);
+    std::vector<float> dy = random_values(static_cast<size_t>(out), rng);
+    quantize(dy, t);
+    DeviceMem dx_in = to_device(x, t), ddy = to_device(dy, t);
+    DeviceMem y(static_cast<size_t>(out) * dtype_size(t)), positions(static_cast<size_t>(out));
+    DeviceMem dx_kept(x.size() * dtype_size(t)), dx_found(x.size() * dtype_size(t));
+    kernels::maxpool_forward(dx_in.get(), y.get(), shape, Layout::NHWC, t, nullptr,
+                             static_cast<uint8_t*>(positions.get()));
+    kernels::maxpool_backward(dx_in.get(), ddy.get(), dx_kept.get(), shape, Layout::NHWC, t, nullptr,
+                              static_cast<const uint8_t*>(positions.get()));
+    kernels::maxpool_backward(dx_in.get(), ddy.get(), dx_found.get(), shape, Layout::NHWC, t, nullptr);
+    EXPECT_EQ(download_raw<uint8_t>(dx_kept.get(), dx_kept.bytes()), download_raw<uint8_t>(dx_found.get(), dx_found.bytes()));
+    int nan_outputs = 0;
+    for (float v : download(y.get(), static_cast<size_t>(out), t)) nan_outputs += std::isnan(v) ? 1 : 0;
+    EXPECT_GT(nan_outputs, 0);
+  }
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ Pool2d::Pool2d(const LayerSpec& spec, Context& ctx) : ParameterFreeLayer(spec, c
                     (spec.kind == LayerKind::AvgPool2d ? " is not supported for average pooling" : " must lie in [0, kernel / 2]"));
 }
 
-const DeviceTensor& Pool2d::forward(const DeviceTensor& x, Mode) {
+const DeviceTensor& Pool2d::forward(const DeviceTensor& x, Mode mode) {
   check_activation(x, ctx_, spec_, 4);
   const Shape out = output_shape(spec_, x.shape());
   x_ = x;
@@ -30,7 +30,13 @@ const DeviceTensor& Pool2d::forward(const DeviceTensor& x, Mode) {
   const Shape& s = x.shape();
   const kernels::PoolShape ps = pool_shape(spec_, s);
   switch (spec_.kind) {
-    case LayerKind::MaxPool2d: kernels::maxpool_forward(x.data, y_.data, ps, x.layout(), x.dtype(), ctx_.stream()); break;
+    case LayerKind::MaxPool2d: {
+      // Training keeps the maxima's positions for backward where the kernels offer it.
+      const int64_t bytes = mode == Mode::Train ? kernels::maxpool_positions_bytes(ps, x.layout(), x.dtype()) : 0;
+      positions_ = bytes > 0 ? static_cast<uint8_t*>(positions_buffer_.ensure(static_cast<size_t>(bytes))) : nullptr;
+      kernels::maxpool_forward(x.data, y_.data, ps, x.layout(), x.dtype(), ctx_.stream(), positions_);
+      break;
+    }
     case LayerKind::AvgPool2d: kernels::avgpool_forward(x.data, y_.data, ps, x.layout(), x.dtype(), ctx_.stream()); break;
     default:
       kernels::global_avgpool_forward(x.data, y_.data, s[0], s[1], s[2], s[3], x.layout(), x.dtype(), ctx_.stream());
@@ -46,7 +52,7 @@ const DeviceTensor& Pool2d::backward(const DeviceTensor& dy) {
   const kernels::PoolShape ps = pool_shape(spec_, s);
   switch (spec_.kind) {
     case LayerKind::MaxPool2d:
-      kernels::maxpool_backward(x_.data, dy.data, dx_.data, ps, x_.layout(), dy.dtype(), ctx_.stream());
+      kernels::maxpool_backward(x_.data, dy.data, dx_.data, ps, x_.layout(), dy.dtype(), ctx_.stream(), positions_);
       break;
     case LayerKind::AvgPool2d:
       kernels::avgpool_backward(dy.data, dx_.data, ps, x_.layout(), dy.dtype(), ctx_.stream());

@@ -1,6 +1,8 @@
 // MaxPool2d, AvgPool2d and GlobalAvgPool over our kernels (kernels/pooling.h); cuDNN's pooling is
 // legacy-only in cuDNN 9.
 #pragma once
+#include <cstdint>
+
 #include "nn/cuda/parameter_free_layer.h"
 
 namespace sb::cuda {
@@ -11,6 +13,10 @@ class Pool2d final : public ParameterFreeLayer {
   Pool2d(const LayerSpec& spec, Context& ctx);
   const DeviceTensor& forward(const DeviceTensor& x, Mode mode) override;
   const DeviceTensor& backward(const DeviceTensor& dy) override;
+
+ private:
+  DeviceBuffer positions_buffer_;
+  uint8_t* positions_ = nullptr;  // the last forward's maxima positions, where it kept them
 };
 
 }  // namespace sb::cuda
