@@ -1,7 +1,9 @@
 // The batch-assembly kernel against the CPU batch assembly (src/data/batch.*): the same crops, flips,
-// normalisation and labels for CIFAR-like and MNIST-like samples, with and without augmentation, in
+// normalisation and labels for CIFAR-like, MNIST-like and larger samples, with and without augmentation, in
 // NCHW and NHWC, fp32 (bit-exact) and fp16/bf16 (the fp32 value rounded once).
 #include <gtest/gtest.h>
+
+#include <utility>
 
 #include "data/batch.h"
 #include "gpu_test_util.h"
@@ -35,8 +37,8 @@ Dataset random_dataset(int channels, int size, int64_t count, std::mt19937_64& r
 TEST(KernelsAugment, GatherBatchMatchesCpuAssembly) {
   SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(61);
-  for (int channels : {3, 1}) {
-    const int size = channels == 3 ? 32 : 28;
+  // 3x97x97: a sample the kernel splits into several parts, the last one short.
+  for (const auto& [channels, size] : {std::pair{3, 32}, std::pair{1, 28}, std::pair{3, 97}}) {
     const int64_t count = 300, batch = 67;
     const Dataset data = random_dataset(channels, size, count, rng);
     std::uniform_int_distribution<int64_t> pick(0, count - 1);
