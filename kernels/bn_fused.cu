@@ -317,23 +317,32 @@ __global__ void __launch_bounds__(kThreads, kElementBlocksPerSm)
   });
 }
 
-// Pass 1 (Dx = false) accumulates the sums; pass 2 (Dx = true) writes dx. Drawing the mask needs more
-// registers than the reduction's bound leaves.
-template <typename T, typename I, Keep K, bool Dx>
-__global__ void __launch_bounds__(kThreads, Dx || K == Keep::Philox ? kElementBlocksPerSm : kReduceBlocksPerSm)
+// Pass 1 (Dx = false) accumulates the sums; pass 2 (Dx = true) writes dx. MasksRelu (pass 1 only, no
+// dropout, no ReLU in the run): dy is first masked by the following ReLU's output and written back in place.
+// Drawing the mask or the masking need more registers than the reduction's bound leaves (the masking spills
+// at 80), so those instantiations take the element passes' bound and grid (backward_reduce_geometry).
+template <typename T, typename I, Keep K, bool Dx, bool MasksRelu = false>
+__global__ void __launch_bounds__(kThreads, Dx || MasksRelu || K == Keep::Philox ? kElementBlocksPerSm
+                                                                                  : kReduceBlocksPerSm)
     backward_nhwc_kernel(I n, I c, I h, I w, BnBackward a, DropoutMask d) {
+  static_assert(!MasksRelu || (!Dx && K == Keep::All), "the ReLU mask is applied by pass 1, without dropout");
   constexpr bool kDrop = K != Keep::All;
   const I ch0 = nhwc_first_channel<I>();
   const bool active = ch0 < c;
   if (Dx && !active) return;
   const T* x = static_cast<const T*>(a.x);
   const T* dy = static_cast<const T*>(a.dy);
+  const T* relu_output = static_cast<const T*>(a.relu_output);
+  T* masked_dy = static_cast<T*>(a.dy_in_place);
   T* dx = static_cast<T*>(a.dx);
+  const bool relu = !MasksRelu && a.relu;  // a run whose following ReLU is masked here has none of its own
   const double count = static_cast<double>(n) * static_cast<double>(h) * static_cast<double>(w);
   Group ca = {}, cb = {}, mean = {}, k1 = {}, k2 = {}, k3 = {}, s1 = {}, s2 = {};
   if (active) {
-    load_channels(a.a, ch0, ca);
-    load_channels(a.b, ch0, cb);
+    if (relu) {
+      load_channels(a.a, ch0, ca);
+      load_channels(a.b, ch0, cb);
+    }
     load_channels(a.saved_mean, ch0, mean);
     if constexpr (Dx) {
 #pragma unroll
@@ -346,7 +355,17 @@ __global__ void __launch_bounds__(kThreads, Dx || K == Keep::Philox ? kElementBl
     }
     const KeepSource<K> keep_of(d, a.dropout.keep_bits, h, w);
     for_each_nhwc_item(ch0, n, c, h, w, [&](const NhwcItem<I>& it) {
-      const ItemPacks<T> xv = load_item(x, it.stored, c), gv = load_item(dy, it.stored, c);
+      const ItemPacks<T> xv = load_item(x, it.stored, c);
+      ItemPacks<T> gv = load_item(dy, it.stored, c);
+      if constexpr (MasksRelu) {
+        const ItemPacks<T> yv = load_item(relu_output, it.stored, c);
+#pragma unroll
+        for (int q = 0; q < kRun; ++q)
+#pragma unroll
+          for (int j = 0; j < kGroup; ++j)  // relu_backward's condition, bit for bit
+            if (!(to_float(yv.v[q].v[j]) > 0.0f)) gv.v[q].v[j] = from_float<T>(0.0f);
+        store_item(masked_dy, it.stored, c, gv);
+      }
       const uint32_t keep = keep_of(it);
       ItemPacks<T> out;
 #pragma unroll
@@ -354,7 +373,7 @@ __global__ void __launch_bounds__(kThreads, Dx || K == Keep::Philox ? kElementBl
 #pragma unroll
         for (int j = 0; j < kGroup; ++j) {
           const float xf = to_float(xv.v[q].v[j]);
-          const float g = bn_output_grad<kDrop>(to_float(gv.v[q].v[j]), xf, ca[j], cb[j], a.relu,
+          const float g = bn_output_grad<kDrop>(to_float(gv.v[q].v[j]), xf, ca[j], cb[j], relu,
                                                 (keep >> (q * kGroup + j)) & 1u, d.scale);
           if constexpr (Dx) {
             out.v[q].v[j] = from_float<T>(k1[j] * g - k2[j] - k3[j] * (xf - mean[j]));
@@ -595,11 +614,17 @@ Geometry element_geometry(const BnFusedShape& s) {
   return s.layout == Layout::NHWC ? nhwc_geometry(s, int64_t{multiprocessor_count()} * kElementBlocksPerSm) : nchw_geometry(s);
 }
 
+// The backward sums' pass: the reduction geometry, or the element passes' where it masks the following
+// ReLU's gradient (its launch bound; fewer rows of partial sums, which the workspace holds).
+Geometry backward_reduce_geometry(const BnFusedShape& s, bool masks_relu) {
+  return masks_relu ? element_geometry(s) : reduction_geometry(s);
+}
+
+// Adds up the `rows` rows of partial sums that a reduction pass left in the workspace.
 template <typename Finish>
-void combine(const BnFusedShape& s, void* workspace, const Finish& finish, cudaStream_t stream) {
+void combine(const BnFusedShape& s, void* workspace, unsigned rows, const Finish& finish, cudaStream_t stream) {
   const unsigned blocks = static_cast<unsigned>((s.c + kCombineLanes - 1) / kCombineLanes);
-  combine_kernel<<<blocks, dim3(kCombineLanes, kCombineWarps), 0, stream>>>(carve(workspace, s.c), s.c,
-                                                                          reduction_geometry(s).grid.y, finish);
+  combine_kernel<<<blocks, dim3(kCombineLanes, kCombineWarps), 0, stream>>>(carve(workspace, s.c), s.c, rows, finish);
   CHECK_CUDA_LAUNCH();
 }
 
@@ -701,7 +726,7 @@ void bn_finalize_statistics(const BnFusedShape& shape, const BnFinalize& f, cuda
   const int64_t count = s.n * s.h * s.w;
   if (!positive_shape(s) || count <= 1)
     fatal("bn_finalize_statistics: needs more than one value per channel, got " + std::to_string(count));
-  combine(s, const_cast<void*>(f.workspace), FinalizeStatistics{f, count}, stream);
+  combine(s, const_cast<void*>(f.workspace), reduction_geometry(s).grid.y, FinalizeStatistics{f, count}, stream);
 }
 
 void bn_apply_forward(const BnFusedShape& shape, const BnApply& a, cudaStream_t stream) {
@@ -727,12 +752,20 @@ template <bool Dx>
 void launch_backward(const BnFusedShape& shape, const BnBackward& a, const char* what, cudaStream_t stream) {
   const DropoutMask d = mask_of(shape, a.dropout, what);
   const BnFusedShape s = walked(shape);
+  const bool masks_relu = !Dx && a.relu_output;
   dispatch_element_pass<true>(s, a.dropout, [&](auto types) {
     using K = decltype(types);
     using T = typename K::T;
     using I = typename K::I;
-    // The sums' rows must be the reduction geometry's; dx may take any grid.
-    const Geometry g = Dx ? element_geometry(s) : reduction_geometry(s);
+    // The sums' rows must be those combine() adds up; dx may take any grid.
+    const Geometry g = Dx ? element_geometry(s) : backward_reduce_geometry(s, masks_relu);
+    if constexpr (!Dx && K::keep == Keep::All) {
+      if (masks_relu) {  // NHWC (bn_backward_reduce checks)
+        backward_nhwc_kernel<T, I, Keep::All, false, true>
+            <<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), a, d);
+        return;
+      }
+    }
     if (s.layout == Layout::NHWC)
       backward_nhwc_kernel<T, I, K::keep, Dx><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), a, d);
     else
@@ -742,9 +775,14 @@ void launch_backward(const BnFusedShape& shape, const BnBackward& a, const char*
 }  // namespace
 
 void bn_backward_reduce(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream) {
-  require_supported(s, a.dropout.p > 0.0, {a.x, a.dy}, "bn_backward_reduce");
+  require_supported(s, a.dropout.p > 0.0, {a.x, a.dy, a.relu_output}, "bn_backward_reduce");
+  if (a.relu_output && (s.layout != Layout::NHWC || a.relu || a.dropout.p > 0.0 || a.dy_in_place != a.dy))
+    fatal("bn_backward_reduce: masking by relu_output needs NHWC, no ReLU or dropout of the run's own, and "
+          "dy_in_place == dy");
   launch_backward<false>(s, a, "bn_backward_reduce", stream);
-  combine(walked(s), a.workspace, BackwardSums{a.saved_inv_std, a.dscale, a.dbias}, stream);
+  const BnFusedShape walked_shape = walked(s);
+  combine(walked_shape, a.workspace, backward_reduce_geometry(walked_shape, a.relu_output != nullptr).grid.y,
+          BackwardSums{a.saved_inv_std, a.dscale, a.dbias}, stream);
 }
 
 void bn_backward_dx(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream) {

@@ -4,8 +4,8 @@
 // instead of the separate layers' eight or more (docs/kernels.md counts the bytes):
 //   forward:  bn_channel_statistics (reads x) -> bn_finalize_statistics (the partial sums) -> bn_apply_forward
 //             (reads x [and residual], writes y [and the keep bits])
-//   backward: bn_backward_reduce (reads x, dy [, keep bits]; writes dgamma, dbeta) -> bn_backward_dx (reads x,
-//             dy [, keep bits], writes dx)
+//   backward: bn_backward_reduce (reads x, dy [, keep bits] [, the following ReLU's output, writing dy masked];
+//             writes dgamma, dbeta) -> bn_backward_dx (reads x, dy [, keep bits], writes dx)
 // The ReLU condition is recomputed in backward from x. The dropout mask is the one of kernels/dropout.h
 // (Philox at the logical NCHW index), so the CPU layers drop the same elements; under NHWC the apply pass
 // stores it as one bit per element (bn_fused_mask_bytes) for the backward passes to read, and without that
@@ -119,11 +119,16 @@ void bn_apply_forward(const BnFusedShape& s, const BnApply& a, cudaStream_t stre
 // Backward of bn_apply_forward in training (batch statistics), given dy = dL/dy. With
 // g = dy * mask * scale * [x*a + b > 0] (the gradient at the BN output) and xhat = (x - mean) * inv_std:
 //   dbias = sum g, dscale = sum g * xhat, dx = scale * inv_std * (g - dbias/M - xhat * dscale/M).
-// The residual's gradient is dy itself and is not written here. After a relu_after_residual forward, dy is
-// the gradient at the sum (the following ReLU layer masks it) and relu is false.
+// The residual's gradient is dy itself and is not written here. After a relu_after_residual forward, relu is
+// false and dy is either the gradient at the sum (the following ReLU layer masked it), or, with
+// relu_output, the gradient at the ReLU's output, which bn_backward_reduce masks (dy = 0 where
+// relu_output <= 0, as relu_backward) and writes back into dy for bn_backward_dx and the shortcut: one pass
+// over the block's output fewer than the ReLU layer's own.
 struct BnBackward {
   const void* x = nullptr;
   const void* dy = nullptr;
+  const void* relu_output = nullptr;  // the relu_after_residual forward's y (NHWC only), or nullptr
+  void* dy_in_place = nullptr;        // with relu_output: dy itself, which bn_backward_reduce overwrites
   const float* a = nullptr;  // the forward's coefficients (the ReLU condition is recomputed from them)
   const float* b = nullptr;
   bool relu = true;

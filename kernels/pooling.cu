@@ -7,6 +7,7 @@
 #include <initializer_list>
 
 #include "kernels/device_utils.cuh"
+#include "kernels/index_type.cuh"
 
 namespace sb::kernels {
 namespace {
@@ -120,18 +121,34 @@ __device__ __forceinline__ float gather_windows(I i, const Geom<I>& g, Add add) 
   return sum;
 }
 
+// Output (oy, ox)'s window over the padded image: its top-left corner (y0, x0) in input coordinates, and
+// the rows [y_lo, y_hi) and columns [x_lo, x_hi) of it that lie inside the image.
+template <typename I>
+struct ClippedWindow {
+  I y0, x0, y_lo, y_hi, x_lo, x_hi;
+};
+template <typename I>
+__device__ __forceinline__ ClippedWindow<I> clipped_window(const Geom<I>& g, I oy, I ox) {
+  ClippedWindow<I> win;
+  win.y0 = oy * g.s - g.pad;
+  win.x0 = ox * g.s - g.pad;
+  win.y_lo = win.y0 < 0 ? 0 : win.y0;
+  win.x_lo = win.x0 < 0 ? 0 : win.x0;
+  win.y_hi = win.y0 + g.k < g.h ? win.y0 + g.k : g.h;
+  win.x_hi = win.x0 + g.k < g.w ? win.x0 + g.k : g.w;
+  return win;
+}
+
 // Padded max pooling: the window clipped to the image, its first cell inside starting the search, so
 // that padded cells (-inf in PyTorch) never win; pad <= kernel / 2 leaves every window a cell. A search of
 // its own, so that the unpadded one keeps its arithmetic.
 template <typename T, bool Nhwc, typename I>
 __device__ __forceinline__ I padded_window_argmax(const T* x, const Geom<I>& g, I img, I ch, I oy, I ox) {
-  const I y0 = oy * g.s - g.pad, x0 = ox * g.s - g.pad;
-  const I y_lo = y0 < 0 ? 0 : y0, x_lo = x0 < 0 ? 0 : x0;
-  const I y_hi = y0 + g.k < g.h ? y0 + g.k : g.h, x_hi = x0 + g.k < g.w ? x0 + g.k : g.w;
-  I best = offset<Nhwc, I>(img, ch, y_lo, x_lo, g.c, g.h, g.w);
+  const ClippedWindow<I> win = clipped_window(g, oy, ox);
+  I best = offset<Nhwc, I>(img, ch, win.y_lo, win.x_lo, g.c, g.h, g.w);
   float best_v = to_float(x[best]);
-  for (I yy = y_lo; yy < y_hi; ++yy)
-    for (I xx = x_lo; xx < x_hi; ++xx) {
+  for (I yy = win.y_lo; yy < win.y_hi; ++yy)
+    for (I xx = win.x_lo; xx < win.x_hi; ++xx) {
       const I at = offset<Nhwc, I>(img, ch, yy, xx, g.c, g.h, g.w);
       const float v = to_float(x[at]);
       if (v > best_v || isnan(v)) {
@@ -173,11 +190,14 @@ __global__ void maxpool_backward_kernel(const T* __restrict__ x, const T* __rest
 // it) and whole 16-byte vectors of channels: one thread per output pixel and vector, so that every load
 // and store is 16 bytes and backward writes each dx element once. The same argmax rule and the same
 // arithmetic as the generic kernels, so the results are identical.
-template <typename T>
-struct alignas(16) VecPack {
-  static constexpr int kLanes = 16 / sizeof(T);
-  T v[kLanes];
+template <typename T, int L>
+struct alignas(sizeof(T) * L) Lanes {
+  T v[L];
 };
+template <typename T>
+constexpr int kVectorLanes = static_cast<int>(16 / sizeof(T));
+template <typename T>
+using VecPack = Lanes<T, kVectorLanes<T>>;
 
 // The window's first storage index (its top-left element) and the step to the next row of the window.
 template <typename I>
@@ -187,22 +207,16 @@ struct TiledWindow {
 
 template <typename T, typename I>
 __device__ __forceinline__ TiledWindow<I> tiled_window(I t, const Geom<I>& g) {
-  constexpr int V = VecPack<T>::kLanes;
-  const I vectors = g.c / V;
-  const I vc = t % vectors;
-  I p = t / vectors;
-  const I ox = p % g.ow;
-  p /= g.ow;
-  const I oy = p % g.oh;
-  const I img = p / g.oh;
-  return TiledWindow<I>{((img * g.h + oy * g.s) * g.w + ox * g.s) * g.c + vc * V, g.w * g.c};
+  constexpr int V = kVectorLanes<T>;
+  const Coord<I> q = decode<true, I>(t, g.c / V, g.oh, g.ow);  // q.ch: the vector of channels
+  return TiledWindow<I>{((q.img * g.h + q.y * g.s) * g.w + q.x * g.s) * g.c + q.ch * V, g.w * g.c};
 }
 
 // Per lane: the window position (ky * k + kx) of the maximum, and its value.
 template <typename T, typename I>
 __device__ __forceinline__ void tiled_argmax(const T* x, const Geom<I>& g, const TiledWindow<I>& win,
-                                             int (&best)[VecPack<T>::kLanes], float (&best_v)[VecPack<T>::kLanes]) {
-  constexpr int V = VecPack<T>::kLanes;
+                                             int (&best)[kVectorLanes<T>], float (&best_v)[kVectorLanes<T>]) {
+  constexpr int V = kVectorLanes<T>;
   for (I ky = 0; ky < g.k; ++ky)
     for (I kx = 0; kx < g.k; ++kx) {
       const VecPack<T> in = *reinterpret_cast<const VecPack<T>*>(x + win.first + ky * win.row_step + kx * g.c);
@@ -220,7 +234,7 @@ __device__ __forceinline__ void tiled_argmax(const T* x, const Geom<I>& g, const
 
 template <typename T, typename I>
 __global__ void maxpool_tiled_nhwc_forward_kernel(const T* __restrict__ x, T* __restrict__ y, Geom<I> g) {
-  constexpr int V = VecPack<T>::kLanes;
+  constexpr int V = kVectorLanes<T>;
   const I total = g.n * g.oh * g.ow * (g.c / V);
   for (I t = static_cast<I>(global_thread()); t < total; t += static_cast<I>(grid_threads())) {
     int best[V];
@@ -236,7 +250,7 @@ __global__ void maxpool_tiled_nhwc_forward_kernel(const T* __restrict__ x, T* __
 template <typename T, typename I>
 __global__ void maxpool_tiled_nhwc_backward_kernel(const T* __restrict__ x, const T* __restrict__ dy,
                                                    T* __restrict__ dx, Geom<I> g) {
-  constexpr int V = VecPack<T>::kLanes;
+  constexpr int V = kVectorLanes<T>;
   const I total = g.n * g.oh * g.ow * (g.c / V);
   for (I t = static_cast<I>(global_thread()); t < total; t += static_cast<I>(grid_threads())) {
     const TiledWindow<I> win = tiled_window<T, I>(t, g);
@@ -263,11 +277,6 @@ __global__ void maxpool_tiled_nhwc_backward_kernel(const T* __restrict__ x, cons
 // handles L channels of one output pixel (forward) or input pixel (backward): 16-byte vectors where the
 // channels and pointers allow, else L = 1. The same argmax rule and the same sums, in the same order, as the
 // generic kernels, so the results are identical.
-template <typename T, int L>
-struct alignas(sizeof(T) * L) Lanes {
-  T v[L];
-};
-
 template <int L>
 struct alignas(L) PositionLanes {
   uint8_t v[L];
@@ -279,23 +288,16 @@ __global__ void maxpool_nhwc_positions_forward_kernel(const T* __restrict__ x, T
   const I groups = g.c / L;
   const I total = g.n * g.oh * g.ow * groups;
   for (I t = static_cast<I>(global_thread()); t < total; t += static_cast<I>(grid_threads())) {
-    const I group = t % groups;
-    I p = t / groups;
-    const I ox = p % g.ow;
-    p /= g.ow;
-    const I oy = p % g.oh;
-    const I img = p / g.oh;
-    const I y0 = oy * g.s - g.pad, x0 = ox * g.s - g.pad;
-    const I y_lo = y0 < 0 ? 0 : y0, x_lo = x0 < 0 ? 0 : x0;
-    const I y_hi = y0 + g.k < g.h ? y0 + g.k : g.h, x_hi = x0 + g.k < g.w ? x0 + g.k : g.w;
-    const T* image = x + img * g.h * g.w * g.c + group * L;
+    const Coord<I> q = decode<true, I>(t, groups, g.oh, g.ow);  // q.ch: the group of L channels
+    const ClippedWindow<I> win = clipped_window(g, q.y, q.x);
+    const T* image = x + q.img * g.h * g.w * g.c + q.ch * L;
     int best[L];
     float best_v[L];
     bool first = true;  // the window's first cell inside the image starts the search
-    for (I yy = y_lo; yy < y_hi; ++yy)
-      for (I xx = x_lo; xx < x_hi; ++xx) {
+    for (I yy = win.y_lo; yy < win.y_hi; ++yy)
+      for (I xx = win.x_lo; xx < win.x_hi; ++xx) {
         const Lanes<T, L> in = *reinterpret_cast<const Lanes<T, L>*>(image + (yy * g.w + xx) * g.c);
-        const int pos = static_cast<int>((yy - y0) * g.k + (xx - x0));
+        const int pos = static_cast<int>((yy - win.y0) * g.k + (xx - win.x0));
 #pragma unroll
         for (int l = 0; l < L; ++l) {
           const float v = to_float(in.v[l]);
@@ -324,12 +326,8 @@ __global__ void maxpool_nhwc_positions_backward_kernel(const uint8_t* __restrict
   const I groups = g.c / L;
   const I total = g.n * g.h * g.w * groups;
   for (I t = static_cast<I>(global_thread()); t < total; t += static_cast<I>(grid_threads())) {
-    const I group = t % groups;
-    I p = t / groups;
-    const I xx = p % g.w;
-    p /= g.w;
-    const I yy = p % g.h;
-    const I img = p / g.h;
+    const Coord<I> q = decode<true, I>(t, groups, g.h, g.w);  // q.ch: the group of L channels
+    const I group = q.ch, yy = q.y, xx = q.x, img = q.img;
     I oy_first, oy_last, ox_first, ox_last;
     covering<I>(yy + g.pad, g.k, g.s, g.oh, oy_first, oy_last);
     covering<I>(xx + g.pad, g.k, g.s, g.ow, ox_first, ox_last);
@@ -359,8 +357,10 @@ bool tiled_geometry(const Geometry& g, Layout layout, DType dtype) {
   return layout == Layout::NHWC && g.pad == 0 && g.k == g.s && g.h % g.k == 0 && g.w % g.k == 0 && g.c % lanes == 0;
 }
 
+constexpr int64_t kMaxPositionCells = 256;  // a position is one byte
+
 bool keeps_positions(const Geometry& g, Layout layout, DType dtype) {
-  return layout == Layout::NHWC && !tiled_geometry(g, layout, dtype) && g.k * g.k <= 256;
+  return layout == Layout::NHWC && !tiled_geometry(g, layout, dtype) && g.k * g.k <= kMaxPositionCells;
 }
 
 bool aligned16(std::initializer_list<const void*> pointers) {
@@ -378,15 +378,11 @@ bool tiled_nhwc(const Geometry& g, Layout layout, DType dtype, std::initializer_
 // pointers allow, else one channel a thread.
 template <typename F>
 void dispatch_lanes(const Geometry& g, DType dtype, std::initializer_list<const void*> pointers, F&& f) {
-  const bool small = g.n * g.c * g.h * g.w < (int64_t{1} << 30);
   dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    constexpr int kVector = 16 / sizeof(T);
+    constexpr int kVector = kVectorLanes<T>;
     auto with_lanes = [&](auto lanes) {
-      if (small)
-        f(tag, lanes, TypeTag<int32_t>{});
-      else
-        f(tag, lanes, TypeTag<int64_t>{});
+      dispatch_index(g.n * g.c * g.h * g.w, [&](auto index) { f(tag, lanes, index); });
     };
     if (g.c % kVector == 0 && aligned16(pointers))
       with_lanes(std::integral_constant<int, kVector>{});
@@ -466,13 +462,9 @@ __global__ void global_avgpool_backward_kernel(const T* __restrict__ dy, T* __re
 // Runs f(TypeTag<T>, bool_constant<Nhwc>, TypeTag<I>) for the run-time dtype, layout and index width.
 template <typename F>
 void dispatch(DType dtype, Layout layout, int64_t elements, F&& f) {
-  const bool small = elements < (int64_t{1} << 30);  // i + grid stride stays below 2^31
   dispatch_dtype(dtype, [&](auto tag) {
     auto with_layout = [&](auto nhwc) {
-      if (small)
-        f(tag, nhwc, TypeTag<int32_t>{});
-      else
-        f(tag, nhwc, TypeTag<int64_t>{});
+      dispatch_index(elements, [&](auto index) { f(tag, nhwc, index); });
     };
     if (layout == Layout::NHWC)
       with_layout(std::true_type{});
@@ -482,6 +474,11 @@ void dispatch(DType dtype, Layout layout, int64_t elements, F&& f) {
 }
 
 }  // namespace
+
+bool maxpool_keeps_positions_at_any_size(int kernel, int stride, int pad, Layout layout) {
+  // Windows that overlap or are padded never tile (tiled_geometry), whatever the input.
+  return layout == Layout::NHWC && (pad != 0 || kernel != stride) && int64_t{kernel} * kernel <= kMaxPositionCells;
+}
 
 int64_t maxpool_positions_bytes(const PoolShape& shape, Layout layout, DType dtype) {
   const Geometry g = make_geometry(shape, "maxpool_positions_bytes");
@@ -509,7 +506,7 @@ void maxpool_forward(const void* x, void* y, const PoolShape& shape, Layout layo
     dispatch(dtype, layout, g.n * g.c * g.h * g.w, [&](auto tag, auto, auto index) {
       using T = typename decltype(tag)::type;
       using I = typename decltype(index)::type;
-      maxpool_tiled_nhwc_forward_kernel<T, I><<<grid_for(total / VecPack<T>::kLanes), kThreads, 0, stream>>>(
+      maxpool_tiled_nhwc_forward_kernel<T, I><<<grid_for(total / kVectorLanes<T>), kThreads, 0, stream>>>(
           static_cast<const T*>(x), static_cast<T*>(y), Geom<I>(g));
     });
     CHECK_CUDA_LAUNCH();
@@ -548,7 +545,7 @@ void maxpool_backward(const void* x, const void* dy, void* dx, const PoolShape& 
     dispatch(dtype, layout, total, [&](auto tag, auto, auto index) {
       using T = typename decltype(tag)::type;
       using I = typename decltype(index)::type;
-      maxpool_tiled_nhwc_backward_kernel<T, I><<<grid_for(g.n * g.c * g.oh * g.ow / VecPack<T>::kLanes), kThreads, 0,
+      maxpool_tiled_nhwc_backward_kernel<T, I><<<grid_for(g.n * g.c * g.oh * g.ow / kVectorLanes<T>), kThreads, 0,
                                                   stream>>>(static_cast<const T*>(x), static_cast<const T*>(dy),
                                                             static_cast<T*>(dx), Geom<I>(g));
     });

@@ -26,6 +26,9 @@ struct PoolShape {
 // padded, such as the ResNet stem's 3x3/2 with padding 1; 0 for the rest, where backward searches each window
 // again at little cost (windows that tile the input) or where none is kept (NCHW).
 int64_t maxpool_positions_bytes(const PoolShape& shape, Layout layout, DType dtype);
+// Whether windows of this size, stride and padding keep their positions whatever the input's size and
+// element type (then backward never reads x): NHWC windows that cannot tile the input.
+bool maxpool_keeps_positions_at_any_size(int kernel, int stride, int pad, Layout layout);
 
 // y = max over each window; the first maximum in row-major window order wins on ties (a NaN wins).
 // `positions`, where given, receives maxpool_positions_bytes of positions for backward (training);

@@ -162,4 +162,37 @@ TEST(GradientPool, AResNetBackwardNeedsAFewBuffersThatKeepTheirAddresses) {
   }
 }
 
+// Outputs that only the next forward reads are lent from the pool, whose buffers no gradient holds in
+// forward: the projection shortcuts' batch norms (read by the add) in either layout, and under NHWC the
+// stem's, before a max-pool that keeps its maxima's positions. After a forward, one buffer has served them
+// all, as large as the stem's output under NHWC; the step's gradients then reuse it.
+TEST(GradientPool, OutputsThatOnlyTheNextForwardReadsAreLentFromThePool) {
+  SKIP_WITHOUT_GPU();
+  for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
+    cuda::ContextOptions o;
+    o.compute = DType::BF16;
+    o.layout = layout;
+    o.autotune = false;
+    cuda::Context ctx(o);
+    const Shape in{4, 3, 64, 64};
+    cuda::Network net(resnet18(ModelInput{3, 64, 64, 10}), 7, ctx, cuda::NetworkOutput::LogitsForLoss);
+    std::mt19937_64 rng(9);
+    gputest::DeviceMem x = gputest::to_device(gputest::random_values(static_cast<size_t>(in.numel()), rng), o.compute);
+    const cuda::DeviceTensor input{x.get(), TensorDesc{in, o.compute, layout}};
+    const cuda::DeviceTensor& out = net.forward(input, cuda::Mode::Train);
+    ctx.synchronize();
+    EXPECT_EQ(ctx.gradient_pool().buffers(), 1u) << layout_name(layout);
+    const size_t stem_output = 4 * 64 * 32 * 32 * dtype_size(o.compute);  // the 7x7/2 stem's 64 channels
+    if (layout == Layout::NHWC) {
+      EXPECT_GE(ctx.gradient_pool().bytes(), stem_output);
+    } else {
+      EXPECT_LT(ctx.gradient_pool().bytes(), stem_output);  // the largest shortcut output, 128 x 8 x 8
+    }
+    gputest::DeviceMem dy = gputest::to_device(gputest::random_values(static_cast<size_t>(out.numel()), rng), o.compute);
+    net.backward(cuda::DeviceTensor{dy.get(), out.desc});
+    ctx.synchronize();
+    EXPECT_GE(ctx.gradient_pool().buffers(), 2u) << layout_name(layout);
+  }
+}
+
 }  // namespace

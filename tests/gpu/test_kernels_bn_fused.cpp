@@ -17,6 +17,7 @@
 #include "gpu_test_util.h"
 #include "kernels/bn_fused.h"
 #include "kernels/dropout.h"
+#include "kernels/elementwise.h"
 
 namespace {
 
@@ -446,6 +447,98 @@ TEST(KernelsBnFused, BackwardMatchesDoubleReferenceWithStoredOrDrawnMask) {
           EXPECT_TRUE(all_close(first.grads, want_grads, 1e-3, max_abs(want_grads)));
           EXPECT_TRUE(all_close(first.dx, want_dx, t == DType::F32 ? 1e-4 : tolerance(t), 1e-2 * max_abs(want_dx)));
         }
+}
+
+// A bottleneck's end, y = relu(bn(x) + residual): the first backward pass masking dy by y in place
+// (relu_output) against relu_backward followed by the plain passes. The masked dy is the same bits; the
+// masking pass sums over its own grid, so dscale, dbias and dx agree to the summation order; and a second
+// run gives the same bits. Rows of 7 are walked as one row of pixels.
+TEST(KernelsBnFused, BackwardMasksTheFollowingRelu) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(46);
+  struct Dims {
+    int64_t n, c, h, w;
+  };
+  for (Dims d : {Dims{3, 24, 5, 12}, Dims{4, 24, 7, 7}, Dims{64, 64, 16, 16}, Dims{2, 2064, 1, 4}})
+    for (DType t : kDtypes) {
+      SCOPED_TRACE(case_name(t, Layout::NHWC) + " c " + std::to_string(d.c) + " h " + std::to_string(d.h));
+      const kernels::BnFusedShape s = shape_of(d.n, d.c, d.h, d.w, Layout::NHWC, t);
+      ASSERT_TRUE(kernels::bn_fused_supports(s, false, {}));
+      const auto size = static_cast<size_t>(d.n * d.c * d.h * d.w), uc = static_cast<size_t>(d.c);
+      std::vector<float> x = random_values(size, rng, -1.0f, 2.0f), r = random_values(size, rng, -1.0f, 1.0f);
+      std::vector<float> dy = random_values(size, rng, -1.0f, 1.0f);
+      quantize(x, t);
+      quantize(r, t);
+      quantize(dy, t);
+      const std::vector<float> gamma = random_values(uc, rng, 0.5f, 1.5f), beta = random_values(uc, rng, -0.5f, 0.5f);
+      DeviceMem dxin = to_device(x, t), dres = to_device(r, t), dout(size * dtype_size(t));
+      DeviceMem dgamma = to_device(gamma, DType::F32), dbeta = to_device(beta, DType::F32);
+      DeviceMem running = to_device(std::vector<float>(2 * uc, 1.0f), DType::F32);
+      DeviceMem state(4 * uc * 4), workspace(kernels::bn_fused_workspace_bytes(s));
+      kernels::bn_channel_statistics(s, kernels::BnStatistics{dxin.get(), workspace.get()}, nullptr);
+      kernels::BnFinalize f;
+      f.workspace = workspace.get();
+      f.scale = dgamma.as<float>();
+      f.bias = dbeta.as<float>();
+      f.saved_mean = state.as<float>();
+      f.saved_inv_std = state.as<float>() + d.c;
+      f.running_mean = running.as<float>();
+      f.running_var = running.as<float>() + d.c;
+      f.a = state.as<float>() + 2 * d.c;
+      f.b = state.as<float>() + 3 * d.c;
+      kernels::bn_finalize_statistics(s, f, nullptr);
+      kernels::BnApply a;
+      a.x = dxin.get();
+      a.a = f.a;
+      a.b = f.b;
+      a.relu = true;
+      a.relu_after_residual = true;
+      a.residual = dres.get();
+      a.y = dout.get();
+      kernels::bn_apply_forward(s, a, nullptr);
+
+      struct Result {
+        std::vector<float> masked_dy, dx, grads;
+      };
+      auto backward = [&](bool in_pass) {
+        DeviceMem g = to_device(dy, t), dx(size * dtype_size(t)), grads(2 * uc * 4);
+        dx.poison();
+        grads.poison();
+        kernels::BnBackward b;
+        b.x = dxin.get();
+        b.dy = g.get();
+        b.a = f.a;
+        b.b = f.b;
+        b.relu = false;
+        b.scale = f.scale;
+        b.saved_mean = f.saved_mean;
+        b.saved_inv_std = f.saved_inv_std;
+        b.workspace = workspace.get();
+        b.dscale = grads.as<float>();
+        b.dbias = grads.as<float>() + d.c;
+        b.dx = dx.get();
+        if (in_pass) {
+          b.relu_output = dout.get();
+          b.dy_in_place = g.get();
+        } else {
+          kernels::relu_backward(dout.get(), g.get(), g.get(), static_cast<int64_t>(size), t, nullptr);
+        }
+        kernels::bn_backward_reduce(s, b, nullptr);
+        kernels::bn_backward_dx(s, b, nullptr);
+        return Result{download(g.get(), size, t), download(dx.get(), size, t), download(grads.get(), 2 * uc, DType::F32)};
+      };
+      const Result layer = backward(false), fused = backward(true), again = backward(true);
+      ASSERT_CUDA(cudaDeviceSynchronize());
+      EXPECT_EQ(fused.masked_dy, layer.masked_dy);
+      size_t zeroed = 0;
+      for (size_t i = 0; i < size; ++i) zeroed += layer.masked_dy[i] == 0.0f && dy[i] != 0.0f;
+      EXPECT_GT(zeroed, size / 8);  // the mask has work to do
+      EXPECT_EQ(again.masked_dy, fused.masked_dy);
+      EXPECT_EQ(again.dx, fused.dx);
+      EXPECT_EQ(again.grads, fused.grads);
+      EXPECT_TRUE(all_close(fused.grads, layer.grads, 1e-5, max_abs(layer.grads)));
+      EXPECT_TRUE(all_close(fused.dx, layer.dx, t == DType::F32 ? 1e-5 : tolerance(t), 1e-3 * max_abs(layer.dx)));
+    }
 }
 
 }  // namespace

@@ -120,4 +120,28 @@ TEST(KernelsPoolingPadded, KeptPositionsFollowNaNsAsTheSearchDoes) {
   }
 }
 
+// Windows that keep their positions at any size do so at every size and element type tried (the layers
+// rely on it: backward then never reads the input, which the network may have given back).
+TEST(KernelsPoolingPadded, KeepingPositionsAtAnySizeHoldsAtEachSize) {
+  struct Window {
+    int kernel, stride, pad;
+  };
+  int kept = 0;
+  for (Window win : {Window{3, 2, 1}, Window{3, 1, 1}, Window{2, 2, 0}, Window{3, 3, 0}, Window{2, 1, 0},
+                     Window{17, 17, 0}, Window{17, 16, 8}})
+    for (Layout l : {Layout::NCHW, Layout::NHWC}) {
+      if (!kernels::maxpool_keeps_positions_at_any_size(win.kernel, win.stride, win.pad, l)) continue;
+      ++kept;
+      for (DType t : {DType::F32, DType::BF16, DType::F16})
+        for (int64_t side : {17, 34, 112})
+          for (int64_t c : {3, 8, 64}) {
+            const kernels::PoolShape s{2, c, side, side, win.kernel, win.stride, win.pad};
+            EXPECT_GT(kernels::maxpool_positions_bytes(s, l, t), 0)
+                << win.kernel << "/" << win.stride << " pad " << win.pad << " side " << side << " c " << c;
+          }
+    }
+  EXPECT_EQ(kept, 3);  // 3x3/2 and 3x3/1 with padding 1, and 2x2/1, under NHWC
+  EXPECT_FALSE(kernels::maxpool_keeps_positions_at_any_size(2, 2, 0, Layout::NHWC));  // tiles where sizes allow
+}
+
 }  // namespace

@@ -223,6 +223,29 @@ TEST(CudaResidualGrad, BottlenecksMatchTheCpu) {
   EXPECT_NE(report.find("b.sum: shortcut gradient added by b.conv1's dgrad in place"), std::string::npos) << report;
 }
 
+// An identity bottleneck whose ReLU may write its output gradient (a pool follows): its last batch norm's
+// first backward pass masks that gradient in place (NHWC; the ReLU layer itself under NCHW), against the CPU.
+TEST(CudaResidualGrad, TheLastBatchNormMasksTheFollowingRelusGradient) {
+  SKIP_WITHOUT_GPU();
+  const LayerSpec net = sequential("net", {bottleneck_block(16, 8, "a"), bottleneck_block(32, 8, "b"),
+                                           maxpool2d("pool", 2, 2)});
+  uint64_t seed = 94;
+  for (int64_t side : {8, 7}) {
+    LayerCase c{net, Shape{4, 16, side, side}};
+    check_everywhere(c, "bottlenecks then pool " + std::to_string(side) + "x" + std::to_string(side), seed++,
+                     nullptr, chain_grad_tolerance);
+  }
+  cuda::Context ctx(options_for(kPrecisions[2], Layout::NHWC));
+  const std::string report = cuda::fusion_report(*cuda::make_layer(net, ctx));
+  EXPECT_NE(report.find("b.sum: the following ReLU's gradient masked by b.bn3's backward"), std::string::npos)
+      << report;
+  EXPECT_EQ(report.find("a.sum: the following ReLU's gradient"), std::string::npos) << report;  // a projection
+  // The last block of a network: its ReLU's output gradient is the caller's, which it may not write.
+  const std::string at_end = cuda::fusion_report(
+      *cuda::make_layer(sequential("net", {bottleneck_block(16, 8, "a"), bottleneck_block(32, 8, "b")}), ctx));
+  EXPECT_EQ(at_end.find("the following ReLU's gradient"), std::string::npos) << at_end;
+}
+
 // The plan report names each block whose dgrad takes the add; an identity block that is its container's
 // last layer (its dy is its caller's) or under a Flatten keeps the add pass, as every block does with the
 // fusion off.

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "kernels/elementwise.h"
 #include "kernels/loss.h"
+#include "nn/cuda/bn_fused_run.h"
 #include "nn/cuda/tensor_util.h"
 
 namespace sb::cuda {
@@ -18,8 +19,23 @@ const DeviceTensor& ReLU::forward(const DeviceTensor& x, Mode) {
   return y_;
 }
 
+void ReLU::allow_writing_output_gradient() {
+  dy_writable_ = true;
+  if (mask_run_) mask_run_->mask_following_relu_gradient();
+}
+
+void ReLU::set_gradient_mask_run(FusedBnRun* run) {
+  if (!fused_) fatal("ReLU '" + spec_.name + "': only a ReLU applied by the previous layer leaves its mask to it");
+  mask_run_ = run;
+  if (run && dy_writable_) run->mask_following_relu_gradient();
+}
+
 const DeviceTensor& ReLU::backward(const DeviceTensor& dy) {
   check_output_gradient(spec_, y_, dy);
+  if (mask_run_ && dy_writable_ && mask_run_->masks_following_relu_gradient()) {
+    dx_ = dy;  // masked in place by the run's backward, which comes next
+    return dx_;
+  }
   dx_ = dy_writable_ ? dy : gradient_tensor(dy.shape(), ctx_);  // each element read, then written, by one thread
   kernels::relu_backward(y_.data, dy.data, dx_.data, dy.numel(), dy.dtype(), ctx_.stream());
   return dx_;

@@ -5,6 +5,8 @@
 
 namespace sb::cuda {
 
+class FusedBnRun;
+
 class ReLU final : public ParameterFreeLayer {
  public:
   using ParameterFreeLayer::ParameterFreeLayer;
@@ -15,11 +17,16 @@ class ReLU final : public ParameterFreeLayer {
   void set_applied_by_previous_layer() { fused_ = true; }
   // The output gradient is a buffer that nothing reads after this layer's backward: backward masks it in
   // place and returns it, instead of writing a gradient buffer of its own.
-  void allow_writing_output_gradient() { dy_writable_ = true; }
+  void allow_writing_output_gradient();
+  // The fused run that computed this ReLU's input (relu(bn(x) + x) at an identity block's end) may mask
+  // this layer's gradient in its own first backward pass, where this layer may write its output gradient;
+  // backward then passes dy through (FusedBnRun::mask_following_relu_gradient).
+  void set_gradient_mask_run(FusedBnRun* run);
 
  private:
   bool fused_ = false;
   bool dy_writable_ = false;
+  FusedBnRun* mask_run_ = nullptr;
 };
 
 // N,C,H,W -> N,C*H*W in PyTorch's (C, H, W) order: a view under NCHW (or when H = W = 1), a transpose

@@ -57,6 +57,12 @@ void FusedBnRun::set_first_sample(int64_t first) {
   for (auto& layer : separate_) layer->set_first_sample(first);
 }
 
+void FusedBnRun::lend_output() {
+  if (adds_residual_ || relu_after_add_)
+    fatal("fused run '" + specs_[0].name + "': a run that adds the residual keeps its output for backward");
+  lends_output_ = true;
+}
+
 double FusedBnRun::dropout_p(Mode mode) const {
   return mode == Mode::Train && has_dropout(specs_) ? specs_[2].p : 0.0;
 }
@@ -78,10 +84,13 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
   }
   x_ = x;
   mode_ = mode;
-  y_ = output_tensor(y_buffer_, shape, ctx_);
+  y_ = lends_output_ ? gradient_tensor(shape, ctx_) : output_tensor(y_buffer_, shape, ctx_);
   const kernels::BnFusedShape s = fused_shape(x);
   fused_ = kernels::bn_fused_supports(s, dropout_p(mode) > 0, {x.data, y_.data, residual ? residual->data : nullptr});
-  if (!fused_) return forward_separately(x, mode, residual, residual_bias);
+  if (!fused_) {
+    if (lends_output_) ctx_.release_gradient(y_.data);  // the separate layers write their own outputs
+    return forward_separately(x, mode, residual, residual_bias);
+  }
   if (mode == Mode::Train && s.n * s.h * s.w <= 1)
     throw UserError("BatchNorm2d '" + bn.name + "' needs more than one value per channel in training, got input " +
                     x.shape().str());
@@ -177,7 +186,11 @@ const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
   b.dy = dy.data;
   b.a = state + 2 * c;
   b.b = state + 3 * c;
-  b.relu = relu_in_run();  // a ReLU after the add was undone by its own layer's backward
+  b.relu = relu_in_run();  // a ReLU after the add: masked by its own layer's backward, or by pass 1 here
+  if (masks_following_relu_gradient()) {
+    b.relu_output = y_.data;
+    b.dy_in_place = dy.data;
+  }
   b.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step(), first_element_, last_keep_bits_};
   b.scale = views_.params;
   b.saved_mean = state;

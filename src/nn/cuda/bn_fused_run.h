@@ -40,8 +40,25 @@ class FusedBnRun final : public Layer {
   // The gradient of the residual input is dy itself, which the Residual passes to its shortcut.
   const DeviceTensor& forward(const DeviceTensor& x, Mode mode) override;
   const DeviceTensor& backward(const DeviceTensor& dy) override;
+  // The output is read by the next forward only, never by a backward (a shortcut's last batch norm, read by
+  // the main branch's add; one before a pool that does not read its input in backward): forward writes it
+  // into a buffer of the context's gradient pool instead of one of its own, and the container gives that
+  // back once the reader's forward is queued. The memory is that of backward's gradients, free in forward.
+  // Not for a run that adds the residual or applies the following ReLU (that ReLU's backward reads it).
+  void lend_output();
+  bool lends_output() const { return lends_output_; }
   // Empty, or a line saying which shapes the fused kernels did not take.
   const std::string& fallback_note() const { return fallback_note_; }
+  // A relu_after_add run of an identity block: the ReLU after the block, which may write its output
+  // gradient, leaves its mask to this run's backward. The first backward pass then masks dy by this run's
+  // output and writes it back in place, which saves the ReLU's own pass (kernels::BnBackward::relu_output).
+  void mask_following_relu_gradient() { masks_following_relu_ = relu_after_add_; }
+  // Whether the next backward masks that gradient: asked for, and the last forward took the fused kernels in
+  // Train mode under NHWC. The ReLU asks this in its backward, after the forward, and passes dy through.
+  bool asked_to_mask_following_relu() const { return masks_following_relu_; }
+  bool masks_following_relu_gradient() const {
+    return masks_following_relu_ && fused_ && mode_ == Mode::Train && x_.layout() == Layout::NHWC;
+  }
 
  private:
   const DeviceTensor& forward_separately(const DeviceTensor& x, Mode mode, const DeviceTensor* residual,
@@ -52,6 +69,8 @@ class FusedBnRun final : public Layer {
 
   std::vector<LayerSpec> specs_;  // [0] BatchNorm2d, [1] ReLU, [2] Dropout when present
   bool adds_residual_, relu_after_add_;
+  bool masks_following_relu_ = false;  // see mask_following_relu_gradient
+  bool lends_output_ = false;          // see lend_output
   Context& ctx_;
   ParamViews views_;
   uint64_t mask_key_ = 0, step_ = 0;

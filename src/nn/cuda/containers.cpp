@@ -116,6 +116,8 @@ Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main, 
       case FusionPath::ReluInPrevious: {
         auto relu = std::make_unique<ReLU>(c, ctx);
         relu->set_applied_by_previous_layer();
+        if (const auto* block = steps_.empty() ? nullptr : dynamic_cast<const Residual*>(steps_.back().layer.get()))
+          relu->set_gradient_mask_run(block->following_relu_mask_run());
         s.layer = std::move(relu);
         break;
       }
@@ -143,6 +145,16 @@ Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main, 
   // adds into it, a ReLU masks it in place) where the next step hands it over to be written.
   for (size_t i = 0; i + 1 < steps_.size(); ++i)
     if (returns_writable_input_gradient(steps_[i + 1].layer.get())) cuda::allow_writing_output_gradient(steps_[i].layer.get());
+  // A fused run before a pool that never reads its input in backward: nothing reads the run's output after
+  // the pool's forward, so it lends it from the gradient pool (forward gives it back).
+  for (size_t i = 0; i + 1 < steps_.size(); ++i) {
+    auto* run = dynamic_cast<FusedBnRun*>(steps_[i].layer.get());
+    const auto* pool = dynamic_cast<const Pool2d*>(steps_[i + 1].layer.get());
+    if (run && pool && run != residual_run_ && !pool->backward_reads_input()) {
+      run->lend_output();
+      steps_[i].lends_output = true;
+    }
+  }
 }
 
 void Sequential::allow_writing_output_gradient() {
@@ -172,9 +184,12 @@ void Sequential::set_residual(const DeviceTensor* residual, const float* residua
 
 const DeviceTensor& Sequential::forward(const DeviceTensor& x, Mode mode) {
   const DeviceTensor* h = &x;
-  for (auto& s : steps_) h = &timed(ctx_, s.label, false, s.container, [&]() -> const DeviceTensor& {
-    return s.layer->forward(*h, mode);
-  });
+  const void* lent = nullptr;  // the previous step's output, lent from the gradient pool
+  for (auto& s : steps_) {
+    h = &timed(ctx_, s.label, false, s.container, [&]() -> const DeviceTensor& { return s.layer->forward(*h, mode); });
+    if (lent) ctx_.release_gradient(lent);  // its one reader is queued (one the pool did not lend is ignored)
+    lent = s.lends_output ? h->data : nullptr;
+  }
   return *h;
 }
 
@@ -217,6 +232,14 @@ Residual::Residual(const LayerSpec& spec, Context& ctx, bool relu_follows)
     shortcut_ = make_layer(spec.children[1], ctx);
     shortcut_is_container_ = is_container(spec.children[1]);
   }
+  // A shortcut that ends in a fused run (a projection's batch norm): the main branch's add is the only reader
+  // of its output, so the run lends it from the gradient pool (forward gives it back).
+  if (fused_add_main_ && shortcut_is_container_)
+    if (auto* seq = dynamic_cast<Sequential*>(shortcut_.get()))
+      if (auto* run = dynamic_cast<FusedBnRun*>(seq->last_layer()); run && !seq->adds_residual()) {
+        run->lend_output();
+        shortcut_lends_output_ = true;
+      }
   // A shortcut convolution's bias is added in the main branch's fused pass instead of a pass of its own.
   if (fused_add_main_ && (shortcut_conv_ = dynamic_cast<Conv2d*>(shortcut_.get())) && shortcut_conv_->has_bias())
     shortcut_conv_->leave_bias_to_consumer();
@@ -268,6 +291,7 @@ const DeviceTensor& Residual::forward(const DeviceTensor& x, Mode mode) {
     const DeviceTensor& b = run_shortcut(x, false, mode);
     fused_add_main_->set_residual(&b, shortcut_conv_ ? shortcut_conv_->bias() : nullptr);
     y_ = run_main(x, false, mode);
+    if (shortcut_lends_output_) ctx_.release_gradient(b.data);  // read by the add, now queued
     return y_;
   }
   const DeviceTensor& a = run_main(x, false, mode);
@@ -302,6 +326,9 @@ std::string Residual::fusion_report() const {
   if (adds_in_dgrad())
     r += spec_.name + ": shortcut gradient added by " + spec_.children[0].children[0].name + "'s dgrad" +
          (shortcut_ ? "" : " in place") + kLayerKernelsRecord + "\n";
+  if (const FusedBnRun* run = following_relu_mask_run(); run && run->asked_to_mask_following_relu())
+    r += spec_.name + ": the following ReLU's gradient masked by " + spec_.children[0].children.back().name +
+         "'s backward" + kLayerKernelsRecord + "\n";
   return r;
 }
 

@@ -33,6 +33,7 @@ class Sequential final : public Layer {
 
   // Whether forward adds the tensor of set_residual (its last run took the Residual's add).
   bool adds_residual() const { return residual_run_ != nullptr; }
+  FusedBnRun* residual_run() const { return residual_run_; }
   void set_residual(const DeviceTensor* residual, const float* residual_bias);
   // The plan of this container and those inside it, one line per run or pair.
   std::string fusion_report() const;
@@ -49,6 +50,7 @@ class Sequential final : public Layer {
     int64_t params = 0, buffers = 0;  // flat-buffer elements of the specs the step covers
     std::string label;                // the specs' names, '+'-joined, for the per-layer profile
     bool container = false;           // a Sequential or Residual: its own steps are timed, not it
+    bool lends_output = false;        // a FusedBnRun whose output the next step alone reads, in forward
   };
   Context& ctx_;
   std::vector<Step> steps_;
@@ -83,6 +85,13 @@ class Residual final : public Layer {
   void allow_writing_output_gradient() { dy_writable_ = true; }
   // Whether forward applied the following ReLU (relu_follows, and the main branch took the add).
   bool applies_following_relu() const { return relu_follows_ && fused_add_main_; }
+  // The run that may mask the following ReLU's gradient in its backward (FusedBnRun::
+  // mask_following_relu_gradient): the main branch's last run in an identity block that applies that ReLU,
+  // where the masked dy it leaves in place is also the shortcut's gradient; null elsewhere (a projection
+  // shortcut reads dy before the main branch).
+  FusedBnRun* following_relu_mask_run() const {
+    return applies_following_relu() && !shortcut_ ? fused_add_main_->residual_run() : nullptr;
+  }
 
  private:
   // The branches and the add, each timed by the context's layer timer when one is set.
@@ -103,6 +112,7 @@ class Residual final : public Layer {
   Conv2d* grad_sum_conv_ = nullptr;       // main_'s first layer, when its dgrad may add the shortcut's gradient
   bool dy_writable_ = false;              // see allow_writing_output_gradient
   bool relu_follows_ = false;
+  bool shortcut_lends_output_ = false;  // the shortcut's last run lends its output (FusedBnRun::lend_output)
   DeviceTensor y_, dx_;
   DeviceBuffer y_buffer_;
 };

@@ -85,7 +85,9 @@ class Context {
   // The input gradients of backward, in buffers the layers share (nn/cuda/gradient_pool.h). The network's
   // backward begins with begin_backward(); a layer's backward takes its input gradient from
   // acquire_gradient(), and the container that handed it to the layer below gives it back with
-  // release_gradient() once that layer's backward is queued (one that is not the pool's is ignored).
+  // release_gradient() once that layer's backward is queued (one that is not the pool's is ignored). In
+  // forward, while no gradient lives, a fused run whose output only the next forward reads lends it from
+  // the same buffers (FusedBnRun::lend_output).
   void begin_backward() { gradients_.begin_backward(); }
   void* acquire_gradient(size_t bytes) { return gradients_.acquire(bytes, stream_); }
   void release_gradient(const void* data) {

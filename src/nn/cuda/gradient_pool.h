@@ -9,6 +9,8 @@
 // event there while weight gradients are forked, and the next acquire() of that buffer makes the compute
 // stream wait for it. The choice of buffer depends only on the order of the calls, which every step of
 // one shape repeats, so a captured CUDA graph sees the same addresses at every replay.
+// Forward holds no gradient: there the buffers serve outputs that only the next forward reads
+// (FusedBnRun::lend_output), each given back before backward begins.
 #pragma once
 #include <cuda_runtime_api.h>
 

@@ -22,6 +22,12 @@ Pool2d::Pool2d(const LayerSpec& spec, Context& ctx) : ParameterFreeLayer(spec, c
                     (spec.kind == LayerKind::AvgPool2d ? " is not supported for average pooling" : " must lie in [0, kernel / 2]"));
 }
 
+bool Pool2d::backward_reads_input() const {
+  if (spec_.kind != LayerKind::MaxPool2d) return false;
+  return !kernels::maxpool_keeps_positions_at_any_size(static_cast<int>(spec_.kernel), static_cast<int>(spec_.stride),
+                                                       static_cast<int>(spec_.pad), ctx_.options().layout);
+}
+
 const DeviceTensor& Pool2d::forward(const DeviceTensor& x, Mode mode) {
   check_activation(x, ctx_, spec_, 4);
   const Shape out = output_shape(spec_, x.shape());

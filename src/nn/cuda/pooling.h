@@ -13,6 +13,9 @@ class Pool2d final : public ParameterFreeLayer {
   Pool2d(const LayerSpec& spec, Context& ctx);
   const DeviceTensor& forward(const DeviceTensor& x, Mode mode) override;
   const DeviceTensor& backward(const DeviceTensor& dy) override;
+  // Whether backward reads the forward's input. Average pooling never does, nor max pooling whose windows
+  // keep their positions at any size; the layer before may then lend its output (FusedBnRun::lend_output).
+  bool backward_reads_input() const;
 
  private:
   DeviceBuffer positions_buffer_;
