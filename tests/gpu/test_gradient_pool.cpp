@@ -128,27 +128,45 @@ TEST(GradientPool, TheNextWriterWaitsForTheWeightGradientStream) {
   cudaStreamDestroy(wgrad);
 }
 
-// A ResNet-18's backward takes its input gradients from a handful of buffers, the same ones at every step.
-TEST(GradientPool, AResNetBackwardNeedsAFewBuffersThatKeepTheirAddresses) {
-  SKIP_WITHOUT_GPU();
-  for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
+// A bf16 ResNet-18 (torchvision's) in `layout` without autotuning, and a batch of four 64x64 images.
+struct ResNetRig {
+  ResNetRig(Layout layout, uint64_t seed)
+      : ctx(options(layout)),
+        net(resnet18(ModelInput{3, 64, 64, 10}), 7, ctx, cuda::NetworkOutput::LogitsForLoss),
+        rng(seed),
+        x(gputest::to_device(gputest::random_values(static_cast<size_t>(in.numel()), rng), DType::BF16)),
+        input{x.get(), TensorDesc{in, DType::BF16, layout}} {}
+  static cuda::ContextOptions options(Layout layout) {
     cuda::ContextOptions o;
     o.compute = DType::BF16;
     o.layout = layout;
     o.autotune = false;
-    cuda::Context ctx(o);
-    const Shape in{4, 3, 64, 64};
-    cuda::Network net(resnet18(ModelInput{3, 64, 64, 10}), 7, ctx, cuda::NetworkOutput::LogitsForLoss);
-    std::mt19937_64 rng(8);
-    gputest::DeviceMem x = gputest::to_device(gputest::random_values(static_cast<size_t>(in.numel()), rng), o.compute);
-    const cuda::DeviceTensor input{x.get(), TensorDesc{in, o.compute, layout}};
+    return o;
+  }
+  // One backward of `out` from a random output gradient.
+  void backward(const cuda::DeviceTensor& out) {
+    gputest::DeviceMem dy = gputest::to_device(gputest::random_values(static_cast<size_t>(out.numel()), rng), DType::BF16);
+    net.backward(cuda::DeviceTensor{dy.get(), out.desc});
+    ctx.synchronize();
+  }
+
+  const Shape in{4, 3, 64, 64};
+  cuda::Context ctx;
+  cuda::Network net;
+  std::mt19937_64 rng;
+  gputest::DeviceMem x;
+  cuda::DeviceTensor input;
+};
+
+// A ResNet-18's backward takes its input gradients from a handful of buffers, the same ones at every step.
+TEST(GradientPool, AResNetBackwardNeedsAFewBuffersThatKeepTheirAddresses) {
+  SKIP_WITHOUT_GPU();
+  for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
+    ResNetRig rig(layout, 8);
+    cuda::Context& ctx = rig.ctx;
     size_t buffers = 0, bytes = 0;
     for (int step = 0; step < 3; ++step) {
-      const cuda::DeviceTensor& out = net.forward(input, cuda::Mode::Train);
-      gputest::DeviceMem dy = gputest::to_device(
-          gputest::random_values(static_cast<size_t>(out.numel()), rng), o.compute);
-      net.backward(cuda::DeviceTensor{dy.get(), out.desc});
-      ctx.synchronize();
+      rig.backward(rig.net.forward(rig.input, cuda::Mode::Train));
       if (step == 0) {
         buffers = ctx.gradient_pool().buffers();
         bytes = ctx.gradient_pool().bytes();
@@ -169,28 +187,18 @@ TEST(GradientPool, AResNetBackwardNeedsAFewBuffersThatKeepTheirAddresses) {
 TEST(GradientPool, OutputsThatOnlyTheNextForwardReadsAreLentFromThePool) {
   SKIP_WITHOUT_GPU();
   for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
-    cuda::ContextOptions o;
-    o.compute = DType::BF16;
-    o.layout = layout;
-    o.autotune = false;
-    cuda::Context ctx(o);
-    const Shape in{4, 3, 64, 64};
-    cuda::Network net(resnet18(ModelInput{3, 64, 64, 10}), 7, ctx, cuda::NetworkOutput::LogitsForLoss);
-    std::mt19937_64 rng(9);
-    gputest::DeviceMem x = gputest::to_device(gputest::random_values(static_cast<size_t>(in.numel()), rng), o.compute);
-    const cuda::DeviceTensor input{x.get(), TensorDesc{in, o.compute, layout}};
-    const cuda::DeviceTensor& out = net.forward(input, cuda::Mode::Train);
+    ResNetRig rig(layout, 9);
+    cuda::Context& ctx = rig.ctx;
+    const cuda::DeviceTensor& out = rig.net.forward(rig.input, cuda::Mode::Train);
     ctx.synchronize();
     EXPECT_EQ(ctx.gradient_pool().buffers(), 1u) << layout_name(layout);
-    const size_t stem_output = 4 * 64 * 32 * 32 * dtype_size(o.compute);  // the 7x7/2 stem's 64 channels
+    const size_t stem_output = 4 * 64 * 32 * 32 * dtype_size(DType::BF16);  // the 7x7/2 stem's 64 channels
     if (layout == Layout::NHWC) {
       EXPECT_GE(ctx.gradient_pool().bytes(), stem_output);
     } else {
       EXPECT_LT(ctx.gradient_pool().bytes(), stem_output);  // the largest shortcut output, 128 x 8 x 8
     }
-    gputest::DeviceMem dy = gputest::to_device(gputest::random_values(static_cast<size_t>(out.numel()), rng), o.compute);
-    net.backward(cuda::DeviceTensor{dy.get(), out.desc});
-    ctx.synchronize();
+    rig.backward(out);
     EXPECT_GE(ctx.gradient_pool().buffers(), 2u) << layout_name(layout);
   }
 }

@@ -31,6 +31,44 @@ kernels::BnFusedShape shape_of(int64_t n, int64_t c, int64_t h, int64_t w, Layou
   return kernels::BnFusedShape{n, c, h, w, l, t};
 }
 
+// The training forward's first two passes on x: the statistics, then finalize into `state` [4c] (saved mean,
+// inverse std, a, b) with the running statistics at running [2c]. Returns the finalize arguments.
+kernels::BnFinalize statistics_and_finalize(const kernels::BnFusedShape& s, const DeviceMem& x, const DeviceMem& gamma,
+                                            const DeviceMem& beta, const DeviceMem& running, const DeviceMem& state,
+                                            const DeviceMem& workspace) {
+  kernels::bn_channel_statistics(s, kernels::BnStatistics{x.get(), workspace.get()}, nullptr);
+  kernels::BnFinalize f;
+  f.workspace = workspace.get();
+  f.scale = gamma.as<float>();
+  f.bias = beta.as<float>();
+  f.saved_mean = state.as<float>();
+  f.saved_inv_std = state.as<float>() + s.c;
+  f.running_mean = running.as<float>();
+  f.running_var = running.as<float>() + s.c;
+  f.a = state.as<float>() + 2 * s.c;
+  f.b = state.as<float>() + 3 * s.c;
+  kernels::bn_finalize_statistics(s, f, nullptr);
+  return f;
+}
+
+// The backward passes' arguments after a forward finalized as `f`: dgamma then dbeta into grads [2c].
+kernels::BnBackward backward_args(const kernels::BnFinalize& f, int64_t c, const void* x, const void* dy, void* dx,
+                                  const DeviceMem& grads) {
+  kernels::BnBackward b;
+  b.x = x;
+  b.dy = dy;
+  b.a = f.a;
+  b.b = f.b;
+  b.scale = f.scale;
+  b.saved_mean = f.saved_mean;
+  b.saved_inv_std = f.saved_inv_std;
+  b.workspace = const_cast<void*>(f.workspace);
+  b.dscale = grads.as<float>();
+  b.dbias = grads.as<float>() + c;
+  b.dx = dx;
+  return b;
+}
+
 TEST(KernelsBnFused, StatisticsAndFinalizeMatchDoubleReference) {
   SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(41);
@@ -82,7 +120,9 @@ TEST(KernelsBnFused, StatisticsAndFinalizeMatchDoubleReference) {
 
         DeviceMem dx = to_device(to_layout(x, l, d.n, d.c, d.h, d.w), t);
         DeviceMem dgamma = to_device(gamma, DType::F32), dbeta = to_device(beta, DType::F32);
-        DeviceMem drm = to_device(rm, DType::F32), drv = to_device(rv, DType::F32);
+        std::vector<float> running_stats = rm;
+        running_stats.insert(running_stats.end(), rv.begin(), rv.end());
+        DeviceMem running = to_device(running_stats, DType::F32);  // mean [c], then variance [c]
         const kernels::BnFusedShape s = shape_of(d.n, d.c, d.h, d.w, l, t);
         DeviceMem workspace(kernels::bn_fused_workspace_bytes(s)), out(static_cast<size_t>(4 * d.c) * 4);
         workspace.poison();  // every partial sum must be written
@@ -90,18 +130,7 @@ TEST(KernelsBnFused, StatisticsAndFinalizeMatchDoubleReference) {
         const bool takes = kernels::bn_fused_supports(s, false, {dx.get()});
         ASSERT_EQ(takes, l == Layout::NHWC || plane % 4 == 0);
         if (!takes) continue;
-        kernels::bn_channel_statistics(s, kernels::BnStatistics{dx.get(), workspace.get()}, nullptr);
-        kernels::BnFinalize f;
-        f.workspace = workspace.get();
-        f.scale = dgamma.as<float>();
-        f.bias = dbeta.as<float>();
-        f.saved_mean = out.as<float>();
-        f.saved_inv_std = out.as<float>() + d.c;
-        f.running_mean = drm.as<float>();
-        f.running_var = drv.as<float>();
-        f.a = out.as<float>() + 2 * d.c;
-        f.b = out.as<float>() + 3 * d.c;
-        kernels::bn_finalize_statistics(s, f, nullptr);
+        statistics_and_finalize(s, dx, dgamma, dbeta, running, out, workspace);
         ASSERT_CUDA(cudaDeviceSynchronize());
         const std::vector<float> got = download(out.get(), static_cast<size_t>(4 * d.c), DType::F32);
         auto part = [&](int k) {
@@ -111,8 +140,9 @@ TEST(KernelsBnFused, StatisticsAndFinalizeMatchDoubleReference) {
         EXPECT_TRUE(all_close(part(1), want_inv, 1e-4));  // 1/std of a 0.5 spread around |mean| <= 40
         EXPECT_TRUE(all_close(part(2), want_a, 1e-4));
         EXPECT_TRUE(all_close(part(3), want_b, 1e-4, max_abs(want_b)));  // beta - mean * a cancels
-        EXPECT_TRUE(all_close(download(drm.get(), static_cast<size_t>(d.c), DType::F32), want_rm, 1e-5));
-        EXPECT_TRUE(all_close(download(drv.get(), static_cast<size_t>(d.c), DType::F32), want_rv, 1e-4));
+        const std::vector<float> got_running = download(running.get(), static_cast<size_t>(2 * d.c), DType::F32);
+        EXPECT_TRUE(all_close(std::vector<float>(got_running.begin(), got_running.begin() + d.c), want_rm, 1e-5));
+        EXPECT_TRUE(all_close(std::vector<float>(got_running.begin() + d.c, got_running.end()), want_rv, 1e-4));
       }
 }
 
@@ -355,18 +385,7 @@ TEST(KernelsBnFused, BackwardMatchesDoubleReferenceWithStoredOrDrawnMask) {
           DeviceMem state(4 * uc * 4), grads(2 * uc * 4), workspace(kernels::bn_fused_workspace_bytes(s));
           DeviceMem bits(kernels::bn_fused_mask_bytes(s));
           // The forward: statistics, coefficients, and (NHWC) the keep bits.
-          kernels::bn_channel_statistics(s, kernels::BnStatistics{dxin.get(), workspace.get()}, nullptr);
-          kernels::BnFinalize f;
-          f.workspace = workspace.get();
-          f.scale = dgamma.as<float>();
-          f.bias = dbeta.as<float>();
-          f.saved_mean = state.as<float>();
-          f.saved_inv_std = state.as<float>() + d.c;
-          f.running_mean = running.as<float>();
-          f.running_var = running.as<float>() + d.c;
-          f.a = state.as<float>() + 2 * d.c;
-          f.b = state.as<float>() + 3 * d.c;
-          kernels::bn_finalize_statistics(s, f, nullptr);
+          const kernels::BnFinalize f = statistics_and_finalize(s, dxin, dgamma, dbeta, running, state, workspace);
           const kernels::BnDropout drawn{p, key, step};
           kernels::BnDropout stored = drawn;
           stored.keep_bits = p > 0 && bits.bytes() > 0 ? bits.as<uint32_t>() : nullptr;
@@ -378,18 +397,7 @@ TEST(KernelsBnFused, BackwardMatchesDoubleReferenceWithStoredOrDrawnMask) {
           a.y = dout.get();
           kernels::bn_apply_forward(s, a, nullptr);
 
-          kernels::BnBackward b;
-          b.x = dxin.get();
-          b.dy = ddy.get();
-          b.a = f.a;
-          b.b = f.b;
-          b.scale = f.scale;
-          b.saved_mean = f.saved_mean;
-          b.saved_inv_std = f.saved_inv_std;
-          b.workspace = workspace.get();
-          b.dscale = grads.as<float>();
-          b.dbias = grads.as<float>() + d.c;
-          b.dx = dout.get();
+          kernels::BnBackward b = backward_args(f, d.c, dxin.get(), ddy.get(), dout.get(), grads);
           struct Result {
             std::vector<float> dx, grads;
           };
@@ -475,18 +483,7 @@ TEST(KernelsBnFused, BackwardMasksTheFollowingRelu) {
       DeviceMem dgamma = to_device(gamma, DType::F32), dbeta = to_device(beta, DType::F32);
       DeviceMem running = to_device(std::vector<float>(2 * uc, 1.0f), DType::F32);
       DeviceMem state(4 * uc * 4), workspace(kernels::bn_fused_workspace_bytes(s));
-      kernels::bn_channel_statistics(s, kernels::BnStatistics{dxin.get(), workspace.get()}, nullptr);
-      kernels::BnFinalize f;
-      f.workspace = workspace.get();
-      f.scale = dgamma.as<float>();
-      f.bias = dbeta.as<float>();
-      f.saved_mean = state.as<float>();
-      f.saved_inv_std = state.as<float>() + d.c;
-      f.running_mean = running.as<float>();
-      f.running_var = running.as<float>() + d.c;
-      f.a = state.as<float>() + 2 * d.c;
-      f.b = state.as<float>() + 3 * d.c;
-      kernels::bn_finalize_statistics(s, f, nullptr);
+      const kernels::BnFinalize f = statistics_and_finalize(s, dxin, dgamma, dbeta, running, state, workspace);
       kernels::BnApply a;
       a.x = dxin.get();
       a.a = f.a;
@@ -504,19 +501,8 @@ TEST(KernelsBnFused, BackwardMasksTheFollowingRelu) {
         DeviceMem g = to_device(dy, t), dx(size * dtype_size(t)), grads(2 * uc * 4);
         dx.poison();
         grads.poison();
-        kernels::BnBackward b;
-        b.x = dxin.get();
-        b.dy = g.get();
-        b.a = f.a;
-        b.b = f.b;
+        kernels::BnBackward b = backward_args(f, d.c, dxin.get(), g.get(), dx.get(), grads);
         b.relu = false;
-        b.scale = f.scale;
-        b.saved_mean = f.saved_mean;
-        b.saved_inv_std = f.saved_inv_std;
-        b.workspace = workspace.get();
-        b.dscale = grads.as<float>();
-        b.dbias = grads.as<float>() + d.c;
-        b.dx = dx.get();
         if (in_pass) {
           b.relu_output = dout.get();
           b.dy_in_place = g.get();

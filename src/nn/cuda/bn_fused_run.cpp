@@ -105,7 +105,7 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
   apply.a = state + 2 * c;
   apply.b = state + 3 * c;
   if (mode == Mode::Train) {
-    void* workspace = workspace_.ensure(kernels::bn_fused_workspace_bytes(s));
+    void* workspace = ctx_.workspace().ensure(kernels::bn_fused_workspace_bytes(s));
     kernels::bn_channel_statistics(s, kernels::BnStatistics{x.data, workspace}, ctx_.stream());
     kernels::BnFinalize f;
     f.workspace = workspace;
@@ -195,7 +195,7 @@ const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
   b.scale = views_.params;
   b.saved_mean = state;
   b.saved_inv_std = state + c;
-  b.workspace = workspace_.ensure(kernels::bn_fused_workspace_bytes(s));
+  b.workspace = ctx_.workspace().ensure(kernels::bn_fused_workspace_bytes(s));
   b.dscale = views_.grads;
   b.dbias = views_.grads + c;
   b.dx = dx_.data;

@@ -86,7 +86,6 @@ class FusedBnRun final : public Layer {
   DeviceTensor x_, y_, dx_;
   DeviceBuffer y_buffer_;
   DeviceBuffer channel_state_;  // float [4C]: saved mean, saved inverse std, a, b of y = x*a + b
-  DeviceBuffer workspace_;      // the reductions' partial sums (kernels::bn_fused_workspace_bytes)
   DeviceBuffer keep_bits_;      // the training forward's dropout mask, 1 bit per element (kernels::bn_fused_mask_bytes)
   uint32_t* last_keep_bits_ = nullptr;  // where the last forward stored its mask, or nullptr (drawn again)
 };

@@ -62,7 +62,12 @@ class Context {
   cudnnHandle_t cudnn() const { return cudnn_; }
   cublasHandle_t cublas() const { return cublas_; }
   PlanCache& plans() { return *plans_; }
+  // The compute stream's scratch: the cuDNN plans' workspace there, which the fused batch-norm passes also
+  // use (each run within one forward or one backward, nothing queued between its passes).
   DeviceBuffer& workspace() { return workspace_; }
+  // A weight gradient in the compute dtype before it joins the fp32 gradient (Conv2d): one buffer for every
+  // layer, since the weight gradients run one after another on one stream.
+  DeviceBuffer& weight_gradient_scratch() { return wgrad_scratch_; }
 
   // Waits for everything queued on the context's streams.
   void synchronize() const;
@@ -133,6 +138,7 @@ class Context {
   cublasHandle_t wgrad_cublas_ = nullptr;
   DeviceBuffer wgrad_workspace_;         // cuDNN plans run on the weight-gradient stream, grow-only
   DeviceBuffer wgrad_cublas_workspace_;  // fixed, as cublas_workspace_
+  DeviceBuffer wgrad_scratch_;           // see weight_gradient_scratch, grow-only
   CudaEvent fork_, join_;
   bool wgrad_forked_ = false;  // weight-gradient work queued since the last join
   const uint64_t* device_step_ = nullptr;

@@ -82,7 +82,7 @@ const DeviceTensor& Conv2d::backward(const DeviceTensor& dy) {
   } else {
     // dw in the compute dtype and the filter layout, then into the fp32 gradient (transposed to KCRS in the
     // same pass where the gradient is not stored KRSC).
-    void* dw = dw_buffer_.ensure(static_cast<size_t>(wn) * dtype_size(dt));
+    void* dw = ctx_.weight_gradient_scratch().ensure(static_cast<size_t>(wn) * dtype_size(dt));
     conv_backward_filter(ctx_, geometry_, x_.data, dy.data, dw, dt, wgrad);
     if (same_order) {
       kernels::accumulate_into_f32(dw, dt, views_.grads, wn, /*accumulate=*/false, wgrad);

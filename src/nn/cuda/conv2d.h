@@ -54,7 +54,7 @@ class Conv2d final : public Layer {
   const void* w_ = nullptr;  // the weights the last forward used (valid until the next forward)
   bool skip_dx_ = false;
   bool bias_by_consumer_ = false;
-  DeviceBuffer y_buffer_, w_krsc_, dw_buffer_;
+  DeviceBuffer y_buffer_, w_krsc_;
 };
 
 }  // namespace sb::cuda
