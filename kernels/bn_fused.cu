@@ -748,17 +748,17 @@ void bn_apply_forward(const BnFusedShape& shape, const BnApply& a, cudaStream_t 
 }
 
 namespace {
+// Returns the geometry it launched: pass 1's rows of partial sums are those combine() must add up.
 template <bool Dx>
-void launch_backward(const BnFusedShape& shape, const BnBackward& a, const char* what, cudaStream_t stream) {
+Geometry launch_backward(const BnFusedShape& shape, const BnBackward& a, const char* what, cudaStream_t stream) {
   const DropoutMask d = mask_of(shape, a.dropout, what);
   const BnFusedShape s = walked(shape);
   const bool masks_relu = !Dx && a.relu_output;
+  const Geometry g = Dx ? element_geometry(s) : backward_reduce_geometry(s, masks_relu);
   dispatch_element_pass<true>(s, a.dropout, [&](auto types) {
     using K = decltype(types);
     using T = typename K::T;
     using I = typename K::I;
-    // The sums' rows must be those combine() adds up; dx may take any grid.
-    const Geometry g = Dx ? element_geometry(s) : backward_reduce_geometry(s, masks_relu);
     if constexpr (!Dx && K::keep == Keep::All) {
       if (masks_relu) {  // NHWC (bn_backward_reduce checks)
         backward_nhwc_kernel<T, I, Keep::All, false, true>
@@ -771,6 +771,7 @@ void launch_backward(const BnFusedShape& shape, const BnBackward& a, const char*
     else
       backward_nchw_kernel<T, I, K::keep, Dx><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h * s.w), a, d);
   });
+  return g;
 }
 }  // namespace
 
@@ -779,10 +780,8 @@ void bn_backward_reduce(const BnFusedShape& s, const BnBackward& a, cudaStream_t
   if (a.relu_output && (s.layout != Layout::NHWC || a.relu || a.dropout.p > 0.0 || a.dy_in_place != a.dy))
     fatal("bn_backward_reduce: masking by relu_output needs NHWC, no ReLU or dropout of the run's own, and "
           "dy_in_place == dy");
-  launch_backward<false>(s, a, "bn_backward_reduce", stream);
-  const BnFusedShape walked_shape = walked(s);
-  combine(walked_shape, a.workspace, backward_reduce_geometry(walked_shape, a.relu_output != nullptr).grid.y,
-          BackwardSums{a.saved_inv_std, a.dscale, a.dbias}, stream);
+  const Geometry g = launch_backward<false>(s, a, "bn_backward_reduce", stream);
+  combine(walked(s), a.workspace, g.grid.y, BackwardSums{a.saved_inv_std, a.dscale, a.dbias}, stream);
 }
 
 void bn_backward_dx(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream) {

@@ -46,7 +46,6 @@ class FusedBnRun final : public Layer {
   // back once the reader's forward is queued. The memory is that of backward's gradients, free in forward.
   // Not for a run that adds the residual or applies the following ReLU (that ReLU's backward reads it).
   void lend_output();
-  bool lends_output() const { return lends_output_; }
   // Empty, or a line saying which shapes the fused kernels did not take.
   const std::string& fallback_note() const { return fallback_note_; }
   // A relu_after_add run of an identity block: the ReLU after the block, which may write its output
