@@ -13,8 +13,11 @@ LAUNCHER := $(shell command -v ccache >/dev/null 2>&1 && echo -DCMAKE_CXX_COMPIL
 
 all: build
 
+# What scripts/deps.sh checks follows the goal: the tests (the most), the demo, the benchmarks or the program.
+DEPS_GOAL ?= $(firstword $(filter test,$(MAKECMDGOALS)) $(filter run report,$(MAKECMDGOALS)) \
+                         $(filter bench,$(MAKECMDGOALS)) $(filter program,$(MAKECMDGOALS)) test)
 deps:
-	@scripts/deps.sh
+	@DEMO_DATA="$(DEMO_DATA)" scripts/deps.sh $(patsubst report,run,$(DEPS_GOAL))
 
 $(BUILD_DIR)/CMakeCache.txt:
 	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(LAUNCHER) $(CMAKE_FLAGS)

@@ -1,6 +1,32 @@
 # SCALEBENCH_CUDA=AUTO builds the CUDA backend when the CUDA toolkit, cuDNN and NCCL are all found.
-# Cluster builds point at module installs with CUDAToolkit_ROOT, CUDNN_ROOT and NCCL_ROOT.
+# Cluster builds point at module installs with CUDAToolkit_ROOT, CUDNN_ROOT and NCCL_ROOT. Where cuDNN or NCCL
+# are in none of the usual places, the `nvidia` wheels of a python3 that has them (PyTorch's: nvidia/cudnn and
+# nvidia/nccl, each with include/ and lib/ holding versioned sonames only) serve; SCALEBENCH_WHEEL_PYTHON names
+# that python3 (default: the one on PATH). Why the backend is on or off goes to the build folder's
+# cuda_backend.txt, which `make run` prints on a machine with a GPU when it is off.
 set(SCALEBENCH_HAVE_CUDA OFF)
+set(sb_cuda_reason "SCALEBENCH_CUDA=OFF")
+
+# cuDNN's and NCCL's libraries by their development link or, where only the runtime soname is there (PyTorch's
+# wheels, or a runtime-only system package), by that soname.
+function(sb_find_cudnn_nccl hints)
+  find_path(CUDNN_INCLUDE_DIR cudnn_graph.h HINTS ${hints} ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES include)
+  find_library(CUDNN_LIBRARY NAMES cudnn libcudnn.so.9 HINTS ${hints} PATH_SUFFIXES lib64 lib)
+  find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${hints} ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES include)
+  find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2 HINTS ${hints} PATH_SUFFIXES lib64 lib)
+endfunction()
+
+# The folders of the `nvidia` wheels (nvidia/cudnn, nvidia/nccl, ...) that `python` imports, in `out`.
+function(sb_nvidia_wheel_folders python out)
+  execute_process(COMMAND ${python} -c "import glob, os, nvidia
+print(';'.join(sorted(d for root in nvidia.__path__ for d in glob.glob(os.path.join(root, '*')) if os.path.isdir(d))))"
+                  OUTPUT_VARIABLE folders OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE failed)
+  if(failed)
+    set(folders "")
+  endif()
+  set(${out} "${folders}" PARENT_SCOPE)
+endfunction()
+
 if(NOT SCALEBENCH_CUDA STREQUAL "OFF")
   include(CheckLanguage)
   if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
@@ -8,17 +34,54 @@ if(NOT SCALEBENCH_CUDA STREQUAL "OFF")
   endif()
   check_language(CUDA)
   find_package(CUDAToolkit QUIET)
-  set(sb_cuda_hints ${CUDNN_ROOT} $ENV{CUDNN_ROOT} ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_LIBRARY_ROOT} /usr/local/cuda)
-  find_path(CUDNN_INCLUDE_DIR cudnn_graph.h HINTS ${sb_cuda_hints} ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES include)
-  find_library(CUDNN_LIBRARY cudnn HINTS ${sb_cuda_hints} PATH_SUFFIXES lib64 lib)
-  find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${sb_cuda_hints} ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES include)
-  find_library(NCCL_LIBRARY nccl HINTS ${sb_cuda_hints} PATH_SUFFIXES lib64 lib)
-  if(CMAKE_CUDA_COMPILER AND CUDAToolkit_FOUND AND CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+  sb_find_cudnn_nccl("${CUDNN_ROOT};$ENV{CUDNN_ROOT};${NCCL_ROOT};$ENV{NCCL_ROOT};${CUDAToolkit_LIBRARY_ROOT};/usr/local/cuda")
+  set(sb_wheels_searched "")
+  set(sb_wheel_folders "")
+  if(NOT (CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY))
+    find_program(SCALEBENCH_WHEEL_PYTHON python3 DOC "a python3 whose nvidia wheels hold cuDNN and NCCL")
+    if(SCALEBENCH_WHEEL_PYTHON)
+      sb_nvidia_wheel_folders(${SCALEBENCH_WHEEL_PYTHON} sb_wheel_folders)
+      if(sb_wheel_folders)
+        sb_find_cudnn_nccl("${sb_wheel_folders}")
+        set(sb_wheels_searched ", nor in the nvidia wheels of ${SCALEBENCH_WHEEL_PYTHON}")
+      else()
+        set(sb_wheels_searched ", and ${SCALEBENCH_WHEEL_PYTHON} imports no nvidia wheels")
+      endif()
+    endif()
+  endif()
+  # Where each came from, for the configure line and cuda_backend.txt.
+  set(sb_from_wheels OFF)
+  foreach(library CUDNN NCCL)
+    set(sb_${library}_origin "${${library}_LIBRARY}")
+    foreach(folder ${sb_wheel_folders})
+      string(FIND "${${library}_LIBRARY}" "${folder}/" at)
+      if(at EQUAL 0)
+        set(sb_${library}_origin "${${library}_LIBRARY}, from the nvidia wheels of ${SCALEBENCH_WHEEL_PYTHON}")
+        set(sb_from_wheels ON)
+      endif()
+    endforeach()
+  endforeach()
+  set(sb_missing "")
+  if(NOT CMAKE_CUDA_COMPILER)
+    list(APPEND sb_missing "nvcc (put the CUDA toolkit's bin on PATH or set CMAKE_CUDA_COMPILER)")
+  endif()
+  if(NOT CUDAToolkit_FOUND)
+    list(APPEND sb_missing "the CUDA toolkit's libraries (set CUDAToolkit_ROOT)")
+  endif()
+  if(NOT (CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY))
+    list(APPEND sb_missing "cuDNN: cudnn_graph.h='${CUDNN_INCLUDE_DIR}' libcudnn='${CUDNN_LIBRARY}'${sb_wheels_searched} (set CUDNN_ROOT, or SCALEBENCH_WHEEL_PYTHON to a python3 with PyTorch)")
+  endif()
+  if(NOT (NCCL_INCLUDE_DIR AND NCCL_LIBRARY))
+    list(APPEND sb_missing "NCCL: nccl.h='${NCCL_INCLUDE_DIR}' libnccl='${NCCL_LIBRARY}'${sb_wheels_searched} (set NCCL_ROOT, or SCALEBENCH_WHEEL_PYTHON to a python3 with PyTorch)")
+  endif()
+  list(JOIN sb_missing "; " sb_missing_text)
+  if(NOT sb_missing)
     set(SCALEBENCH_HAVE_CUDA ON)
   elseif(SCALEBENCH_CUDA STREQUAL "ON")
-    message(FATAL_ERROR "SCALEBENCH_CUDA=ON but something is missing: nvcc='${CMAKE_CUDA_COMPILER}' "
-      "cudnn='${CUDNN_LIBRARY}' (${CUDNN_INCLUDE_DIR}) nccl='${NCCL_LIBRARY}' (${NCCL_INCLUDE_DIR}). "
+    message(FATAL_ERROR "SCALEBENCH_CUDA=ON but something is missing: ${sb_missing_text}. "
       "Set CUDAToolkit_ROOT, CUDNN_ROOT and NCCL_ROOT, or build with -DSCALEBENCH_CUDA=OFF.")
+  else()
+    set(sb_cuda_reason "not found: ${sb_missing_text}")
   endif()
 endif()
 if(SCALEBENCH_HAVE_CUDA)
@@ -28,7 +91,18 @@ if(SCALEBENCH_HAVE_CUDA)
   enable_language(CUDA)
   set(CMAKE_CUDA_STANDARD 17)  # CMake 3.25 knows no CUDA20 flag for nvcc; host code is C++20
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)
-  message(STATUS "scalebench: CUDA backend ON (cuDNN ${CUDNN_LIBRARY}, NCCL ${NCCL_LIBRARY}, arch ${CMAKE_CUDA_ARCHITECTURES})")
+  set(sb_cuda_reason "cuDNN ${sb_CUDNN_origin}; NCCL ${sb_NCCL_origin}; arch ${CMAKE_CUDA_ARCHITECTURES}")
+  message(STATUS "scalebench: CUDA backend ON (${sb_cuda_reason})")
+  # cuDNN loads its engine libraries with dlopen from its own folder: a DT_RPATH (not DT_RUNPATH) on the
+  # programs lets the loader find them in a wheel's folder without LD_LIBRARY_PATH.
+  if(sb_from_wheels)
+    add_link_options(LINKER:--disable-new-dtags)
+  endif()
 else()
-  message(STATUS "scalebench: CUDA backend OFF")
+  message(STATUS "scalebench: CUDA backend OFF (${sb_cuda_reason})")
+endif()
+if(SCALEBENCH_HAVE_CUDA)
+  file(WRITE ${CMAKE_BINARY_DIR}/cuda_backend.txt "ON: ${sb_cuda_reason}\n")
+else()
+  file(WRITE ${CMAKE_BINARY_DIR}/cuda_backend.txt "OFF: ${sb_cuda_reason}\n")
 endif()
