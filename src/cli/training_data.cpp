@@ -2,8 +2,10 @@
 
 #include "core/error.h"
 #include "core/fault_injection.h"
+#include "core/log.h"
 #include "data/image/encoded_images.h"
 #include "data/image_data_sets.h"
+#include "data/upscaling_note.h"
 #include "models/registry.h"
 #include "train/cache_folder.h"
 #include "train/collective.h"
@@ -42,8 +44,13 @@ TrainTest load_training_data(Communicator& comm, const TrainConfig& config, cons
   TrainTest data;
   run_collectively(comm, [&] {
     inject_fault_if_asked("load");
-    data = load_dataset(spec, config.train_limit, cache_folder(config));
+    DatasetSpec listed = spec;
+    listed.bad_images = config.bad_images;
+    data = load_dataset(listed, config.train_limit, cache_folder(config));
     set_image_sizes(data, config.image_size, config.val_resize);
+    if (comm.rank() == 0) {
+      if (const std::string note = upscaling_note(data.train); !note.empty()) log0("%s\n", note.c_str());
+    }
     model_spec_for(config, data.train);  // refuses a model that does not fit the data, or its options
     const std::vector<int64_t> shards = data.train.streamed() ? data.train.encoded->shard_sizes() : std::vector<int64_t>{};
     if (!shards.empty() && static_cast<int64_t>(shards.size()) < max_ranks) {  // each rank reads whole shards

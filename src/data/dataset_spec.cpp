@@ -90,7 +90,7 @@ TrainTest generate_synthetic(const DatasetSpec& spec, int64_t train_limit, const
 }
 
 TrainTest load_image_folder_form(const DatasetSpec& spec, int64_t train_limit, const std::string&) {
-  return load_image_folder(spec.path, train_limit);
+  return load_image_folder(spec.path, train_limit, spec.bad_images);
 }
 
 TrainTest load_tar_shards_form(const DatasetSpec& spec, int64_t train_limit, const std::string&) {

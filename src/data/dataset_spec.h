@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "data/dataset.h"
+#include "data/image_decoding.h"
 #include "data/synthetic.h"
 
 namespace sb {
@@ -30,6 +31,8 @@ struct DatasetSpec {
   SyntheticShape synthetic;  // Synthetic only
   int64_t synthetic_train = 50000;
   int64_t synthetic_test = 10000;
+  // Image folders: a link to nothing is refused while listing (fail) or left out (skip); the run's --bad-images.
+  BadImages bad_images = BadImages::Fail;
 };
 
 // A sample's shape and the number of classes.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "data/bad_image_substitute.h"
 #include "data/image/decoded_image.h"
 #include "data/image/encoded_images.h"
 #include "data/image/image_decoder.h"
@@ -75,29 +76,24 @@ void ImageBatchBuilder::build_row(std::span<const uint8_t> bytes, const AugmentK
   counters_.add_augment(ns_since(t0), 1);
 }
 
-void ImageBatchBuilder::replace_bad_row(std::span<const int64_t> indices, int64_t row, const std::string& problem,
-                                        const AugmentKey& key, uint64_t position, std::byte* out, int32_t* label) const {
+void ImageBatchBuilder::replace_bad_row(int64_t index, const std::string& problem, const AugmentKey& key, uint64_t position,
+                                        std::byte* out, int32_t* label) const {
   if (bad_images_ == BadImages::Fail)
     throw ImageDecodeError("rank " + std::to_string(rank_) + ": " + problem +
                            "; --bad-images skip trains on past such files and counts them");
-  counters_.add_skipped();
-  thread_local std::vector<uint8_t> buffer;
-  thread_local std::vector<std::span<const uint8_t>> images;
-  thread_local std::vector<std::string> errors;
-  const auto n = static_cast<int64_t>(indices.size());
-  for (int64_t k = 1; k < n; ++k) {
-    const int64_t other = indices[static_cast<size_t>((row + k) % n)];
-    data_.encoded->read(std::span<const int64_t>(&other, 1), buffer, images, errors);
-    if (!errors[0].empty()) continue;
+  counters_.add_skipped(data_.encoded->name(index));
+  const int64_t other = substitute_sample(data_, index, [&](int64_t, std::span<const uint8_t> bytes) {
     try {
-      build_row(images[0], key, position, out);
-      *label = data_.labels[static_cast<size_t>(other)];
-      return;
+      build_row(bytes, key, position, out);
+      return true;
     } catch (const ImageDecodeError&) {
+      return false;
     }
-  }
-  throw ImageDecodeError("rank " + std::to_string(rank_) + ": " + problem + ", and no other image of its batch of " +
-                         std::to_string(n) + " decodes either");
+  });
+  if (other < 0)
+    throw ImageDecodeError("rank " + std::to_string(rank_) + ": " + problem + ", and no other image of the " +
+                           std::to_string(data_.size()) + " of '" + data_.name + "' decodes either");
+  *label = data_.labels[static_cast<size_t>(other)];
 }
 
 void ImageBatchBuilder::fill(std::span<const int64_t> indices, const AugmentKey& key, uint64_t first_position,
@@ -130,7 +126,7 @@ void ImageBatchBuilder::fill(std::span<const int64_t> indices, const AugmentKey&
         problem = data_.encoded->name(index) + ": " + e.what();
       }
     }
-    if (!problem.empty()) replace_bad_row(indices, j, problem, key, position, out, &labels[j]);
+    if (!problem.empty()) replace_bad_row(index, problem, key, position, out, &labels[j]);
   }
 }
 

@@ -34,16 +34,17 @@ class ImageBatchBuilder : public BatchSource {
 
   int64_t sample_bytes() const override { return sample_bytes_; }
   // A file that can't be read or decoded throws ImageDecodeError naming it and the rank (--bad-images fail),
-  // or is counted and replaced in its row by the batch's next sample that decodes (skip).
+  // or is counted and replaced in its row by the split's next sample that decodes (skip;
+  // bad_image_substitute.h).
   void fill(std::span<const int64_t> indices, const AugmentKey& key, uint64_t first_position, int64_t row_begin,
             int64_t row_end, std::byte* images, int32_t* labels) const override;
 
  private:
   // Decodes, crops and writes one image into `out`; throws ImageDecodeError.
   void build_row(std::span<const uint8_t> bytes, const AugmentKey& key, uint64_t position, std::byte* out) const;
-  // The row of a sample that failed with `problem`, under --bad-images.
-  void replace_bad_row(std::span<const int64_t> indices, int64_t row, const std::string& problem, const AugmentKey& key,
-                       uint64_t position, std::byte* out, int32_t* label) const;
+  // The row of sample `index`, which failed with `problem`, under --bad-images.
+  void replace_bad_row(int64_t index, const std::string& problem, const AugmentKey& key, uint64_t position, std::byte* out,
+                       int32_t* label) const;
 
   const Dataset& data_;
   bool training_;

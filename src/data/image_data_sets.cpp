@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "data/image/encoded_images.h"
 #include "data/image/image_folder.h"
 
@@ -82,8 +83,9 @@ void check_labels(const std::vector<int32_t>& labels, int classes, const Encoded
 
 }  // namespace
 
-TrainTest load_image_folder(const std::string& root, int64_t train_limit) {
-  const ImageFolder listing = list_image_folder(root);
+TrainTest load_image_folder(const std::string& root, int64_t train_limit, BadImages bad_images) {
+  const ImageFolder listing = list_image_folder(root, bad_images);
+  if (const std::string notes = left_out_lines(listing); !notes.empty()) log0("%s", notes.c_str());
   const int classes = static_cast<int>(listing.classes.size());
   const std::vector<ImageFile> train = evenly_spaced(listing.train, train_limit);
   TrainTest out;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "data/dataset.h"
+#include "data/image_decoding.h"
 
 namespace sb {
 
@@ -18,11 +19,16 @@ inline constexpr float kImageNetStd[3] = {0.229f, 0.224f, 0.225f};
 inline constexpr int kDefaultImageSize = 224;
 inline constexpr int kDefaultValResize = 256;
 
+// Evaluation's resize for crops of `image_size`: torchvision's 256 for 224, the same ratio for other
+// sizes, rounded down (36 for 32, 32 for 28), as timm's crop_pct of 0.875 gives.
+constexpr int val_resize_for(int image_size) { return image_size * kDefaultValResize / kDefaultImageSize; }
+
 // train_limit > 0 keeps that many training images: of a folder, evenly spaced over its listing so that
 // every class keeps its share; of shards, the first (pack shuffles the samples before it writes them).
 // Throws UserError naming the folder or shard for a bad layout, a damaged shard or a label outside the
-// classes.
-TrainTest load_image_folder(const std::string& root, int64_t train_limit);
+// classes. A folder's listing prints (rank 0) what it left out: hidden entries, and links to nothing
+// under BadImages::Skip (image_folder.h).
+TrainTest load_image_folder(const std::string& root, int64_t train_limit, BadImages bad_images = BadImages::Fail);
 TrainTest load_tar_shards(const std::string& root, int64_t train_limit);
 
 // The samples' size: image_size x image_size crops; evaluation resizes the shorter side to val_resize

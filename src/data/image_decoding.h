@@ -10,7 +10,7 @@ namespace sb {
 // workers read the files and nvJPEG decodes each batch on the GPU (its JPEG engines where it has them).
 enum class ImageDecoding { Cpu, Gpu };
 // fail: the first file that can't be read or decoded ends the job, naming it and the rank; skip: its row
-// takes the next sample of the batch that decodes, and the run counts it.
+// takes the next sample of the split that decodes (data/bad_image_substitute.h), and the run counts it.
 enum class BadImages { Fail, Skip };
 
 std::span<const EnumName<ImageDecoding>> enum_names(ImageDecoding);  // cpu, gpu

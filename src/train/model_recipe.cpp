@@ -4,6 +4,9 @@
 #include <array>
 #include <stdexcept>
 
+#include "core/error.h"
+#include "data/dataset_spec.h"
+#include "data/image_data_sets.h"
 #include "models/registry.h"
 #include "train/train_options.h"
 
@@ -31,6 +34,20 @@ void set_option(TrainConfig& config, const RecipeOption& entry) {
   row->field.parse(config, entry.value, row->name);
 }
 
+// Image files: the crops take the model's input side and evaluation's resize keeps torchvision's
+// 256/224, where the command line does not size them (a 32-pixel model is not grown to 224).
+void follow_model_input(TrainConfig& config, const ModelInfo& model, const std::function<bool(std::string_view option)>& given) {
+  DatasetKind kind;
+  try {
+    kind = parse_dataset_spec(config.data).kind;
+  } catch (const UserError&) {
+    return;  // refused with its own message later
+  }
+  if (kind != DatasetKind::ImageFolder && kind != DatasetKind::Tars) return;
+  if (!given("image-size")) config.image_size = static_cast<int>(model.home_input.height);
+  if (!given("val-resize")) config.val_resize = val_resize_for(config.image_size);
+}
+
 }  // namespace
 
 void apply_model_recipe(TrainConfig& config, const std::function<bool(std::string_view option)>& given) {
@@ -50,6 +67,7 @@ void apply_model_recipe(TrainConfig& config, const std::function<bool(std::strin
     if (!own_optimizer && is_optimizer_option(entry.option)) continue;
     set_option(config, entry);
   }
+  follow_model_input(config, *model, given);
 }
 
 std::string recipe_options(const std::string& model) {

@@ -14,7 +14,8 @@ namespace sb {
 // the command line did not give, through the option's own row. An optimizer option of the recipe
 // (--lr, --momentum, --weight-decay, ...) belongs to the recipe's optimizer: when --optimizer is given
 // and names another, those are left at their general defaults. An unknown model has no recipe (the
-// model's own check refuses it later).
+// model's own check refuses it later). With image files (--data imagefolder:, tars:), --image-size takes
+// the model's input side and --val-resize its 256/224 multiple where the command line does not give them.
 void apply_model_recipe(TrainConfig& config, const std::function<bool(std::string_view option)>& given);
 
 // One model's recipe as command-line options: "--optimizer adadelta --lr 1.0 ... --batch-size 64".

@@ -343,13 +343,16 @@ std::vector<TrainOption> make_rows() {
        "each rank; gpu has each worker decode its files with nvJPEG on the GPU (its JPEG engines where it has them), for nodes with fewer "
        "cores per GPU than the model needs (scalebench io measures both)",
        kRun, "decode", same, choice(&C::decode)},
-      {"image-size", "N", "image files: the side of the square crops the model trains on (RandomResizedCrop's size; "
-       "torchvision's recipes take 224)", kRun, "image_size", same, whole(&C::image_size, within(8, 4096, false))},
+      {"image-size", "N", "image files: the side of the square crops the model trains on (RandomResizedCrop's size); "
+       "unless given, the model's input side: 28 for mnist-cnn and mlp, 32 for wrn and the CIFAR nets, 224 for the "
+       "ResNets", kRun, "image_size", same, whole(&C::image_size, within(8, 4096, false))},
       {"val-resize", "N", "image files: evaluation resizes each image's shorter side to N, then takes the centre "
-       "--image-size crop (torchvision's Resize(256) + CenterCrop(224))", kRun, "val_resize", same,
+       "--image-size crop; unless given, 256/224 of --image-size rounded down (torchvision's Resize(256) + "
+       "CenterCrop(224); 36 for 32)", kRun, "val_resize", same,
        whole(&C::val_resize, within(8, 8192, false))},
       {"bad-images", "WHAT", "image files: fail ends the job at the first file that can't be read or decoded, naming it; "
-       "skip trains on the batch's next image in its place and counts it in the results", kRun, "bad_images", same,
+       "skip trains on the next image of the listing (or shards) that decodes in its place, counts it in the results "
+       "and names it after the epoch", kRun, "bad_images", same,
        choice(&C::bad_images)},
       {"warm-up", "",
        "before the training clock starts, evaluate one batch and run the steps that build the plans, grow the buffers "

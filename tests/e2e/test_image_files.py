@@ -10,7 +10,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from e2e_util import run_scalebench, temp_dir  # noqa: E402
+from e2e_util import recorded_config, run_scalebench, temp_dir  # noqa: E402
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "make_image_data.py")
 # cifar-cnn takes 3x32x32: the folder's images are cropped to 32 and evaluated from 36.
@@ -102,6 +102,74 @@ class ImageFiles(unittest.TestCase):
         r = run_scalebench(1, "train", *SMALL, "--data", "imagefolder:" + folder, "--bad-images", "skip", "--out", out)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual([e["images_skipped"] for e in epochs_of(out)], [1, 1])
+
+    def test_skip_never_fails_a_batch_whatever_the_seed_and_names_the_file(self):
+        # 5 training images (one empty) in batches of 2: under some seeds the empty file is alone in the
+        # last batch, and it takes the next image of the listing instead.
+        folder = self.tiny_folder("tiny")
+        bad = os.path.join(folder, "train", sorted(os.listdir(os.path.join(folder, "train")))[0], "empty.png")
+        open(bad, "wb").close()
+        for seed in range(1, 11):
+            out = os.path.join(self.tmp, "seed%d.h5" % seed)
+            r = run_scalebench(1, "train", "--model", "cifar-cnn", "--image-size", "32", "--batch-size", "2",
+                               "--epochs", "1", "--workers", "1", "--seed", str(seed), "--data", "imagefolder:" + folder,
+                               "--bad-images", "skip", "--out", out)
+            self.assertEqual(r.returncode, 0, "seed %d: %s" % (seed, r.stderr))
+            self.assertIn("epoch 1: --bad-images skip left out 1 file that can't be read or decoded: " + bad, r.stdout)
+            self.assertEqual([e["images_skipped"] for e in epochs_of(out)], [1])
+
+    def tiny_folder(self, name, size=40):
+        """A folder of 2 classes of 2 training images and 1 validation image each."""
+        folder = os.path.join(self.tmp, name)
+        subprocess.run([sys.executable, SCRIPT, "synthetic", folder, "--classes", "2", "--train-per-class", "2",
+                        "--val-per-class", "1", "--size", str(size)], check=True, capture_output=True)
+        return folder
+
+    def test_the_crops_follow_the_models_input_unless_sized(self):
+        folder = self.tiny_folder("small", size=32)
+        out = os.path.join(self.tmp, "default-model.h5")
+        r = run_scalebench(1, "train", "--data", "imagefolder:" + folder, "--epochs", "1", "--workers", "1", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        config = recorded_config(out)
+        self.assertEqual((config["model"], config["image_size"], config["val_resize"]), ("mnist-cnn", 28, 32))
+        self.assertNotIn("upscaling", r.stdout)
+        # A model of 32-pixel inputs takes 32-pixel crops, evaluated from 36.
+        out = os.path.join(self.tmp, "cifar-model.h5")
+        r = run_scalebench(1, "train", "--model", "cifar-cnn", "--batch-size", "2", "--data", "imagefolder:" + folder,
+                           "--epochs", "1", "--workers", "1", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual((recorded_config(out)["image_size"], recorded_config(out)["val_resize"]), (32, 36))
+        # Crops larger than most images are trained on, with one line that says so.
+        r = run_scalebench(1, "train", "--model", "resnet18-cifar", "--batch-size", "2", "--image-size", "64",
+                           "--data", "imagefolder:" + folder, "--epochs", "1", "--workers", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.count("upscaling: most images are 32x32, smaller than the 64x64 crop; give --image-size 32"),
+                         1, r.stdout)
+
+    def test_hidden_folders_are_left_out_and_named(self):
+        folder = self.tiny_folder("hidden")
+        first_class = sorted(os.listdir(os.path.join(folder, "train")))[0]
+        shutil.copytree(os.path.join(folder, "train", first_class), os.path.join(folder, "train", ".ipynb_checkpoints"))
+        shutil.copy(os.path.join(folder, "val", first_class, sorted(os.listdir(os.path.join(folder, "val", first_class)))[0]),
+                    os.path.join(folder, "train", first_class, "._copy.png"))
+        r = run_scalebench(1, "train", "--data", "imagefolder:" + folder, "--epochs", "1", "--workers", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(" 4 images at ", r.stdout)  # the 4 training images; not the hidden folder's 2 as a class of its own
+        self.assertIn("left out, hidden: train/.ipynb_checkpoints, train/%s/._copy.png" % first_class, r.stdout)
+
+    def test_a_link_to_nothing_is_refused_or_left_out_under_skip(self):
+        folder = self.tiny_folder("dangling")
+        first_class = sorted(os.listdir(os.path.join(folder, "train")))[0]
+        link = os.path.join(folder, "train", first_class, "gone.png")
+        os.symlink(os.path.join(self.tmp, "no-such-file.png"), link)
+        r = run_scalebench(1, "train", "--data", "imagefolder:" + folder, "--epochs", "1", "--workers", "1")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("'%s' is a link to nothing" % link, r.stderr)
+        self.assertNotIn("epoch 1", r.stdout)
+        r = run_scalebench(1, "train", "--data", "imagefolder:" + folder, "--epochs", "1", "--workers", "1",
+                           "--bad-images", "skip")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("left out, links to nothing (--bad-images skip): train/%s/gone.png" % first_class, r.stdout)
 
     def test_options_image_files_rule_out_are_refused_before_reading(self):
         missing = os.path.join(self.tmp, "absent")

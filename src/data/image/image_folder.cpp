@@ -28,8 +28,18 @@ fs::path split_folder(const fs::path& root, const char* split) {
   return folder;
 }
 
+bool is_hidden(const std::string& name) { return !name.empty() && name[0] == '.'; }
+
+// What the listing left out, relative to its root, for the notes.
+struct LeftOut {
+  fs::path root;
+  BadImages bad_images = BadImages::Fail;
+  std::vector<std::string> hidden, dangling;
+  std::string relative(const fs::path& p) const { return p.lexically_relative(root).string(); }
+};
+
 // The split's class folders, sorted by name.
-std::vector<std::string> class_names(const fs::path& split) {
+std::vector<std::string> class_names(const fs::path& split, LeftOut& left_out) {
   std::vector<std::string> names;
   std::error_code ec;
   fs::directory_iterator it(split, ec);
@@ -37,7 +47,10 @@ std::vector<std::string> class_names(const fs::path& split) {
   for (; it != fs::directory_iterator(); it.increment(ec)) {
     if (ec) unreadable(split, ec);
     std::error_code dir_ec;
-    if (it->is_directory(dir_ec)) names.push_back(it->path().filename().string());
+    if (!it->is_directory(dir_ec)) continue;
+    const std::string name = it->path().filename().string();
+    if (is_hidden(name)) left_out.hidden.push_back(left_out.relative(it->path()));
+    else names.push_back(name);
   }
   if (ec) unreadable(split, ec);
   if (names.empty()) throw UserError("'" + split.string() + "' holds no class folders; " + kLayout);
@@ -46,7 +59,7 @@ std::vector<std::string> class_names(const fs::path& split) {
 }
 
 // The images under one class folder, sorted by (folder, name).
-std::vector<std::string> class_images(const fs::path& folder) {
+std::vector<std::string> class_images(const fs::path& folder, LeftOut& left_out) {
   std::vector<std::pair<std::string, std::string>> found;
   std::error_code ec;
   fs::recursive_directory_iterator it(folder, fs::directory_options::follow_directory_symlink, ec);
@@ -55,7 +68,24 @@ std::vector<std::string> class_images(const fs::path& folder) {
     if (ec) unreadable(folder, ec);
     std::error_code file_ec;
     const std::string name = it->path().filename().string();
-    if (has_image_extension(name) && it->is_regular_file(file_ec)) found.emplace_back(it->path().parent_path().string(), name);
+    if (is_hidden(name)) {
+      if (it->is_directory(file_ec)) {
+        it.disable_recursion_pending();
+        left_out.hidden.push_back(left_out.relative(it->path()));
+      } else if (has_image_extension(name)) {
+        left_out.hidden.push_back(left_out.relative(it->path()));
+      }
+      continue;
+    }
+    if (!has_image_extension(name)) continue;
+    if (it->is_regular_file(file_ec)) {
+      found.emplace_back(it->path().parent_path().string(), name);
+    } else if (it->is_symlink(file_ec) && !fs::exists(it->path(), file_ec)) {
+      if (left_out.bad_images == BadImages::Fail)
+        throw UserError("'" + it->path().string() + "' is a link to nothing ('" + fs::read_symlink(it->path(), file_ec).string() +
+                        "' is missing); remove the link or restore its target, or give --bad-images skip to leave such files out");
+      left_out.dangling.push_back(left_out.relative(it->path()));
+    }
   }
   if (ec) unreadable(folder, ec);
   if (found.empty()) {
@@ -71,7 +101,7 @@ std::vector<std::string> class_images(const fs::path& folder) {
 }
 
 void add_split(const fs::path& split, const std::vector<std::string>& names, const std::vector<std::string>& classes,
-               std::vector<ImageFile>& out) {
+               std::vector<ImageFile>& out, LeftOut& left_out) {
   for (const std::string& name : names) {
     const auto at = std::lower_bound(classes.begin(), classes.end(), name);
     if (at == classes.end() || *at != name) {
@@ -79,7 +109,7 @@ void add_split(const fs::path& split, const std::vector<std::string>& names, con
                       "must be one of train/'s (their numbers come from train/)");
     }
     const auto label = static_cast<int32_t>(at - classes.begin());
-    for (std::string& path : class_images(split / name)) out.push_back(ImageFile{std::move(path), label});
+    for (std::string& path : class_images(split / name, left_out)) out.push_back(ImageFile{std::move(path), label});
   }
 }
 
@@ -96,7 +126,7 @@ bool has_image_extension(const std::string& file_name) {
   return false;
 }
 
-ImageFolder list_image_folder(const std::string& root) {
+ImageFolder list_image_folder(const std::string& root, BadImages bad_images) {
   std::error_code ec;
   const bool is_dir = fs::is_directory(root, ec);
   if (ec && ec != std::errc::no_such_file_or_directory) unreadable(root, ec);
@@ -105,11 +135,31 @@ ImageFolder list_image_folder(const std::string& root) {
   const fs::path val = split_folder(root, "val");
   ImageFolder folder;
   folder.root = root;
-  folder.classes = class_names(train);
-  const std::vector<std::string> val_names = class_names(val);
-  add_split(train, folder.classes, folder.classes, folder.train);
-  add_split(val, val_names, folder.classes, folder.val);
+  LeftOut left_out{root, bad_images, {}, {}};
+  folder.classes = class_names(train, left_out);
+  const std::vector<std::string> val_names = class_names(val, left_out);
+  add_split(train, folder.classes, folder.classes, folder.train, left_out);
+  add_split(val, val_names, folder.classes, folder.val, left_out);
+  folder.hidden = std::move(left_out.hidden);
+  folder.dangling = std::move(left_out.dangling);
   return folder;
+}
+
+namespace {
+// "PREFIX: a, b, c and 4 more\n", or "" for no names.
+std::string named_line(const std::string& prefix, const std::vector<std::string>& names) {
+  if (names.empty()) return "";
+  constexpr size_t kShown = 5;
+  std::string line = prefix;
+  for (size_t i = 0; i < std::min(names.size(), kShown); ++i) line += (i == 0 ? ": " : ", ") + names[i];
+  if (names.size() > kShown) line += " and " + std::to_string(names.size() - kShown) + " more";
+  return line + "\n";
+}
+}  // namespace
+
+std::string left_out_lines(const ImageFolder& folder) {
+  return named_line("image folder " + folder.root + ": left out, hidden", folder.hidden) +
+         named_line("image folder " + folder.root + ": left out, links to nothing (--bad-images skip)", folder.dangling);
 }
 
 }  // namespace sb

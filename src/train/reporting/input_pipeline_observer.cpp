@@ -1,10 +1,45 @@
 #include "train/reporting/input_pipeline_observer.h"
 
+#include <algorithm>
 #include <span>
+#include <string>
+#include <vector>
 
+#include "core/log.h"
 #include "train/run/run_summary.h"
 
 namespace sb {
+namespace {
+
+// The names of the files each rank skipped, gathered on rank 0 (empty elsewhere). Each rank sends them
+// joined by newlines in a block of fixed size, cut where they exceed it.
+std::vector<std::string> skipped_names_on_rank0(Communicator& comm, const std::vector<std::string>& mine) {
+  constexpr size_t kBlock = 4096;
+  std::vector<char> block(kBlock, '\0');
+  std::string joined;
+  for (const std::string& name : mine) joined += name + '\n';
+  std::copy_n(joined.begin(), std::min(joined.size(), kBlock - 1), block.begin());
+  const std::vector<char> all = comm.gather(std::span<const char>(block), 0);
+  std::vector<std::string> names;
+  for (size_t at = 0; at < all.size(); at += kBlock) {
+    const std::string text(all.data() + at);
+    for (size_t begin = 0, end; (end = text.find('\n', begin)) != std::string::npos; begin = end + 1)
+      names.push_back(text.substr(begin, end - begin));
+  }
+  return names;
+}
+
+// "epoch 2: --bad-images skip left out 5 files that can't be read or decoded: A, B, C and 2 more".
+std::string skipped_line(int epoch, int64_t skipped, const std::vector<std::string>& names) {
+  std::string line = "epoch " + std::to_string(epoch + 1) + ": --bad-images skip left out " + std::to_string(skipped) +
+                     (skipped == 1 ? " file that can't" : " files that can't") + " be read or decoded";
+  const size_t shown = std::min(names.size(), kSkippedNamesShown);
+  for (size_t i = 0; i < shown; ++i) line += (i == 0 ? ": " : ", ") + names[i];
+  if (skipped > static_cast<int64_t>(shown)) line += " and " + std::to_string(skipped - static_cast<int64_t>(shown)) + " more";
+  return line;
+}
+
+}  // namespace
 
 void InputPipelineObserver::measure_epoch(EpochSummary& s) {
   const std::optional<InputTotals> now = measurements_.input_totals();
@@ -15,8 +50,12 @@ void InputPipelineObserver::measure_epoch(EpochSummary& s) {
                 static_cast<double>(epoch.images), static_cast<double>(epoch.skipped), static_cast<double>(epoch.cpu_fallbacks)};
   comm_.allreduce_sum(std::span<double>(v));
   const InputTotals sum{v[0], v[1], v[2], v[3], static_cast<int64_t>(v[4]), static_cast<int64_t>(v[5]), static_cast<int64_t>(v[6]),
-                        static_cast<int64_t>(v[7])};
+                        static_cast<int64_t>(v[7]), {}};
   s.input = sum;
+  if (sum.skipped > 0) {  // every rank sees the sum, so all gather or none
+    const std::vector<std::string> names = skipped_names_on_rank0(comm_, epoch.last_skipped);
+    log0("%s\n", skipped_line(s.epoch, sum.skipped, names).c_str());
+  }
 }
 
 }  // namespace sb

@@ -95,7 +95,7 @@ void GpuImageDecoder::decode(std::span<EncodedRow> rows, std::span<const std::st
     if (bad_images_ == BadImages::Fail)
       throw ImageDecodeError("rank " + std::to_string(rank_) + ": " + rows[j].problem +
                              "; --bad-images skip trains on past such files and counts them");
-    counters_.add_skipped();
+    counters_.add_skipped(names[j]);
     size_t k = 1;
     while (k < n && !rows[(j + k) % n].problem.empty()) ++k;
     if (k == n)
