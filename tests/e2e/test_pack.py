@@ -1,8 +1,10 @@
 """`scalebench pack` on a small generated image folder: shards that Python's tarfile reads, each sample a
 source file's bytes under its class's label, classes.txt in label order, and the refusals (an existing
-destination, more than one rank, a bad layout) before anything is written."""
+destination, more than one rank, a bad layout, a file that does not decode) before anything is written;
+--bad-images skip leaves such files out, and hidden folders are left out, each named."""
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -84,6 +86,48 @@ class Pack(unittest.TestCase):
         self.assertIn("has no train/ folder", r.stderr)
         r = run_scalebench(1, "pack", self.src, os.path.join(self.tmp, "zero"), "--shard-size", "0")
         self.assertIn("--shard-size 0: a shard holds at least 1 sample", r.stderr)
+
+    def bad_copy(self, name):
+        """A copy of the source with a truncated JPEG and a 16-bit PNG in train/; returns it and the two files."""
+        src = os.path.join(self.tmp, name)
+        shutil.copytree(self.src, src)
+        folder = os.path.join(src, "train", "class0001")
+        with open(os.path.join(folder, sorted(os.listdir(folder))[0]), "rb") as f:
+            jpeg = f.read()
+        truncated = os.path.join(folder, "zz-truncated.jpg")
+        with open(truncated, "wb") as f:
+            f.write(jpeg[:len(jpeg) // 2])
+        from PIL import Image
+        deep = os.path.join(folder, "zz-deep.png")
+        Image.new("I;16", (8, 8), 4000).save(deep)
+        return src, truncated, deep
+
+    def test_files_that_do_not_decode_are_refused_before_writing(self):
+        src, truncated, deep = self.bad_copy("bad-source")
+        dst = os.path.join(self.tmp, "bad-shards")
+        r = run_scalebench(1, "pack", src, dst, "--workers", "2")
+        self.assertEqual(r.returncode, 2, r.stdout)
+        self.assertIn(deep + "': PNG is 16 bits per channel", r.stderr)  # the first in the listing's order
+        self.assertIn("(and 1 other file(s)); nothing was written", r.stderr)
+        self.assertFalse(os.path.exists(dst))
+        os.remove(deep)
+        r = run_scalebench(1, "pack", src, dst)
+        self.assertEqual(r.returncode, 2, r.stdout)
+        self.assertIn(truncated + "': invalid JPEG: Premature end of JPEG file (the file is cut short); nothing was written",
+                      r.stderr)
+        self.assertFalse(os.path.exists(dst))
+
+    def test_skip_leaves_out_files_that_do_not_decode_and_hidden_folders(self):
+        src, truncated, deep = self.bad_copy("skip-source")
+        shutil.copytree(os.path.join(src, "train", "class0000"), os.path.join(src, "train", ".ipynb_checkpoints"))
+        dst = os.path.join(self.tmp, "skip-shards")
+        r = run_scalebench(1, "pack", src, dst, "--bad-images", "skip")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("left out, hidden: train/.ipynb_checkpoints", r.stdout)
+        self.assertIn("--bad-images skip left out 2 file(s)", r.stdout)
+        self.assertIn(truncated, r.stdout)
+        self.assertIn(deep, r.stdout)
+        self.assertIn("3 classes; train: 21 samples", r.stdout)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@
 #include "core/os_error.h"
 #include "data/image/image_folder.h"
 #include "data/image/image_format.h"
+#include "data/image/pack_check.h"
 #include "data/image/tar_writer.h"
 #include "data/shuffle.h"
 
@@ -104,6 +105,25 @@ void write_class_names(const std::string& path, const std::vector<std::string>& 
   if (std::fclose(f) != 0 || !ok) throw UserError("writing '" + path + "' failed: " + std::strerror(e) + "; " + write_error_hint(e));
 }
 
+// Decodes the split's images; refuses the first that fails (fail), or leaves the failures out and records
+// them (skip).
+std::vector<ImageFile> decodable(const std::vector<ImageFile>& images, const PackOptions& options, PackSummary& summary) {
+  const std::vector<std::string> problems = undecodable_images(images, options.workers);
+  std::vector<ImageFile> kept;
+  std::vector<std::string> failed;
+  for (size_t i = 0; i < images.size(); ++i) {
+    if (problems[i].empty()) kept.push_back(images[i]);
+    else failed.push_back(problems[i]);
+  }
+  if (!failed.empty() && options.bad_images == BadImages::Fail) {
+    const std::string others = failed.size() > 1 ? " (and " + std::to_string(failed.size() - 1) + " other file(s))" : "";
+    throw UserError(failed.front() + others + "; nothing was written: remove or repair it, or give --bad-images skip to "
+                    "pack without such files");
+  }
+  summary.skipped.insert(summary.skipped.end(), failed.begin(), failed.end());
+  return kept;
+}
+
 }  // namespace
 
 std::string shard_file_name(const std::string& split, int64_t index) { return split + "-" + zero_padded(index, 6) + ".tar"; }
@@ -111,20 +131,26 @@ std::string shard_file_name(const std::string& split, int64_t index) { return sp
 PackSummary pack_image_folder(const PackOptions& options, const std::function<void(const std::string&)>& progress) {
   if (options.shard_size < 1)
     throw UserError("--shard-size " + std::to_string(options.shard_size) + ": a shard holds at least 1 sample");
-  const ImageFolder folder = list_image_folder(options.source);
+  const ImageFolder folder = list_image_folder(options.source, options.bad_images);
   check_destination(options.destination);
+  PackSummary summary;
+  summary.left_out = left_out_lines(folder);
+  const std::vector<ImageFile> train = decodable(folder.train, options, summary);
+  const std::vector<ImageFile> val = decodable(folder.val, options, summary);
+  if (train.empty() || val.empty())
+    throw UserError("image folder '" + options.source + "' has no " + (train.empty() ? "train" : "val") +
+                    " image that decodes; nothing was written");
 
   Written written;
   try {
     std::error_code ec;
     written.created_folder = fs::create_directories(options.destination, ec);
     if (ec) throw UserError("cannot create the destination '" + options.destination + "': " + ec.message());
-    PackSummary summary;
     summary.classes = static_cast<int64_t>(folder.classes.size());
-    summary.train_samples = static_cast<int64_t>(folder.train.size());
-    summary.val_samples = static_cast<int64_t>(folder.val.size());
-    summary.train_shards = pack_split("train", folder.train, options, options.seed, written, progress);
-    summary.val_shards = pack_split("val", folder.val, options, options.seed + kValSeedOffset, written, progress);
+    summary.train_samples = static_cast<int64_t>(train.size());
+    summary.val_samples = static_cast<int64_t>(val.size());
+    summary.train_shards = pack_split("train", train, options, options.seed, written, progress);
+    summary.val_shards = pack_split("val", val, options, options.seed + kValSeedOffset, written, progress);
     write_class_names((fs::path(options.destination) / "classes.txt").string(), folder.classes, written);
     return summary;
   } catch (...) {
