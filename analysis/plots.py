@@ -12,6 +12,7 @@ matplotlib.use("Agg")  # files only, also where a display exists
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter  # noqa: E402
 
+from measurement_checks import efficiency_flagged  # noqa: E402
 from scaling_fits import amdahl_speedup  # noqa: E402
 
 # Reproducible SVGs: the same results give byte-identical files (they get committed under results/).
@@ -53,11 +54,24 @@ def _error_bars(spreads, medians):
     return [below, above]
 
 
-def _line_with_range(ax, xs, ys, spreads, **style):
-    """A line of medians with min-max error bars (unnamed, in the line's colour); returns the line."""
-    (line,) = ax.plot(xs, ys, marker="o", **style)
+def _line_with_range(ax, xs, ys, spreads, flagged=None, **style):
+    """Medians with min-max error bars (unnamed, in the line's colour); returns the line. A line joins
+    only the points that are results: a flagged one (a measurement problem, measurement_checks.py) is an
+    open marker of its own, and a single result is a marker without a line."""
+    flagged = flagged or [False] * len(xs)
+    kept = [(x, y) for x, y, f in zip(xs, ys, flagged) if not f]
+    (line,) = ax.plot([x for x, _ in kept], [y for _, y in kept], marker="o",
+                      linestyle="-" if len(kept) >= 2 else "none", **style)
+    doubtful = [(x, y) for x, y, f in zip(xs, ys, flagged) if f]
+    if doubtful:
+        ax.plot([x for x, _ in doubtful], [y for _, y in doubtful], marker="o", linestyle="none", markerfacecolor="none",
+                color=line.get_color(), label="_measurement problem")
     ax.errorbar(xs, ys, yerr=_error_bars(spreads, ys), fmt="none", ecolor=line.get_color(), capsize=3)
     return line
+
+
+def _flagged(series, points):
+    return [efficiency_flagged(series, p) if hasattr(series, "problems") else False for p in points]
 
 
 def speedup_figure(series_list, with_fits=True):
@@ -71,8 +85,10 @@ def speedup_figure(series_list, with_fits=True):
     for s in series_list:
         points = [p for p in s.points if not math.isnan(p.speedup)]
         xs = [p.gpus for p in points]
-        line = _line_with_range(ax, xs, [p.speedup for p in points], [p.speedup_spread for p in points], label=s.label)
-        if with_fits and s.fit is not None and s.fit.serial_fraction > 0 and len(xs) > 1:
+        line = _line_with_range(ax, xs, [p.speedup for p in points], [p.speedup_spread for p in points],
+                                _flagged(s, points), label=s.label)
+        # No fit line where the series has no fit (too few points for its parameter, scaling_fits.py).
+        if with_fits and s.fit is not None and s.fit.serial_fraction > 0:
             fx = [x for x in gpus if x >= s.baseline_gpus]
             ax.plot(fx, amdahl_speedup([x / s.baseline_gpus for x in fx], s.fit.serial_fraction), color=line.get_color(),
                     linestyle=":", linewidth=1, label=f"{s.label}: Amdahl s={s.fit.serial_fraction:.3f}")
@@ -110,7 +126,8 @@ def efficiency_figure(series_list):
     for s in series_list:
         points = [p for p in s.points if not math.isnan(p.efficiency)]
         spreads = [p.efficiency_spread for p in points]
-        _line_with_range(ax, [p.gpus for p in points], [p.efficiency for p in points], spreads, label=s.label)
+        _line_with_range(ax, [p.gpus for p in points], [p.efficiency for p in points], spreads, _flagged(s, points),
+                         label=s.label)
         ends = [p.efficiency for p in points] + [x for sp in spreads if sp is not None and sp.count for x in (sp.low, sp.high)]
         low, high = min([low] + ends), max([high] + ends)
     _gpu_axis(ax, gpus, _unit(series_list))

@@ -31,7 +31,7 @@ import step_skew  # noqa: E402
 import tables  # noqa: E402
 from scalebench_results import ResultError, load_reference, load_result  # noqa: E402
 from scaling_series import (all_runs, count_text, count_unit, disambiguate, series_from_reference, series_from_runs,  # noqa: E402
-                            series_from_study, swept_label, throughput_by_batch)
+                            series_from_study, study_settle_epochs, swept_label, throughput_by_batch)
 from sweeps import sweep_views, value_names  # noqa: E402
 
 
@@ -43,13 +43,16 @@ def parse_args(argv):
                         help="print only the Markdown epoch tables (runs) and study tables to stdout; write nothing")
     parser.add_argument("--reference", action="append", default=[], metavar="FILE",
                         help="reference results (JSON or CSV, e.g. from bench/pytorch_reference.py); repeatable")
-    parser.add_argument("--warmup-epochs", type=int, default=1, metavar="N",
+    parser.add_argument("--settle-epochs", type=int, default=1, metavar="N",
                         help="leading epochs left out of a run's throughput, energy and phases (never its last epoch; "
-                             "a study file's own warmup_epochs attribute wins) [1]")
+                             "a study file's own settle_epochs attribute wins) [1]")
+    parser.add_argument("--warmup-epochs", dest="former_warmup_epochs", metavar="N", help=argparse.SUPPRESS)
     parser.add_argument("--title", default="scalebench report", help="the report's heading")
     args = parser.parse_args(argv)
-    if args.warmup_epochs < 0:
-        parser.error("--warmup-epochs must not be negative")
+    if args.former_warmup_epochs is not None:
+        parser.error(f"--warmup-epochs is now --settle-epochs: give --settle-epochs {args.former_warmup_epochs}")
+    if args.settle_epochs < 0:
+        parser.error("--settle-epochs must not be negative")
     if args.table_only and args.out:
         parser.error("--table-only writes no files; leave out --out")
     return args
@@ -75,17 +78,22 @@ def without_partial_epochs(result):
 class Report:
     """Everything the outputs are made from."""
 
-    def __init__(self, results, references, warmup_epochs):
+    def __init__(self, results, references, settle_epochs):
         self.results = results
         steady = [without_partial_epochs(r) for r in results]  # the epoch tables (self.runs) keep every row
-        self.study_series = {r.path: series_from_study(r, warmup_epochs) for r in steady if r.is_study}
+        self.study_series = {r.path: series_from_study(r, settle_epochs) for r in steady if r.is_study}
+        for r in steady:
+            if r.is_study and study_settle_epochs(r) is None:
+                warn(f"{r.path} does not record its settle epochs (a file written before /study's settle_epochs "
+                     f"attribute); its figures leave out the first {settle_epochs} epoch(s) of each configuration "
+                     "(--settle-epochs).")
         run_results = [r for r in steady if not r.is_study]
         self.series = [s for r in steady if r.is_study for s in self.study_series[r.path]]
-        self.series += series_from_runs(run_results, warmup_epochs, warn)
+        self.series += series_from_runs(run_results, settle_epochs, warn)
         self.series += [series_from_reference(ref) for ref in references]
         disambiguate(self.series)
         self.runs = all_runs(results)
-        self.batch_groups = throughput_by_batch(steady, warmup_epochs)
+        self.batch_groups = throughput_by_batch(steady, settle_epochs)
         self.sweeps = [view for r in steady if r.is_study
                        for view in sweep_views(self.study_series[r.path], r.swept, value_names(r))]
 
@@ -98,6 +106,8 @@ def table_only_text(report):
                 swept = swept_label(series.swept)
                 name = f"{result.path}: {series.mode} scaling study" + (f", {swept}" if swept else "")
                 parts.append(f"### {name}\n\n{tables.scaling_markdown(series)}")
+                if series.problems:
+                    parts.append(tables.problems_markdown(series))
                 phases = tables.phase_markdown(series)
                 if phases:
                     parts.append(f"Seconds per epoch by phase (share of the epoch):\n\n{phases}")
@@ -124,6 +134,15 @@ def _inputs_markdown(results, references):
         rows.append([ref.path, "reference", ", ".join(str(p.gpus) for p in ref.points)] + [""] * 6)
     return tables.markdown_table(["file", "kind", "GPUs", "nodes", "devices", "tool", "git", "start", "complete"], rows,
                                  ["l", "l", "r", "r", "l", "l", "l", "l", "l"])
+
+
+def _settle_sentence(series):
+    """Which epochs are steady: " Steady epochs: all after the first 1 of each configuration.", and
+    whether the file said so."""
+    if series.settle_epochs is None:
+        return ""
+    assumed = "" if series.settle_recorded else " (--settle-epochs: the file does not record its own)"
+    return f" Steady epochs: all but the first {series.settle_epochs} of each run{assumed}, and at least its last."
 
 
 def make_figures(report):
@@ -165,14 +184,18 @@ def report_markdown(report, references, title, figure_names=()):
         out.append("Throughput and epoch time are medians over the steady epochs (and over the repeats of a "
                    "configuration, where there are several), with the range (min-max) of the values the median "
                    "was taken over. Speedup and efficiency are the medians' ratios to each series' smallest GPU "
-                   "count (a study's baseline); their range is the point's range over the baseline's median. "
+                   "count (a study's baseline); their range is the point's range over the baseline's median: the figures "
+                   "`scale` prints. A figure marked * is a measurement problem, not a result; the line below its "
+                   "table says why. "
                    "Exposed comm is the share of the epoch time that computation waited for communication; "
                    "Karp-Flatt e is the serial fraction measured at each point.\n")
         for s in report.series:
             out.append(f"### {s.label}\n")
             out.append(f"{s.mode.capitalize()} scaling, baseline {count_text(s.baseline_gpus, s.unit)}, from "
-                       f"{', '.join(s.sources)}.\n")
+                       f"{', '.join(s.sources)}.{_settle_sentence(s)}\n")
             out.append(tables.scaling_markdown(s))
+            if s.problems:
+                out.append(tables.problems_markdown(s))
             out.append(tables.amdahl_sentence(s) + "\n")
             phases = tables.phase_markdown(s)
             if phases:
@@ -261,7 +284,7 @@ def main(argv=None):
     for result in results:
         if not result.attrs.get("complete", 1):
             warn(f"{result.path} is incomplete (the job stopped before closing it); its finished epochs are used.")
-    report = Report(results, references, args.warmup_epochs)
+    report = Report(results, references, args.settle_epochs)
     if args.table_only:
         sys.stdout.write(table_only_text(report))
     elif args.out:

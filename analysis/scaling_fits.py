@@ -28,16 +28,33 @@ def _relative(gpus, speedup, baseline_gpus):
     return p, s
 
 
+# Amdahl's law has one parameter (s); a fit needs more points than that beyond the baseline, or it only
+# passes through the one point it has and says nothing about how the speedup goes on.
+AMDAHL_PARAMETERS = 1
+AMDAHL_MIN_POINTS = AMDAHL_PARAMETERS + 1
+
+
+def usable_points(p, measured):
+    """The points beyond the baseline with a measured speedup (a boolean mask)."""
+    return (p > 1) & np.isfinite(measured) & (measured > 0)
+
+
+def amdahl_points(gpus, speedup, baseline_gpus=1):
+    """How many points an Amdahl fit of these speedups could use."""
+    return int(usable_points(*_relative(gpus, speedup, baseline_gpus)).sum())
+
+
 def fit_amdahl(gpus, speedup, baseline_gpus=1):
-    """Least-squares fit of S(p) = 1/(s + (1-s)/p) over s in [0, 1]; None without a usable point (p > 1).
+    """Least-squares fit of S(p) = 1/(s + (1-s)/p) over s in [0, 1]; None with fewer than
+    AMDAHL_MIN_POINTS usable points (p > 1, speedup measured).
 
     The residuals are in speedup itself (not 1/S), so large GPU counts weigh as they are measured. s is
     one parameter, so a fine grid followed by a golden-section search finds the global minimum without
     depending on scipy.
     """
     p, measured = _relative(gpus, speedup, baseline_gpus)
-    use = (p > 1) & np.isfinite(measured) & (measured > 0)
-    if not use.any():
+    use = usable_points(p, measured)
+    if int(use.sum()) < AMDAHL_MIN_POINTS:
         return None
     p, measured = p[use], measured[use]
 
@@ -71,10 +88,11 @@ def karp_flatt(gpus, speedup, baseline_gpus=1):
 
     NaN at p <= 1 (undefined there) and where the speedup was not measured. For data that follow
     Amdahl's law exactly, e(p) equals s at every p; an e that grows with p points at overhead that
-    grows with the GPU count (communication), not at a fixed serial part.
+    grows with the GPU count (communication), not at a fixed serial part. Outside [0, 1] it is no serial
+    fraction: below 0 the speedup is above linear, above 1 it is below 1 (measurement_checks.py).
     """
     p, measured = _relative(gpus, speedup, baseline_gpus)
     result = np.full(p.shape, np.nan)
-    use = (p > 1) & np.isfinite(measured) & (measured > 0)
+    use = usable_points(p, measured)
     result[use] = (1.0 / measured[use] - 1.0 / p[use]) / (1.0 - 1.0 / p[use])
     return result

@@ -2,11 +2,11 @@
 
 A study file is one series per combination of its swept values. Run files that differ only in their
 rank count form a series too (e.g. mnist-np1.h5, mnist-np2.h5, ...), and a reference file (PyTorch) is
-one more. Per-run figures use the steady-state epochs: the first `warmup_epochs` are left out, but
-never the last epoch, as `scale` does. Throughput and epoch time are medians over those epochs, and
-over the repeats of a configuration, with their spread (spread.py); speedup and efficiency are the
-medians' ratios to the series' smallest GPU count, their spread that of the point over the baseline's
-median.
+one more. Per-run figures use the steady epochs: the first `settle_epochs` are left out, but never the
+last epoch, as `scale` does (a study file records its own settle_epochs). Throughput and epoch time are
+medians over the steady epochs of all repeats of a configuration, with their spread (spread.py); speedup
+and efficiency are the medians' ratios to the series' smallest GPU count, their spread that of the point
+over the baseline's median. These are the figures of `scale`'s table (src/train/study/study_medians.h).
 """
 import json
 import math
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from scalebench_results import PHASE_COLUMNS
+from measurement_checks import efficiency_flagged, series_problems
 from scaling_fits import fit_amdahl, karp_flatt
 from spread import Spread, median_spread, over_repeats
 
@@ -35,6 +36,8 @@ class RunSummary:
     phases_s: dict               # phase -> mean seconds per steady epoch; "comm" is the exposed part
     epochs_used: int
     sm_clock_min_mhz: float = math.nan  # the slowest rank's SM clock, time-weighted over the steady epochs
+    steady_rates: tuple = ()     # images/s of each steady epoch, for the medians over repeats
+    steady_times: tuple = ()     # their wall times
 
 
 @dataclass
@@ -69,6 +72,9 @@ class Series:
     fit: object = None           # AmdahlFit or None
     swept: dict = field(default_factory=dict)  # a study series' swept values: {column: value}
     unit: str = "GPUs"           # what the counts count: "ranks" on the CPU backend
+    problems: list = field(default_factory=list)  # measurement_checks.Problem: figures that are no result
+    settle_epochs: int = None    # the epochs per configuration left out (runs and studies)
+    settle_recorded: bool = True  # False: a study file that does not record them, so settle_epochs is assumed
 
 
 def count_unit(attrs):
@@ -82,14 +88,14 @@ def count_text(n, unit):
     return f"{n} {unit if n != 1 else unit[:-1]}"
 
 
-def steady_epochs(epochs, warmup_epochs):
-    """The epochs that count: the warm-up ones dropped, but never the last (as `scale` counts them)."""
+def steady_epochs(epochs, settle_epochs):
+    """The epochs that count: the settle epochs dropped, but never the last (as `scale` counts them)."""
     rows = epochs[np.isfinite(epochs["wall_time_max_s"]) & (epochs["wall_time_max_s"] > 0)]
-    return rows[min(warmup_epochs, max(len(rows) - 1, 0)):]
+    return rows[min(settle_epochs, max(len(rows) - 1, 0)):]
 
 
-def summarise_run(run, warmup_epochs):
-    rows = steady_epochs(run.epochs, warmup_epochs)
+def summarise_run(run, settle_epochs):
+    rows = steady_epochs(run.epochs, settle_epochs)
     if len(rows) == 0:
         return None
     time = rows["wall_time_max_s"]
@@ -115,17 +121,20 @@ def summarise_run(run, warmup_epochs):
         if total_images > 0 and np.all(np.isfinite(energy)) else math.nan,
         phases_s=phases,
         epochs_used=int(len(rows)),
-        sm_clock_min_mhz=float(np.sum(rows["sm_clock_min_mhz"] * time) / total_time) if total_time > 0 else math.nan)
+        sm_clock_min_mhz=float(np.sum(rows["sm_clock_min_mhz"] * time) / total_time) if total_time > 0 else math.nan,
+        steady_rates=tuple(float(v) for v in rows["images_per_s"]), steady_times=tuple(float(v) for v in time))
 
 
 def _finish(series):
-    """Karp-Flatt per point and the Amdahl fit, both relative to the series' baseline."""
+    """Karp-Flatt per point and the Amdahl fit, both relative to the series' baseline, and what of
+    them is no result (measurement_checks.py)."""
     series.points.sort(key=lambda p: p.gpus)
     gpus = [p.gpus for p in series.points]
-    speedups = [p.speedup for p in series.points]
-    for point, value in zip(series.points, karp_flatt(gpus, speedups, series.baseline_gpus)):
+    for point, value in zip(series.points, karp_flatt(gpus, [p.speedup for p in series.points], series.baseline_gpus)):
         point.karp_flatt = float(value)
-    series.fit = fit_amdahl(gpus, speedups, series.baseline_gpus)
+    series.problems = series_problems(series)
+    results = [p for p in series.points if not efficiency_flagged(series, p)]  # no fit through a measurement problem
+    series.fit = fit_amdahl([p.gpus for p in results], [p.speedup for p in results], series.baseline_gpus)
     return series
 
 
@@ -157,12 +166,20 @@ def _mean_phases(summaries):
     return {name: float(np.mean([p[name] for p in phases])) for name in phases[0]}
 
 
+def _pooled(summaries, name, spread_name):
+    """The spread of every steady epoch of the runs (each epoch counts once); a summary without its
+    epochs' values contributes its own spread."""
+    if all(getattr(s, name) for s in summaries):
+        return median_spread([v for s in summaries for v in getattr(s, name)])
+    return over_repeats([getattr(s, spread_name) for s in summaries])
+
+
 def _point_from_runs(runs, summaries):
-    """One point from the runs of one GPU count (repeats): medians over them, spread as spread.py says."""
+    """One point from the runs of one GPU count (repeats): medians over the steady epochs of all of them."""
     run = runs[0]
-    throughput = over_repeats([s.throughput for s in summaries])
+    throughput = _pooled(summaries, "steady_rates", "throughput")
     return ScalingPoint(gpus=run.gpus, images_per_s=throughput.median, speedup=math.nan, efficiency=math.nan,
-                        epoch_time_s=over_repeats([s.epoch_time for s in summaries]).median,
+                        epoch_time_s=_pooled(summaries, "steady_times", "epoch_time").median,
                         exposed_comm_fraction=_median([s.exposed_comm_fraction for s in summaries]),
                         energy_per_image_j=_median([s.energy_per_image_j for s in summaries]),
                         sm_clock_min_mhz=_median([s.sm_clock_min_mhz for s in summaries]),
@@ -201,11 +218,18 @@ def swept_label(swept):
     return ", ".join(f"{column} {value}" for column, value in swept.items())
 
 
-def series_from_study(result, warmup_epochs):
+def study_settle_epochs(result):
+    """The settle epochs a study file records (/study's settle_epochs), or None where it does not."""
+    value = result.study_attrs.get("settle_epochs")
+    return None if value is None else int(value)
+
+
+def series_from_study(result, settle_epochs):
     """A study file's series, one per combination of its swept values: each configuration's median
-    throughput over its steady epochs (and repeats) from /configs, the time to accuracy from /study."""
-    # The study's own warm-up count, where the file records it, is what its /study rows left out.
-    warmup_epochs = int(result.study_attrs.get("warmup_epochs", warmup_epochs))
+    throughput over the steady epochs of its repeats from /configs, the time to accuracy from /study.
+    The file's own settle_epochs wins over `settle_epochs`, which serves files that do not record it."""
+    recorded = study_settle_epochs(result)
+    settle_epochs = settle_epochs if recorded is None else recorded
     mode = str(result.study_attrs.get("mode", "weak"))
     rows_by_key = {}
     for row in result.study:
@@ -214,7 +238,7 @@ def series_from_study(result, warmup_epochs):
     for run in result.configs.values():
         key = tuple(str(run.swept.get(c)) for c in result.swept)
         combos.setdefault(key, {}).setdefault(run.gpus, [])
-        summary = summarise_run(run, warmup_epochs)
+        summary = summarise_run(run, settle_epochs)
         if summary is not None:
             combos[key][run.gpus].append((run, summary))
     for gpus, _, key in rows_by_key:  # a study row whose group is missing still counts
@@ -242,7 +266,8 @@ def series_from_study(result, warmup_epochs):
         swept = dict(zip(result.swept, key))
         label = f"{result.label}: {swept_label(swept)}" if swept else result.label
         series_list.append(_finish(Series(label=label, kind="study", mode=mode, baseline_gpus=baseline, points=points,
-                                          sources=[result.path], swept=swept, unit=count_unit(result.attrs))))
+                                          sources=[result.path], swept=swept, unit=count_unit(result.attrs),
+                                          settle_epochs=settle_epochs, settle_recorded=recorded is not None)))
     return series_list
 
 
@@ -262,7 +287,7 @@ def config_label(config, fallback):
     return ", ".join(part for part in parts if part)
 
 
-def series_from_runs(results, warmup_epochs, warn):
+def series_from_runs(results, settle_epochs, warn):
     """Groups run files by configuration (and directory: two clusters' runs stay apart) into series."""
     groups = {}
     by_path = {result.run.path: result for result in results}
@@ -272,7 +297,7 @@ def series_from_runs(results, warmup_epochs, warn):
     for runs in groups.values():
         measured = {}
         for run in runs:
-            summary = summarise_run(run, warmup_epochs)
+            summary = summarise_run(run, settle_epochs)
             if summary is None:
                 warn(f"{run.path} has no finished epoch; it is left out of the scaling tables.")
                 continue
@@ -288,7 +313,7 @@ def series_from_runs(results, warmup_epochs, warn):
         series_list.append(Series(label=config_label(first.config, os.path.splitext(os.path.basename(first.path))[0]),
                                   kind="runs", mode=first.scaling, baseline_gpus=baseline, points=points,
                                   sources=sorted({run.path for run in runs}),
-                                  unit=count_unit(by_path[first.path].attrs)))
+                                  unit=count_unit(by_path[first.path].attrs), settle_epochs=settle_epochs))
     return [_finish(series) for series in series_list]
 
 
@@ -330,7 +355,7 @@ def all_runs(results):
     return runs
 
 
-def throughput_by_batch(results, warmup_epochs):
+def throughput_by_batch(results, settle_epochs):
     """Runs grouped by everything but the batch size and output, per GPU count: {label: [(batch, Spread)]},
     the median over repeats of a batch. Only groups that hold two or more batch sizes are returned (a
     single point shows no trend); a study that sweeps the batch size has its own sweep plot instead."""
@@ -338,9 +363,10 @@ def throughput_by_batch(results, warmup_epochs):
     for result in results:
         if result.is_study and "batch_size" in result.swept:
             continue
+        recorded = study_settle_epochs(result) if result.is_study else None
         for _, run in all_runs([result]):
             batch = run.per_rank_batch()
-            summary = summarise_run(run, warmup_epochs)
+            summary = summarise_run(run, settle_epochs if recorded is None else recorded)
             if batch is None or summary is None:
                 continue
             config = {k: v for k, v in run.config.items() if k not in IGNORED_CONFIG_KEYS | {"batch_size"}}

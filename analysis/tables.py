@@ -7,7 +7,9 @@ import csv
 import io
 import math
 
+from measurement_checks import MARK, efficiency_flagged, karp_flatt_flagged
 from scalebench_results import EPOCH_COLUMNS
+from scaling_fits import AMDAHL_MIN_POINTS, amdahl_points
 from spread import MISSING
 
 NA = "n/a"
@@ -136,7 +138,7 @@ SCALING_CSV_HEADERS = ["series", "kind", "mode", "baseline_gpus", "gpus", "image
                        "exposed_comm_fraction", "energy_per_image_j", "epoch_time_s", "karp_flatt",
                        "time_to_accuracy_s", "images_per_s_min", "images_per_s_max", "images_per_s_q1",
                        "images_per_s_q3", "count", "speedup_min", "speedup_max", "efficiency_min", "efficiency_max",
-                       "wall_to_accuracy_s", "sm_clock_min_mhz"]
+                       "wall_to_accuracy_s", "sm_clock_min_mhz", "measurement_problem"]
 
 
 def scaling_markdown(series):
@@ -147,10 +149,13 @@ def scaling_markdown(series):
         + (["slowest SM clock (MHz)"] if with_clock else [])
     rows = []
     for p in series.points:
-        row = [p.gpus, fmt_count(p.images_per_s), fmt_range(p.throughput), fmt_fixed(p.speedup),
-               fmt_range(p.speedup_spread, fmt_fixed), fmt_percent(p.efficiency),
+        # A figure that is a measurement problem carries MARK; problems_markdown says why.
+        mark = MARK if efficiency_flagged(series, p) else ""
+        karp_flatt = "-" if _missing(p.karp_flatt) or karp_flatt_flagged(series, p) else f"{p.karp_flatt:.4f}"
+        row = [p.gpus, fmt_count(p.images_per_s), fmt_range(p.throughput), fmt_fixed(p.speedup) + mark,
+               fmt_range(p.speedup_spread, fmt_fixed), fmt_percent(p.efficiency) + mark,
                fmt_percent(p.exposed_comm_fraction), fmt_general(p.energy_per_image_j, 3), fmt_fixed(p.epoch_time_s, 3),
-               "-" if _missing(p.karp_flatt) else f"{p.karp_flatt:.4f}"]
+               karp_flatt + (MARK if karp_flatt_flagged(series, p) else "")]
         if with_tta:
             row.append(fmt_fixed(p.time_to_accuracy_s, 1))
         if with_wall:
@@ -184,10 +189,18 @@ def phase_markdown(series):
     return markdown_table(headers, rows, ["r"] * len(headers)) if rows else ""
 
 
+def problems_markdown(series):
+    """The series' measurement problems, one line each under the table whose figures they mark."""
+    return "".join(f"{MARK} Measurement problem: {problem.text}.\n\n" for problem in series.problems)
+
+
 def amdahl_sentence(series):
     base = f" relative to {series.baseline_gpus} {series.unit}" if series.baseline_gpus != 1 else ""
     if series.fit is None:
-        return f"Amdahl fit: needs a point beyond the baseline of {series.baseline_gpus} {series.unit}."
+        results = [p for p in series.points if not efficiency_flagged(series, p)]
+        have = amdahl_points([p.gpus for p in results], [p.speedup for p in results], series.baseline_gpus)
+        return (f"Amdahl fit: none; its one parameter needs {AMDAHL_MIN_POINTS} or more points beyond the baseline of "
+                f"{series.baseline_gpus} {series.unit}, and this series has {have}.")
     return (f"Amdahl fit{base}: serial fraction s = {series.fit.serial_fraction:.4f} "
             f"(rms error {series.fit.rmse:.3f} in speedup over {series.fit.points} point(s); "
             f"at most {1.0 / series.fit.serial_fraction:,.1f}x speedup)." if series.fit.serial_fraction > 0 else
@@ -199,10 +212,12 @@ def scaling_csv(series_list):
     for s in series_list:
         for p in s.points:
             t, sp, ef = (x or MISSING for x in (p.throughput, p.speedup_spread, p.efficiency_spread))
+            problems = "; ".join(q.text for q in s.problems
+                                 if q.gpus == p.gpus or (q.gpus is None and p.gpus != s.baseline_gpus))
             rows.append([s.label, s.kind, s.mode, s.baseline_gpus, p.gpus, p.images_per_s, p.speedup, p.efficiency,
                          p.exposed_comm_fraction, p.energy_per_image_j, p.epoch_time_s, p.karp_flatt,
                          p.time_to_accuracy_s, t.low, t.high, t.q1, t.q3, t.count, sp.low, sp.high, ef.low, ef.high,
-                         p.wall_to_accuracy_s, p.sm_clock_min_mhz])
+                         p.wall_to_accuracy_s, p.sm_clock_min_mhz, problems])
     return csv_text(SCALING_CSV_HEADERS, rows)
 
 

@@ -260,7 +260,7 @@ if part scaling && ((N >= 2)); then
   study() {  # name, options...
     local name=$1
     shift
-    run "$name" 1800 "${MPI[@]}" -np "$N" "$S" scale --device cuda --gpus "$list" --repeats 2 --warmup-epochs 1 --epochs 2 --out "$R/$name.h5" "$@"
+    run "$name" 1800 "${MPI[@]}" -np "$N" "$S" scale --device cuda --gpus "$list" --repeats 2 --settle-epochs 1 --epochs 2 --out "$R/$name.h5" "$@"
     grep -A"$((2 * counts))" 'images/s' "$R/$name.log" >> "$R/summary.txt"
   }
   study wrn-weak "${WRN[@]}" --data synthetic:3x32x32:100:76800:1000 --precision bf16 --layout nhwc --scaling weak
@@ -291,7 +291,7 @@ predict_check() {
   shift 3
   [[ $link == network ]] && transport=(-x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1)
   run "predict-study-$scaling-$link" 900 "${MPI[@]}" "${transport[@]}" -np "$N" "$S" scale "${WRN[@]}" --data "$study_data" \
-      --precision bf16 --layout nhwc --scaling "$scaling" --gpus "$list" --repeats 3 --warmup-epochs 1 --epochs 2 "$@" \
+      --precision bf16 --layout nhwc --scaling "$scaling" --gpus "$list" --repeats 3 --settle-epochs 1 --epochs 2 "$@" \
       --out "$R/predict-study-$scaling-$link.h5"
   [[ -f $R/predict-comm-$link.h5 ]] ||
     run "predict-comm-$link" 600 "${MPI[@]}" "${transport[@]}" -np "$N" "$S" comm --device cuda --comm-model wrn --dtypes fp32 \

@@ -2,7 +2,8 @@
 # `make run`: how training scales and where the time goes. A scaling study (`scalebench scale`) of
 # mnist-cnn on Fashion-MNIST with the model's default recipe (the MNIST guide's Adadelta + StepLR), at 1
 # and 2 ranks on the CPU, or 1, 2 and 4 GPUs (up to those visible) on a GPU machine; then the report
-# (report.md and its PNG plots) and, on the terminal, the speedup/efficiency and phase tables.
+# (report.md and its PNG plots). The terminal gets scale's study table (images/s, speedup and efficiency:
+# the report's figures too) and the report's table of where the time goes.
 #
 # usage: scripts/run_demo.sh [BUILD_DIR] [OUT_DIR]
 # The demo's size comes from the environment, for tests and quick looks (defaults: the demo's):
@@ -59,9 +60,9 @@ else counts=1,2; np=2
 fi
 
 # Sized for about three minutes on a 2-core machine: 15,000 of the 60,000 training images for 3 epochs
-# reach 86% test accuracy (all 10,000 test images) at 2 ranks. The CPU needs no warm-up epoch (nothing
+# reach 86% test accuracy (all 10,000 test images) at 2 ranks. The CPU needs no settle epoch (nothing
 # to autotune or capture); a GPU gets one, and trains on all 60,000 images.
-if (( gpus > 0 )); then default_limit=0 warmup=1; else default_limit=15000 warmup=0; fi
+if (( gpus > 0 )); then default_limit=0 settle=1; else default_limit=15000 settle=0; fi
 train_limit=${DEMO_TRAIN_LIMIT:-$default_limit}
 epochs=${DEMO_EPOCHS:-3}
 test_limit=${DEMO_TEST_LIMIT:-0}
@@ -80,20 +81,20 @@ finish() {
 }
 trap finish EXIT
 study="$stage/study.h5"
-args=(scale --model mnist-cnn --data "$data" --device "$device" --gpus "$counts" --epochs "$epochs" --warmup-epochs "$warmup"
+args=(scale --model mnist-cnn --data "$data" --device "$device" --gpus "$counts" --epochs "$epochs" --settle-epochs "$settle"
       --train-limit "$train_limit" --test-limit "$test_limit" --out "$study")
 echo "scalebench demo: $launcher -np $np $exe ${args[*]}"
 "$launcher" "${launcher_flags[@]}" -np "$np" "$exe" "${args[@]}"
 echo
 python3 "$repo/analysis/report.py" "$study" --out "$stage" --title "scalebench demo: mnist-cnn on Fashion-MNIST" >/dev/null
 mv "$stage" "$out_dir"
-# The terminal gets the tables of report.md's scaling section: speedup/efficiency, and where the time goes.
-echo "the report: images/s, speedup and efficiency are the medians of the steady epochs of each configuration"
+# scale printed the study's figures above (report.md's scaling table holds the same numbers); from the
+# report, the terminal gets where the time goes.
 awk '/^## Scaling/ {on = 1; next}
      on && /^## / {exit}
-     on && /^### / {print "\n" $0}
-     on && /^(\||Amdahl fit)/ {print}
-     on && /^Where the time goes/ {print "\nWhere the time goes: seconds per epoch in each phase (the maximum over ranks):"}' \
+     on && /^### / {phases = 0}
+     on && /^Where the time goes/ {phases = 1; print "Where the time goes: seconds per epoch in each phase (the maximum over ranks):"; next}
+     on && phases && /^\|/ {print}' \
   "$out_dir/report.md"
 echo
 echo "scalebench demo: the full report is $out_dir/report.md, with its plots:" \

@@ -14,7 +14,7 @@
 #   SCALEBENCH_NP           ranks (the largest GPU count)           [the visible GPUs (CUDA_VISIBLE_DEVICES, else nvidia-smi -L); 2 with cpu]
 #   SCALEBENCH_GPUS         --gpus: the counts of the study         [1,2,4,... up to SCALEBENCH_NP]
 #   SCALEBENCH_SCALING      --scaling: weak or strong               [weak]
-#   SCALEBENCH_WARMUP_EPOCHS --warmup-epochs: epochs per count left out of the figures [1]
+#   SCALEBENCH_SETTLE_EPOCHS --settle-epochs: epochs per count run before the measured ones, left out of the figures [1]
 #   SCALEBENCH_JOB_NAME     the name in the results file's name     [sb-scaling]
 #   SCALEBENCH_BIN          the binary                              [build/scalebench of this checkout]
 #   SCALEBENCH_MODULES      modules to load; empty: none            []
@@ -35,8 +35,10 @@ export SCALEBENCH_HOME=${SCALEBENCH_HOME:-$(dirname "$(dirname "$here")")}
 # shellcheck source=../lib/scalebench-job.sh
 source "$here/../lib/scalebench-job.sh"
 
+[[ -z ${SCALEBENCH_WARMUP_EPOCHS:-} ]] ||
+  { echo "SCALEBENCH_WARMUP_EPOCHS is now SCALEBENCH_SETTLE_EPOCHS (scale --settle-epochs); set that instead" >&2; exit 2; }
 sb_mpirun_job_init "${SCALEBENCH_JOB_NAME:-sb-scaling}"
 SB_ARGS+=(--gpus "${SCALEBENCH_GPUS:-$(sb_powers_of_two "$SCALEBENCH_NP")}" --scaling "${SCALEBENCH_SCALING:-weak}"
-          --warmup-epochs "${SCALEBENCH_WARMUP_EPOCHS:-1}")
+          --settle-epochs "${SCALEBENCH_SETTLE_EPOCHS:-1}")
 sb_show_env
 sb_launch "$SCALEBENCH_NP" scale "${SB_ARGS[@]}"

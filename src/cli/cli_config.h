@@ -10,7 +10,7 @@ namespace sb {
 
 struct ScaleSettings {
   std::vector<int> gpus;   // empty: 1, 2, 4, ... up to the world size
-  int warmup_epochs = 1;   // excluded from the study's figures
+  int settle_epochs = 1;   // run before the measured epochs, left out of the study's figures
   std::vector<SweepAxis> sweeps;  // --sweep-*: the options varied besides the GPU count
   int repeats = 1;         // runs of every configuration
 };

@@ -20,6 +20,7 @@
 #include "train/engines/blas_threads.h"
 #include "train/study/scaling_study.h"
 #include "train/study/study_medians.h"
+#include "train/study/study_problems.h"
 #include "train/study/study_sweep.h"
 
 namespace sb {
@@ -52,29 +53,64 @@ std::string group_name(const StudyRunPlan& plan, const std::vector<SweepCombinat
   return name;
 }
 
-// With several repeats: the medians of each combination and GPU count, their speedup and efficiency, and a
-// note where the smallest count's repeats differ by more than kBaselineSpreadNote, since every
-// efficiency of that combination moves with it.
+// A range of figures: "330-360" (images/s) or "95.1-98.0%" (efficiency).
+std::string range_cell(double low, double high, bool percent) {
+  char text[48];
+  if (percent) std::snprintf(text, sizeof text, "%.1f-%.1f%%", 100.0 * low, 100.0 * high);
+  else std::snprintf(text, sizeof text, "%.0f-%.0f", low, high);
+  return text;
+}
+
+// The study's figures, one row per combination and GPU count: the medians of the steady epochs of all
+// repeats with their range, the speedup and efficiency of those medians (the figures of analysis/report.py),
+// then what they cannot say (train/study/study_problems.h). With repeats, a note where the baseline's
+// epochs differ by more than kBaselineSpreadNote, since every efficiency of that combination moves with it.
 constexpr double kBaselineSpreadNote = 0.02;
-void print_repeat_medians(const std::vector<StudyPoint>& points, const std::vector<SweepCombination>& combinations,
-                          Scaling scaling, const char* counted) {
-  const std::vector<StudyMedian> rows = study_medians(points, scaling);
+void print_study_table(const std::vector<StudyPoint>& points, const std::vector<SweepCombination>& combinations,
+                       const char* counted, const std::string& unit, int settle_epochs, int repeats) {
+  const std::vector<StudyMedian> rows = study_medians(points);
+  const std::vector<StudyProblem> problems = study_problems(rows, unit);
   const auto name_of_row = [&](const StudyMedian& r) {
     return "gpus_" + std::to_string(r.gpus) + config_suffix(combinations[r.combination], 1, 1);
   };
-  log0("\nmedians over the repeats:\n%6s %14s %23s %9s %11s %12s  %s\n", counted, "images/s", "range", "speedup",
-       "efficiency", "slowest SM", "configuration");
+  log0("\nthe study: images/s and epoch time are medians over each configuration's steady epochs (the measured ones, "
+       "after %d settle epoch(s)%s), with their range; speedup and efficiency are the medians' ratios to the smallest "
+       "count's\n",
+       settle_epochs, repeats > 1 ? ", of all repeats" : "");
+  log0("%6s %14s %15s %12s %9s %11s %15s %13s %12s  %s\n", counted, "images/s", "range", "epoch s", "speedup",
+       "efficiency", "range", "exposed comm", "slowest SM", "configuration");
   for (const StudyMedian& r : rows) {
-    const std::string range = std::to_string(static_cast<long long>(r.min_images_per_s + 0.5)) + "-" +
-                              std::to_string(static_cast<long long>(r.max_images_per_s + 0.5));
-    log0("%6d %14.1f %23s %9.3f %10.1f%% %12s  %s (%d repeats)\n", r.gpus, r.images_per_s, range.c_str(), r.speedup,
-         100.0 * r.efficiency, clock_cell(r.sm_clock_min_mhz).c_str(), name_of_row(r).c_str(), r.repeats);
+    const char* mark = has_problem(r, problems) ? "*" : " ";  // a measurement problem: see below the table
+    log0("%6d %14.1f %15s %12.3f %8.3f%s %9.1f%%%s %15s %12.1f%% %12s  %s\n", r.gpus, r.images_per_s,
+         range_cell(r.min_images_per_s, r.max_images_per_s, false).c_str(), r.epoch_time_s, r.speedup, mark,
+         100.0 * r.efficiency, mark, range_cell(r.min_efficiency, r.max_efficiency, true).c_str(),
+         100.0 * r.exposed_comm_fraction, clock_cell(r.sm_clock_min_mhz).c_str(), name_of_row(r).c_str());
+  }
+  for (const StudyProblem& p : problems) {
+    std::string where;  // the combination of a swept study: " (batch_size 64, precision bf16)"
+    for (const auto& [key, value] : combinations[p.combination].values) where += (where.empty() ? " (" : ", ") + key + " " + value;
+    if (!where.empty()) where += ")";
+    log0("* measurement problem%s: %s\n", where.c_str(), p.text.c_str());
   }
   for (const StudyMedian& r : rows) {
-    if (!r.baseline || repeat_spread(r) <= kBaselineSpreadNote) continue;
-    log0("note: the repeats of %s differ by %.1f%% (%.0f-%.0f images/s), and every efficiency of its series moves "
-         "with them: run more repeats, or read the medians (docs/performance.md, \"A study's configurations\")\n",
-         name_of_row(r).c_str(), 100.0 * repeat_spread(r), r.min_images_per_s, r.max_images_per_s);
+    if (repeats == 1 || !r.baseline || epoch_spread(r) <= kBaselineSpreadNote) continue;
+    log0("note: the steady epochs of %s differ by %.1f%% (%.0f-%.0f images/s), and every efficiency of its series moves "
+         "with them: run more repeats, or read the ranges (docs/performance.md, \"A study's configurations\")\n",
+         name_of_row(r).c_str(), 100.0 * epoch_spread(r), r.min_images_per_s, r.max_images_per_s);
+  }
+}
+
+// Each run's own figures (the /study rows) when a study repeats its configurations.
+void print_runs_table(const std::vector<StudyPoint>& points, const std::vector<SweepCombination>& combinations,
+                      const char* counted, int repeats) {
+  log0("\neach run: images/s and epoch time are the medians of its own steady epochs, speedup and efficiency against "
+       "the same repeat's smallest count\n");
+  log0("%6s %14s %12s %9s %11s %13s %12s  %s\n", counted, "images/s", "epoch s", "speedup", "efficiency", "exposed comm",
+       "slowest SM", "configuration");
+  for (const StudyPoint& p : points) {
+    log0("%6d %14.1f %12.3f %9.3f %10.1f%% %12.1f%% %12s  %s\n", p.gpus, p.images_per_s, p.epoch_time_s, p.speedup,
+         100.0 * p.efficiency, 100.0 * p.exposed_comm_fraction, clock_cell(p.sm_clock_min_mhz).c_str(),
+         group_name(p.plan, combinations, repeats).c_str());
   }
 }
 
@@ -101,7 +137,7 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
       parse_command(session, "scale", kScale,
                     "The scaling study in one job: trains on 1, 2, 4, ... of the job's ranks in turn (sub-communicators)\n"
                     "and writes every configuration plus a /study table of speedup and efficiency.\n"
-                    "--epochs counts the measured epochs of each configuration; --warmup-epochs come before them.\n"
+                    "--epochs counts the measured epochs of each configuration; --settle-epochs run before them, left out of the figures.\n"
                     "--sweep-* options run every combination of their values at every GPU count, --repeats times each.",
                     args, command_line);
   if (!cli) return 0;  // --help
@@ -112,7 +148,7 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   DatasetSpec data_spec;
   std::vector<SweepCombination> combinations;
   run_collectively(world, [&] {
-    if (scale.warmup_epochs < 0) throw UserError("--warmup-epochs must not be negative (got " + std::to_string(scale.warmup_epochs) + ")");
+    if (scale.settle_epochs < 0) throw UserError("--settle-epochs must not be negative (got " + std::to_string(scale.settle_epochs) + ")");
     // DataParallel's configurations run on rank 0 alone; DDP's need a rank per GPU. `scale` sets the mode
     // only through its --parallel sweep (the run option is train's).
     const auto parallel = std::find_if(scale.sweeps.begin(), scale.sweeps.end(),
@@ -126,7 +162,7 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
     data_spec = parse_dataset_spec(config.data);
     model_info(config.model);
   });
-  std::string agreed = config.to_json() + std::to_string(scale.warmup_epochs) + " " + std::to_string(scale.repeats);
+  std::string agreed = config.to_json() + std::to_string(scale.settle_epochs) + " " + std::to_string(scale.repeats);
   for (const SweepCombination& c : combinations) agreed += c.config.to_json();
   agree_on_configuration(world, agreed, config.collective_timeout);
   const auto output_locks = prepare_outputs(world, {config.out, "", "", config.trace});  // a study writes no checkpoint
@@ -148,16 +184,16 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
     results = std::make_unique<ResultsFile>(config.out, make_run_metadata(session, info, config, world.size()));
     results->begin_study(StudyInfo{scaling_name(config.scaling), counts.front(),
                                    config.target_accuracy > 0 ? config.target_accuracy : kNotMeasured,
-                                   swept_columns(scale.sweeps), scale.repeats, sweep_value_names()});
+                                   swept_columns(scale.sweeps), scale.repeats, sweep_value_names(), scale.settle_epochs});
   }
 
   for (SweepCombination& c : combinations) {
-    c.config.epochs = config.epochs + scale.warmup_epochs;
+    c.config.epochs = config.epochs + scale.settle_epochs;
     c.config.resumable = false;  // a study starts over; a stop signal ends it after the current step
   }
   const std::vector<StudyRunPlan> plans = plan_study(combinations.size(), scale.repeats, counts);
   StudyOutcome study = run_scaling_study(
-      world, plans, combinations, scale.warmup_epochs,
+      world, plans, combinations, scale.settle_epochs,
       [&](const TrainConfig& run_config, Communicator& sub) {
         return make_engine(run_config, data.train, data.test, sub, session.local_rank(), session.local_size());
       },
@@ -169,23 +205,17 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
                        : nullptr;
       });
   std::vector<StudyPoint>& points = study.points;
-  compute_scaling(points, config.scaling);
+  compute_scaling(points);
   if (exported) exported->begin_table("study", export_columns(study_columns()));
-  // The study table is the mean over each configuration's measured epochs (images over their total time);
-  // analysis/report.py's tables give the medians of the steady epochs, so the two are labelled apart.
-  const char* counted = config.device == Device::Cpu ? "ranks" : "gpus";
-  log0("\nthe study: images/s and epoch time over all measured epochs of each configuration (their mean)\n");
-  log0("%6s %14s %12s %9s %11s %13s %12s  %s\n", counted, "images/s", "epoch s", "speedup", "efficiency", "exposed comm",
-       "slowest SM", "configuration");
   for (const StudyPoint& p : points) {
-    const std::string group = group_name(p.plan, combinations, scale.repeats);
-    log0("%6d %14.1f %12.3f %9.3f %10.1f%% %12.1f%% %12s  %s\n", p.gpus, p.images_per_s, p.epoch_time_s, p.speedup,
-         100.0 * p.efficiency, 100.0 * p.exposed_comm_fraction, clock_cell(p.sm_clock_min_mhz).c_str(), group.c_str());
     const StudyRow row = to_study_row(p, combinations[p.plan.combination].config);
     if (results) results->append_study_row(row);
     if (exported) exported->add_row(export_values(study_columns(), &row));
   }
-  if (scale.repeats > 1 && !points.empty()) print_repeat_medians(points, combinations, config.scaling, counted);
+  const bool cpu = config.device == Device::Cpu;
+  if (scale.repeats > 1 && !points.empty()) print_runs_table(points, combinations, cpu ? "ranks" : "gpus", scale.repeats);
+  if (!points.empty())
+    print_study_table(points, combinations, cpu ? "ranks" : "gpus", cpu ? "rank" : "GPU", scale.settle_epochs, scale.repeats);
   if (study.stopped_by != 0 && study.unfinished < plans.size()) {
     if (results) results->close(false);  // complete = 0: a study that did not finish
     const StudyRunPlan& cut = plans[study.unfinished];

@@ -322,6 +322,7 @@ void ResultsFile::begin_study(const StudyInfo& info) {
   h5::write_double_attribute(study_.get(), "target_accuracy", info.target_accuracy);
   h5::write_string_list_attribute(study_.get(), "swept", info.swept);
   h5::write_int_attribute(study_.get(), "repeats", info.repeats);
+  if (info.settle_epochs >= 0) h5::write_int_attribute(study_.get(), "settle_epochs", info.settle_epochs);
   for (const auto& [column, names] : info.value_names)
     h5::write_string_list_attribute(study_.get(), (column + "_names").c_str(), names);
   flush(file_.get());

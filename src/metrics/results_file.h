@@ -61,6 +61,9 @@ struct StudyInfo {
   int64_t repeats = 1;                   // runs of each configuration
   // For each column that holds a named option's value: the column and the names its codes index.
   std::vector<std::pair<std::string, std::vector<std::string>>> value_names{};
+  // Epochs each configuration ran before its measured ones, left out of the figures; -1 where the file
+  // does not record them (files written before the attribute).
+  int64_t settle_epochs = -1;
 };
 
 // Where one configuration of a study lives: /configs/gpus_<gpus><suffix>.

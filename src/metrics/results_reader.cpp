@@ -160,6 +160,7 @@ StudyInfo ResultsReader::study_info() const {
   // Schema 1 has no sweeps and no repeats.
   if (has_attribute("swept", "/study")) info.swept = string_list_attribute("swept", "/study");
   if (has_attribute("repeats", "/study")) info.repeats = int_attribute("repeats", "/study");
+  if (has_attribute("settle_epochs", "/study")) info.settle_epochs = int_attribute("settle_epochs", "/study");
   for (const Column& column : study_columns()) {
     const std::string names = std::string(column.name) + "_names";
     if (has_attribute(names, "/study")) info.value_names.emplace_back(column.name, string_list_attribute(names, "/study"));

@@ -36,7 +36,7 @@ class FigureObjectsTest(TempDirTest):
         super().setUp()
         self.speedups = fixtures.amdahl_study(self.path("study.h5"), serial_fraction=0.05)
         self.study = load_result(self.path("study.h5"))
-        [self.series] = series_from_study(self.study, warmup_epochs=1)
+        [self.series] = series_from_study(self.study, settle_epochs=1)
 
     def test_speedup_plot(self):
         ax = plots.speedup_figure([self.series]).axes[0]

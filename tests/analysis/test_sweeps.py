@@ -45,8 +45,9 @@ class SpreadTest(unittest.TestCase):
 
 
 def sweep_runs():
-    """Batch 32 and 64 on 1 and 2 GPUs, two repeats each. Steady throughput (epochs 2-4) per run:
-    batch 32: 1 GPU 100 / 120, 2 GPUs 180 / 200; batch 64: 1 GPU 150 / 150, 2 GPUs 300 / 240."""
+    """Batch 32 and 64 on 1 and 2 GPUs, two repeats each. Steady throughput (epochs 2-4) of all repeats:
+    batch 32: 1 GPU 90-400 (median 120), 2 GPUs 170-210 (195); batch 64: 1 GPU 140-160 (150), 2 GPUs
+    240-310 (265)."""
     steady = {(32, 1, 1): [90, 100, 400], (32, 1, 2): [120, 120, 120], (32, 2, 1): [180, 170, 190],
               (32, 2, 2): [200, 200, 210], (64, 1, 1): [150, 140, 160], (64, 1, 2): [150, 150, 150],
               (64, 2, 1): [300, 310, 290], (64, 2, 2): [240, 240, 240]}
@@ -64,23 +65,25 @@ class SweepStudyTest(TempDirTest):
         self.file = fixtures.write_sweep_study(self.path("sweep.h5"), "weak", sweep_runs(),
                                                swept=("batch_size", "precision"), repeats=2)
 
-    def test_one_series_per_combination_with_medians_over_repeats(self):
+    def test_one_series_per_combination_with_medians_over_the_epochs_of_all_repeats(self):
         result = load_result(self.file)
         self.assertEqual(result.swept, ("batch_size", "precision"))
         self.assertEqual(len(result.configs), 8)
-        series = {s.swept["batch_size"]: s for s in series_from_study(result, warmup_epochs=1)}
+        series = {s.swept["batch_size"]: s for s in series_from_study(result, settle_epochs=1)}
         self.assertEqual(sorted(series), ["32", "64"])
         by_gpus = {p.gpus: p for p in series["32"].points}
-        # Repeat medians 100 and 120 (1 GPU), 180 and 200 (2 GPUs): the median of two is their mean.
-        self.assertEqual(by_gpus[1].images_per_s, 110.0)
-        self.assertEqual((by_gpus[1].throughput.low, by_gpus[1].throughput.high), (100.0, 120.0))
-        self.assertEqual(by_gpus[2].images_per_s, 190.0)
-        self.assertAlmostEqual(by_gpus[2].speedup, 190.0 / 110.0)
-        self.assertAlmostEqual(by_gpus[2].efficiency, 190.0 / 110.0 / 2)
-        self.assertAlmostEqual(by_gpus[2].speedup_spread.low, 180.0 / 110.0)
-        self.assertAlmostEqual(by_gpus[2].efficiency_spread.high, 200.0 / 110.0 / 2)
+        # Every steady epoch of both repeats counts once: 90 100 400 and 120 120 120 on 1 GPU (median 120),
+        # 180 170 190 and 200 200 210 on 2 (an even count: the mean of the middle pair, 195).
+        self.assertEqual(by_gpus[1].images_per_s, 120.0)
+        self.assertEqual((by_gpus[1].throughput.low, by_gpus[1].throughput.high, by_gpus[1].throughput.count),
+                         (90.0, 400.0, 6))
+        self.assertEqual(by_gpus[2].images_per_s, 195.0)
+        self.assertAlmostEqual(by_gpus[2].speedup, 195.0 / 120.0)
+        self.assertAlmostEqual(by_gpus[2].efficiency, 195.0 / 120.0 / 2)
+        self.assertAlmostEqual(by_gpus[2].speedup_spread.low, 170.0 / 120.0)
+        self.assertAlmostEqual(by_gpus[2].efficiency_spread.high, 210.0 / 120.0 / 2)
         # Its own baseline: batch 64's speedup is against batch 64 on 1 GPU.
-        self.assertAlmostEqual({p.gpus: p for p in series["64"].points}[2].speedup, 270.0 / 150.0)
+        self.assertAlmostEqual({p.gpus: p for p in series["64"].points}[2].speedup, 265.0 / 150.0)
 
     def test_throughput_against_each_swept_option(self):
         result = load_result(self.file)
@@ -88,12 +91,12 @@ class SweepStudyTest(TempDirTest):
         batch = views["batch_size"]
         self.assertTrue(batch.numeric)
         self.assertEqual([line.label for line in batch.lines], ["1 GPU, precision fp32", "2 GPUs, precision fp32"])
-        self.assertEqual([(v, s.median) for v, s in batch.lines[1].points], [("32", 190.0), ("64", 270.0)])
+        self.assertEqual([(v, s.median) for v, s in batch.lines[1].points], [("32", 195.0), ("64", 265.0)])
         self.assertNotIn("precision", views)  # swept, but over one value: no trend to show
         ax = plots.sweep_figure(batch).axes[0]
         self.assertEqual(ax.get_xlabel(), "batch_size")
         line = next(l for l in ax.get_lines() if l.get_label() == "2 GPUs, precision fp32")
-        self.assertEqual(list(line.get_ydata()), [190.0, 270.0])
+        self.assertEqual(list(line.get_ydata()), [195.0, 265.0])
 
     def test_report_writes_sweep_tables_and_plots(self):
         self.assert_ok(run_report(self.file, "--out", self.path("out")))
@@ -103,8 +106,8 @@ class SweepStudyTest(TempDirTest):
         rows = [r for r in read_csv(self.path("out", "sweeps.csv")) if r["swept"] == "batch_size"]
         row = next(r for r in rows if r["gpus"] == "2" and r["value"] == "64")
         self.assertEqual((float(row["images_per_s"]), float(row["images_per_s_min"]), float(row["images_per_s_max"])),
-                         (270.0, 240.0, 300.0))
-        self.assertEqual(row["count"], "2")
+                         (265.0, 240.0, 310.0))
+        self.assertEqual(row["count"], "6")
         scaling = read_csv(self.path("out", "scaling.csv"))
         self.assertEqual(len(scaling), 4)  # two series of two GPU counts
         with open(self.path("out", "report.md"), encoding="utf-8") as handle:
@@ -119,7 +122,7 @@ class SweepStudyTest(TempDirTest):
         self.assertIn("sweep.h5: weak scaling study, batch_size 64, precision fp32", result.stdout)
         self.assertIn("throughput against batch_size", result.stdout)
         row = next(line for line in result.stdout.splitlines() if line.replace(" ", "").startswith("|fp32|2|64|"))
-        self.assertEqual([c.strip() for c in row.strip("|").split("|")][3:], ["270", "240-300", "255-285", "2"])
+        self.assertEqual([c.strip() for c in row.strip("|").split("|")][3:], ["265", "240-310", "240-298", "6"])
 
     def test_named_values_are_categories(self):
         runs = [{"gpus": g, "repeat": 1, "values": {"precision": p},
@@ -141,7 +144,7 @@ class SweepStudyTest(TempDirTest):
         # One run, no repeats: epochs 2-4 give 90, 100 and 400 img/s; the median is 100, the range 90-400.
         runs = [r for r in sweep_runs() if r["repeat"] == 1 and r["values"]["batch_size"] == 32]
         path = fixtures.write_sweep_study(self.path("one.h5"), "weak", runs, swept=("batch_size",))
-        [series] = series_from_study(load_result(path), warmup_epochs=1)
+        [series] = series_from_study(load_result(path), settle_epochs=1)
         point = {p.gpus: p for p in series.points}[1]
         self.assertEqual(point.images_per_s, 100.0)
         self.assertEqual((point.throughput.low, point.throughput.high, point.throughput.count), (90.0, 400.0, 3))
@@ -154,7 +157,7 @@ class SchemaOneTest(TempDirTest):
         self.assertEqual(result.swept, ())
         self.assertEqual(sorted(result.configs), ["gpus_1", "gpus_2"])
         self.assertEqual({run.repeat for run in result.configs.values()}, {1})
-        [series] = series_from_study(result, warmup_epochs=1)
+        [series] = series_from_study(result, settle_epochs=1)
         self.assertEqual([p.gpus for p in series.points], [1, 2])
         self.assertEqual(series.points[0].speedup, 1.0)
         for point in series.points:

@@ -46,7 +46,7 @@ class DataParallelMode(unittest.TestCase):
         with temp_dir() as tmp:
             out = os.path.join(tmp, "study.h5")
             result = run_scalebench(2, "scale", "--device", "cpu", "--model", "mlp", "--data", "synthetic:1x16x16:10:960:96",
-                                    "--epochs", "1", "--warmup-epochs", "1", "--batch-size", "16", "--parallel", "dp,ddp",
+                                    "--epochs", "1", "--settle-epochs", "1", "--batch-size", "16", "--parallel", "dp,ddp",
                                     "--out", out, timeout=600)
             self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
             with h5py.File(out, "r") as f:

@@ -105,7 +105,7 @@ class Faults(unittest.TestCase):
         with temp_dir() as tmp:
             out = os.path.join(tmp, "study.h5")
             args = ["scale", "--model", "mnist-cnn", "--data", DATA, "--batch-size", "16", "--optimizer", "adadelta",
-                    "--lr", "1.0", "--gpus", "1,2", "--epochs", "2", "--warmup-epochs", "1", "--out", out,
+                    "--lr", "1.0", "--gpus", "1,2", "--epochs", "2", "--settle-epochs", "1", "--out", out,
                     "--log-interval", "5"]
             proc = start(2, args)
             wait_for_line(proc, "== scale: 2 of 2", 300)

@@ -26,7 +26,7 @@ class Predict(unittest.TestCase):
         cls.tmp = cls.tmp_dir.name
         cls.study = os.path.join(cls.tmp, "study.h5")
         cls.comm = os.path.join(cls.tmp, "comm.h5")
-        cls.run_ok(2, "scale", "--model", "mlp", "--data", DATA, "--epochs", "2", "--warmup-epochs", "1", "--gpus", "1,2",
+        cls.run_ok(2, "scale", "--model", "mlp", "--data", DATA, "--epochs", "2", "--settle-epochs", "1", "--gpus", "1,2",
                    "--batch-size", str(BATCH), "--sweep-batch-size", "8,16,32", "--out", cls.study)
         cls.run_ok(2, "comm", "--min-bytes", "1K", "--max-bytes", "256K", "--dtypes", "fp32", "--iterations", "5",
                    "--comm-model", "mlp", "--out", cls.comm)
@@ -194,7 +194,7 @@ class Predict(unittest.TestCase):
         self.assert_refused(run_scalebench(1, "predict", "--study", self.study, "--comm", one_rank), "--comm", "1 rank", "-np 2")
 
         two_only = os.path.join(self.tmp, "study-2.h5")
-        self.run_ok(2, "scale", "--model", "mlp", "--data", DATA, "--epochs", "1", "--warmup-epochs", "0", "--gpus", "2",
+        self.run_ok(2, "scale", "--model", "mlp", "--data", DATA, "--epochs", "1", "--settle-epochs", "0", "--gpus", "2",
                     "--batch-size", str(BATCH), "--sample-steps", "0", "--out", two_only)
         self.assert_refused(run_scalebench(1, "predict", "--study", two_only, "--comm", self.comm), "--study", "1-GPU",
                             "--gpus 1")

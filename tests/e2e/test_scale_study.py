@@ -1,13 +1,18 @@
 """`mpirun -np 4 scalebench scale --device cpu` on synthetic data writes a study whose table is
 consistent; sweeps and repeats give one configuration each, and a swept value the CPU cannot run is
-refused before any run."""
+refused before any run. A study's images/s, speedup and efficiency are the same numbers in scale's
+table, the study file and analysis/report.py's report, whatever its --settle-epochs."""
+import csv
 import json
 import math
 import os
+import re
+import subprocess
 import sys
 import unittest
 
 import h5py
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 from e2e_util import run_scalebench, temp_dir  # noqa: E402
@@ -17,7 +22,7 @@ class ScaleStudy(unittest.TestCase):
     def run_study(self, tmp, mode, batch):
         out = os.path.join(tmp, f"study-{mode}.h5")
         result = run_scalebench(4, "scale", "--device", "cpu", "--model", "mlp", "--data", "synthetic:1x16x16:10:2048:256",
-                                "--epochs", "2", "--warmup-epochs", "1", "--scaling", mode, "--batch-size", str(batch),
+                                "--epochs", "2", "--settle-epochs", "1", "--scaling", mode, "--batch-size", str(batch),
                                 "--out", out, timeout=600)
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
         return out, result.stdout
@@ -28,6 +33,7 @@ class ScaleStudy(unittest.TestCase):
             study = f["study"][:]
             self.assertEqual(f["study"].attrs["mode"], mode)
             self.assertEqual(list(study["gpus"]), [1, 2, 4])
+            self.assertEqual(f["study"].attrs["settle_epochs"], 1)
             self.assertEqual(study["speedup"][0], 1.0)
             self.assertEqual(study["efficiency"][0], 1.0)
             for row in study:
@@ -40,10 +46,11 @@ class ScaleStudy(unittest.TestCase):
                 self.assertTrue(math.isnan(row["wall_to_accuracy_s"]))
                 group = f[f"configs/gpus_{row['gpus']}"]
                 epochs = group["epochs"][:]
-                self.assertEqual(len(epochs), 3)  # one warm-up epoch plus two measured
+                self.assertEqual(len(epochs), 3)  # one settle epoch plus two measured
                 measured = epochs[1:]
-                # The study's figures are those of the measured epochs only.
-                self.assertAlmostEqual(row["epoch_time_s"], measured["wall_time_max_s"].mean(), places=9)
+                # The study's figures are the medians of the measured epochs only.
+                self.assertAlmostEqual(row["epoch_time_s"], np.median(measured["wall_time_max_s"]), places=9)
+                self.assertAlmostEqual(row["images_per_s"], np.median(measured["images_per_s"]), places=6)
                 self.assertEqual(group["epoch_times_per_rank"].shape, (3, row["gpus"]))
                 # Start-up per configuration: the first holds the study's own parts and the first step,
                 # every one its engine's construction.
@@ -52,18 +59,14 @@ class ScaleStudy(unittest.TestCase):
                     self.assertEqual(math.isfinite(group.attrs[attribute]), first, (row["gpus"], attribute))
                 self.assertTrue(math.isfinite(group.attrs["startup_engine_other_s"]), row["gpus"])
             base = study[0]
-            for row in study:
-                if mode == "strong":
-                    expected = base["epoch_time_s"] / row["epoch_time_s"]
-                else:
-                    expected = row["images_per_s"] / base["images_per_s"]
-                self.assertAlmostEqual(row["speedup"], expected, places=9)
+            for row in study:  # a throughput ratio in both modes (the same images per epoch in strong scaling)
+                self.assertAlmostEqual(row["speedup"], row["images_per_s"] / base["images_per_s"], places=9)
 
     def test_time_to_accuracy_and_its_wall_clock_twin(self):
         with temp_dir() as tmp:
             out = os.path.join(tmp, "target.h5")
             result = run_scalebench(2, "scale", "--device", "cpu", "--model", "mlp", "--data", "synthetic:1x8x8:4:256:64",
-                                    "--epochs", "1", "--warmup-epochs", "0", "--batch-size", "16",
+                                    "--epochs", "1", "--settle-epochs", "0", "--batch-size", "16",
                                     "--target-accuracy", "0.01", "--out", out, timeout=600)
             self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
             with h5py.File(out, "r") as f:
@@ -91,7 +94,7 @@ class ScaleStudy(unittest.TestCase):
     def sweep(self, tmp, ranks, *sweep_args):
         out = os.path.join(tmp, f"sweep-np{ranks}.h5")
         result = run_scalebench(ranks, "scale", "--device", "cpu", "--model", "mlp", "--data", "synthetic:1x8x8:4:256:64",
-                                "--epochs", "2", "--warmup-epochs", "1", "--sample-steps", "0", *sweep_args,
+                                "--epochs", "2", "--settle-epochs", "1", "--sample-steps", "0", *sweep_args,
                                 "--out", out, timeout=600)
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
         return out
@@ -159,6 +162,74 @@ class ScaleStudy(unittest.TestCase):
             self.assertNotEqual(result.returncode, 0)
             self.assertIn("--gpus lists 4", result.stderr)
             self.assertFalse(os.path.exists(out))
+
+
+REPORT = os.path.join(os.path.dirname(__file__), "..", "..", "analysis", "report.py")
+
+
+def scale_table(stdout):
+    """scale's study table: {count: (images/s, efficiency in %, efficiency text)} from its rows."""
+    table = stdout[stdout.index("the study: "):]
+    rows = {}
+    for line in table.splitlines()[2:]:
+        cells = line.split()
+        if len(cells) < 9 or not cells[0].isdigit():
+            break
+        rows[int(cells[0])] = (float(cells[1]), float(cells[5].rstrip("%*")), cells[5])
+    return rows
+
+
+class OneStudyOneEfficiency(unittest.TestCase):
+    """A 2-rank study with 0, 1 and 2 settle epochs: the report's img/s and efficiency are scale's and
+    the study file's."""
+
+    def check(self, tmp, settle):
+        out = os.path.join(tmp, f"settle-{settle}.h5")
+        result = run_scalebench(2, "scale", "--device", "cpu", "--model", "mlp", "--data", "synthetic:1x28x28:10:512:128",
+                                "--epochs", "3", "--settle-epochs", str(settle), "--gpus", "1,2", "--sample-steps", "0",
+                                "--out", out, timeout=600)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        printed = scale_table(result.stdout)
+        self.assertEqual(sorted(printed), [1, 2], result.stdout)
+        with h5py.File(out, "r") as f:
+            self.assertEqual(f["study"].attrs["settle_epochs"], settle)
+            study = {int(r["gpus"]): r for r in f["study"][:]}
+            for gpus in (1, 2):
+                self.assertEqual(len(f[f"configs/gpus_{gpus}/epochs"]), settle + 3)
+        report_dir = os.path.join(tmp, f"report-{settle}")
+        report = subprocess.run([sys.executable, REPORT, out, "--out", report_dir], capture_output=True, text=True,
+                                timeout=600, env=dict(os.environ, MPLBACKEND="Agg"))
+        self.assertEqual(report.returncode, 0, report.stdout + report.stderr)
+        self.assertNotIn("settle epochs", report.stderr)  # the file records them
+        with open(os.path.join(report_dir, "scaling.csv"), newline="", encoding="utf-8") as handle:
+            reported = {int(r["gpus"]): r for r in csv.DictReader(handle)}
+        with open(os.path.join(report_dir, "report.md"), encoding="utf-8") as handle:
+            markdown = handle.read()
+        for gpus in (1, 2):
+            images, efficiency, text = printed[gpus]
+            row = reported[gpus]
+            # The study file and the report: the same doubles, up to the median's rounding.
+            self.assertAlmostEqual(float(row["images_per_s"]), study[gpus]["images_per_s"], delta=1e-9 * images)
+            self.assertAlmostEqual(float(row["efficiency"]), study[gpus]["efficiency"], places=12)
+            self.assertAlmostEqual(float(row["speedup"]), study[gpus]["speedup"], places=12)
+            # scale's table: the same numbers, as printed.
+            self.assertAlmostEqual(images, study[gpus]["images_per_s"], delta=0.051)
+            self.assertEqual(f"{100.0 * study[gpus]['efficiency']:.1f}", f"{efficiency:.1f}")
+            report_row = next(line for line in markdown.splitlines() if re.match(rf"^\|\s+{gpus} \|", line))
+            self.assertEqual([c.strip() for c in report_row.strip("|").split("|")][5], text)
+
+    def test_scale_the_study_file_and_the_report_agree(self):
+        with temp_dir() as tmp:
+            for settle in (0, 1, 2):
+                with self.subTest(settle_epochs=settle):
+                    self.check(tmp, settle)
+
+    def test_the_former_option_is_refused_naming_the_new_one(self):
+        result = run_scalebench(1, "scale", "--model", "mlp", "--warmup-epochs", "0", timeout=120)
+        self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
+        self.assertIn("--warmup-epochs is now called --settle-epochs", result.stderr)
+        self.assertIn("give --settle-epochs instead", result.stderr)
+        self.assertNotIn("== scale:", result.stdout)
 
 
 if __name__ == "__main__":

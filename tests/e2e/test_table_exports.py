@@ -53,7 +53,7 @@ class TableExports(unittest.TestCase):
     def test_scale_exports_its_study_table(self):
         with temp_dir() as tmp:
             table, lines = os.path.join(tmp, "study.csv"), os.path.join(tmp, "study.jsonl")
-            result = run_scalebench(2, "scale", *DATA, "--gpus", "1,2", "--epochs", "1", "--warmup-epochs", "0",
+            result = run_scalebench(2, "scale", *DATA, "--gpus", "1,2", "--epochs", "1", "--settle-epochs", "0",
                                     "--csv", table, "--json", lines)
             self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
             rows = read_csv(table)

@@ -61,7 +61,7 @@ timeout "$(time_left)" sbatch --wait --quiet --output=/dev/null --wrap 'exit 3' 
 export SCALEBENCH_HOME=$src SCALEBENCH_BIN=$bin SCALEBENCH_DEVICE=cpu SCALEBENCH_MODEL=mnist-cnn
 export SCALEBENCH_DATA=${SBTEST_DATA:-synthetic:1x28x28:10:512:256}
 export SCALEBENCH_EPOCHS=1 SCALEBENCH_BATCH_SIZE=64 SCALEBENCH_EXTRA_ARGS=${SBTEST_ARGS:-}
-export SCALEBENCH_GPUS=1,2 SCALEBENCH_WARMUP_EPOCHS=0
+export SCALEBENCH_GPUS=1,2 SCALEBENCH_SETTLE_EPOCHS=0
 mkdir -p "$work/submit"
 cd "$work/submit"  # the logs and results/ land here, as in a user's submit folder
 

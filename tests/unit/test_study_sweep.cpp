@@ -132,7 +132,7 @@ StudyPoint point(size_t combination, int repeat, int gpus, double images_per_s) 
 TEST(StudySweep, SpeedupIsAgainstTheSmallestCountOfTheSameCombinationAndRepeat) {
   std::vector<StudyPoint> points{point(0, 1, 1, 100), point(0, 1, 2, 180), point(1, 1, 1, 400), point(1, 1, 2, 400),
                                  point(0, 2, 1, 50), point(0, 2, 2, 100)};
-  compute_scaling(points, Scaling::Weak);
+  compute_scaling(points);
   EXPECT_DOUBLE_EQ(points[0].speedup, 1.0);
   EXPECT_DOUBLE_EQ(points[1].speedup, 1.8);
   EXPECT_DOUBLE_EQ(points[1].efficiency, 0.9);

@@ -1,9 +1,11 @@
 #include "train/study/scaling_study.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "core/error.h"
+#include "core/median.h"
 #include "core/log.h"
 #include "core/startup_clock.h"
 #include "train/checkpoint/stop_signal.h"
@@ -38,25 +40,28 @@ std::vector<StudyRunPlan> plan_study(size_t combinations, int repeats, const std
   return plans;
 }
 
-StudyPoint summarize_run(int gpus, const RunSummary& run, int warmup_epochs, double shared_startup_s,
+StudyPoint summarize_run(int gpus, const RunSummary& run, int settle_epochs, double shared_startup_s,
                          double configuration_start_s) {
   StudyPoint p;
   p.gpus = gpus;
-  const size_t first = std::min(static_cast<size_t>(std::max(0, warmup_epochs)),
-                                run.epochs.empty() ? size_t{0} : run.epochs.size() - 1);
-  double time = 0, samples = 0, comm = 0, clock_time_product = 0;
-  int n = 0;
-  for (size_t e = first; e < run.epochs.size(); ++e) {
-    const EpochSummary& s = run.epochs[e];
+  std::vector<const EpochSummary*> timed;  // an epoch resumed after its last step has no time
+  for (const EpochSummary& s : run.epochs)
+    if (std::isfinite(s.wall_max) && s.wall_max > 0) timed.push_back(&s);
+  const size_t first = std::min(static_cast<size_t>(std::max(0, settle_epochs)), timed.empty() ? size_t{0} : timed.size() - 1);
+  double time = 0, comm = 0, clock_time_product = 0;
+  for (size_t e = first; e < timed.size(); ++e) {
+    const EpochSummary& s = *timed[e];
+    p.steady_images_per_s.push_back(s.images_per_s);
+    p.steady_epoch_times_s.push_back(s.wall_max);
     time += s.wall_max;
-    samples += static_cast<double>(s.global_samples);
     comm += s.phases_max.seconds[kPhaseComm];
     clock_time_product += s.clocks.sm_clock_min_mhz * s.wall_max;  // NaN once an epoch has no clock
-    ++n;
   }
-  if (n > 0 && time > 0) {
-    p.images_per_s = samples / time;
-    p.epoch_time_s = time / n;
+  if (time > 0) {
+    p.images_per_s = median_of(p.steady_images_per_s);
+    p.min_images_per_s = *std::min_element(p.steady_images_per_s.begin(), p.steady_images_per_s.end());
+    p.max_images_per_s = *std::max_element(p.steady_images_per_s.begin(), p.steady_images_per_s.end());
+    p.epoch_time_s = median_of(p.steady_epoch_times_s);
     p.exposed_comm_fraction = comm / time;
     p.sm_clock_min_mhz = clock_time_product / time;
   }
@@ -65,7 +70,7 @@ StudyPoint summarize_run(int gpus, const RunSummary& run, int warmup_epochs, dou
   return p;
 }
 
-void compute_scaling(std::vector<StudyPoint>& points, Scaling mode) {
+void compute_scaling(std::vector<StudyPoint>& points) {
   const auto same_series = [](const StudyPoint& a, const StudyPoint& b) {
     return a.plan.combination == b.plan.combination && a.plan.repeat == b.plan.repeat;
   };
@@ -73,7 +78,7 @@ void compute_scaling(std::vector<StudyPoint>& points, Scaling mode) {
     const StudyPoint* base = &p;
     for (const StudyPoint& q : points)
       if (same_series(p, q) && q.gpus < base->gpus) base = &q;
-    const ScalingRatio r = scaling_ratio(p, *base, mode);
+    const ScalingRatio r = scaling_ratio(p, *base);
     p.speedup = r.speedup;
     p.efficiency = r.efficiency;
   }
@@ -81,7 +86,7 @@ void compute_scaling(std::vector<StudyPoint>& points, Scaling mode) {
 
 StudyOutcome run_scaling_study(
     Communicator& world, const std::vector<StudyRunPlan>& plans, const std::vector<SweepCombination>& combinations,
-    int warmup_epochs, const std::function<std::unique_ptr<Engine>(const TrainConfig&, Communicator&)>& make_engine,
+    int settle_epochs, const std::function<std::unique_ptr<Engine>(const TrainConfig&, Communicator&)>& make_engine,
     const std::function<RunWriter*(const StudyRunPlan&)>& writer_for) {
   StudyOutcome outcome;
   const bool repeated = std::any_of(plans.begin(), plans.end(), [](const StudyRunPlan& p) { return p.repeat > 1; });
@@ -125,7 +130,7 @@ StudyOutcome run_scaling_study(
     // that reached any rank (those outside the configuration too) ends the study after it.
     const bool cut_short = world.allreduce_max(run.interrupted ? 1 : 0) != 0;
     if (!cut_short) {
-      outcome.points.push_back(summarize_run(plan.gpus, run, warmup_epochs, shared_startup_s, configuration_start_s));
+      outcome.points.push_back(summarize_run(plan.gpus, run, settle_epochs, shared_startup_s, configuration_start_s));
       outcome.points.back().plan = plan;
     }
     outcome.unfinished = cut_short ? i : i + 1;

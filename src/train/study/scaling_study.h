@@ -27,12 +27,18 @@ struct StudyRunPlan {
 // The runs of a study in the order they run: per combination, per repeat, the GPU counts ascending.
 std::vector<StudyRunPlan> plan_study(size_t combinations, int repeats, const std::vector<int>& counts);
 
+// A run's steady epochs are its measured ones: every timed epoch after the settle epochs, but never fewer
+// than its last (analysis/scaling_series.py applies the same rule to the /configs tables).
 struct StudyPoint {
   StudyRunPlan plan;
   int gpus = 0;
-  double images_per_s = 0;          // mean over the measured (non-warm-up) epochs
-  double epoch_time_s = 0;          // mean wall time (max over ranks) of the measured epochs
-  double exposed_comm_fraction = 0; // exposed communication time / epoch time, measured epochs
+  double images_per_s = 0;          // median over the steady epochs
+  double min_images_per_s = 0;      // their range
+  double max_images_per_s = 0;
+  double epoch_time_s = 0;          // median wall time (max over ranks) of the steady epochs
+  std::vector<double> steady_images_per_s;  // each steady epoch's, for the medians over repeats
+  std::vector<double> steady_epoch_times_s;
+  double exposed_comm_fraction = 0; // exposed communication time / epoch time, steady epochs
   // The slowest rank's mean SM clock over the measured epochs (weighted by their times), MHz; NaN where an
   // epoch has none (train/run/epoch_clocks.h).
   double sm_clock_min_mhz = std::numeric_limits<double>::quiet_NaN();
@@ -50,11 +56,11 @@ std::vector<int> default_gpu_counts(int world);
 // Throws UserError when a count is < 1, larger than the world or repeated.
 void check_gpu_counts(const std::vector<int>& counts, int world);
 
-// Figures of one configuration's run, skipping the first `warmup_epochs` epochs (all of them when the
-// run was shorter, e.g. stopped early).
+// Figures of one configuration's run over its steady epochs: the timed ones after the first
+// `settle_epochs` (the last alone when the run was shorter, e.g. stopped early).
 // `shared_startup_s` and `configuration_start_s`: seconds from process start to the study's first
 // configuration and to this one's (they give wall_to_accuracy_s).
-StudyPoint summarize_run(int gpus, const RunSummary& run, int warmup_epochs, double shared_startup_s = 0,
+StudyPoint summarize_run(int gpus, const RunSummary& run, int settle_epochs, double shared_startup_s = 0,
                          double configuration_start_s = 0);
 // How a study ended: the finished configurations' points, and the stop signal that cut it short (0: none).
 // `unfinished` is the index of the first plan without a point; `cut_short` says whether that one ran
@@ -69,31 +75,32 @@ struct StudyOutcome {
 // Collective over `world`: for each plan in turn, trains `combinations[plan.combination].config` on a
 // sub-communicator of plan.gpus ranks (with --parallel dp, rank 0 alone driving plan.gpus replicas:
 // configuration_for and ranks_for, train/study/study_sweep.h) while the others wait, and summarises the run without its first
-// `warmup_epochs`. `make_engine` builds a configuration's engine on its communicator; `writer_for` gives
+// `settle_epochs`. `make_engine` builds a configuration's engine on its communicator; `writer_for` gives
 // the tables its epochs go to (called on the configuration's ranks; nullptr: none). A configuration cut
 // short by a stop signal keeps its epochs but yields no point, and the study ends after it.
 StudyOutcome run_scaling_study(
     Communicator& world, const std::vector<StudyRunPlan>& plans, const std::vector<SweepCombination>& combinations,
-    int warmup_epochs, const std::function<std::unique_ptr<Engine>(const TrainConfig&, Communicator&)>& make_engine,
+    int settle_epochs, const std::function<std::unique_ptr<Engine>(const TrainConfig&, Communicator&)>& make_engine,
     const std::function<RunWriter*(const StudyRunPlan&)>& writer_for);
 
-// The speedup and efficiency of `p` against `base` (any type with gpus, images_per_s and epoch_time_s):
-// strong scaling compares epoch times (the same work), weak scaling compares throughputs (work grows with
-// the GPUs). One rule for each study point and for the medians over repeats (train/study/study_medians.h).
+// The speedup and efficiency of `p` against `base` (any type with gpus and images_per_s): the ratio of
+// their throughputs, which for strong scaling (the same images per epoch) is that of their epoch times,
+// and for weak scaling (work grows with the GPUs) the only one. One rule for the study's points, its
+// medians over repeats (train/study/study_medians.h) and analysis/report.py.
 struct ScalingRatio {
   double speedup = 0;
   double efficiency = 0;
 };
 template <typename Point>
-ScalingRatio scaling_ratio(const Point& p, const Point& base, Scaling mode) {
+ScalingRatio scaling_ratio(const Point& p, const Point& base) {
   ScalingRatio r;
-  r.speedup = mode == Scaling::Strong ? base.epoch_time_s / p.epoch_time_s : p.images_per_s / base.images_per_s;
+  r.speedup = p.images_per_s / base.images_per_s;
   r.efficiency = r.speedup / (static_cast<double>(p.gpus) / base.gpus);
   return r;
 }
 
 // Fills speedup and efficiency of each point relative to the point of the smallest GPU count with the
 // same combination and repeat (scaling_ratio).
-void compute_scaling(std::vector<StudyPoint>& points, Scaling mode);
+void compute_scaling(std::vector<StudyPoint>& points);
 
 }  // namespace sb
