@@ -4,7 +4,9 @@
 #include <stdexcept>
 
 #include "core/cuda_check.h"
+#include "data/bad_image_substitute.h"
 #include "data/image/encoded_images.h"
+#include "data/image/image_decoder.h"
 #include "data/image_batch.h"
 
 namespace sb::cuda {
@@ -74,7 +76,20 @@ void GpuDecodeSource::fill(std::span<const int64_t> indices, const AugmentKey& k
   const CropBoxFor box_for = [&](size_t row, int width, int height) {
     return image_crop_box(data_, training_, key, first_position + static_cast<uint64_t>(row_begin) + row, width, height);
   };
-  decoders_.for_this_thread().decode(rows, names, labels + row_begin, box_for, target);
+  const SubstituteFor substitute = [&](size_t row, DecodedImage& image, int32_t& label) {
+    const int64_t other = substitute_sample(data_, part[row], [&](int64_t, std::span<const uint8_t> bytes) {
+      try {
+        image = decode_image(bytes);
+        return true;
+      } catch (const ImageDecodeError&) {
+        return false;
+      }
+    });
+    if (other < 0) return false;
+    label = data_.labels[static_cast<size_t>(other)];
+    return true;
+  };
+  decoders_.for_this_thread().decode(rows, names, labels + row_begin, box_for, substitute, target);
 }
 
 }  // namespace sb::cuda

@@ -24,7 +24,7 @@ GpuImageDecoder::GpuImageDecoder(int64_t max_rows, BadImages bad_images, int ran
       host_sources_(static_cast<size_t>(max_rows)) {}
 
 void GpuImageDecoder::decode(std::span<EncodedRow> rows, std::span<const std::string> names, int32_t* labels,
-                             const CropBoxFor& box_for, const DecodeTarget& target) {
+                             const CropBoxFor& box_for, const SubstituteFor& substitute, const DecodeTarget& target) {
   auto t0 = Clock::now();
   const size_t n = rows.size();
   kernels::ResizedCropSource* sources = host_sources_.data();
@@ -75,6 +75,24 @@ void GpuImageDecoder::decode(std::span<EncodedRow> rows, std::span<const std::st
       rows[j].problem = names[j] + ": " + error.what();
     }
   }
+
+  // Rows without an image: the job ends, or each takes the split's next image that decodes, decoded on the
+  // CPU and uploaded with the fallbacks, as the CPU decoder substitutes.
+  for (size_t j = 0; j < n; ++j) {
+    if (rows[j].problem.empty()) continue;
+    if (bad_images_ == BadImages::Fail)
+      throw ImageDecodeError("rank " + std::to_string(rank_) + ": " + rows[j].problem +
+                             "; --bad-images skip trains on past such files and counts them");
+    counters_.add_skipped(names[j]);
+    DecodedImage image;
+    if (!substitute(j, image, labels[j]))
+      throw ImageDecodeError("rank " + std::to_string(rank_) + ": " + rows[j].problem +
+                             ", and no other image of its split decodes either");
+    const ResizedCropBox box = box_for(j, image.width, image.height);
+    sources[j].box = kernels::ResizedCropBox{box.x, box.y, box.width, box.height, box.flip};
+    on_cpu.push_back(std::move(image));
+    on_cpu_row.push_back(j);
+  }
   size_t fallback_bytes = 0;
   for (const DecodedImage& image : on_cpu) fallback_bytes += image.pixels.size();
   if (fallback_bytes > 0) {
@@ -87,22 +105,6 @@ void GpuImageDecoder::decode(std::span<EncodedRow> rows, std::span<const std::st
       sources[j].height = on_cpu[k].height;
       arena += on_cpu[k].pixels.size();
     }
-  }
-
-  // Rows without an image: the job ends, or each takes the next row that has one.
-  for (size_t j = 0; j < n; ++j) {
-    if (rows[j].problem.empty()) continue;
-    if (bad_images_ == BadImages::Fail)
-      throw ImageDecodeError("rank " + std::to_string(rank_) + ": " + rows[j].problem +
-                             "; --bad-images skip trains on past such files and counts them");
-    counters_.add_skipped(names[j]);
-    size_t k = 1;
-    while (k < n && !rows[(j + k) % n].problem.empty()) ++k;
-    if (k == n)
-      throw ImageDecodeError("rank " + std::to_string(rank_) + ": " + rows[j].problem + ", and no other image of its " +
-                             std::to_string(n) + " decodes either");
-    sources[j] = sources[(j + k) % n];
-    labels[j] = labels[(j + k) % n];
   }
   counters_.add_decode(ns_since(t0));
 

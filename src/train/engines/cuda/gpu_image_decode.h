@@ -14,6 +14,7 @@
 
 #include "data/batch_source.h"
 #include "data/cuda/nvjpeg_decoder.h"
+#include "data/image/decoded_image.h"
 #include "data/image/resized_crop.h"
 #include "data/image_decoding.h"
 #include "data/input_counters.h"
@@ -33,6 +34,10 @@ struct EncodedRow {
 // Where row `row`'s crop lies in its image of width x height.
 using CropBoxFor = std::function<ResizedCropBox(size_t row, int width, int height)>;
 
+// --bad-images skip: decodes on the CPU the image that takes row `row`'s place (bad_image_substitute.h)
+// into `image` and gives its label; false when no other image of the split decodes.
+using SubstituteFor = std::function<bool(size_t row, DecodedImage& image, int32_t& label)>;
+
 struct DecodeTarget {
   void* out = nullptr;  // rows.size() samples of height x width in `format`, on the device
   int height = 0, width = 0;
@@ -46,10 +51,10 @@ class GpuImageDecoder {
   const char* backend() const { return decoder_.backend(); }
   // Decodes `rows`, crops each where box_for says, into `target`, and returns when they are there. Each
   // header is parsed once, by nvJPEG (by the CPU decoder for what nvJPEG refuses). A row without an image
-  // either throws ImageDecodeError naming `names[j]` and the rank (--bad-images fail) or takes the next
-  // row's image and label, counted (labels[j] is then changed).
+  // either throws ImageDecodeError naming `names[j]` and the rank (--bad-images fail) or takes the image and
+  // label `substitute` gives, counted (labels[j] is then changed).
   void decode(std::span<EncodedRow> rows, std::span<const std::string> names, int32_t* labels, const CropBoxFor& box_for,
-              const DecodeTarget& target);
+              const SubstituteFor& substitute, const DecodeTarget& target);
 
  private:
   BadImages bad_images_;
