@@ -176,15 +176,41 @@ TEST_P(BadImageFiles, SkipFillsTheRowWithAnotherImageAndCountsIt) {
 
 INSTANTIATE_TEST_SUITE_P(Kinds, BadImageFiles, ::testing::Values("truncated", "empty", "text", "png16", "bomb"));
 
-TEST_F(ImageBatch, SkipFailsWhenNoImageOfTheBatchDecodes) {
+TEST_F(ImageBatch, SkipTakesTheNextImageOfTheListingThatDecodesEvenInABatchOfOne) {
+  test::make_image_folder(dir_, 2, 2, 1);
+  test::write_file(dir_ / "train" / "class0" / "10a.jpg", test::Bytes{});  // listed between class0's 10.jpg and 11.jpg
+  test::write_file(dir_ / "train" / "class0" / "10b.jpg", test::Bytes{'x'});
+  const TrainTest data = load();
+  const auto listed = [&](const std::string& file) {
+    for (int64_t i = 0; i < data.train.size(); ++i)
+      if (data.train.encoded->name(i) == (dir_ / "train" / "class0" / file).string()) return i;
+    return int64_t{-1};
+  };
+  const int64_t bad = listed("10a.jpg"), next_good = listed("11.jpg");
+  ASSERT_EQ(listed("10b.jpg"), bad + 1);
+  ASSERT_EQ(next_good, bad + 2);
+  const AugmentKey key{5, 1, 0};
+  std::vector<int32_t> labels;
+  const std::vector<float> batch = build(data.train, true, {bad}, key, labels, BadImages::Skip);
+  EXPECT_EQ(labels[0], data.train.labels[static_cast<size_t>(next_good)]);
+  const std::vector<int> got = raw_row(data.train, batch, 0), want = expected_row(data.train, next_good, true, key, 0);
+  int worst = 0;
+  for (size_t k = 0; k < got.size(); ++k) worst = std::max(worst, std::abs(got[k] - want[k]));
+  EXPECT_LE(worst, 1);
+  const InputTotals t = counters_.totals();
+  EXPECT_EQ(t.skipped, 1);
+  EXPECT_EQ(t.last_skipped, std::vector<std::string>{(dir_ / "train" / "class0" / "10a.jpg").string()});
+}
+
+TEST_F(ImageBatch, SkipFailsWhenNoImageOfTheSplitDecodes) {
   test::write_file(dir_ / "train" / "a" / "1.jpg", test::Bytes{'x'});
   test::write_file(dir_ / "train" / "a" / "2.jpg", test::Bytes{});
   test::write_file(dir_ / "val" / "a" / "1.jpg", test::encode_rgb_jpeg(40, 24));
   const TrainTest data = load();
   std::vector<int32_t> labels;
   const std::string message =
-      sb::testing::refusal([&] { build(data.train, true, {0, 1}, AugmentKey{}, labels, BadImages::Skip); });
-  EXPECT_NE(message.find("no other image of its batch of 2 decodes"), std::string::npos) << message;
+      sb::testing::refusal([&] { build(data.train, true, {0}, AugmentKey{}, labels, BadImages::Skip); });
+  EXPECT_NE(message.find("no other image of the 2 of 'imagefolder/train' decodes either"), std::string::npos) << message;
 }
 
 }  // namespace

@@ -80,6 +80,32 @@ TEST_F(ImageFolderTest, EmptyClassAndUnknownValClassAreRefused) {
                 "' has no counterpart in train/; every class of val/ must be one of train/'s (their numbers come from train/)");
 }
 
+TEST_F(ImageFolderTest, HiddenFoldersAndFilesAreLeftOutAndNamed) {
+  touch(dir_ / "train" / "cat" / "1.jpg");
+  touch(dir_ / "train" / "cat" / "._1.jpg");
+  touch(dir_ / "train" / "cat" / ".DS_Store");
+  touch(dir_ / "train" / "cat" / ".thumbs" / "2.jpg");
+  touch(dir_ / "train" / ".ipynb_checkpoints" / "3.jpg");
+  touch(dir_ / "val" / "cat" / "1.jpg");
+  const ImageFolder folder = list_image_folder(dir_.string());
+  EXPECT_EQ(folder.classes, std::vector<std::string>{"cat"});
+  ASSERT_EQ(folder.train.size(), 1u);
+  EXPECT_EQ(folder.hidden, (std::vector<std::string>{"train/.ipynb_checkpoints", "train/cat/._1.jpg", "train/cat/.thumbs"}));
+  EXPECT_EQ(left_out_lines(folder),
+            "image folder " + dir_.string() + ": left out, hidden: train/.ipynb_checkpoints, train/cat/._1.jpg, train/cat/.thumbs\n");
+}
+
+TEST_F(ImageFolderTest, ALinkToNothingIsRefusedOrLeftOutUnderSkip) {
+  touch(dir_ / "train" / "cat" / "1.jpg");
+  touch(dir_ / "val" / "cat" / "1.jpg");
+  fs::create_symlink(dir_ / "gone.jpg", dir_ / "train" / "cat" / "2.jpg");
+  const std::string message = refusal([&] { list_image_folder(dir_.string()); });
+  EXPECT_NE(message.find("'" + (dir_ / "train" / "cat" / "2.jpg").string() + "' is a link to nothing"), std::string::npos) << message;
+  const ImageFolder folder = list_image_folder(dir_.string(), BadImages::Skip);
+  EXPECT_EQ(folder.train.size(), 1u);
+  EXPECT_EQ(folder.dangling, std::vector<std::string>{"train/cat/2.jpg"});
+}
+
 TEST_F(ImageFolderTest, UnreadableFolderIsNamed) {
   if (::geteuid() == 0) GTEST_SKIP() << "root reads every folder";
   touch(dir_ / "train" / "a" / "1.jpg");

@@ -120,13 +120,26 @@ TEST_F(PackShards, RefusesAnExistingDestinationAndABadShardSize) {
   EXPECT_EQ(pack_image_folder(options(10)).train_shards, 1);  // an empty folder is accepted
 }
 
-TEST_F(PackShards, AFileThatIsNeitherJpegNorPngRemovesWhatWasWritten) {
+TEST_F(PackShards, AFileThatDoesNotDecodeIsRefusedBeforeAnythingIsWritten) {
   make_folder(1, 2, 1);
   write_file(src_ / "val" / "class0" / "z.bmp", Bytes{'B', 'M', 0, 0});
-  EXPECT_EQ(refusal([&] { pack_image_folder(options(1)); }),
-            "'" + (src_ / "val" / "class0" / "z.bmp").string() +
-                "' is not a JPEG or PNG image (its content is a BMP image); pack copies JPEG and PNG files only: convert or remove it");
+  const std::string message = refusal([&] { pack_image_folder(options(1)); });
+  EXPECT_EQ(message.rfind("'" + (src_ / "val" / "class0" / "z.bmp").string() + "': not a JPEG or PNG image: the content is a BMP image", 0),
+            0u) << message;
+  EXPECT_NE(message.find("; nothing was written: remove or repair it, or give --bad-images skip"), std::string::npos) << message;
   EXPECT_FALSE(fs::exists(dst_));
+}
+
+TEST_F(PackShards, SkipLeavesOutAndNamesTheFilesThatDoNotDecode) {
+  make_folder(1, 2, 1);
+  write_file(src_ / "train" / "class0" / "empty.jpg", Bytes{});
+  PackOptions o = options(10);
+  o.bad_images = BadImages::Skip;
+  o.workers = 3;
+  const PackSummary s = pack_image_folder(o);
+  EXPECT_EQ(s.train_samples, 2);
+  ASSERT_EQ(s.skipped.size(), 1u);
+  EXPECT_NE(s.skipped[0].find((src_ / "train" / "class0" / "empty.jpg").string()), std::string::npos) << s.skipped[0];
 }
 
 }  // namespace

@@ -142,6 +142,8 @@ ImageFolder list_image_folder(const std::string& root, BadImages bad_images) {
   add_split(val, val_names, folder.classes, folder.val, left_out);
   folder.hidden = std::move(left_out.hidden);
   folder.dangling = std::move(left_out.dangling);
+  std::sort(folder.hidden.begin(), folder.hidden.end());  // the folders list in the file system's order
+  std::sort(folder.dangling.begin(), folder.dangling.end());
   return folder;
 }
 
