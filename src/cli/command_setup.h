@@ -32,7 +32,10 @@ struct CommandOutputs {
 
 // Collective, before any expensive work or write: rank 0 can write the results file and the checkpoint,
 // every rank can write its trace file, and rank 0 holds the outputs' locks (one live run per output),
-// released when the result is destroyed or the job aborts.
-std::vector<std::unique_ptr<OutputLock>> prepare_outputs(Communicator& world, const CommandOutputs& outputs);
+// released when the result is destroyed or the job aborts. A file already at --out, or at the checkpoint
+// path, is refused with one sentence (nothing written is ever replaced), except what a resume continues:
+// its --out, and the checkpoint it reads (`resume`, train --resume's checkpoint; "" for none).
+std::vector<std::unique_ptr<OutputLock>> prepare_outputs(Communicator& world, const CommandOutputs& outputs,
+                                                         const std::string& resume = "");
 
 }  // namespace sb

@@ -28,6 +28,15 @@ const char* kUsage =
     "\n"
     "scalebench COMMAND --help lists the options of a command.\n";
 
+// An error this rank met alone. In a one-process job it is the whole job: the sentence, then main
+// finalizes MPI and exits with the code, without MPI_Abort and the launcher's banner after it. With
+// more ranks the others may wait in a collective, so the job is aborted.
+int end_after_error(const sb::MpiSession& session, const std::string& message, int exit_code) {
+  if (session.size() > 1) sb::abort_job_after_error(message, exit_code);
+  sb::print_error(sb::without_rank_prefix(message, 0));
+  return exit_code;
+}
+
 // Runs the command and turns what reaches the top into the exit code (or aborts the job).
 int run_command(sb::MpiSession& session, const std::string& command, const std::vector<std::string>& args,
                 const std::string& command_line) {
@@ -47,12 +56,12 @@ int run_command(sb::MpiSession& session, const std::string& command, const std::
     // Every rank of the job met the same error together (the collective checks), so rank 0 speaks and all
     // return. Agreed by part of the job only (a `scale` configuration), the others may be waiting.
     if (e.ranks() != session.size()) sb::abort_job_after_agreed_error(e, sb::kExitBadInput);
-    if (e.speaker()) std::fprintf(stderr, "scalebench: error: %s\n", e.what());
+    if (e.speaker()) sb::print_error(e.what());
     return sb::kExitBadInput;
   } catch (const sb::UserError& e) {
-    sb::abort_job_after_error(e.what(), sb::kExitBadInput);  // this rank alone: the others may wait in a collective
+    return end_after_error(session, e.what(), sb::kExitBadInput);
   } catch (...) {
-    sb::abort_job_after_error(sb::describe_current_exception(), sb::kExitFailure);
+    return end_after_error(session, sb::describe_current_exception(), sb::kExitFailure);
   }
 }
 

@@ -108,6 +108,31 @@ std::string models_help() {
   return text;
 }
 
+// Options that were renamed: the old spelling is refused with one sentence giving the new name, never
+// taken silently (the same word meant three things).
+struct RenamedOption {
+  const char* old_name;
+  const char* new_name;
+  unsigned commands;
+  const char* what;
+};
+constexpr RenamedOption kRenamedOptions[] = {
+    {"warm-up", "untimed-init", kTrain | kScale, "the untimed steps before the training clock"},
+    {"warmup-epochs", "settle-epochs", kScale, "the epochs per configuration left out of the study's figures"},
+};
+
+void refuse_renamed_option(const std::string& name, unsigned mask) {
+  for (const RenamedOption& renamed : kRenamedOptions) {
+    if (!(renamed.commands & mask)) continue;
+    const std::string old_name = renamed.old_name, new_name = renamed.new_name;
+    if (name == old_name || name == "no-" + old_name) {
+      const std::string prefix = name == old_name ? "--" : "--no-";
+      throw UserError(prefix + old_name + " is now called " + prefix + new_name + " (" + renamed.what + "); give " + prefix +
+                      new_name + " instead");
+    }
+  }
+}
+
 }  // namespace
 
 const std::vector<OptionSpec>& option_table() {
@@ -162,6 +187,7 @@ CliConfig parse_options(const std::string& command, unsigned mask, const std::ve
       else if ((o.value_name[0] == '\0' || o.clearable) && name == std::string("no-") + o.name) spec = &o, negated = true;
     }
     if (!spec) {
+      refuse_renamed_option(name, mask);
       throw UserError("unknown option '--" + name + "' for 'scalebench " + command + "'; see scalebench " + command + " --help");
     }
     given.insert(spec->name);

@@ -52,7 +52,7 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
     model_info(config.model);
   });
   agree_on_configuration(world, config.to_json(), config.collective_timeout);
-  const auto output_locks = prepare_outputs(world, {config.out, config.checkpoint_path(), config.checkpoint, config.trace});
+  const auto output_locks = prepare_outputs(world, {config.out, config.checkpoint_path(), config.checkpoint, config.trace}, config.resume);
   const std::unique_ptr<TableExport> exported = prepare_table_export(world, config, {"epochs", "summary"});
   bool write_mllog = false;  // known on rank 0, the only writer
   if (!config.mllog.empty())

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <exception>
 #include <memory>
+#include <string>
 #include <new>
 #include <thread>
 #include <vector>
@@ -67,14 +68,22 @@ void fatal(const std::string& message) {
   abort_job(kExitFailure);
 }
 
+void print_error(const std::string& message) { std::fprintf(stderr, "scalebench: error: %s\n", message.c_str()); }
+
+std::string without_rank_prefix(const std::string& message, int rank) {
+  const std::string prefix = "rank " + std::to_string(rank) + ": ";
+  return message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
+}
+
 void abort_job_after_error(const std::string& message, int exit_code) {
-  std::fprintf(stderr, "scalebench: error on rank %d (%s): %s\n", g_rank, g_host.c_str(), message.c_str());
+  std::fprintf(stderr, "scalebench: error on rank %d (%s): %s\n", g_rank, g_host.c_str(),
+               without_rank_prefix(message, g_rank).c_str());
   abort_job(exit_code);
 }
 
 void abort_job_after_agreed_error(const AgreedError& error, int exit_code) {
   if (error.speaker()) {
-    std::fprintf(stderr, "scalebench: error: %s\n", error.what());
+    print_error(error.what());
   } else {
     std::this_thread::sleep_for(std::chrono::seconds(2));  // let the speaker's sentence out first
   }

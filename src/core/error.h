@@ -42,8 +42,17 @@ void add_abort_hook(std::function<void()> hook);
 // Aborts the whole job with a plain message (for invariants that can't hold).
 [[noreturn]] void fatal(const std::string& message);
 
-// The end of an error that this rank met alone: prints "scalebench: error on rank R (HOST): MESSAGE",
-// then aborts the whole job with `exit_code`, since the other ranks may be waiting in a collective.
+// The sentence of an error that every rank of the job met, or that ends a one-process job:
+// "scalebench: error: MESSAGE". Such a job ends without MPI_Abort: it finalizes MPI and exits with its
+// code, so that no launcher banner follows the sentence.
+void print_error(const std::string& message);
+
+// `message` without a leading "rank R: " (a message that already names this rank).
+std::string without_rank_prefix(const std::string& message, int rank);
+
+// The end of an error that this rank met alone in a job of several ranks: prints "scalebench: error on
+// rank R (HOST): MESSAGE" (the rank named once), then aborts the whole job with `exit_code`, since the
+// other ranks may be waiting in a collective.
 [[noreturn]] void abort_job_after_error(const std::string& message, int exit_code);
 
 // Ends the job after an AgreedError that only part of the job raised: its speaker prints the sentence,

@@ -1,6 +1,6 @@
 // NVTX ranges, so that Nsight Systems shows scalebench's epochs, steps and phases beside the CUDA, NCCL
 // and MPI activity (docs/clusters.md has the nsys recipe). All ranges live in the "scalebench" domain.
-// Range names: "warm-up", "epoch N" and "evaluation" (the trainer), "step" with the step's phases inside it, named
+// Range names: "untimed-init", "epoch N" and "evaluation" (the trainer), "step" with the step's phases inside it, named
 // by the phase list (metrics/step_phases.h: data, forward, backward, comm, optimizer), and on the CUDA
 // backend "allreduce bucket B" for each gradient bucket's NCCL all-reduce.
 //
@@ -18,7 +18,7 @@ namespace sb {
 inline constexpr const char* kNvtxDomain = "scalebench";
 inline constexpr const char* kNvtxStep = "step";
 inline constexpr const char* kNvtxEvaluation = "evaluation";
-inline constexpr const char* kNvtxWarmUp = "warm-up";  // the untimed steps before the first epoch (train/loop/warm_up.h)
+inline constexpr const char* kNvtxWarmUp = "untimed-init";  // --untimed-init: the untimed steps before the first epoch (train/loop/warm_up.h)
 inline std::string nvtx_epoch_name(int epoch) { return "epoch " + std::to_string(epoch + 1); }  // 1-based, as printed
 inline std::string nvtx_bucket_name(int bucket) { return "allreduce bucket " + std::to_string(bucket); }
 

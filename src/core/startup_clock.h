@@ -24,10 +24,10 @@ enum class StartupPartKind { BeforeFirstStep, Remainder, AfterFirstStep };
   X(upload, BeforeFirstStep, "copying the data set to the GPU (CUDA, --input device)")                              \
   X(peak_gemm, BeforeFirstStep, "measuring the GPU's peak GEMM rate that MFU is relative to, or reading it from the peak-rate cache (CUDA)") \
   X(engine_other, BeforeFirstStep, "the rest of the engine's construction")                                         \
-  X(warm_up, BeforeFirstStep, "the warm-up before the training clock (--warm-up): one evaluation batch and the steps that build the plans, grow the buffers and capture the CUDA graphs, then the model restored") \
-  X(first_step, BeforeFirstStep, "the first timed training step; without the warm-up it builds the cuDNN plans (CUDA) or reads them from the plan cache") \
+  X(warm_up, BeforeFirstStep, "the untimed initialisation before the training clock (--untimed-init; the part keeps the option's former name): one evaluation batch and the steps that build the plans, grow the buffers and capture the CUDA graphs, then the model restored") \
+  X(first_step, BeforeFirstStep, "the first timed training step; without --untimed-init it builds the cuDNN plans (CUDA) or reads them from the plan cache") \
   X(other, Remainder, "the rest of the time to the first step's end: the results file, the trainer's set-up")      \
-  X(graph_capture, AfterFirstStep, "capturing the step's CUDA graphs, every capture of the run; the first lies inside warm_up, or after the first step without it (CUDA)")
+  X(graph_capture, AfterFirstStep, "capturing the step's CUDA graphs, every capture of the run; the first lies inside warm_up, or after the first step without --untimed-init (CUDA)")
 
 #define SB_STARTUP_PART_ENUM(name, kind, what) name,
 enum class StartupPart { SB_STARTUP_PARTS(SB_STARTUP_PART_ENUM) };

@@ -77,6 +77,8 @@ void RunWriter::open_tables() {
   if (CHECK_HDF5(H5Lexists(group_, "steps", H5P_DEFAULT)) > 0) {
     steps_ = open("steps");
     step_numbers_ = open("step_numbers");
+    // Files written before step numbers carried a unit gain it, as every dataset has one.
+    if (!h5::has_attribute(step_numbers_.get(), "units")) h5::write_string_attribute(step_numbers_.get(), "units", "1");
   }
 }
 
@@ -120,6 +122,7 @@ void RunWriter::append_steps(std::span<const int64_t> step_numbers, std::span<co
     h5::write_string_attribute(steps_.get(), "units", "ns");
     h5::write_string_list_attribute(steps_.get(), "phases", {kStepPhases.begin(), kStepPhases.end()});
     step_numbers_ = h5::create_extendible(group_, "step_numbers", H5T_STD_I64LE, {0}, 0, {256});
+    h5::write_string_attribute(step_numbers_.get(), "units", "1");  // a count: the global step number
   }
   h5::append_along(steps_.get(), H5T_NATIVE_INT64, 1, step_numbers.size(), phase_ns.data());
   h5::append_along(step_numbers_.get(), H5T_NATIVE_INT64, 0, step_numbers.size(), step_numbers.data());

@@ -68,7 +68,9 @@ struct TrainConfig {
   int image_size = 224;                     // image files: the side of the square crops trained on
   int val_resize = 256;                     // image files: evaluation resizes the shorter side to this first
   BadImages bad_images = BadImages::Fail;   // image files: a file that fails to decode ends the job, or is skipped
-  bool warm_up = true;                      // untimed steps before the clock, the model restored after them
+  // Untimed steps before the training clock, the model restored after them; unset: the device's default
+  // (untimed_init_on()).
+  std::optional<bool> untimed_init;
 
   double target_accuracy = 0.0;  // stop once the test accuracy reaches it (0: off); in [0, 1]
   int patience = 0;              // evaluations in a row at or above the target that stop the run (0: 1)
@@ -91,6 +93,9 @@ struct TrainConfig {
 
   // Where checkpoints go.
   std::string checkpoint_path() const;
+  // Whether the run takes the untimed initialisation: as set, else on for CUDA (plans, buffers, graph
+  // capture make a first step slow) and off for the CPU (where it buys nothing: docs/benchmarks.md).
+  bool untimed_init_on() const { return untimed_init.value_or(device == Device::Cuda); }
   std::string command_line;      // recorded, not hashed
 
   // Per-rank batch for a world of `ranks` (with --parallel dp, the one rank's batch over all its replicas);

@@ -234,6 +234,28 @@ OptionField plan_cache_folder() {
   return f;
 }
 
+// --untimed-init: unset means the device's default (TrainConfig::untimed_init_on), which the JSON
+// records resolved.
+OptionField untimed_init() {
+  OptionField f;
+  f.parse = [](TrainConfig& c, const std::string& text, const char* option) {
+    const std::optional<bool> value = on_off_value(text);
+    if (!value) bad_text(option, text, "on or off");
+    c.untimed_init = *value;
+  };
+  f.show = [](const TrainConfig& c) {
+    return c.untimed_init ? std::string(*c.untimed_init ? "on" : "off") : std::string("default: on for cuda, off for cpu");
+  };
+  f.check = [](const TrainConfig&, const char*) {};
+  f.to_json = [](const TrainConfig& c) { return std::string(c.untimed_init_on() ? "true" : "false"); };
+  f.from_json = [](TrainConfig& c, const std::string& json) {
+    if (json != "true" && json != "false") return false;
+    c.untimed_init = json == "true";
+    return true;
+  };
+  return f;
+}
+
 // `f` with another --help text for its value.
 OptionField shown_as(OptionField f, std::function<std::string(const TrainConfig&)> show) {
   f.show = std::move(show);
@@ -291,8 +313,9 @@ std::vector<TrainOption> make_rows() {
        choice(&C::scheduler)},
       {"step-size", "N", "StepLR step size in epochs", kRun, "step_size", same, whole(&C::step_size, at_least(1))},
       {"gamma", "X", "StepLR decay factor", kRun, "gamma", same, number(&C::gamma, positive())},
-      {"lr-warmup-epochs", "X", "linear LR warm-up length in epochs (cosine)", kRun, "warmup_epochs", same,
-       number(&C::warmup_epochs, at_least(0))},
+      // Older configurations recorded it as "warmup_epochs".
+      {"lr-warmup-epochs", "X", "linear LR warm-up length in epochs (cosine)", kRun, "lr_warmup_epochs", same,
+       number(&C::warmup_epochs, at_least(0)), false, "warmup_epochs"},
       {"min-lr", "X", "final LR of the cosine schedule", kRun, "min_lr", same, number(&C::min_lr)},
       {"scale-lr", "", "multiply the LR by the number of ranks (linear scaling rule), for weak scaling, where the global batch grows "
        "with the ranks", kRun, "scale_lr", same, flag(&C::scale_lr)},
@@ -354,11 +377,12 @@ std::vector<TrainOption> make_rows() {
        "skip trains on the next image of the listing (or shards) that decodes in its place, counts it in the results "
        "and names it after the epoch", kRun, "bad_images", same,
        choice(&C::bad_images)},
-      {"warm-up", "",
+      // Older configurations recorded it as "warm_up" (the option was --warm-up).
+      {"untimed-init", "",
        "before the training clock starts, evaluate one batch and run the steps that build the plans, grow the buffers "
        "and capture the CUDA graph, then restore the model: the same training, a steady first epoch; off to time "
-       "the first epoch cold (docs/benchmarks.md)",
-       kRun, "warm_up", free, flag(&C::warm_up)},
+       "the first epoch cold; the default follows the device, as on the CPU it buys nothing (docs/benchmarks.md)",
+       kRun, "untimed_init", free, untimed_init(), false, "warm_up"},
       {"target-accuracy", "X",
        "stop once the test accuracy is at or above X (a fraction, e.g. 0.9; 0: off) for --patience evaluations in a row",
        kRun, "target_accuracy", same, number(&C::target_accuracy, within(0, 1, false, "a fraction, e.g. 0.9 for 90%"))},
@@ -384,14 +408,16 @@ std::vector<TrainOption> make_rows() {
        "seconds a rank waits in one collective (MPI, or an NCCL operation) before it ends the job naming the ranks "
        "that did not arrive (0: wait forever)",
        kRun | kComm, "collective_timeout", free, number(&C::collective_timeout, at_least(0, "0 waits forever"))},
-      {"out", "FILE", "HDF5 results file (written by rank 0 after every epoch)", kRun | kComm, "out", free,
+      {"out", "FILE", "HDF5 results file (written by rank 0 after every epoch); a FILE that exists is refused before any "
+       "work, never replaced (train --resume continues its own run's): to replace it, remove it first", kRun | kComm, "out", free,
        text(&C::out, "none")},
       {"trace", "DIR", "write a Chrome-trace timeline per rank (DIR/trace-rank<R>.json; open in ui.perfetto.dev)", kRun,
        nullptr, free, text(&C::trace, "none")},
       {"checkpoint-every", "N", "write a checkpoint every N epochs (0: only when a stop signal arrives)", kTrain,
        "checkpoint_every", free, whole(&C::checkpoint_every, at_least(0))},
-      {"checkpoint", "FILE", "checkpoint path (default: OUT.ckpt.h5)", kTrain, nullptr, free,
-       shown_as(text(&C::checkpoint), [](const C& c) { return c.checkpoint_path(); })},
+      {"checkpoint", "FILE", "checkpoint path; a FILE that exists is refused unless --resume continues it", kTrain, nullptr, free,
+       shown_as(text(&C::checkpoint),
+                [](const C& c) { return c.checkpoint.empty() ? std::string("default: OUT.ckpt.h5, or scalebench.ckpt.h5 without --out") : c.checkpoint; })},
       {"resume", "FILE", "continue from a checkpoint (same model, data and options)", kTrain, nullptr, free,
        text(&C::resume, "none")},
   };

@@ -2,11 +2,12 @@
 import gzip
 import os
 import struct
+import subprocess
 import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from e2e_util import run_scalebench, temp_dir  # noqa: E402
+from e2e_util import run_scalebench, scalebench_command, temp_dir  # noqa: E402
 
 
 def write_idx(path, magic, dims, payload):
@@ -93,6 +94,45 @@ class BadInput(unittest.TestCase):
     def test_cuda_without_backend_or_gpu(self):
         message = self.assert_refused(self.base + ["--data", "mnist:{tmp}/good", "--device", "cuda"], "--device cuda")
         self.assertTrue("CUDA" in message, message)
+
+    def test_resume_of_a_directory(self):
+        self.assert_refused(self.base + ["--data", "mnist:{tmp}/good", "--resume", "{tmp}/empty"], "--resume {tmp}/empty",
+                            "is a directory", "checkpoint file")
+
+    def test_former_spelling_of_untimed_init(self):
+        self.assert_refused(self.base + ["--data", "mnist:{tmp}/good", "--warm-up"], "--warm-up", "--untimed-init")
+        self.assert_refused(self.base + ["--data", "mnist:{tmp}/good", "--no-warm-up"], "--no-warm-up", "--no-untimed-init")
+
+
+class OneProcessErrors(unittest.TestCase):
+    """A one-process job that fails says its sentence once, with no rank named twice and no MPI_Abort banner
+    after it: it finalizes MPI and exits with the error's code."""
+
+    def assert_one_clean_sentence(self, result, code, *words):
+        self.assertEqual(result.returncode, code, result.stdout + result.stderr)
+        errors = [l for l in result.stderr.splitlines() if l.startswith("scalebench: error")]
+        self.assertEqual(len(errors), 1, result.stderr)
+        for word in words:
+            self.assertIn(word, errors[0])
+        self.assertEqual(errors[0].count("rank "), 0, errors[0])
+        for noise in ("MPI_ABORT", "ORTE_ERROR_LOG", "exiting improperly"):
+            self.assertNotIn(noise, result.stderr)
+
+    def test_bad_option_under_mpirun_and_alone(self):
+        args = ["train", "--device", "cpu", "--model", "nosuch"]
+        self.assert_one_clean_sentence(run_scalebench(1, *args, timeout=120), 2, "nosuch")
+        alone = subprocess.run([os.environ["SCALEBENCH"], *args], capture_output=True, text=True, timeout=120)
+        self.assert_one_clean_sentence(alone, 2, "nosuch")
+
+    def test_error_mid_training_under_mpirun_and_alone(self):
+        args = ["train", "--device", "cpu", "--model", "mlp", "--data", "synthetic:1x8x8:4:256:64", "--epochs", "1"]
+        env = dict(os.environ, SCALEBENCH_FAULT="0:step")
+        with temp_dir() as tmp:
+            for command in (scalebench_command(1, *args), [os.environ["SCALEBENCH"], *args]):
+                if command[0] != os.environ["SCALEBENCH"]:
+                    command = command[:1] + ["-x", "SCALEBENCH_FAULT"] + command[1:]
+                result = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env, cwd=tmp)
+                self.assert_one_clean_sentence(result, 3, "second training step")
 
 
 if __name__ == "__main__":

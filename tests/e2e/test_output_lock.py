@@ -164,6 +164,74 @@ class TwoRunsOneOutput(unittest.TestCase):
             self.assertEqual(leftovers(tmp), [])
 
 
+def snapshot(path):
+    """A file's bytes and modification time: what a refused run must leave as they were."""
+    with open(path, "rb") as f:
+        return f.read(), os.stat(path).st_mtime_ns
+
+
+class ExistingOutputs(unittest.TestCase):
+    """A finished result is never replaced without a word: a run whose --out (or checkpoint) exists is refused
+    before any work, naming the file and the way out, and leaves the file as it was."""
+
+    def assert_refused_untouched(self, args, path, *words):
+        before = snapshot(path)
+        result = run_scalebench(2, *args, timeout=120)
+        self.assertEqual(result.returncode, EXIT_BAD_INPUT, result.stdout + result.stderr)
+        lines = error_lines(result.stderr)
+        self.assertEqual(len(lines), 1, result.stderr)
+        for word in (path, "already exists") + words:
+            self.assertIn(word, lines[0])
+        self.assertNotIn("scalebench train:", result.stdout)  # refused before loading data or building the model
+        self.assertNotIn("epoch", result.stdout)
+        self.assertEqual(snapshot(path), before, path + " must keep its bytes and modification time")
+        return lines[0]
+
+    def test_train_refuses_an_existing_out_and_names_the_way_out(self):
+        with temp_dir() as tmp:
+            out = os.path.join(tmp, "done.h5")
+            first = run_scalebench(2, *SHORT[:-1], "2", "--out", out)
+            self.assertEqual(first.returncode, 0, first.stderr)
+            line = self.assert_refused_untouched(SHORT[:-1] + ["1", "--out", out], out, "--out", "choose another --out",
+                                                 "remove the file first")
+            self.assertNotIn("--resume", line, "a finished run without a checkpoint has nothing to resume")
+            with h5py.File(out, "r") as f:
+                self.assertEqual(len(f["epochs"]), 2)
+            self.assertEqual(leftovers(tmp), [])
+
+    def test_train_refuses_an_existing_checkpoint_unless_it_resumes_it(self):
+        with temp_dir() as tmp:
+            out, checkpoint = os.path.join(tmp, "run.h5"), os.path.join(tmp, "kept.ckpt.h5")
+            first = run_scalebench(2, *SHORT[:-1], "1", "--checkpoint-every", "1", "--checkpoint", checkpoint, "--out", out)
+            self.assertEqual(first.returncode, 0, first.stderr)
+            results = snapshot(out)
+            # Both files exist: --out is named first, with the checkpoint that would continue it.
+            self.assert_refused_untouched(SHORT + ["--checkpoint", checkpoint, "--out", out], out,
+                                          "--resume " + checkpoint)
+            # A new --out beside the old checkpoint: the checkpoint is refused.
+            self.assert_refused_untouched(SHORT + ["--checkpoint", checkpoint, "--out", os.path.join(tmp, "new.h5")],
+                                          checkpoint, "--checkpoint", "--resume " + checkpoint)
+            self.assertFalse(os.path.exists(os.path.join(tmp, "new.h5")))
+            # The checkpoint's own resume continues both files.
+            resumed = run_scalebench(2, *SHORT, "--checkpoint-every", "1", "--checkpoint", checkpoint, "--out", out,
+                                     "--resume", checkpoint)
+            self.assertEqual(resumed.returncode, 0, resumed.stdout + resumed.stderr)
+            self.assertNotEqual(snapshot(out), results)
+            with h5py.File(out, "r") as f:
+                self.assertEqual(list(f["epochs"]["epoch"]), [1, 2, 3])
+            self.assertEqual(leftovers(tmp), [])
+
+    def test_scale_and_comm_refuse_an_existing_out(self):
+        with temp_dir() as tmp:
+            for name, args in (("study.h5", ["scale", "--model", "mlp", "--data", DATA, "--epochs", "1", "--gpus", "1,2"]),
+                               ("sweep.h5", ["comm", "--max-bytes", "1024"])):
+                out = os.path.join(tmp, name)
+                first = run_scalebench(2, *args, "--out", out, timeout=300)
+                self.assertEqual(first.returncode, 0, first.stdout + first.stderr)
+                self.assert_refused_untouched(args + ["--out", out], out, "choose another --out", "remove the file first")
+            self.assertEqual(leftovers(tmp), [])
+
+
 class WriteFailures(unittest.TestCase):
     def assert_one_line_with_the_reason(self, result, reason, directory):
         self.assertEqual(result.returncode, EXIT_FAILED_CALL, result.stdout + result.stderr)

@@ -1,6 +1,7 @@
-"""The two ends of a run around the training clock: the warm-up before it (--warm-up, the start-up part
-`warm_up`) leaves the training as it is without it, and rank 0's last line, `shutdown:`, breaks down the
-time from the end of training to the end of MPI, whose engine part the results file records too."""
+"""The two ends of a run around the training clock: the untimed initialisation before it (--untimed-init, the
+start-up part `warm_up`; off by default on the CPU) leaves the training as it is without it, and rank 0's last
+line, `shutdown:`, breaks down the time from the end of training to the end of MPI, whose engine part the
+results file records too."""
 import math
 import os
 import re
@@ -29,10 +30,10 @@ class ShutdownAndWarmUp(unittest.TestCase):
 
     def test_the_warm_up_changes_no_result_and_the_shutdown_line_comes_last(self):
         with temp_dir() as tmp:
-            warm = self.train(os.path.join(tmp, "warm.h5"))
-            cold = self.train(os.path.join(tmp, "cold.h5"), "--no-warm-up")
-            self.assertTrue(recorded_config(os.path.join(tmp, "warm.h5"))["warm_up"])
-            self.assertFalse(recorded_config(os.path.join(tmp, "cold.h5"))["warm_up"])
+            warm = self.train(os.path.join(tmp, "warm.h5"), "--untimed-init")
+            cold = self.train(os.path.join(tmp, "cold.h5"))  # the CPU's default: none
+            self.assertTrue(recorded_config(os.path.join(tmp, "warm.h5"))["untimed_init"])
+            self.assertFalse(recorded_config(os.path.join(tmp, "cold.h5"))["untimed_init"])
             with h5py.File(os.path.join(tmp, "warm.h5"), "r") as w, h5py.File(os.path.join(tmp, "cold.h5"), "r") as c:
                 for column in COLUMNS:
                     self.assertEqual(list(w["epochs"][column]), list(c["epochs"][column]), column)

@@ -59,7 +59,7 @@ struct Outcome {
 };
 
 Outcome train_once(TrainConfig config, bool warm_up, const TrainTest& data, Communicator& comm) {
-  config.warm_up = warm_up;
+  config.untimed_init = warm_up;
   reset_startup_times();
   CpuEngine cpu(config, data.train, data.test, comm);
   CountingEngine engine(cpu);

@@ -1,6 +1,6 @@
 """The NVTX ranges of a short `scalebench train`, recorded by nvtx_range_recorder (NVTX_INJECTION64_PATH):
-their names and nesting. On the CPU (every build with the nvtx3 headers): "warm-up" around the untimed
-evaluation and steps before the first epoch, "epoch N" around each epoch, a
+their names and nesting. On the CPU (every build with the nvtx3 headers): "untimed-init" around the untimed
+evaluation and steps before the first epoch (--untimed-init), "epoch N" around each epoch, a
 "step" per training step holding the phases of src/metrics/step_phases.h in order, and "evaluation". With
 NVTX_DEVICE=cuda (the GPU node): the same on the CUDA engine on 2 ranks where 2 GPUs are visible, plus each
 gradient bucket's all-reduce (one rank has nothing to all-reduce: then no bucket ranges at all)."""
@@ -72,7 +72,7 @@ class NvtxRanges(unittest.TestCase):
             base = os.path.join(tmp, "ranges")
             env = dict(os.environ, NVTX_INJECTION64_PATH=RECORDER, SB_NVTX_RECORD=base)
             args = ["train", "--device", DEVICE, "--model", "mlp", "--data", f"synthetic:1x28x28:10:{TRAIN}:64",
-                    "--epochs", str(EPOCHS), "--batch-size", str(BATCH)]
+                    "--epochs", str(EPOCHS), "--batch-size", str(BATCH), "--untimed-init"]
             if DEVICE == "cuda":
                 args += ["--no-cuda-graph"]  # host ranges around every step's work, not only the captured one's
             command = scalebench_command(self.ranks, *args)
@@ -88,8 +88,8 @@ class NvtxRanges(unittest.TestCase):
         # The main thread holds every range; no other thread opens one of ours.
         self.assertEqual(len(trees), 1, f"{path}: ranges on {len(trees)} threads")
         top = next(iter(trees.values()))
-        self.assertEqual([name for name, _ in top], ["warm-up"] + [f"epoch {e + 1}" for e in range(EPOCHS)])
-        # The warm-up before the training clock: an evaluation batch, then the engine's untimed steps.
+        self.assertEqual([name for name, _ in top], ["untimed-init"] + [f"epoch {e + 1}" for e in range(EPOCHS)])
+        # The untimed initialisation before the training clock: an evaluation batch, then the engine's untimed steps.
         warm_up = [name for name, _ in top[0][1]]
         self.assertEqual(warm_up[0], "evaluation", warm_up)
         self.assertTrue(len(warm_up) > 1 and set(warm_up[1:]) == {"step"}, warm_up)

@@ -126,6 +126,34 @@ TEST(ResumeOptions, AnOldStoredPatienceKeepsItsMeaning) {
                  {"--patience: the checkpoint has 0, this command gives 2"});
 }
 
+// Configurations recorded before the renames stored --lr-warmup-epochs as "warmup_epochs" and
+// --untimed-init as "warm_up": they read, and resume, under today's names.
+TEST(ResumeOptions, OlderKeysOfRenamedOptionsKeepTheirMeaning) {
+  std::string old = base_config().to_json();
+  for (const auto& [now, before] : {std::pair{"\"lr_warmup_epochs\":", "\"warmup_epochs\":"},
+                                    std::pair{"\"untimed_init\":", "\"warm_up\":"}}) {
+    const size_t at = old.find(now);
+    ASSERT_NE(at, std::string::npos) << now;
+    old.replace(at, std::string(now).size(), before);
+  }
+  const size_t lr_at = old.find("\"warmup_epochs\":0");
+  ASSERT_NE(lr_at, std::string::npos) << old;
+  old.replace(lr_at, std::string("\"warmup_epochs\":0").size(), "\"warmup_epochs\":2");
+  const size_t init_at = old.find("\"warm_up\":false");
+  ASSERT_NE(init_at, std::string::npos) << old;
+  old.replace(init_at, std::string("\"warm_up\":false").size(), "\"warm_up\":true");
+  const TrainConfig read = TrainConfig::from_json(old, "checkpoint old.h5");
+  EXPECT_EQ(read.warmup_epochs, 2);
+  ASSERT_TRUE(read.untimed_init.has_value());
+  EXPECT_TRUE(*read.untimed_init);
+
+  TrainConfig same = base_config();
+  same.warmup_epochs = 2;
+  EXPECT_EQ(refusal([&] { check_same_run_options(old, "the checkpoint has", same.to_json(), "this command gives"); }), "");
+  expect_refused(refusal([&] { check_same_run_options(old, "the checkpoint has", base_config().to_json(), "this command gives"); }),
+                 {"--lr-warmup-epochs: the checkpoint has 2, this command gives 0"});
+}
+
 // What the early-stopping rules remember travels with the checkpoint, so a resume continues a streak of
 // evaluations at the target and keeps the time it was first reached.
 TEST(ResumeChecks, TheCheckpointKeepsTheStoppingState) {

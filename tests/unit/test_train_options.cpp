@@ -42,8 +42,8 @@ TEST(TrainOptions, EveryHelpDefaultParsesBackToTheDefault) {
     EXPECT_EQ(row.field.show(parsed), shown);
     EXPECT_EQ(parsed.to_json(), defaults.to_json());
   }
-  EXPECT_EQ(noted, (std::set<std::string>{"weight-decay", "eps", "plan-cache", "out", "trace", "resume", "csv", "json",
-                                          "mllog"}));
+  EXPECT_EQ(noted, (std::set<std::string>{"weight-decay", "eps", "plan-cache", "untimed-init", "out", "trace", "checkpoint",
+                                          "resume", "csv", "json", "mllog"}));
 }
 
 // A value other than the default for every option, as the command line gives it.
@@ -70,7 +70,7 @@ const std::map<std::string, std::string> kOtherValues = {
     {"deterministic", "on"},    {"autotune", "no"},
     {"plan-cache", "plans"},    {"input", "Host"},
     {"workers", "3"},           {"pin-memory", "off"},      {"decode", "GPU"},
-    {"image-size", "160"},      {"val-resize", "192"},      {"bad-images", "skip"},     {"warm-up", "off"},
+    {"image-size", "160"},      {"val-resize", "192"},      {"bad-images", "skip"},     {"untimed-init", "on"},
     {"target-accuracy", "0.875"},
     {"patience", "4"},          {"stop-after-no-improvement", "5"}, {"log-interval", "10"},
     {"sample-steps", "8"},      {"collective-timeout", "30"},
@@ -125,10 +125,10 @@ TEST(TrainOptions, TheConfigurationJsonKeepsItsKeys) {
       "model",        "data",          "epochs",     "batch_size",      "scaling",  "accumulate_steps", "eval_batch_size", "train_limit",
       "test_limit",   "drop_last",     "augment",    "dropout",         "zero_init_residual", "optimizer", "lr", "momentum",
       "dampening",    "nesterov",      "weight_decay", "rho",           "eps",      "beta1",           "beta2",
-      "scheduler",    "step_size",     "gamma",      "warmup_epochs",   "min_lr",   "scale_lr",        "seed",
+      "scheduler",    "step_size",     "gamma",      "lr_warmup_epochs", "min_lr",   "scale_lr",        "seed",
       "device",       "precision",     "layout",     "cuda_graph",      "bucket_mib", "allreduce_bf16", "parallel",
       "replicas",     "deterministic",
-      "autotune", "input", "workers", "pin_memory", "decode", "image_size", "val_resize", "bad_images", "warm_up", "target_accuracy", "target_patience",
+      "autotune", "input", "workers", "pin_memory", "decode", "image_size", "val_resize", "bad_images", "untimed_init", "target_accuracy", "target_patience",
       "stop_after_no_improvement", "log_interval", "log_seconds", "sample_steps",  "collective_timeout", "out", "checkpoint_every"};
   EXPECT_EQ(keys, want);
   EXPECT_NE(TrainConfig{}.to_json().find("\"optimizer\":\"sgd\",\"lr\":0.01,"), std::string::npos) << TrainConfig{}.to_json();

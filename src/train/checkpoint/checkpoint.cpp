@@ -352,7 +352,12 @@ Checkpoint read_checkpoint(const std::string& path) {
   h5::init_hdf5();
   Reader r{path};
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw UserError("--resume " + path + ": no such file");
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(status))
+    throw UserError("--resume " + path + " is a directory; give the checkpoint file itself (by default OUT.ckpt.h5 beside "
+                    "the run's --out, or the --checkpoint it was given)");
+  if (!std::filesystem::exists(status)) throw UserError("--resume " + path + ": no such file");
+  if (!std::filesystem::is_regular_file(status)) throw UserError("--resume " + path + " is not a regular file; give the checkpoint file itself");
   r.file_bytes = std::filesystem::file_size(path, ec);
   if (ec) r.bad("can't be read (" + ec.message() + ")");
   {

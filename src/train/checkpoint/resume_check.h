@@ -14,7 +14,7 @@
 
 namespace sb {
 
-// The command-line name of a config_json key ("--lr-warmup-epochs" for warmup_epochs).
+// The command-line name of a config_json key ("--lr-warmup-epochs" for lr_warmup_epochs).
 std::string option_for_key(const std::string& key);
 
 // Throws UserError naming the first key that differs against the option rows' ResumeRule, with the stored and the given

@@ -180,7 +180,7 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
   };
   RunReporting reporting(config, comm, engine, results, mllog);
   // Before the clock and before the stop checkpointer, which must never see the warm-up's parameters.
-  if (config.warm_up && start.epoch < config.epochs)
+  if (config.untimed_init_on() && start.epoch < config.epochs)
     warm_up_on_first_epoch(config, engine, sampler, per_rank_batch, start, *schedule, test_indices);
   RunCheckpoints checkpoints(config, comm, engine, data ? *data : DataIdentity{});
   TrainObservers observers{&checkpoints, &reporting};

@@ -29,7 +29,7 @@ struct Outcome {
 };
 
 Outcome train_once(TrainConfig config, bool warm_up, const TrainTest& data, Communicator& comm) {
-  config.warm_up = warm_up;
+  config.untimed_init = warm_up;
   reset_startup_times();
   auto engine = make_cuda_engine(config, data.train, data.test, comm, comm.rank(), comm.size());
   Outcome o;
@@ -100,7 +100,7 @@ TEST(GpuWarmUp, AfterTheWarmUpTheTrainingCapturesNoGraph) {
   warm_up(*engine, steps, StepInfo{0, 0, 0, config.lr}, test_shard, config.eval_batch_size);
   const double captured = startup_seconds(StartupPart::graph_capture);
   ASSERT_GT(captured, 0.0) << "the warm-up captured no graph";
-  config.warm_up = false;  // warmed up above
+  config.untimed_init = false;  // warmed up above
   const RunSummary run = train(config, *world, *engine);
   ASSERT_EQ(run.epochs_run, 2);
   EXPECT_EQ(startup_seconds(StartupPart::graph_capture), captured) << "a capture after the warm-up";
