@@ -142,6 +142,8 @@ def _settle_sentence(series):
     if series.settle_epochs is None:
         return ""
     assumed = "" if series.settle_recorded else " (--settle-epochs: the file does not record its own)"
+    if series.settle_epochs == 0:
+        return f" Steady epochs: every epoch of each run{assumed}."
     return f" Steady epochs: all but the first {series.settle_epochs} of each run{assumed}, and at least its last."
 
 

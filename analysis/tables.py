@@ -199,8 +199,9 @@ def amdahl_sentence(series):
     if series.fit is None:
         results = [p for p in series.points if not efficiency_flagged(series, p)]
         have = amdahl_points([p.gpus for p in results], [p.speedup for p in results], series.baseline_gpus)
+        unit = series.unit if series.baseline_gpus != 1 else series.unit[:-1]
         return (f"Amdahl fit: none; its one parameter needs {AMDAHL_MIN_POINTS} or more points beyond the baseline of "
-                f"{series.baseline_gpus} {series.unit}, and this series has {have}.")
+                f"{series.baseline_gpus} {unit}, and this series has {have}.")
     return (f"Amdahl fit{base}: serial fraction s = {series.fit.serial_fraction:.4f} "
             f"(rms error {series.fit.rmse:.3f} in speedup over {series.fit.points} point(s); "
             f"at most {1.0 / series.fit.serial_fraction:,.1f}x speedup)." if series.fit.serial_fraction > 0 else

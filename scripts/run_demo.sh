@@ -86,7 +86,8 @@ args=(scale --model mnist-cnn --data "$data" --device "$device" --gpus "$counts"
 echo "scalebench demo: $launcher -np $np $exe ${args[*]}"
 "$launcher" "${launcher_flags[@]}" -np "$np" "$exe" "${args[@]}"
 echo
-python3 "$repo/analysis/report.py" "$study" --out "$stage" --title "scalebench demo: mnist-cnn on Fashion-MNIST" >/dev/null
+# From the staging folder, so that the report names the study as it will lie beside it (study.h5).
+(cd "$stage" && python3 "$repo/analysis/report.py" study.h5 --out . --title "scalebench demo: mnist-cnn on Fashion-MNIST" >/dev/null)
 mv "$stage" "$out_dir"
 # scale printed the study's figures above (report.md's scaling table holds the same numbers); from the
 # report, the terminal gets where the time goes.
