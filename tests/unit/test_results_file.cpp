@@ -440,7 +440,7 @@ TEST_F(ResultsFileTest, StudyRoundTrip) {
   std::vector<StudyRow> written;
   {
     ResultsFile file(path("study.h5"), m);
-    file.begin_study({.mode = "strong", .baseline_gpus = 1, .target_accuracy = 0.91});
+    file.begin_study({.mode = "strong", .baseline_gpus = 1, .target_accuracy = 0.91, .settle_epochs = 2});
     for (int64_t gpus : {1, 2, 4}) {
       RunWriter& config = file.add_config(gpus, R"({"batch_size":)" + std::to_string(256 / gpus) + "}");
       EXPECT_EQ(config.ranks(), gpus);
@@ -466,6 +466,7 @@ TEST_F(ResultsFileTest, StudyRoundTrip) {
   EXPECT_EQ(info.mode, "strong");
   EXPECT_EQ(info.baseline_gpus, 1);
   EXPECT_EQ(info.target_accuracy, 0.91);
+  EXPECT_EQ(info.settle_epochs, 2);  // the epochs each configuration left out of its figures
   const std::vector<StudyRow> rows = reader.study();
   ASSERT_EQ(rows.size(), written.size());
   for (size_t i = 0; i < rows.size(); ++i) {

@@ -43,6 +43,7 @@ TEST(ResultsSchemaV1, StudyInfoHasNoSweepsAndOneRepeat) {
   EXPECT_TRUE(info.swept.empty());
   EXPECT_EQ(info.repeats, 1);
   EXPECT_TRUE(info.value_names.empty());
+  EXPECT_EQ(info.settle_epochs, -1);  // not recorded: written before the attribute
   EXPECT_EQ(file.config_names(), (std::vector<std::string>{"gpus_1", "gpus_2"}));
   EXPECT_EQ(file.config_gpus(), (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(file.epochs("/configs/gpus_2").size(), 3u);
