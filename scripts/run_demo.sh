@@ -50,8 +50,24 @@ fi
 # CPU ranks. scalebench resolves --device auto itself and says so on its first line.
 device=${DEMO_DEVICE:-auto}
 gpus=0
-if [[ $device != cpu ]] && "$exe" info --device cuda >/dev/null 2>&1 && command -v nvidia-smi >/dev/null 2>&1; then
-  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+visible=0
+if command -v nvidia-smi >/dev/null 2>&1; then visible=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true); fi
+if [[ $device != cpu ]] && (( visible > 0 )); then
+  if cuda_error=$("$exe" info --device cuda 2>&1 >/dev/null); then
+    gpus=$visible
+  else
+    # A GPU machine whose demo would run on the CPU: say why, loudly, before anything runs.
+    backend="$build/cuda_backend.txt"
+    if [[ -f $backend && $(head -c 3 "$backend") == OFF ]]; then
+      why="the CUDA backend was not built: $(cut -c6- "$backend")"
+    else
+      why="scalebench cannot use them: ${cuda_error:-scalebench info --device cuda failed}"
+    fi
+    printf '%s\n' "" "scalebench demo: WARNING: this machine has $visible GPU(s), but $why" \
+           "scalebench demo: the demo runs on the CPU instead. For the GPUs, make the missing part findable" \
+           "                 (README.md, 'Building on a cluster'), then rebuild: rm -rf $build && make run" "" >&2
+    [[ $device == cuda ]] && exit 2
+  fi
 fi
 if (( gpus >= 4 )); then counts=1,2,4; np=4
 elif (( gpus >= 2 )); then counts=1,2; np=2

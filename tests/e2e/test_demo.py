@@ -1,7 +1,7 @@
 """`make run`'s script, scripts/run_demo.sh, on a small slice of Fashion-MNIST: it prints which device
 runs, one speedup/efficiency table (scale's, whose figures the report shares) and the phase table,
 writes report.md with its PNG plots, and a second run into the same folder is refused without touching
-the first one's results."""
+the first one's results. On a machine with a GPU that scalebench cannot use, it says why before the CPU demo."""
 import os
 import subprocess
 import sys
@@ -74,6 +74,22 @@ class DemoInput(unittest.TestCase):
             result = run_demo(out_dir, DEMO_DATA=data, MPIRUN="false")
             self.assertNotEqual(result.returncode, 0, result.stdout + result.stderr)
             self.assertEqual(os.listdir(tmp), [], "no folder is left behind")
+
+    def test_a_gpu_machine_without_a_usable_cuda_backend_is_told_why_before_the_cpu_demo(self):
+        exe = os.environ["SCALEBENCH"]
+        if subprocess.run([exe, "info", "--device", "cuda"], capture_output=True).returncode == 0:
+            self.skipTest("this machine's CUDA backend works")
+        with temp_dir() as tmp:
+            fake_bin = os.path.join(tmp, "bin")
+            os.makedirs(fake_bin)
+            with open(os.path.join(fake_bin, "nvidia-smi"), "w") as f:
+                f.write("#!/bin/sh\necho 'GPU 0: NVIDIA H200 (UUID: GPU-0)'\n")
+            os.chmod(os.path.join(fake_bin, "nvidia-smi"), 0o755)
+            out_dir = os.path.join(tmp, "demo")
+            # The launcher fails at once: what matters is what is said before it runs.
+            result = run_demo(out_dir, DEMO_DEVICE="auto", MPIRUN="false", PATH=fake_bin + os.pathsep + os.environ["PATH"])
+            self.assertIn("WARNING: this machine has 1 GPU(s), but", result.stderr)
+            self.assertIn("the demo runs on the CPU instead", result.stderr)
 
 
 if __name__ == "__main__":
