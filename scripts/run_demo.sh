@@ -60,12 +60,13 @@ if [[ $device != cpu ]] && (( visible > 0 )); then
     backend="$build/cuda_backend.txt"
     if [[ -f $backend && $(head -c 3 "$backend") == OFF ]]; then
       why="the CUDA backend was not built: $(cut -c6- "$backend")"
+      remedy="make the missing part findable (README.md, 'Building on a cluster'), then rebuild: rm -rf $build && make run"
     else
       why="scalebench cannot use them: ${cuda_error:-scalebench info --device cuda failed}"
+      remedy="check the driver (nvidia-smi) and CUDA_VISIBLE_DEVICES, then run make run again"
     fi
     printf '%s\n' "" "scalebench demo: WARNING: this machine has $visible GPU(s), but $why" \
-           "scalebench demo: the demo runs on the CPU instead. For the GPUs, make the missing part findable" \
-           "                 (README.md, 'Building on a cluster'), then rebuild: rm -rf $build && make run" "" >&2
+           "scalebench demo: the demo runs on the CPU instead. For the GPUs, $remedy" "" >&2
     [[ $device == cuda ]] && exit 2
   fi
 fi
