@@ -26,7 +26,7 @@ MpiSession::MpiSession(int& argc, char**& argv) {
   world_ = MpiCommunicator::world();
   init_collective_watchdog();
   const std::string host = processor_name();
-  set_process_identity(world_->rank(), host);
+  set_process_identity(world_->rank(), host, world_->size());
 
   const std::unique_ptr<MpiCommunicator> node = world_->split_node_local();
   local_rank_ = node->rank();

@@ -18,6 +18,7 @@
 namespace sb {
 namespace {
 int g_rank = -1;
+int g_world_size = 0;  // 0: not known (before the bootstrap)
 std::string g_host = "?";
 std::vector<std::function<void()>>& abort_hooks() {
   static std::vector<std::function<void()>> hooks;
@@ -43,14 +44,17 @@ void run_abort_hooks_for_at_most(std::chrono::seconds limit) {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
-  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, code);
+  // A job of one process ends by itself: MPI_Abort would only add the launcher's abort banner (or, for a
+  // process started without mpirun, Open MPI's ORTE_ERROR_LOG lines) after the sentence.
+  if (initialized && !finalized && g_world_size != 1) MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);
 }
 }  // namespace
 
-void set_process_identity(int rank, const std::string& host) {
+void set_process_identity(int rank, const std::string& host, int world_size) {
   g_rank = rank;
   g_host = host;
+  g_world_size = world_size;
 }
 int process_rank() { return g_rank; }
 const std::string& process_host() { return g_host; }

@@ -27,8 +27,9 @@ class AgreedError : public UserError {
   bool speaker_;
 };
 
-// Who this process is, for error messages. Set once by the MPI bootstrap.
-void set_process_identity(int rank, const std::string& host);
+// Who this process is, for error messages, and the size of its job (0: not known), which decides how a
+// fatal error ends it. Set once by the MPI bootstrap.
+void set_process_identity(int rank, const std::string& host, int world_size = 0);
 int process_rank();             // -1 before the bootstrap
 const std::string& process_host();
 
@@ -36,7 +37,8 @@ const std::string& process_host();
 void add_abort_hook(std::function<void()> hook);
 
 // Prints "[rank R on HOST] FILE:LINE: CALL failed: MESSAGE", runs the abort hooks, then aborts the whole
-// job (MPI_Abort when MPI is up, so that no rank hangs in a collective).
+// job (MPI_Abort when MPI is up and the job has more than one process, so that no rank hangs in a
+// collective; a one-process job just exits with the code).
 [[noreturn]] void fatal_call(const char* file, int line, const char* call, const std::string& message);
 
 // Aborts the whole job with a plain message (for invariants that can't hold).
