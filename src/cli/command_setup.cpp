@@ -53,8 +53,10 @@ void refuse_existing_outputs(const CommandOutputs& outputs, const std::string& r
                     (resumable ? "continue its run with --resume " + outputs.checkpoint + ", " : std::string()) +
                     "choose another --out, or remove the file first to replace it");
   }
-  // A resume of a checkpoint that is not there is refused by its own check, which names that file.
-  const bool resumed = resuming && (!path_exists(resume) || same_file(resume, outputs.checkpoint));
+  // A resume of something that is no checkpoint file (missing, a directory) is refused by its own check,
+  // which names it.
+  std::error_code error;
+  const bool resumed = resuming && (!std::filesystem::is_regular_file(resume, error) || same_file(resume, outputs.checkpoint));
   if (trains && !resumed && path_exists(outputs.checkpoint)) {
     throw UserError("the checkpoint file " + outputs.checkpoint + " (--checkpoint) already exists, and scalebench replaces only "
                     "the checkpoint it resumes: continue its run with --resume " + outputs.checkpoint +

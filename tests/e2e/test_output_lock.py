@@ -212,6 +212,10 @@ class ExistingOutputs(unittest.TestCase):
             self.assert_refused_untouched(SHORT + ["--checkpoint", checkpoint, "--out", os.path.join(tmp, "new.h5")],
                                           checkpoint, "--checkpoint", "--resume " + checkpoint)
             self.assertFalse(os.path.exists(os.path.join(tmp, "new.h5")))
+            # A --resume that names no checkpoint file is refused for what it is, not for the checkpoint beside it.
+            wrong = run_scalebench(2, *SHORT, "--checkpoint", checkpoint, "--out", out, "--resume", tmp, timeout=120)
+            self.assertEqual(wrong.returncode, EXIT_BAD_INPUT, wrong.stdout + wrong.stderr)
+            self.assertIn("--resume %s is a directory" % tmp, wrong.stderr)
             # The checkpoint's own resume continues both files.
             resumed = run_scalebench(2, *SHORT, "--checkpoint-every", "1", "--checkpoint", checkpoint, "--out", out,
                                      "--resume", checkpoint)
