@@ -134,6 +134,24 @@ TEST(TrainOptions, TheConfigurationJsonKeepsItsKeys) {
   EXPECT_NE(TrainConfig{}.to_json().find("\"optimizer\":\"sgd\",\"lr\":0.01,"), std::string::npos) << TrainConfig{}.to_json();
 }
 
+// --untimed-init follows the device unless given (on for CUDA, off for the CPU, where it buys nothing),
+// and the configuration records what the run took.
+TEST(TrainOptions, TheUntimedInitDefaultFollowsTheDevice) {
+  TrainConfig cpu, cuda;
+  cpu.device = Device::Cpu;
+  cuda.device = Device::Cuda;
+  EXPECT_FALSE(cpu.untimed_init_on());
+  EXPECT_TRUE(cuda.untimed_init_on());
+  EXPECT_NE(cpu.to_json().find("\"untimed_init\":false"), std::string::npos);
+  EXPECT_NE(cuda.to_json().find("\"untimed_init\":true"), std::string::npos);
+  const TrainOption& row = *train_option_named("untimed-init");
+  row.field.parse(cpu, "on", row.name);
+  row.field.parse(cuda, "off", row.name);
+  EXPECT_TRUE(cpu.untimed_init_on());
+  EXPECT_FALSE(cuda.untimed_init_on());
+  EXPECT_EQ(row.field.show(TrainConfig{}), "default: on for cuda, off for cpu");
+}
+
 TEST(TrainOptions, AStoredConfigurationOfAnotherShapeIsRefusedNamingTheKey) {
   const std::string what = "checkpoint x.h5";
   std::string message = refusal([&] { TrainConfig::from_json(R"({"lr":0.1,"learning_rate":2})", what); });
