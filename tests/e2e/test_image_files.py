@@ -118,6 +118,23 @@ class ImageFiles(unittest.TestCase):
             self.assertIn("epoch 1: --bad-images skip left out 1 file that can't be read or decoded: " + bad, r.stdout)
             self.assertEqual([e["images_skipped"] for e in epochs_of(out)], [1])
 
+    def test_gpu_decoding_substitutes_a_bad_image_as_the_cpu_decoder_does(self):
+        info = run_scalebench(1, "info")
+        usable = run_scalebench(1, "info", "--device", "cuda").returncode == 0
+        if not usable or "nvjpeg (not built in)" in info.stdout:
+            self.skipTest("needs a CUDA device and nvJPEG")
+        folder = self.tiny_folder("tiny-gpu")
+        bad = os.path.join(folder, "train", sorted(os.listdir(os.path.join(folder, "train")))[0], "empty.jpg")
+        open(bad, "wb").close()
+        for seed in range(1, 4):
+            out = os.path.join(self.tmp, "gpu-seed%d.h5" % seed)
+            r = run_scalebench(1, "train", "--model", "cifar-cnn", "--image-size", "32", "--batch-size", "2",
+                               "--epochs", "1", "--workers", "1", "--seed", str(seed), "--data", "imagefolder:" + folder,
+                               "--device", "cuda", "--decode", "gpu", "--bad-images", "skip", "--out", out)
+            self.assertEqual(r.returncode, 0, "seed %d: %s" % (seed, r.stderr))
+            self.assertIn("epoch 1: --bad-images skip left out 1 file that can't be read or decoded: " + bad, r.stdout)
+            self.assertEqual([e["images_skipped"] for e in epochs_of(out)], [1])
+
     def tiny_folder(self, name, size=40):
         """A folder of 2 classes of 2 training images and 1 validation image each."""
         folder = os.path.join(self.tmp, name)
