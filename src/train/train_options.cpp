@@ -368,11 +368,16 @@ std::vector<TrainOption> make_rows() {
        kRun, "decode", same, choice(&C::decode)},
       {"image-size", "N", "image files: the side of the square crops the model trains on (RandomResizedCrop's size); "
        "unless given, the model's input side: 28 for mnist-cnn and mlp, 32 for wrn and the CIFAR nets, 224 for the "
-       "ResNets", kRun, "image_size", same, whole(&C::image_size, within(8, 4096, false))},
+       "ResNets", kRun, "image_size", same,
+       shown_as(whole(&C::image_size, within(8, 4096, false)), [](const C& c) {
+         return c.image_size == C{}.image_size ? std::string("default: the model's input side") : std::to_string(c.image_size);
+       })},
       {"val-resize", "N", "image files: evaluation resizes each image's shorter side to N, then takes the centre "
        "--image-size crop; unless given, 256/224 of --image-size rounded down (torchvision's Resize(256) + "
        "CenterCrop(224); 36 for 32)", kRun, "val_resize", same,
-       whole(&C::val_resize, within(8, 8192, false))},
+       shown_as(whole(&C::val_resize, within(8, 8192, false)), [](const C& c) {
+         return c.val_resize == C{}.val_resize ? std::string("default: 256/224 of --image-size") : std::to_string(c.val_resize);
+       })},
       {"bad-images", "WHAT", "image files: fail ends the job at the first file that can't be read or decoded, naming it; "
        "skip trains on the next image of the listing (or shards) that decodes in its place, counts it in the results "
        "and names it after the epoch", kRun, "bad_images", same,
