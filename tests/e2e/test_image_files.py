@@ -107,14 +107,10 @@ class ImageFiles(unittest.TestCase):
     def test_skip_never_fails_a_batch_whatever_the_seed_and_names_the_file(self):
         # 5 training images (one empty) in batches of 2: under some seeds the empty file is alone in the
         # last batch, and it takes the next image of the listing instead.
-        folder = self.tiny_folder("tiny")
-        bad = os.path.join(folder, "train", sorted(os.listdir(os.path.join(folder, "train")))[0], "empty.png")
-        open(bad, "wb").close()
+        folder, bad = self.tiny_folder_with_an_empty_file("tiny", "empty.png")
         for seed in range(1, 11):
             out = os.path.join(self.tmp, "seed%d.h5" % seed)
-            r = run_scalebench(1, "train", "--model", "cifar-cnn", "--image-size", "32", "--batch-size", "2",
-                               "--epochs", "1", "--workers", "1", "--seed", str(seed), "--data", "imagefolder:" + folder,
-                               "--bad-images", "skip", "--out", out)
+            r = self.train_skipping(folder, seed, out)
             self.assertEqual(r.returncode, 0, "seed %d: %s" % (seed, r.stderr))
             self.assertIn("epoch 1: --bad-images skip left out 1 file that can't be read or decoded: " + bad, r.stdout)
             self.assertEqual([e["images_skipped"] for e in epochs_of(out)], [1])
@@ -124,20 +120,29 @@ class ImageFiles(unittest.TestCase):
         usable = run_scalebench(1, "info", "--device", "cuda").returncode == 0
         if not usable or "nvjpeg (not built in)" in info.stdout:
             self.skipTest("needs a CUDA device and nvJPEG")
-        folder = self.tiny_folder("tiny-gpu")
-        bad = os.path.join(folder, "train", sorted(os.listdir(os.path.join(folder, "train")))[0], "empty.jpg")
-        open(bad, "wb").close()
+        folder, bad = self.tiny_folder_with_an_empty_file("tiny-gpu", "empty.jpg")
         for seed in range(1, 4):
             out = os.path.join(self.tmp, "gpu-seed%d.h5" % seed)
-            r = run_scalebench(1, "train", "--model", "cifar-cnn", "--image-size", "32", "--batch-size", "2",
-                               "--epochs", "1", "--workers", "1", "--seed", str(seed), "--data", "imagefolder:" + folder,
-                               "--device", "cuda", "--decode", "gpu", "--bad-images", "skip", "--out", out)
+            r = self.train_skipping(folder, seed, out, "--device", "cuda", "--decode", "gpu")
             self.assertEqual(r.returncode, 0, "seed %d: %s" % (seed, r.stderr))
             # The host pipeline builds batches ahead, into epochs the run never reaches: each build counts
             # (docs/image_data.md), so the count is at least the one the epoch trained on.
             self.assertRegex(r.stdout, r"epoch 1: --bad-images skip left out \d+ files? that can't be read or decoded: "
                              + re.escape(bad))
             self.assertGreaterEqual(epochs_of(out)[0]["images_skipped"], 1)
+
+    def tiny_folder_with_an_empty_file(self, name, file_name):
+        """A tiny folder whose first training class holds one more file, empty; returns the folder and the file."""
+        folder = self.tiny_folder(name)
+        bad = os.path.join(folder, "train", sorted(os.listdir(os.path.join(folder, "train")))[0], file_name)
+        open(bad, "wb").close()
+        return folder, bad
+
+    def train_skipping(self, folder, seed, out, *options):
+        """One epoch of the tiny folder in batches of 2 under --bad-images skip."""
+        return run_scalebench(1, "train", "--model", "cifar-cnn", "--image-size", "32", "--batch-size", "2", "--epochs", "1",
+                              "--workers", "1", "--seed", str(seed), "--data", "imagefolder:" + folder, "--bad-images",
+                              "skip", "--out", out, *options)
 
     def tiny_folder(self, name, size=40):
         """A folder of 2 classes of 2 training images and 1 validation image each."""

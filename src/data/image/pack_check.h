@@ -1,5 +1,6 @@
-// pack's check of the images it is about to write: each is read and decoded whole, on `workers` threads,
-// before any shard is written, so that a shard never holds a file that training would fail on.
+// pack's check of the images it is about to write: each is read as training reads it (encoded_images.h)
+// and decoded whole, on `workers` threads, before any shard is written, so that a shard never holds a file
+// that training would fail on.
 #pragma once
 #include <string>
 #include <vector>
