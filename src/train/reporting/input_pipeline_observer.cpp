@@ -5,24 +5,19 @@
 #include <string>
 #include <vector>
 
+#include "comm/string_collectives.h"
 #include "core/log.h"
 #include "train/run/run_summary.h"
 
 namespace sb {
 namespace {
 
-// The names of the files each rank skipped, gathered on rank 0 (empty elsewhere). Each rank sends them
-// joined by newlines in a block of fixed size, cut where they exceed it.
-std::vector<std::string> skipped_names_on_rank0(Communicator& comm, const std::vector<std::string>& mine) {
-  constexpr size_t kBlock = 4096;
-  std::vector<char> block(kBlock, '\0');
+// The names of the files every rank skipped, in rank order; each rank sends its own joined by newlines.
+std::vector<std::string> skipped_names_of_all_ranks(Communicator& comm, const std::vector<std::string>& mine) {
   std::string joined;
   for (const std::string& name : mine) joined += name + '\n';
-  std::copy_n(joined.begin(), std::min(joined.size(), kBlock - 1), block.begin());
-  const std::vector<char> all = comm.gather(std::span<const char>(block), 0);
   std::vector<std::string> names;
-  for (size_t at = 0; at < all.size(); at += kBlock) {
-    const std::string text(all.data() + at);
+  for (const std::string& text : allgather_strings(comm, joined)) {
     for (size_t begin = 0, end; (end = text.find('\n', begin)) != std::string::npos; begin = end + 1)
       names.push_back(text.substr(begin, end - begin));
   }
@@ -53,7 +48,7 @@ void InputPipelineObserver::measure_epoch(EpochSummary& s) {
                         static_cast<int64_t>(v[7]), {}};
   s.input = sum;
   if (sum.skipped > 0) {  // every rank sees the sum, so all gather or none
-    const std::vector<std::string> names = skipped_names_on_rank0(comm_, epoch.last_skipped);
+    const std::vector<std::string> names = skipped_names_of_all_ranks(comm_, epoch.last_skipped);
     log0("%s\n", skipped_line(s.epoch, sum.skipped, names).c_str());
   }
 }
