@@ -57,6 +57,7 @@ multiarch=$(gcc -print-multiarch 2>/dev/null || true)
 command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || need build-essential "a C++ compiler"
 command -v make >/dev/null 2>&1 || need make "make"
 have_cmake || need cmake "CMake 3.24 or newer"
+command -v pkg-config >/dev/null 2>&1 || need pkg-config "pkg-config (CMake finds OpenBLAS through it)"
 command -v mpicxx >/dev/null 2>&1 || command -v mpic++ >/dev/null 2>&1 || need libopenmpi-dev "MPI's compiler wrapper (mpicxx)"
 command -v mpirun >/dev/null 2>&1 || need openmpi-bin "MPI's launcher (mpirun)"
 have_header hdf5.h /usr/include/hdf5/serial || need libhdf5-dev "HDF5's C headers (hdf5.h)"
