@@ -4,6 +4,7 @@ the build folder's cuda_backend.txt why the CUDA backend is off. The system's ow
 searches with CMAKE_IGNORE_PATH, so the test holds on machines with and without cuDNN installed.
 
 usage: test_cuda_discovery.py REPO_ROOT"""
+import glob
 import os
 import shutil
 import subprocess
@@ -12,11 +13,14 @@ import tempfile
 import unittest
 
 REPO = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else os.path.abspath(os.path.join(__file__, "../../.."))
-# Every folder where a system's cuDNN, NCCL or CUDA toolkit could be found, hidden from find_path/find_library.
-SYSTEM_FOLDERS = ["/usr/local/cuda/lib64", "/usr/local/cuda/lib", "/usr/local/cuda/include",
-                  "/usr/local/cuda/targets/x86_64-linux/lib", "/usr/local/cuda/targets/x86_64-linux/include",
-                  "/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/include", "/usr/local/lib",
-                  "/usr/local/include"]
+# Every folder where a system's cuDNN, NCCL or CUDA toolkit could be found, hidden from find_path/find_library,
+# by the names given and by the folders they resolve to (/usr/local/cuda is often a link to /usr/local/cuda-13.0).
+CUDA_SUBFOLDERS = ["lib64", "lib", "include", "targets/x86_64-linux/lib", "targets/x86_64-linux/include"]
+CUDA_ROOTS = ["/usr/local/cuda"] + sorted(glob.glob("/usr/local/cuda-*"))
+SYSTEM_FOLDERS = sorted({folder for path in [os.path.join(root, sub) for root in CUDA_ROOTS for sub in CUDA_SUBFOLDERS]
+                         + ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/include", "/usr/local/lib",
+                            "/usr/local/include"]
+                         for folder in (path, os.path.realpath(path))})
 
 
 class CudaDiscovery(unittest.TestCase):
