@@ -6,8 +6,11 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 MPIRUN ?= mpirun
 MPIRUN_FLAGS ?= $(shell [ "$$(id -u)" = 0 ] && echo --allow-run-as-root) --oversubscribe
 TEST_LABELS ?= unit|mpi|e2e|analysis|gpu|slurm
-# ccache, where installed, makes a rebuild after a pull or a branch switch compile only what changed.
-LAUNCHER := $(shell command -v ccache >/dev/null 2>&1 && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+# ccache, where installed, makes a rebuild after a pull or a branch switch compile only what changed; the
+# sloppiness lets it cache sources compiled with the precompiled headers (cmake/PrecompiledHeaders.cmake).
+CCACHE_FLAGS := "-DCMAKE_CXX_COMPILER_LAUNCHER=env;CCACHE_SLOPPINESS=pch_defines,time_macros;ccache" \
+                -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache
+LAUNCHER := $(if $(shell command -v ccache 2>/dev/null),$(CCACHE_FLAGS))
 
 .PHONY: all deps configure build program test run bench bench-gpu report clean
 

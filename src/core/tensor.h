@@ -27,7 +27,10 @@ struct Shape {
   bool operator!=(const Shape& o) const { return dims != o.dims; }
   std::string str() const {
     std::string s = "[";
-    for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (i) s += 'x';
+      s += std::to_string(dims[i]);
+    }
     return s + "]";
   }
 };

@@ -60,7 +60,7 @@ TEST(KernelsDropout, MaskAndValuesMatchCpuLayer) {
             kept += y_ref[i] != 0.0f;
           }
           EXPECT_EQ(mask_mismatch, 0u);
-          if (size >= 1000) EXPECT_NEAR(static_cast<double>(kept) / size, 1.0 - p, 0.05);
+          if (size >= 1000) { EXPECT_NEAR(static_cast<double>(kept) / size, 1.0 - p, 0.05); }
           // fp32: the same float multiply as the CPU; fp16/bf16: that value rounded once.
           const double tol = t == DType::F32 ? 0.0 : tolerance(t) / 4;
           EXPECT_TRUE(all_close(y_got, y_ref, tol));

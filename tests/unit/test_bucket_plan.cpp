@@ -62,8 +62,8 @@ TEST(BucketPlan, WideResNetAt25MiBCoversTheBufferWithASmallTail) {
   for (size_t i = 0; i < buckets.size(); ++i) {
     EXPECT_LT(buckets[i].begin, buckets[i].end) << i;
     EXPECT_TRUE(offsets.count(buckets[i].begin)) << "bucket " << i << " starts inside a tensor";
-    if (i + 1 < buckets.size()) EXPECT_EQ(buckets[i + 1].end, buckets[i].begin) << "gap or overlap after bucket " << i;
-    if (i + 2 < buckets.size()) EXPECT_GE(buckets[i].end - buckets[i].begin, bucket) << i;
+    if (i + 1 < buckets.size()) { EXPECT_EQ(buckets[i + 1].end, buckets[i].begin) << "gap or overlap after bucket " << i; }
+    if (i + 2 < buckets.size()) { EXPECT_GE(buckets[i].end - buckets[i].begin, bucket) << i; }
   }
   EXPECT_LE(buckets.back().end, default_tail_elements(bucket));
   EXPECT_GT(buckets.back().end, 0);

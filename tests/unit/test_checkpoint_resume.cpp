@@ -73,7 +73,7 @@ TEST(ResumeOptions, TheTableNamesWhatMayChangeAndEveryOtherKeyMustMatch) {
   changed.checkpoint = "other.ckpt.h5";
   EXPECT_EQ(refusal([&] { check_same_run_options(stored, "the checkpoint has", changed.to_json(), "this command gives"); }), "");
   for (const TrainOption& row : train_options()) {
-    if (row.json_key) EXPECT_EQ(option_for_key(row.json_key), std::string("--") + row.name);
+    if (row.json_key) { EXPECT_EQ(option_for_key(row.json_key), std::string("--") + row.name); }
   }
 
   TrainConfig lr = base_config();

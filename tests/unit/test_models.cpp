@@ -88,7 +88,7 @@ TEST(Models, InitialisationIsSeededAndFollowsPyTorchBounds) {
     double max_abs = 0;
     for (int64_t i = 0; i < p.shape.numel(); ++i) max_abs = std::max(max_abs, std::fabs(double(a.params()[p.offset + i])));
     EXPECT_LE(max_abs, bound) << p.name;
-    if (p.shape.numel() >= 100) EXPECT_GT(max_abs, 0.9 * bound) << p.name;  // the range is actually used
+    if (p.shape.numel() >= 100) { EXPECT_GT(max_abs, 0.9 * bound) << p.name; }  // the range is actually used
   }
 }
 

@@ -154,7 +154,7 @@ TEST(ResNetModels, TheRunsModelTakesZeroInitResidualFromTheOption) {
   EXPECT_EQ(zeroed, 8);
   config.zero_init_residual = false;
   for (const ParamSpec& p : collect_params(model_spec_for(config, train)))
-    if (ends_with(p.name, ".weight") && p.shape.rank() == 1) EXPECT_EQ(p.init, ParamInit::Ones) << p.name;
+    if (ends_with(p.name, ".weight") && p.shape.rank() == 1) { EXPECT_EQ(p.init, ParamInit::Ones) << p.name; }
 
   config.model = "mlp";
   config.zero_init_residual = true;
@@ -166,7 +166,7 @@ TEST(ResNetModels, TheRunsModelTakesZeroInitResidualFromTheOption) {
 TEST(ResNetModels, WithoutTheOptionNoBnWeightStartsAtZero) {
   const std::vector<ParamSpec> specs = collect_params(build_model("resnet34", kImageNet));
   for (const ParamSpec& p : specs)
-    if (ends_with(p.name, "bn2.weight")) EXPECT_EQ(p.init, ParamInit::Ones) << p.name;
+    if (ends_with(p.name, "bn2.weight")) { EXPECT_EQ(p.init, ParamInit::Ones) << p.name; }
 }
 
 TEST(ResNetModels, Resnet18TrainsOnTheCpuAtASmallSize) {

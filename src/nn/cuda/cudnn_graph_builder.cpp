@@ -99,7 +99,8 @@ std::string alignment_key(const std::vector<void*>& pointers) {
   for (const void* p : pointers) {
     const int64_t a = alignment_of(p);
     all_aligned = all_aligned && a == 16;
-    s += (s.empty() ? "" : ",") + std::to_string(a);
+    if (!s.empty()) s += ',';
+    s += std::to_string(a);
   }
   return all_aligned ? "" : "|align=" + s;
 }
@@ -292,12 +293,14 @@ std::string EngineInfo::str() const {
   std::string s = "eng" + std::to_string(global_index) + " [";
   for (size_t i = 0; i < numerical_notes.size(); ++i) {
     const int n = numerical_notes[i];
-    s += (i ? "," : "") + std::string(n >= 0 && n < 10 ? numerical[n] : "?");
+    if (i) s += ',';
+    s += n >= 0 && n < 10 ? numerical[n] : "?";
   }
   s += "] [";
   for (size_t i = 0; i < behavior_notes.size(); ++i) {
     const int n = behavior_notes[i];
-    s += (i ? "," : "") + std::string(n >= 0 && n < 5 ? behavior[n] : "?");
+    if (i) s += ',';
+    s += n >= 0 && n < 5 ? behavior[n] : "?";
   }
   return s + "]";
 }

@@ -159,8 +159,9 @@ TEST_P(GpuModelSteps, LossesAndParametersFollowTheCpuReference) {
   }
   EXPECT_LT(relative_l2(got.params, want.params), tolerance(spread.params)) << c.model << " parameters after " << steps << " steps";
   ASSERT_EQ(got.buffers.size(), want.buffers.size()) << c.model;
-  if (!want.buffers.empty())
+  if (!want.buffers.empty()) {
     EXPECT_LT(relative_l2(got.buffers, want.buffers), tolerance(spread.buffers)) << c.model << " BN running statistics after " << steps << " steps";
+  }
   // The spread must stay a spread: a chaotic setting (e.g. a learning rate at which the loss diverges)
   // would let anything pass.
   EXPECT_LT(spread.params, 1e-3) << c.model << ": the CPU's own spread is too wide for a meaningful comparison";

@@ -23,7 +23,7 @@ TEST_P(NcclAllreduceSweep, BothFormsAreExactInEveryDtype) {
   const bool symmetric = GetParam();
   cuda::CudaAllreduceSweep sweep(*world, world->rank(), symmetric);
   if (symmetric && !sweep.symmetric_refusal().empty()) GTEST_SKIP() << "no symmetric windows here: " << sweep.symmetric_refusal();
-  if (!symmetric) EXPECT_EQ(sweep.symmetric_refusal(), "") << "nothing to refuse when the windows were not asked for";
+  if (!symmetric) { EXPECT_EQ(sweep.symmetric_refusal(), "") << "nothing to refuse when the windows were not asked for"; }
   const SweepSettings settings{3, 1};
   const double factor = allreduce_busbw_factor(world->size());
   for (SweepDtype dtype : {SweepDtype::Fp32, SweepDtype::Fp64, SweepDtype::Bf16, SweepDtype::Fp16}) {
