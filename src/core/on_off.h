@@ -1,4 +1,4 @@
-// The spellings of a switch's value, as flags and developer switches take them.
+// The spellings of a switch's value, as flags take them.
 #pragma once
 #include <optional>
 #include <string_view>

@@ -436,8 +436,8 @@ std::span<const TrainOption> train_options() {
 }
 
 bool is_retired_json_key(std::string_view key) {
-  // The CUDA paths' A/B switches, each now its settled default (the others are developer switches,
-  // core/dev_switches.h); all were free across a resume.
+  // The CUDA paths' A/B switches, each now its settled default (a test chooses a path's twin in code,
+  // docs/kernels.md); all were free across a resume.
   static constexpr std::string_view kRetired[] = {"batchnorm_path", "fused_bn", "fused_residual_grad", "parallel_wgrad",
                                                   "optimizer_overlap", "symmetric_memory"};
   for (std::string_view retired : kRetired)
