@@ -1,6 +1,6 @@
 # The CUDA backend: one static library per layer, each linking only the layers below it
 # (docs/architecture.md):
-#   sb_kernels    kernels/*.cu           core (and the SB_HOST_DEVICE maths headers of data/ and optim/)
+#   sb_kernels    kernels/*.cu           core, maths (the SB_HOST_DEVICE maths the CPU code computes too)
 #   sb_nn_cuda    src/nn/cuda/           kernels, nn: the CUDA layers over cuDNN and cuBLAS
 #   sb_comm_cuda  src/comm/cuda/         comm: the NCCL communicator and sweep
 #   sb_cuda       src/train/engines/cuda/, src/train/engines/dp/cuda/ and any other src/<folder>/cuda/: the CUDA engines, on train, nn_cuda
@@ -40,7 +40,7 @@ file(GLOB sb_cuda_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*/cu
      ${CMAKE_CURRENT_SOURCE_DIR}/src/train/engines/cuda/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/src/train/engines/dp/cuda/*.cpp)
 list(FILTER sb_cuda_sources EXCLUDE REGEX "/src/(nn|comm)/cuda/[^/]*$")
 
-sb_cuda_layer(sb_kernels "${sb_kernels_sources}" sb_core)
+sb_cuda_layer(sb_kernels "${sb_kernels_sources}" sb_maths)
 target_compile_options(sb_kernels PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo>)
 # The fused optimizer updates a range 4 elements at a time or one at a time (a range at a misaligned
 # offset: an optimizer-overlap bucket); left to contract a * b + c into an FMA, nvcc contracted the two

@@ -7,8 +7,8 @@
 
 #include <algorithm>
 
-#include "data/augment.h"
 #include "kernels/device_utils.cuh"
+#include "maths/augment.h"
 
 namespace sb::kernels {
 namespace {

@@ -3,7 +3,7 @@
 // enabled (random crop of the zero-padded image, horizontal flip), normalises ((x/255 - mean[c]) / std[c])
 // and writes the compute dtype in NCHW or NHWC; it also gathers the labels.
 // The result equals the CPU batch assembly (src/data/batch.h, assemble_batch) element for element: the
-// kernel calls the same SB_HOST_DEVICE functions of src/data/augment.h (draw_crop_flip, crop_flip_pixel,
+// kernel calls the same SB_HOST_DEVICE functions of src/maths/augment.h (draw_crop_flip, crop_flip_pixel,
 // normalize_pixel<float>), so the Philox draws and the arithmetic are literally shared; fp16/bf16 outputs
 // are that fp32 value rounded once. This interface depends on nothing above core/: the draws' key is the
 // plain AugmentDrawKey below, which the callers fill with sb::AugmentKey's values.
@@ -18,7 +18,7 @@ namespace sb::kernels {
 
 constexpr int kMaxAugmentChannels = 4;
 
-// The fields of sb::AugmentKey (src/data/augment.h): the Philox key and the high counter word.
+// The fields of sb::AugmentKey (src/maths/augment.h): the Philox key and the high counter word.
 struct AugmentDrawKey {
   uint64_t seed = 0;
   int64_t epoch = 0;

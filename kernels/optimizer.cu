@@ -1,17 +1,17 @@
 // The fused optimizer step (see optimizer.h). One grid-stride pass over the flat buffers: each thread
 // loads 4 consecutive elements of params, grads and the state buffers as 16-byte words, applies the
-// shared per-element rule of src/optim/update_rules.h in registers, and stores params, state and the
+// shared per-element rule of src/maths/optimizer_update_rules.h in registers, and stores params, state and the
 // optional low-precision weight copy. Bytes per element: Adam reads 16 and writes 12 (+2 for the copy).
 #include "kernels/optimizer.h"
 
 #include "kernels/device_utils.cuh"
-#include "optim/update_rules.h"
+#include "maths/optimizer_update_rules.h"
 
 namespace sb::kernels {
 namespace {
 using namespace detail;
 
-// The step scalars come from update_rules.h's *_step_scalars, computed on the device from the plain
+// The step scalars come from optimizer_update_rules.h's *_step_scalars, computed on the device from the plain
 // hyper-parameters: a graph-captured step reads lr and the step number from device memory.
 struct Scalars {
   SgdStep sgd;

@@ -1,7 +1,7 @@
 // The fused optimizer step: ONE launch updates the whole flat fp32 master buffer (docs/architecture.md,
 // "Flat buffers"), or one element range of it (a gradient bucket's, with the optimizer overlap), with
 // torch.optim's semantics. The per-element maths is literally the CPU optimizers': the
-// kernel calls the SB_HOST_DEVICE update functions of src/optim/update_rules.h.
+// kernel calls the SB_HOST_DEVICE update functions of src/maths/optimizer_update_rules.h.
 // This interface depends on nothing above core/: the hyper-parameters come as the plain structs below,
 // which the callers fill from the optimizer configs of src/optim/ (optim/cuda/fused_step_hyperparameters.h).
 //
@@ -10,7 +10,7 @@
 // itself (step_counter), and the whole update is skipped, counter included, when the device flag
 // found_inf is set (fp16 dynamic loss scaling, kernels/amp.h), as torch's GradScaler skips
 // optimizer.step(). The step scalars (bias corrections in double) are then computed on the device, by the
-// same formulas as update_rules.h's *_step_scalars.
+// same formulas as optimizer_update_rules.h's *_step_scalars.
 #pragma once
 #include <cuda_runtime_api.h>
 

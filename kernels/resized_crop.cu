@@ -6,9 +6,9 @@
 // like the shared helpers' explicit rounding, so that the sums round as on the CPU.
 #include "kernels/resized_crop.h"
 
-#include "data/augment.h"
-#include "data/image/resized_crop.h"
 #include "kernels/device_utils.cuh"
+#include "maths/augment.h"
+#include "maths/resized_crop.h"
 
 namespace sb::kernels {
 namespace {

@@ -1,7 +1,7 @@
 // The ImageNet-style batch on the GPU: ONE kernel resamples each sample's box of its decoded image to the
-// output size (antialiased bilinear, the definition of src/data/image/resized_crop.h, which the kernel
+// output size (antialiased bilinear, the definition of src/maths/resized_crop.h, which the kernel
 // calls), mirrors it when the box says so, normalises ((x/255 - mean[c]) / std[c], normalize_pixel<float>
-// of src/data/augment.h) and writes the compute dtype in NCHW or NHWC; it also copies the labels.
+// of src/maths/augment.h) and writes the compute dtype in NCHW or NHWC; it also copies the labels.
 // Its raw bytes equal the CPU resampler's (src/data/image/resample.h): the kernel sums the taps in the
 // same order with every product and sum rounded alike (no FMA contraction); fp16/bf16 outputs are the
 // fp32 value rounded once, as NormalizedBatchWriter (src/data/image/normalize_batch.h) stores them.

@@ -1,5 +1,5 @@
 // Batch assembly on the CPU: gather the samples of a list of dataset indices into an NCHW batch,
-// augmented (see augment.h for the exact, GPU-reproducible definition) and normalised per channel
+// augmented (see maths/augment.h for the exact, GPU-reproducible definition) and normalised per channel
 // with the dataset's mean and std: (x/255 - mean[c]) / std[c].
 #pragma once
 #include <cstdint>
@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/tensor.h"
-#include "data/augment.h"
 #include "data/dataset.h"
+#include "maths/augment.h"
 
 namespace sb {
 

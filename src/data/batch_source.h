@@ -8,11 +8,11 @@
 #include <span>
 
 #include "core/dtype.h"
-#include "data/augment.h"
 #include "data/batch.h"
 #include "data/dataset.h"
 #include "data/image_decoding.h"
 #include "data/input_counters.h"
+#include "maths/augment.h"
 
 namespace sb {
 

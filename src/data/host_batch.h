@@ -1,7 +1,7 @@
 // Batch building on the host for the GPU: the rows of one batch written exactly as the CUDA batch kernel
 // (kernels/augment.h) writes them, in the compute dtype and layout, so that a batch built here and
 // uploaded is bit for bit the batch the kernel builds from the GPU-resident data set. The draws are
-// augment.h's; the value of a pixel depends only on its raw byte and channel, so each channel's 256
+// maths/augment.h's; the value of a pixel depends only on its raw byte and channel, so each channel's 256
 // possible values are computed once, with the kernel's arithmetic and rounding.
 #pragma once
 #include <array>
@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "core/dtype.h"
-#include "data/augment.h"
 #include "data/batch.h"
 #include "data/batch_source.h"
 #include "data/dataset.h"
 #include "data/pixel_values.h"
+#include "maths/augment.h"
 
 namespace sb {
 

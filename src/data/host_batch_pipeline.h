@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "data/augment.h"
 #include "data/batch_source.h"
+#include "maths/augment.h"
 
 namespace sb {
 

@@ -4,7 +4,7 @@
 // (resample.h) and writes it normalised in the network's dtype and layout.
 //   training:   RandomResizedCrop(image_size, scale 0.08-1, ratio 3/4-4/3) and a horizontal flip with
 //               p = 0.5, drawn from the run's Philox stream by (seed, epoch, rank, position)
-//               (resized_crop.h), so a GPU decode of the same files takes the same crops;
+//               (maths/resized_crop.h), so a GPU decode of the same files takes the same crops;
 //   evaluation: Resize(resize_shorter) then CenterCrop(image_size).
 #pragma once
 #include <array>
@@ -16,9 +16,9 @@
 #include "data/batch_source.h"
 #include "data/dataset.h"
 #include "data/image/normalize_batch.h"
-#include "data/image/resized_crop.h"
 #include "data/image_decoding.h"
 #include "data/input_counters.h"
+#include "maths/resized_crop.h"
 
 namespace sb {
 

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "data/augment.h"
+#include "maths/augment.h"
 
 namespace sb {
 namespace {

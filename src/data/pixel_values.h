@@ -1,6 +1,6 @@
 // The stored bits of a normalised pixel: a channel's value depends only on its raw byte, so its 256
 // possible values are computed once, with the CUDA batch kernels' arithmetic (normalize_pixel<float> of
-// data/augment.h) and rounding (fp16/bf16 rounded once, to nearest even).
+// maths/augment.h) and rounding (fp16/bf16 rounded once, to nearest even).
 #pragma once
 #include <array>
 #include <cstdint>

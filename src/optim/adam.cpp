@@ -1,7 +1,7 @@
 #include "optim/adam.h"
 
+#include "maths/optimizer_update_rules.h"
 #include "optim/option_checks.h"
-#include "optim/update_rules.h"
 
 namespace sb {
 

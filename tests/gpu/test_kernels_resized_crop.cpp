@@ -9,9 +9,9 @@
 
 #include "data/image/normalize_batch.h"
 #include "data/image/resample.h"
-#include "data/image/resized_crop.h"
 #include "gpu_test_util.h"
 #include "kernels/resized_crop.h"
+#include "maths/resized_crop.h"
 
 namespace {
 

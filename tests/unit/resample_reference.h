@@ -1,4 +1,4 @@
-// The resampling of src/data/image/resized_crop.h computed independently in double, for the tests: the
+// The resampling of src/maths/resized_crop.h computed independently in double, for the tests: the
 // same filter (taps, triangle weights, clipping to the image, normalisation), none of the float code.
 #pragma once
 #include <algorithm>

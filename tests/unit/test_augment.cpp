@@ -5,8 +5,8 @@
 #include <stdexcept>
 
 #include "core/philox.h"
-#include "data/augment.h"
 #include "data/batch.h"
+#include "maths/augment.h"
 
 namespace sb {
 namespace {

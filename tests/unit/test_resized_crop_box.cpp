@@ -1,4 +1,4 @@
-// The ImageNet augmentation's boxes (src/data/image/resized_crop.h): RandomResizedCrop's draws keep
+// The ImageNet augmentation's boxes (src/maths/resized_crop.h): RandomResizedCrop's draws keep
 // torchvision's properties (inside the image, area and aspect ratio in range, its central fallback),
 // are a pure function of (seed, epoch, rank, position), and flip half the samples; the Resize +
 // CenterCrop box resamples to what resizing the whole image and cropping gives.
@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "data/image/resample.h"
-#include "data/image/resized_crop.h"
+#include "maths/resized_crop.h"
 #include "unit/resample_reference.h"
 
 namespace sb {

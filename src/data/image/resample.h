@@ -1,11 +1,11 @@
-// The CPU resampler of the ImageNet augmentation: a box of an image (resized_crop.h) resampled to the
+// The CPU resampler of the ImageNet augmentation: a box of an image (src/maths/resized_crop.h) resampled to the
 // output size with the antialiased bilinear filter defined there, separably (each needed source row
 // filtered horizontally into floats, then the rows combined vertically), mirrored when the box says so.
 // It runs in the decode workers for every training image, so its scratch is per thread and reused.
 #pragma once
 #include <cstdint>
 
-#include "data/image/resized_crop.h"
+#include "maths/resized_crop.h"
 
 namespace sb {
 

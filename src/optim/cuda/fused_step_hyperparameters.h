@@ -1,7 +1,7 @@
 // The optimizer configs of src/optim/ as the fused optimizer kernel takes them (kernels/optimizer.h):
 // the kernels sit below src/ and know nothing of its types, so the callers convert here, the one place
 // that does. The kernel computes its step scalars from these fields by the same templates as the CPU
-// optimizers (update_rules.h's *_step_scalars).
+// optimizers (maths/optimizer_update_rules.h's *_step_scalars).
 #pragma once
 #include "kernels/optimizer.h"
 #include "optim/optim_config.h"

@@ -15,10 +15,10 @@
 #include "data/batch_source.h"
 #include "data/cuda/nvjpeg_decoder.h"
 #include "data/image/decoded_image.h"
-#include "data/image/resized_crop.h"
 #include "data/image_decoding.h"
 #include "data/input_counters.h"
 #include "kernels/resized_crop.h"
+#include "maths/resized_crop.h"
 #include "nn/cuda/cuda_handles.h"
 #include "nn/cuda/device_buffer.h"
 

@@ -1,11 +1,11 @@
-// ImageNet-style augmentation maths shared by the CPU resampler (resample.h) and the CUDA kernel
+// ImageNet-style augmentation maths shared by the CPU resampler (src/data/image/resample.h) and the CUDA kernel
 // (kernels/resized_crop.h): torchvision's RandomResizedCrop box draw, the box of Resize + CenterCrop, and
 // the antialiased bilinear resampling of a box to the output size as PIL / torchvision (antialias=True)
 // define it. Host and device code include this header, so both compute literally the same arithmetic.
 //
 // Philox mapping of draw_random_resized_crop (one 4x32 block per attempt, one for the flip):
 //   key        = seed
-//   counter_hi = (uint64(epoch) << 32) | uint32(rank)            (as src/data/augment.h)
+//   counter_hi = (uint64(epoch) << 32) | uint32(rank)            (as src/maths/augment.h)
 //   counter_lo = position * 16 + b, b = 0..9 the attempts, b = 10 the flip; position < 2^60 (the
 //                sample's place in this rank's index list for the epoch, as in augment.h)
 //   attempt b, v = philox4x32(counter_hi, position * 16 + b, seed):

@@ -3,7 +3,7 @@
 // Each step first turns the hyper-parameters, the learning rate and the step number into a small struct
 // of fp32 scalars (bias corrections in double, once per step); the per-element functions then use only
 // those. The *_step_scalars functions are templates over where the hyper-parameters come from: the CPU
-// optimizers pass their configs (optim_config.h), the fused kernel its plain argument structs
+// optimizers pass their configs (src/optim/optim_config.h), the fused kernel its plain argument structs
 // (kernels/optimizer.h), whose fields have the same names; both then compute the scalars with this one
 // code. Plain C++17 (CUDA sources compile as C++17). docs/optimizers.md states each formula.
 #pragma once
