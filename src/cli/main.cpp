@@ -11,7 +11,7 @@
 #include "core/log.h"
 #include "core/shell_quote.h"
 #include "core/shutdown_clock.h"
-#include "train/checkpoint/stop_signal.h"
+#include "core/stop_signal.h"
 
 namespace {
 const char* kUsage =

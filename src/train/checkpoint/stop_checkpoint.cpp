@@ -3,7 +3,7 @@
 #include <chrono>
 
 #include "core/log.h"
-#include "train/checkpoint/stop_signal.h"
+#include "core/stop_signal.h"
 
 namespace sb {
 

@@ -6,12 +6,12 @@
 #include <optional>
 
 #include "core/error.h"
-#include "data/worker_count.h"
 #include "core/nvtx_ranges.h"
 #include "core/startup_clock.h"
+#include "core/stop_signal.h"
+#include "data/worker_count.h"
 #include "nn/cpu/loss.h"
 #include "nn/cpu/step_interrupt.h"
-#include "train/checkpoint/stop_signal.h"
 #include "train/engines/micro_batches.h"
 #include "train/run_setup.h"
 

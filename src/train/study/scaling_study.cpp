@@ -5,10 +5,10 @@
 #include <set>
 
 #include "core/error.h"
-#include "core/median.h"
 #include "core/log.h"
+#include "core/median.h"
 #include "core/startup_clock.h"
-#include "train/checkpoint/stop_signal.h"
+#include "core/stop_signal.h"
 #include "train/reporting/results_observer.h"
 #include "train/reporting/startup_report.h"
 

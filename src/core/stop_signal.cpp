@@ -1,4 +1,4 @@
-#include "train/checkpoint/stop_signal.h"
+#include "core/stop_signal.h"
 
 #include <csignal>
 #include <initializer_list>
