@@ -101,6 +101,8 @@ struct TrainConfig {
   // Per-rank batch for a world of `ranks` (with --parallel dp, the one rank's batch over all its replicas);
   // throws UserError when a strong-scaling batch doesn't divide, or dp is asked of several ranks.
   int64_t per_rank_batch(int ranks) const;
+  // validate(), to_json() and from_json() go through the option rows (train/train_options.h) and are
+  // defined beside them (train/train_config_rows.cpp).
   // Checks values that need no files or ranks: each option's bounds, then the rules between options;
   // throws UserError naming the option.
   void validate() const;

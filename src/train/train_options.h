@@ -3,7 +3,7 @@
 // the values it accepts, and how a resume treats it. Parsing and --help (src/cli/options.cpp),
 // TrainConfig::validate(), to_json() and from_json() (what results files and checkpoints record), and
 // the resume checks (train/checkpoint/resume_check.h) all read these rows. The rules that join two options are the
-// short list next to validate() in train_config.cpp.
+// short list next to validate() in train_config_rows.cpp.
 #pragma once
 #include <functional>
 #include <limits>
