@@ -387,40 +387,51 @@ FirstConvBuffers first_conv_buffers(const FirstConvCase& c, DType dtype) {
   return b;
 }
 
-void BM_first_conv_forward(benchmark::State& state) {
-  if (!have_gpu(state)) return;
+// A benchmark's first-convolution case, its dtype and layout, and its buffers on GPU 0.
+struct FirstConvRun {
+  DType dtype;
+  Layout layout;
+  FirstConvCase c;
+  FirstConvBuffers b;
+
+  void forward(cudaStream_t stream) {
+    sb::kernels::first_conv_forward(b.x.data(), b.w.data(), static_cast<const float*>(b.bias.data()), b.y.data(),
+                                    c.shape, c.options, layout, dtype, stream);
+  }
+};
+
+FirstConvRun first_conv_run(benchmark::State& state) {
   CHECK_CUDA(cudaSetDevice(0));
   const DType dtype = dtype_arg(state);
   const Layout layout = layout_arg(state);
-  const FirstConvCase c = first_conv_case(state, layout);
-  const sb::kernels::FirstConvShape& s = c.shape;
+  FirstConvCase c = first_conv_case(state, layout);
   FirstConvBuffers b = first_conv_buffers(c, dtype);
+  return FirstConvRun{dtype, layout, std::move(c), std::move(b)};
+}
+
+void BM_first_conv_forward(benchmark::State& state) {
+  if (!have_gpu(state)) return;
+  FirstConvRun r = first_conv_run(state);
+  const sb::kernels::FirstConvShape& s = r.c.shape;
   Stream stream;
-  const int64_t bytes = (s.n * s.c * s.h * s.w + s.n * s.k * s.p * s.q) * static_cast<int64_t>(sb::dtype_size(dtype));
-  time_pass(state, stream.get(), bytes, [&] {
-    sb::kernels::first_conv_forward(b.x.data(), b.w.data(), static_cast<const float*>(b.bias.data()), b.y.data(), s,
-                                    c.options, layout, dtype, stream.get());
-  });
+  const int64_t bytes = (s.n * s.c * s.h * s.w + s.n * s.k * s.p * s.q) * static_cast<int64_t>(sb::dtype_size(r.dtype));
+  time_pass(state, stream.get(), bytes, [&] { r.forward(stream.get()); });
 }
 
 // The weight and bias gradients (with the partial rows' sum); y from a forward, so the ReLU mask is real.
 void BM_first_conv_backward(benchmark::State& state) {
   if (!have_gpu(state)) return;
-  CHECK_CUDA(cudaSetDevice(0));
-  const DType dtype = dtype_arg(state);
-  const Layout layout = layout_arg(state);
-  const FirstConvCase c = first_conv_case(state, layout);
-  const sb::kernels::FirstConvShape& s = c.shape;
-  FirstConvBuffers b = first_conv_buffers(c, dtype);
+  FirstConvRun r = first_conv_run(state);
+  const sb::kernels::FirstConvShape& s = r.c.shape;
   Stream stream;
-  sb::kernels::first_conv_forward(b.x.data(), b.w.data(), static_cast<const float*>(b.bias.data()), b.y.data(), s,
-                                  c.options, layout, dtype, stream.get());
-  const int64_t outputs_read = c.options.relu ? 2 : 1;  // dy, and y for the ReLU's mask
+  r.forward(stream.get());
+  const int64_t outputs_read = r.c.options.relu ? 2 : 1;  // dy, and y for the ReLU's mask
   const int64_t bytes =
-      (s.n * s.c * s.h * s.w + outputs_read * s.n * s.k * s.p * s.q) * static_cast<int64_t>(sb::dtype_size(dtype));
+      (s.n * s.c * s.h * s.w + outputs_read * s.n * s.k * s.p * s.q) * static_cast<int64_t>(sb::dtype_size(r.dtype));
   time_pass(state, stream.get(), bytes, [&] {
-    sb::kernels::first_conv_backward(b.x.data(), b.y.data(), b.dy.data(), static_cast<float*>(b.grads.data()),
-                                     static_cast<float*>(b.workspace.data()), s, c.options, layout, dtype, stream.get());
+    sb::kernels::first_conv_backward(r.b.x.data(), r.b.y.data(), r.b.dy.data(), static_cast<float*>(r.b.grads.data()),
+                                     static_cast<float*>(r.b.workspace.data()), s, r.c.options, r.layout, r.dtype,
+                                     stream.get());
   });
 }
 

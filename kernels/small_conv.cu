@@ -325,6 +325,16 @@ void dispatch_channels(int64_t c, F&& f) {
   fatal("first convolution: " + std::to_string(c) + " input channels");
 }
 
+// f(dtype tag, index tag, channels) for the launch's element type, index type and input channels.
+template <typename F>
+void dispatch_first_conv(DType dtype, const FirstConvShape& s, F&& f) {
+  dispatch_dtype(dtype, [&](auto tag) {
+    dispatch_index(largest_tensor(s), [&](auto index) {
+      dispatch_channels(s.c, [&](auto channels) { f(tag, index, channels); });
+    });
+  });
+}
+
 }  // namespace
 
 bool first_conv_supports(int64_t c, int64_t k) {
@@ -344,23 +354,19 @@ void first_conv_forward(const void* x, const void* w, const float* bias, void* y
   check_shape(s, "first_conv_forward");
   if (o.bias && !bias) fatal("first_conv_forward: a bias is asked for but none is given");
   const int64_t total = s.n * s.k * s.p * s.q;
-  dispatch_dtype(dtype, [&](auto tag) {
+  dispatch_first_conv(dtype, s, [&](auto tag, auto index, auto channels) {
     using T = typename decltype(tag)::type;
-    dispatch_index(largest_tensor(s), [&](auto index) {
-      using I = typename decltype(index)::type;
-      dispatch_channels(s.c, [&](auto channels) {
-        constexpr int C = decltype(channels)::value;
-        const auto xt = static_cast<const T*>(x);
-        const auto wt = static_cast<const T*>(w);
-        const auto yt = static_cast<T*>(y);
-        if (layout == Layout::NHWC)
-          first_conv_forward_nhwc_kernel<T, I, C><<<grid_for(total), kThreads, 0, stream>>>(
-              xt, wt, bias, yt, geometry_of<I>(s, o), static_cast<I>(s.n * s.p * s.q));
-        else
-          first_conv_forward_nchw_kernel<T, I, C><<<grid_for(total), kThreads, 0, stream>>>(
-              xt, wt, bias, yt, geometry_of<I>(s, o), static_cast<I>(total));
-      });
-    });
+    using I = typename decltype(index)::type;
+    constexpr int C = decltype(channels)::value;
+    const auto xt = static_cast<const T*>(x);
+    const auto wt = static_cast<const T*>(w);
+    const auto yt = static_cast<T*>(y);
+    if (layout == Layout::NHWC)
+      first_conv_forward_nhwc_kernel<T, I, C><<<grid_for(total), kThreads, 0, stream>>>(
+          xt, wt, bias, yt, geometry_of<I>(s, o), static_cast<I>(s.n * s.p * s.q));
+    else
+      first_conv_forward_nchw_kernel<T, I, C><<<grid_for(total), kThreads, 0, stream>>>(
+          xt, wt, bias, yt, geometry_of<I>(s, o), static_cast<I>(total));
   });
   CHECK_CUDA_LAUNCH();
 }
@@ -372,31 +378,27 @@ void first_conv_backward(const void* x, const void* y, const void* dy, float* gr
   if (o.relu && !y) fatal("first_conv_backward: the ReLU's mask needs the forward's output");
   const bool tiles = takes_tiles(s, layout);
   const int64_t rows = tiles ? std::min<int64_t>(tile_count(s), kMaxPartialSumRows) : partial_rows(s);
-  dispatch_dtype(dtype, [&](auto tag) {
+  dispatch_first_conv(dtype, s, [&](auto tag, auto index, auto channels) {
     using T = typename decltype(tag)::type;
-    dispatch_index(largest_tensor(s), [&](auto index) {
-      using I = typename decltype(index)::type;
-      dispatch_channels(s.c, [&](auto channels) {
-        constexpr int C = decltype(channels)::value;
-        const auto xt = static_cast<const T*>(x);
-        const auto yt = static_cast<const T*>(y);
-        const auto dyt = static_cast<const T*>(dy);
-        const auto positions = static_cast<I>(s.n * s.p * s.q);
-        const auto blocks = static_cast<unsigned int>(rows);
-        const Geometry<I> g = geometry_of<I>(s, o);
-        if (tiles) {
-          const size_t shared = static_cast<size_t>(tile_input_floats(s) + tile_tree_floats(s)) * sizeof(float);
-          first_conv_backward_tiles_kernel<T, I, C><<<blocks, kTileThreads, shared, stream>>>(
-              xt, yt, dyt, workspace, g, static_cast<I>(tile_count(s)));
-        } else if (layout == Layout::NHWC) {
-          first_conv_backward_kernel<T, I, C, true><<<blocks, kLaneThreadsOf<C>, 0, stream>>>(xt, yt, dyt, workspace, g,
-                                                                                             positions);
-        } else {
-          first_conv_backward_kernel<T, I, C, false><<<blocks, kLaneThreadsOf<C>, 0, stream>>>(xt, yt, dyt, workspace,
-                                                                                              g, positions);
-        }
-      });
-    });
+    using I = typename decltype(index)::type;
+    constexpr int C = decltype(channels)::value;
+    const auto xt = static_cast<const T*>(x);
+    const auto yt = static_cast<const T*>(y);
+    const auto dyt = static_cast<const T*>(dy);
+    const auto positions = static_cast<I>(s.n * s.p * s.q);
+    const auto blocks = static_cast<unsigned int>(rows);
+    const Geometry<I> g = geometry_of<I>(s, o);
+    if (tiles) {
+      const size_t shared = static_cast<size_t>(tile_input_floats(s) + tile_tree_floats(s)) * sizeof(float);
+      first_conv_backward_tiles_kernel<T, I, C><<<blocks, kTileThreads, shared, stream>>>(
+          xt, yt, dyt, workspace, g, static_cast<I>(tile_count(s)));
+    } else if (layout == Layout::NHWC) {
+      first_conv_backward_kernel<T, I, C, true><<<blocks, kLaneThreadsOf<C>, 0, stream>>>(xt, yt, dyt, workspace, g,
+                                                                                         positions);
+    } else {
+      first_conv_backward_kernel<T, I, C, false><<<blocks, kLaneThreadsOf<C>, 0, stream>>>(xt, yt, dyt, workspace,
+                                                                                          g, positions);
+    }
   });
   CHECK_CUDA_LAUNCH();
   sum_partial_rows(workspace, rows, row_width(s, o), grads, stream);
