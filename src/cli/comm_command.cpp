@@ -12,7 +12,6 @@
 #include "cli/options.h"
 #include "cli/run_metadata.h"
 #include "comm/allreduce_sweep.h"
-#include "core/dev_switches.h"
 #include "core/error.h"
 #include "core/exit_codes.h"
 #include "core/json_text.h"
@@ -157,7 +156,7 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
 
   const SweepSettings settings{comm.iterations, comm.warmup_iterations};
   // The sizes up to 16 MiB in NCCL symmetric windows, as training's gradient buckets, where NCCL can.
-  const bool symmetric_memory = dev_switches().symmetric_memory;
+  const bool symmetric_memory = true;
   std::ostringstream json;
   json << "{\"command\":\"comm\",\"device\":" << json_quote(name_of(config.device)) << ",\"out\":" << json_quote(config.out)
        << ",\"min_bytes\":" << comm.min_bytes << ",\"max_bytes\":" << comm.max_bytes
