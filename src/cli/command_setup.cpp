@@ -8,30 +8,13 @@
 #include "comm/collective_watchdog.h"
 #include "comm/config_check.h"
 #include "comm/root_check.h"
-#include "core/dev_switches.h"
 #include "core/error.h"
-#include "core/log.h"
 #include "metrics/chrome_trace.h"
 #include "metrics/results_output_check.h"
 #include "train/collective.h"
 
 namespace sb {
 namespace {
-
-// The developer switches (core/dev_switches.h): a bad value stops every rank, ranks that see different
-// ones too, and a CUDA run says once which are off.
-void agree_on_dev_switches(Communicator& world, bool on_gpu, const char* line_prefix) {
-  std::string switched;
-  run_collectively(world, [&] { switched = describe_changed(dev_switches()); });
-  try {
-    check_same_on_all_ranks(world, switched);
-  } catch (const AgreedError& e) {  // rank 0 speaks: its switches are the ones named
-    throw AgreedError("the ranks see different developer switches (SCALEBENCH_DEV_*, docs/kernels.md); rank 0's: " +
-                          (switched.empty() ? std::string("none") : switched) + "; pass them to every rank",
-                      e.ranks(), e.speaker());
-  }
-  if (!switched.empty() && on_gpu) log0("%sdeveloper switches: %s (docs/kernels.md)\n", line_prefix, switched.c_str());
-}
 
 bool path_exists(const std::string& path) {
   std::error_code error;  // a dangling link counts: writing through it would create its target
@@ -76,7 +59,6 @@ std::optional<CliConfig> parse_command(MpiSession& session, const char* command,
   }
   cli.train.command_line = command_line;
   resolve_device_on_ranks(session, cli.train, mask == kComm ? "# " : "");
-  agree_on_dev_switches(session.world(), cli.train.device == Device::Cuda, mask == kComm ? "# " : "");
   return cli;
 }
 

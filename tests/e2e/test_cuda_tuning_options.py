@@ -1,8 +1,9 @@
 """The CUDA backend's tuning options as the program takes them on any machine: --autotune (also as
 `--autotune off`, two words) and --plan-cache / --no-plan-cache parse, are recorded in the results file
 where they say something about the run, and bad values are refused naming the option before anything is
-written. The CUDA paths' A/B switches are no options (unknown, named as such); their developer switches
-(SCALEBENCH_DEV_*, docs/kernels.md) refuse a bad value naming the variable."""
+written. The CUDA paths' A/B switches are no options (unknown, named as such), and no environment
+variable chooses one (SCALEBENCH_DEV_* included): only a test chooses a path's twin, through the engine's
+options (docs/kernels.md, "Paths kept for comparison")."""
 import contextlib
 import os
 import sys
@@ -71,7 +72,7 @@ class CudaTuningOptions(unittest.TestCase):
                 self.assertIn("unknown option '--%s'" % option, result.stderr)
                 self.assertFalse(os.path.exists(out))
 
-    def test_a_developer_switch_is_no_option_of_the_run(self):
+    def test_a_switch_in_the_environment_is_no_option_of_the_run(self):
         with temp_dir() as tmp, environment("SCALEBENCH_DEV_PARALLEL_WGRAD", "off"):
             out = os.path.join(tmp, "switched.h5")
             result = run_scalebench(1, "train", *TINY, "--out", out, timeout=300)
@@ -80,13 +81,13 @@ class CudaTuningOptions(unittest.TestCase):
             self.assertNotIn("parallel_wgrad", config)
             self.assertIs(config["autotune"], True)
 
-    def test_a_bad_developer_switch_is_refused_naming_the_variable(self):
+    def test_a_switch_in_the_environment_is_not_read(self):
         with temp_dir() as tmp, environment("SCALEBENCH_DEV_FUSED_BN", "maybe"):
-            out = os.path.join(tmp, "never.h5")
-            result = run_scalebench(1, "train", *TINY, "--out", out, timeout=120)
-            self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
-            self.assertIn("SCALEBENCH_DEV_FUSED_BN='maybe'", result.stderr)
-            self.assertFalse(os.path.exists(out))
+            out = os.path.join(tmp, "read.h5")
+            result = run_scalebench(1, "train", *TINY, "--out", out, timeout=300)
+            self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+            self.assertNotIn("SCALEBENCH_DEV_FUSED_BN", result.stdout + result.stderr)
+            self.assertTrue(os.path.exists(out))
 
 
 if __name__ == "__main__":

@@ -41,10 +41,12 @@ inline TrainConfig comparable_engine_config(const char* model, Precision precisi
 
 // The run state before and after each of this rank's first `steps` steps of epoch 0, on the GPU of
 // `device_rank` (a rank of a sub-communicator still takes its own GPU). With the CUDA graph on, steps 1
-// and 2 run eagerly, step 3 captures and the rest replay.
+// and 2 run eagerly, step 3 captures and the rest replay. `options`: the engine's paths, the defaults unless
+// the test compares one with its twin.
 inline std::vector<EngineState> states_after_steps(const TrainConfig& config, const TrainTest& data, Communicator& comm,
-                                                   size_t steps, int device_rank) {
-  auto engine = make_cuda_engine(config, data.train, data.test, comm, device_rank, comm.size());
+                                                   size_t steps, int device_rank,
+                                                   const cuda::CudaEngineOptions& options = {}) {
+  auto engine = make_cuda_engine(config, data.train, data.test, comm, device_rank, comm.size(), options);
   DistributedSampler sampler(data.train.size(), comm.size(), comm.rank(), true, config.seed, false);
   std::vector<std::vector<int64_t>> batches =
       step_batches(sampler.indices(0), config.per_rank_batch(comm.size()), config.accumulate_steps, false);

@@ -2,7 +2,7 @@
 // right after the bucket's all-reduce, while backward still runs on the layers below), never what the
 // update computes: under deterministic engines with the choices fixed (autotune off), after every step the
 // parameters, the batch-norm statistics, the optimizer state and its step count are bit for bit those of
-// the one update after every all-reduce (SCALEBENCH_DEV_OPTIMIZER_OVERLAP=off), for mnist-cnn and a WRN (batch norm, residual blocks, fused
+// the one update after every all-reduce (CudaEngineOptions::optimizer_overlap off), for mnist-cnn and a WRN (batch norm, residual blocks, fused
 // batch norm), with SGD with momentum, Adadelta and Adam, in fp32, TF32 and bf16 (whose compute-dtype
 // weight copy the ranged updates write), with the bf16 all-reduce, eagerly and through the capture and
 // replays of the step's CUDA graph. The buckets are small, so that several are updated while backward
@@ -16,9 +16,7 @@
 #include <vector>
 
 #include "comm/mpi_communicator.h"
-#include "core/dev_switches.h"
 #include "data/synthetic.h"
-#include "dev_switch_scope.h"
 #include "engine_steps.h"
 #include "gtest_param_name.h"
 #include "relative_l2.h"
@@ -53,11 +51,12 @@ TrainConfig config_for(const Case& c) {
   return config;
 }
 
-// The states after each step, with the overlap or with the developer switch that turns it off.
+// The states after each step, with the overlap or with the engine's option that turns it off.
 std::vector<EngineState> states(const Case& c, bool overlap, const TrainTest& data, Communicator& world) {
-  const testing::DevSwitchOff off("SCALEBENCH_DEV_OPTIMIZER_OVERLAP", !overlap);
-  EXPECT_EQ(dev_switches().optimizer_overlap, overlap);
-  return testing::states_after_steps(config_for(c), data, world, kSteps, world.rank());
+  cuda::CudaEngineOptions options;
+  options.optimizer_overlap = overlap;
+  EXPECT_EQ(cuda::overlap_refusal(options, config_for(c), world.size()).empty(), overlap);
+  return testing::states_after_steps(config_for(c), data, world, kSteps, world.rank(), options);
 }
 
 class OptimizerOverlap : public ::testing::TestWithParam<Case> {};

@@ -1,6 +1,5 @@
-// Weight gradients on their own stream (ContextOptions::parallel_wgrad, on in every run unless
-// SCALEBENCH_DEV_PARALLEL_WGRAD=off) change when the work runs, never what it
-// computes: under deterministic cuDNN engines, with the engine choices fixed (autotune off: the heuristics'
+// Weight gradients on their own stream (ContextOptions::parallel_wgrad, on in every run; the test turns it
+// off through CudaEngineOptions::adjust_context) change when the work runs, never what it computes: under deterministic cuDNN engines, with the engine choices fixed (autotune off: the heuristics'
 // first, the same in both runs), the parameters after every step are bit for bit those of the one-stream
 // run, for conv nets with Linear layers (mnist-cnn, cifar-cnn) and one with residual blocks and fused
 // batch norm (the WRN), in fp32, TF32 and bf16, eagerly and with two eager steps, the capture and two
@@ -18,9 +17,9 @@
 
 #include "comm/mpi_communicator.h"
 #include "data/synthetic.h"
-#include "dev_switch_scope.h"
 #include "engine_steps.h"
 #include "gtest_param_name.h"
+#include "nn/cuda/context.h"
 #include "relative_l2.h"
 #include "train/engines/cuda/cuda_engine.h"
 #include "train/engines/cuda/device_info.h"
@@ -55,9 +54,11 @@ TrainConfig config_for(const Case& c) {
 // `world_rank` (a rank alone still takes its own GPU), with the weight-gradient stream or without it.
 std::vector<std::vector<float>> params_after_steps(const Case& c, bool parallel_wgrad, const TrainTest& data, Communicator& comm,
                                                    int world_rank) {
-  const testing::DevSwitchOff one_stream("SCALEBENCH_DEV_PARALLEL_WGRAD", !parallel_wgrad);
+  cuda::CudaEngineOptions options;
+  if (!parallel_wgrad) options.adjust_context = [](cuda::ContextOptions& o) { o.parallel_wgrad = false; };
   std::vector<std::vector<float>> out;
-  for (EngineState& state : testing::states_after_steps(config_for(c), data, comm, kSteps, world_rank)) out.push_back(std::move(state.params));
+  for (EngineState& state : testing::states_after_steps(config_for(c), data, comm, kSteps, world_rank, options))
+    out.push_back(std::move(state.params));
   return out;
 }
 

@@ -1,6 +1,6 @@
 // The symmetric memory window changes where the gradient buckets are all-reduced (a buffer every rank
 // registers as an NCCL symmetric window, summed after a 1/ranks scale on the way in), not what the step
-// computes: against the run without it (SCALEBENCH_DEV_SYMMETRIC_MEMORY=off). On 2
+// computes: against the run without it (CudaEngineOptions::symmetric_memory off). On 2
 // ranks a pre-multiplied sum of two values is exactly NCCL's average, so after every step the parameters,
 // the batch-norm statistics and the optimizer state are bit for bit those of the run without the window;
 // on more ranks the sums may be taken in another order (and in fp32 where the ring adds in bf16), so they
@@ -23,7 +23,6 @@
 #include "core/cuda_check.h"
 #include "core/dtype.h"
 #include "data/synthetic.h"
-#include "dev_switch_scope.h"
 #include "engine_steps.h"
 #include "gtest_param_name.h"
 #include "relative_l2.h"
@@ -63,12 +62,13 @@ TrainConfig config_for(const Case& c) {
   return config;
 }
 
-// The states after each step, in the window or with the developer switch that keeps the buckets on plain
+// The states after each step, in the window or with the engine's option that keeps the buckets on plain
 // buffers; the case's optimizer overlap likewise.
 std::vector<EngineState> states(const Case& c, bool symmetric, const TrainTest& data, Communicator& world) {
-  const testing::DevSwitchOff plain("SCALEBENCH_DEV_SYMMETRIC_MEMORY", !symmetric);
-  const testing::DevSwitchOff one_update("SCALEBENCH_DEV_OPTIMIZER_OVERLAP", !c.optimizer_overlap);
-  return testing::states_after_steps(config_for(c), data, world, kSteps, world.rank());
+  cuda::CudaEngineOptions options;
+  options.symmetric_memory = symmetric;
+  options.optimizer_overlap = c.optimizer_overlap;
+  return testing::states_after_steps(config_for(c), data, world, kSteps, world.rank(), options);
 }
 
 // The largest element difference, relative to the largest element of `plain`.

@@ -6,11 +6,14 @@
 
 #include "comm/communicator.h"
 #include "data/dataset.h"
+#include "train/engines/cuda/cuda_engine_options.h"
 #include "train/engines/engine.h"
 #include "train/train_config.h"
 
 namespace sb {
-// Collective over comm (NCCL bootstrap). Selects GPU local_rank % visible GPUs.
+// Collective over comm (NCCL bootstrap). Selects GPU local_rank % visible GPUs. A run takes the default
+// options; a test may choose the engine's alternative paths (cuda_engine_options.h).
 std::unique_ptr<Engine> make_cuda_engine(const TrainConfig& config, const Dataset& train, const Dataset& test,
-                                         Communicator& comm, int local_rank, int local_size);
+                                         Communicator& comm, int local_rank, int local_size,
+                                         const cuda::CudaEngineOptions& options = {});
 }  // namespace sb

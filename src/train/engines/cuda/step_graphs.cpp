@@ -35,7 +35,10 @@ bool StepGraphs::stale() const {
   return static_cast<bool>(graphs_[0]) && device_buffer_generation() != captured_generation_;
 }
 
-void StepGraphs::launch(int slot, cudaStream_t stream) const { graphs_[static_cast<size_t>(slot)].launch(stream); }
+void StepGraphs::launch(int slot, cudaStream_t stream) {
+  graphs_[static_cast<size_t>(slot)].launch(stream);
+  in_flight_ = true;
+}
 
 void StepGraphs::drop() {
   for (auto& g : graphs_) g.reset();

@@ -22,12 +22,17 @@ class StepGraphs {
   // write to it. Any path may grow a buffer (an eager step of other shapes, an evaluation of a larger
   // batch), so this is asked before every replay, whatever ran since.
   bool stale() const;
-  void launch(int slot, cudaStream_t stream) const;
+  void launch(int slot, cudaStream_t stream);
   void drop();
+  // Whether a graph was launched since the host last waited for the stream (settled): an eager all-reduce
+  // must not start while a graph's may still run (NCCL's graph mixing is off: comm/cuda/nccl_communicator.h).
+  bool in_flight() const { return in_flight_; }
+  void settled() { in_flight_ = false; }
 
  private:
   std::array<CudaGraphExec, kStepSlots> graphs_;
   uint64_t captured_generation_ = 0;  // the allocation count the graphs' addresses belong to
+  bool in_flight_ = false;
 };
 
 }  // namespace sb::cuda
