@@ -132,7 +132,7 @@ TEST_P(GradientAccumulation, AnEpochCountsOptimizerStepsAndEveryImageOnce) {
   config.epochs = 1;
   config.resumable = false;
   CpuEngine engine(config, data.train, data.test, *world);
-  const RunSummary run = train(config, *world, engine);
+  const RunSummary run = train({config, *world, engine});
   ASSERT_EQ(run.epochs.size(), 1u);
   const int64_t per_rank = (train_n + world->size() - 1) / world->size();  // the sampler pads to equal shares
   const int64_t micro = (per_rank + kMicroBatch - 1) / kMicroBatch;

@@ -79,7 +79,7 @@ TEST(TrainerClocks, EachEpochRowHoldsItsTrainingWindowAcrossRanks) {
   config.lr = 0.05;
   CpuEngine cpu(config, data.train, data.test, *world);
   ClockedEngine engine(cpu, world->rank());
-  const RunSummary run = train(config, *world, engine);
+  const RunSummary run = train({config, *world, engine});
   ASSERT_EQ(run.epochs.size(), 3u);
   EXPECT_EQ(engine.takes, 6) << "one window per epoch, opened and closed";
   for (int e = 0; e < 3; ++e) {
@@ -101,7 +101,7 @@ TEST(TrainerClocks, TheCpuEngineMeasuresNone) {
   config.epochs = 1;
   config.batch_size = 8;
   CpuEngine cpu(config, data.train, data.test, *world);
-  const RunSummary run = train(config, *world, cpu);
+  const RunSummary run = train({config, *world, cpu});
   ASSERT_EQ(run.epochs.size(), 1u);
   const EpochClocks& c = run.epochs[0].clocks;
   EXPECT_TRUE(std::isnan(c.sm_clock_min_mhz));

@@ -64,7 +64,7 @@ Outcome train_once(TrainConfig config, bool warm_up, const TrainTest& data, Comm
   CpuEngine cpu(config, data.train, data.test, comm);
   CountingEngine engine(cpu);
   Outcome o;
-  o.run = train(config, comm, engine);
+  o.run = train({config, comm, engine});
   o.params = cpu.network().params();
   o.buffers = cpu.network().buffers();
   o.steps = engine.steps;

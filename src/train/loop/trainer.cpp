@@ -153,10 +153,165 @@ std::string divergence_reason(const TrainConfig& config, double train_loss, int 
   return "the training loss became " + std::string(std::isnan(train_loss) ? "NaN" : "infinite") + " in epoch " +
          std::to_string(epoch + 1) + "; lower --lr" + (config.precision == Precision::FP32 ? "" : " or use --precision fp32");
 }
+
+// The run's fixed parts and the state its epochs carry on: what every step of the loop below reads.
+struct Loop {
+  const TrainConfig& config;
+  Communicator& comm;
+  Engine& engine;
+  const DistributedSampler& sampler;
+  const LrSchedule& schedule;
+  const std::vector<int64_t>& test_indices;
+  const int64_t per_rank_batch;
+  const LoopState start;
+  const StopRules rules;
+  const bool resumed;
+  RunCheckpoints& checkpoints;
+  TrainObservers& observers;
+  RunSummary run;
+  int64_t step = start.global_step;
+  StopState stop_state = start.stop;
+  double elapsed = start.elapsed_s;
+
+  // Where the loop stands after `steps` steps of `epoch`, its epoch's clock at `epoch_s`.
+  LoopState at(int epoch, int64_t steps, double epoch_s) const {
+    return LoopState{epoch, steps, step, elapsed + epoch_s, stop_state, run.time_to_target};
+  }
+};
+
+// An epoch under way: its optimizer steps, its row, and this rank's progress through it.
+struct EpochRun {
+  // One entry per optimizer step: --accumulate-steps micro-batches of the per-rank batch.
+  std::vector<std::vector<int64_t>> batches;
+  EpochSummary s;
+  size_t first_batch = 0;  // the first step run here: after the checkpoint's, in the resumed epoch
+  TrainClock::time_point clock;
+  uint64_t position = 0;  // this rank's samples so far in the epoch (keys the augmentation)
+  int64_t my_samples = 0;
+};
+
+// The epoch's steps and row; the resumed epoch starts where the checkpoint stopped, and its row says
+// how many steps came before.
+EpochRun plan_epoch(const Loop& loop, int epoch) {
+  EpochRun e;
+  e.batches = step_batches(loop.sampler.indices(epoch), loop.per_rank_batch, loop.config.accumulate_steps, loop.config.drop_last);
+  e.s.epoch = epoch;
+  e.s.steps = static_cast<int64_t>(e.batches.size());
+  if (epoch == loop.start.epoch) e.first_batch = static_cast<size_t>(std::min<int64_t>(loop.start.step_in_epoch, e.s.steps));
+  e.s.steps_resumed = static_cast<int64_t>(e.first_batch);
+  e.s.learning_rate = loop.schedule.lr(epoch, e.s.steps - 1, e.s.steps);  // the epoch's last step, run here or not
+  for (size_t b = 0; b < e.first_batch; ++b) e.position += static_cast<uint64_t>(e.batches[b].size());
+  return e;
+}
+
+// Every rank starts the epoch together, so that the spread across ranks is the ranks' own.
+void start_epoch(Loop& loop, EpochRun& e) {
+  loop.comm.barrier();
+  loop.observers.on_epoch_start(EpochStart{e.s.epoch, e.s.steps, e.s.steps_resumed, loop.step});
+  e.clock = TrainClock::now();
+  loop.observers.on_resume_point({loop.at(e.s.epoch, e.s.steps_resumed, 0), e.clock});
+}
+
+// Step b of the epoch; the steps done after it (an abandoned step changed nothing: the resume point
+// stays the one before it).
+int64_t run_step(Loop& loop, EpochRun& e, size_t b) {
+  const int epoch = e.s.epoch;
+  e.s.learning_rate = loop.schedule.lr(epoch, static_cast<int64_t>(b), e.s.steps);
+  const StepInfo info{epoch, loop.step, e.position, e.s.learning_rate};
+  set_collective_position(epoch, static_cast<int64_t>(b));
+  inject_fault_if_asked("step", static_cast<long>(loop.step - loop.start.global_step));
+  loop.observers.on_step_start(info);
+  const PhaseTimes times = loop.engine.train_step(e.batches[b], info);
+  loop.observers.on_step_end(times);
+  if (times.abandoned) return static_cast<int64_t>(b);
+  if (times.valid) loop.observers.on_step_times(times);
+  e.position += static_cast<uint64_t>(e.batches[b].size());
+  ++loop.step;
+  const int64_t steps_done = static_cast<int64_t>(b + 1);
+  loop.observers.on_resume_point({loop.at(epoch, steps_done, seconds_since(e.clock)), e.clock});
+  return steps_done;
+}
+
+// Ends the run after `steps_done` steps of the epoch: a stop signal reached a rank. Checkpoints it.
+void stop_on_signal(Loop& loop, const EpochRun& e, int signal, int64_t steps_done, bool abandoned) {
+  loop.engine.synchronize();
+  RunSummary& run = loop.run;
+  run.interrupted = true;
+  run.stop_reason = "stopped by signal " + std::to_string(signal) + " after step " + std::to_string(steps_done) + " of epoch " +
+                    std::to_string(e.s.epoch + 1) + (abandoned ? " (the step under way was abandoned)" : "");
+  loop.observers.on_run_end(RunEnd{run, loop.at(e.s.epoch, steps_done, seconds_since(e.clock))});
+  if (loop.config.resumable) {
+    const std::string& path = loop.checkpoints.path();
+    run.stop_reason += "; checkpoint " + path + " (continue with --resume " + path + ")";
+  }
+}
+
+// The epoch's steps from its first to run; false when a stop signal ended the run.
+bool train_steps(Loop& loop, EpochRun& e) {
+  for (size_t b = e.first_batch; b < e.batches.size(); ++b) {
+    const int64_t steps_done = run_step(loop, e, b);
+    // Every rank learns of a signal that reached any of them, and all stop after the same step.
+    if (const int signal = loop.comm.allreduce_max(stop_signal_received()); signal != 0) {
+      stop_on_signal(loop, e, signal, steps_done, steps_done == static_cast<int64_t>(b));
+      return false;
+    }
+    e.my_samples += static_cast<int64_t>(e.batches[b].size());
+    loop.observers.on_step_progress(
+        {e.s.epoch, steps_done, e.s.steps, steps_done - e.s.steps_resumed, e.my_samples, e.s.learning_rate, e.clock});
+  }
+  return true;
+}
+
+// The trained epoch's evaluation, times and row, written and recorded in the run.
+void close_epoch(Loop& loop, EpochRun& e) {
+  EpochSummary& s = e.s;
+  loop.engine.synchronize();
+  if (const PhaseTimes last = loop.engine.measurements().drain_step_times(); last.valid) loop.observers.on_step_times(last);
+  const double my_wall = seconds_since(e.clock);
+  loop.observers.on_epoch_trained(EpochTrained{s.epoch, my_wall});
+  evaluate_epoch(s, loop.comm, loop.engine, loop.observers, loop.test_indices);
+  time_epoch(s, loop.comm, my_wall, e.my_samples);
+  loop.observers.measure_epoch(s);
+  if (s.steps > s.steps_resumed) loop.elapsed += s.wall_max;  // the checkpoint's elapsed_s holds the steps before the resume
+  loop.elapsed += s.eval_seconds;
+  s.elapsed_seconds = loop.elapsed;
+  {
+    const auto hdf5 = loop.checkpoints.exclusive();
+    loop.observers.on_epoch_end(s);
+  }
+  record_epoch(loop.run, loop.stop_state, s, loop.rules, loop.comm, loop.resumed);
+}
+
+// Why the run stops after the epoch: a diverged loss or an early-stopping rule; "" to go on. Saves the
+// periodic checkpoint of a run that goes on.
+std::string reason_to_stop_after(Loop& loop, const EpochSummary& s) {
+  RunSummary& run = loop.run;
+  if (!std::isfinite(s.train_loss)) {
+    run.diverged = true;
+    return divergence_reason(loop.config, s.train_loss, s.epoch);
+  }
+  const int every = loop.config.checkpoint_every;
+  if (every > 0 && (s.epoch + 1) % every == 0) loop.checkpoints.save(loop.at(s.epoch + 1, 0, 0));
+  if (const StopRule rule = rule_met(loop.stop_state, loop.rules); rule != StopRule::None) return stop_reason(rule, loop.rules);
+  return "";
+}
+
+// One epoch, from its plan to its row; false when the run stops after it (or during it, on a signal).
+bool train_epoch(Loop& loop, int epoch) {
+  EpochRun e = plan_epoch(loop, epoch);
+  start_epoch(loop, e);
+  if (!train_steps(loop, e)) return false;
+  close_epoch(loop, e);
+  loop.run.stop_reason = reason_to_stop_after(loop, e.s);
+  loop.observers.on_epoch_closed(epoch);
+  return loop.run.stop_reason.empty();
+}
 }  // namespace
 
-RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, TrainObserver* results,
-                 const Checkpoint* resume, const DataIdentity* data, MlLog* mllog) {
+RunSummary train(const TrainRun& job) {
+  const TrainConfig& config = job.config;
+  Communicator& comm = job.comm;
+  Engine& engine = job.engine;
   const int world = comm.size(), rank = comm.rank();
   const int64_t per_rank_batch = config.per_rank_batch(world);
   const int64_t test_n = config.test_limit > 0 ? std::min(config.test_limit, engine.test_size()) : engine.test_size();
@@ -166,101 +321,25 @@ RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, 
   const auto schedule = schedule_for(config, world);
   log0("%s", training_line(config, per_rank_batch, world).c_str());
   const std::vector<int64_t> test_indices = test_shard(test_n, rank, world);
-  const LoopState start = resume_from(resume, comm, engine);
-  RunSummary run;
-  int64_t step = start.global_step;
-  const StopRules rules = stop_rules(config);
-  StopState stop_state = start.stop;
-  run.best_accuracy = stop_state.best_accuracy;
-  run.time_to_target = start.target_reached_s;
-  double elapsed = start.elapsed_s;
-  // Where the loop stands after `steps` steps of `epoch`, its epoch's clock at `epoch_s`.
-  const auto at = [&](int epoch, int64_t steps, double epoch_s) {
-    return LoopState{epoch, steps, step, elapsed + epoch_s, stop_state, run.time_to_target};
-  };
-  RunReporting reporting(config, comm, engine, results, mllog);
+  const LoopState start = resume_from(job.resume, comm, engine);
+  RunReporting reporting(config, comm, engine, job.results, job.mllog);
   // Before the clock and before the stop checkpointer, which must never see the warm-up's parameters.
   if (config.untimed_init_on() && start.epoch < config.epochs)
     warm_up_on_first_epoch(config, engine, sampler, per_rank_batch, start, *schedule, test_indices);
-  RunCheckpoints checkpoints(config, comm, engine, data ? *data : DataIdentity{});
+  RunCheckpoints checkpoints(config, comm, engine, job.data);
   TrainObservers observers{&checkpoints, &reporting};
+  Loop loop{config, comm, engine, sampler, *schedule, test_indices, per_rank_batch, start, stop_rules(config),
+            job.resume != nullptr, checkpoints, observers};
+  loop.run.best_accuracy = start.stop.best_accuracy;
+  loop.run.time_to_target = start.target_reached_s;
   observers.on_run_start(RunStart{config, per_rank_batch * world, engine.train_size(), test_n, TrainClock::now()});
   for (int epoch = start.epoch; epoch < config.epochs; ++epoch) {
-    // One entry per optimizer step: --accumulate-steps micro-batches of the per-rank batch.
-    const auto batches = step_batches(sampler.indices(epoch), per_rank_batch, config.accumulate_steps, config.drop_last);
-    EpochSummary s;
-    s.epoch = epoch;
-    s.steps = static_cast<int64_t>(batches.size());
-    // The resumed epoch starts where the checkpoint stopped; its row says how many steps came before.
-    const size_t first_batch = epoch == start.epoch ? static_cast<size_t>(std::min<int64_t>(start.step_in_epoch, s.steps)) : 0;
-    s.steps_resumed = static_cast<int64_t>(first_batch);
-    s.learning_rate = schedule->lr(epoch, s.steps - 1, s.steps);  // the epoch's last step, run here or not
-    comm.barrier();  // start the epoch together, so the spread across ranks is the ranks' own
-    observers.on_epoch_start(EpochStart{epoch, s.steps, s.steps_resumed, step});
-    const auto epoch_start = TrainClock::now();
-    uint64_t position = 0;  // this rank's samples so far in the epoch (keys the augmentation)
-    int64_t my_samples = 0;
-    for (size_t b = 0; b < first_batch; ++b) position += static_cast<uint64_t>(batches[b].size());
-    observers.on_resume_point({at(epoch, s.steps_resumed, 0), epoch_start});
-    for (size_t b = first_batch; b < batches.size(); ++b) {
-      s.learning_rate = schedule->lr(epoch, static_cast<int64_t>(b), s.steps);
-      const StepInfo info{epoch, step, position, s.learning_rate};
-      set_collective_position(epoch, static_cast<int64_t>(b));
-      inject_fault_if_asked("step", static_cast<long>(step - start.global_step));
-      observers.on_step_start(info);
-      const PhaseTimes times = engine.train_step(batches[b], info);
-      observers.on_step_end(times);
-      const int64_t steps_done = static_cast<int64_t>(times.abandoned ? b : b + 1);
-      if (!times.abandoned) {  // an abandoned step changed nothing: the checkpoint below is the one before it
-        if (times.valid) observers.on_step_times(times);
-        position += static_cast<uint64_t>(batches[b].size());
-        ++step;
-        observers.on_resume_point({at(epoch, steps_done, seconds_since(epoch_start)), epoch_start});
-      }
-      // Every rank learns of a signal that reached any of them, and all stop after the same step.
-      if (const int signal = comm.allreduce_max(stop_signal_received()); signal != 0) {
-        engine.synchronize();
-        run.interrupted = true;
-        run.stop_reason = "stopped by signal " + std::to_string(signal) + " after step " + std::to_string(steps_done) +
-                          " of epoch " + std::to_string(epoch + 1) + (times.abandoned ? " (the step under way was abandoned)" : "");
-        observers.on_run_end(RunEnd{run, at(epoch, steps_done, seconds_since(epoch_start))});  // checkpoints it
-        if (config.resumable) {
-          run.stop_reason += "; checkpoint " + checkpoints.path() + " (continue with --resume " + checkpoints.path() + ")";
-        }
-        return run;
-      }
-      my_samples += static_cast<int64_t>(batches[b].size());
-      observers.on_step_progress(
-          {epoch, steps_done, s.steps, steps_done - s.steps_resumed, my_samples, s.learning_rate, epoch_start});
-    }
-    engine.synchronize();
-    if (const PhaseTimes last = engine.measurements().drain_step_times(); last.valid) observers.on_step_times(last);
-    const double my_wall = seconds_since(epoch_start);
-    observers.on_epoch_trained(EpochTrained{epoch, my_wall});
-    evaluate_epoch(s, comm, engine, observers, test_indices);
-    time_epoch(s, comm, my_wall, my_samples);
-    observers.measure_epoch(s);
-    if (s.steps > s.steps_resumed) elapsed += s.wall_max;  // the checkpoint's elapsed_s holds the steps before the resume
-    elapsed += s.eval_seconds;
-    s.elapsed_seconds = elapsed;
-    {
-      const auto hdf5 = checkpoints.exclusive();
-      observers.on_epoch_end(s);
-    }
-    record_epoch(run, stop_state, s, rules, comm, resume != nullptr);
-    if (!std::isfinite(s.train_loss)) {
-      run.diverged = true;
-      run.stop_reason = divergence_reason(config, s.train_loss, epoch);
-    } else {
-      if (config.checkpoint_every > 0 && (epoch + 1) % config.checkpoint_every == 0) checkpoints.save(at(epoch + 1, 0, 0));
-      if (const StopRule rule = rule_met(stop_state, rules); rule != StopRule::None) run.stop_reason = stop_reason(rule, rules);
-    }
-    observers.on_epoch_closed(epoch);
-    if (!run.stop_reason.empty()) break;
+    if (!train_epoch(loop, epoch)) break;
   }
-  if (run.stop_reason.empty()) run.stop_reason = "completed";
-  observers.on_run_end(RunEnd{run, at(run.epochs_run, 0, 0)});
-  return run;
+  if (loop.run.interrupted) return loop.run;  // the signal's stop has ended the run
+  if (loop.run.stop_reason.empty()) loop.run.stop_reason = "completed";
+  observers.on_run_end(RunEnd{loop.run, loop.at(loop.run.epochs_run, 0, 0)});
+  return loop.run;
 }
 
 }  // namespace sb

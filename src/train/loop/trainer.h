@@ -14,13 +14,22 @@ namespace sb {
 struct Checkpoint;
 class MlLog;
 
-// Runs config.epochs epochs (or fewer on early stop or a stop signal), from the start or from `resume`.
-// `results` (the results file's writer, say) hears every event, after the run's printed lines and before
-// its MLPerf log (train/reporting/run_reporting.h); each epoch's summary is complete on root. `data` is
-// what checkpoints record about the data (train_command passes it; none: an empty identity, which no
-// resume accepts). `mllog`: the run's MLPerf log (train/reporting/mllog.h), on rank 0 only. Collective
-// over comm.
-RunSummary train(const TrainConfig& config, Communicator& comm, Engine& engine, TrainObserver* results = nullptr,
-                 const Checkpoint* resume = nullptr, const DataIdentity* data = nullptr, MlLog* mllog = nullptr);
+// One training run: what it trains, on which ranks, and who hears of it.
+struct TrainRun {
+  const TrainConfig& config;
+  Communicator& comm;  // collective over it (scale hands the loop sub-communicators)
+  Engine& engine;
+  // Hears every event, after the run's printed lines and before its MLPerf log
+  // (train/reporting/run_reporting.h): the results file's writer, say. None: nobody else listens.
+  TrainObserver* results = nullptr;
+  const Checkpoint* resume = nullptr;  // where the run continues; none: from the start
+  // What checkpoints record about the data (train_command passes it); empty: no resume accepts them.
+  DataIdentity data = {};
+  MlLog* mllog = nullptr;  // the run's MLPerf log (train/reporting/mllog.h), on rank 0 only
+};
+
+// Runs config.epochs epochs (or fewer on early stop or a stop signal), from the start or from `resume`;
+// each epoch's summary is complete on root. Collective over comm.
+RunSummary train(const TrainRun& job);
 
 }  // namespace sb

@@ -121,7 +121,7 @@ StudyOutcome run_scaling_study(
       }
       writer = writer_for(plan);
       ResultsObserver observer(writer);
-      run = train(run_config, *sub, *engine, &observer);
+      run = train({run_config, *sub, *engine, &observer});
     }
     world.barrier();  // ranks outside this configuration wait here
     const StartupReport startup = i == 0 ? gather_startup(world) : gather_startup_since(world, startup_before);

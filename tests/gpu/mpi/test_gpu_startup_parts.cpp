@@ -42,7 +42,7 @@ TEST(GpuStartupParts, TheCudaEngineTimesItsPartsAndTheRunReportsThem) {
   }
   EXPECT_TRUE(std::isnan(seconds_to_first_step()));
 
-  const RunSummary run = train(config, *world, *engine);
+  const RunSummary run = train({config, *world, *engine});
   ASSERT_EQ(run.epochs_run, 1);
   EXPECT_GT(startup_seconds(StartupPart::first_step), 0.0);
   EXPECT_GT(startup_seconds(StartupPart::graph_capture), 0.0);  // captured after two eager steps

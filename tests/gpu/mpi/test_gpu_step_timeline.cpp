@@ -98,7 +98,7 @@ TEST(GpuStepTimeline, TracedRunShowsAllReducesAndRecordsReadyTimes) {
   world->barrier();
   config.trace = dir.string();
   auto engine = make_cuda_engine(config, data.train, data.test, *world, world->rank(), world->size());
-  const RunSummary run = train(config, *world, *engine);
+  const RunSummary run = train({config, *world, *engine});
   ASSERT_EQ(run.epochs_run, 1);
   const std::vector<double>& ready = run.epochs[0].bucket_ready_s;
   ASSERT_GT(ready.size(), 1u);

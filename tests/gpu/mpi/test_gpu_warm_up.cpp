@@ -33,7 +33,7 @@ Outcome train_once(TrainConfig config, bool warm_up, const TrainTest& data, Comm
   reset_startup_times();
   auto engine = make_cuda_engine(config, data.train, data.test, comm, comm.rank(), comm.size());
   Outcome o;
-  o.run = train(config, comm, *engine);
+  o.run = train({config, comm, *engine});
   const EngineState state = engine->save_state();
   o.params = state.params;
   o.buffers = state.buffers;
@@ -101,7 +101,7 @@ TEST(GpuWarmUp, AfterTheWarmUpTheTrainingCapturesNoGraph) {
   const double captured = startup_seconds(StartupPart::graph_capture);
   ASSERT_GT(captured, 0.0) << "the warm-up captured no graph";
   config.untimed_init = false;  // warmed up above
-  const RunSummary run = train(config, *world, *engine);
+  const RunSummary run = train({config, *world, *engine});
   ASSERT_EQ(run.epochs_run, 2);
   EXPECT_EQ(startup_seconds(StartupPart::graph_capture), captured) << "a capture after the warm-up";
   reset_startup_times();
