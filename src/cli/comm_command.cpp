@@ -108,6 +108,212 @@ CommRow to_comm_row(const SweepResult& r) {
   return row;
 }
 
+// What the sweep runs: the element types that this backend reduces, the sizes, and the model's
+// gradient size among them.
+struct SweepPlan {
+  std::vector<SweepDtype> dtypes;
+  std::vector<std::string> skipped;  // asked for, but MPI has no reduction of them
+  std::string skip_note;             // why some were skipped (or, later, symmetric memory refused)
+  ModelInput input;
+  int64_t model_elements = 0;
+  std::vector<SweepPoint> points;
+};
+
+void choose_dtypes(SweepPlan& plan, const CommSettings& comm, bool on_gpu) {
+  for (SweepDtype d : parse_sweep_dtypes(comm.dtypes)) {
+    if (on_gpu || mpi_can_reduce(d)) plan.dtypes.push_back(d);
+    else plan.skipped.emplace_back(sweep_dtype_name(d));
+  }
+  if (plan.dtypes.empty()) {
+    throw UserError("--dtypes " + join(comm.dtypes, ",") +
+                    ": the CPU backend (MPI) reduces only fp32 and fp64; bf16 and fp16 need --device cuda");
+  }
+  if (!plan.skipped.empty())
+    plan.skip_note = join(plan.skipped, ", ") + " skipped: MPI has no bf16/fp16 reduction; they need --device cuda";
+}
+
+int64_t model_gradient_elements(const std::string& model, ModelInput& input) {
+  try {
+    input = model_info(model).home_input;  // the gradient count depends on the input
+  } catch (const UserError& e) {
+    throw UserError(std::string("--comm-model: ") + e.what());
+  }
+  return count_elements(collect_params(build_model(model, input)));
+}
+
+void check_mpi_counts(const std::vector<SweepPoint>& points, const CommSettings& comm) {
+  for (const SweepPoint& p : points) {
+    if (p.count > INT_MAX) {
+      throw UserError("--max-bytes " + std::to_string(comm.max_bytes) + " asks for an all-reduce of " + std::to_string(p.count) +
+                      " elements; MPI counts are int, so the CPU backend reduces at most " + std::to_string(INT_MAX) +
+                      " elements per call (8 GiB of fp32)");
+    }
+  }
+}
+
+// The cheap checks, in the order a user would fix them: values, then the model. Collective.
+SweepPlan plan_sweep(Communicator& world, const TrainConfig& config, const CommSettings& comm, bool on_gpu) {
+  SweepPlan plan;
+  run_collectively(world, [&] {
+    if (comm.iterations < 1) throw UserError("--iterations must be at least 1 (got " + std::to_string(comm.iterations) + ")");
+    const std::vector<int64_t> sizes = power_of_two_sizes(comm.min_bytes, comm.max_bytes);
+    choose_dtypes(plan, comm, on_gpu);
+    plan.model_elements = model_gradient_elements(config.model, plan.input);
+    plan.points = sweep_points(sizes, plan.dtypes, plan.model_elements);
+    if (!on_gpu) check_mpi_counts(plan.points, comm);
+  });
+  return plan;
+}
+
+// The configuration JSON of the results file, which every rank agrees on.
+std::string sweep_config_json(const TrainConfig& config, const CommSettings& comm, const SweepPlan& plan,
+                              const SweepSettings& settings, bool symmetric_memory) {
+  std::ostringstream json;
+  json << "{\"command\":\"comm\",\"device\":" << json_quote(name_of(config.device)) << ",\"out\":" << json_quote(config.out)
+       << ",\"min_bytes\":" << comm.min_bytes << ",\"max_bytes\":" << comm.max_bytes
+       << ",\"dtypes\":" << quote_list(comm.dtypes) << ",\"dtypes_run\":" << quote_list(names_of(plan.dtypes))
+       << ",\"iterations\":" << settings.iterations << ",\"warmup_iterations\":" << settings.warmup_iterations
+       << ",\"comm_model\":" << json_quote(config.model) << ",\"model_elements\":" << plan.model_elements
+       << ",\"op\":\"sum\",\"out_of_place\":true,\"in_place\":true"
+       << ",\"symmetric_memory\":" << (symmetric_memory ? "true" : "false") << "}";
+  return json.str();
+}
+
+// The all-reduces of the sweep: NCCL's on the GPU backend, MPI's on the CPU backend.
+class SweepRunner {
+ public:
+  // On the GPU, the GPU, NCCL and the memory check come before the results file: a refused run leaves
+  // none. A refusal of symmetric memory joins the plan's note.
+  SweepRunner(MpiSession& session, bool on_gpu, bool symmetric_memory, SweepPlan& plan) : world_(session.world()) {
+#ifdef SCALEBENCH_HAVE_CUDA
+    if (!on_gpu) return;
+    gpu_ = std::make_unique<cuda::CudaAllreduceSweep>(world_, session.local_rank(), symmetric_memory);
+    if (!gpu_->symmetric_refusal().empty()) {
+      const std::string refused = "symmetric memory off: " + gpu_->symmetric_refusal();
+      plan.skip_note = plan.skip_note.empty() ? refused : plan.skip_note + "; " + refused;
+    }
+    int64_t largest = 0;
+    for (const SweepPoint& p : plan.points) largest = std::max(largest, p.bytes());
+    run_collectively(world_, [&] { gpu_->check_fits(largest); });
+#else
+    (void)on_gpu, (void)symmetric_memory, (void)plan;
+#endif
+  }
+
+  SweepResult run(const SweepPoint& p, const SweepSettings& settings) {
+#ifdef SCALEBENCH_HAVE_CUDA
+    if (gpu_) return gpu_->run(p, settings);
+#endif
+    return run_cpu_allreduce(world_, p, settings);
+  }
+
+  bool uses_symmetric_windows() const {
+#ifdef SCALEBENCH_HAVE_CUDA
+    return gpu_ && gpu_->uses_symmetric_windows();
+#else
+    return false;
+#endif
+  }
+
+ private:
+  Communicator& world_;
+#ifdef SCALEBENCH_HAVE_CUDA
+  std::unique_ptr<cuda::CudaAllreduceSweep> gpu_;
+#endif
+};
+
+// The results file on rank 0 (--out); none elsewhere or without --out.
+std::unique_ptr<CommResultsFile> open_comm_results(MpiSession& session, const TrainConfig& config, const RuntimeInfo& info,
+                                                   const std::string& config_json, const SweepPlan& plan,
+                                                   const SweepSettings& settings, bool on_gpu) {
+  MpiCommunicator& world = session.world();
+  if (config.out.empty() || world.rank() != 0) return nullptr;
+  RunMetadata metadata = make_run_metadata(session, info, config, world.size());
+  metadata.config_json = config_json;
+  CommTableInfo table;
+  table.backend = on_gpu ? "nccl" : "mpi";
+  table.ranks = world.size();
+  table.iterations = settings.iterations;
+  table.warmup_iterations = settings.warmup_iterations;
+  table.dtype_names = sweep_dtype_names();
+  table.skipped_dtypes = plan.skipped;
+  table.note = plan.skip_note;
+  table.model = config.model;
+  table.model_elements = plan.model_elements;
+  return std::make_unique<CommResultsFile>(config.out, metadata, table);
+}
+
+// The sweep's opening lines, then all_reduce_perf's header and column widths, and the slowest rank's
+// times.
+void log_sweep_header(MpiSession& session, const RuntimeInfo& info, const std::string& model, const SweepPlan& plan,
+                      const SweepSettings& settings, bool on_gpu, bool symmetric_windows) {
+  const int n = session.world().size();
+  log0("# scalebench comm: all-reduce (sum) on %d rank(s), %d node(s); %s on %s\n", n, session.node_count(),
+       on_gpu ? "NCCL" : "MPI", info.rank_devices[0].c_str());
+  log0("# %d warm-up + %d timed iterations per size and form; time = the mean over ranks of each rank's mean per "
+       "all-reduce; busbw = algbw * 2(n-1)/n = algbw * %.3f\n",
+       settings.warmup_iterations, settings.iterations, allreduce_busbw_factor(n));
+  if (!plan.skip_note.empty()) log0("# %s\n", plan.skip_note.c_str());
+  if (symmetric_windows) log0("# buffers: NCCL symmetric memory windows, as training's gradient buckets\n");
+  log0("# model size: %s, %lld gradient elements (%s)\n", model.c_str(), static_cast<long long>(plan.model_elements),
+       describe_input(plan.input).c_str());
+  log0("#\n#%83s%32s%22s\n", "out-of-place", "in-place", "slowest rank");
+  log0("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s %10s %10s\n", "size", "count", "type", "redop", "root",
+       "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "oop time", "ip time");
+  log0("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s %10s %10s\n", "(B)", "(elements)", "", "", "", "(us)",
+       "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)");
+}
+
+void log_sweep_line(const SweepResult& r, const std::string& model) {
+  const SweepPoint& p = r.point;
+  const std::string marker = p.is_model_size ? "  <- " + model + " gradients" : "";
+  const SweepTiming& o = r.out_of_place;
+  const SweepTiming& i = r.in_place;
+  log0(" %11lld %13lld %9s %7s %7d %8.2f %7.2f %7.2f %6lld %8.2f %7.2f %7.2f %6lld %10.2f %10.2f%s\n",
+       static_cast<long long>(p.bytes()), static_cast<long long>(p.count), nccl_tests_type_name(p.dtype), "sum", -1,
+       o.time_us_mean, o.algbw_gbps, o.busbw_gbps, static_cast<long long>(o.wrong), i.time_us_mean, i.algbw_gbps,
+       i.busbw_gbps, static_cast<long long>(i.wrong), o.time_us_max_rank, i.time_us_max_rank, marker.c_str());
+}
+
+// all_reduce_perf's closing figures: the wrong elements, and both forms' busbw averaged over the sizes.
+struct SweepTotals {
+  int64_t wrong = 0;
+  double busbw_sum = 0;
+  int busbw_count = 0;
+
+  void add(const SweepResult& r) {
+    wrong += r.wrong();
+    if (r.point.is_model_size) return;
+    busbw_sum += r.out_of_place.busbw_gbps + r.in_place.busbw_gbps;
+    busbw_count += 2;
+  }
+};
+
+// Each point run, printed, and written to the results file and the export where there are those.
+SweepTotals run_sweep(SweepRunner& runner, const SweepPlan& plan, const SweepSettings& settings, const std::string& model,
+                      CommResultsFile* results, TableExport* exported) {
+  SweepTotals totals;
+  for (const SweepPoint& p : plan.points) {
+    const SweepResult r = runner.run(p, settings);
+    totals.add(r);
+    log_sweep_line(r, model);
+    if (results) results->append(to_comm_row(r));
+    if (exported) exported->add_row(export_row(r, model));
+  }
+  return totals;
+}
+
+// The error sentence and status when any checked element was wrong; 0 otherwise.
+int sweep_status(Communicator& world, const SweepTotals& totals, bool on_gpu) {
+  if (totals.wrong == 0) return 0;
+  if (world.rank() == 0) {
+    std::fprintf(stderr,
+                 "scalebench: error: %lld element(s) of the checked all-reduces were wrong (column #wrong); the %s "
+                 "all-reduce corrupted data on this system\n",
+                 static_cast<long long>(totals.wrong), on_gpu ? "NCCL" : "MPI");
+  }
+  return kExitFailure;
+}
 }  // namespace
 
 int comm_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line) {
@@ -120,154 +326,30 @@ int comm_command(MpiSession& session, const std::vector<std::string>& args, cons
   const bool on_gpu = config.device == Device::Cuda;
 
   // Cheap checks first: values, then the model, the ranks' agreement, the output path, the device.
-  std::vector<SweepDtype> dtypes;
-  std::vector<std::string> skipped;
-  std::string skip_note;
-  ModelInput input;
-  int64_t model_elements = 0;
-  std::vector<SweepPoint> points;
-  run_collectively(world, [&] {
-    if (comm.iterations < 1) throw UserError("--iterations must be at least 1 (got " + std::to_string(comm.iterations) + ")");
-    const std::vector<int64_t> sizes = power_of_two_sizes(comm.min_bytes, comm.max_bytes);
-    for (SweepDtype d : parse_sweep_dtypes(comm.dtypes)) {
-      if (on_gpu || mpi_can_reduce(d)) dtypes.push_back(d);
-      else skipped.emplace_back(sweep_dtype_name(d));
-    }
-    if (dtypes.empty()) {
-      throw UserError("--dtypes " + join(comm.dtypes, ",") +
-                      ": the CPU backend (MPI) reduces only fp32 and fp64; bf16 and fp16 need --device cuda");
-    }
-    skip_note = skipped.empty() ? "" : join(skipped, ", ") + " skipped: MPI has no bf16/fp16 reduction; they need --device cuda";
-    try {
-      input = model_info(config.model).home_input;  // the gradient count depends on the input
-    } catch (const UserError& e) {
-      throw UserError(std::string("--comm-model: ") + e.what());
-    }
-    model_elements = count_elements(collect_params(build_model(config.model, input)));
-    points = sweep_points(sizes, dtypes, model_elements);
-    for (const SweepPoint& p : points) {
-      if (!on_gpu && p.count > INT_MAX) {
-        throw UserError("--max-bytes " + std::to_string(comm.max_bytes) + " asks for an all-reduce of " + std::to_string(p.count) +
-                        " elements; MPI counts are int, so the CPU backend reduces at most " + std::to_string(INT_MAX) +
-                        " elements per call (8 GiB of fp32)");
-      }
-    }
-  });
-
+  SweepPlan plan = plan_sweep(world, config, comm, on_gpu);
   const SweepSettings settings{comm.iterations, comm.warmup_iterations};
   // The sizes up to 16 MiB in NCCL symmetric windows, as training's gradient buckets, where NCCL can.
   const bool symmetric_memory = true;
-  std::ostringstream json;
-  json << "{\"command\":\"comm\",\"device\":" << json_quote(name_of(config.device)) << ",\"out\":" << json_quote(config.out)
-       << ",\"min_bytes\":" << comm.min_bytes << ",\"max_bytes\":" << comm.max_bytes
-       << ",\"dtypes\":" << quote_list(comm.dtypes) << ",\"dtypes_run\":" << quote_list(names_of(dtypes))
-       << ",\"iterations\":" << settings.iterations << ",\"warmup_iterations\":" << settings.warmup_iterations
-       << ",\"comm_model\":" << json_quote(config.model) << ",\"model_elements\":" << model_elements
-       << ",\"op\":\"sum\",\"out_of_place\":true,\"in_place\":true"
-       << ",\"symmetric_memory\":" << (on_gpu && symmetric_memory ? "true" : "false") << "}";
-  const std::string config_json = json.str();
+  const std::string config_json = sweep_config_json(config, comm, plan, settings, on_gpu && symmetric_memory);
   agree_on_configuration(world, config_json, config.collective_timeout);
   const auto output_locks = prepare_outputs(world, {config.out, "", "", ""});
   std::unique_ptr<TableExport> exported = prepare_table_export(world, config, {"comm"});
   run_collectively(world, [&] { check_device_available(config, session.local_size()); });
-
-#ifdef SCALEBENCH_HAVE_CUDA
-  std::unique_ptr<cuda::CudaAllreduceSweep> gpu;
-  if (on_gpu) {  // the GPU, NCCL and the memory check come before the file: a refused run leaves none
-    gpu = std::make_unique<cuda::CudaAllreduceSweep>(world, session.local_rank(), symmetric_memory);
-    if (!gpu->symmetric_refusal().empty()) {
-      const std::string refused = "symmetric memory off: " + gpu->symmetric_refusal();
-      skip_note = skip_note.empty() ? refused : skip_note + "; " + refused;
-    }
-    int64_t largest = 0;
-    for (const SweepPoint& p : points) largest = std::max(largest, p.bytes());
-    run_collectively(world, [&] { gpu->check_fits(largest); });
-  }
-#endif
-  const auto run_point = [&](const SweepPoint& p) {
-#ifdef SCALEBENCH_HAVE_CUDA
-    if (gpu) return gpu->run(p, settings);
-#endif
-    return run_cpu_allreduce(world, p, settings);
-  };
+  SweepRunner runner(session, on_gpu, symmetric_memory, plan);
 
   const RuntimeInfo info = gather_runtime_info(session, on_gpu);
-  std::unique_ptr<CommResultsFile> results;
-  if (!config.out.empty() && world.rank() == 0) {
-    RunMetadata metadata = make_run_metadata(session, info, config, world.size());
-    metadata.config_json = config_json;
-    CommTableInfo table;
-    table.backend = on_gpu ? "nccl" : "mpi";
-    table.ranks = world.size();
-    table.iterations = settings.iterations;
-    table.warmup_iterations = settings.warmup_iterations;
-    table.dtype_names = sweep_dtype_names();
-    table.skipped_dtypes = skipped;
-    table.note = skip_note;
-    table.model = config.model;
-    table.model_elements = model_elements;
-    results = std::make_unique<CommResultsFile>(config.out, metadata, table);
-  }
-
+  const std::unique_ptr<CommResultsFile> results = open_comm_results(session, config, info, config_json, plan, settings, on_gpu);
   if (exported) exported->begin_table("comm", comm_export_columns());
-
-  const int n = world.size();
-  log0("# scalebench comm: all-reduce (sum) on %d rank(s), %d node(s); %s on %s\n", n, session.node_count(),
-       on_gpu ? "NCCL" : "MPI", info.rank_devices[0].c_str());
-  log0("# %d warm-up + %d timed iterations per size and form; time = the mean over ranks of each rank's mean per "
-       "all-reduce; busbw = algbw * 2(n-1)/n = algbw * %.3f\n",
-       settings.warmup_iterations, settings.iterations, allreduce_busbw_factor(n));
-  if (!skip_note.empty()) log0("# %s\n", skip_note.c_str());
-#ifdef SCALEBENCH_HAVE_CUDA
-  if (gpu && gpu->uses_symmetric_windows())
-    log0("# buffers: NCCL symmetric memory windows, as training's gradient buckets\n");
-#endif
-  log0("# model size: %s, %lld gradient elements (%s)\n", config.model.c_str(), static_cast<long long>(model_elements),
-       describe_input(input).c_str());
-  // all_reduce_perf's header and column widths, then the slowest rank's times.
-  log0("#\n#%83s%32s%22s\n", "out-of-place", "in-place", "slowest rank");
-  log0("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s %10s %10s\n", "size", "count", "type", "redop", "root",
-       "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "oop time", "ip time");
-  log0("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s %10s %10s\n", "(B)", "(elements)", "", "", "", "(us)",
-       "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)");
-
-  int64_t total_wrong = 0;
-  double busbw_sum = 0;
-  int busbw_count = 0;
-  for (const SweepPoint& p : points) {
-    const SweepResult r = run_point(p);
-    total_wrong += r.wrong();
-    if (!p.is_model_size) {  // all_reduce_perf averages both forms' busbw over the sizes
-      busbw_sum += r.out_of_place.busbw_gbps + r.in_place.busbw_gbps;
-      busbw_count += 2;
-    }
-    const std::string marker = p.is_model_size ? "  <- " + config.model + " gradients" : "";
-    const SweepTiming& o = r.out_of_place;
-    const SweepTiming& i = r.in_place;
-    log0(" %11lld %13lld %9s %7s %7d %8.2f %7.2f %7.2f %6lld %8.2f %7.2f %7.2f %6lld %10.2f %10.2f%s\n",
-         static_cast<long long>(p.bytes()), static_cast<long long>(p.count), nccl_tests_type_name(p.dtype), "sum", -1,
-         o.time_us_mean, o.algbw_gbps, o.busbw_gbps, static_cast<long long>(o.wrong), i.time_us_mean, i.algbw_gbps,
-         i.busbw_gbps, static_cast<long long>(i.wrong), o.time_us_max_rank, i.time_us_max_rank, marker.c_str());
-    if (results) results->append(to_comm_row(r));
-    if (exported) exported->add_row(export_row(r, config.model));
-  }
-  log0("# Out of bounds values : %lld %s\n", static_cast<long long>(total_wrong), total_wrong == 0 ? "OK" : "FAILED");
-  log0("# Avg bus bandwidth    : %g\n#\n", busbw_count ? busbw_sum / busbw_count : 0.0);
+  log_sweep_header(session, info, config.model, plan, settings, on_gpu, runner.uses_symmetric_windows());
+  const SweepTotals totals = run_sweep(runner, plan, settings, config.model, results.get(), exported.get());
+  log0("# Out of bounds values : %lld %s\n", static_cast<long long>(totals.wrong), totals.wrong == 0 ? "OK" : "FAILED");
+  log0("# Avg bus bandwidth    : %g\n#\n", totals.busbw_count ? totals.busbw_sum / totals.busbw_count : 0.0);
   if (results) {
     results->close();
     log0("# results in %s\n", config.out.c_str());
   }
   exported.reset();
-  if (total_wrong > 0) {
-    if (world.rank() == 0) {
-      std::fprintf(stderr,
-                   "scalebench: error: %lld element(s) of the checked all-reduces were wrong (column #wrong); the %s "
-                   "all-reduce corrupted data on this system\n",
-                   static_cast<long long>(total_wrong), on_gpu ? "NCCL" : "MPI");
-    }
-    return kExitFailure;
-  }
-  return 0;
+  return sweep_status(world, totals, on_gpu);
 }
 
 }  // namespace sb

@@ -162,47 +162,61 @@ std::string needed_workers(const std::vector<IoRow>& rows, ImageDecoding decode,
   return line;
 }
 
-}  // namespace
+// The choices that --decode and --workers leave open, and the checks of the options against the data
+// and the machine; the data set named by --data.
+DatasetSpec check_io_args(IoArgs& a) {
+  const DatasetSpec spec = parse_dataset_spec(a.data);
+  if (spec.kind != DatasetKind::ImageFolder && spec.kind != DatasetKind::Tars)
+    throw UserError("io measures the pipeline of image files; --data " + a.data + " is held decoded in memory: give "
+                    "imagefolder:DIR or tars:DIR");
+  if (a.decoders.empty()) {
+    a.decoders.push_back(ImageDecoding::Cpu);
+    if (nvjpeg_present()) a.decoders.push_back(ImageDecoding::Gpu);
+  }
+  for (ImageDecoding d : a.decoders)
+    if (d == ImageDecoding::Gpu && !nvjpeg_present())
+      throw UserError("--decode gpu needs nvJPEG and a visible GPU; this scalebench " +
+                      std::string(gpu_present() ? "was built without nvJPEG" : "sees no GPU") + ": use --decode cpu");
+  if (a.workers.empty()) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    for (int w = 1; w < cores; w *= 2) a.workers.push_back(w);
+    a.workers.push_back(cores);
+  }
+  if (!a.out.empty() && !std::ofstream(a.out, std::ios::app))
+    throw UserError("--out " + a.out + ": cannot write there; give a file in a folder that exists");
+  return spec;
+}
 
-int io_command(MpiSession& session, const std::vector<std::string>& args) {
+TrainTest load_io_data(const IoArgs& a, const DatasetSpec& spec) {
+  TrainTest data = load_dataset(spec, a.train_limit);
+  set_image_sizes(data, a.image_size, std::max(kDefaultValResize, a.image_size));
+  if (data.train.size() < a.batch)
+    throw UserError("--batch-size " + std::to_string(a.batch) + " is more than the " + std::to_string(data.train.size()) +
+                    " training images of " + a.data + "; lower --batch-size");
+  return data;
+}
+
+// The options and the data, every check before any measurement, each a sentence naming the option;
+// false when --help asked for the help text (printed here).
+bool read_io_inputs(MpiSession& session, const std::vector<std::string>& args, IoArgs& a, TrainTest& data) {
   const bool root = session.rank() == 0;
   if (session.size() != 1)
     throw AgreedError("io runs on one process (one rank's pipeline); start it without mpirun", session.size(), root);
-  IoArgs a;
-  TrainTest data;
   try {
     a = parse_io_args(args);
     if (a.help) {
       std::fputs(kIoHelp, stdout);
-      return 0;
+      return false;
     }
-    const DatasetSpec spec = parse_dataset_spec(a.data);
-    if (spec.kind != DatasetKind::ImageFolder && spec.kind != DatasetKind::Tars)
-      throw UserError("io measures the pipeline of image files; --data " + a.data + " is held decoded in memory: give "
-                      "imagefolder:DIR or tars:DIR");
-    if (a.decoders.empty()) {
-      a.decoders.push_back(ImageDecoding::Cpu);
-      if (nvjpeg_present()) a.decoders.push_back(ImageDecoding::Gpu);
-    }
-    for (ImageDecoding d : a.decoders)
-      if (d == ImageDecoding::Gpu && !nvjpeg_present())
-        throw UserError("--decode gpu needs nvJPEG and a visible GPU; this scalebench " +
-                        std::string(gpu_present() ? "was built without nvJPEG" : "sees no GPU") + ": use --decode cpu");
-    if (a.workers.empty()) {
-      const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-      for (int w = 1; w < cores; w *= 2) a.workers.push_back(w);
-      a.workers.push_back(cores);
-    }
-    if (!a.out.empty() && !std::ofstream(a.out, std::ios::app))
-      throw UserError("--out " + a.out + ": cannot write there; give a file in a folder that exists");
-    data = load_dataset(spec, a.train_limit);
-    set_image_sizes(data, a.image_size, std::max(kDefaultValResize, a.image_size));
-    if (data.train.size() < a.batch)
-      throw UserError("--batch-size " + std::to_string(a.batch) + " is more than the " + std::to_string(data.train.size()) +
-                      " training images of " + a.data + "; lower --batch-size");
+    data = load_io_data(a, check_io_args(a));
   } catch (const UserError& e) {
     throw AgreedError(e.what(), session.size(), root);
   }
+  return true;
+}
+
+// Each decoder at each worker count, a printed line each as it is measured.
+std::vector<IoRow> measure_rows(const TrainTest& data, const IoArgs& a, const Communicator& comm) {
   std::printf("io: %s, %lld training images, batches of %lld %dx%d crops in %s, %lld timed after %lld\n", a.data.c_str(),
               static_cast<long long>(data.train.size()), static_cast<long long>(a.batch), a.image_size, a.image_size,
               name_of(a.precision), static_cast<long long>(a.batches), static_cast<long long>(a.warm_up));
@@ -210,25 +224,37 @@ int io_command(MpiSession& session, const std::vector<std::string>& args) {
   std::vector<IoRow> rows;
   for (ImageDecoding decode : a.decoders)
     for (int workers : a.workers) {
-      const InputRate rate = measure(data, a, decode, workers, session.world());
+      const InputRate rate = measure(data, a, decode, workers, comm);
       rows.push_back(IoRow{decode, workers, rate});
       std::printf("%-7s %8d %10.0f %9.1f %11.2f %15.1f\n", name_of(decode), workers, rate.images_per_s, rate.bytes_per_s / 1e6,
                   rate.busy_cores, rate.images_per_s / workers);
       std::fflush(stdout);
     }
+  return rows;
+}
+
+void write_io_csv(const std::string& path, const std::vector<IoRow>& rows) {
+  std::ofstream csv(path);
+  csv << "decode,workers,images_per_s,mb_per_s,busy_cores,images_per_s_per_worker,read_s,decode_s,augment_s,copy_s\n";
+  for (const IoRow& r : rows)
+    csv << name_of(r.decode) << ',' << r.workers << ',' << r.rate.images_per_s << ',' << r.rate.bytes_per_s / 1e6 << ','
+        << r.rate.busy_cores << ',' << r.rate.images_per_s / r.workers << ',' << r.rate.totals.read_seconds << ','
+        << r.rate.totals.decode_seconds << ',' << r.rate.totals.augment_seconds << ',' << r.rate.totals.copy_seconds << '\n';
+  if (!csv) throw UserError("--out " + path + ": writing failed");
+}
+
+}  // namespace
+
+int io_command(MpiSession& session, const std::vector<std::string>& args) {
+  IoArgs a;
+  TrainTest data;
+  if (!read_io_inputs(session, args, a, data)) return 0;  // --help
+  const std::vector<IoRow> rows = measure_rows(data, a, session.world());
   if (a.target_rate > 0)
     for (ImageDecoding decode : a.decoders)
       std::printf("io: %.0f img/s with --decode %s needs %s\n", a.target_rate, name_of(decode),
                   needed_workers(rows, decode, a.target_rate).c_str());
-  if (!a.out.empty()) {
-    std::ofstream csv(a.out);
-    csv << "decode,workers,images_per_s,mb_per_s,busy_cores,images_per_s_per_worker,read_s,decode_s,augment_s,copy_s\n";
-    for (const IoRow& r : rows)
-      csv << name_of(r.decode) << ',' << r.workers << ',' << r.rate.images_per_s << ',' << r.rate.bytes_per_s / 1e6 << ','
-          << r.rate.busy_cores << ',' << r.rate.images_per_s / r.workers << ',' << r.rate.totals.read_seconds << ','
-          << r.rate.totals.decode_seconds << ',' << r.rate.totals.augment_seconds << ',' << r.rate.totals.copy_seconds << '\n';
-    if (!csv) throw UserError("--out " + a.out + ": writing failed");
-  }
+  if (!a.out.empty()) write_io_csv(a.out, rows);
   return 0;
 }
 

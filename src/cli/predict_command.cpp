@@ -315,53 +315,58 @@ void print_check(const std::vector<CheckRow>& rows) {
   }
 }
 
-}  // namespace
-
-int predict_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line) {
+// The inputs read and checked, each check a sentence naming the option, and the step model made of them;
+// nothing when --help asked for the help text (printed here).
+std::optional<StepModel> read_step_model(MpiSession& session, const std::vector<std::string>& args, Inputs& in,
+                                         std::string& ready_source) {
   const bool root = session.rank() == 0;
   if (session.size() != 1)
     throw AgreedError("predict runs on one process; start it without mpirun (or with -np 1)", session.size(), root);
-  Inputs in;
-  std::string ready_source;
   std::optional<StepModel> model;
-  try {  // every check before any work, each a sentence naming the option
+  try {  // every check before any work
     in = read_inputs(args);
     if (in.options.help) {
       std::fputs(predict_help_text().c_str(), stdout);
-      return 0;
+      return std::nullopt;
     }
     model.emplace(step_model_of(in, ready_source));
   } catch (const UserError& e) {
     throw AgreedError(e.what(), session.size(), root);
   }
   model->calibration = calibration_below(*model, in.study, in.batch, std::numeric_limits<int64_t>::max());
-  const StepModel& m = *model;
-  print_header(in, m, ready_source);
-  print_calibration(m);
+  return model;
+}
 
+// A row per scaling and GPU count; the strong-scaling counts that the study's batches can't reach are
+// left out (weak scaling keeps the batch checked on reading).
+std::vector<PredictRow> predict_rows(const StepModel& m, const Inputs& in, std::vector<int64_t>& unmeasured_strong) {
   std::vector<PredictRow> rows;
-  std::vector<int64_t> unmeasured_strong;
   for (Scaling scaling : kScalings) {
     for (int64_t n : in.gpus) {
       const std::optional<ScalingPoint> p = predict_point(m, n, scaling, in.batch, in.study.bucket_mib);
       const std::optional<ScalingPoint> best = best_bucket_point(m, n, scaling, in.batch, in.bucket_mibs);
       if (!p || !best) {
-        unmeasured_strong.push_back(n);  // weak scaling keeps the batch checked above
+        unmeasured_strong.push_back(n);
         continue;
       }
       rows.push_back(row_of(*p, *best, m.allreduce));
     }
   }
-  print_rows(rows);
-  if (!unmeasured_strong.empty()) {
-    const int64_t smallest_needed = std::max<int64_t>(1, in.batch / unmeasured_strong.back());
-    std::printf("# strong scaling at %s GPUs is left out: it needs the 1-GPU compute at per-GPU batches down to %lld, and the "
-                "study measured %lld at the smallest; measure them with `scalebench scale --gpus 1 --sweep-batch-size %lld,...,%lld`\n",
-                join_counts(unmeasured_strong).c_str(), static_cast<long long>(smallest_needed),
-                static_cast<long long>(m.compute.smallest_batch()), static_cast<long long>(smallest_needed),
-                static_cast<long long>(in.batch));
-  }
+  return rows;
+}
 
+void print_unmeasured_strong(const std::vector<int64_t>& unmeasured_strong, const StepModel& m, int64_t batch) {
+  if (unmeasured_strong.empty()) return;
+  const int64_t smallest_needed = std::max<int64_t>(1, batch / unmeasured_strong.back());
+  std::printf("# strong scaling at %s GPUs is left out: it needs the 1-GPU compute at per-GPU batches down to %lld, and the "
+              "study measured %lld at the smallest; measure them with `scalebench scale --gpus 1 --sweep-batch-size %lld,...,%lld`\n",
+              join_counts(unmeasured_strong).c_str(), static_cast<long long>(smallest_needed),
+              static_cast<long long>(m.compute.smallest_batch()), static_cast<long long>(smallest_needed),
+              static_cast<long long>(batch));
+}
+
+// The prediction file's attributes: the inputs, the all-reduce fits and the calibration.
+PredictInfo predict_info(const Inputs& in, const StepModel& m, const std::string& ready_source) {
   PredictInfo info;
   info.study = in.options.study;
   info.comm = in.options.comm;
@@ -390,6 +395,12 @@ int predict_command(MpiSession& session, const std::vector<std::string>& args, c
     info.backward_factor_at_bound = m.calibration.compute.backward_at_bound ? 1 : 0;
   }
   info.rank_spread = m.calibration.rank_spread;
+  return info;
+}
+
+// For each scaling, the first GPU counts where exposed communication passes each share: printed, and
+// recorded in `info`.
+void find_exposed_shares(PredictInfo& info, const StepModel& m, const Inputs& in) {
   info.exposed_5pct_gpus.assign(info.scaling_names.size(), -1);
   info.exposed_20pct_gpus.assign(info.scaling_names.size(), -1);
   std::printf("\n");
@@ -405,31 +416,55 @@ int predict_command(MpiSession& session, const std::vector<std::string>& args, c
     }
     std::printf("# %s scaling: exposed communication passes %s (bucket %g MiB)\n", name_of(scaling), line.c_str(), in.study.bucket_mib);
   }
+}
 
+void write_prediction_file(MpiSession& session, const std::string& command_line, const Inputs& in, const PredictInfo& info,
+                           const std::vector<PredictRow>& rows, const std::vector<CheckRow>& check) {
+  const RuntimeInfo runtime = gather_runtime_info(session, false);
+  TrainConfig config;
+  config.command_line = command_line;
+  RunMetadata metadata = make_run_metadata(session, runtime, config, 1);
+  metadata.config_json = config_json_of(in);
+  write_predict_file(in.options.out, metadata, info, rows, in.options.check, check);
+  std::printf("# prediction in %s\n", in.options.out.c_str());
+}
+
+// The tables "predict" and, with --check, "check" (--csv, --json).
+void export_prediction(const Inputs& in, const std::vector<PredictRow>& rows, const std::vector<CheckRow>& check) {
+  TableExport exported({in.options.csv, in.options.json, false});
+  exported.begin_table("predict", export_columns(predict_columns()));
+  for (const PredictRow& r : rows) exported.add_row(export_values(predict_columns(), &r));
+  if (in.options.check) {
+    exported.begin_table("check", export_columns(check_columns()));
+    for (const CheckRow& r : check) exported.add_row(export_values(check_columns(), &r));
+  }
+}
+
+}  // namespace
+
+int predict_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line) {
+  Inputs in;
+  std::string ready_source;
+  const std::optional<StepModel> model = read_step_model(session, args, in, ready_source);
+  if (!model) return 0;  // --help
+  const StepModel& m = *model;
+  print_header(in, m, ready_source);
+  print_calibration(m);
+
+  std::vector<int64_t> unmeasured_strong;
+  const std::vector<PredictRow> rows = predict_rows(m, in, unmeasured_strong);
+  print_rows(rows);
+  print_unmeasured_strong(unmeasured_strong, m, in.batch);
+  PredictInfo info = predict_info(in, m, ready_source);
+  find_exposed_shares(info, m, in);
   std::vector<CheckRow> check;
   if (in.options.check) {
     check = leave_one_out(m, in.study, in.batch, in.gpus);
     print_check(check);
   }
 
-  if (!in.options.out.empty()) {
-    const RuntimeInfo runtime = gather_runtime_info(session, false);
-    TrainConfig config;
-    config.command_line = command_line;
-    RunMetadata metadata = make_run_metadata(session, runtime, config, 1);
-    metadata.config_json = config_json_of(in);
-    write_predict_file(in.options.out, metadata, info, rows, in.options.check, check);
-    std::printf("# prediction in %s\n", in.options.out.c_str());
-  }
-  if (!in.options.csv.empty() || !in.options.json.empty()) {
-    TableExport exported({in.options.csv, in.options.json, false});
-    exported.begin_table("predict", export_columns(predict_columns()));
-    for (const PredictRow& r : rows) exported.add_row(export_values(predict_columns(), &r));
-    if (in.options.check) {
-      exported.begin_table("check", export_columns(check_columns()));
-      for (const CheckRow& r : check) exported.add_row(export_values(check_columns(), &r));
-    }
-  }
+  if (!in.options.out.empty()) write_prediction_file(session, command_line, in, info, rows, check);
+  if (!in.options.csv.empty() || !in.options.json.empty()) export_prediction(in, rows, check);
   return 0;
 }
 

@@ -127,6 +127,108 @@ std::string unfinished_runs(const std::vector<StudyRunPlan>& plans, size_t first
   if (!counts_alone) rest += ")";
   return rest;
 }
+
+// What the cheap checks settle: the GPU counts in order, the data set, and every combination of the
+// swept values.
+struct StudyChecks {
+  std::vector<int> counts;
+  DatasetSpec data_spec;
+  std::vector<SweepCombination> combinations;
+};
+
+// Collective, before any expensive work.
+StudyChecks check_study(Communicator& world, const TrainConfig& config, const ScaleSettings& scale) {
+  StudyChecks checks;
+  checks.counts = scale.gpus.empty() ? default_gpu_counts(world.size()) : scale.gpus;
+  std::vector<int>& counts = checks.counts;
+  run_collectively(world, [&] {
+    if (scale.settle_epochs < 0) throw UserError("--settle-epochs must not be negative (got " + std::to_string(scale.settle_epochs) + ")");
+    // DataParallel's configurations run on rank 0 alone; DDP's need a rank per GPU. `scale` sets the mode
+    // only through its --parallel sweep (the run option is train's).
+    const auto parallel = std::find_if(scale.sweeps.begin(), scale.sweeps.end(),
+                                       [](const SweepAxis& a) { return a.option == "parallel"; });
+    const bool dp_only = parallel != scale.sweeps.end() && parallel->values == std::vector<std::string>{"dp"};
+    const int most_gpus = *std::max_element(counts.begin(), counts.end());
+    check_gpu_counts(counts, dp_only ? std::max(world.size(), most_gpus) : world.size());
+    std::sort(counts.begin(), counts.end());
+    // Every combination is validated and its batch must split over every count, before any run starts.
+    checks.combinations = sweep_combinations(config, scale.sweeps, counts);
+    checks.data_spec = parse_dataset_spec(config.data);
+    model_info(config.model);
+  });
+  return checks;
+}
+
+void agree_on_study(Communicator& world, const TrainConfig& config, const ScaleSettings& scale,
+                    const std::vector<SweepCombination>& combinations) {
+  std::string agreed = config.to_json() + std::to_string(scale.settle_epochs) + " " + std::to_string(scale.repeats);
+  for (const SweepCombination& c : combinations) agreed += c.config.to_json();
+  agree_on_configuration(world, agreed, config.collective_timeout);
+}
+
+// The results file on rank 0, its /study table begun (--out); none elsewhere or without --out.
+std::unique_ptr<ResultsFile> open_study_results(MpiSession& session, const TrainConfig& config, const RuntimeInfo& info,
+                                                const ScaleSettings& scale, const std::vector<int>& counts) {
+  MpiCommunicator& world = session.world();
+  if (config.out.empty() || world.rank() != 0) return nullptr;
+  auto results = std::make_unique<ResultsFile>(config.out, make_run_metadata(session, info, config, world.size()));
+  results->begin_study(StudyInfo{scaling_name(config.scaling), counts.front(),
+                                 config.target_accuracy > 0 ? config.target_accuracy : kNotMeasured,
+                                 swept_columns(scale.sweeps), scale.repeats, sweep_value_names(), scale.settle_epochs});
+  return results;
+}
+
+// Every configuration of the study in turn, each under its /configs group where there is a results file.
+StudyOutcome run_study(MpiSession& session, const std::vector<StudyRunPlan>& plans, std::vector<SweepCombination>& combinations,
+                       const TrainConfig& config, const ScaleSettings& scale, const TrainTest& data, ResultsFile* results) {
+  for (SweepCombination& c : combinations) {
+    c.config.epochs = config.epochs + scale.settle_epochs;
+    c.config.resumable = false;  // a study starts over; a stop signal ends it after the current step
+  }
+  return run_scaling_study(
+      session.world(), plans, combinations, scale.settle_epochs,
+      [&](const TrainConfig& run_config, Communicator& sub) {
+        return make_engine(run_config, data.train, data.test, sub, session.local_rank(), session.local_size());
+      },
+      [&](const StudyRunPlan& plan) {
+        const SweepCombination& c = combinations[plan.combination];
+        const TrainConfig run_config = configuration_for(c.config, plan.gpus);
+        return results ? &results->add_config(ConfigGroup{plan.gpus, config_suffix(c, plan.repeat, scale.repeats), plan.repeat,
+                                                          run_config.to_json(), ranks_for(c.config, plan.gpus)})
+                       : nullptr;
+      });
+}
+
+// The /study rows, in the results file and the export where there are those.
+void write_study_rows(const std::vector<StudyPoint>& points, const std::vector<SweepCombination>& combinations,
+                      ResultsFile* results, TableExport* exported) {
+  if (exported) exported->begin_table("study", export_columns(study_columns()));
+  for (const StudyPoint& p : points) {
+    const StudyRow row = to_study_row(p, combinations[p.plan.combination].config);
+    if (results) results->append_study_row(row);
+    if (exported) exported->add_row(export_values(study_columns(), &row));
+  }
+}
+
+void print_study(const std::vector<StudyPoint>& points, const std::vector<SweepCombination>& combinations,
+                 const TrainConfig& config, const ScaleSettings& scale) {
+  if (points.empty()) return;
+  const bool cpu = config.device == Device::Cpu;
+  if (scale.repeats > 1) print_runs_table(points, combinations, cpu ? "ranks" : "gpus", scale.repeats);
+  print_study_table(points, combinations, cpu ? "ranks" : "gpus", cpu ? "rank" : "GPU", scale.settle_epochs, scale.repeats);
+}
+
+// A study that a stop signal ended: what it holds and what it did not run.
+void log_stopped_study(const StudyOutcome& study, const std::vector<StudyRunPlan>& plans,
+                       const std::vector<SweepCombination>& combinations, const TrainConfig& config, int repeats) {
+  const StudyRunPlan& cut = plans[study.unfinished];
+  const std::string where = study.cut_short ? " during the " + std::to_string(cut.gpus) + "-GPU configuration" : "";
+  const std::string rest = unfinished_runs(plans, study.unfinished, combinations, repeats);
+  log0("stopped by signal %d%s; %s holds the %zu finished configuration(s); a study does not resume: run the rest "
+       "%s\n",
+       study.stopped_by, where.c_str(), config.out.empty() ? "no results file" : config.out.c_str(), study.points.size(),
+       rest.c_str());
+}
 }  // namespace
 
 int scale_command(MpiSession& session, const std::vector<std::string>& args, const std::string& command_line) {
@@ -143,28 +245,11 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   if (!cli) return 0;  // --help
   TrainConfig config = cli->train;
   const ScaleSettings& scale = cli->scale;
-  std::vector<int> counts = scale.gpus.empty() ? default_gpu_counts(world.size()) : scale.gpus;
 
-  DatasetSpec data_spec;
-  std::vector<SweepCombination> combinations;
-  run_collectively(world, [&] {
-    if (scale.settle_epochs < 0) throw UserError("--settle-epochs must not be negative (got " + std::to_string(scale.settle_epochs) + ")");
-    // DataParallel's configurations run on rank 0 alone; DDP's need a rank per GPU. `scale` sets the mode
-    // only through its --parallel sweep (the run option is train's).
-    const auto parallel = std::find_if(scale.sweeps.begin(), scale.sweeps.end(),
-                                       [](const SweepAxis& a) { return a.option == "parallel"; });
-    const bool dp_only = parallel != scale.sweeps.end() && parallel->values == std::vector<std::string>{"dp"};
-    const int most_gpus = *std::max_element(counts.begin(), counts.end());
-    check_gpu_counts(counts, dp_only ? std::max(world.size(), most_gpus) : world.size());
-    std::sort(counts.begin(), counts.end());
-    // Every combination is validated and its batch must split over every count, before any run starts.
-    combinations = sweep_combinations(config, scale.sweeps, counts);
-    data_spec = parse_dataset_spec(config.data);
-    model_info(config.model);
-  });
-  std::string agreed = config.to_json() + std::to_string(scale.settle_epochs) + " " + std::to_string(scale.repeats);
-  for (const SweepCombination& c : combinations) agreed += c.config.to_json();
-  agree_on_configuration(world, agreed, config.collective_timeout);
+  StudyChecks checks = check_study(world, config, scale);
+  const std::vector<int>& counts = checks.counts;
+  std::vector<SweepCombination>& combinations = checks.combinations;
+  agree_on_study(world, config, scale, combinations);
   const auto output_locks = prepare_outputs(world, {config.out, "", "", config.trace});  // a study writes no checkpoint
   const std::unique_ptr<TableExport> exported = prepare_table_export(world, config, {"study"});
   run_collectively(world, [&] {
@@ -174,56 +259,20 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
 
   setup_startup.stop();
   StartupSpan data_startup(StartupPart::data);
-  const TrainTest data = load_training_data(world, config, data_spec, counts.back());
+  const TrainTest data = load_training_data(world, config, checks.data_spec, counts.back());
   data_startup.stop();
   if (config.device == Device::Cpu) share_blas_threads(session.local_size());
 
   const RuntimeInfo info = gather_runtime_info(session, config.device == Device::Cuda);
-  std::unique_ptr<ResultsFile> results;
-  if (!config.out.empty() && world.rank() == 0) {
-    results = std::make_unique<ResultsFile>(config.out, make_run_metadata(session, info, config, world.size()));
-    results->begin_study(StudyInfo{scaling_name(config.scaling), counts.front(),
-                                   config.target_accuracy > 0 ? config.target_accuracy : kNotMeasured,
-                                   swept_columns(scale.sweeps), scale.repeats, sweep_value_names(), scale.settle_epochs});
-  }
-
-  for (SweepCombination& c : combinations) {
-    c.config.epochs = config.epochs + scale.settle_epochs;
-    c.config.resumable = false;  // a study starts over; a stop signal ends it after the current step
-  }
+  const std::unique_ptr<ResultsFile> results = open_study_results(session, config, info, scale, counts);
   const std::vector<StudyRunPlan> plans = plan_study(combinations.size(), scale.repeats, counts);
-  StudyOutcome study = run_scaling_study(
-      world, plans, combinations, scale.settle_epochs,
-      [&](const TrainConfig& run_config, Communicator& sub) {
-        return make_engine(run_config, data.train, data.test, sub, session.local_rank(), session.local_size());
-      },
-      [&](const StudyRunPlan& plan) {
-        const SweepCombination& c = combinations[plan.combination];
-        const TrainConfig run_config = configuration_for(c.config, plan.gpus);
-        return results ? &results->add_config(ConfigGroup{plan.gpus, config_suffix(c, plan.repeat, scale.repeats), plan.repeat,
-                                                          run_config.to_json(), ranks_for(c.config, plan.gpus)})
-                       : nullptr;
-      });
-  std::vector<StudyPoint>& points = study.points;
-  compute_scaling(points);
-  if (exported) exported->begin_table("study", export_columns(study_columns()));
-  for (const StudyPoint& p : points) {
-    const StudyRow row = to_study_row(p, combinations[p.plan.combination].config);
-    if (results) results->append_study_row(row);
-    if (exported) exported->add_row(export_values(study_columns(), &row));
-  }
-  const bool cpu = config.device == Device::Cpu;
-  if (scale.repeats > 1 && !points.empty()) print_runs_table(points, combinations, cpu ? "ranks" : "gpus", scale.repeats);
-  if (!points.empty())
-    print_study_table(points, combinations, cpu ? "ranks" : "gpus", cpu ? "rank" : "GPU", scale.settle_epochs, scale.repeats);
+  StudyOutcome study = run_study(session, plans, combinations, config, scale, data, results.get());
+  compute_scaling(study.points);
+  write_study_rows(study.points, combinations, results.get(), exported.get());
+  print_study(study.points, combinations, config, scale);
   if (study.stopped_by != 0 && study.unfinished < plans.size()) {
     if (results) results->close(false);  // complete = 0: a study that did not finish
-    const StudyRunPlan& cut = plans[study.unfinished];
-    const std::string where = study.cut_short ? " during the " + std::to_string(cut.gpus) + "-GPU configuration" : "";
-    const std::string rest = unfinished_runs(plans, study.unfinished, combinations, scale.repeats);
-    log0("stopped by signal %d%s; %s holds the %zu finished configuration(s); a study does not resume: run the rest "
-         "%s\n",
-         study.stopped_by, where.c_str(), config.out.empty() ? "no results file" : config.out.c_str(), points.size(), rest.c_str());
+    log_stopped_study(study, plans, combinations, config, scale.repeats);
     return kExitInterrupted;
   }
   if (results) results->close();
