@@ -137,56 +137,54 @@ bool layer_kernels_take_channels(int64_t channels) {
   return channels >= 1 && channels <= 256 && (channels & (channels - 1)) == 0;
 }
 
-FusionPlan plan_fusion(const std::vector<LayerSpec>& children, const FusionAvailability& available,
-                       bool ends_residual_main, bool network_input, bool relu_after_residual) {
-  FusionPlan plan;
-  plan.steps.resize(children.size());
-  for (size_t i = 0; i < children.size(); ++i) {
-    if (residual_takes_relu(children, i, available)) {
-      plan.steps[i].path = FusionPath::ResidualThenRelu;
-      plan.steps[i + 1].path = FusionPath::ReluInPrevious;
-      i += 1;
-      continue;
-    }
-    if (!kind_at(children, i, LayerKind::BatchNorm2d)) continue;
-    if (!kind_at(children, i + 1, LayerKind::ReLU)) {  // a lone batch norm
-      const bool at_end = ends_residual_main && i + 1 == children.size();
-      const std::string why = why_not_fused(children[i], !at_end, available);
-      if (!why.empty()) {
-        plan.record += children[i].name + ": separate layer (" + why + ")\n";
-        continue;
-      }
-      FusionStep& head = plan.steps[i];
-      head.path = FusionPath::FusedHead;
-      head.adds_residual = at_end;
-      head.relu_after_add = at_end && relu_after_residual;
-      plan.record += children[i].name + (head.adds_residual ? " + residual add" : "") +
-                     (head.relu_after_add ? " + relu" : "") + kFusedKernelsRecord + "\n";
-      continue;
-    }
-    const bool with_dropout = kind_at(children, i + 2, LayerKind::Dropout);
-    const bool at_end = ends_residual_main && i + (with_dropout ? 3 : 2) == children.size();
-    const std::string why_not = why_not_fused(children[i], !with_dropout && !at_end, available);
-    if (why_not.empty()) {
-      const size_t run = with_dropout ? 3 : 2;
-      FusionStep& head = plan.steps[i];
-      head.path = FusionPath::FusedHead;
-      head.run = run;
-      head.adds_residual = at_end;
-      for (size_t k = 1; k < run; ++k) plan.steps[i + k].path = FusionPath::FusedMember;
-      plan.record += names(children, i, run) + (head.adds_residual ? " + residual add" : "") + kFusedKernelsRecord + "\n";
-      i += run - 1;
-    } else if (available.cudnn_bn_relu) {
-      plan.steps[i].path = FusionPath::CudnnBnRelu;
-      plan.steps[i + 1].path = FusionPath::ReluInPrevious;
-      plan.record += names(children, i, 2) + ": cudnn bn+relu graph (" + why_not + ")\n";
-      i += 1;
-    } else {
-      plan.record += names(children, i, 2) + ": separate layers (" + why_not + ", no cudnn bn+relu)\n";
-      i += 1;
-    }
+namespace {
+// A batch norm with no ReLU after it: the fused kernels' run of one, taking the Residual's add where it
+// ends the main branch, unless they refuse it.
+void plan_lone_batch_norm(FusionPlan& plan, const std::vector<LayerSpec>& children, size_t i, const FusionAvailability& available,
+                          bool ends_residual_main, bool relu_after_residual) {
+  const bool at_end = ends_residual_main && i + 1 == children.size();
+  const std::string why = why_not_fused(children[i], !at_end, available);
+  if (!why.empty()) {
+    plan.record += children[i].name + ": separate layer (" + why + ")\n";
+    return;
   }
-  if (!available.layer_kernels) return plan;
+  FusionStep& head = plan.steps[i];
+  head.path = FusionPath::FusedHead;
+  head.adds_residual = at_end;
+  head.relu_after_add = at_end && relu_after_residual;
+  plan.record += children[i].name + (head.adds_residual ? " + residual add" : "") + (head.relu_after_add ? " + relu" : "") +
+                 kFusedKernelsRecord + "\n";
+}
+
+// A batch norm and its ReLU (and a Dropout after them): the fused kernels' run, else cuDNN's bn+relu
+// graph, else separate layers. Returns how many children the plan covered.
+size_t plan_batch_norm_relu(FusionPlan& plan, const std::vector<LayerSpec>& children, size_t i,
+                            const FusionAvailability& available, bool ends_residual_main) {
+  const bool with_dropout = kind_at(children, i + 2, LayerKind::Dropout);
+  const bool at_end = ends_residual_main && i + (with_dropout ? 3 : 2) == children.size();
+  const std::string why_not = why_not_fused(children[i], !with_dropout && !at_end, available);
+  if (why_not.empty()) {
+    const size_t run = with_dropout ? 3 : 2;
+    FusionStep& head = plan.steps[i];
+    head.path = FusionPath::FusedHead;
+    head.run = run;
+    head.adds_residual = at_end;
+    for (size_t k = 1; k < run; ++k) plan.steps[i + k].path = FusionPath::FusedMember;
+    plan.record += names(children, i, run) + (head.adds_residual ? " + residual add" : "") + kFusedKernelsRecord + "\n";
+    return run;
+  }
+  if (available.cudnn_bn_relu) {
+    plan.steps[i].path = FusionPath::CudnnBnRelu;
+    plan.steps[i + 1].path = FusionPath::ReluInPrevious;
+    plan.record += names(children, i, 2) + ": cudnn bn+relu graph (" + why_not + ")\n";
+  } else {
+    plan.record += names(children, i, 2) + ": separate layers (" + why_not + ", no cudnn bn+relu)\n";
+  }
+  return 2;
+}
+
+// The layer kernels' patterns, on the children that no batch-norm run took.
+void plan_layer_kernels(FusionPlan& plan, const std::vector<LayerSpec>& children, bool network_input) {
   for (size_t i = 0; i < children.size(); ++i) {
     const LayerPattern p = layer_pattern(children, i, network_input);
     if (p.path == FusionPath::Separate) continue;
@@ -199,6 +197,25 @@ FusionPlan plan_fusion(const std::vector<LayerSpec>& children, const FusionAvail
     plan.record += names(children, i, p.run) + ": " + p.what + kLayerKernelsRecord + "\n";
     i += p.run - 1;
   }
+}
+}  // namespace
+
+FusionPlan plan_fusion(const std::vector<LayerSpec>& children, const FusionAvailability& available,
+                       bool ends_residual_main, bool network_input, bool relu_after_residual) {
+  FusionPlan plan;
+  plan.steps.resize(children.size());
+  for (size_t i = 0; i < children.size(); ++i) {
+    if (residual_takes_relu(children, i, available)) {
+      plan.steps[i].path = FusionPath::ResidualThenRelu;
+      plan.steps[i + 1].path = FusionPath::ReluInPrevious;
+      i += 1;
+      continue;
+    }
+    if (!kind_at(children, i, LayerKind::BatchNorm2d)) continue;
+    if (!kind_at(children, i + 1, LayerKind::ReLU)) plan_lone_batch_norm(plan, children, i, available, ends_residual_main, relu_after_residual);
+    else i += plan_batch_norm_relu(plan, children, i, available, ends_residual_main) - 1;
+  }
+  if (available.layer_kernels) plan_layer_kernels(plan, children, network_input);
   return plan;
 }
 

@@ -76,27 +76,28 @@ std::optional<std::vector<double>> recorded_ready(const ResultsReader& reader, c
   }
 }
 
-}  // namespace
+const char* const kStudyHint = "; run `scalebench scale --gpus 1,2,... --out STUDY.h5` to make one";
 
-StudyInputs read_study(const std::string& path) {
-  const std::string hint = "; run `scalebench scale --gpus 1,2,... --out STUDY.h5` to make one";
+// The results file at `path`, which must hold a `scale` study.
+ResultsReader open_study(const std::string& path) {
   std::optional<ResultsReader> reader;
   try {
     reader.emplace(path);
   } catch (const UserError& e) {
-    throw UserError(std::string("--study: ") + e.what() + hint);
+    throw UserError(std::string("--study: ") + e.what() + kStudyHint);
   }
   if (!reader->has("/study") || !reader->has("/configs")) {
     const std::string kind = reader->has("/comm") ? "a `comm` sweep (give it to --comm)" : "not a `scale` study";
-    throw UserError("--study '" + path + "' is " + kind + hint);
+    throw UserError("--study '" + path + "' is " + kind + kStudyHint);
   }
-  StudyInputs s;
-  s.path = path;
-  const TrainConfig root = TrainConfig::from_json(reader->string_attribute("config_json"), "--study '" + path + "'");
-  s.mode = root.scaling;
-  s.run_batch_size = root.batch_size;
-  for (const std::string& group : reader->config_names()) {
-    const std::string json = reader->string_attribute("config_json", "/configs/" + group);
+  return std::move(*reader);
+}
+
+// The study's DDP configurations of its precision that measured steps, with their step times.
+std::vector<MeasuredConfig> measured_configs(const ResultsReader& reader, const std::string& path, const TrainConfig& root) {
+  std::vector<MeasuredConfig> configs;
+  for (const std::string& group : reader.config_names()) {
+    const std::string json = reader.string_attribute("config_json", "/configs/" + group);
     const TrainConfig config = json.empty() ? root : TrainConfig::from_json(json, "--study '" + path + "' group " + group);
     if (config.parallel != Parallel::Ddp || config.precision != root.precision) continue;
     if (config.accumulate_steps != 1) {
@@ -104,41 +105,62 @@ StudyInputs read_study(const std::string& path) {
                       " micro-batches per step, which the step model does not cover; measure a study with --accumulate-steps 1");
     }
     // The group's epochs are its warm-up epochs followed by the study's measured ones (`epochs` of the root).
-    MeasuredConfig m = measure(*reader, group, config, root.epochs);
-    if (m.step_s > 0) s.configs.push_back(m);
+    MeasuredConfig m = measure(reader, group, config, root.epochs);
+    if (m.step_s > 0) configs.push_back(m);
   }
-  // The 1-GPU configuration at the study's own batch, else any: its options and recorded times describe the model.
-  auto one_gpu = std::find_if(s.configs.begin(), s.configs.end(),
-                              [&](const MeasuredConfig& c) { return c.gpus == 1 && c.batch_size == root.batch_size; });
-  if (one_gpu == s.configs.end())
-    one_gpu = std::find_if(s.configs.begin(), s.configs.end(), [](const MeasuredConfig& c) { return c.gpus == 1; });
-  if (one_gpu == s.configs.end()) {
+  return configs;
+}
+
+// The 1-GPU configuration at the study's own batch, else any: its options and recorded times describe the model.
+const MeasuredConfig& one_gpu_config(const std::vector<MeasuredConfig>& configs, const std::string& path, int64_t batch_size) {
+  auto one_gpu = std::find_if(configs.begin(), configs.end(),
+                              [&](const MeasuredConfig& c) { return c.gpus == 1 && c.batch_size == batch_size; });
+  if (one_gpu == configs.end())
+    one_gpu = std::find_if(configs.begin(), configs.end(), [](const MeasuredConfig& c) { return c.gpus == 1; });
+  if (one_gpu == configs.end()) {
     throw UserError("--study '" + path + "' has no measured 1-GPU configuration of its precision with DDP, which the prediction "
                     "scales from; run the study with --gpus 1,... (1 first)");
   }
-  const std::string group = one_gpu->group;
-  const std::string json = reader->string_attribute("config_json", "/configs/" + group);
-  const TrainConfig config = json.empty() ? root : TrainConfig::from_json(json, "--study '" + path + "'");
-  // A study recorded before `resnet18` meant torchvision's network measured the CIFAR variant.
-  const std::string& recorded = json.empty() ? reader->string_attribute("config_json") : json;
-  s.model = names_the_cifar_resnet18_by_its_old_name(recorded, "--study '" + path + "'") ? "resnet18-cifar" : config.model;
-  s.input = input_of(config.data);
-  s.bucket_mib = config.bucket_mib;
-  s.allreduce_bf16 = config.allreduce_bf16;
-  s.device = config.device;
-  // One rank has no buckets and records no ready times (docs/architecture.md): then the smallest
-  // multi-GPU configuration of the same bucket plan gives them, as fractions of its own backward.
+  return *one_gpu;
+}
+
+// One rank has no buckets and records no ready times (docs/architecture.md): then the smallest
+// multi-GPU configuration of the same bucket plan gives them, as fractions of its own backward.
+void find_bucket_ready_times(StudyInputs& s, const ResultsReader& reader, const std::string& path, int64_t batch_size) {
   std::vector<const MeasuredConfig*> by_gpus;
   for (const MeasuredConfig& c : s.configs) by_gpus.push_back(&c);
   std::stable_sort(by_gpus.begin(), by_gpus.end(), [](const MeasuredConfig* a, const MeasuredConfig* b) { return a->gpus < b->gpus; });
   for (const MeasuredConfig* c : by_gpus) {
-    if (c->batch_size != one_gpu->batch_size) continue;
-    s.bucket_ready_s = recorded_ready(*reader, path, c->group);
+    if (c->batch_size != batch_size) continue;
+    s.bucket_ready_s = recorded_ready(reader, path, c->group);
     if (!s.bucket_ready_s) continue;
     s.bucket_ready_group = c->group;
     s.bucket_ready_backward_s = c->phases.backward_s;
     break;
   }
+}
+
+}  // namespace
+
+StudyInputs read_study(const std::string& path) {
+  const ResultsReader reader = open_study(path);
+  StudyInputs s;
+  s.path = path;
+  const TrainConfig root = TrainConfig::from_json(reader.string_attribute("config_json"), "--study '" + path + "'");
+  s.mode = root.scaling;
+  s.run_batch_size = root.batch_size;
+  s.configs = measured_configs(reader, path, root);
+  const MeasuredConfig& one_gpu = one_gpu_config(s.configs, path, root.batch_size);
+  const std::string json = reader.string_attribute("config_json", "/configs/" + one_gpu.group);
+  const TrainConfig config = json.empty() ? root : TrainConfig::from_json(json, "--study '" + path + "'");
+  // A study recorded before `resnet18` meant torchvision's network measured the CIFAR variant.
+  const std::string& recorded = json.empty() ? reader.string_attribute("config_json") : json;
+  s.model = names_the_cifar_resnet18_by_its_old_name(recorded, "--study '" + path + "'") ? "resnet18-cifar" : config.model;
+  s.input = input_of(config.data);
+  s.bucket_mib = config.bucket_mib;
+  s.allreduce_bf16 = config.allreduce_bf16;
+  s.device = config.device;
+  find_bucket_ready_times(s, reader, path, one_gpu.batch_size);
   return s;
 }
 

@@ -70,6 +70,68 @@ void cmyk_row_to_rgb(const uint8_t* cmyk, uint8_t* rgb, int width, bool inverted
   }
 }
 
+// The helpers below run inside decode_frame's setjmp: like it, they hold no object with a destructor.
+
+// Asks libjpeg for RGB, or for CMYK (libjpeg converts YCCK to CMYK; CMYK to RGB is ours); true for CMYK.
+bool ask_for_rgb_or_cmyk(jpeg_decompress_struct& cinfo) {
+  switch (cinfo.jpeg_color_space) {
+    case JCS_GRAYSCALE:
+    case JCS_YCbCr:
+    case JCS_RGB: cinfo.out_color_space = JCS_RGB; return false;
+    case JCS_CMYK:
+    case JCS_YCCK: cinfo.out_color_space = JCS_CMYK; return true;
+    default:
+      throw ImageDecodeError("JPEG has an unsupported colour space (" + std::to_string(cinfo.num_components) +
+                             " components, neither grey, YCbCr, RGB, CMYK nor YCCK)");
+  }
+}
+
+// Where the box's pixels start in the decoded rows: the first decoded column and the bytes before the box.
+struct DecodedColumns {
+  JDIMENSION xoffset;
+  size_t skip_bytes;
+};
+
+// Decode only the iMCU columns that cover the box: libjpeg widens [xoffset, xoffset + width) to them.
+// One more pixel on each side (where the image has one) keeps the chroma upsampling's neighbours, so
+// that the box's edge columns match a whole decode's even when the box starts on an iMCU boundary.
+// Then skips to the box's first row.
+DecodedColumns narrow_to_box(jpeg_decompress_struct& cinfo, const CropBox& box, int components) {
+  const int first = box.x > 0 ? box.x - 1 : 0;
+  const int end = std::min(box.x + box.width + 1, static_cast<int>(cinfo.output_width));
+  JDIMENSION xoffset = static_cast<JDIMENSION>(first), decoded_width = static_cast<JDIMENSION>(end - first);
+  if (end - first < static_cast<int>(cinfo.output_width)) jpeg_crop_scanline(&cinfo, &xoffset, &decoded_width);
+  const size_t skip_bytes = static_cast<size_t>(box.x - static_cast<int>(xoffset)) * components;
+  if (box.y > 0 && jpeg_skip_scanlines(&cinfo, static_cast<JDIMENSION>(box.y)) != static_cast<JDIMENSION>(box.y))
+    throw ImageDecodeError("JPEG decoder could not skip to row " + std::to_string(box.y));
+  return DecodedColumns{xoffset, skip_bytes};
+}
+
+// Reads the box's rows into out (sized here): straight into it where they need no cropping or colour
+// conversion of ours, else through a row buffer. Without an exact crop the decoded columns are the output.
+void read_box_rows(jpeg_decompress_struct& cinfo, const CropBox& box, const DecodedColumns& columns, bool cmyk, bool inverted,
+                   bool exact_crop, DecodedImage& out) {
+  const bool wide = !exact_crop && !cmyk;
+  out.width = wide ? static_cast<int>(cinfo.output_width) : box.width;
+  out.height = box.height;
+  out.x = wide ? static_cast<int>(columns.xoffset) : box.x;
+  out.y = box.y;
+  out.pixels.resize(static_cast<size_t>(out.width) * static_cast<size_t>(box.height) * 3);
+  const size_t stride = static_cast<size_t>(out.width) * 3;
+  const bool direct = wide || (!cmyk && columns.skip_bytes == 0 && static_cast<int>(cinfo.output_width) == box.width);
+  JSAMPARRAY buffer = direct ? nullptr
+                             : (*cinfo.mem->alloc_sarray)(reinterpret_cast<j_common_ptr>(&cinfo), JPOOL_IMAGE,
+                                                          cinfo.output_width * static_cast<JDIMENSION>(cinfo.output_components), 1);
+  const JDIMENSION end_row = static_cast<JDIMENSION>(box.y + box.height);
+  while (cinfo.output_scanline < end_row) {
+    uint8_t* row = out.pixels.data() + static_cast<size_t>(cinfo.output_scanline - static_cast<JDIMENSION>(box.y)) * stride;
+    JSAMPROW target = direct ? row : buffer[0];
+    if (jpeg_read_scanlines(&cinfo, &target, 1) != 1) throw ImageDecodeError("JPEG decoder returned no row");
+    if (cmyk) cmyk_row_to_rgb(buffer[0] + columns.skip_bytes, row, box.width, inverted);
+    else if (!direct) std::memcpy(row, buffer[0] + columns.skip_bytes, stride);
+  }
+}
+
 // Everything that calls libjpeg. Returns false after a libjpeg error (the message is in d.err). No
 // object with a destructor lives in this frame, so the longjmp skips none; ImageDecodeError and
 // std::bad_alloc thrown from here leave through C++ frames only.
@@ -84,20 +146,7 @@ bool decode_frame(Decompressor& d, std::span<const uint8_t> bytes, const DecodeO
   const bool cropped = !options.crop.empty();
   if (cropped) check_crop_box(options.crop, image_width, image_height);
 
-  bool cmyk = false;
-  switch (cinfo.jpeg_color_space) {
-    case JCS_GRAYSCALE:
-    case JCS_YCbCr:
-    case JCS_RGB: cinfo.out_color_space = JCS_RGB; break;
-    case JCS_CMYK:
-    case JCS_YCCK:
-      cinfo.out_color_space = JCS_CMYK;  // libjpeg converts YCCK to CMYK; CMYK to RGB is ours
-      cmyk = true;
-      break;
-    default:
-      throw ImageDecodeError("JPEG has an unsupported colour space (" + std::to_string(cinfo.num_components) +
-                             " components, neither grey, YCbCr, RGB, CMYK nor YCCK)");
-  }
+  const bool cmyk = ask_for_rgb_or_cmyk(cinfo);
   const bool inverted = cmyk && cinfo.saw_Adobe_marker;
   const int denominator = cropped ? choose_dct_denominator(options.crop.width, options.crop.height, options.min_width, options.min_height)
                                   : choose_dct_denominator(image_width, image_height, options.min_width, options.min_height);
@@ -110,39 +159,9 @@ bool decode_frame(Decompressor& d, std::span<const uint8_t> bytes, const DecodeO
     throw ImageDecodeError("JPEG decoder gave " + std::to_string(cinfo.output_components) + " components per pixel");
   const CropBox box = cropped ? scaled_crop_box(options.crop, denominator)
                               : CropBox{0, 0, static_cast<int>(cinfo.output_width), static_cast<int>(cinfo.output_height)};
-  // Decode only the iMCU columns that cover the box: libjpeg widens [xoffset, xoffset + width) to them.
-  // One more pixel on each side (where the image has one) keeps the chroma upsampling's neighbours, so
-  // that the box's edge columns match a whole decode's even when the box starts on an iMCU boundary.
-  const int first = box.x > 0 ? box.x - 1 : 0;
-  const int end = std::min(box.x + box.width + 1, static_cast<int>(cinfo.output_width));
-  JDIMENSION xoffset = static_cast<JDIMENSION>(first), decoded_width = static_cast<JDIMENSION>(end - first);
-  if (end - first < static_cast<int>(cinfo.output_width)) jpeg_crop_scanline(&cinfo, &xoffset, &decoded_width);
-  const size_t skip_bytes = static_cast<size_t>(box.x - static_cast<int>(xoffset)) * components;
-  if (box.y > 0 && jpeg_skip_scanlines(&cinfo, static_cast<JDIMENSION>(box.y)) != static_cast<JDIMENSION>(box.y))
-    throw ImageDecodeError("JPEG decoder could not skip to row " + std::to_string(box.y));
-
-  // Without an exact crop the decoded columns are the output: each row goes straight into it.
-  const bool wide = !options.exact_crop && !cmyk;
-  out.width = wide ? static_cast<int>(cinfo.output_width) : box.width;
-  out.height = box.height;
-  out.x = wide ? static_cast<int>(xoffset) : box.x;
-  out.y = box.y;
+  const DecodedColumns columns = narrow_to_box(cinfo, box, components);
   out.scale_denominator = denominator;
-  out.pixels.resize(static_cast<size_t>(out.width) * static_cast<size_t>(box.height) * 3);
-  const size_t stride = static_cast<size_t>(out.width) * 3;
-  // Rows go straight into the output unless they need cropping or a colour conversion of ours.
-  const bool direct = wide || (!cmyk && skip_bytes == 0 && static_cast<int>(cinfo.output_width) == box.width);
-  JSAMPARRAY buffer = direct ? nullptr
-                             : (*cinfo.mem->alloc_sarray)(reinterpret_cast<j_common_ptr>(&cinfo), JPOOL_IMAGE,
-                                                          cinfo.output_width * static_cast<JDIMENSION>(components), 1);
-  const JDIMENSION end_row = static_cast<JDIMENSION>(box.y + box.height);
-  while (cinfo.output_scanline < end_row) {
-    uint8_t* row = out.pixels.data() + static_cast<size_t>(cinfo.output_scanline - static_cast<JDIMENSION>(box.y)) * stride;
-    JSAMPROW target = direct ? row : buffer[0];
-    if (jpeg_read_scanlines(&cinfo, &target, 1) != 1) throw ImageDecodeError("JPEG decoder returned no row");
-    if (cmyk) cmyk_row_to_rgb(buffer[0] + skip_bytes, row, box.width, inverted);
-    else if (!direct) std::memcpy(row, buffer[0] + skip_bytes, stride);
-  }
+  read_box_rows(cinfo, box, columns, cmyk, inverted, options.exact_crop, out);
   if (cinfo.output_scanline < cinfo.output_height) jpeg_abort_decompress(&cinfo);  // the rows below the box: not needed
   else jpeg_finish_decompress(&cinfo);  // reads up to EOI: a file cut short after its last row still fails
   return true;

@@ -49,6 +49,26 @@ std::string parse_pax_records(const std::vector<uint8_t>& data, PaxOverrides& ou
   return "";
 }
 
+// What the long-name and pax headers before a member say of it, and where its first header starts.
+struct PendingHeaders {
+  static constexpr uint64_t kUnset = UINT64_MAX;
+  PaxOverrides pax;
+  std::optional<std::string> long_name;
+  uint64_t first_offset = kUnset;
+
+  bool any() const { return long_name || pax.path || pax.size; }
+  void start_at(uint64_t offset) {
+    if (first_offset == kUnset) first_offset = offset;
+  }
+  // Takes in the data of a long-name or pax header; returns what is wrong, or "" on success.
+  std::string take(char type, const std::vector<uint8_t>& data) {
+    if (type == kTarGnuLongName) long_name = std::string(data.begin(), std::find(data.begin(), data.end(), uint8_t{0}));  // up to its NUL
+    else if (type == kTarPaxHeader) return parse_pax_records(data, pax);
+    return "";
+  }
+  const std::string& name_for(const TarHeader& header) const { return pax.path ? *pax.path : long_name ? *long_name : header.name; }
+};
+
 }  // namespace
 
 TarReader::TarReader(const std::string& path, size_t buffer_bytes) : path_(path) {
@@ -112,16 +132,13 @@ bool TarReader::next(TarMember& member) { return next(member, {}); }
 
 bool TarReader::next(TarMember& member, const std::function<bool(const std::string&)>& wants_data) {
   if (ended_) return false;
-  PaxOverrides pax;
-  std::optional<std::string> long_name;
-  constexpr uint64_t kUnset = UINT64_MAX;
-  uint64_t first_offset = kUnset;  // of the member's first header (long name, pax)
+  PendingHeaders pending;
   uint8_t block[kTarBlock];
   for (;;) {
     const uint64_t header_at = position_;
     const size_t got = read(block, kTarBlock);
     if (got == 0 || (got == kTarBlock && tar_block_is_zero(block))) {
-      if (long_name || pax.path || pax.size)
+      if (pending.any())
         fail(header_at, "the archive ends after a long-name or pax header, before the member it names (the shard is cut short)");
       ended_ = true;
       return false;
@@ -131,9 +148,9 @@ bool TarReader::next(TarMember& member, const std::function<bool(const std::stri
     TarHeader header;
     const std::string problem = parse_tar_header(block, header);
     if (!problem.empty()) fail(header_at, problem);
-    if (first_offset == kUnset) first_offset = header_at;
+    pending.start_at(header_at);
     const bool metadata = header.type == kTarGnuLongName || header.type == kTarPaxHeader || header.type == kTarPaxGlobal;
-    const uint64_t size = !metadata && pax.size ? *pax.size : header.size;
+    const uint64_t size = !metadata && pending.pax.size ? *pending.pax.size : header.size;
     const uint64_t padded = tar_padded_size(size);
     if (padded > file_size_ - position_) {
       fail(header_at, "member '" + header.name + "' claims " + std::to_string(size) + " bytes but the file ends " +
@@ -144,24 +161,17 @@ bool TarReader::next(TarMember& member, const std::function<bool(const std::stri
       std::vector<uint8_t> data(size);
       read(data.data(), size);
       read(nullptr, padded - size);
-      if (header.type == kTarGnuLongName) {
-        long_name = std::string(data.begin(), std::find(data.begin(), data.end(), uint8_t{0}));  // up to its NUL
-      } else if (header.type == kTarPaxHeader) {
-        const std::string bad = parse_pax_records(data, pax);
-        if (!bad.empty()) fail(header_at, bad);
-      }
+      if (const std::string bad = pending.take(header.type, data); !bad.empty()) fail(header_at, bad);
       continue;
     }
     const bool regular = header.type == kTarRegular || header.type == kTarRegularOld || header.type == kTarContiguous;
     if (!regular) {  // directories, links, devices: nothing a sample needs
       skip(padded);
-      pax = {};
-      long_name.reset();
-      first_offset = kUnset;
+      pending = {};
       continue;
     }
-    member.name = pax.path ? *pax.path : long_name ? *long_name : header.name;
-    member.offset = first_offset;
+    member.name = pending.name_for(header);
+    member.offset = pending.first_offset;
     member.data_offset = position_;
     member.size = size;
     if (wants_data && !wants_data(member.name)) {

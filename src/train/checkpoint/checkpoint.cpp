@@ -282,6 +282,115 @@ struct Reader {
 // A count stored as a double (train_totals): whole, not negative, exact in a double.
 bool is_count(double x) { return x >= 0 && x <= 9007199254740992.0 && x == static_cast<double>(static_cast<int64_t>(x)); }
 
+void check_is_a_file(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(status))
+    throw UserError("--resume " + path + " is a directory; give the checkpoint file itself (by default OUT.ckpt.h5 beside "
+                    "the run's --out, or the --checkpoint it was given)");
+  if (!std::filesystem::exists(status)) throw UserError("--resume " + path + ": no such file");
+  if (!std::filesystem::is_regular_file(status)) throw UserError("--resume " + path + " is not a regular file; give the checkpoint file itself");
+}
+
+// The seal first: no byte of a corrupt file reaches the HDF5 library.
+void check_seal(const Reader& r) {
+  std::ifstream in(r.path, std::ios::binary);
+  unsigned char header[kSealBytes] = {};
+  if (!in || r.file_bytes < kSealBytes || !in.read(reinterpret_cast<char*>(header), sizeof header))
+    r.bad("is too short to be a checkpoint (" + std::to_string(r.file_bytes) + " bytes)");
+  if (std::memcmp(header, kSealMagic, sizeof kSealMagic) != 0)
+    r.bad("is not a scalebench checkpoint (no SBCKPT01 header; checkpoints of scalebench before the header can't be resumed)");
+  const uint64_t length = get_le64(header + 8), content = r.file_bytes - kSealBytes;
+  if (length != content)
+    r.bad("is " + std::string(length > content ? "truncated" : "longer than it was written") + ": it holds " +
+          std::to_string(content) + " bytes after its header, which says " + std::to_string(length));
+  uint64_t digest = 0;
+  if (!content_digest(in, length, digest)) r.bad("can't be read to its end");
+  if (digest != get_le64(header + 16)) r.bad("is corrupt: its content does not match the checksum it was written with");
+}
+
+ReadHandle open_checkpoint_file(const Reader& r) {
+  if (H5Fis_hdf5(r.path.c_str()) <= 0) r.bad("is not an HDF5 file");
+  ReadHandle access(r.must(H5Pcreate(H5P_FILE_ACCESS), "file access properties"), H5Pclose);
+#if H5_VERSION_GE(1, 12, 1) || (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10 && H5_VERS_RELEASE >= 7)
+  H5Pset_file_locking(access.get(), false, true);  // as h5::unlocked_file_access, without its abort
+#endif
+  return ReadHandle(r.must(H5Fopen(r.path.c_str(), H5F_ACC_RDONLY, access.get()), "HDF5 structure"), H5Fclose);
+}
+
+void check_schema(const Reader& r, hid_t f) {
+  if (!r.has_attribute(f, "schema") || r.string_attr(f, "schema") != kSchema) r.bad("is not a scalebench checkpoint");
+  const int64_t version = r.int_attr(f, "schema_version", INT64_MIN, INT64_MAX);
+  if (version == 1)
+    throw UserError("checkpoint " + r.path + " was written by an older scalebench (checkpoint schema 1), which did not record "
+                    "the data it trained on, so a resume could not check it; start the run again");
+  if (version != kSchemaVersion) r.bad("has an unknown schema_version");
+}
+
+constexpr int64_t kIntMax = std::numeric_limits<int>::max(), kInt64Max = std::numeric_limits<int64_t>::max();
+constexpr double kHuge = std::numeric_limits<double>::max();
+
+// Where the loop stood, and the early-stopping rules' state.
+void read_loop_state(const Reader& r, hid_t f, LoopState& loop) {
+  // epoch + 1 is printed: keep it below the int maximum.
+  loop.epoch = static_cast<int>(r.int_attr(f, "epoch", 0, kIntMax - 1));
+  loop.step_in_epoch = r.int_attr(f, "step_in_epoch", 0, kInt64Max);
+  loop.global_step = r.int_attr(f, "global_step", 0, kInt64Max);
+  loop.elapsed_s = r.double_attr(f, "elapsed_s", 0, kHuge);
+  loop.stop.best_accuracy = r.double_attr(f, "best_accuracy", 0, 1);
+  loop.stop.evaluations_without_improvement = static_cast<int>(r.int_attr(f, "epochs_without_improvement", 0, kIntMax));
+  // Absent from checkpoints of a scalebench that stopped at the first evaluation reaching the target.
+  if (r.has_attribute(f, "evaluations_at_target"))
+    loop.stop.evaluations_at_target = static_cast<int>(r.int_attr(f, "evaluations_at_target", 0, kIntMax));
+  if (r.has_attribute(f, "target_reached_s")) loop.target_reached_s = r.double_attr(f, "target_reached_s", 0, kHuge);
+}
+
+void read_data_identity(const Reader& r, hid_t f, DataIdentity& data) {
+  data.spec = r.string_attr(f, "data_spec");
+  data.train_samples = r.int_attr(f, "data_train_samples", 0, kInt64Max);
+  data.test_samples = r.int_attr(f, "data_test_samples", 0, kInt64Max);
+  data.labels_crc32 = static_cast<uint32_t>(r.int_attr(f, "data_labels_crc32", 0, std::numeric_limits<uint32_t>::max()));
+}
+
+// The root attributes: the run's configuration, world size, loop state, scaler state and data.
+void read_attributes(const Reader& r, hid_t f, Checkpoint& c) {
+  c.config_json = r.has_attribute(f, "config_json") ? r.string_attr(f, "config_json") : "";
+  c.world_size = static_cast<int>(r.int_attr(f, "world_size", 1, kIntMax));
+  read_loop_state(r, f, c.loop);
+  c.engine.optimizer_steps = r.int_attr(f, "optimizer_steps", 0, kInt64Max);
+  c.engine.loss_scale = static_cast<float>(r.double_attr(f, "loss_scale", 0, std::numeric_limits<float>::max()));
+  c.engine.scale_growth = static_cast<int32_t>(r.int_attr(f, "scale_growth", 0, std::numeric_limits<int32_t>::max()));
+  read_data_identity(r, f, c.data);
+}
+
+// Each rank's training totals and buffers (batch-norm statistics), world_size rows each.
+void read_rank_state(const Reader& r, hid_t f, Checkpoint& c) {
+  std::vector<hsize_t> shape;
+  std::vector<double> totals = r.array<double>(f, "train_totals", H5T_NATIVE_DOUBLE, 2, shape);
+  if (shape[0] != static_cast<hsize_t>(c.world_size) || shape[1] != 3) r.bad("has malformed train_totals");
+  // world_size is now bounded by the file's size (3 doubles a rank).
+  for (size_t k = 0; k < static_cast<size_t>(c.world_size); ++k) {
+    const double loss_sum = totals[3 * k], correct = totals[3 * k + 1], count = totals[3 * k + 2];
+    if (!std::isfinite(loss_sum) || !is_count(correct) || !is_count(count)) r.bad("has malformed train_totals");
+    c.rank_totals.push_back(EvalTotals{loss_sum, static_cast<int64_t>(correct), static_cast<int64_t>(count)});
+  }
+  std::vector<float> buffers = r.array<float>(f, "buffers", H5T_NATIVE_FLOAT, 2, shape);
+  if (shape[0] != static_cast<hsize_t>(c.world_size)) r.bad("has buffers for another world size");
+  for (hsize_t k = 0; k < shape[0]; ++k)
+    c.rank_buffers.emplace_back(buffers.begin() + static_cast<ptrdiff_t>(k * shape[1]), buffers.begin() + static_cast<ptrdiff_t>((k + 1) * shape[1]));
+}
+
+// The optimizer's state buffers, in the order the group's `order` attribute names them.
+void read_optimizer_state(const Reader& r, hid_t f, EngineState& engine) {
+  std::vector<hsize_t> shape;
+  ReadHandle group(r.must(H5Gopen2(f, "optimizer", H5P_DEFAULT), "optimizer group"), H5Gclose);
+  if (!r.has_attribute(group.get(), "order")) r.bad("lacks the optimizer state order");
+  for (const std::string& name : r.strings_attr(group.get(), "order", kMaxOptimizerStates)) {
+    if (name.empty() || name.find('/') != std::string::npos || name == ".") r.bad("names an optimizer state '" + name + "'");
+    engine.optimizer_state.emplace_back(name, r.array<float>(group.get(), name, H5T_NATIVE_FLOAT, 1, shape));
+  }
+}
+
 }  // namespace
 
 void seal_checkpoint(const std::string& path) {
@@ -351,88 +460,20 @@ void save_checkpoint(Communicator& comm, Engine& engine, const std::string& conf
 Checkpoint read_checkpoint(const std::string& path) {
   h5::init_hdf5();
   Reader r{path};
+  check_is_a_file(path);
   std::error_code ec;
-  const std::filesystem::file_status status = std::filesystem::status(path, ec);
-  if (std::filesystem::is_directory(status))
-    throw UserError("--resume " + path + " is a directory; give the checkpoint file itself (by default OUT.ckpt.h5 beside "
-                    "the run's --out, or the --checkpoint it was given)");
-  if (!std::filesystem::exists(status)) throw UserError("--resume " + path + ": no such file");
-  if (!std::filesystem::is_regular_file(status)) throw UserError("--resume " + path + " is not a regular file; give the checkpoint file itself");
   r.file_bytes = std::filesystem::file_size(path, ec);
   if (ec) r.bad("can't be read (" + ec.message() + ")");
-  {
-    // The seal first: no byte of a corrupt file reaches the HDF5 library.
-    std::ifstream in(path, std::ios::binary);
-    unsigned char header[kSealBytes] = {};
-    if (!in || r.file_bytes < kSealBytes || !in.read(reinterpret_cast<char*>(header), sizeof header))
-      r.bad("is too short to be a checkpoint (" + std::to_string(r.file_bytes) + " bytes)");
-    if (std::memcmp(header, kSealMagic, sizeof kSealMagic) != 0)
-      r.bad("is not a scalebench checkpoint (no SBCKPT01 header; checkpoints of scalebench before the header can't be resumed)");
-    const uint64_t length = get_le64(header + 8), content = r.file_bytes - kSealBytes;
-    if (length != content)
-      r.bad("is " + std::string(length > content ? "truncated" : "longer than it was written") + ": it holds " +
-            std::to_string(content) + " bytes after its header, which says " + std::to_string(length));
-    uint64_t digest = 0;
-    if (!content_digest(in, length, digest)) r.bad("can't be read to its end");
-    if (digest != get_le64(header + 16)) r.bad("is corrupt: its content does not match the checksum it was written with");
-  }
-  if (H5Fis_hdf5(path.c_str()) <= 0) r.bad("is not an HDF5 file");
-  ReadHandle access(r.must(H5Pcreate(H5P_FILE_ACCESS), "file access properties"), H5Pclose);
-#if H5_VERSION_GE(1, 12, 1) || (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10 && H5_VERS_RELEASE >= 7)
-  H5Pset_file_locking(access.get(), false, true);  // as h5::unlocked_file_access, without its abort
-#endif
-  ReadHandle file(r.must(H5Fopen(path.c_str(), H5F_ACC_RDONLY, access.get()), "HDF5 structure"), H5Fclose);
+  check_seal(r);
+  const ReadHandle file = open_checkpoint_file(r);
   const hid_t f = file.get();
-  if (!r.has_attribute(f, "schema") || r.string_attr(f, "schema") != kSchema) r.bad("is not a scalebench checkpoint");
-  const int64_t version = r.int_attr(f, "schema_version", INT64_MIN, INT64_MAX);
-  if (version == 1)
-    throw UserError("checkpoint " + path + " was written by an older scalebench (checkpoint schema 1), which did not record "
-                    "the data it trained on, so a resume could not check it; start the run again");
-  if (version != kSchemaVersion) r.bad("has an unknown schema_version");
-  constexpr int64_t kIntMax = std::numeric_limits<int>::max(), kInt64Max = std::numeric_limits<int64_t>::max();
-  constexpr double kHuge = std::numeric_limits<double>::max();
+  check_schema(r, f);
   Checkpoint c;
-  c.config_json = r.has_attribute(f, "config_json") ? r.string_attr(f, "config_json") : "";
-  c.world_size = static_cast<int>(r.int_attr(f, "world_size", 1, kIntMax));
-  // epoch + 1 is printed: keep it below the int maximum.
-  c.loop.epoch = static_cast<int>(r.int_attr(f, "epoch", 0, kIntMax - 1));
-  c.loop.step_in_epoch = r.int_attr(f, "step_in_epoch", 0, kInt64Max);
-  c.loop.global_step = r.int_attr(f, "global_step", 0, kInt64Max);
-  c.loop.elapsed_s = r.double_attr(f, "elapsed_s", 0, kHuge);
-  c.loop.stop.best_accuracy = r.double_attr(f, "best_accuracy", 0, 1);
-  c.loop.stop.evaluations_without_improvement = static_cast<int>(r.int_attr(f, "epochs_without_improvement", 0, kIntMax));
-  // Absent from checkpoints of a scalebench that stopped at the first evaluation reaching the target.
-  if (r.has_attribute(f, "evaluations_at_target"))
-    c.loop.stop.evaluations_at_target = static_cast<int>(r.int_attr(f, "evaluations_at_target", 0, kIntMax));
-  if (r.has_attribute(f, "target_reached_s")) c.loop.target_reached_s = r.double_attr(f, "target_reached_s", 0, kHuge);
-  c.engine.optimizer_steps = r.int_attr(f, "optimizer_steps", 0, kInt64Max);
-  c.engine.loss_scale = static_cast<float>(r.double_attr(f, "loss_scale", 0, std::numeric_limits<float>::max()));
-  c.engine.scale_growth = static_cast<int32_t>(r.int_attr(f, "scale_growth", 0, std::numeric_limits<int32_t>::max()));
-  c.data.spec = r.string_attr(f, "data_spec");
-  c.data.train_samples = r.int_attr(f, "data_train_samples", 0, kInt64Max);
-  c.data.test_samples = r.int_attr(f, "data_test_samples", 0, kInt64Max);
-  c.data.labels_crc32 = static_cast<uint32_t>(r.int_attr(f, "data_labels_crc32", 0, std::numeric_limits<uint32_t>::max()));
-
+  read_attributes(r, f, c);
   std::vector<hsize_t> shape;
   c.engine.params = r.array<float>(f, "params", H5T_NATIVE_FLOAT, 1, shape);
-  std::vector<double> totals = r.array<double>(f, "train_totals", H5T_NATIVE_DOUBLE, 2, shape);
-  if (shape[0] != static_cast<hsize_t>(c.world_size) || shape[1] != 3) r.bad("has malformed train_totals");
-  // world_size is now bounded by the file's size (3 doubles a rank).
-  for (size_t k = 0; k < static_cast<size_t>(c.world_size); ++k) {
-    const double loss_sum = totals[3 * k], correct = totals[3 * k + 1], count = totals[3 * k + 2];
-    if (!std::isfinite(loss_sum) || !is_count(correct) || !is_count(count)) r.bad("has malformed train_totals");
-    c.rank_totals.push_back(EvalTotals{loss_sum, static_cast<int64_t>(correct), static_cast<int64_t>(count)});
-  }
-  std::vector<float> buffers = r.array<float>(f, "buffers", H5T_NATIVE_FLOAT, 2, shape);
-  if (shape[0] != static_cast<hsize_t>(c.world_size)) r.bad("has buffers for another world size");
-  for (hsize_t k = 0; k < shape[0]; ++k)
-    c.rank_buffers.emplace_back(buffers.begin() + static_cast<ptrdiff_t>(k * shape[1]), buffers.begin() + static_cast<ptrdiff_t>((k + 1) * shape[1]));
-  ReadHandle group(r.must(H5Gopen2(f, "optimizer", H5P_DEFAULT), "optimizer group"), H5Gclose);
-  if (!r.has_attribute(group.get(), "order")) r.bad("lacks the optimizer state order");
-  for (const std::string& name : r.strings_attr(group.get(), "order", kMaxOptimizerStates)) {
-    if (name.empty() || name.find('/') != std::string::npos || name == ".") r.bad("names an optimizer state '" + name + "'");
-    c.engine.optimizer_state.emplace_back(name, r.array<float>(group.get(), name, H5T_NATIVE_FLOAT, 1, shape));
-  }
+  read_rank_state(r, f, c);
+  read_optimizer_state(r, f, c.engine);
   return c;
 }
 
