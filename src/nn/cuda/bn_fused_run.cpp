@@ -21,6 +21,38 @@ kernels::BnFusedShape fused_shape(const DeviceTensor& t) {
 
 bool has_dropout(const std::vector<LayerSpec>& specs) { return specs.size() > 2; }
 
+// The per-channel coefficients a, b of y = a x + b, at state + 2c and state + 3c: in training from the
+// batch's statistics (also saving its mean and 1/std at state and state + c, and updating the running
+// statistics), in evaluation from the running statistics.
+void channel_coefficients(const kernels::BnFusedShape& s, const LayerSpec& bn, const ParamViews& views, const DeviceTensor& x,
+                          Mode mode, float* state, Context& ctx) {
+  const int64_t c = s.c;
+  const float* scale = views.params;
+  const float* bias = views.params + c;
+  float* running_mean = views.buffers;
+  float* running_var = views.buffers + c;
+  if (mode != Mode::Train) {
+    kernels::bn_inference_coefficients(scale, bias, running_mean, running_var, static_cast<float>(bn.eps),
+                                       state + 2 * c, state + 3 * c, c, ctx.stream());
+    return;
+  }
+  void* workspace = ctx.workspace().ensure(kernels::bn_fused_workspace_bytes(s));
+  kernels::bn_channel_statistics(s, kernels::BnStatistics{x.data, workspace}, ctx.stream());
+  kernels::BnFinalize f;
+  f.workspace = workspace;
+  f.scale = scale;
+  f.bias = bias;
+  f.eps = static_cast<float>(bn.eps);
+  f.momentum = bn.momentum;
+  f.saved_mean = state;
+  f.saved_inv_std = state + c;
+  f.running_mean = running_mean;
+  f.running_var = running_var;
+  f.a = state + 2 * c;
+  f.b = state + 3 * c;
+  kernels::bn_finalize_statistics(s, f, ctx.stream());
+}
+
 }  // namespace
 
 FusedBnRun::FusedBnRun(std::vector<LayerSpec> specs, bool adds_residual, bool relu_after_add, Context& ctx)
@@ -97,33 +129,10 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
 
   const int64_t c = s.c;
   float* state = channel_state_.ensure_as<float>(static_cast<size_t>(4 * c));
-  const float* scale = views_.params;
-  const float* bias = views_.params + c;
-  float* running_mean = views_.buffers;
-  float* running_var = views_.buffers + c;
+  channel_coefficients(s, bn, views_, x, mode, state, ctx_);
   kernels::BnApply apply;
   apply.a = state + 2 * c;
   apply.b = state + 3 * c;
-  if (mode == Mode::Train) {
-    void* workspace = ctx_.workspace().ensure(kernels::bn_fused_workspace_bytes(s));
-    kernels::bn_channel_statistics(s, kernels::BnStatistics{x.data, workspace}, ctx_.stream());
-    kernels::BnFinalize f;
-    f.workspace = workspace;
-    f.scale = scale;
-    f.bias = bias;
-    f.eps = static_cast<float>(bn.eps);
-    f.momentum = bn.momentum;
-    f.saved_mean = state;
-    f.saved_inv_std = state + c;
-    f.running_mean = running_mean;
-    f.running_var = running_var;
-    f.a = state + 2 * c;
-    f.b = state + 3 * c;
-    kernels::bn_finalize_statistics(s, f, ctx_.stream());
-  } else {
-    kernels::bn_inference_coefficients(scale, bias, running_mean, running_var, static_cast<float>(bn.eps),
-                                       state + 2 * c, state + 3 * c, c, ctx_.stream());
-  }
   last_p_ = dropout_p(mode);
   last_keep_bits_ = nullptr;
   if (last_p_ > 0) {

@@ -67,6 +67,54 @@ const DeviceTensor& timed(const Context& ctx, const std::string& label, bool bac
   return out;
 }
 
+// The `length` child specs from child i: one fused run.
+std::vector<LayerSpec> run_from(const std::vector<LayerSpec>& children, size_t i, size_t length) {
+  return std::vector<LayerSpec>(children.begin() + static_cast<std::ptrdiff_t>(i),
+                                children.begin() + static_cast<std::ptrdiff_t>(i + length));
+}
+
+// The layer of child i's step as the fusion plan has it (a fused run's head builds the whole run).
+// `previous`: the layer of the step before, or none.
+std::unique_ptr<Layer> make_step_layer(const std::vector<LayerSpec>& children, size_t i, const FusionStep& step, Context& ctx,
+                                       bool network_input, const Layer* previous) {
+  const LayerSpec& c = children[i];
+  switch (step.path) {
+    case FusionPath::FusedHead:
+      return std::make_unique<FusedBnRun>(run_from(children, i, step.run), step.adds_residual, step.relu_after_add, ctx);
+    case FusionPath::CudnnBnRelu: {
+      auto bn = std::make_unique<BatchNorm2d>(c, ctx);
+      bn->enable_fused_relu();
+      return bn;
+    }
+    case FusionPath::ResidualThenRelu: {
+      auto residual = std::make_unique<Residual>(c, ctx, true);
+      if (!residual->applies_following_relu())
+        fatal("Sequential: residual '" + c.name + "' was planned to apply the following ReLU but its main branch "
+              "does not take the add");
+      return residual;
+    }
+    case FusionPath::ReluInPrevious: {
+      auto relu = std::make_unique<ReLU>(c, ctx);
+      relu->set_applied_by_previous_layer();
+      if (const auto* block = dynamic_cast<const Residual*>(previous)) relu->set_gradient_mask_run(block->following_relu_mask_run());
+      return relu;
+    }
+    case FusionPath::FirstConv:
+    case FusionPath::ConvReluPool:
+    case FusionPath::LinearRelu:
+      return make_fused_layer(run_from(children, i, step.run), step.path, ctx);
+    case FusionPath::Separate:
+    case FusionPath::FusedMember:
+      break;
+  }
+  if (i == 0 && network_input && c.kind == LayerKind::Conv2d) {  // the stem: no dgrad of the input
+    auto conv = std::make_unique<Conv2d>(c, ctx);
+    conv->skip_input_gradient();
+    return conv;
+  }
+  return make_layer(c, ctx);
+}
+
 }  // namespace
 
 Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main, bool network_input,
@@ -89,56 +137,8 @@ Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main, 
     s.buffers = count_elements(collect_buffers(c));
     s.label = c.name;
     s.container = is_container(c);
-    switch (step.path) {
-      case FusionPath::FusedHead: {
-        auto run = std::make_unique<FusedBnRun>(
-            std::vector<LayerSpec>(children.begin() + static_cast<std::ptrdiff_t>(i),
-                                   children.begin() + static_cast<std::ptrdiff_t>(i + step.run)),
-            step.adds_residual, step.relu_after_add, ctx);
-        if (step.adds_residual) residual_run_ = run.get();
-        s.layer = std::move(run);
-        break;
-      }
-      case FusionPath::CudnnBnRelu: {
-        auto bn = std::make_unique<BatchNorm2d>(c, ctx);
-        bn->enable_fused_relu();
-        s.layer = std::move(bn);
-        break;
-      }
-      case FusionPath::ResidualThenRelu: {
-        auto residual = std::make_unique<Residual>(c, ctx, true);
-        if (!residual->applies_following_relu())
-          fatal("Sequential: residual '" + c.name + "' was planned to apply the following ReLU but its main branch "
-                "does not take the add");
-        s.layer = std::move(residual);
-        break;
-      }
-      case FusionPath::ReluInPrevious: {
-        auto relu = std::make_unique<ReLU>(c, ctx);
-        relu->set_applied_by_previous_layer();
-        if (const auto* block = steps_.empty() ? nullptr : dynamic_cast<const Residual*>(steps_.back().layer.get()))
-          relu->set_gradient_mask_run(block->following_relu_mask_run());
-        s.layer = std::move(relu);
-        break;
-      }
-      case FusionPath::FirstConv:
-      case FusionPath::ConvReluPool:
-      case FusionPath::LinearRelu:
-        s.layer = make_fused_layer(std::vector<LayerSpec>(children.begin() + static_cast<std::ptrdiff_t>(i),
-                                                          children.begin() + static_cast<std::ptrdiff_t>(i + step.run)),
-                                   step.path, ctx);
-        break;
-      case FusionPath::Separate:
-      case FusionPath::FusedMember:
-        if (i == 0 && network_input && c.kind == LayerKind::Conv2d) {  // the stem: no dgrad of the input
-          auto conv = std::make_unique<Conv2d>(c, ctx);
-          conv->skip_input_gradient();
-          s.layer = std::move(conv);
-        } else {
-          s.layer = make_layer(c, ctx);
-        }
-        break;
-    }
+    s.layer = make_step_layer(children, i, step, ctx, network_input, steps_.empty() ? nullptr : steps_.back().layer.get());
+    if (step.path == FusionPath::FusedHead && step.adds_residual) residual_run_ = static_cast<FusedBnRun*>(s.layer.get());
     steps_.push_back(std::move(s));
   }
   // A step's output gradient is the next step's input gradient, which the step may write into (a Residual

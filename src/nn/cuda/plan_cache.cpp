@@ -170,6 +170,82 @@ DeviceIdentity current_device_identity() {
   return id;
 }
 
+
+// What builds the candidate plans of one graph: the handle, the options, the graph and its heuristics
+// list.
+struct CandidateBuild {
+  cudnnHandle_t handle;
+  const PlanCacheOptions& options;
+  const std::vector<cudnn::Descriptor>& configs;
+  const OpGraph& graph;
+};
+
+// The configurations of the list from `begin` on that the options allow, in the heuristics' order;
+// runtime-compiled ones count against max_runtime_compiled with those already built.
+std::vector<std::pair<size_t, cudnn::EngineInfo>> eligible_configs(const CandidateBuild& b, size_t begin, bool strict_tf32,
+                                                                    const std::vector<Candidate>& candidates) {
+  std::vector<std::pair<size_t, cudnn::EngineInfo>> eligible;
+  int compiled = 0;
+  for (const Candidate& c : candidates) compiled += c.info.has(CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) ? 1 : 0;
+  for (size_t i = begin; i < b.configs.size(); ++i) {
+    cudnn::EngineInfo info = cudnn::engine_info(b.configs[i]);
+    if (excluded(info, b.graph, b.options, strict_tf32)) continue;
+    if (info.has(CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) && compiled++ >= std::max(1, b.options.max_runtime_compiled))
+      continue;
+    eligible.emplace_back(i, std::move(info));
+  }
+  return eligible;
+}
+
+// Builds the eligible configurations from index `begin` on, a batch at a time, one thread each, in the
+// heuristics' order, until `limit` candidates are built.
+void build_candidates(const CandidateBuild& b, size_t begin, bool strict_tf32, size_t limit, std::vector<Candidate>& candidates) {
+  auto eligible = eligible_configs(b, begin, strict_tf32, candidates);
+  const size_t threads = static_cast<size_t>(build_threads(b.options));
+  for (size_t next = 0; next < eligible.size() && candidates.size() < limit;) {
+    const size_t batch = std::min({eligible.size() - next, limit - candidates.size(), threads});
+    std::vector<std::optional<cudnn::Descriptor>> plans(batch);
+    on_threads(batch, [&](size_t k) { plans[k] = cudnn::make_plan(b.handle, b.configs[eligible[next + k].first]); });
+    for (size_t k = 0; k < batch; ++k) {
+      if (!plans[k]) continue;
+      const int64_t ws = cudnn::plan_workspace_bytes(*plans[k]);
+      if (static_cast<size_t>(ws) > b.options.max_workspace) continue;
+      candidates.push_back({static_cast<int>(eligible[next + k].first), std::move(*plans[k]), ws,
+                            std::move(eligible[next + k].second)});
+    }
+    next += batch;
+  }
+}
+
+// The index of the fastest candidate by `time` (milliseconds per launch, -1 when it fails to run; it is
+// given the fastest time so far, 0 for none), and its time; -1 when none runs.
+template <class Time>
+int fastest_candidate(const std::vector<Candidate>& candidates, const Time& time, float& best_ms) {
+  int best = -1;
+  best_ms = std::numeric_limits<float>::max();
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    const float ms = time(candidates[c], best < 0 ? 0.0f : best_ms);
+    if (ms >= 0.0f && ms < best_ms) {
+      best_ms = ms;
+      best = static_cast<int>(c);
+    }
+  }
+  return best;
+}
+
+// The store's record of a newly chosen plan; a runtime-compiled plan is kept serialised where this build
+// can serialise it.
+PlanRecord record_of(const PlanChoice& choice, bool tuned, float ms, bool rtc, const cudnn::Descriptor& plan) {
+  PlanRecord record;
+  record.choice = choice;
+  record.tuned = tuned;
+  record.ms = ms;
+  record.plan_build = rtc ? serialising_build() : "";
+  if (!record.plan_build.empty()) record.plan = cudnn::plan_json(plan);
+  if (record.plan.empty()) record.plan_build.clear();
+  return record;
+}
+
 }  // namespace
 
 PlanCache::PlanCache(cudnnHandle_t handle, PlanLane compute)
@@ -323,35 +399,7 @@ std::optional<PlanCache::Pick> PlanCache::search(Entry& e, const std::vector<int
   if (e.configs.empty()) append_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_A);
   std::vector<Candidate> candidates;
   const size_t wanted = options_.autotune ? static_cast<size_t>(std::max(1, options_.max_candidates)) : 1;
-  const size_t threads = static_cast<size_t>(build_threads(options_));
-  // Builds the eligible configurations from index `begin` on, a batch at a time, one thread each, in the
-  // heuristics' order, until `limit` candidates are built.
-  // Runtime-compiled configurations count against max_runtime_compiled in the heuristics' order.
-  auto build_from = [&](size_t begin, bool strict_tf32, size_t limit) {
-    std::vector<std::pair<size_t, cudnn::EngineInfo>> eligible;
-    int compiled = 0;
-    for (const Candidate& c : candidates) compiled += c.info.has(CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) ? 1 : 0;
-    for (size_t i = begin; i < e.configs.size(); ++i) {
-      cudnn::EngineInfo info = cudnn::engine_info(e.configs[i]);
-      if (excluded(info, *e.graph, options_, strict_tf32)) continue;
-      if (info.has(CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) && compiled++ >= std::max(1, options_.max_runtime_compiled))
-        continue;
-      eligible.emplace_back(i, std::move(info));
-    }
-    for (size_t next = 0; next < eligible.size() && candidates.size() < limit;) {
-      const size_t batch = std::min({eligible.size() - next, limit - candidates.size(), threads});
-      std::vector<std::optional<cudnn::Descriptor>> plans(batch);
-      on_threads(batch, [&](size_t b) { plans[b] = cudnn::make_plan(handle_, e.configs[eligible[next + b].first]); });
-      for (size_t b = 0; b < batch; ++b) {
-        if (!plans[b]) continue;
-        const int64_t ws = cudnn::plan_workspace_bytes(*plans[b]);
-        if (static_cast<size_t>(ws) > options_.max_workspace) continue;
-        candidates.push_back({static_cast<int>(eligible[next + b].first), std::move(*plans[b]), ws,
-                              std::move(eligible[next + b].second)});
-      }
-      next += batch;
-    }
-  };
+  const CandidateBuild build{handle_, options_, e.configs, *e.graph};
   // Mode A first; if nothing of it builds, the fallback mode's list is appended (same order on every
   // rank); if still nothing, the TF32 rule is relaxed rather than failing the graph.
   for (int pass = 0; pass < 3 && candidates.empty(); ++pass) {
@@ -361,7 +409,7 @@ std::optional<PlanCache::Pick> PlanCache::search(Entry& e, const std::vector<int
       e.fallback_listed = true;
     }
     if (pass == 2) e.report.why = "no engine without TF32 for fp32 data: TF32 allowed for this graph";
-    build_from(begin, /*strict_tf32=*/pass < 2, wanted);
+    build_candidates(build, begin, /*strict_tf32=*/pass < 2, wanted, candidates);
   }
   // Autotuning may also time the fallback list's configurations that mode A did not propose, as
   // PyTorch's cudnn.benchmark does: up to as many again.
@@ -369,7 +417,7 @@ std::optional<PlanCache::Pick> PlanCache::search(Entry& e, const std::vector<int
     e.fallback_listed = true;
     const size_t begin = e.configs.size();
     append_new_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_FALLBACK);
-    build_from(begin, /*strict_tf32=*/true, candidates.size() + wanted);
+    build_candidates(build, begin, /*strict_tf32=*/true, candidates.size() + wanted, candidates);
   }
   e.report.heuristics = static_cast<int>(e.configs.size());
   e.report.built = static_cast<int>(candidates.size());
@@ -379,16 +427,8 @@ std::optional<PlanCache::Pick> PlanCache::search(Entry& e, const std::vector<int
   int best = 0;
   float best_ms = 0.0f;
   if (options_.autotune && uids && pointers && candidates.size() > 1) {
-    best = -1;
-    best_ms = std::numeric_limits<float>::max();
-    for (size_t c = 0; c < candidates.size(); ++c) {
-      const float fastest = best < 0 ? 0.0f : best_ms;
-      const float ms = time_plan(candidates[c].plan, candidates[c].workspace, *uids, *pointers, fastest);
-      if (ms >= 0.0f && ms < best_ms) {
-        best_ms = ms;
-        best = static_cast<int>(c);
-      }
-    }
+    const auto time = [&](const Candidate& c, float fastest) { return time_plan(c.plan, c.workspace, *uids, *pointers, fastest); };
+    best = fastest_candidate(candidates, time, best_ms);
     if (best < 0) return std::nullopt;
   }
   Candidate& chosen = candidates[static_cast<size_t>(best)];
@@ -447,16 +487,7 @@ PlanCache::Entry& PlanCache::find_or_build(const std::string& key, const BuildGr
                 " does not build on this rank");
       }
       Pick& p = *local;
-      if (store_ && !p.cached) {
-        PlanRecord record;
-        record.choice = p.choice;
-        record.tuned = options_.autotune;
-        record.ms = p.ms;
-        record.plan_build = p.rtc ? serialising_build() : "";
-        if (!record.plan_build.empty()) record.plan = cudnn::plan_json(p.plan);
-        if (record.plan.empty()) record.plan_build.clear();
-        store_->put(stored_as, record);
-      }
+      if (store_ && !p.cached) store_->put(stored_as, record_of(p.choice, options_.autotune, p.ms, p.rtc, p.plan));
       e.plan = std::move(p.plan);
       e.workspace = p.workspace;
       e.report.ok = true;
