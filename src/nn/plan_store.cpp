@@ -98,7 +98,10 @@ std::string PlanChoice::str() const {
     s += std::to_string(knobs[i].value);
   }
   s += '}';
-  if (occurrence != 0) s += "#" + std::to_string(occurrence);
+  if (occurrence != 0) {
+    s += '#';
+    s += std::to_string(occurrence);
+  }
   return s;
 }
 

@@ -104,8 +104,9 @@ TEST(FusionPlanLayers, OffLeavesEveryLayerSeparate) {
 }
 
 TEST(FusionPlanLayers, SummaryKeepsBatchNormRunsFirst) {
-  const std::string report = std::string("bn1 + relu1: fused kernels\n") + "fc1 + relu: gemm epilogue relu" +
-                             kLayerKernelsRecord + "\n";
+  std::string report = "bn1 + relu1: fused kernels\nfc1 + relu: gemm epilogue relu";
+  report += kLayerKernelsRecord;
+  report += '\n';
   EXPECT_EQ(fusion_summary(report), "batch norm: 1 of 1 runs on the fused kernels; fused layers: fc1 + relu: gemm "
                                     "epilogue relu");
 }

@@ -329,7 +329,7 @@ RunSummary train(const TrainRun& job) {
   RunCheckpoints checkpoints(config, comm, engine, job.data);
   TrainObservers observers{&checkpoints, &reporting};
   Loop loop{config, comm, engine, sampler, *schedule, test_indices, per_rank_batch, start, stop_rules(config),
-            job.resume != nullptr, checkpoints, observers};
+            job.resume != nullptr, checkpoints, observers, {}};
   loop.run.best_accuracy = start.stop.best_accuracy;
   loop.run.time_to_target = start.target_reached_s;
   observers.on_run_start(RunStart{config, per_rank_batch * world, engine.train_size(), test_n, TrainClock::now()});
