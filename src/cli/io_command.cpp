@@ -11,10 +11,13 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/io_args.h"
+#include "cli/io_emulation.h"
 #include "cli/option_values.h"
 #include "core/enum_names.h"
 #include "core/error.h"
 #include "data/dataset_spec.h"
+#include "data/gpu_emulation.h"
 #include "data/image_data_sets.h"
 #include "data/input_rate.h"
 #include "train/run_choices.h"
@@ -28,6 +31,7 @@ namespace {
 
 const char* const kIoHelp =
     "usage: scalebench io --data imagefolder:DIR|tars:DIR [options]\n"
+    "       [mpirun -np N] scalebench io --data D --emulate-gpus LIST --target-rate R|--rate-from FILE.h5 [options]\n"
     "\n"
     "Runs the input pipeline of image files alone, with no model: the training batches (RandomResizedCrop,\n"
     "flip, normalisation) at each --workers count and with each decoder, and prints images per second, MB/s\n"
@@ -42,24 +46,27 @@ const char* const kIoHelp =
     "  --batches N         timed batches per measurement (default 40), after --warm-up N untimed (default 8)\n"
     "  --image-size N      the crops' side (default 224)\n"
     "  --precision P       the batches' element type: fp32, fp16 or bf16 (default bf16)\n"
-    "  --target-rate R     a model's training rate in images/s: print the workers each decoder needs for it\n"
+    "  --target-rate R     a model's training rate in images/s: print the workers each decoder needs for it;\n"
+    "                      with --emulate-gpus, the images/s of one emulated GPU\n"
     "  --train-limit N     use the first N training images\n"
     "  --seed S            the crops' seed (default 1)\n"
     "  --out FILE          also write the rows as CSV\n"
+    "\n"
+    "Can this storage feed N GPUs? (as MLPerf Storage asks it, with the real pipeline):\n"
+    "  --emulate-gpus LIST emulated GPUs per node, e.g. 1,2,4,8. Every rank reads and decodes its share of the\n"
+    "                      files (--decode cpu, one --workers count a rank; default the node's cores over its\n"
+    "                      ranks) and feeds its share of the node's emulated GPUs, each computing a batch in\n"
+    "                      batch/rate seconds while the workers build the next ones; --batches counts timed steps.\n"
+    "                      Prints per count the accelerator utilisation AU (the emulated compute over the wall\n"
+    "                      time, the slowest rank's), MB/s and files/s per node and in all, and the stage that\n"
+    "                      limits; then the largest count that keeps AU >= 90%\n"
+    "  --rate-from FILE    the rate of one emulated GPU from a train run's results file: the median images/s\n"
+    "                      of its steady epochs over its ranks (instead of --target-rate)\n"
+    "  --cold-cache        read from the storage, not the page cache: drop each file's cached pages before its\n"
+    "                      first read and after each read (posix_fadvise DONTNEED); the output says whether the\n"
+    "                      file system honoured it\n"
     "  --help              this text\n";
 
-struct IoArgs {
-  std::string data;
-  std::vector<ImageDecoding> decoders;
-  std::vector<int> workers;
-  int64_t batch = 256, batches = 40, warm_up = 8, train_limit = 0;
-  int image_size = kDefaultImageSize;
-  Precision precision = Precision::BF16;
-  double target_rate = 0;
-  uint64_t seed = 1;
-  std::string out;
-  bool help = false;
-};
 
 
 template <typename E>
@@ -77,6 +84,10 @@ IoArgs parse_io_args(const std::vector<std::string>& args) {
       out.help = true;
       return out;
     }
+    if (a == "--cold-cache") {
+      out.cold_cache = true;
+      continue;
+    }
     if (a.rfind("--", 0) != 0) throw UserError("io takes options only, not '" + a + "' (see scalebench io --help)");
     if (i + 1 >= args.size()) throw UserError(a + " needs a value (see scalebench io --help)");
     const std::string& v = args[++i];
@@ -93,6 +104,8 @@ IoArgs parse_io_args(const std::vector<std::string>& args) {
     else if (a == "--train-limit") out.train_limit = to_int_in(name, v, 1, kInt64Max);
     else if (a == "--seed") out.seed = static_cast<uint64_t>(to_int_in(name, v, 0, kInt64Max));
     else if (a == "--out") out.out = v;
+    else if (a == "--emulate-gpus") out.emulate_gpus = parse_emulated_gpus(v);
+    else if (a == "--rate-from") out.rate_from = v;
     else throw UserError("io has no option '" + a + "' (see scalebench io --help)");
   }
   if (out.data.empty()) throw UserError("io needs --data imagefolder:DIR or --data tars:DIR (see scalebench io --help)");
@@ -164,11 +177,12 @@ std::string needed_workers(const std::vector<IoRow>& rows, ImageDecoding decode,
 
 // The choices that --decode and --workers leave open, and the checks of the options against the data
 // and the machine; the data set named by --data.
-DatasetSpec check_io_args(IoArgs& a) {
+DatasetSpec check_io_args(IoArgs& a, const MpiSession& session) {
   const DatasetSpec spec = parse_dataset_spec(a.data);
   if (spec.kind != DatasetKind::ImageFolder && spec.kind != DatasetKind::Tars)
     throw UserError("io measures the pipeline of image files; --data " + a.data + " is held decoded in memory: give "
                     "imagefolder:DIR or tars:DIR");
+  check_emulation_args(a, session, gpu_present());
   if (a.decoders.empty()) {
     a.decoders.push_back(ImageDecoding::Cpu);
     if (nvjpeg_present()) a.decoders.push_back(ImageDecoding::Gpu);
@@ -200,15 +214,17 @@ TrainTest load_io_data(const IoArgs& a, const DatasetSpec& spec) {
 // false when --help asked for the help text (printed here).
 bool read_io_inputs(MpiSession& session, const std::vector<std::string>& args, IoArgs& a, TrainTest& data) {
   const bool root = session.rank() == 0;
-  if (session.size() != 1)
-    throw AgreedError("io runs on one process (one rank's pipeline); start it without mpirun", session.size(), root);
   try {
     a = parse_io_args(args);
     if (a.help) {
-      std::fputs(kIoHelp, stdout);
+      if (root) std::fputs(kIoHelp, stdout);
       return false;
     }
-    data = load_io_data(a, check_io_args(a));
+    if (session.size() != 1 && a.emulate_gpus.empty())
+      throw UserError("io runs on one process (one rank's pipeline); start it without mpirun, or give --emulate-gpus LIST "
+                      "to feed emulated GPUs from every rank");
+    data = load_io_data(a, check_io_args(a, session));
+    if (!a.emulate_gpus.empty()) check_emulation_data(a, data, session.size());
   } catch (const UserError& e) {
     throw AgreedError(e.what(), session.size(), root);
   }
@@ -249,6 +265,10 @@ int io_command(MpiSession& session, const std::vector<std::string>& args) {
   IoArgs a;
   TrainTest data;
   if (!read_io_inputs(session, args, a, data)) return 0;  // --help
+  if (!a.emulate_gpus.empty()) {
+    run_io_emulation(session, a, data);
+    return 0;
+  }
   const std::vector<IoRow> rows = measure_rows(data, a, session.world());
   if (a.target_rate > 0)
     for (ImageDecoding decode : a.decoders)

@@ -40,6 +40,8 @@ class EncodedImages {
   const std::vector<int64_t>& shard_sizes() const { return shard_sizes_; }
   // The file (and member) of sample i, for messages: "DIR/train/cat/001.jpg" or "SHARD.tar, member 'KEY.jpg'".
   std::string name(int64_t i) const;
+  // The file that holds sample i: its own file in a folder, its shard.
+  const std::string& file_of(int64_t i) const { return files_[static_cast<size_t>(locations_[static_cast<size_t>(i)].file)]; }
   // Keeps the first n samples (n <= 0 or n >= size keeps all).
   void keep_first(int64_t n);
 

@@ -1,0 +1,38 @@
+// One rank's part of `scalebench io --emulate-gpus`: the training input pipeline of image files feeding
+// emulated GPUs. Each emulated GPU computes a batch in batch / rate seconds (a wait); the rank's GPUs
+// compute their batches side by side, in step, as data-parallel training's GPUs do, while the workers
+// build the next batches into the ring behind them, as training's host input does.
+#pragma once
+#include <cstdint>
+
+#include "data/batch_source.h"
+#include "data/dataset.h"
+#include "data/input_counters.h"
+
+namespace sb {
+
+struct EmulationSettings {
+  int gpus = 1;               // emulated on this rank (0: the rank waits out the count)
+  int workers = 1;            // the rank's worker threads
+  int64_t batch = 256;        // per emulated GPU and step
+  int64_t warm_up_steps = 8;  // untimed, before the timed ones
+  int64_t steps = 40;         // timed
+  double rate = 0;            // images/s one emulated GPU computes
+  BatchFormat format;
+  uint64_t seed = 1;
+  int ranks = 1, rank = 0;    // this rank reads its share of the samples (the distributed sampler's)
+  bool drop_pages = false;    // --cold-cache: drop each file's cached pages after reading it
+};
+
+struct EmulationRun {
+  double compute_s = 0;  // the emulated GPUs' compute over the timed steps
+  double wall_s = 0;     // the timed steps' wall time
+  int64_t images = 0;    // consumed by the emulated GPUs in the timed steps
+  InputTotals totals;    // the pipeline's work in the timed steps
+};
+
+// Runs the warm-up and the timed steps on `data`'s training samples; a rank with no emulated GPU returns
+// an empty run at once.
+EmulationRun run_emulated_training(const Dataset& data, const EmulationSettings& settings);
+
+}  // namespace sb

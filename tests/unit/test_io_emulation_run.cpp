@@ -1,0 +1,52 @@
+// One rank's emulated training (scalebench io --emulate-gpus) on a small image folder: the emulated GPUs
+// consume whole batches, their compute is batch / rate per step, and the pipeline's counters count the
+// files it read, with and without dropping their cached pages.
+#include <gtest/gtest.h>
+
+#include "data/emulated_training.h"
+#include "data/image_data_sets.h"
+#include "image_folder_files.h"
+#include "scratch_dir.h"
+
+namespace sb {
+namespace {
+
+class IoEmulationRun : public test::ScratchDirTest {
+ protected:
+  EmulationSettings settings(int gpus, bool drop_pages) const {
+    EmulationSettings s;
+    s.gpus = gpus;
+    s.workers = 2;
+    s.batch = 3;
+    s.warm_up_steps = 1;
+    s.steps = 4;
+    s.rate = 3000;
+    s.drop_pages = drop_pages;
+    return s;
+  }
+};
+
+TEST_F(IoEmulationRun, TheEmulatedGpusConsumeWholeBatchesAndComputeBatchOverRate) {
+  test::make_image_folder(dir_, 2, 6, 1);
+  TrainTest data = load_image_folder(dir_.string(), 0);
+  set_image_sizes(data, 16, 20);
+  for (bool drop : {false, true}) {
+    const EmulationRun run = run_emulated_training(data.train, settings(2, drop));
+    EXPECT_EQ(run.images, 4 * 2 * 3);
+    EXPECT_DOUBLE_EQ(run.compute_s, 4 * 3 / 3000.0);
+    EXPECT_GE(run.wall_s, run.compute_s);
+    EXPECT_GT(run.totals.bytes, 0);
+    EXPECT_GT(run.totals.images, 0);  // the workers built batches during the timed steps
+  }
+}
+
+TEST_F(IoEmulationRun, ARankWithoutAnEmulatedGpuReturnsAtOnce) {
+  test::make_image_folder(dir_, 2, 3, 1);
+  const TrainTest data = load_image_folder(dir_.string(), 0);
+  const EmulationRun run = run_emulated_training(data.train, settings(0, false));
+  EXPECT_EQ(run.images, 0);
+  EXPECT_EQ(run.wall_s, 0);
+}
+
+}  // namespace
+}  // namespace sb
