@@ -1,0 +1,114 @@
+"""`scalebench io --emulate-gpus`: can this storage feed N GPUs? On the CPU with --decode cpu: one worker
+cannot feed a GPU of 6,000 img/s (AU below 90%, decode the limit) and easily feeds one of 50 img/s (AU at
+least 90%: it needs a few milliseconds of a core for each 160 ms step); on 2 ranks a row per count of GPUs per node and the largest count at the bar; --rate-from
+takes a train run's rate; --cold-cache says whether the page cache was defeated; bad input is refused
+with one sentence before any work."""
+import csv
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from e2e_util import run_scalebench, temp_dir  # noqa: E402
+
+SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "make_image_data.py")
+# 224-pixel JPEGs: one CPU worker decodes and crops a few hundred to a thousand a second.
+STEPS = ["--batch-size", "8", "--batches", "10", "--warm-up", "2", "--workers", "1"]
+ROW = re.compile(r"^\s*(\d+)\s+([\d.]+)%\s+\d+\s+[\d.]+\s+[\d.]+\s+\d+\s+\d+\s+(\w+)\s*$", re.M)
+
+
+def rows_of(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+class IoEmulation(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp_dir = temp_dir()
+        cls.tmp = cls.tmp_dir.name
+        cls.folder = os.path.join(cls.tmp, "images")
+        subprocess.run([sys.executable, SCRIPT, "synthetic", cls.folder, "--classes", "2", "--train-per-class", "64",
+                        "--val-per-class", "2", "--size", "224"], check=True, capture_output=True)
+        cls.data = "imagefolder:" + cls.folder
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp_dir.cleanup()
+
+    def emulate(self, np, counts, *extra, name="io.csv"):
+        out = os.path.join(self.tmp, name)
+        r = run_scalebench(np, "io", "--data", self.data, "--decode", "cpu", "--emulate-gpus", counts, *STEPS, *extra,
+                           "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout, rows_of(out)
+
+    def test_one_worker_cannot_feed_a_fast_gpu_and_names_decode(self):
+        out, rows = self.emulate(1, "1", "--target-rate", "6000", name="fast.csv")
+        self.assertEqual(len(rows), 1)
+        self.assertLess(float(rows[0]["accelerator_utilisation"]), 0.9)
+        self.assertEqual(rows[0]["limit"], "decode")
+        self.assertIn("no count kept AU >= 90%", out)
+        self.assertIn("decode limited", out)
+        self.assertRegex(out, r"about \d+ worker\(s\) a rank would feed")
+
+    def test_one_worker_feeds_a_slow_gpu(self):
+        out, rows = self.emulate(1, "1", "--target-rate", "50", name="slow.csv")
+        self.assertGreaterEqual(float(rows[0]["accelerator_utilisation"]), 0.9)
+        self.assertEqual(rows[0]["limit"], "compute")
+        self.assertIn("the largest count that keeps AU >= 90%: 1 emulated GPU(s) per node", out)
+        self.assertIn("page cache: not defeated (--cold-cache not given)", out)
+
+    def test_two_ranks_print_a_row_per_count_and_the_largest_at_the_bar(self):
+        out, rows = self.emulate(2, "1,2,4", "--target-rate", "100", "--cold-cache", name="two.csv")
+        printed = ROW.findall(out)
+        self.assertEqual([int(count) for count, _, _ in printed], [1, 2, 4], out)
+        self.assertEqual([(r["emulated_gpus_per_node"], r["emulated_gpus"]) for r in rows], [("1", "1"), ("2", "2"), ("4", "4")])
+        for r in rows:
+            self.assertGreater(float(r["mb_per_s"]), 0)
+            self.assertGreater(float(r["files_per_s"]), 0)
+        self.assertIn("2 rank(s) on 1 node(s)", out)
+        self.assertRegex(out, r"page cache: (dropped after each read \(fadvise\)|not defeated \(.+\))")
+        passing = [int(r["emulated_gpus_per_node"]) for r in rows if float(r["accelerator_utilisation"]) >= 0.9]
+        if passing:
+            self.assertIn("the largest count that keeps AU >= 90%%: %d emulated GPU(s) per node" % max(passing), out)
+        else:
+            self.assertIn("no count kept AU >= 90%", out)
+
+    def test_the_rate_can_come_from_a_train_run(self):
+        h5 = os.path.join(self.tmp, "train.h5")
+        r = run_scalebench(1, "train", "--model", "cifar-cnn", "--image-size", "32", "--val-resize", "36", "--batch-size",
+                           "16", "--epochs", "2", "--workers", "1", "--data", self.data, "--out", h5)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        import h5py
+        with h5py.File(h5, "r") as f:
+            rate = f["epochs"]["images_per_s"][1]  # the steady epoch: the second of two, over 1 GPU
+        out, rows = self.emulate(1, "1", "--rate-from", h5, "--image-size", "32", name="from.csv")
+        self.assertAlmostEqual(float(rows[0]["rate_per_gpu"]), rate, delta=rate * 1e-4)
+        self.assertIn("--rate-from " + h5 + ", its median steady epoch", out)
+
+    def test_bad_input_is_refused_in_one_sentence_before_any_work(self):
+        out = os.path.join(self.tmp, "never.csv")
+        cases = [
+            (["--emulate-gpus", "1,0", "--target-rate", "100"], "--emulate-gpus '1,0': '0' is not a count"),
+            (["--emulate-gpus", "1", "--rate-from", os.path.join(self.tmp, "missing.h5")], "--rate-from"),
+            (["--emulate-gpus", "1", "--decode", "gpu", "--target-rate", "100"], "--decode gpu"),
+            (["--emulate-gpus", "1"], "needs the rate of one GPU"),
+            (["--emulate-gpus", "1", "--target-rate", "100", "--workers", "1,2"], "one --workers count"),
+            (["--cold-cache"], "add --emulate-gpus"),
+        ]
+        for extra, words in cases:
+            r = run_scalebench(1, "io", "--data", self.data, *extra, "--out", out)
+            self.assertEqual(r.returncode, 2, (extra, r.stderr))
+            self.assertIn(words, r.stderr)
+            self.assertEqual(r.stdout.strip(), "", extra)
+        self.assertFalse(os.path.exists(out) and os.path.getsize(out) > 0)
+        r = run_scalebench(2, "io", "--data", self.data, "--decode", "cpu")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("give --emulate-gpus LIST", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
