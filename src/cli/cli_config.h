@@ -19,6 +19,7 @@ struct CommSettings {
   int64_t min_bytes = 1024;
   int64_t max_bytes = 256ll << 20;
   std::vector<std::string> dtypes{"fp32", "bf16"};
+  std::vector<std::string> collectives{"all-reduce"};  // names of comm/collective.h's rows
   int iterations = 20;
   int warmup_iterations = 5;
 };

@@ -1,5 +1,5 @@
-// `scalebench comm`: the all-reduce sweep (nccl-tests' all_reduce_perf, on our communicators), plus one
-// all-reduce of a model's gradient size. MPI on the CPU backend, NCCL on the GPU backend.
+// `scalebench comm`: the collective sweep (nccl-tests' all_reduce_perf and its siblings, on our
+// communicators), plus one call of a model's gradient size. MPI on the CPU backend, NCCL on the GPU backend.
 #include <algorithm>
 #include <climits>
 #include <cstdio>
@@ -12,6 +12,7 @@
 #include "cli/options.h"
 #include "cli/run_metadata.h"
 #include "comm/allreduce_sweep.h"
+#include "comm/collective.h"
 #include "core/error.h"
 #include "core/exit_codes.h"
 #include "core/json_text.h"
@@ -34,27 +35,31 @@ const char* kSummary =
     "sum are each checked element by element (#wrong), then --iterations of each are timed. time is the mean over\n"
     "ranks of each rank's mean per all-reduce (the slowest rank's is beside it); algbw = bytes / time;\n"
     "busbw = algbw * 2(n-1)/n. --device cpu uses MPI (fp32, fp64; MPI has no bf16/fp16 reduction),\n"
-    "--device cuda uses NCCL on one GPU per rank. Exits with status 3 when any result is wrong.";
+    "--device cuda uses NCCL on one GPU per rank. --collectives adds reduce-scatter, all-gather and broadcast\n"
+    "(bytes and busbw as nccl-tests counts them; a `collective` column then ends each line).\n"
+    "Exits with status 3 when any result is wrong.";
 
 // The exported table (--csv, --json): all_reduce_perf's columns under its names, out of place then in
-// place, then the slowest rank's times and the model marker. JSON keys are unique; CSV headers repeat
-// as all_reduce_perf's do.
+// place, then the slowest rank's times, the model marker and the collective. JSON keys are unique; CSV
+// headers repeat as all_reduce_perf's do.
 const std::vector<ExportColumn>& comm_export_columns() {
   static const std::vector<ExportColumn> columns = {
       {"size", "size"},           {"count", "count"},         {"type", "type"},           {"redop", "redop"},
       {"root", "root"},           {"oop_time", "time"},       {"oop_algbw", "algbw"},     {"oop_busbw", "busbw"},
       {"oop_wrong", "#wrong"},    {"ip_time", "time"},        {"ip_algbw", "algbw"},      {"ip_busbw", "busbw"},
       {"ip_wrong", "#wrong"},     {"oop_time_max", "oop_time_max"}, {"ip_time_max", "ip_time_max"},
-      {"model", "model"}};
+      {"model", "model"},         {"collective", "collective"}};
   return columns;
 }
 
 std::vector<ExportValue> export_row(const SweepResult& r, const std::string& model) {
   const SweepTiming& o = r.out_of_place;
   const SweepTiming& i = r.in_place;
-  return {r.point.bytes(), r.point.count, std::string(nccl_tests_type_name(r.point.dtype)), std::string("sum"),
-          int64_t{-1}, o.time_us_mean, o.algbw_gbps, o.busbw_gbps, o.wrong, i.time_us_mean, i.algbw_gbps, i.busbw_gbps,
-          i.wrong, o.time_us_max_rank, i.time_us_max_rank, r.point.is_model_size ? model : std::string()};
+  const Collective& c = collective_of(r.point.collective);
+  return {r.point.bytes(), r.point.count, std::string(nccl_tests_type_name(r.point.dtype)), std::string(c.redop),
+          int64_t{c.root}, o.time_us_mean, o.algbw_gbps, o.busbw_gbps, o.wrong, i.time_us_mean, i.algbw_gbps, i.busbw_gbps,
+          i.wrong, o.time_us_max_rank, i.time_us_max_rank, r.point.is_model_size ? model : std::string(),
+          std::string(c.name)};
 }
 
 std::string describe_input(const ModelInput& in) {
@@ -87,6 +92,12 @@ std::vector<std::string> names_of(const std::vector<SweepDtype>& dtypes) {
   return names;
 }
 
+std::vector<std::string> names_of(const std::vector<CollectiveKind>& collectives) {
+  std::vector<std::string> names;
+  for (CollectiveKind c : collectives) names.emplace_back(collective_of(c).name);
+  return names;
+}
+
 CommRow to_comm_row(const SweepResult& r) {
   CommRow row;
   row.bytes = r.point.bytes();
@@ -105,18 +116,22 @@ CommRow to_comm_row(const SweepResult& r) {
   row.busbw_gbps = r.in_place.busbw_gbps;
   row.wrong = r.in_place.wrong;
   row.is_model_size = r.point.is_model_size ? 1 : 0;
+  row.collective = static_cast<int64_t>(r.point.collective);
   return row;
 }
 
-// What the sweep runs: the element types that this backend reduces, the sizes, and the model's
-// gradient size among them.
+// What the sweep runs: the collectives, the element types that this backend reduces, the sizes, and the
+// model's gradient size among them.
 struct SweepPlan {
+  std::vector<CollectiveKind> collectives;
   std::vector<SweepDtype> dtypes;
   std::vector<std::string> skipped;  // asked for, but MPI has no reduction of them
   std::string skip_note;             // why some were skipped (or, later, symmetric memory refused)
   ModelInput input;
   int64_t model_elements = 0;
   std::vector<SweepPoint> points;
+  // Whether lines name their collective: not for the default sweep, whose output stays all_reduce_perf's.
+  bool only_all_reduce() const { return collectives == std::vector<CollectiveKind>{CollectiveKind::AllReduce}; }
 };
 
 void choose_dtypes(SweepPlan& plan, const CommSettings& comm, bool on_gpu) {
@@ -144,7 +159,7 @@ int64_t model_gradient_elements(const std::string& model, ModelInput& input) {
 void check_mpi_counts(const std::vector<SweepPoint>& points, const CommSettings& comm) {
   for (const SweepPoint& p : points) {
     if (p.count > INT_MAX) {
-      throw UserError("--max-bytes " + std::to_string(comm.max_bytes) + " asks for an all-reduce of " + std::to_string(p.count) +
+      throw UserError("--max-bytes " + std::to_string(comm.max_bytes) + " asks for a " + collective_of(p.collective).name + " of " + std::to_string(p.count) +
                       " elements; MPI counts are int, so the CPU backend reduces at most " + std::to_string(INT_MAX) +
                       " elements per call (8 GiB of fp32)");
     }
@@ -157,9 +172,18 @@ SweepPlan plan_sweep(Communicator& world, const TrainConfig& config, const CommS
   run_collectively(world, [&] {
     if (comm.iterations < 1) throw UserError("--iterations must be at least 1 (got " + std::to_string(comm.iterations) + ")");
     const std::vector<int64_t> sizes = power_of_two_sizes(comm.min_bytes, comm.max_bytes);
+    plan.collectives = parse_collectives(comm.collectives);
     choose_dtypes(plan, comm, on_gpu);
     plan.model_elements = model_gradient_elements(config.model, plan.input);
-    plan.points = sweep_points(sizes, plan.dtypes, plan.model_elements);
+    for (CollectiveKind c : plan.collectives) {
+      const std::vector<SweepPoint> points = sweep_points(collective_of(c), world.size(), sizes, plan.dtypes, plan.model_elements);
+      plan.points.insert(plan.points.end(), points.begin(), points.end());
+    }
+    if (plan.points.empty()) {
+      throw UserError("--max-bytes " + std::to_string(comm.max_bytes) + " is too small for --collectives " +
+                      join(comm.collectives, ",") + " on " + std::to_string(world.size()) +
+                      " ranks: each rank needs at least one element; raise --max-bytes");
+    }
     if (!on_gpu) check_mpi_counts(plan.points, comm);
   });
   return plan;
@@ -172,6 +196,7 @@ std::string sweep_config_json(const TrainConfig& config, const CommSettings& com
   json << "{\"command\":\"comm\",\"device\":" << json_quote(name_of(config.device)) << ",\"out\":" << json_quote(config.out)
        << ",\"min_bytes\":" << comm.min_bytes << ",\"max_bytes\":" << comm.max_bytes
        << ",\"dtypes\":" << quote_list(comm.dtypes) << ",\"dtypes_run\":" << quote_list(names_of(plan.dtypes))
+       << ",\"collectives\":" << quote_list(names_of(plan.collectives))
        << ",\"iterations\":" << settings.iterations << ",\"warmup_iterations\":" << settings.warmup_iterations
        << ",\"comm_model\":" << json_quote(config.model) << ",\"model_elements\":" << plan.model_elements
        << ",\"op\":\"sum\",\"out_of_place\":true,\"in_place\":true"
@@ -179,7 +204,7 @@ std::string sweep_config_json(const TrainConfig& config, const CommSettings& com
   return json.str();
 }
 
-// The all-reduces of the sweep: NCCL's on the GPU backend, MPI's on the CPU backend.
+// The collectives of the sweep: NCCL's on the GPU backend, MPI's on the CPU backend.
 class SweepRunner {
  public:
   // On the GPU, the GPU, NCCL and the memory check come before the results file: a refused run leaves
@@ -204,7 +229,7 @@ class SweepRunner {
 #ifdef SCALEBENCH_HAVE_CUDA
     if (gpu_) return gpu_->run(p, settings);
 #endif
-    return run_cpu_allreduce(world_, p, settings);
+    return run_cpu_collective(world_, collective_of(p.collective), p, settings);
   }
 
   bool uses_symmetric_windows() const {
@@ -216,7 +241,7 @@ class SweepRunner {
   }
 
  private:
-  Communicator& world_;
+  MpiCommunicator& world_;
 #ifdef SCALEBENCH_HAVE_CUDA
   std::unique_ptr<cuda::CudaAllreduceSweep> gpu_;
 #endif
@@ -236,6 +261,7 @@ std::unique_ptr<CommResultsFile> open_comm_results(MpiSession& session, const Tr
   table.iterations = settings.iterations;
   table.warmup_iterations = settings.warmup_iterations;
   table.dtype_names = sweep_dtype_names();
+  table.collective_names = collective_names();
   table.skipped_dtypes = plan.skipped;
   table.note = plan.skip_note;
   table.model = config.model;
@@ -243,49 +269,83 @@ std::unique_ptr<CommResultsFile> open_comm_results(MpiSession& session, const Tr
   return std::make_unique<CommResultsFile>(config.out, metadata, table);
 }
 
-// The sweep's opening lines, then all_reduce_perf's header and column widths, and the slowest rank's
-// times.
+// What the opening lines say of the collectives: the default sweep's words, or each collective with its
+// busbw factor on n ranks.
+void log_collectives(const SweepPlan& plan, int n, int nodes, const char* backend, const std::string& device,
+                     const SweepSettings& settings) {
+  if (plan.only_all_reduce()) {
+    log0("# scalebench comm: all-reduce (sum) on %d rank(s), %d node(s); %s on %s\n", n, nodes, backend, device.c_str());
+    log0("# %d warm-up + %d timed iterations per size and form; time = the mean over ranks of each rank's mean per "
+         "all-reduce; busbw = algbw * 2(n-1)/n = algbw * %.3f\n",
+         settings.warmup_iterations, settings.iterations, allreduce_busbw_factor(n));
+    return;
+  }
+  std::string names, factors;
+  for (CollectiveKind k : plan.collectives) {
+    const Collective& c = collective_of(k);
+    names += (names.empty() ? "" : ", ") + std::string(c.name);
+    char factor[64];
+    std::snprintf(factor, sizeof factor, "%s%s %.3f", factors.empty() ? "" : ", ", c.name, c.busbw_factor(n));
+    factors += factor;
+  }
+  log0("# scalebench comm: %s on %d rank(s), %d node(s); %s on %s\n", names.c_str(), n, nodes, backend, device.c_str());
+  log0("# %d warm-up + %d timed iterations per size and form; time = the mean over ranks of each rank's mean per "
+       "call; size as nccl-tests counts it; busbw = algbw * factor: %s\n",
+       settings.warmup_iterations, settings.iterations, factors.c_str());
+}
+
+// The sweep's opening lines, then all_reduce_perf's header and column widths, the slowest rank's times,
+// and the collective where the sweep runs more than the all-reduce.
 void log_sweep_header(MpiSession& session, const RuntimeInfo& info, const std::string& model, const SweepPlan& plan,
                       const SweepSettings& settings, bool on_gpu, bool symmetric_windows) {
-  const int n = session.world().size();
-  log0("# scalebench comm: all-reduce (sum) on %d rank(s), %d node(s); %s on %s\n", n, session.node_count(),
-       on_gpu ? "NCCL" : "MPI", info.rank_devices[0].c_str());
-  log0("# %d warm-up + %d timed iterations per size and form; time = the mean over ranks of each rank's mean per "
-       "all-reduce; busbw = algbw * 2(n-1)/n = algbw * %.3f\n",
-       settings.warmup_iterations, settings.iterations, allreduce_busbw_factor(n));
+  log_collectives(plan, session.world().size(), session.node_count(), on_gpu ? "NCCL" : "MPI", info.rank_devices[0], settings);
   if (!plan.skip_note.empty()) log0("# %s\n", plan.skip_note.c_str());
   if (symmetric_windows) log0("# buffers: NCCL symmetric memory windows, as training's gradient buckets\n");
   log0("# model size: %s, %lld gradient elements (%s)\n", model.c_str(), static_cast<long long>(plan.model_elements),
        describe_input(plan.input).c_str());
+  const bool named = !plan.only_all_reduce();
   log0("#\n#%83s%32s%22s\n", "out-of-place", "in-place", "slowest rank");
-  log0("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s %10s %10s\n", "size", "count", "type", "redop", "root",
-       "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "oop time", "ip time");
+  log0("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s %10s %10s%s\n", "size", "count", "type", "redop", "root",
+       "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "oop time", "ip time",
+       named ? "  collective" : "");
   log0("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s %10s %10s\n", "(B)", "(elements)", "", "", "", "(us)",
        "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)");
 }
 
-void log_sweep_line(const SweepResult& r, const std::string& model) {
+void log_sweep_line(const SweepResult& r, const std::string& model, bool named) {
   const SweepPoint& p = r.point;
+  const Collective& c = collective_of(p.collective);
   const std::string marker = p.is_model_size ? "  <- " + model + " gradients" : "";
+  const std::string name = named ? "  " + std::string(c.name) : "";
   const SweepTiming& o = r.out_of_place;
   const SweepTiming& i = r.in_place;
-  log0(" %11lld %13lld %9s %7s %7d %8.2f %7.2f %7.2f %6lld %8.2f %7.2f %7.2f %6lld %10.2f %10.2f%s\n",
-       static_cast<long long>(p.bytes()), static_cast<long long>(p.count), nccl_tests_type_name(p.dtype), "sum", -1,
+  log0(" %11lld %13lld %9s %7s %7d %8.2f %7.2f %7.2f %6lld %8.2f %7.2f %7.2f %6lld %10.2f %10.2f%s%s\n",
+       static_cast<long long>(p.bytes()), static_cast<long long>(p.count), nccl_tests_type_name(p.dtype), c.redop, c.root,
        o.time_us_mean, o.algbw_gbps, o.busbw_gbps, static_cast<long long>(o.wrong), i.time_us_mean, i.algbw_gbps,
-       i.busbw_gbps, static_cast<long long>(i.wrong), o.time_us_max_rank, i.time_us_max_rank, marker.c_str());
+       i.busbw_gbps, static_cast<long long>(i.wrong), o.time_us_max_rank, i.time_us_max_rank, name.c_str(), marker.c_str());
 }
 
-// all_reduce_perf's closing figures: the wrong elements, and both forms' busbw averaged over the sizes.
+// all_reduce_perf's closing figures: the wrong elements, and both forms' busbw averaged over the sizes;
+// and the first wrong result, for the error sentence.
 struct SweepTotals {
   int64_t wrong = 0;
   double busbw_sum = 0;
   int busbw_count = 0;
+  std::string first_wrong;  // "the out-of-place all-reduce of 4096 bytes (fp32) on rank 1"; "" when none
 
   void add(const SweepResult& r) {
+    if (first_wrong.empty()) note_wrong(r.point, r.out_of_place, "out-of-place");
+    if (first_wrong.empty()) note_wrong(r.point, r.in_place, "in-place");
     wrong += r.wrong();
     if (r.point.is_model_size) return;
     busbw_sum += r.out_of_place.busbw_gbps + r.in_place.busbw_gbps;
     busbw_count += 2;
+  }
+
+  void note_wrong(const SweepPoint& p, const SweepTiming& t, const char* form) {
+    if (t.wrong == 0) return;
+    first_wrong = std::string("the ") + form + " " + collective_of(p.collective).name + " of " + std::to_string(p.bytes()) +
+                  " bytes (" + sweep_dtype_name(p.dtype) + ") on rank " + std::to_string(t.first_wrong_rank);
   }
 };
 
@@ -296,7 +356,7 @@ SweepTotals run_sweep(SweepRunner& runner, const SweepPlan& plan, const SweepSet
   for (const SweepPoint& p : plan.points) {
     const SweepResult r = runner.run(p, settings);
     totals.add(r);
-    log_sweep_line(r, model);
+    log_sweep_line(r, model, !plan.only_all_reduce());
     if (results) results->append(to_comm_row(r));
     if (exported) exported->add_row(export_row(r, model));
   }
@@ -308,9 +368,9 @@ int sweep_status(Communicator& world, const SweepTotals& totals, bool on_gpu) {
   if (totals.wrong == 0) return 0;
   if (world.rank() == 0) {
     std::fprintf(stderr,
-                 "scalebench: error: %lld element(s) of the checked all-reduces were wrong (column #wrong); the %s "
-                 "all-reduce corrupted data on this system\n",
-                 static_cast<long long>(totals.wrong), on_gpu ? "NCCL" : "MPI");
+                 "scalebench: error: %lld element(s) of the checked collectives were wrong (column #wrong), first in %s; "
+                 "the %s collectives corrupted data on this system\n",
+                 static_cast<long long>(totals.wrong), totals.first_wrong.c_str(), on_gpu ? "NCCL" : "MPI");
   }
   return kExitFailure;
 }

@@ -3,7 +3,7 @@
 #include <climits>
 #include <string>
 
-#include "comm/collective_watchdog.h"
+#include "comm/mpi_collective_call.h"
 #include "core/check.h"
 
 namespace sb {
@@ -23,25 +23,6 @@ MPI_Op mpi_op(ReduceOp op) {
     case ReduceOp::Min: return MPI_MIN;
   }
   fatal("unknown ReduceOp");
-}
-
-// With the watchdog on, a collective is started non-blocking and awaited under its watch; off, the
-// blocking call runs as before (MPI's own algorithms, no polling).
-template <typename Blocking, typename Started>
-void run_collective(MPI_Comm comm, const char* operation, Blocking blocking, Started started) {
-  if (collective_timeout() <= 0) {
-    CHECK_MPI(blocking());
-    return;
-  }
-  MPI_Request request = MPI_REQUEST_NULL;
-  CHECK_MPI(started(&request));
-  wait_with_watchdog(
-      [&] {
-        int done = 0;
-        CHECK_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
-        return done != 0;
-      },
-      operation, comm);
 }
 
 }  // namespace
@@ -76,8 +57,8 @@ MpiCommunicator::~MpiCommunicator() {
 }
 
 void MpiCommunicator::barrier() {
-  run_collective(comm_, "an MPI barrier", [&] { return MPI_Barrier(comm_); },
-                 [&](MPI_Request* r) { return MPI_Ibarrier(comm_, r); });
+  run_mpi_collective(comm_, "an MPI barrier", [&] { return MPI_Barrier(comm_); },
+                     [&](MPI_Request* r) { return MPI_Ibarrier(comm_, r); });
 }
 
 std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
@@ -96,37 +77,37 @@ std::unique_ptr<MpiCommunicator> MpiCommunicator::split_node_local() {
 void MpiCommunicator::allreduce_elements(void* data, size_t count, ElementType type, ReduceOp op) {
   if (count == 0) return;
   const int n = mpi_count(count);
-  run_collective(comm_, "an MPI allreduce", [&] { return MPI_Allreduce(MPI_IN_PLACE, data, n, mpi_datatype(type), mpi_op(op), comm_); },
-                 [&](MPI_Request* r) { return MPI_Iallreduce(MPI_IN_PLACE, data, n, mpi_datatype(type), mpi_op(op), comm_, r); });
+  run_mpi_collective(comm_, "an MPI allreduce", [&] { return MPI_Allreduce(MPI_IN_PLACE, data, n, mpi_datatype(type), mpi_op(op), comm_); },
+                     [&](MPI_Request* r) { return MPI_Iallreduce(MPI_IN_PLACE, data, n, mpi_datatype(type), mpi_op(op), comm_, r); });
 }
 
 void MpiCommunicator::allreduce_elements_out_of_place(const void* send, void* received, size_t count, ElementType type,
                                                       ReduceOp op) {
   if (count == 0) return;
   const int n = mpi_count(count);
-  run_collective(comm_, "an MPI allreduce", [&] { return MPI_Allreduce(send, received, n, mpi_datatype(type), mpi_op(op), comm_); },
-                 [&](MPI_Request* r) { return MPI_Iallreduce(send, received, n, mpi_datatype(type), mpi_op(op), comm_, r); });
+  run_mpi_collective(comm_, "an MPI allreduce", [&] { return MPI_Allreduce(send, received, n, mpi_datatype(type), mpi_op(op), comm_); },
+                     [&](MPI_Request* r) { return MPI_Iallreduce(send, received, n, mpi_datatype(type), mpi_op(op), comm_, r); });
 }
 
 void MpiCommunicator::broadcast_elements(void* data, size_t count, ElementType type, int root) {
   if (count == 0) return;
   const int n = mpi_count(count);
-  run_collective(comm_, "an MPI broadcast", [&] { return MPI_Bcast(data, n, mpi_datatype(type), root, comm_); },
-                 [&](MPI_Request* r) { return MPI_Ibcast(data, n, mpi_datatype(type), root, comm_, r); });
+  run_mpi_collective(comm_, "an MPI broadcast", [&] { return MPI_Bcast(data, n, mpi_datatype(type), root, comm_); },
+                     [&](MPI_Request* r) { return MPI_Ibcast(data, n, mpi_datatype(type), root, comm_, r); });
 }
 
 void MpiCommunicator::gather_elements(const void* mine, size_t count, void* all, ElementType type, int root) {
   const MPI_Datatype datatype = mpi_datatype(type);
   const int n = mpi_count(count);
-  run_collective(comm_, "an MPI gather", [&] { return MPI_Gather(mine, n, datatype, all, n, datatype, root, comm_); },
-                 [&](MPI_Request* r) { return MPI_Igather(mine, n, datatype, all, n, datatype, root, comm_, r); });
+  run_mpi_collective(comm_, "an MPI gather", [&] { return MPI_Gather(mine, n, datatype, all, n, datatype, root, comm_); },
+                     [&](MPI_Request* r) { return MPI_Igather(mine, n, datatype, all, n, datatype, root, comm_, r); });
 }
 
 void MpiCommunicator::allgather_elements(const void* mine, size_t count, void* all, ElementType type) {
   const MPI_Datatype datatype = mpi_datatype(type);
   const int n = mpi_count(count);
-  run_collective(comm_, "an MPI allgather", [&] { return MPI_Allgather(mine, n, datatype, all, n, datatype, comm_); },
-                 [&](MPI_Request* r) { return MPI_Iallgather(mine, n, datatype, all, n, datatype, comm_, r); });
+  run_mpi_collective(comm_, "an MPI allgather", [&] { return MPI_Allgather(mine, n, datatype, all, n, datatype, comm_); },
+                     [&](MPI_Request* r) { return MPI_Iallgather(mine, n, datatype, all, n, datatype, comm_, r); });
 }
 
 }  // namespace sb

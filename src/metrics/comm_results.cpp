@@ -44,6 +44,7 @@ CommResultsFile::CommResultsFile(const std::string& path, const RunMetadata& met
   h5::write_int_attribute(t, "iterations", info.iterations);
   h5::write_int_attribute(t, "warmup_iterations", info.warmup_iterations);
   h5::write_string_list_attribute(t, "dtype_names", info.dtype_names);
+  h5::write_string_list_attribute(t, "collective_names", info.collective_names);
   h5::write_string_list_attribute(t, "skipped_dtypes", info.skipped_dtypes);
   h5::write_string_attribute(t, "note", info.note);
   h5::write_string_attribute(t, "model", info.model);

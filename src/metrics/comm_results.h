@@ -20,7 +20,8 @@ namespace sb {
 
 // /comm: one row per all-reduce size and dtype, in the X(...) form of results_schema.h. Times are per
 // all-reduce, in microseconds; `oop_` columns time the out-of-place all-reduce, the unprefixed ones the
-// in-place one (the only one of version 1). algbw and busbw come from the mean over ranks.
+// in-place one (the only one of version 1). algbw and busbw come from the mean over ranks. `collective`
+// (a later addition; 0, the all-reduce, in files without it) names the row's collective.
 #define SB_COMM_COLUMNS(X)                             \
   X(int64_t, bytes, 0, "bytes")                        \
   X(int64_t, count, 0, "1")                            \
@@ -37,7 +38,8 @@ namespace sb {
   X(double, algbw_gbps, kNotMeasured, "GB/s")          \
   X(double, busbw_gbps, kNotMeasured, "GB/s")          \
   X(int64_t, wrong, 0, "1")                            \
-  X(int64_t, is_model_size, 0, "1")
+  X(int64_t, is_model_size, 0, "1")                    \
+  X(int64_t, collective, 0, "1")
 
 struct CommRow {
   SB_COMM_COLUMNS(SB_ROW_FIELD)
@@ -55,6 +57,7 @@ struct CommTableInfo {
   int64_t iterations = 0;                  // timed all-reduces per row
   int64_t warmup_iterations = 0;
   std::vector<std::string> dtype_names;    // dtype code -> name
+  std::vector<std::string> collective_names;  // collective code -> name (comm/collective.h)
   std::vector<std::string> skipped_dtypes; // asked for but not run on this backend
   std::string note;                        // why they were skipped; "" when none were
   std::string model;                       // --comm-model

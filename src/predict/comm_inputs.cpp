@@ -11,10 +11,11 @@
 namespace sb::predict {
 namespace {
 
+// The all-reduce rows (collective code 0; a sweep may hold other collectives) of one dtype.
 std::vector<TimedSize> timed_rows(const std::vector<CommRow>& rows, int64_t code) {
   std::vector<TimedSize> out;
   for (const CommRow& r : rows)
-    if (r.dtype == code && r.time_us_mean > 0) out.push_back({static_cast<double>(r.bytes), r.time_us_mean * 1e-6});
+    if (r.collective == 0 && r.dtype == code && r.time_us_mean > 0) out.push_back({static_cast<double>(r.bytes), r.time_us_mean * 1e-6});
   return out;
 }
 

@@ -1,6 +1,7 @@
-// The all-reduce sweep's pieces on one process: the size list, the dtypes, the bandwidth formulas, the
-// check pattern's exactness, the run order, the check itself (through fake communicators), and the
-// /comm table of the results file.
+// The collective sweep's pieces on one process: the size list, the dtypes, the table of collectives (their
+// bandwidth factors and byte counts), the check pattern's exactness, the run order, the expected-value
+// check of every collective, and the /comm table of the results file. The MPI runner itself is tested
+// on 1, 2 and 4 ranks in tests/mpi/test_collective_sweep.cpp.
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "comm/allreduce_sweep.h"
+#include "comm/collective.h"
 #include "core/error.h"
 #include "metrics/comm_results.h"
 #include "h5/attributes.h"
@@ -76,7 +78,7 @@ TEST(SweepBandwidth, NcclTestsFormulas) {
 
 TEST(SweepPoints, EachDtypeWithTheModelSizeInOrder) {
   const std::vector<SweepPoint> points =
-      sweep_points({2, 4, 8, 16}, {SweepDtype::Fp32, SweepDtype::Bf16}, /*model_elements=*/3);
+      sweep_points(kAllReduce, 1, {2, 4, 8, 16}, {SweepDtype::Fp32, SweepDtype::Bf16}, /*model_elements=*/3);
   // fp32: 4 -> 1, 8 -> 2, 16 -> 4 elements (2 bytes hold no fp32), the model's 3 between 2 and 4.
   // bf16: 1, 2, 4, 8 elements, the model's 3 between 2 and 4.
   std::vector<int64_t> counts, bytes;
@@ -92,10 +94,11 @@ TEST(SweepPoints, EachDtypeWithTheModelSizeInOrder) {
   EXPECT_EQ(model_rows, 2);
 
   // The mnist-cnn's gradients come after every smaller power of two; no model, no extra row.
-  const std::vector<SweepPoint> mnist = sweep_points({1024, 1 << 20}, {SweepDtype::Fp32}, 1'199'882);
+  const std::vector<SweepPoint> mnist = sweep_points(kAllReduce, 4, {1024, 1 << 20}, {SweepDtype::Fp32}, 1'199'882);
   ASSERT_EQ(mnist.size(), 3u);
   EXPECT_EQ(mnist[2].bytes(), 1'199'882 * 4);
-  EXPECT_EQ(sweep_points({1024}, {SweepDtype::Fp32}, 0).size(), 1u);
+  EXPECT_EQ(sweep_points(kAllReduce, 2, {1024}, {SweepDtype::Fp32}, 0).size(), 1u);
+  for (const SweepPoint& p : points) EXPECT_EQ(p.collective, CollectiveKind::AllReduce);
 }
 
 // The sum of the pattern over all ranks is what expected_sum says, and stays an integer the dtype holds
@@ -129,61 +132,6 @@ TEST(CheckPattern, SumsAreExactIntegersInEveryDtype) {
   EXPECT_NE(two.value(0, 5), two.value(1, 5));
 }
 
-// A one-rank communicator. `corrupt` adds 1 to every element of multi-element reductions (the sweep's
-// data), leaving the one-value summaries intact, to show that the check counts wrong elements.
-class FakeComm final : public Communicator {
- public:
-  explicit FakeComm(bool corrupt) : corrupt_(corrupt) {}
-  int rank() const override { return 0; }
-  int size() const override { return 1; }
-  void barrier() override {}
-  std::unique_ptr<Communicator> split(int, int) override { return nullptr; }
-
- protected:
-  void allreduce_elements_out_of_place(const void* send, void* received, size_t count, ElementType type,
-                                       ReduceOp op) override {
-    copy(send, count, received, type);
-    allreduce_elements(received, count, type, op);
-  }
-  void allreduce_elements(void* data, size_t count, ElementType type, ReduceOp) override {
-    if (!corrupt_ || count < 2) return;
-    if (type == ElementType::Float32) for (size_t i = 0; i < count; ++i) static_cast<float*>(data)[i] += 1;
-    if (type == ElementType::Float64) for (size_t i = 0; i < count; ++i) static_cast<double*>(data)[i] += 1;
-  }
-  void broadcast_elements(void*, size_t, ElementType, int) override {}
-  void gather_elements(const void* mine, size_t count, void* all, ElementType type, int) override { copy(mine, count, all, type); }
-  void allgather_elements(const void* mine, size_t count, void* all, ElementType type) override { copy(mine, count, all, type); }
-
- private:
-  static void copy(const void* mine, size_t count, void* all, ElementType type) {
-    std::memcpy(all, mine, count * (type == ElementType::Float64 || type == ElementType::Int64 || type == ElementType::UInt64 ? 8 : 4));
-  }
-  bool corrupt_;
-};
-
-TEST(CpuAllreduce, CountsWrongElementsAndReportsTimes) {
-  const SweepSettings settings{3, 1};
-  for (SweepDtype dtype : {SweepDtype::Fp32, SweepDtype::Fp64}) {
-    const SweepPoint point{dtype, 1000, false};
-    FakeComm good(false), bad(true);
-    const SweepResult ok = run_cpu_allreduce(good, point, settings);
-    EXPECT_EQ(ok.wrong(), 0);
-    for (const SweepTiming& t : {ok.out_of_place, ok.in_place}) {
-      EXPECT_GE(t.time_us_max_rank, 0.0);
-      EXPECT_EQ(t.time_us_min_rank, t.time_us_max_rank);  // one rank
-      EXPECT_EQ(t.time_us_mean, t.time_us_max_rank);
-      EXPECT_EQ(t.busbw_gbps, 0.0);                       // 2(n-1)/n = 0 on one rank
-    }
-    EXPECT_EQ(ok.point.bytes(), 1000 * sweep_dtype_bytes(dtype));
-    const SweepResult corrupted = run_cpu_allreduce(bad, point, settings);
-    EXPECT_EQ(corrupted.out_of_place.wrong, 1000);  // both forms are checked
-    EXPECT_EQ(corrupted.in_place.wrong, 1000);
-    EXPECT_EQ(corrupted.wrong(), 2000);
-  }
-  FakeComm good(false);
-  EXPECT_THROW(run_cpu_allreduce(good, SweepPoint{SweepDtype::Bf16, 8, false}, settings), UserError);
-}
-
 TEST(SweepDtype, NcclTestsTypeNames) {
   EXPECT_STREQ(nccl_tests_type_name(SweepDtype::Fp32), "float");
   EXPECT_STREQ(nccl_tests_type_name(SweepDtype::Fp64), "double");
@@ -206,6 +154,7 @@ TEST(CommResults, TableAndAttributesRoundTrip) {
   info.iterations = 20;
   info.warmup_iterations = 5;
   info.dtype_names = sweep_dtype_names();
+  info.collective_names = collective_names();
   info.skipped_dtypes = {"bf16"};
   info.note = "bf16 skipped";
   info.model = "mnist-cnn";
@@ -216,7 +165,7 @@ TEST(CommResults, TableAndAttributesRoundTrip) {
   row.bytes = 4096, row.count = 1024, row.dtype = 0, row.time_us_max_rank = 2.5, row.wrong = 0, row.is_model_size = 0;
   row.oop_time_us_mean = 3.5, row.oop_wrong = 1;
   file.append(row);
-  row.bytes = 1199882 * 4, row.count = 1199882, row.is_model_size = 1, row.wrong = 7;
+  row.bytes = 1199882 * 4, row.count = 1199882, row.is_model_size = 1, row.wrong = 7, row.collective = 2;
   file.append(row);
   {
     // While the sweep runs, the path holds a published copy with every appended row.
@@ -249,6 +198,10 @@ TEST(CommResults, TableAndAttributesRoundTrip) {
   EXPECT_EQ(rows[1].bytes, 1199882 * 4);
   EXPECT_EQ(rows[1].wrong, 7);
   EXPECT_EQ(rows[1].is_model_size, 1);
+  EXPECT_EQ(rows[0].collective, 0);
+  EXPECT_EQ(rows[1].collective, 2);
+  EXPECT_EQ(h5::read_string_list_attribute(table.get(), "collective_names"),
+            (std::vector<std::string>{"all-reduce", "reduce-scatter", "all-gather", "broadcast"}));
   EXPECT_EQ(h5::read_string_list_attribute(table.get(), "dtype_names"), sweep_dtype_names());
   EXPECT_EQ(h5::read_string_list_attribute(table.get(), "skipped_dtypes"), std::vector<std::string>{"bf16"});
   EXPECT_EQ(h5::read_string_list_attribute(table.get(), "units").size(), comm_columns().size());

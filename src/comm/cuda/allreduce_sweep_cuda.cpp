@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/cuda/nccl_collective_calls.h"
 #include "comm/cuda/nccl_communicator.h"
 #include "comm/cuda/nccl_window.h"
 #include "core/cuda_check.h"
@@ -100,32 +101,56 @@ struct CudaAllreduceSweep::State {
     return {buffers[0], buffers[1]};
   }
 
-  // One form: in place on the send buffer, or out of place into the receive buffer.
+  // The check's data of one form, uploaded: out of place the input into the send buffer and kUnwritten
+  // into the receive buffer; in place one buffer of `count` elements, kUnwritten but for the input at the
+  // collective's offset. A rank that sends nothing (not a broadcast's root) uploads no input.
+  template <typename T> void upload(const Collective& c, const SweepPoint& point, bool in_place, T* send, T* receive) {
+    const int rank = nccl.rank(), ranks = nccl.size();
+    const CheckPattern pattern(point.dtype, ranks);
+    const int64_t per_rank = c.per_rank_count(point.count, ranks);
+    const int64_t inputs = sends_input(c, rank) ? c.send_count(point.count, ranks) : 0;
+    const size_t whole = static_cast<size_t>(point.count);
+    std::vector<T> staging(whole, from_double<T>(CheckPattern::kUnwritten));
+    const int64_t at = in_place ? c.in_place_input_offset(rank, per_rank) : 0;
+    for (int64_t j = 0; j < inputs; ++j) staging[static_cast<size_t>(at + j)] = from_double<T>(pattern.value(rank, j));
+    if (in_place) {
+      CHECK_CUDA(cudaMemcpyAsync(send - at, staging.data(), whole * sizeof(T), cudaMemcpyHostToDevice, stream));
+    } else {
+      const size_t sent = static_cast<size_t>(c.send_count(point.count, ranks));
+      const std::vector<T> unwritten(static_cast<size_t>(c.receive_count(point.count, ranks)), from_double<T>(CheckPattern::kUnwritten));
+      CHECK_CUDA(cudaMemcpyAsync(send, staging.data(), sent * sizeof(T), cudaMemcpyHostToDevice, stream));
+      CHECK_CUDA(cudaMemcpyAsync(receive, unwritten.data(), unwritten.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
+    }
+    CHECK_CUDA(cudaStreamSynchronize(stream));  // before the host vectors go
+  }
+
+  // One form: in place in the first buffer, or out of place from the first into the second. The
+  // collective is checked once, then timed.
   template <typename T> SweepTiming run_form(const SweepPoint& point, const SweepSettings& settings, bool in_place) {
-    const CheckPattern pattern(point.dtype, nccl.size());
-    const size_t count = static_cast<size_t>(point.count);
-    const std::array<void*, 2> pair = ensure(count * sizeof(T));
-    const std::span<T> send(static_cast<T*>(pair[0]), count);
-    const std::span<T> result = in_place ? send : std::span<T>(static_cast<T*>(pair[1]), count);
-    const auto allreduce = [&] {
-      if (in_place) nccl.allreduce_sum(send, stream);
-      else nccl.allreduce_sum(std::span<const T>(send), result, stream);
+    const Collective& c = collective_of(point.collective);
+    const int rank = nccl.rank();
+    const int64_t per_rank = c.per_rank_count(point.count, nccl.size());
+    const std::array<void*, 2> pair = ensure(static_cast<size_t>(point.count) * sizeof(T));
+    T* const first = static_cast<T*>(pair[0]);
+    T* const send = in_place ? first + c.in_place_input_offset(rank, per_rank) : first;
+    T* const receive = in_place ? first + c.in_place_result_offset(rank, per_rank, /*mpi=*/false) : static_cast<T*>(pair[1]);
+    const auto call = [&] {
+      run_nccl_collective(point.collective, send, receive, per_rank, NcclTraits<T>::type, nccl.handle(), stream);
     };
 
-    std::vector<T> staging(count);
-    for (size_t i = 0; i < count; ++i) staging[i] = from_double<T>(pattern.value(nccl.rank(), static_cast<int64_t>(i)));
-    CHECK_CUDA(cudaMemcpyAsync(send.data(), staging.data(), count * sizeof(T), cudaMemcpyHostToDevice, stream));
-    allreduce();
-    CHECK_CUDA(cudaMemcpyAsync(staging.data(), result.data(), count * sizeof(T), cudaMemcpyDeviceToHost, stream));
+    upload<T>(c, point, in_place, send, receive);
+    call();
+    std::vector<T> result(static_cast<size_t>(c.receive_count(point.count, nccl.size())));
+    CHECK_CUDA(cudaMemcpyAsync(result.data(), receive, result.size() * sizeof(T), cudaMemcpyDeviceToHost, stream));
     CHECK_CUDA(cudaStreamSynchronize(stream));
-    int64_t wrong = 0;
-    for (size_t i = 0; i < count; ++i) wrong += to_double(staging[i]) != pattern.expected_sum(static_cast<int64_t>(i));
+    const int64_t wrong = count_wrong(c, CheckPattern(point.dtype, nccl.size()), rank, per_rank,
+                                      std::span<const T>(result), [](T x) { return to_double(x); });
 
-    for (int i = 0; i < settings.warmup_iterations; ++i) allreduce();
+    for (int i = 0; i < settings.warmup_iterations; ++i) call();
     CHECK_CUDA(cudaStreamSynchronize(stream));
     host.barrier();  // every rank enqueues the timed loop together
     CHECK_CUDA(cudaEventRecord(start, stream));
-    for (int i = 0; i < settings.iterations; ++i) allreduce();
+    for (int i = 0; i < settings.iterations; ++i) call();
     CHECK_CUDA(cudaEventRecord(stop, stream));
     CHECK_CUDA(cudaEventSynchronize(stop));
     float ms = 0;
@@ -159,7 +184,7 @@ void CudaAllreduceSweep::check_fits(int64_t bytes) const {
   CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   // A send and a receive buffer; NCCL keeps some memory of its own per collective: leave it 1/16 of the device.
   if (2.0 * static_cast<double>(bytes) > static_cast<double>(free_bytes) - total_bytes / 16.0) {
-    throw UserError("--max-bytes: the largest all-reduce needs twice " + std::to_string(bytes) + " bytes of GPU " +
+    throw UserError("--max-bytes: the largest collective needs twice " + std::to_string(bytes) + " bytes of GPU " +
                     std::to_string(state_->device) + ", which has " + std::to_string(free_bytes) +
                     " bytes free; use a smaller --max-bytes or --comm-model");
   }

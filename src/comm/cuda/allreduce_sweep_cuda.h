@@ -1,4 +1,4 @@
-// The GPU backend of `scalebench comm`: NCCL all-reduces on device buffers of this rank's GPU, timed
+// The GPU backend of `scalebench comm`: NCCL collectives on device buffers of this rank's GPU, timed
 // with CUDA events on one stream, as nccl-tests does. Shares the points, the check pattern and the
 // summary with the CPU runner (comm/allreduce_sweep.h). No CUDA types here, so the CLI can include it.
 #pragma once
@@ -33,9 +33,10 @@ class CudaAllreduceSweep {
   // the device's free memory. Not collective: run it under run_collectively.
   void check_fits(int64_t bytes) const;
 
-  // Collective. Out of place, then in place: fills the send buffer with the check pattern, checks one
-  // ncclAllReduce(sum), runs the warm-up ones, then times settings.iterations of them enqueued back to
-  // back between two events. Any dtype: fp32, fp64, bf16, fp16.
+  // Collective. Out of place, then in place: fills the input with the check pattern (and the result with
+  // CheckPattern::kUnwritten), checks one call of the point's collective (comm/cuda/nccl_collective_calls.h),
+  // runs the warm-up ones, then times settings.iterations of them enqueued back to back between two
+  // events. Any dtype: fp32, fp64, bf16, fp16.
   SweepResult run(const SweepPoint& point, const SweepSettings& settings);
 
  private:
