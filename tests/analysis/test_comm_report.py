@@ -53,6 +53,33 @@ class CommReportTest(TempDirTest):
         self.assertAlmostEqual(fp32.model_busbw, 1_199_882 * 4 / 1e4)
         self.assertAlmostEqual(fp32.oop_busbw[3], 0.9 * 8192 / 1e4)
 
+    def test_collectives_are_series_of_their_own(self):
+        """A `collective` column splits each dtype by collective; files without it are all-reduces."""
+        path = self.path("collectives.h5")
+        rows = []
+        for collective in (0, 1, 3):  # all-reduce, reduce-scatter, broadcast
+            for size in (1024, 2048):
+                bw = (collective + 1) * size / 1e4
+                rows.append((size, size // 4, 0, *(1.0, 1.0, 1.2, bw, bw, 0), *(1.0, 1.0, 1.2, bw, bw, 0), 0, collective))
+        with h5py.File(path, "w") as f:
+            f.attrs["schema_version"] = 3
+            table = f.create_dataset("comm", data=np.array(rows, dtype=V2_FIELDS + [("collective", "<i8")]))
+            table.attrs["comm_version"] = 2
+            table.attrs["backend"] = "mpi"
+            table.attrs["ranks"] = 2
+            table.attrs["dtype_names"] = ["fp32", "fp64", "bf16", "fp16"]
+            table.attrs["collective_names"] = ["all-reduce", "reduce-scatter", "all-gather", "broadcast"]
+        sweep = comm_report.load_sweep(path)
+        self.assertEqual([(s.collective, s.dtype) for s in sweep.series],
+                         [("all-reduce", "fp32"), ("reduce-scatter", "fp32"), ("broadcast", "fp32")])
+        self.assertEqual([s.label for s in sweep.series],
+                         ["collectives fp32", "collectives reduce-scatter fp32", "collectives broadcast fp32"])
+        self.assertAlmostEqual(sweep.series[2].busbw[1], 4 * 2048 / 1e4)
+        self.assertIn("| collectives (reduce-scatter) | mpi | 2 | fp32 |", comm_report.comm_markdown([sweep]))
+        self.assertIn(",reduce-scatter\n", comm_report.comm_csv([sweep]))
+        old = comm_report.load_sweep(write_comm_v2(self.path("old.h5")))
+        self.assertEqual({s.collective for s in old.series}, {"all-reduce"})
+
     def test_sweeps_compared_in_the_report(self):
         a, b = write_comm_v2(self.path("a.h5")), write_comm_v2(self.path("b.h5"), busbw_scale=2.0)
         result = run_report(a, b, "--out", self.path("out"))

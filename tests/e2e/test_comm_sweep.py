@@ -1,5 +1,7 @@
 """`mpirun -np N scalebench comm --device cpu` sweeps MPI all-reduces, checks them, prints them as nccl-tests'
-all_reduce_perf does, and writes a consistent /comm table and --csv/--json tables that nccl-tests' parsers read."""
+all_reduce_perf does, and writes a consistent /comm table and --csv/--json tables that nccl-tests' parsers read;
+with --collectives it sweeps reduce-scatter, all-gather and broadcast as well, each with nccl-tests' byte counts
+and bus-bandwidth factor, named in a last column."""
 import csv
 import json
 import os
@@ -12,6 +14,10 @@ sys.path.insert(0, os.path.dirname(__file__))
 from e2e_util import run_scalebench, temp_dir  # noqa: E402
 
 MNIST_CNN_PARAMETERS = 1_199_882
+COLLECTIVES = ["all-reduce", "reduce-scatter", "all-gather", "broadcast"]  # by code
+# nccl-tests' bus-bandwidth factors (doc/PERFORMANCE.md).
+BUSBW_FACTOR = {"all-reduce": lambda n: 2.0 * (n - 1) / n, "reduce-scatter": lambda n: (n - 1) / n,
+                "all-gather": lambda n: (n - 1) / n, "broadcast": lambda n: 1.0}
 POWERS_OF_TWO = [1 << k for k in range(10, 21)]  # 1K .. 1M
 # all_reduce_perf's columns: out of place, then in place.
 NCCL_TESTS_COLUMNS = ["size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
@@ -62,7 +68,7 @@ class CommSweep(unittest.TestCase):
         with open(path + ".csv", newline="") as f:
             lines = list(csv.reader(f))
         self.assertEqual(lines[0][:13], NCCL_TESTS_COLUMNS)
-        self.assertEqual(lines[0][13:], ["oop_time_max", "ip_time_max", "model"])
+        self.assertEqual(lines[0][13:], ["oop_time_max", "ip_time_max", "model", "collective"])
         rows = parse_nccl_tests_rows(lines[1:])
         self.assertEqual(len(rows), len(printed))
         factor = 2.0 * (np - 1) / np
@@ -78,6 +84,7 @@ class CommSweep(unittest.TestCase):
             self.assertGreaterEqual(float(fields[13]) * (1 + 1e-12), row["oop"]["time"])
             self.assertGreaterEqual(float(fields[14]) * (1 + 1e-12), row["ip"]["time"])
             self.assertEqual(fields[15], "mnist-cnn" if row["count"] == MNIST_CNN_PARAMETERS else "")
+            self.assertEqual(fields[16], "all-reduce")
         with open(path + ".jsonl") as f:
             objects = [json.loads(line) for line in f]
         self.assertEqual([o["table"] for o in objects], ["comm"] * len(rows))
@@ -104,6 +111,7 @@ class CommSweep(unittest.TestCase):
             self.assertEqual(config["comm_model"], "mnist-cnn")
             self.assertEqual(config["model_elements"], MNIST_CNN_PARAMETERS)
             self.assertEqual(config["dtypes_run"], ["fp32"])
+            self.assertEqual(config["collectives"], ["all-reduce"])
             self.assertNotIn("epochs", f)  # a comm file holds no training tables
 
             table = f["comm"]
@@ -121,6 +129,8 @@ class CommSweep(unittest.TestCase):
             rows = table[:]
             self.assertEqual(list(rows["bytes"]), POWERS_OF_TWO + [4 * MNIST_CNN_PARAMETERS])
             self.assertEqual(list(rows["is_model_size"]), [0] * len(POWERS_OF_TWO) + [1])
+            self.assertEqual(list(rows["collective"]), [0] * len(rows))  # all-reduce, the default
+            self.assertEqual(list(attrs["collective_names"]), COLLECTIVES)
             self.assertEqual({names[code] for code in rows["dtype"]}, {"fp32"})
             self.assertEqual(list(rows["count"]), [b // 4 for b in rows["bytes"]])
             self.assertEqual(list(rows["wrong"]), [0] * len(rows))
@@ -147,6 +157,51 @@ class CommSweep(unittest.TestCase):
                     self.assertEqual(sorted(os.listdir(tmp)),
                                      sorted(f"comm-np{k}.h5{ext}" for k in (2, 4) if k <= np for ext in ("", ".csv", ".jsonl")))
 
+    def test_every_collective_on_3_ranks(self):
+        """3 ranks split no power of two evenly: reduce-scatter and all-gather sizes round down to whole blocks."""
+        np = 3
+        with temp_dir() as tmp:
+            out = os.path.join(tmp, "collectives.h5")
+            result = run_scalebench(np, "comm", "--device", "cpu", "--collectives", ",".join(COLLECTIVES),
+                                    "--min-bytes", "4", "--max-bytes", "64K", "--out", out, "--csv", out + ".csv",
+                                    timeout=600)
+            self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+            self.assertIn("# Out of bounds values : 0 OK", result.stdout)
+            self.assertIn("reduce-scatter 0.667", result.stdout)  # the factors, in the opening lines
+            self.assertIn("broadcast 1.000", result.stdout)
+            header = next(line for line in result.stdout.splitlines() if "redop" in line).lstrip("#").split()
+            self.assertEqual(header[:13], NCCL_TESTS_COLUMNS)
+            self.assertEqual(header[-1], "collective")
+            printed = [line.split() for line in result.stdout.splitlines() if line and not line.startswith("#")]
+            self.assertEqual({fields[15] for fields in printed}, set(COLLECTIVES))
+            with h5py.File(out, "r") as f:
+                self.assertEqual(json.loads(f.attrs["config_json"])["collectives"], COLLECTIVES)
+                names = list(f["comm"].attrs["collective_names"])
+                rows = f["comm"][:]
+            self.assertEqual(names, COLLECTIVES)
+            for code, name in enumerate(COLLECTIVES):
+                mine = rows[rows["collective"] == code]
+                sweep = mine[mine["is_model_size"] == 0]
+                self.assertGreater(len(sweep), 0, name)
+                counts = [(1 << k) // 4 for k in range(2, 17)]
+                if name in ("reduce-scatter", "all-gather"):
+                    counts = [c // np * np for c in counts]
+                self.assertEqual(list(sweep["count"]), [c for c in counts if c > 0], name)
+                self.assertEqual(list(mine["bytes"]), [4 * c for c in mine["count"]])
+                self.assertEqual(list(mine["wrong"]) + list(mine["oop_wrong"]), [0] * (2 * len(mine)))
+                for row in mine:
+                    for form in ("oop_", ""):
+                        algbw = row[form + "algbw_gbps"]
+                        self.assertAlmostEqual(algbw, row["bytes"] / (row[form + "time_us_mean"] * 1e-6) / 1e9,
+                                               delta=1e-9 * algbw)
+                        self.assertAlmostEqual(row[form + "busbw_gbps"], algbw * BUSBW_FACTOR[name](np),
+                                               delta=1e-9 * algbw)
+            with open(out + ".csv", newline="") as f:
+                exported = list(csv.reader(f))
+            self.assertEqual([fields[16] for fields in exported[1:]], [COLLECTIVES[c] for c in rows["collective"]])
+            self.assertEqual({(fields[3], fields[4]) for fields in exported[1:] if fields[16] == "broadcast"},
+                             {("none", "0")})
+
     def test_an_existing_table_file_is_never_replaced(self):
         with temp_dir() as tmp:
             kept = os.path.join(tmp, "kept.csv")
@@ -162,6 +217,7 @@ class CommSweep(unittest.TestCase):
         cases = [
             (["--dtypes", "bf16,fp16"], "--device cuda"),
             (["--dtypes", "fp8"], "--dtypes"),
+            (["--collectives", "all-reduce,allgather"], "--collectives"),
             (["--min-bytes", "4K", "--max-bytes", "1K"], "--max-bytes"),
             (["--iterations", "0"], "--iterations"),
             (["--comm-model", "alexnet"], "alexnet"),
