@@ -15,7 +15,7 @@ import h5py
 
 sys.path.insert(0, os.path.dirname(__file__))
 from e2e_util import run_scalebench, scalebench_command, temp_dir  # noqa: E402
-from test_faults import rank_pids, wait_for_line  # noqa: E402
+from test_faults import rank_pids, ranks_gone, wait_for_line  # noqa: E402
 
 DATA = "synthetic:1x28x28:10:1024:256"
 MLP = ["train", "--device", "cpu", "--model", "mlp", "--data", DATA, "--batch-size", "32"]
@@ -198,15 +198,6 @@ class StopSignals(unittest.TestCase):
             with h5py.File(out, "r") as f:
                 self.assertEqual(f.attrs["complete"], 1)
                 self.assertEqual(list(f["epochs"]["epoch"]), [1, 2])
-
-
-def ranks_gone(tag, seconds):
-    """True once no rank of the run is left, waiting at most `seconds`: mpirun can return while the kernel
-    still tears down a rank it killed (a loaded machine takes a moment to unmap its memory)."""
-    deadline = time.time() + seconds
-    while rank_pids(tag) and time.time() < deadline:
-        time.sleep(0.1)
-    return not rank_pids(tag)
 
 
 def launcher_rank(pid):
