@@ -180,6 +180,7 @@ void log_run_end(const TrainConfig& config, const RunSummary& run, const ModelFi
   if (!run.epochs.empty()) log_last_epoch(run.epochs.back(), model, world_size);
   if (std::isfinite(startup.to_first_step)) log0("%s\n", startup_line(startup).c_str());  // a step ran
   if (!run.epochs.empty()) log0("%s\n", summary_line(run, config.target_accuracy).c_str());
+  if (!run.epochs.empty()) log0("%s\n", run_straggler_line(run).c_str());
 }
 
 int exit_code(const RunSummary& run) {

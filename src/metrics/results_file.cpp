@@ -129,6 +129,31 @@ void RunWriter::append_steps(std::span<const int64_t> step_numbers, std::span<co
   flush();
 }
 
+void RunWriter::append_table_block(const char* name, const TableLayout& layout, std::span<const double> values) {
+  std::vector<hsize_t> shape{0};
+  shape.insert(shape.end(), layout.block_shape.begin(), layout.block_shape.end());
+  shape.push_back(layout.columns.size());
+  size_t per_epoch = 1;
+  for (size_t i = 1; i < shape.size(); ++i) per_epoch *= shape[i];
+  if (values.size() != per_epoch)
+    throw std::invalid_argument(std::string("append_table_block: ") + std::to_string(values.size()) + " values for " +
+                                std::to_string(per_epoch) + " in a block of " + name);
+  h5::Handle table;
+  if (CHECK_HDF5(H5Lexists(group_, name, H5P_DEFAULT)) > 0) {  // a continued file
+    table = h5::Handle::dataset(CHECK_HDF5(H5Dopen2(group_, name, H5P_DEFAULT)));
+  } else {
+    std::vector<hsize_t> chunk = shape;
+    chunk[0] = 16;
+    table = h5::create_extendible(group_, name, H5T_IEEE_F64LE, shape, 0, chunk);
+    h5::write_string_list_attribute(table.get(), "columns", layout.columns);
+    h5::write_string_list_attribute(table.get(), "units", layout.units);
+    for (const auto& [attribute, list] : layout.extra) h5::write_string_list_attribute(table.get(), attribute.c_str(), list);
+  }
+  owner_->held_back_ = false;
+  h5::append_along(table.get(), H5T_NATIVE_DOUBLE, 0, 1, values.data());
+  flush();
+}
+
 void RunWriter::write_bucket_ready(std::span<const double> seconds) {
   if (seconds.empty()) return;
   if (!bucket_ready_) {

@@ -113,6 +113,16 @@ class RunWriter {
    private:
     ResultsFile* file_;
   };
+  // Appends one epoch's block to the float64 table `name` of the run's group, shape [epoch, block_shape...,
+  // column]: `values` is row-major with block_shape then columns.size() per epoch. Created on first use
+  // with the string-list attributes `columns` and `units` (one per column) and `extra` (name, list); a
+  // continued file's table is extended. Then flushes.
+  struct TableLayout {
+    std::vector<hsize_t> block_shape;
+    std::vector<std::string> columns, units;
+    std::vector<std::pair<std::string, std::vector<std::string>>> extra;
+  };
+  void append_table_block(const char* name, const TableLayout& layout, std::span<const double> values);
   // Writes (or replaces) `bucket_ready`: seconds from the start of backward until each gradient bucket
   // is ready, in launch order (docs/results_schema.md), then flushes. Nothing for an empty list.
   void write_bucket_ready(std::span<const double> seconds);

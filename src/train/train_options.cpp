@@ -406,8 +406,8 @@ std::vector<TrainOption> make_rows() {
       {"json", "FILE", "also write the command's tables as JSON Lines, one object per row", kRun | kComm, nullptr, free,
        text(&C::json, "none")},
       {"mllog", "FILE", "write MLPerf Training's :::MLLOG lines to FILE (rank 0)", kTrain, nullptr, free, text(&C::mllog, "none")},
-      {"sample-steps", "N", "per-step phase times kept for the first N steps of each epoch: more for finer step statistics, 0 for "
-       "smaller results files", kRun, "sample_steps", free,
+      {"sample-steps", "N", "per-step phase times and the ranks' arrival at the gradient all-reduce (the straggler) kept for the "
+       "first N steps of each epoch: more for finer step statistics, 0 for smaller results files", kRun, "sample_steps", free,
        whole(&C::sample_steps, at_least(0))},
       {"collective-timeout", "S",
        "seconds a rank waits in one collective (MPI, or an NCCL operation) before it ends the job naming the ranks "

@@ -112,6 +112,7 @@ void CpuEngine::accumulate_gradient(size_t micro, size_t count) {
 
 PhaseTimes CpuEngine::train_step(std::span<const int64_t> indices, const StepInfo& info) {
   PhaseTimes t;
+  const auto step_start = Clock::now();
   // A stop signal abandons the step between layers (the launcher's grace may be shorter than a step);
   // what the step changed before its update (BN statistics, the epoch's totals) is put back.
   const EvalTotals totals_before = train_totals_;
@@ -133,6 +134,8 @@ PhaseTimes CpuEngine::train_step(std::span<const int64_t> indices, const StepInf
   } catch (const cpu::StepInterrupted&) {
     abandoned = true;
   }
+  // This check is the gradient exchange's first collective: the rank waits here for the last to arrive.
+  t.arrival_s = seconds_since(step_start);
   // Every rank learns whether any abandoned its step before the gradients are combined: all of them
   // then skip the update together, and the step counts as not taken.
   if (comm_.allreduce_max(abandoned ? 1 : 0) != 0) {

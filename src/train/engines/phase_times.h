@@ -1,5 +1,7 @@
 // One training step's phase times, as an engine reports them (train/engines/engine.h).
 #pragma once
+#include <cmath>
+
 #include "metrics/step_phases.h"
 #include "metrics/step_timeline.h"
 
@@ -13,6 +15,9 @@ struct PhaseTimes {
   bool valid = true;
   // True when a stop signal abandoned the step before its update: the model is as after the last step.
   bool abandoned = false;
+  // Seconds from the step's start to this rank's arrival at the gradient collective, on the rank's own
+  // clock (train/run/straggler.h); NaN where the engine does not measure it. Not summed by operator+=.
+  double arrival_s = NAN;
   // Where the step ran on the device (for the trace and the buckets' ready times); an engine without
   // device events leaves it empty (StepTimeline::on_device() false). Not summed by operator+=.
   StepTimeline timeline;

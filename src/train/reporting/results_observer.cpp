@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "train/reporting/arrivals_table.h"
+
 namespace sb {
 
 EpochRow to_epoch_row(const EpochSummary& s) {
@@ -57,6 +59,7 @@ void ResultsObserver::on_epoch_end(const EpochSummary& s) {
       writer_->append_steps(numbers, s.step_phase_ns);
     }
     writer_->write_bucket_ready(s.bucket_ready_s);
+    write_arrivals(*writer_, s);
   }
 }
 

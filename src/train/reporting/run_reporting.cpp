@@ -1,5 +1,6 @@
 #include "train/reporting/run_reporting.h"
 
+#include "train/reporting/arrivals_observer.h"
 #include "train/reporting/bucket_ready_observer.h"
 #include "train/reporting/device_readings_observer.h"
 #include "train/reporting/first_step_observer.h"
@@ -26,6 +27,7 @@ RunReporting::RunReporting(const TrainConfig& config, Communicator& comm, Engine
   own(std::make_unique<NvtxObserver>());
   own(std::make_unique<FirstStepObserver>());
   own(std::make_unique<StepPhasesObserver>(comm, config.sample_steps));
+  own(std::make_unique<ArrivalsObserver>(comm, config.sample_steps));
   own(std::make_unique<BucketReadyObserver>(comm));
   own(std::make_unique<GpuClocksObserver>(comm, measurements));
   own(std::make_unique<DeviceReadingsObserver>(comm, measurements));

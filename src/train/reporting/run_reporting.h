@@ -1,6 +1,6 @@
 // Everything that measures and reports a training run, subscribed to its loop as one observer. They hear
-// each event in this order: NVTX ranges, the first step's start-up time, step phases, bucket ready times,
-// GPU clocks, energy and memory, the trace, the printed lines, the caller's results, the MLPerf log; so an
+// each event in this order: NVTX ranges, the first step's start-up time, step phases, the ranks' arrivals
+// at the gradient collective, bucket ready times, GPU clocks, energy and memory, the trace, the printed lines, the caller's results, the MLPerf log; so an
 // epoch's summary is complete before anything reports it, and its line is printed before it is written.
 #pragma once
 #include <memory>

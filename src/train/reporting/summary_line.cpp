@@ -29,4 +29,10 @@ std::string summary_line(const RunSummary& run, double target_accuracy) {
   return line;
 }
 
+std::string run_straggler_line(const RunSummary& run) {
+  for (auto e = run.epochs.rbegin(); e != run.epochs.rend(); ++e)
+    if (e->arrivals.measured()) return straggler_line(e->arrivals, e->epoch);
+  return straggler_line(EpochArrivals{}, 0);
+}
+
 }  // namespace sb

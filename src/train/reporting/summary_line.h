@@ -10,4 +10,8 @@ namespace sb {
 // 90.00% reached after 8.4 s (10.2 s from process start)"; the last part only when the run has a target.
 std::string summary_line(const RunSummary& run, double target_accuracy);
 
+// The straggler line (train/run/straggler.h) of the run's last epoch whose arrivals were measured, or the
+// line that says they were not; root only (the other ranks hold no arrivals).
+std::string run_straggler_line(const RunSummary& run);
+
 }  // namespace sb

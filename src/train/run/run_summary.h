@@ -9,6 +9,7 @@
 #include "data/input_counters.h"
 #include "train/engines/phase_times.h"
 #include "train/run/epoch_clocks.h"
+#include "train/run/straggler.h"
 
 namespace sb {
 
@@ -40,6 +41,8 @@ struct EpochSummary {
   // Each gradient bucket's ready time after the start of backward, seconds: the median over the run's
   // steady steps so far, the slowest rank's; empty where the engine does not time its buckets.
   std::vector<double> bucket_ready_s;
+  // Root only: each rank's arrival at the gradient collective over the sampled steps, and the straggler.
+  EpochArrivals arrivals;
 };
 
 struct RunSummary {

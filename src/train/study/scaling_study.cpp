@@ -11,6 +11,7 @@
 #include "core/stop_signal.h"
 #include "train/reporting/results_observer.h"
 #include "train/reporting/startup_report.h"
+#include "train/reporting/summary_line.h"
 
 namespace sb {
 
@@ -123,6 +124,7 @@ StudyOutcome run_scaling_study(
       ResultsObserver observer(writer);
       run = train({run_config, *sub, *engine, &observer});
     }
+    if (sub && !run.epochs.empty()) log0("%s\n", run_straggler_line(run).c_str());  // rank 0 holds the arrivals
     world.barrier();  // ranks outside this configuration wait here
     const StartupReport startup = i == 0 ? gather_startup(world) : gather_startup_since(world, startup_before);
     if (writer) write_startup_attributes(*writer, startup);
