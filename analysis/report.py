@@ -28,6 +28,7 @@ import dataclasses  # noqa: E402
 import comm_report  # noqa: E402
 import predict_report  # noqa: E402
 import step_skew  # noqa: E402
+import straggler  # noqa: E402
 import tables  # noqa: E402
 from scalebench_results import ResultError, load_reference, load_result  # noqa: E402
 from scaling_series import (all_runs, count_text, count_unit, disambiguate, series_from_reference, series_from_runs,  # noqa: E402
@@ -170,13 +171,22 @@ def make_figures(report):
 
 def _skew_rows(report):
     rows = []
-    for result in report.results:
-        runs = [(result.label, result.run)] if result.run is not None else all_runs([result])
-        for label, run in runs:
-            skew = step_skew.step_skew(run.steps) if run is not None and run.steps is not None else None
-            if skew:
-                rows.append((label, skew))
+    for label, run in _runs_of(report):
+        skew = step_skew.step_skew(run.steps) if run is not None and run.steps is not None else None
+        if skew:
+            rows.append((label, skew))
     return rows
+
+
+def _straggler_rows(report):
+    return [(label, run.straggler) for label, run in _runs_of(report) if run is not None and run.straggler]
+
+
+def _runs_of(report):
+    runs = []
+    for result in report.results:
+        runs += [(result.label, result.run)] if result.run is not None else all_runs([result])
+    return runs
 
 
 def report_markdown(report, references, title, figure_names=()):
@@ -224,6 +234,14 @@ def report_markdown(report, references, title, figure_names=()):
         out.append("From the sampled per-step phase times (/steps): per step, the slowest rank's time minus the "
                    "fastest's, the wait that stragglers impose at every all-reduce.\n")
         out.append(step_skew.skew_markdown(skew_rows))
+    straggler_rows = _straggler_rows(report)
+    if straggler_rows:
+        out.append("## Straggler\n")
+        out.append("From /arrivals and /straggler: per epoch, the rank that arrived last at the gradient all-reduce "
+                   "at the most sampled steps, how far after the median rank on average, and its compute and input "
+                   "wait against the median rank's; it is named when it was last at more than half the steps and "
+                   "its lateness passes the threshold (docs/scaling_diagnosis.md), else none stands out.\n")
+        out.append(straggler.straggler_markdown(straggler_rows))
     if figure_names:
         out.append("## Plots\n")
         for name, caption in figure_names:
