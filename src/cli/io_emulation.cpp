@@ -145,10 +145,16 @@ void print_answer(const IoArgs& a, const std::vector<CountSummary>& counts) {
   std::printf("io: no count kept AU >= %.0f%%: at %d emulated GPU(s) per node AU was %.1f%% and %s limited", 100 * kUtilisationBar,
               first.gpus_per_node, 100 * first.utilisation, stage_name(first.limit));
   const int workers = workers_needed(first.most_gpus_of_a_rank * a.target_rate, first.totals);
-  if (first.limit != InputStage::Copy && workers > 0)
-    std::printf("; about %d worker(s) a rank would feed its %d GPU(s) at the workers' measured rate", workers,
+  if (first.limit == InputStage::Copy || workers < 1) {
+    std::printf("\n");
+  } else if (workers > a.workers.front()) {
+    std::printf("; about %d worker(s) a rank would feed its %d GPU(s) at the workers' measured rate\n", workers,
                 first.most_gpus_of_a_rank);
-  std::printf("\n");
+  } else {
+    // The work fits the workers given: they waited for cores (other processes, or fewer cores than threads).
+    std::printf("; %d worker(s) a rank would feed its %d GPU(s) by their busy time alone, so they waited for cores\n",
+                workers, first.most_gpus_of_a_rank);
+  }
 }
 
 void write_emulation_csv(const IoArgs& a, const std::vector<CountSummary>& counts, bool page_cache_defeated) {
