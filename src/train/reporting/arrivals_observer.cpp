@@ -1,17 +1,16 @@
 #include "train/reporting/arrivals_observer.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <span>
+
+#include "comm/string_collectives.h"
+#include "core/host_name.h"
 
 namespace sb {
 namespace {
 
 constexpr size_t kValues = 4;  // arrival, input, compute, optimizer
-constexpr size_t kHostChars = 64;
 
 int64_t nanoseconds(double seconds) { return std::isfinite(seconds) ? std::llround(seconds * 1e9) : -1; }
 
@@ -53,11 +52,7 @@ void ArrivalsObserver::on_step_times(const PhaseTimes& t) {
 }
 
 void ArrivalsObserver::gather_hosts() {
-  std::array<char, kHostChars> mine{};
-  if (gethostname(mine.data(), kHostChars - 1) != 0) mine = {'?'};
-  mine[kHostChars - 1] = '\0';
-  const std::vector<char> all = comm_.gather(std::span<const char>(mine), 0);
-  for (size_t r = 0; r * kHostChars < all.size(); ++r) hosts_.emplace_back(&all[r * kHostChars]);
+  hosts_ = allgather_strings(comm_, this_host_name());
   hosts_gathered_ = true;
 }
 
