@@ -16,11 +16,6 @@
 namespace sb {
 namespace {
 
-bool path_exists(const std::string& path) {
-  std::error_code error;  // a dangling link counts: writing through it would create its target
-  return !path.empty() && std::filesystem::exists(std::filesystem::symlink_status(path, error));
-}
-
 bool same_file(const std::string& a, const std::string& b) {
   std::error_code error;
   return std::filesystem::equivalent(a, b, error);
@@ -48,6 +43,11 @@ void refuse_existing_outputs(const CommandOutputs& outputs, const std::string& r
 }
 
 }  // namespace
+
+bool path_exists(const std::string& path) {
+  std::error_code error;  // a dangling link counts: writing through it would create its target
+  return !path.empty() && std::filesystem::exists(std::filesystem::symlink_status(path, error));
+}
 
 std::optional<CliConfig> parse_command(MpiSession& session, const char* command, unsigned mask, const char* summary,
                                        const std::vector<std::string>& args, const std::string& command_line) {

@@ -18,6 +18,9 @@ namespace sb {
 std::optional<CliConfig> parse_command(MpiSession& session, const char* command, unsigned mask, const char* summary,
                                        const std::vector<std::string>& args, const std::string& command_line);
 
+// Whether anything, a dangling link included, is at `path` ("" is nothing).
+bool path_exists(const std::string& path);
+
 // After the command's own checks: every rank holds the same configuration (`config_text`, hashed), and
 // the collective watchdog waits `collective_timeout` seconds (0: forever), as every rank agreed.
 void agree_on_configuration(Communicator& world, const std::string& config_text, double collective_timeout);

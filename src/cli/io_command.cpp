@@ -10,16 +10,19 @@
 #include <thread>
 #include <vector>
 
+#include "cli/command_setup.h"
 #include "cli/commands.h"
 #include "cli/io_args.h"
 #include "cli/io_emulation.h"
 #include "cli/option_values.h"
+#include "comm/root_check.h"
 #include "core/enum_names.h"
 #include "core/error.h"
 #include "data/dataset_spec.h"
 #include "data/gpu_emulation.h"
 #include "data/image_data_sets.h"
 #include "data/input_rate.h"
+#include "metrics/results_output_check.h"
 #include "train/run_choices.h"
 #ifdef SCALEBENCH_HAVE_CUDA
 #include "train/engines/cuda/device_info.h"
@@ -50,7 +53,7 @@ const char* const kIoHelp =
     "                      with --emulate-gpus, the images/s of one emulated GPU\n"
     "  --train-limit N     use the first N training images\n"
     "  --seed S            the crops' seed (default 1)\n"
-    "  --out FILE          also write the rows as CSV\n"
+    "  --out FILE          also write the rows as CSV, to a new file (an existing one is refused)\n"
     "\n"
     "Can this storage feed N GPUs? (as MLPerf Storage asks it, with the real pipeline):\n"
     "  --emulate-gpus LIST emulated GPUs per node, e.g. 1,2,4,8. Every rank reads and decodes its share of the\n"
@@ -196,9 +199,15 @@ DatasetSpec check_io_args(IoArgs& a, const MpiSession& session) {
     for (int w = 1; w < cores; w *= 2) a.workers.push_back(w);
     a.workers.push_back(cores);
   }
-  if (!a.out.empty() && !std::ofstream(a.out, std::ios::app))
-    throw UserError("--out " + a.out + ": cannot write there; give a file in a folder that exists");
   return spec;
+}
+
+// Rank 0 writes --out: a file already there holds earlier rows and is never replaced.
+void check_io_out(const std::string& out) {
+  if (path_exists(out))
+    throw UserError("--out " + out + " already exists, and scalebench never replaces a results file: choose another --out, "
+                    "or remove the file first to replace it");
+  check_output_writable(out, "the rows' CSV file (--out)");
 }
 
 TrainTest load_io_data(const IoArgs& a, const DatasetSpec& spec) {
@@ -223,7 +232,9 @@ bool read_io_inputs(MpiSession& session, const std::vector<std::string>& args, I
     if (session.size() != 1 && a.emulate_gpus.empty())
       throw UserError("io runs on one process (one rank's pipeline); start it without mpirun, or give --emulate-gpus LIST "
                       "to feed emulated GPUs from every rank");
-    data = load_io_data(a, check_io_args(a, session));
+    const DatasetSpec spec = check_io_args(a, session);
+    if (!a.out.empty()) check_on_root(session.world(), 0, [&] { check_io_out(a.out); });
+    data = load_io_data(a, spec);
     if (!a.emulate_gpus.empty()) check_emulation_data(a, data, session.size());
   } catch (const UserError& e) {
     throw AgreedError(e.what(), session.size(), root);

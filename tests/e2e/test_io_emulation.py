@@ -109,6 +109,20 @@ class IoEmulation(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("give --emulate-gpus LIST", r.stderr)
 
+    def test_an_existing_out_is_refused_and_kept(self):
+        out = os.path.join(self.tmp, "earlier.csv")
+        with open(out, "w") as f:
+            f.write("earlier rows\n")
+        before = os.stat(out).st_mtime_ns
+        r = run_scalebench(1, "io", "--data", self.data, "--decode", "cpu", "--emulate-gpus", "1", "--target-rate",
+                           "100", "--out", out)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(f"--out {out} already exists", r.stderr)
+        self.assertEqual(r.stdout.strip(), "")
+        with open(out) as f:
+            self.assertEqual(f.read(), "earlier rows\n")
+        self.assertEqual(os.stat(out).st_mtime_ns, before)
+
 
 if __name__ == "__main__":
     unittest.main()
