@@ -104,7 +104,7 @@ void log_run_line(MpiSession& session, const TrainConfig& config, const RuntimeI
   const int world_size = session.world().size();
   log0("scalebench train: %s on %s, %d rank(s) on %d node(s), %s, %lld parameters, batch %lld per rank (%s scaling)\n",
        config.model.c_str(), config.data.c_str(), world_size, session.node_count(), info.rank_devices[0].c_str(),
-       static_cast<long long>(engine.parameter_count()), static_cast<long long>(config.per_rank_batch(world_size)),
+       static_cast<long long>(engine.describe().parameter_count), static_cast<long long>(config.per_rank_batch(world_size)),
        scaling_name(config.scaling));
 }
 
@@ -137,7 +137,7 @@ ModelFigures measure_model(Communicator& world, const TrainConfig& config, const
   if (results) {
     const NamedValue model_figures[] = {{"training_flops_per_sample", figures.flops_per_sample},
                                         {"peak_tflops_per_device", figures.slowest_peak_tflops},
-                                        {"parameter_count", static_cast<double>(engine.parameter_count())}};
+                                        {"parameter_count", static_cast<double>(engine.describe().parameter_count)}};
     results->write_root_attributes(model_figures);
   }
   return figures;

@@ -46,20 +46,24 @@ class SoloCommunicator : public Communicator {
 };
 
 // An engine that only has a state.
-class StateOnlyEngine : public Engine {
+class StateOnlyEngine : public Engine, private EngineRunState {
  public:
   explicit StateOnlyEngine(EngineState state) : state_(std::move(state)) {}
-  std::string device_name() const override { return "seed"; }
-  int64_t parameter_count() const override { return static_cast<int64_t>(state_.params.size()); }
-  int64_t train_size() const override { return 0; }
-  int64_t test_size() const override { return 0; }
+  EngineFacts describe() const override {
+    EngineFacts facts;
+    facts.device_name = "seed";
+    facts.parameter_count = static_cast<int64_t>(state_.params.size());
+    return facts;
+  }
   PhaseTimes train_step(std::span<const int64_t>, const StepInfo&) override { return {}; }
-  EvalTotals take_train_totals() override { return {}; }
+  EvalTotals train_totals(TotalsRead) override { return {}; }
   EvalTotals evaluate(std::span<const int64_t>) override { return {}; }
-  EngineState save_state() override { return state_; }
-  void load_state(const EngineState& state) override { state_ = state; }
+  EngineRunState& run_state() override { return *this; }
 
  private:
+  EngineState save() override { return state_; }
+  void load(const EngineState& state) override { state_ = state; }
+
   EngineState state_;
 };
 

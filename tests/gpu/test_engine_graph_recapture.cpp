@@ -42,7 +42,7 @@ TrainedRun train(TrainConfig config, bool cuda_graph, const TrainTest& data) {
     engine->train_step(batch, StepInfo{0, k, static_cast<uint64_t>(k * config.batch_size), config.lr});
     run.capture_seconds.push_back(startup_seconds(StartupPart::graph_capture));
   }
-  run.params = engine->save_state().params;
+  run.params = engine->run_state().save().params;
   reset_startup_times();
   return run;
 }

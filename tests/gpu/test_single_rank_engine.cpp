@@ -32,7 +32,7 @@ TEST(SingleRankCudaEngine, TrainsWithoutANcclCommunicator) {
   EXPECT_TRUE(std::isfinite(startup_seconds(StartupPart::peak_gemm)));
   EXPECT_GT(engine->measurements().peak_tflops(), 0.0);
 
-  const std::vector<float> initial = engine->save_state().params;
+  const std::vector<float> initial = engine->run_state().save().params;
   std::vector<int64_t> indices(static_cast<size_t>(data.train.size()));
   std::iota(indices.begin(), indices.end(), int64_t{0});
   const int steps = 4;
@@ -41,10 +41,10 @@ TEST(SingleRankCudaEngine, TrainsWithoutANcclCommunicator) {
     engine->train_step(batch, StepInfo{0, k, static_cast<uint64_t>(k * config.batch_size), config.lr});
   }
   engine->synchronize();
-  const EvalTotals train = engine->take_train_totals();
+  const EvalTotals train = engine->train_totals(TotalsRead::Take);
   EXPECT_EQ(train.count, steps * config.batch_size);
   EXPECT_TRUE(std::isfinite(train.loss_sum) && train.loss_sum > 0) << train.loss_sum;
-  const std::vector<float> trained = engine->save_state().params;
+  const std::vector<float> trained = engine->run_state().save().params;
   ASSERT_EQ(trained.size(), initial.size());
   EXPECT_NE(trained, initial) << "the optimizer did not move the weights";
 

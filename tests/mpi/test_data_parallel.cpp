@@ -64,7 +64,7 @@ std::vector<RecordedStep> record_steps(const TrainConfig& config, const TrainTes
   uint64_t position = 0;
   for (int k = 0; k < steps; ++k) {
     RecordedStep step;
-    step.before = engine.save_state();
+    step.before = engine.run_state().save();
     engine.train_step(batches[static_cast<size_t>(k)], StepInfo{0, k, position, config.lr});
     position += batches[static_cast<size_t>(k)].size();
     step.gradient = engine.network().grads();
@@ -83,7 +83,7 @@ std::vector<float> train_steps(const TrainConfig& config, const TrainTest& data,
 std::vector<float> one_rank_gradient(const TrainConfig& config, const TrainTest& data, Communicator& alone,
                                      const EngineState& state, std::span<const int64_t> batch, int step) {
   CpuEngine engine(config, data.train, data.test, alone);
-  engine.load_state(state);
+  engine.run_state().load(state);
   engine.train_step(batch, StepInfo{0, step, static_cast<uint64_t>(step) * batch.size(), config.lr});
   return engine.network().grads();
 }
@@ -144,7 +144,7 @@ TEST_P(DataParallel, EveryStepAppliesTheUpdateOfTheAveragedShareGradients) {
     // The update is elementwise and the same code on every CPU: applied to the all-reduced gradient
     // from the state the step began in, it gives the step's parameters bit for bit.
     CpuEngine replay(config, data.train, data.test, *alone);
-    replay.load_state(step.before);
+    replay.run_state().load(step.before);
     std::vector<float> gradient = step.gradient;
     replay.optimizer().step(replay.network().params().data(), gradient.data(), config.lr);
     EXPECT_EQ(replay.network().params(), step.params_after) << GetParam() << " step " << k << ": update";

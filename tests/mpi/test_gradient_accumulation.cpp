@@ -53,7 +53,7 @@ Trajectory run_steps(const TrainConfig& config, const TrainTest& data, Communica
     position += steps[k].size();
     t.gradients.push_back(engine.network().grads());
     t.params.push_back(engine.network().params());
-    t.totals.push_back(engine.take_train_totals());
+    t.totals.push_back(engine.train_totals(TotalsRead::Take));
   }
   return t;
 }

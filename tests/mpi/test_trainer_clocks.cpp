@@ -20,24 +20,22 @@ namespace {
 // Readings that say which window they close: a window holding training steps reads as epoch k of rank
 // r (clock 1000 + 100 r + k MHz, temperature 50 + r C, power-limited for r / 8 of a 2 s window); a window
 // without steps reads absurdly, so that a row made from one shows it.
-class ClockedEngine final : public Engine, private EngineMeasurements {
+class ClockedEngine final : public Engine, private EngineRunState, private EngineMeasurements {
  public:
   ClockedEngine(CpuEngine& engine, int rank) : engine_(engine), rank_(rank) {}
-  std::string device_name() const override { return engine_.device_name(); }
-  int64_t parameter_count() const override { return engine_.parameter_count(); }
-  int64_t train_size() const override { return engine_.train_size(); }
-  int64_t test_size() const override { return engine_.test_size(); }
+  EngineFacts describe() const override { return engine_.describe(); }
   PhaseTimes train_step(std::span<const int64_t> indices, const StepInfo& info) override {
     ++steps_in_window_;
     return engine_.train_step(indices, info);
   }
-  EvalTotals take_train_totals() override { return engine_.take_train_totals(); }
+  EvalTotals train_totals(TotalsRead read) override { return engine_.train_totals(read); }
   EvalTotals evaluate(std::span<const int64_t> indices) override {
     steps_in_window_ = -1000000;  // an evaluation inside the window would leave it without a count of steps
     return engine_.evaluate(indices);
   }
-  EngineState save_state() override { return engine_.save_state(); }
-  void load_state(const EngineState& state) override { engine_.load_state(state); }
+  EngineRunState& run_state() override { return *this; }
+  EngineState save() override { return engine_.run_state().save(); }
+  void load(const EngineState& state) override { engine_.run_state().load(state); }
   EngineMeasurements& measurements() override { return *this; }
   std::vector<GpuClocks> take_gpu_clocks() override {
     GpuClocks c;

@@ -19,35 +19,37 @@ namespace sb {
 namespace {
 
 // Counts what the trainer asks of the CPU engine, so that a test knows the warm-up really ran steps.
-class CountingEngine final : public Engine {
+class CountingEngine final : public Engine, private EngineRunState {
  public:
   explicit CountingEngine(CpuEngine& engine) : engine_(engine) {}
-  std::string device_name() const override { return engine_.device_name(); }
-  int64_t parameter_count() const override { return engine_.parameter_count(); }
-  int64_t train_size() const override { return engine_.train_size(); }
-  int64_t test_size() const override { return engine_.test_size(); }
-  int warm_up_steps() const override { return 2; }
+  EngineFacts describe() const override {
+    EngineFacts facts = engine_.describe();
+    facts.warm_up_steps = 2;
+    return facts;
+  }
   PhaseTimes train_step(std::span<const int64_t> indices, const StepInfo& info) override {
     ++steps;
     return engine_.train_step(indices, info);
   }
-  EvalTotals take_train_totals() override { return engine_.take_train_totals(); }
+  EvalTotals train_totals(TotalsRead read) override { return engine_.train_totals(read); }
   EvalTotals evaluate(std::span<const int64_t> indices) override {
     ++evaluations;
     return engine_.evaluate(indices);
   }
-  EngineState save_state() override { return engine_.save_state(); }
-  void load_state(const EngineState& state) override {
-    ++loads;
-    engine_.load_state(state);
-  }
-  std::mutex* update_mutex() override { return engine_.update_mutex(); }
-  EngineState save_model_state() override { return engine_.save_model_state(); }
-  EngineState save_running_state() override { return engine_.save_running_state(); }
+  EngineRunState& run_state() override { return *this; }
 
   int steps = 0, evaluations = 0, loads = 0;
 
  private:
+  EngineState save() override { return engine_.run_state().save(); }
+  void load(const EngineState& state) override {
+    ++loads;
+    engine_.run_state().load(state);
+  }
+  std::mutex* update_mutex() override { return engine_.run_state().update_mutex(); }
+  EngineState save_model() override { return engine_.run_state().save_model(); }
+  EngineState save_running() override { return engine_.run_state().save_running(); }
+
   CpuEngine& engine_;
 };
 

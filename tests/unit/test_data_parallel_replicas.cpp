@@ -114,7 +114,7 @@ std::vector<float> train_steps(Engine& engine, const TrainConfig& config, int64_
     engine.train_step(b, StepInfo{0, k, position, config.lr});
     position += b.size();
   }
-  return engine.save_state().params;
+  return engine.run_state().save().params;
 }
 
 struct ReplicaCase {
@@ -135,18 +135,18 @@ TEST_P(DataParallelReplicas, EqualOneProcessWithTheWholeBatch) {
   SoloCommunicator comm;
   const TrainConfig serial_config = one_process_config(c.model, c.batch);
   CpuEngine serial(serial_config, data.train, data.test, comm);
-  const std::vector<float> initial = serial.save_state().params;
+  const std::vector<float> initial = serial.run_state().save().params;
   const std::vector<float> want = train_steps(serial, serial_config, data.train.size(), c.batch);
-  const EvalTotals want_totals = serial.take_train_totals();
+  const EvalTotals want_totals = serial.train_totals(TotalsRead::Take);
 
   TrainConfig dp_config = serial_config;
   dp_config.parallel = Parallel::Dp;
   dp_config.replicas = c.replicas;
   DataParallelEngine dp(std::make_unique<CpuReplicas>(dp_config, data.train, data.test, comm), data.train.size(),
                         data.test.size());
-  ASSERT_EQ(dp.save_state().params, initial) << "every replica starts from the seed's weights";
+  ASSERT_EQ(dp.run_state().save().params, initial) << "every replica starts from the seed's weights";
   const std::vector<float> got = train_steps(dp, dp_config, data.train.size(), c.batch);
-  const EvalTotals got_totals = dp.take_train_totals();
+  const EvalTotals got_totals = dp.train_totals(TotalsRead::Take);
 
   ASSERT_GT(relative_l2(want, initial), 1e-3) << "the steps must move the parameters far beyond the tolerance";
   EXPECT_LT(relative_l2(got, want), 1e-5) << c.replicas << " replicas of " << c.model;
@@ -194,7 +194,7 @@ TEST(DataParallelReplicasBatchNorm, NormaliseEachSliceAndKeepReplicaZerosRunning
   assemble_batch(data.train, std::span<const int64_t>(indices).first(4), images, labels);
   replica0.network().forward(images, cpu::Mode::Train);
   const std::vector<float> want = replica0.network().buffers();
-  const std::vector<float> got = dp.save_state().buffers;
+  const std::vector<float> got = dp.run_state().save().buffers;
   ASSERT_GT(relative_l2(want, before), 1e-3);
   EXPECT_LT(relative_l2(got, want), 1e-6);
 

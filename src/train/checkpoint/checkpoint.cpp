@@ -429,7 +429,7 @@ void gather_rank_state(Communicator& comm, const EngineState& state, Checkpoint&
 
 Checkpoint gather_checkpoint(Communicator& comm, Engine& engine, const std::string& config_json, const DataIdentity& data,
                              const LoopState& loop) {
-  EngineState state = engine.save_state();
+  EngineState state = engine.run_state().save();
   Checkpoint c;
   gather_rank_state(comm, state, c);
   if (comm.rank() != 0) return c;
@@ -492,7 +492,7 @@ void restore_checkpoint(const Checkpoint& c, Communicator& comm, Engine& engine)
   const size_t me = same_world ? static_cast<size_t>(comm.rank()) : 0;
   state.buffers = c.rank_buffers.at(me);
   state.train_totals = same_world ? c.rank_totals.at(me) : EvalTotals{};
-  engine.load_state(state);
+  engine.run_state().load(state);
 }
 
 }  // namespace sb

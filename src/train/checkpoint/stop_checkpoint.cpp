@@ -9,7 +9,7 @@ namespace sb {
 
 StopCheckpointer::StopCheckpointer(Communicator& comm, Engine& engine, const std::string& config_json, const DataIdentity& data,
                                    const std::string& path, bool enabled)
-    : comm_(comm), engine_(engine), engine_mutex_(enabled ? engine.update_mutex() : nullptr), path_(path) {
+    : comm_(comm), engine_(engine), engine_mutex_(enabled ? engine.run_state().update_mutex() : nullptr), path_(path) {
   if (!engine_mutex_) return;
   held_.config_json = config_json;
   held_.data = data;
@@ -24,7 +24,7 @@ StopCheckpointer::~StopCheckpointer() {
 
 void StopCheckpointer::at_step_boundary(const LoopState& loop) {
   if (!engine_mutex_) return;
-  const EngineState running = engine_.save_running_state();
+  const EngineState running = engine_.run_state().save_running();
   Checkpoint gathered;  // gathered outside the lock: the thread may hold it while it writes
   gather_rank_state(comm_, running, gathered);
   if (comm_.rank() != 0) return;
@@ -56,7 +56,7 @@ bool StopCheckpointer::write_when_consistent() {
   const std::lock_guard<std::mutex> no_update(*engine_mutex_);
   const std::lock_guard<std::mutex> lock(held_mutex_);
   if (!has_held_) return false;
-  EngineState model = engine_.save_model_state();
+  EngineState model = engine_.run_state().save_model();
   if (model.optimizer_steps != held_.engine.optimizer_steps) return false;
   Checkpoint checkpoint = held_;
   checkpoint.engine.params = std::move(model.params);

@@ -1,8 +1,8 @@
 // Rank 0 stays ready to checkpoint the last finished step at any moment, and writes it from a thread of its
 // own the moment a stop signal arrives. A step longer than the launcher's grace (mpirun leaves one second
 // between SIGTERM and SIGKILL by default; large-batch CPU steps take longer) is then abandoned without
-// losing the run. Only engines with an update_mutex() (the CPU engine) need it; for the others, and for
-// runs that write no checkpoint, every call does nothing.
+// losing the run. Only engines with an update mutex (EngineRunState::update_mutex: the CPU engine) need it;
+// for the others, and for runs that write no checkpoint, every call does nothing.
 #pragma once
 #include <atomic>
 #include <mutex>

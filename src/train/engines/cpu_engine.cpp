@@ -162,9 +162,16 @@ PhaseTimes CpuEngine::train_step(std::span<const int64_t> indices, const StepInf
   return t;
 }
 
-EvalTotals CpuEngine::take_train_totals() {
-  EvalTotals out = train_totals_;
-  train_totals_ = EvalTotals{};
+EngineFacts CpuEngine::describe() const {
+  EngineFacts facts = data_facts();
+  facts.device_name = "cpu";
+  facts.parameter_count = static_cast<int64_t>(net_.params().size());
+  return facts;
+}
+
+EvalTotals CpuEngine::train_totals(TotalsRead read) {
+  const EvalTotals out = train_totals_;
+  if (read == TotalsRead::Take) train_totals_ = EvalTotals{};
   return out;
 }
 
@@ -187,7 +194,7 @@ EvalTotals CpuEngine::evaluate(std::span<const int64_t> indices) {
 
 namespace sb {
 
-EngineState CpuEngine::save_model_state() {
+EngineState CpuEngine::save_model() {
   EngineState s;
   s.params = net_.params();
   for (const NamedState& st : optimizer_->state()) s.optimizer_state.emplace_back(st.name, std::vector<float>(st.data, st.data + st.count));
@@ -195,7 +202,7 @@ EngineState CpuEngine::save_model_state() {
   return s;
 }
 
-EngineState CpuEngine::save_running_state() {
+EngineState CpuEngine::save_running() {
   EngineState s;
   s.buffers = net_.buffers();
   s.train_totals = train_totals_;
@@ -203,15 +210,15 @@ EngineState CpuEngine::save_running_state() {
   return s;
 }
 
-EngineState CpuEngine::save_state() {
-  EngineState s = save_model_state();
-  EngineState running = save_running_state();
+EngineState CpuEngine::save() {
+  EngineState s = save_model();
+  EngineState running = save_running();
   s.buffers = std::move(running.buffers);
   s.train_totals = running.train_totals;
   return s;
 }
 
-void CpuEngine::load_state(const EngineState& s) {
+void CpuEngine::load(const EngineState& s) {
   if (s.params.size() != net_.params().size() || s.buffers.size() != net_.buffers().size()) {
     throw UserError("the checkpoint holds " + std::to_string(s.params.size()) + " parameters but model '" + config_.model +
                     "' has " + std::to_string(net_.params().size()) + "; resume with the model and data it was written for");

@@ -12,30 +12,32 @@
 
 namespace sb {
 
-class CpuEngine final : public EngineBase, private EngineMeasurements {
+class CpuEngine final : public EngineBase, private EngineRunState, private EngineMeasurements {
  public:
   // The datasets must outlive the engine. local_ranks: the ranks on this node, which share its cores
   // among their image decoding threads (--workers 0).
   CpuEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm, int local_ranks = 1);
 
-  std::string device_name() const override { return "cpu"; }
-  int64_t parameter_count() const override { return static_cast<int64_t>(net_.params().size()); }
+  EngineFacts describe() const override;
   PhaseTimes train_step(std::span<const int64_t> indices, const StepInfo& info) override;
-  EvalTotals take_train_totals() override;
-  EvalTotals peek_train_totals() override { return train_totals_; }
+  EvalTotals train_totals(TotalsRead read) override;
   EvalTotals evaluate(std::span<const int64_t> indices) override;
-  EngineState save_state() override;
-  void load_state(const EngineState& state) override;
-  std::mutex* update_mutex() override { return &update_mutex_; }
-  EngineState save_model_state() override;
-  EngineState save_running_state() override;
+  EngineRunState& run_state() override { return *this; }
   EngineMeasurements& measurements() override { return *this; }
-  std::optional<InputTotals> input_totals() const override;
 
   cpu::Network<float>& network() { return net_; }
   Optimizer& optimizer() { return *optimizer_; }
 
  private:
+  // The run state (EngineRunState).
+  EngineState save() override;
+  void load(const EngineState& state) override;
+  std::mutex* update_mutex() override { return &update_mutex_; }
+  EngineState save_model() override;
+  EngineState save_running() override;
+  // What it measures (EngineMeasurements).
+  std::optional<InputTotals> input_totals() const override;
+
   float loss_and_gradient(const Tensor<float>& output, const std::vector<int32_t>& labels, Tensor<float>& grad);
   // Forward, loss and backward of one micro-batch of a step of `step_samples` samples, adding its time to t.
   void run_micro_batch(std::span<const int64_t> indices, const StepInfo& info, size_t micro, uint64_t position,

@@ -5,8 +5,12 @@
 
 namespace sb {
 
-std::vector<int64_t> EngineBase::train_shard_sizes() const {
-  return train_.streamed() ? train_.encoded->shard_sizes() : std::vector<int64_t>{};
+EngineFacts EngineBase::data_facts() const {
+  EngineFacts facts;
+  facts.train_size = train_.size();
+  facts.test_size = test_.size();
+  if (train_.streamed()) facts.train_shard_sizes = train_.encoded->shard_sizes();
+  return facts;
 }
 
 EngineBase::EngineBase(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm)

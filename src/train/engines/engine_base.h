@@ -11,14 +11,12 @@
 namespace sb {
 
 class EngineBase : public Engine {
- public:
-  int64_t train_size() const override { return train_.size(); }
-  int64_t test_size() const override { return test_.size(); }
-  std::vector<int64_t> train_shard_sizes() const override;
-
  protected:
   // The datasets and the communicator must outlive the engine.
   EngineBase(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm);
+
+  // The facts the datasets decide (sizes, shard sizes), with the engine's own filled in by the caller.
+  EngineFacts data_facts() const;
 
   TrainConfig config_;
   const Dataset& train_;

@@ -110,7 +110,7 @@ void evaluate_epoch(EpochSummary& s, Communicator& comm, Engine& engine, TrainOb
   const EvalTotals my_test = engine.evaluate(test_indices);
   observers.on_evaluation_end(s.epoch);
   const EvalTotals test = reduce_totals(comm, my_test);
-  const EvalTotals trained = reduce_totals(comm, engine.take_train_totals());
+  const EvalTotals trained = reduce_totals(comm, engine.train_totals(TotalsRead::Take));
   s.eval_seconds = comm.allreduce_max(seconds_since(eval_start));
   s.train_loss = trained.count ? trained.loss_sum / static_cast<double>(trained.count) : NAN;
   s.train_accuracy = trained.count ? static_cast<double>(trained.correct) / static_cast<double>(trained.count) : NAN;
@@ -314,9 +314,10 @@ RunSummary train(const TrainRun& job) {
   Engine& engine = job.engine;
   const int world = comm.size(), rank = comm.rank();
   const int64_t per_rank_batch = config.per_rank_batch(world);
-  const int64_t test_n = config.test_limit > 0 ? std::min(config.test_limit, engine.test_size()) : engine.test_size();
-  check_every_rank_has_samples(comm, engine.train_size());
-  DistributedSampler sampler(engine.train_size(), world, rank, true, config.seed, config.drop_last, engine.train_shard_sizes());
+  const EngineFacts facts = engine.describe();
+  const int64_t test_n = config.test_limit > 0 ? std::min(config.test_limit, facts.test_size) : facts.test_size;
+  check_every_rank_has_samples(comm, facts.train_size);
+  DistributedSampler sampler(facts.train_size, world, rank, true, config.seed, config.drop_last, facts.train_shard_sizes);
   check_batch_fits(comm, sampler, per_rank_batch, config.drop_last);
   const auto schedule = schedule_for(config, world);
   log0("%s", training_line(config, per_rank_batch, world).c_str());
@@ -332,7 +333,7 @@ RunSummary train(const TrainRun& job) {
             job.resume != nullptr, checkpoints, observers, {}};
   loop.run.best_accuracy = start.stop.best_accuracy;
   loop.run.time_to_target = start.target_reached_s;
-  observers.on_run_start(RunStart{config, per_rank_batch * world, engine.train_size(), test_n, TrainClock::now()});
+  observers.on_run_start(RunStart{config, per_rank_batch * world, facts.train_size, test_n, TrainClock::now()});
   for (int epoch = start.epoch; epoch < config.epochs; ++epoch) {
     if (!train_epoch(loop, epoch)) break;
   }

@@ -29,20 +29,20 @@ void warm_up(Engine& engine, const std::vector<std::vector<int64_t>>& epoch_step
              std::span<const int64_t> test_indices, int64_t eval_batch) {
   const StartupSpan warm_up_startup(StartupPart::warm_up);
   const NvtxRange range(kNvtxWarmUp);
-  const EngineState before = engine.save_state();
+  const EngineState before = engine.run_state().save();
   // Evaluation first, as its larger batches grow the layers' buffers: the graph captured below then
   // holds buffers that no later evaluation moves.
   if (const std::vector<int64_t> eval = warm_up_evaluation_indices(test_indices, eval_batch); !eval.empty()) {
     const NvtxRange evaluation_range(kNvtxEvaluation);
     engine.evaluate(eval);
   }
-  for (const std::span<const int64_t> step : warm_up_steps(epoch_steps, engine.warm_up_steps())) {
+  for (const std::span<const int64_t> step : warm_up_steps(epoch_steps, engine.describe().warm_up_steps)) {
     const NvtxRange step_range(kNvtxStep);
     engine.train_step(step, info);
   }
   engine.synchronize();
   engine.measurements().drain_step_times();  // the warm-up's times are not the run's
-  engine.load_state(before);
+  engine.run_state().load(before);
 }
 
 }  // namespace sb

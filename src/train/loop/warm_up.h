@@ -18,8 +18,8 @@ namespace sb {
 std::vector<int64_t> warm_up_evaluation_indices(std::span<const int64_t> test_indices, int64_t eval_batch);
 
 // The training steps of a warm-up, from the epoch's steps: when it is shorter (no --drop-last), the epoch's
-// last step, which runs eagerly with shapes of its own, then engine.warm_up_steps() copies of the first (the
-// last of which the CUDA engine captures).
+// last step, which runs eagerly with shapes of its own, then `steps` copies of the first (the engine's
+// EngineFacts::warm_up_steps; the last of which the CUDA engine captures).
 std::vector<std::span<const int64_t>> warm_up_steps(const std::vector<std::vector<int64_t>>& epoch_steps, int steps);
 
 // Collective over the engine's ranks (the steps all-reduce): runs the warm-up and restores the run state

@@ -24,7 +24,7 @@ void ProgressObserver::on_step_progress(const StepProgress& p) {
          p.lr);
   }
   if (!schedule_.due(seconds_since(p.epoch_start))) return;
-  const EvalTotals so_far = engine_.peek_train_totals();
+  const EvalTotals so_far = engine_.train_totals(TotalsRead::Peek);
   ProgressPoint point;
   point.epoch = p.epoch;
   point.epochs = epochs_;

@@ -52,13 +52,13 @@ inline std::vector<EngineState> states_after_steps(const TrainConfig& config, co
       step_batches(sampler.indices(0), config.per_rank_batch(comm.size()), config.accumulate_steps, false);
   batches.resize(steps);
   std::vector<EngineState> out;
-  out.push_back(engine->save_state());
+  out.push_back(engine->run_state().save());
   uint64_t position = 0;
   for (size_t k = 0; k < batches.size(); ++k) {
     engine->train_step(batches[k], StepInfo{0, static_cast<int64_t>(k), position, config.lr});
     position += batches[k].size();
     engine->synchronize();
-    out.push_back(engine->save_state());
+    out.push_back(engine->run_state().save());
   }
   return out;
 }

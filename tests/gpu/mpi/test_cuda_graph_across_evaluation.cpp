@@ -36,13 +36,13 @@ Trace train_and_evaluate(TrainConfig config, bool cuda_graph, const TrainTest& d
       engine->train_step(batches[static_cast<size_t>(step)], StepInfo{0, step, position, config.lr});
       position += batches[static_cast<size_t>(step)].size();
       engine->synchronize();
-      const EvalTotals totals = engine->take_train_totals();
+      const EvalTotals totals = engine->train_totals(TotalsRead::Take);
       t.train_losses.push_back(totals.loss_sum / static_cast<double>(totals.count));
     }
     const EvalTotals test = engine->evaluate(test_sampler.indices(0));
     t.test_losses.push_back(test.loss_sum / static_cast<double>(test.count));
   }
-  t.params = engine->save_state().params;
+  t.params = engine->run_state().save().params;
   return t;
 }
 

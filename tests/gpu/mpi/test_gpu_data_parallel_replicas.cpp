@@ -44,7 +44,7 @@ std::vector<float> train_steps(Engine& engine, const TrainConfig& config, int64_
     position += batches[static_cast<size_t>(k)].size();
   }
   engine.synchronize();
-  return engine.save_state().params;
+  return engine.run_state().save().params;
 }
 
 class GpuDataParallelReplicas : public ::testing::TestWithParam<const char*> {};
@@ -57,7 +57,7 @@ TEST_P(GpuDataParallelReplicas, TwoGpusInOneProcessEqualOneGpuWithTheWholeBatch)
   const TrainTest data = make_synthetic(SyntheticShape{1, 28, 28, 10}, 512, 64, 3);
   const TrainConfig serial_config = gpu_config(GetParam());
   auto serial = make_cuda_engine(serial_config, data.train, data.test, *alone, 0, 1);
-  const std::vector<float> initial = serial->save_state().params;
+  const std::vector<float> initial = serial->run_state().save().params;
   const std::vector<float> want = train_steps(*serial, serial_config, data.train.size());
 
   TrainConfig dp_config = serial_config;

@@ -43,7 +43,7 @@ EngineState state_after_epochs(const TrainConfig& config, const TrainTest& data,
     }
   }
   engine->synchronize();
-  return engine->save_state();
+  return engine->run_state().save();
 }
 
 TEST(EagerAfterGraph, ShortStepsBehindReplaysMatchTheEagerRunOnEveryRank) {

@@ -60,10 +60,10 @@ Trace run(Engine& engine, const TrainConfig& config, const std::vector<std::vect
     engine.train_step(steps[k], StepInfo{0, static_cast<int64_t>(k), position, config.lr});
     position += steps[k].size();
     engine.synchronize();
-    const EvalTotals totals = engine.take_train_totals();
+    const EvalTotals totals = engine.train_totals(TotalsRead::Take);
     EXPECT_EQ(totals.count, static_cast<int64_t>(steps[k].size())) << "step " << k << ": every micro-batch's samples";
     t.losses.push_back(totals.loss_sum / static_cast<double>(totals.count));
-    t.params.push_back(engine.save_state().params);
+    t.params.push_back(engine.run_state().save().params);
   }
   return t;
 }

@@ -42,17 +42,17 @@ Trace run(Engine& engine, const TrainConfig& config, const TrainTest& data, int 
   DistributedSampler sampler(data.train.size(), 1, 0, true, config.seed, false);
   const auto batches = split_batches(sampler.indices(0), config.batch_size, false);
   Trace t;
-  t.initial = engine.save_state().params;
+  t.initial = engine.run_state().save().params;
   uint64_t position = 0;
   for (int k = 0; k < steps; ++k) {
     engine.train_step(batches[static_cast<size_t>(k)], StepInfo{0, k, position, config.lr});
     position += batches[static_cast<size_t>(k)].size();
     engine.synchronize();
-    const EvalTotals totals = engine.take_train_totals();
+    const EvalTotals totals = engine.train_totals(TotalsRead::Take);
     t.losses.push_back(totals.loss_sum / static_cast<double>(totals.count));
-    t.params_after.push_back(engine.save_state().params);
+    t.params_after.push_back(engine.run_state().save().params);
   }
-  EngineState state = engine.save_state();
+  EngineState state = engine.run_state().save();
   t.params = std::move(state.params);
   t.buffers = std::move(state.buffers);
   return t;

@@ -149,17 +149,17 @@ TEST_P(GpuOptimizerSteps, EachStepEqualsTheCpuOptimizerOnTheSameGradient) {
   for (int k = 0; k < kSteps; ++k) {
     SCOPED_TRACE("step " + std::to_string(k));
     const auto& batch = batches[static_cast<size_t>(k)];
-    const EngineState before = gpu->save_state();
+    const EngineState before = gpu->run_state().save();
     const size_t n = before.params.size();
 
     // The GPU's gradient at these weights, read off one probe step.
     EngineState probe_start;
     probe_start.params = before.params;
     probe_start.buffers = before.buffers;
-    probe->load_state(probe_start);
+    probe->run_state().load(probe_start);
     probe->train_step(batch, StepInfo{0, k, position, kProbeLr});
     probe->synchronize();
-    const std::vector<float> probed = probe->save_state().params;
+    const std::vector<float> probed = probe->run_state().save().params;
     std::vector<float> gradient(n);
     std::vector<double> uncertainty(n);
     for (size_t i = 0; i < n; ++i) {
@@ -170,10 +170,10 @@ TEST_P(GpuOptimizerSteps, EachStepEqualsTheCpuOptimizerOnTheSameGradient) {
 
     gpu->train_step(batch, StepInfo{0, k, position, config.lr});
     gpu->synchronize();
-    const EngineState after = gpu->save_state();
+    const EngineState after = gpu->run_state().save();
     position += batch.size();
 
-    cpu.load_state(before);  // also checks that the GPU keeps the CPU optimizer's state buffers
+    cpu.run_state().load(before);  // also checks that the GPU keeps the CPU optimizer's state buffers
     cpu.optimizer().step(cpu.network().params().data(), gradient.data(), config.lr);
     const std::vector<float>& want = cpu.network().params();
     EXPECT_EQ(after.optimizer_steps, before.optimizer_steps + 1);

@@ -72,7 +72,7 @@ TEST(GpuStepTimeline, PhasesAddUpAndBucketsLieInsideTheStep) {
   const TrainTest data = make_synthetic(SyntheticShape{1, 28, 28, 10}, 512, 64, 5);
   const TrainConfig config = small_buckets_config();
   auto engine = make_cuda_engine(config, data.train, data.test, *world, world->rank(), world->size());
-  DistributedSampler sampler(engine->train_size(), world->size(), world->rank(), true, config.seed, false);
+  DistributedSampler sampler(engine->describe().train_size, world->size(), world->rank(), true, config.seed, false);
   const auto batches = step_batches(sampler.indices(0), config.batch_size, 1, false);
   int64_t timed = 0;
   uint64_t position = 0;

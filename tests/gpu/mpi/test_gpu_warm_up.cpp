@@ -34,7 +34,7 @@ Outcome train_once(TrainConfig config, bool warm_up, const TrainTest& data, Comm
   auto engine = make_cuda_engine(config, data.train, data.test, comm, comm.rank(), comm.size());
   Outcome o;
   o.run = train({config, comm, *engine});
-  const EngineState state = engine->save_state();
+  const EngineState state = engine->run_state().save();
   o.params = state.params;
   o.buffers = state.buffers;
   o.warm_up_seconds = startup_seconds(StartupPart::warm_up);

@@ -168,13 +168,13 @@ RunTrace train_run(TrainConfig config, InputSource input, const TrainTest& data,
       engine->train_step(batch, StepInfo{epoch, step++, position, config.lr});
       position += batch.size();
       engine->synchronize();
-      const EvalTotals totals = engine->take_train_totals();
+      const EvalTotals totals = engine->train_totals(TotalsRead::Take);
       r.train_losses.push_back(totals.loss_sum / static_cast<double>(totals.count));
     }
     const EvalTotals test = engine->evaluate(test_shard);
     r.test_losses.push_back(test.loss_sum / static_cast<double>(test.count));
   }
-  r.params = engine->save_state().params;
+  r.params = engine->run_state().save().params;
   return r;
 }
 

@@ -48,7 +48,7 @@ std::vector<float> train_steps(const TrainConfig& config, const TrainTest& data,
     position += batches[static_cast<size_t>(k)].size();
   }
   engine->synchronize();
-  return engine->save_state().params;
+  return engine->run_state().save().params;
 }
 
 TEST(MultiGpuDataParallel, TwoGpusEqualOneGpuWithTheGlobalBatch) {

@@ -39,24 +39,28 @@ namespace sb {
 namespace {
 using cuda::DeviceTensor;
 
-class CudaEngine final : public EngineBase, private EngineMeasurements {
+class CudaEngine final : public EngineBase, private EngineRunState, private EngineMeasurements {
  public:
   CudaEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm, int device,
              int local_ranks, const cuda::CudaEngineOptions& options);
   ~CudaEngine() override;
 
-  std::string device_name() const override { return monitor_->device_name(); }
-  int64_t parameter_count() const override { return net_->param_count(); }
+  EngineFacts describe() const override;
   PhaseTimes train_step(std::span<const int64_t> indices, const StepInfo& info) override;
-  // The eager steps the graph policy waits for, then the step that captures the graphs.
-  int warm_up_steps() const override { return config_.cuda_graph ? cuda::kEagerStepsBeforeCapture + 1 : 1; }
-  EvalTotals take_train_totals() override { return state_->train_totals().take(stream_.get()); }
-  EvalTotals peek_train_totals() override { return state_->train_totals().read(stream_.get()); }
+  EvalTotals train_totals(TotalsRead read) override {
+    const cuda::DeviceLossTotals& totals = state_->train_totals();
+    return read == TotalsRead::Take ? totals.take(stream_.get()) : totals.read(stream_.get());
+  }
   EvalTotals evaluate(std::span<const int64_t> indices) override;
-  EngineState save_state() override;
-  void load_state(const EngineState& state) override;
   void synchronize() override;
+  EngineRunState& run_state() override { return *this; }
   EngineMeasurements& measurements() override { return *this; }
+
+ private:
+  // The run state (EngineRunState); no update_mutex: a GPU step is short enough to wait for.
+  EngineState save() override;
+  void load(const EngineState& state) override;
+  // What it measures (EngineMeasurements).
   PhaseTimes drain_step_times() override { return timer_->drain(gpu_wait_); }
   // The device's readings are the monitor's.
   double peak_memory_bytes() const override { return monitor_->peak_memory_bytes(); }
@@ -66,7 +70,6 @@ class CudaEngine final : public EngineBase, private EngineMeasurements {
   std::vector<GpuClocks> take_gpu_clocks() override { return {monitor_->take_clocks()}; }
   std::optional<InputTotals> input_totals() const override { return input_->input_totals(); }
 
- private:
   // The context with rank 0's autotuned choices on every rank, and the network on it.
   void build_network(const cuda::CudaEngineOptions& options);
   int64_t micro_batch() const { return config_.per_rank_batch(comm_.size()); }  // --batch-size per rank
@@ -283,12 +286,21 @@ EvalTotals CudaEngine::evaluate(std::span<const int64_t> indices) {
   return totals;
 }
 
-EngineState CudaEngine::save_state() {
+EngineFacts CudaEngine::describe() const {
+  EngineFacts facts = data_facts();
+  facts.device_name = monitor_->device_name();
+  facts.parameter_count = net_->param_count();
+  // The eager steps the graph policy waits for, then the step that captures the graphs.
+  facts.warm_up_steps = config_.cuda_graph ? cuda::kEagerStepsBeforeCapture + 1 : 1;
+  return facts;
+}
+
+EngineState CudaEngine::save() {
   synchronize();
   return cuda::save_device_state(state_->parts(*net_));
 }
 
-void CudaEngine::load_state(const EngineState& st) {
+void CudaEngine::load(const EngineState& st) {
   synchronize();
   cuda::load_device_state(state_->parts(*net_), st, config_);
 }

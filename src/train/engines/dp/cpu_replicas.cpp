@@ -121,13 +121,13 @@ EvalTotals CpuReplicas::take_train_totals() {
 }
 
 EngineState CpuReplicas::save_state() {
-  EngineState s = root_.save_state();
+  EngineState s = root_.run_state().save();
   s.train_totals = totals_;
   return s;
 }
 
 void CpuReplicas::load_state(const EngineState& state) {
-  root_.load_state(state);
+  root_.run_state().load(state);
   totals_ = state.train_totals;
 }
 

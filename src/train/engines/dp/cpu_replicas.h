@@ -20,7 +20,7 @@ class CpuReplicas final : public Replicas {
 
   int count() const override { return static_cast<int>(nets_.size()); }
   std::string device_name() const override { return "cpu"; }
-  int64_t parameter_count() const override { return root_.parameter_count(); }
+  int64_t parameter_count() const override { return root_.describe().parameter_count; }
   void assemble_batch(std::span<const int64_t> indices, const StepInfo& info) override;
   void broadcast_parameters() override;
   void scatter_batch(std::span<const BatchSlice> slices) override;

@@ -18,8 +18,13 @@ void timed(double& seconds, Work&& work) {
 DataParallelEngine::DataParallelEngine(std::unique_ptr<Replicas> replicas, int64_t train_size, int64_t test_size)
     : replicas_(std::move(replicas)), threads_(replicas_->count()), train_size_(train_size), test_size_(test_size) {}
 
-std::string DataParallelEngine::device_name() const {
-  return std::to_string(replicas_->count()) + " x " + replicas_->device_name() + " (DataParallel)";
+EngineFacts DataParallelEngine::describe() const {
+  EngineFacts facts;
+  facts.device_name = std::to_string(replicas_->count()) + " x " + replicas_->device_name() + " (DataParallel)";
+  facts.parameter_count = replicas_->parameter_count();
+  facts.train_size = train_size_;
+  facts.test_size = test_size_;
+  return facts;
 }
 
 PhaseTimes DataParallelEngine::train_step(std::span<const int64_t> indices, const StepInfo& info) {

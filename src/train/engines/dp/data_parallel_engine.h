@@ -12,30 +12,34 @@
 
 namespace sb {
 
-class DataParallelEngine final : public Engine, private EngineMeasurements {
+class DataParallelEngine final : public Engine, private EngineRunState, private EngineMeasurements {
  public:
   // The replicas' training and test sets are the run's; train_size and test_size are theirs.
   DataParallelEngine(std::unique_ptr<Replicas> replicas, int64_t train_size, int64_t test_size);
 
-  std::string device_name() const override;
-  int64_t parameter_count() const override { return replicas_->parameter_count(); }
-  int64_t train_size() const override { return train_size_; }
-  int64_t test_size() const override { return test_size_; }
+  EngineFacts describe() const override;
   // Phases: data (replica 0 assembles the batch), forward (the replicas' forwards and the loss), backward,
   // comm (broadcast, scatter, gather, the gradient's scatter, reduce), optimizer.
   PhaseTimes train_step(std::span<const int64_t> indices, const StepInfo& info) override;
-  EvalTotals take_train_totals() override { return replicas_->take_train_totals(); }
+  // Replica 0's totals; it offers no Peek (count 0).
+  EvalTotals train_totals(TotalsRead read) override {
+    return read == TotalsRead::Take ? replicas_->take_train_totals() : EvalTotals{};
+  }
   EvalTotals evaluate(std::span<const int64_t> indices) override { return replicas_->evaluate(indices); }
-  EngineState save_state() override { return replicas_->save_state(); }
-  void load_state(const EngineState& state) override { replicas_->load_state(state); }
+  EngineRunState& run_state() override { return *this; }
   EngineMeasurements& measurements() override { return *this; }
-  double peak_memory_bytes() const override { return replicas_->peak_memory_bytes(); }
-  double peak_allocated_bytes() const override { return replicas_->peak_allocated_bytes(); }
-  std::vector<GpuClocks> take_gpu_clocks() override { return replicas_->take_gpu_clocks(); }
 
   Replicas& replicas() { return *replicas_; }
 
  private:
+  // The run state (EngineRunState) is replica 0's.
+  EngineState save() override { return replicas_->save_state(); }
+  void load(const EngineState& state) override { replicas_->load_state(state); }
+  // What it measures (EngineMeasurements).
+  double peak_memory_bytes() const override { return replicas_->peak_memory_bytes(); }
+  double peak_allocated_bytes() const override { return replicas_->peak_allocated_bytes(); }
+  std::vector<GpuClocks> take_gpu_clocks() override { return replicas_->take_gpu_clocks(); }
+
   std::unique_ptr<Replicas> replicas_;
   ReplicaThreads threads_;
   int64_t train_size_, test_size_;
