@@ -26,6 +26,7 @@ import argparse  # noqa: E402
 import dataclasses  # noqa: E402
 
 import comm_report  # noqa: E402
+import efficiency_split  # noqa: E402
 import predict_report  # noqa: E402
 import step_skew  # noqa: E402
 import straggler  # noqa: E402
@@ -148,6 +149,11 @@ def _settle_sentence(series):
     return f" Steady epochs: all but the first {series.settle_epochs} of each run{assumed}, and at least its last."
 
 
+def _split_studies(report):
+    """(study result, its split entries or None where the file has no /efficiency_split) of each study."""
+    return [(r, efficiency_split.split_entries(r, count_unit(r.attrs))) for r in report.results if r.is_study]
+
+
 def make_figures(report):
     """(name, figure, caption) of every plot the inputs support."""
     import plots  # matplotlib takes a while to import; --table-only (make run) needs none of it
@@ -156,6 +162,11 @@ def make_figures(report):
     if scaling:
         figures.append(("speedup", plots.speedup_figure(scaling), "Speedup against GPUs, with the ideal line"))
         figures.append(("efficiency", plots.efficiency_figure(scaling), "Parallel efficiency against GPUs"))
+    studies = [(r, entries) for r, entries in _split_studies(report) if entries]
+    for index, (result, entries) in enumerate(studies):
+        name = "efficiency_split" + (f"_{index + 1}" if len(studies) > 1 else "")
+        figures.append((name, efficiency_split.split_figure(entries, result.label),
+                        f"Where the efficiency went, {result.label}: the loss split into its causes"))
     if any(p.phases_s for s in report.series for p in s.points):
         figures.append(("phases", plots.phase_figure(report.series), "Phase breakdown per GPU count"))
     if report.batch_groups:
@@ -219,6 +230,23 @@ def report_markdown(report, references, title, figure_names=()):
                            "negative when the ranks differ, because a rank that waits for a slower one counts the "
                            "wait as exposed comm while the slower one sets the compute maxima.\n")
                 out.append(phases)
+    split_studies = _split_studies(report)
+    if split_studies:
+        out.append("## Efficiency loss, split\n")
+        out.append("From each study file's /efficiency_split, as `scale` wrote it: each configuration's loss of "
+                   "efficiency against its baseline (1 - efficiency), in points, split into exposed communication, "
+                   "the median rank's wait for later ranks (skew, by the later rank's compute, input wait and "
+                   "optimizer), input starvation, per-GPU compute and optimizer, and the unexplained rest; the parts "
+                   "add up to the loss. Step is the step time at the measured throughput, ideal the baseline's scaled "
+                   "to the same work per GPU (docs/scaling_diagnosis.md).\n")
+        for result, entries in split_studies:
+            out.append(f"### {result.label}\n")
+            if entries is None:
+                out.append(f"The efficiency loss, split: {efficiency_split.NOT_IN_FILE}.\n")
+            elif not entries:
+                out.append("One GPU count per series: nothing to split.\n")
+            else:
+                out.append(efficiency_split.split_markdown(entries))
     if report.sweeps:
         out.append("## Sweeps\n")
         out.append("Median throughput against each swept option, one line per GPU count (and per value of the "

@@ -92,6 +92,7 @@ class ResultFile:
     study_attrs: dict = field(default_factory=dict)
     configs: dict = field(default_factory=dict)   # group name ("gpus_2_batch_size_64") -> Run, `scale` files
     swept: tuple = ()                             # the study's swept columns, outermost first
+    efficiency_split: np.ndarray = None           # `scale` files: /efficiency_split, where the file has it
     comm: bool = False                            # a `scalebench comm` all-reduce sweep (not reported yet)
 
     @property
@@ -201,6 +202,8 @@ def _load_open_file(f, path):
         result.study = study
         result.study_attrs = _attrs(f["study"])
         result.swept = tuple(result.study_attrs.get("swept") or ())
+        if "efficiency_split" in f:
+            result.efficiency_split = f["efficiency_split"][()]
         for name, group in (f["configs"].items() if "configs" in f else []):
             if not isinstance(group, h5py.Group) or not name.startswith("gpus_"):
                 continue

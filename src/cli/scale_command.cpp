@@ -41,6 +41,27 @@ StudyRow to_study_row(const StudyPoint& p, const TrainConfig& config) {
   return row;
 }
 
+EfficiencySplitRow to_split_row(const StudyPoint& p) {
+  const EfficiencySplit& s = p.split;
+  EfficiencySplitRow row;
+  row.gpus = p.gpus;
+  row.repeat = p.plan.repeat;
+  row.efficiency_loss = s.efficiency_loss;
+  row.exposed_comm = s.exposed_comm;
+  row.skew = s.skew;
+  row.skew_compute = s.skew_compute;
+  row.skew_input = s.skew_input;
+  row.skew_optimizer = s.skew_optimizer;
+  row.input = s.input;
+  row.compute = s.compute;
+  row.unexplained = s.unexplained;
+  row.step_s = s.step_s;
+  row.ideal_step_s = s.ideal_step_s;
+  row.median_rank = s.median_rank;
+  row.steps = s.steps;
+  return row;
+}
+
 // A table's clock cell: "1640 MHz" (no thousands separator, as the table's other numbers), or n/a where no
 // clock was measured.
 std::string clock_cell(double mhz) { return std::isfinite(mhz) ? std::to_string(std::lround(mhz)) + " MHz" : "n/a"; }
@@ -199,7 +220,8 @@ StudyOutcome run_study(MpiSession& session, const std::vector<StudyRunPlan>& pla
       });
 }
 
-// The /study rows, in the results file and the export where there are those.
+// The /study rows, in the results file and the export where there are those, and the split of each row's
+// efficiency loss (/efficiency_split) in the results file.
 void write_study_rows(const std::vector<StudyPoint>& points, const std::vector<SweepCombination>& combinations,
                       ResultsFile* results, TableExport* exported) {
   if (exported) exported->begin_table("study", export_columns(study_columns()));
@@ -207,6 +229,41 @@ void write_study_rows(const std::vector<StudyPoint>& points, const std::vector<S
     const StudyRow row = to_study_row(p, combinations[p.plan.combination].config);
     if (results) results->append_study_row(row);
     if (exported) exported->add_row(export_values(study_columns(), &row));
+  }
+  if (results)
+    for (const StudyPoint& p : points) results->append_efficiency_split_row(to_split_row(p));
+}
+
+// "4 ranks: 23.4 points = exposed comm 2.1 + skew 3.0 (compute 2.5, input 0.3, optimizer 0.2) + ...": where
+// each configuration above its baseline lost its efficiency (docs/scaling_diagnosis.md).
+std::string points(double fraction) {
+  char text[24];
+  std::snprintf(text, sizeof text, "%.1f", 100.0 * fraction);
+  return std::isfinite(fraction) ? text : "n/a";
+}
+void print_efficiency_split(const std::vector<StudyPoint>& points_of_study, const std::vector<SweepCombination>& combinations,
+                            const char* counted, int repeats) {
+  const auto baseline = [&](const StudyPoint& p) {
+    return std::none_of(points_of_study.begin(), points_of_study.end(), [&](const StudyPoint& q) {
+      return q.plan.combination == p.plan.combination && q.plan.repeat == p.plan.repeat && q.gpus < p.gpus;
+    });
+  };
+  bool header = false;
+  for (const StudyPoint& p : points_of_study) {
+    const EfficiencySplit& s = p.split;
+    if (baseline(p)) continue;  // nothing lost against itself
+    if (!header) {
+      log0("\nthe efficiency loss against the smallest count, split (points of efficiency, from the median rank's sampled "
+           "steps; docs/scaling_diagnosis.md):\n");
+      header = true;
+    }
+    const std::string skew = std::isfinite(s.skew) ? points(s.skew) + " (compute " + points(s.skew_compute) + ", input " +
+                                                         points(s.skew_input) + ", optimizer " + points(s.skew_optimizer) + ")"
+                                                   : "n/a (inside exposed comm)";
+    const std::string where = combinations.size() > 1 || repeats > 1 ? " (" + group_name(p.plan, combinations, repeats) + ")" : "";
+    log0("%d %s%s: loss %s = exposed comm %s + skew %s + input %s + compute %s + unexplained %s\n", p.gpus, counted,
+         where.c_str(), points(s.efficiency_loss).c_str(), points(s.exposed_comm).c_str(), skew.c_str(),
+         points(s.input).c_str(), points(s.compute).c_str(), points(s.unexplained).c_str());
   }
 }
 
@@ -216,6 +273,7 @@ void print_study(const std::vector<StudyPoint>& points, const std::vector<SweepC
   const bool cpu = config.device == Device::Cpu;
   if (scale.repeats > 1) print_runs_table(points, combinations, cpu ? "ranks" : "gpus", scale.repeats);
   print_study_table(points, combinations, cpu ? "ranks" : "gpus", cpu ? "rank" : "GPU", scale.settle_epochs, scale.repeats);
+  print_efficiency_split(points, combinations, cpu ? "ranks" : "GPUs", scale.repeats);
 }
 
 // A study that a stop signal ended: what it holds and what it did not run.

@@ -288,6 +288,8 @@ ResultsFile::~ResultsFile() {
 void ResultsFile::close_handles() {
   study_ = {};
   study_type_ = {};
+  split_ = {};
+  split_type_ = {};
   runs_.clear();
   groups_.clear();
   file_.reset();  // H5Fclose writes everything out
@@ -361,6 +363,19 @@ void ResultsFile::append_study_row(const StudyRow& row) {
   require_open();
   if (!study_) throw std::logic_error("append_study_row before begin_study");
   h5::append_along(study_.get(), study_type_.get(), 0, 1, &row);
+  flush(file_.get());
+  publish();
+}
+
+void ResultsFile::append_efficiency_split_row(const EfficiencySplitRow& row) {
+  require_open();
+  if (!split_) {
+    split_type_ = compound_type(efficiency_split_columns(), sizeof(EfficiencySplitRow));
+    h5::Handle file_type = packed_copy(split_type_.get());
+    split_ = h5::create_extendible(file_.get(), "efficiency_split", file_type.get(), {0}, 0, {16});
+    h5::write_string_list_attribute(split_.get(), "units", column_units(efficiency_split_columns()));
+  }
+  h5::append_along(split_.get(), split_type_.get(), 0, 1, &row);
   flush(file_.get());
   publish();
 }

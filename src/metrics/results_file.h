@@ -175,6 +175,9 @@ class ResultsFile {
   // `scale`: creates the empty /study table with its attributes; then one row per finished configuration.
   void begin_study(const StudyInfo& info);
   void append_study_row(const StudyRow& row);
+  // `scale`: one row of /efficiency_split per /study row, in the same order; the table is created with
+  // the first.
+  void append_efficiency_split_row(const EfficiencySplitRow& row);
 
   // A numeric root attribute outside RunMetadata (e.g. model FLOPs per sample); published at once.
   void write_root_attribute(const char* name, double value);
@@ -208,6 +211,8 @@ class ResultsFile {
   std::map<std::string, std::unique_ptr<RunWriter>> runs_;  // by group path
   h5::Handle study_type_;
   h5::Handle study_;
+  h5::Handle split_type_;
+  h5::Handle split_;
 };
 
 // Now, as ISO 8601 UTC with seconds: "2026-11-26T10:22:31Z".

@@ -150,6 +150,11 @@ std::vector<double> ResultsReader::bucket_ready(const std::string& run) const {
 
 std::vector<StudyRow> ResultsReader::study() const { return read_rows<StudyRow>("/", "study", study_columns()); }
 
+std::vector<EfficiencySplitRow> ResultsReader::efficiency_split() const {
+  if (!has("/efficiency_split")) return {};
+  return read_rows<EfficiencySplitRow>("/", "efficiency_split", efficiency_split_columns());
+}
+
 std::vector<CommRow> ResultsReader::comm() const { return read_rows<CommRow>("/", "comm", comm_columns()); }
 
 StudyInfo ResultsReader::study_info() const {

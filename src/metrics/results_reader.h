@@ -49,6 +49,7 @@ class ResultsReader {
   // (repeat 1, no recorded batch size, precision or workers).
   std::vector<StudyRow> study() const;
   StudyInfo study_info() const;  // of schema 1: no swept columns, one repeat
+  std::vector<EfficiencySplitRow> efficiency_split() const;  // empty in files without the table
   std::vector<CommRow> comm() const;  // the table of `scalebench comm`
   std::vector<int64_t> config_gpus() const;  // the GPU count of each group under /configs, ascending
   std::vector<std::string> config_names() const;  // the groups under /configs ("gpus_2_batch_size_64"), by name

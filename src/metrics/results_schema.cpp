@@ -18,6 +18,12 @@ std::span<const Column> study_columns() {
   return columns;
 }
 
+std::span<const Column> efficiency_split_columns() {
+  using Row = EfficiencySplitRow;
+  static const Column columns[] = {SB_EFFICIENCY_SPLIT_COLUMNS(SB_COLUMN_ENTRY)};
+  return columns;
+}
+
 h5::Handle compound_type(std::span<const Column> columns, size_t row_size) {
   h5::Handle type = h5::Handle::datatype(CHECK_HDF5(H5Tcreate(H5T_COMPOUND, row_size)));
   for (const Column& column : columns)

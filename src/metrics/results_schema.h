@@ -79,6 +79,25 @@ inline constexpr int64_t kResultsSchemaVersion = 3;
   X(double, wall_to_accuracy_s, kNotMeasured, "s")   \
   X(double, sm_clock_min_mhz, kNotMeasured, "MHz")
 
+// /efficiency_split: one row per /study row, in the same order: the row's loss of efficiency in parts
+// (train/study/efficiency_split.h), each a fraction of the ideal efficiency.
+#define SB_EFFICIENCY_SPLIT_COLUMNS(X)                \
+  X(int64_t, gpus, 0, "1")                            \
+  X(int64_t, repeat, 1, "1")                          \
+  X(double, efficiency_loss, kNotMeasured, "1")       \
+  X(double, exposed_comm, kNotMeasured, "1")          \
+  X(double, skew, kNotMeasured, "1")                  \
+  X(double, skew_compute, kNotMeasured, "1")          \
+  X(double, skew_input, kNotMeasured, "1")            \
+  X(double, skew_optimizer, kNotMeasured, "1")        \
+  X(double, input, kNotMeasured, "1")                 \
+  X(double, compute, kNotMeasured, "1")               \
+  X(double, unexplained, kNotMeasured, "1")           \
+  X(double, step_s, kNotMeasured, "s")                \
+  X(double, ideal_step_s, kNotMeasured, "s")          \
+  X(int64_t, median_rank, -1, "1")                    \
+  X(int64_t, steps, 0, "1")
+
 // A field of a row struct, with the value that means "not measured".
 #define SB_ROW_FIELD(type, name, missing, unit) type name = missing;
 
@@ -88,6 +107,10 @@ struct EpochRow {
 
 struct StudyRow {
   SB_STUDY_COLUMNS(SB_ROW_FIELD)
+};
+
+struct EfficiencySplitRow {
+  SB_EFFICIENCY_SPLIT_COLUMNS(SB_ROW_FIELD)
 };
 
 enum class ColumnType { Int64, Float64 };
@@ -114,6 +137,7 @@ constexpr ColumnType column_type_of() {
 
 std::span<const Column> epoch_columns();
 std::span<const Column> study_columns();
+std::span<const Column> efficiency_split_columns();
 
 // The compound type of a table in memory (native types at the struct's offsets). The file stores the
 // same members, packed.

@@ -102,6 +102,23 @@ TEST_F(ResultsColumns, EveryStudyColumnIsWrittenAndReadBackByName) {
   expect_stored_as_table(file, "/study", study_columns());
 }
 
+TEST_F(ResultsColumns, EveryEfficiencySplitColumnIsWrittenAndReadBackByName) {
+  const std::string path = (dir_ / "split.h5").string();
+  EfficiencySplitRow written;
+  fill_distinct(efficiency_split_columns(), &written);
+  {
+    ResultsFile file(path, one_rank());
+    file.begin_study(StudyInfo{"weak", 1, 0.5});
+    file.append_efficiency_split_row(written);
+    file.close();
+  }
+  const ResultsReader file(path);
+  const std::vector<EfficiencySplitRow> rows = file.efficiency_split();
+  ASSERT_EQ(rows.size(), 1u);
+  expect_same_columns(efficiency_split_columns(), &written, &rows[0]);
+  expect_stored_as_table(file, "/efficiency_split", efficiency_split_columns());
+}
+
 TEST_F(ResultsColumns, EveryCommColumnIsWrittenAndReadBackByName) {
   const std::string path = (dir_ / "comm.h5").string();
   CommRow written;
@@ -133,7 +150,7 @@ std::string results_readme() {
 // docs/results_schema.md documents each column with the type and unit the writer stores.
 TEST(ResultsColumnTables, ColumnsAreDistinctAndDocumented) {
   const std::string readme = results_readme();
-  for (std::span<const Column> table : {epoch_columns(), study_columns(), comm_columns()}) {
+  for (std::span<const Column> table : {epoch_columns(), study_columns(), efficiency_split_columns(), comm_columns()}) {
     for (size_t i = 0; i < table.size(); ++i) {
       EXPECT_STRNE(table[i].unit, "") << table[i].name;
       const std::string row = std::string("| `") + table[i].name + "` | " +

@@ -103,6 +103,7 @@ EpochArrivals summarize_arrivals(std::span<const StepArrival> samples, int ranks
   if (ranks <= 0 || samples.empty()) return out;
   const auto steps = static_cast<int64_t>(samples.size()) / ranks;
   out.ranks = rank_means(samples, ranks, steps, hosts);
+  out.samples.assign(samples.begin(), samples.end());
   const std::vector<double> medians = count_last_arrivals(samples, steps, out.ranks);
   if (ranks >= 2 && steps >= kStragglerMinSteps) out.straggler = judge(samples, steps, out.ranks, medians);
   return out;

@@ -59,6 +59,7 @@ inline constexpr int64_t kStragglerMinSteps = 3;
 struct EpochArrivals {
   std::vector<RankArrivals> ranks;
   StragglerVerdict straggler;
+  std::vector<StepArrival> samples;  // [rank][step]: the steps behind the means (the study's efficiency split)
   bool measured() const { return !ranks.empty(); }
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <span>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -41,6 +42,23 @@ std::vector<StudyRunPlan> plan_study(size_t combinations, int repeats, const std
   return plans;
 }
 
+namespace {
+
+// The epochs behind a median throughput: the middle one of an odd count, the two middle ones of an even
+// count (median_of). The split of the efficiency loss takes its steps from these, so that it describes the
+// epochs the efficiency comes from, not the others of a run whose epochs differ.
+std::vector<const EpochSummary*> median_epochs(std::span<const EpochSummary* const> steady) {
+  std::vector<const EpochSummary*> order(steady.begin(), steady.end());
+  std::stable_sort(order.begin(), order.end(),
+                   [](const EpochSummary* a, const EpochSummary* b) { return a->images_per_s < b->images_per_s; });
+  if (order.empty()) return order;
+  const size_t mid = order.size() / 2;
+  if (order.size() % 2) return {order[mid]};
+  return {order[mid - 1], order[mid]};
+}
+
+}  // namespace
+
 StudyPoint summarize_run(int gpus, const RunSummary& run, int settle_epochs, double shared_startup_s,
                          double configuration_start_s) {
   StudyPoint p;
@@ -65,6 +83,13 @@ StudyPoint summarize_run(int gpus, const RunSummary& run, int settle_epochs, dou
     p.epoch_time_s = median_of(p.steady_epoch_times_s);
     p.exposed_comm_fraction = comm / time;
     p.sm_clock_min_mhz = clock_time_product / time;
+    const EpochSummary& last = *timed.back();  // every epoch has the same images and steps
+    if (last.steps > 0) p.images_per_gpu_step = static_cast<double>(last.global_samples) / static_cast<double>(last.steps) / gpus;
+    p.step_s = p.images_per_gpu_step * gpus / p.images_per_s;
+    std::vector<SampledEpoch> sampled;
+    for (const EpochSummary* s : median_epochs(std::span<const EpochSummary* const>(timed).subspan(first)))
+      sampled.push_back(SampledEpoch{s->arrivals.samples, s->step_phase_ns, s->sampled_steps});
+    p.step_parts = median_rank_step(sampled, static_cast<int>(last.rank_wall_times.size()));
   }
   p.time_to_accuracy_s = run.time_to_target;
   p.wall_to_accuracy_s = shared_startup_s + (run.wall_to_target - configuration_start_s);
@@ -82,6 +107,8 @@ void compute_scaling(std::vector<StudyPoint>& points) {
     const ScalingRatio r = scaling_ratio(p, *base);
     p.speedup = r.speedup;
     p.efficiency = r.efficiency;
+    p.split = split_efficiency(p.efficiency, p.step_s, p.images_per_gpu_step / base->images_per_gpu_step, p.step_parts,
+                               base->step_parts);
   }
 }
 

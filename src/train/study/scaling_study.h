@@ -12,6 +12,7 @@
 #include "metrics/results_file.h"
 #include "train/engines/engine.h"
 #include "train/loop/trainer.h"
+#include "train/study/efficiency_split.h"
 #include "train/study/study_sweep.h"
 
 namespace sb {
@@ -44,6 +45,14 @@ struct StudyPoint {
   double sm_clock_min_mhz = std::numeric_limits<double>::quiet_NaN();
   double speedup = 0;
   double efficiency = 0;
+  // The efficiency lost against the baseline, split into its causes (train/study/efficiency_split.h): from
+  // the median rank's mean sampled step of the steady epochs behind the median throughput (the middle one,
+  // or the two middle ones of an even count), a step's images per GPU, and the step time at the measured
+  // throughput (a step's images over images_per_s).
+  StepParts step_parts;
+  double images_per_gpu_step = 0;
+  double step_s = std::numeric_limits<double>::quiet_NaN();
+  EfficiencySplit split;
   double time_to_accuracy_s = std::numeric_limits<double>::quiet_NaN();
   // From process start to the end of the epoch that reached the target, as if this configuration had run
   // alone: the study's shared start-up (up to its first configuration) plus this configuration's own time
@@ -99,8 +108,8 @@ ScalingRatio scaling_ratio(const Point& p, const Point& base) {
   return r;
 }
 
-// Fills speedup and efficiency of each point relative to the point of the smallest GPU count with the
-// same combination and repeat (scaling_ratio).
+// Fills speedup, efficiency and the split of its loss of each point relative to the point of the smallest
+// GPU count with the same combination and repeat (scaling_ratio, split_efficiency).
 void compute_scaling(std::vector<StudyPoint>& points);
 
 }  // namespace sb
