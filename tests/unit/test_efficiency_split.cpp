@@ -47,15 +47,16 @@ TEST(EfficiencySplit, OneRankHasNoSkewAndItsOwnStep) {
   EXPECT_DOUBLE_EQ(p.optimizer_s, 0.010);
   EXPECT_NEAR(p.comm_s, 0.001, 1e-12);
   EXPECT_DOUBLE_EQ(p.skew_s, 0);
+  EXPECT_NEAR(p.exposed_comm_s, 0.001, 1e-12);
 }
 
 // Three ranks: rank 2 arrives 30 ms late at every step, 25 ms of it compute and 5 ms input, and rank 0
 // updates 4 ms slower. Ready times (arrival + optimizer): rank 0 92, rank 1 90, rank 2 120: the median is
-// rank 0.
+// rank 0. Rank 0 spends 33 ms in the check and the stop check: 32 waiting for rank 2, 1 their own time.
 TEST(EfficiencySplit, TheMedianRankWaitsForTheLateRanksOwnCauses) {
-  const std::vector<StepArrival> a = repeated({{0.078, 0.003, 0.075, 0.014},
-                                               {0.080, 0.003, 0.077, 0.010},
-                                               {0.110, 0.008, 0.102, 0.010}},
+  const std::vector<StepArrival> a = repeated({{0.078, 0.003, 0.075, 0.014, 0.033},
+                                               {0.080, 0.003, 0.077, 0.010, 0.035},
+                                               {0.110, 0.008, 0.102, 0.010, 0.005}},
                                               5);
   const std::vector<int64_t> phases = comm_phases({0.006, 0.006, 0.002}, 5);
   const SampledEpoch epochs[] = {{a, phases, 5}};
@@ -67,6 +68,8 @@ TEST(EfficiencySplit, TheMedianRankWaitsForTheLateRanksOwnCauses) {
   EXPECT_NEAR(p.skew_optimizer_s, 0.0, 1e-12);   // rank 0 itself has the longest update
   EXPECT_NEAR(p.skew_s, 0.032, 1e-12);           // 110 - 78 ms
   EXPECT_NEAR(p.comm_s, 0.006, 1e-12);
+  EXPECT_NEAR(p.collectives_s, 0.033, 1e-12);
+  EXPECT_NEAR(p.exposed_comm_s, 0.006 + 0.001, 1e-12);  // the all-reduce and the checks' own time
   EXPECT_DOUBLE_EQ(p.input_s, 0.003);
   EXPECT_DOUBLE_EQ(p.compute_s, 0.075);
   EXPECT_DOUBLE_EQ(p.optimizer_s, 0.014);
@@ -124,6 +127,7 @@ TEST(EfficiencySplit, WithoutArrivalsTheSkewStaysInsideComm) {
   EXPECT_NEAR(p.compute_s, 0.060, 1e-12);
   EXPECT_NEAR(p.optimizer_s, 0.002, 1e-12);
   EXPECT_NEAR(p.comm_s, 0.005, 1e-12);
+  EXPECT_NEAR(p.exposed_comm_s, 0.005, 1e-12);
   EXPECT_TRUE(std::isnan(p.skew_s));
   const EfficiencySplit s = split_efficiency(0.8, 0.1, 1.0, p, p);
   EXPECT_TRUE(std::isnan(s.skew));
@@ -143,12 +147,12 @@ TEST(EfficiencySplit, NothingSampledGivesNoParts) {
 TEST(EfficiencySplit, WeakScalingPartsAddUpToTheLoss) {
   StepParts base;
   base.rank = 0;
-  base.input_s = 0.002, base.compute_s = 0.080, base.optimizer_s = 0.010, base.comm_s = 0.001;
+  base.input_s = 0.002, base.compute_s = 0.080, base.optimizer_s = 0.010, base.exposed_comm_s = 0.001;
   base.skew_s = base.skew_input_s = base.skew_compute_s = base.skew_optimizer_s = 0;
   StepParts four = base;
   four.rank = 1;
   four.steps = 64;
-  four.input_s = 0.003, four.compute_s = 0.086, four.comm_s = 0.006;
+  four.input_s = 0.003, four.compute_s = 0.086, four.exposed_comm_s = 0.006;
   four.skew_input_s = 0.001, four.skew_compute_s = 0.012, four.skew_optimizer_s = 0.002;
   four.skew_s = 0.015;
   const EfficiencySplit s = split_efficiency(0.8, 0.125, 1.0, four, base);
@@ -174,10 +178,10 @@ TEST(EfficiencySplit, WeakScalingPartsAddUpToTheLoss) {
 TEST(EfficiencySplit, StrongScalingComparesWithTheBaselinesScaledStep) {
   StepParts base;
   base.rank = 0;
-  base.input_s = 0.004, base.compute_s = 0.080, base.optimizer_s = 0.008, base.comm_s = 0;
+  base.input_s = 0.004, base.compute_s = 0.080, base.optimizer_s = 0.008, base.exposed_comm_s = 0;
   base.skew_s = base.skew_input_s = base.skew_compute_s = base.skew_optimizer_s = 0;
   StepParts four = base;
-  four.input_s = 0.001, four.compute_s = 0.020, four.optimizer_s = 0.008, four.comm_s = 0.002;
+  four.input_s = 0.001, four.compute_s = 0.020, four.optimizer_s = 0.008, four.exposed_comm_s = 0.002;
   // The baseline's step is 92 ms, the ideal at 4 ranks 23 ms; measured 31 ms.
   const double step = 0.031, efficiency = 0.023 / 0.031;
   const EfficiencySplit s = split_efficiency(efficiency, step, 0.25, four, base);

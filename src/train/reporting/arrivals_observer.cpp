@@ -1,6 +1,7 @@
 #include "train/reporting/arrivals_observer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <span>
 
@@ -10,7 +11,7 @@
 namespace sb {
 namespace {
 
-constexpr size_t kValues = 4;  // arrival, input, compute, optimizer
+constexpr size_t kValues = 5;  // arrival, input, compute, optimizer, collectives
 
 int64_t nanoseconds(double seconds) { return std::isfinite(seconds) ? std::llround(seconds * 1e9) : -1; }
 
@@ -26,7 +27,7 @@ std::vector<StepArrival> complete_steps(const std::vector<int64_t>& all, int ran
   for (int r = 0; r < ranks; ++r) {
     for (int64_t s : kept) {
       const int64_t* v = &all[static_cast<size_t>(r * sampled + s) * kValues];
-      out.push_back(StepArrival{v[0] * 1e-9, v[1] * 1e-9, v[2] * 1e-9, v[3] * 1e-9});
+      out.push_back(StepArrival{v[0] * 1e-9, v[1] * 1e-9, v[2] * 1e-9, v[3] * 1e-9, std::max<int64_t>(v[4], 0) * 1e-9});
     }
   }
   return out;
@@ -38,6 +39,29 @@ void ArrivalsObserver::on_epoch_start(const EpochStart& e) {
   sampled_ = std::min<int64_t>(sample_steps_, e.steps - e.steps_resumed);
   timed_steps_ = 0;
   sampled_ns_.assign(static_cast<size_t>(sampled_) * kValues, -1);
+}
+
+void ArrivalsObserver::on_step_start(const StepInfo&) {
+  step_start_ = TrainClock::now();
+  step_kept_ = false;
+}
+
+// The engine's step less its phases and arrival: its wait in the check before the gradient all-reduce.
+void ArrivalsObserver::on_step_end(const PhaseTimes& t) {
+  step_end_ = TrainClock::now();
+  if (timed_steps_ >= sampled_ || !std::isfinite(t.arrival_s) || t.abandoned) return;
+  const double step_s = std::chrono::duration<double>(step_end_ - step_start_).count();
+  const double check_s = step_s - t.arrival_s - t.seconds[kPhaseComm] - t.seconds[kPhaseOptimizer];
+  sampled_ns_[static_cast<size_t>(timed_steps_) * kValues + 4] = nanoseconds(std::max(check_s, 0.0));
+  step_kept_ = true;
+}
+
+// After the loop's stop check (a collective every step): its time joins the step's collectives.
+void ArrivalsObserver::on_step_progress(const StepProgress&) {
+  if (!step_kept_ || timed_steps_ < 1) return;
+  const double stop_s = std::chrono::duration<double>(TrainClock::now() - step_end_).count();
+  sampled_ns_[static_cast<size_t>(timed_steps_ - 1) * kValues + 4] += nanoseconds(stop_s);
+  step_kept_ = false;
 }
 
 void ArrivalsObserver::on_step_times(const PhaseTimes& t) {

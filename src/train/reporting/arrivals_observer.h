@@ -17,7 +17,10 @@ class ArrivalsObserver final : public TrainObserver {
   ArrivalsObserver(Communicator& comm, int64_t sample_steps) : comm_(comm), sample_steps_(sample_steps) {}
 
   void on_epoch_start(const EpochStart& e) override;
+  void on_step_start(const StepInfo&) override;
+  void on_step_end(const PhaseTimes& t) override;
   void on_step_times(const PhaseTimes& t) override;
+  void on_step_progress(const StepProgress&) override;
   void measure_epoch(EpochSummary& s) override;
 
  private:
@@ -28,7 +31,11 @@ class ArrivalsObserver final : public TrainObserver {
   int64_t sample_steps_;
   int64_t sampled_ = 0;      // steps of the epoch to sample
   int64_t timed_steps_ = 0;  // steps whose times have arrived
-  std::vector<int64_t> sampled_ns_;  // [step][arrival, input, compute, optimizer]; -1: not measured
+  std::vector<int64_t> sampled_ns_;  // [step][arrival, input, compute, optimizer, collectives]; -1: not measured
+  // The step under way: when it started and ended on this rank, and whether its arrival was kept (its
+  // stop check then adds to its collectives).
+  TrainClock::time_point step_start_, step_end_;
+  bool step_kept_ = false;
   std::vector<std::string> hosts_;
   bool hosts_gathered_ = false;
 };

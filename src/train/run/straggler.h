@@ -17,6 +17,10 @@ struct StepArrival {
   double input_s = 0;      // of it, waiting for the step's batch (the data phase)
   double compute_s = 0;    // of it, forward and backward
   double optimizer_s = 0;  // the update after the collective (not part of the arrival)
+  // In the step's two other collectives, waits included: the check before the gradient all-reduce (at
+  // the arrival) and the stop check after the update. Not part of the rule; the study's efficiency split
+  // (train/study/efficiency_split.h) counts it as communication.
+  double collectives_s = 0;
 };
 
 // One rank over an epoch's sampled steps: the means, and how often it arrived last.

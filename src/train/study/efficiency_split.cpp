@@ -10,7 +10,7 @@ namespace {
 
 // Per-rank sums over the sampled steps, then their means.
 struct RankMeans {
-  double input = 0, compute = 0, optimizer = 0, comm = 0;
+  double input = 0, compute = 0, optimizer = 0, comm = 0, collectives = 0;
   int64_t steps = 0, comm_steps = 0;
 };
 
@@ -69,6 +69,7 @@ StepParts from_arrivals(std::span<const SampledEpoch> epochs, std::vector<RankMe
         ranks[r].input += a.input_s;
         ranks[r].compute += a.arrival_s - a.input_s;
         ranks[r].optimizer += a.optimizer_s;
+        ranks[r].collectives += a.collectives_s;
         ++ranks[r].steps;
       }
     }
@@ -93,6 +94,7 @@ StepParts from_arrivals(std::span<const SampledEpoch> epochs, std::vector<RankMe
     }
   }
   const double steps = static_cast<double>(p.steps);
+  p.collectives_s = ranks[static_cast<size_t>(p.rank)].collectives / steps;
   p.skew_input_s = skew_input / steps;
   p.skew_compute_s = skew_compute / steps;
   p.skew_optimizer_s = skew_optimizer / steps;
@@ -132,6 +134,7 @@ StepParts median_rank_step(std::span<const SampledEpoch> epochs, int ranks) {
   else return {};
   const RankMeans& m = means[static_cast<size_t>(p.rank)];
   if (m.comm_steps > 0) p.comm_s = m.comm / static_cast<double>(m.comm_steps);
+  p.exposed_comm_s = std::isfinite(p.skew_s) ? p.comm_s + p.collectives_s - p.skew_s : p.comm_s;
   return p;
 }
 
@@ -146,7 +149,7 @@ EfficiencySplit split_efficiency(double efficiency, double step_s, double work_r
   s.ideal_step_s = efficiency * step_s;
   // What a part costs here beyond the baseline's, scaled to this count's work per GPU, per step here.
   const auto part = [&](double at_count, double at_baseline) { return (at_count - work_ratio * at_baseline) / step_s; };
-  s.exposed_comm = part(here.comm_s, baseline.comm_s);
+  s.exposed_comm = part(here.exposed_comm_s, baseline.exposed_comm_s);
   s.skew_input = part(here.skew_input_s, baseline.skew_input_s);
   s.skew_compute = part(here.skew_compute_s, baseline.skew_compute_s);
   s.skew_optimizer = part(here.skew_optimizer_s, baseline.skew_optimizer_s);

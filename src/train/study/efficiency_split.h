@@ -27,16 +27,21 @@ struct SampledEpoch {
 
 // The median rank's mean sampled step, seconds. The median rank is the lower median of the ranks by their
 // mean arrival plus optimizer (with two ranks, the earlier one). Its step: input wait, compute (the rest of
-// its arrival: forward, backward, the micro-batches' gradient sum), optimizer, communication, and its
-// skew wait, the time it waited for later ranks: at each step, the last arrival minus its own (at the
-// gradient collective) plus the longest optimizer minus its own (at the step's last collective). The skew
-// wait splits by the later rank's excess over the median rank's: input wait and compute for the arrival,
-// optimizer for the update. Without arrivals (an engine that does not time them) the input wait and
-// compute are its data and forward plus backward phases and the skew wait is NaN: it lies inside comm.
+// its arrival: forward, backward, the micro-batches' gradient sum), optimizer, and its time in the step's
+// collectives: the comm phase (the gradient all-reduce) and the check before it and the stop check after
+// the update. Of that time, its skew wait is the wait for later ranks: at each step, the last arrival
+// minus its own (at the check) plus the longest optimizer minus its own (at the stop check); the rest is
+// its exposed communication. The skew wait splits by the later rank's excess over the median rank's: input
+// wait and compute for the arrival, optimizer for the update. Without arrivals (an engine that does not
+// time them) the input wait and compute are its data and forward plus backward phases, the exposed
+// communication its comm phase, and the skew wait is NaN: it lies inside comm.
 struct StepParts {
   int rank = -1;  // the median rank; -1 when nothing was sampled
   int64_t steps = 0;
-  double input_s = NAN, compute_s = NAN, optimizer_s = NAN, comm_s = NAN;
+  double input_s = NAN, compute_s = NAN, optimizer_s = NAN;
+  double comm_s = NAN;         // the comm phase
+  double collectives_s = NAN;  // in the check and the stop check; NaN without arrivals
+  double exposed_comm_s = NAN; // comm_s + collectives_s - skew_s (comm_s without arrivals)
   double skew_s = NAN, skew_input_s = NAN, skew_compute_s = NAN, skew_optimizer_s = NAN;
 };
 
