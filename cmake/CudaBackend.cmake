@@ -3,8 +3,9 @@
 #   sb_kernels    kernels/*.cu           core, maths (the SB_HOST_DEVICE maths the CPU code computes too)
 #   sb_nn_cuda    src/nn/cuda/           kernels, nn: the CUDA layers over cuDNN and cuBLAS
 #   sb_comm_cuda  src/comm/cuda/         comm: the NCCL communicator and sweep
-#   sb_cuda       src/train/engines/cuda/, src/train/engines/dp/cuda/ and any other src/<folder>/cuda/: the CUDA engines, on train, nn_cuda
-#                 and comm_cuda; the program and the GPU tests link this one
+#   sb_data_cuda  src/data/cuda/         data, nn_cuda: the input pipeline on the GPU, nvJPEG's decoder
+#   sb_cuda       src/train/engines/cuda/, src/train/engines/dp/cuda/ and any other src/<folder>/cuda/: the CUDA engines, on train,
+#                 data_cuda and comm_cuda; the program and the GPU tests link this one
 # Device code lives only in kernels/ (docs/kernels.md): the src/ folders contribute host C++ only.
 find_package(CUDAToolkit REQUIRED)
 file(GLOB_RECURSE sb_misplaced_kernels CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cu)
@@ -36,9 +37,10 @@ endfunction()
 file(GLOB sb_kernels_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/kernels/*.cu)
 file(GLOB sb_nn_cuda_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/nn/cuda/*.cpp)
 file(GLOB sb_comm_cuda_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/comm/cuda/*.cpp)
+file(GLOB sb_data_cuda_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/data/cuda/*.cpp)
 file(GLOB sb_cuda_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*/cuda/*.cpp
      ${CMAKE_CURRENT_SOURCE_DIR}/src/train/engines/cuda/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/src/train/engines/dp/cuda/*.cpp)
-list(FILTER sb_cuda_sources EXCLUDE REGEX "/src/(nn|comm)/cuda/[^/]*$")
+list(FILTER sb_cuda_sources EXCLUDE REGEX "/src/(nn|comm|data)/cuda/[^/]*$")
 
 sb_cuda_layer(sb_kernels "${sb_kernels_sources}" sb_maths)
 target_compile_options(sb_kernels PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo>)
@@ -51,12 +53,14 @@ set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/kernels/optimizer.cu ${C
                             PROPERTIES COMPILE_OPTIONS "$<$<COMPILE_LANGUAGE:CUDA>:--fmad=false>")
 sb_cuda_layer(sb_nn_cuda "${sb_nn_cuda_sources}" sb_kernels sb_nn)
 sb_cuda_layer(sb_comm_cuda "${sb_comm_cuda_sources}" sb_comm)
-sb_cuda_layer(sb_cuda "${sb_cuda_sources}" sb_train sb_nn_cuda sb_comm_cuda sb_kernels
+sb_cuda_layer(sb_data_cuda "${sb_data_cuda_sources}" sb_data sb_nn_cuda sb_kernels)
+sb_cuda_layer(sb_cuda "${sb_cuda_sources}" sb_train sb_data_cuda sb_nn_cuda sb_comm_cuda sb_kernels
               ${CMAKE_DL_LIBS})  # NVML is loaded at run time (gpu_energy.cpp)
 
 # nvJPEG (GPU JPEG decoding, src/data/cuda/nvjpeg_decoder.h) ships with the CUDA toolkit, but not every
 # install of the toolkit has it. SCALEBENCH_NVJPEG=AUTO builds it in when nvjpeg.h and libnvjpeg are found;
-# ON insists. SCALEBENCH_HAVE_NVJPEG=1 is PUBLIC: the program and the tests compile their nvJPEG parts by it.
+# ON insists. SCALEBENCH_HAVE_NVJPEG=1 is PUBLIC on sb_data_cuda, whose decoder uses it, and so reaches
+# sb_cuda, the program and the tests, which compile their nvJPEG parts by it.
 if(NOT SCALEBENCH_NVJPEG STREQUAL "OFF")
   find_path(NVJPEG_INCLUDE_DIR nvjpeg.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
   if(TARGET CUDA::nvjpeg)
@@ -76,9 +80,9 @@ if(NOT SCALEBENCH_NVJPEG STREQUAL "OFF")
   endif()
 endif()
 if(SCALEBENCH_HAVE_NVJPEG)
-  target_include_directories(sb_cuda PUBLIC ${NVJPEG_INCLUDE_DIR})
-  target_link_libraries(sb_cuda PUBLIC ${sb_nvjpeg_library})
-  target_compile_definitions(sb_cuda PUBLIC SCALEBENCH_HAVE_NVJPEG=1)
+  target_include_directories(sb_data_cuda PUBLIC ${NVJPEG_INCLUDE_DIR})
+  target_link_libraries(sb_data_cuda PUBLIC ${sb_nvjpeg_library})
+  target_compile_definitions(sb_data_cuda PUBLIC SCALEBENCH_HAVE_NVJPEG=1)
   message(STATUS "scalebench: nvJPEG built in (${NVJPEG_INCLUDE_DIR}/nvjpeg.h, ${sb_nvjpeg_library})")
 else()
   message(STATUS "scalebench: nvJPEG not built in (SCALEBENCH_NVJPEG=${SCALEBENCH_NVJPEG}); JPEGs decode on the CPU only")

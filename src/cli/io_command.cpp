@@ -25,8 +25,9 @@
 #include "metrics/results_output_check.h"
 #include "train/run_choices.h"
 #ifdef SCALEBENCH_HAVE_CUDA
+#include "data/cuda/gpu_input_rate.h"
 #include "train/engines/cuda/device_info.h"
-#include "train/engines/cuda/gpu_input_rate.h"
+#include "train/engines/cuda/gpu_wait.h"
 #endif
 
 namespace sb {
@@ -142,14 +143,16 @@ InputRate measure(const TrainTest& data, const IoArgs& a, ImageDecoding decode, 
   const BatchFormat format{compute_dtype(a.precision), Layout::NHWC};
 #ifdef SCALEBENCH_HAVE_CUDA
   if (gpu_present()) {
-    cuda::HostInputOptions o;
+    cuda::InputPipelineOptions o;
     o.seed = a.seed;
     o.train_batch = o.max_batch = a.batch;
     o.drop_last = true;  // whole batches only, as a model's training rate counts them
     o.format = format;
     o.workers = workers;
     o.decode = decode;
-    return cuda::measure_gpu_input(data.train, data.test, o, a.warm_up, a.batches, comm);
+    const cuda::GpuWait wait(comm);
+    return cuda::measure_gpu_input(data.train, data.test, o, a.warm_up, a.batches,
+                                   [&](const cuda::CudaEvent& event) { wait.for_event(event); });
   }
 #else
   (void)comm;
@@ -182,7 +185,7 @@ std::string needed_workers(const std::vector<IoRow>& rows, ImageDecoding decode,
 // and the machine; the data set named by --data.
 DatasetSpec check_io_args(IoArgs& a, const MpiSession& session) {
   const DatasetSpec spec = parse_dataset_spec(a.data);
-  if (spec.kind != DatasetKind::ImageFolder && spec.kind != DatasetKind::Tars)
+  if (!streamed(spec))
     throw UserError("io measures the pipeline of image files; --data " + a.data + " is held decoded in memory: give "
                     "imagefolder:DIR or tars:DIR");
   check_emulation_args(a, session, gpu_present());

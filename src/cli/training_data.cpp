@@ -3,7 +3,6 @@
 #include "core/error.h"
 #include "core/fault_injection.h"
 #include "core/log.h"
-#include "data/image/encoded_images.h"
 #include "data/image_data_sets.h"
 #include "data/upscaling_note.h"
 #include "models/registry.h"
@@ -17,8 +16,7 @@ namespace {
 
 // The options that image files rule out, refused before anything is read.
 void check_image_file_options(const TrainConfig& config, const DatasetSpec& spec) {
-  const bool files = spec.kind == DatasetKind::ImageFolder || spec.kind == DatasetKind::Tars;
-  if (!files) {
+  if (!streamed(spec)) {
     if (config.decode == ImageDecoding::Gpu)
       throw UserError("--decode gpu decodes image files (--data imagefolder:DIR or tars:DIR); --data " + to_string(spec) +
                       " is held decoded in memory: leave --decode out");
@@ -52,7 +50,7 @@ TrainTest load_training_data(Communicator& comm, const TrainConfig& config, cons
       if (const std::string note = upscaling_note(data.train); !note.empty()) log0("%s\n", note.c_str());
     }
     model_spec_for(config, data.train);  // refuses a model that does not fit the data, or its options
-    const std::vector<int64_t> shards = data.train.streamed() ? data.train.encoded->shard_sizes() : std::vector<int64_t>{};
+    const std::vector<int64_t> shards = shard_sizes(data.train);
     if (!shards.empty() && static_cast<int64_t>(shards.size()) < max_ranks) {  // each rank reads whole shards
       throw UserError("--data " + to_string(spec) + " has " + std::to_string(shards.size()) + " training shard(s) for " +
                       std::to_string(max_ranks) + " ranks, and each rank reads whole shards; pack it with a smaller "

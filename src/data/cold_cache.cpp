@@ -51,8 +51,8 @@ class DroppingSource : public BatchSource {
   DroppingSource(const BatchSource& inner, const EncodedImages& images) : inner_(inner), images_(images) {}
   int64_t sample_bytes() const override { return inner_.sample_bytes(); }
   void fill(std::span<const int64_t> indices, const AugmentKey& key, uint64_t first_position, int64_t row_begin,
-            int64_t row_end, std::byte* images, int32_t* labels) const override {
-    inner_.fill(indices, key, first_position, row_begin, row_end, images, labels);
+            int64_t row_end, std::byte* images, int32_t* labels, SkippedFiles* skipped = nullptr) const override {
+    inner_.fill(indices, key, first_position, row_begin, row_end, images, labels, skipped);
     for (int64_t j = row_begin; j < row_end; ++j) drop_cached_pages(images_.file_of(indices[static_cast<size_t>(j)]));
   }
 

@@ -10,8 +10,12 @@ namespace sb {
 
 class EncodedImages;
 
+// The forms of --data, one row each in dataset_forms() (dataset_spec.h).
+enum class DatasetKind { Mnist, FashionMnist, Cifar10, Cifar100, Synthetic, ImageFolder, Tars };
+
 struct Dataset {
   std::string name;  // e.g. "fashion-mnist/train"
+  DatasetKind kind = DatasetKind::Synthetic;  // the form it was loaded from: its row says how it is read
   int channels = 0;
   int height = 0;
   int width = 0;
@@ -27,7 +31,8 @@ struct Dataset {
   std::vector<float> std;
 
   int64_t size() const { return static_cast<int64_t>(labels.size()); }
-  bool streamed() const { return encoded != nullptr; }
+  // Whether the samples stay in files, read and decoded every epoch (image files): the form's row says.
+  bool streamed() const;
   int64_t sample_bytes() const { return static_cast<int64_t>(channels) * height * width; }
   const uint8_t* image(int64_t i) const { return images.data() + i * sample_bytes(); }
 };
@@ -37,8 +42,8 @@ struct TrainTest {
   Dataset test;
 };
 
-// Keeps the first n samples (n <= 0 or n >= size keeps all), releasing the memory of the rest (of image
-// files: the first n of their order; image_data_sets.h chooses that order).
+// Keeps the first n samples of a data set in memory (n <= 0 or n >= size keeps all), releasing the
+// memory of the rest. A streamed form's loader keeps its own limit (image_data_sets.h chooses which).
 void keep_first(Dataset& dataset, int64_t n);
 
 // Checks the invariants above (sizes agree, labels in range, one mean/std per channel); a broken

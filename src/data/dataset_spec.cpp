@@ -9,6 +9,8 @@
 #include "core/error.h"
 #include "data/cifar.h"
 #include "data/data_cache.h"
+#include "data/host_batch.h"
+#include "data/image_batch.h"
 #include "data/image_data_sets.h"
 #include "data/mnist.h"
 
@@ -111,26 +113,28 @@ std::span<const DatasetForm> dataset_forms() {
   static const std::vector<DatasetForm> forms = {
       {DatasetKind::FashionMnist, "fashion-mnist", {"fashion-mnist", "fashion-mnist:/path"},
        "Fashion-MNIST IDX files (plain or .gz); without a path those of Debian's dataset-fashion-mnist",
-       {1, 28, 28, 10}, parse_directory, load_mnist_form<MnistKind::FashionMnist>},
+       {1, 28, 28, 10}, parse_directory, load_mnist_form<MnistKind::FashionMnist>, false, make_host_batch_source},
       {DatasetKind::Mnist, "mnist", {"mnist:/path"}, "MNIST IDX files (plain or .gz)", {1, 28, 28, 10}, parse_directory,
-       load_mnist_form<MnistKind::Mnist>},
+       load_mnist_form<MnistKind::Mnist>, false, make_host_batch_source},
       {DatasetKind::Cifar10, "cifar10", {"cifar10:/path"}, "cifar-10-batches-bin, or the directory that holds it",
-       {3, 32, 32, 10}, parse_directory, load_cifar_form<CifarKind::Cifar10>},
+       {3, 32, 32, 10}, parse_directory, load_cifar_form<CifarKind::Cifar10>, false, make_host_batch_source},
       {DatasetKind::Cifar100, "cifar100", {"cifar100:/path"}, "cifar-100-binary, or the directory that holds it",
-       {3, 32, 32, 100}, parse_directory, load_cifar_form<CifarKind::Cifar100>},
+       {3, 32, 32, 100}, parse_directory, load_cifar_form<CifarKind::Cifar100>, false, make_host_batch_source},
       {DatasetKind::Synthetic, "synthetic",
        {"synthetic", "synthetic:CxHxW:classes", "synthetic:CxHxW:classes:TRAIN:TEST"},
        "random pixels and labels of any shape, no file (plain synthetic: 3x32x32, 100 classes, 50000 training and "
        "10000 test samples)",
-       shape_of(SyntheticShape{}), parse_synthetic, generate_synthetic},
+       shape_of(SyntheticShape{}), parse_synthetic, generate_synthetic, false, make_host_batch_source},
       {DatasetKind::ImageFolder, "imagefolder", {"imagefolder:/path"},
        "JPEG and PNG files in torchvision's ImageFolder layout (/path/train/CLASS/*, /path/val/CLASS/*), decoded every "
        "epoch into --image-size crops (docs/image_data.md)",
-       {3, kDefaultImageSize, kDefaultImageSize, 1000}, parse_directory, load_image_folder_form},
+       {3, kDefaultImageSize, kDefaultImageSize, 1000}, parse_directory, load_image_folder_form, true,
+       make_image_batch_source},
       {DatasetKind::Tars, "tars", {"tars:/path"},
        "WebDataset tar shards as `scalebench pack` writes them (/path/train-*.tar, /path/val-*.tar), read in "
        "sequence and decoded every epoch",
-       {3, kDefaultImageSize, kDefaultImageSize, 1000}, parse_directory, load_tar_shards_form},
+       {3, kDefaultImageSize, kDefaultImageSize, 1000}, parse_directory, load_tar_shards_form, true,
+       make_image_batch_source},
   };
   return forms;
 }
@@ -181,8 +185,11 @@ SampleShape sample_shape(const DatasetSpec& spec) {
   return spec.kind == DatasetKind::Synthetic ? shape_of(spec.synthetic) : dataset_form(spec.kind).shape;
 }
 
+bool streamed(const DatasetSpec& spec) { return dataset_form(spec.kind).streams; }
+
 TrainTest load_dataset(const DatasetSpec& spec, int64_t train_limit, const std::string& cache_folder) {
   TrainTest out = dataset_form(spec.kind).load(spec, train_limit, cache_folder);
+  out.train.kind = out.test.kind = spec.kind;
   keep_first(out.train, train_limit);
   check_dataset(out.train);
   check_dataset(out.test);

@@ -17,13 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "data/batch_source.h"
 #include "data/dataset.h"
 #include "data/image_decoding.h"
 #include "data/synthetic.h"
 
 namespace sb {
-
-enum class DatasetKind { Mnist, FashionMnist, Cifar10, Cifar100, Synthetic, ImageFolder, Tars };
 
 struct DatasetSpec {
   DatasetKind kind = DatasetKind::Synthetic;
@@ -43,8 +42,8 @@ struct SampleShape {
   int64_t classes = 10;
 };
 
-// One form of --data: everything about it. parse_dataset_spec, the refusals, --help, sample_shape and
-// load_dataset all read these rows.
+// One form of --data: everything about it. parse_dataset_spec, the refusals, --help, sample_shape,
+// load_dataset, Dataset::streamed and make_batch_source all read these rows.
 struct DatasetForm {
   DatasetKind kind;
   const char* name;                      // the text before the first ':'
@@ -53,8 +52,13 @@ struct DatasetForm {
   SampleShape shape;                     // its samples (synthetic: those of the default shape)
   // The spec of `text`, whose part after the first ':' is `rest` (nullopt: no ':'); UserError quoting it.
   DatasetSpec (*parse)(const DatasetForm& form, const std::string& text, const std::optional<std::string>& rest);
-  // Decodes (or generates) both splits; train_limit > 0 bounds what a generator makes.
+  // Decodes (or generates) both splits; train_limit > 0 bounds what a generator makes. A streamed form's
+  // loader lists its files and keeps train_limit of them itself.
   TrainTest (*load)(const DatasetSpec& spec, int64_t train_limit, const std::string& cache_folder);
+  // Whether the samples stay in files, read and decoded every epoch (image files), or are held in memory.
+  bool streams;
+  // What builds its batches on the host (batch_source.h).
+  BatchSourceMaker make_source;
 };
 
 std::span<const DatasetForm> dataset_forms();
@@ -71,6 +75,8 @@ std::string to_string(const DatasetSpec& spec);
 const char* kind_name(DatasetKind kind);  // "fashion-mnist", "cifar10", ...
 // The shape of the spec's samples and its class count, without reading a file.
 SampleShape sample_shape(const DatasetSpec& spec);
+// Whether the spec's form is image files, read and decoded every epoch (its row's `streams`).
+bool streamed(const DatasetSpec& spec);
 
 // Loads (or generates) the training and test sets; train_limit > 0 keeps the first train_limit
 // training samples (the test set is kept whole). A file-backed data set is decoded one thread per file;

@@ -8,6 +8,7 @@
 #include "data/cold_cache.h"
 #include "data/host_batch_pipeline.h"
 #include "data/image/encoded_images.h"
+#include "data/image_data_sets.h"
 
 namespace sb {
 namespace {
@@ -24,7 +25,7 @@ class EmulatedInput {
       : s_(s),
         source_(source),
         schedule_(data.size(), s.ranks, s.rank, s.seed, true, s.batch,
-                  data.streamed() ? data.encoded->shard_sizes() : std::vector<int64_t>{}) {
+                  shard_sizes(data)) {
     const int slots = kSlotsPerGpu * s.gpus;
     const int64_t sample_bytes = source.sample_bytes();
     images_.resize(static_cast<size_t>(slots * s.batch * sample_bytes));

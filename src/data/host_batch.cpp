@@ -19,7 +19,8 @@ HostBatchBuilder::HostBatchBuilder(const Dataset& data, const BatchOptions& augm
 }
 
 void HostBatchBuilder::fill(std::span<const int64_t> indices, const AugmentKey& key, uint64_t first_position,
-                            int64_t row_begin, int64_t row_end, std::byte* images, int32_t* labels) const {
+                            int64_t row_begin, int64_t row_end, std::byte* images, int32_t* labels,
+                            SkippedFiles*) const {
   if (row_begin < 0 || row_end > static_cast<int64_t>(indices.size()) || row_begin > row_end)
     throw std::out_of_range("HostBatchBuilder: rows [" + std::to_string(row_begin) + ", " + std::to_string(row_end) +
                             ") outside a batch of " + std::to_string(indices.size()));
@@ -58,6 +59,11 @@ void HostBatchBuilder::fill_rows(std::span<const int64_t> indices, const Augment
         }
     }
   }
+}
+
+std::unique_ptr<BatchSource> make_host_batch_source(const Dataset& data, bool training, const BatchOptions& augmentation,
+                                                    BatchFormat format, BadImages, int, InputCounters&) {
+  return std::make_unique<HostBatchBuilder>(data, training ? augmentation : BatchOptions{}, format);
 }
 
 }  // namespace sb

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -32,7 +33,7 @@ class HostBatchBuilder : public BatchSource {
   // first_position + j under key. Safe to call from several threads on disjoint rows. An index outside
   // the data set throws std::out_of_range.
   void fill(std::span<const int64_t> indices, const AugmentKey& key, uint64_t first_position, int64_t row_begin,
-            int64_t row_end, std::byte* images, int32_t* labels) const override;
+            int64_t row_end, std::byte* images, int32_t* labels, SkippedFiles* skipped = nullptr) const override;
 
  private:
   template <typename Bits>
@@ -47,5 +48,9 @@ class HostBatchBuilder : public BatchSource {
   // values_[c][raw]: the stored bits of normalised pixel `raw` of channel c (pixel_values.h).
   std::vector<PixelValues> values_;
 };
+
+// A data set in memory's batch source (make_batch_source's row): `augmentation` for training batches only.
+std::unique_ptr<BatchSource> make_host_batch_source(const Dataset& data, bool training, const BatchOptions& augmentation,
+                                                    BatchFormat format, BadImages bad_images, int rank, InputCounters& counters);
 
 }  // namespace sb

@@ -79,6 +79,7 @@ void HostBatchPipeline::submit(const BatchRequest& request) {
     s.rows_done = 0;
     s.in_flight = 0;
     s.error = nullptr;
+    s.skipped->take();  // a batch dropped before it was taken counts nothing
     order_[(order_head_ + order_count_) % order_.size()] = static_cast<int>(free - slots_.begin());
     ++order_count_;
   }
@@ -98,7 +99,7 @@ HostBatch HostBatchPipeline::take() {
     std::rethrow_exception(std::exchange(s.error, nullptr));
   }
   s.state = SlotState::Taken;
-  return HostBatch{index, s.rows, s.buffer};
+  return HostBatch{index, s.rows, s.buffer, s.skipped->take()};
 }
 
 void HostBatchPipeline::release(int slot) {
@@ -146,7 +147,8 @@ void HostBatchPipeline::work() {
     lock.unlock();
     std::exception_ptr error;
     try {
-      s->builder->fill(s->indices, s->key, s->first_position, begin, end, s->buffer.images, s->buffer.labels);
+      s->builder->fill(s->indices, s->key, s->first_position, begin, end, s->buffer.images, s->buffer.labels,
+                       s->skipped.get());
     } catch (...) {
       error = std::current_exception();
     }

@@ -8,8 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -37,6 +39,7 @@ struct HostBatch {
   int slot = 0;
   int64_t rows = 0;
   HostBatchBuffer buffer;
+  std::vector<std::string> skipped;  // the files --bad-images skip left out of it, for the taker to count
 };
 
 class HostBatchPipeline {
@@ -78,6 +81,7 @@ class HostBatchPipeline {
     int64_t rows_done = 0;   // built, failed or dropped
     int in_flight = 0;       // workers building rows of this slot
     std::exception_ptr error;
+    std::unique_ptr<SkippedFiles> skipped = std::make_unique<SkippedFiles>();
   };
 
   void work();

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "data/bad_image_substitute.h"
 #include "data/image/decoded_image.h"
 #include "data/image/encoded_images.h"
 #include "data/image/image_decoder.h"
@@ -43,8 +42,7 @@ ImageBatchBuilder::ImageBatchBuilder(const Dataset& data, bool training, BatchFo
                                      int rank, InputCounters& counters)
     : data_(data),
       training_(training),
-      bad_images_(bad_images),
-      rank_(rank),
+      bad_images_(data, bad_images, rank, counters),
       counters_(counters),
       sample_bytes_(data.sample_bytes() * static_cast<int64_t>(dtype_size(format.dtype))),
       writer_(data.mean, data.std, format, data.height, data.width) {
@@ -76,28 +74,9 @@ void ImageBatchBuilder::build_row(std::span<const uint8_t> bytes, const AugmentK
   counters_.add_augment(ns_since(t0), 1);
 }
 
-void ImageBatchBuilder::replace_bad_row(int64_t index, const std::string& problem, const AugmentKey& key, uint64_t position,
-                                        std::byte* out, int32_t* label) const {
-  if (bad_images_ == BadImages::Fail)
-    throw ImageDecodeError("rank " + std::to_string(rank_) + ": " + problem +
-                           "; --bad-images skip trains on past such files and counts them");
-  counters_.add_skipped(data_.encoded->name(index));
-  const int64_t other = substitute_sample(data_, index, [&](int64_t, std::span<const uint8_t> bytes) {
-    try {
-      build_row(bytes, key, position, out);
-      return true;
-    } catch (const ImageDecodeError&) {
-      return false;
-    }
-  });
-  if (other < 0)
-    throw ImageDecodeError("rank " + std::to_string(rank_) + ": " + problem + ", and no other image of the " +
-                           std::to_string(data_.size()) + " of '" + data_.name + "' decodes either");
-  *label = data_.labels[static_cast<size_t>(other)];
-}
-
 void ImageBatchBuilder::fill(std::span<const int64_t> indices, const AugmentKey& key, uint64_t first_position,
-                             int64_t row_begin, int64_t row_end, std::byte* images, int32_t* labels) const {
+                             int64_t row_begin, int64_t row_end, std::byte* images, int32_t* labels,
+                             SkippedFiles* skipped) const {
   if (row_begin < 0 || row_end > static_cast<int64_t>(indices.size()) || row_begin > row_end)
     throw std::out_of_range("ImageBatchBuilder: rows [" + std::to_string(row_begin) + ", " + std::to_string(row_end) +
                             ") outside a batch of " + std::to_string(indices.size()));
@@ -126,8 +105,21 @@ void ImageBatchBuilder::fill(std::span<const int64_t> indices, const AugmentKey&
         problem = data_.encoded->name(index) + ": " + e.what();
       }
     }
-    if (!problem.empty()) replace_bad_row(index, problem, key, position, out, &labels[j]);
+    if (problem.empty()) continue;
+    labels[j] = bad_images_.replace(index, problem, [&](std::span<const uint8_t> other) {
+      try {
+        build_row(other, key, position, out);
+        return true;
+      } catch (const ImageDecodeError&) {
+        return false;
+      }
+    }, skipped);
   }
+}
+
+std::unique_ptr<BatchSource> make_image_batch_source(const Dataset& data, bool training, const BatchOptions&,
+                                                     BatchFormat format, BadImages bad_images, int rank, InputCounters& counters) {
+  return std::make_unique<ImageBatchBuilder>(data, training, format, bad_images, rank, counters);
 }
 
 }  // namespace sb

@@ -9,10 +9,12 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "data/bad_image_substitute.h"
 #include "data/batch_source.h"
 #include "data/dataset.h"
 #include "data/image/normalize_batch.h"
@@ -33,26 +35,24 @@ class ImageBatchBuilder : public BatchSource {
                     InputCounters& counters);
 
   int64_t sample_bytes() const override { return sample_bytes_; }
-  // A file that can't be read or decoded throws ImageDecodeError naming it and the rank (--bad-images fail),
-  // or is counted and replaced in its row by the split's next sample that decodes (skip;
-  // bad_image_substitute.h).
+  // A file that can't be read or decoded goes to the --bad-images policy (bad_image_substitute.h).
   void fill(std::span<const int64_t> indices, const AugmentKey& key, uint64_t first_position, int64_t row_begin,
-            int64_t row_end, std::byte* images, int32_t* labels) const override;
+            int64_t row_end, std::byte* images, int32_t* labels, SkippedFiles* skipped = nullptr) const override;
 
  private:
   // Decodes, crops and writes one image into `out`; throws ImageDecodeError.
   void build_row(std::span<const uint8_t> bytes, const AugmentKey& key, uint64_t position, std::byte* out) const;
-  // The row of sample `index`, which failed with `problem`, under --bad-images.
-  void replace_bad_row(int64_t index, const std::string& problem, const AugmentKey& key, uint64_t position, std::byte* out,
-                       int32_t* label) const;
 
   const Dataset& data_;
   bool training_;
-  BadImages bad_images_;
-  int rank_;
+  BadImagePolicy bad_images_;
   InputCounters& counters_;
   int64_t sample_bytes_;
   NormalizedBatchWriter writer_;
 };
+
+// Image files' batch source (make_batch_source's row), decoded on the CPU.
+std::unique_ptr<BatchSource> make_image_batch_source(const Dataset& data, bool training, const BatchOptions& augmentation,
+                                                     BatchFormat format, BadImages bad_images, int rank, InputCounters& counters);
 
 }  // namespace sb

@@ -13,9 +13,12 @@
 namespace sb {
 namespace {
 
-Dataset image_split(const std::string& name, int num_classes, std::vector<int32_t> labels, EncodedImages images) {
+Dataset image_split(DatasetKind kind, const std::string& name, int num_classes, std::vector<int32_t> labels,
+                    EncodedImages images) {
+  if (images.size() != static_cast<int64_t>(labels.size())) fatal("dataset '" + name + "': image count does not match the label count");
   Dataset d;
   d.name = name;
+  d.kind = kind;
   d.channels = 3;
   d.height = d.width = kDefaultImageSize;
   d.resize_shorter = kDefaultValResize;
@@ -89,8 +92,8 @@ TrainTest load_image_folder(const std::string& root, int64_t train_limit, BadIma
   const int classes = static_cast<int>(listing.classes.size());
   const std::vector<ImageFile> train = evenly_spaced(listing.train, train_limit);
   TrainTest out;
-  out.train = image_split("imagefolder/train", classes, labels_of(train), EncodedImages::from_folder(train));
-  out.test = image_split("imagefolder/val", classes, labels_of(listing.val), EncodedImages::from_folder(listing.val));
+  out.train = image_split(DatasetKind::ImageFolder, "imagefolder/train", classes, labels_of(train), EncodedImages::from_folder(train));
+  out.test = image_split(DatasetKind::ImageFolder, "imagefolder/val", classes, labels_of(listing.val), EncodedImages::from_folder(listing.val));
   return out;
 }
 
@@ -114,9 +117,13 @@ TrainTest load_tar_shards(const std::string& root, int64_t train_limit) {
     train_labels.resize(static_cast<size_t>(std::min<int64_t>(train_limit, static_cast<int64_t>(train_labels.size()))));
   }
   TrainTest out;
-  out.train = image_split("tars/train", classes, std::move(train_labels), std::move(train));
-  out.test = image_split("tars/val", classes, std::move(val_labels), std::move(val));
+  out.train = image_split(DatasetKind::Tars, "tars/train", classes, std::move(train_labels), std::move(train));
+  out.test = image_split(DatasetKind::Tars, "tars/val", classes, std::move(val_labels), std::move(val));
   return out;
+}
+
+std::vector<int64_t> shard_sizes(const Dataset& data) {
+  return data.streamed() ? data.encoded->shard_sizes() : std::vector<int64_t>{};
 }
 
 void set_image_sizes(TrainTest& data, int image_size, int val_resize) {

@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "data/dataset.h"
 #include "data/image_decoding.h"
@@ -30,6 +31,10 @@ constexpr int val_resize_for(int image_size) { return image_size * kDefaultValRe
 // under BadImages::Skip (image_folder.h).
 TrainTest load_image_folder(const std::string& root, int64_t train_limit, BadImages bad_images = BadImages::Fail);
 TrainTest load_tar_shards(const std::string& root, int64_t train_limit);
+
+// Tar shards: the training samples of each shard, in order, which the sampler hands out whole
+// (data/sampler.h); empty for any other form.
+std::vector<int64_t> shard_sizes(const Dataset& data);
 
 // The samples' size: image_size x image_size crops; evaluation resizes the shorter side to val_resize
 // first. Does nothing to data sets that are not image files.

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sb {
@@ -32,6 +33,24 @@ struct InputTotals {
   }
 };
 
+// The files --bad-images skip left out of one batch, noted while its rows are built (by several workers at
+// once) and counted when a step takes the batch: a batch built ahead that no step takes counts nothing.
+class SkippedFiles {
+ public:
+  void add(const std::string& name) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    names_.push_back(name);
+  }
+  std::vector<std::string> take() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return std::exchange(names_, {});
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> names_;
+};
+
 class InputCounters {
  public:
   void add_read(int64_t ns, int64_t bytes) {
@@ -51,6 +70,9 @@ class InputCounters {
     ++skipped_;
     last_skipped_.push_back(name);
     if (last_skipped_.size() > kSkippedNamesShown) last_skipped_.erase(last_skipped_.begin());
+  }
+  void add_skipped(const std::vector<std::string>& names) {
+    for (const std::string& name : names) add_skipped(name);
   }
   void add_cpu_fallback() { ++cpu_fallbacks_; }
 

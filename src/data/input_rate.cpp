@@ -7,7 +7,7 @@
 
 #include "data/batch_schedule.h"
 #include "data/host_batch_pipeline.h"
-#include "data/image/encoded_images.h"
+#include "data/image_data_sets.h"
 
 namespace sb {
 namespace {
@@ -50,7 +50,7 @@ InputRate measure_cpu_input(const Dataset& data, int workers, int64_t batch, int
     buffers.push_back(HostBatchBuffer{images.data() + static_cast<size_t>(s * batch * sample_bytes), labels.data() + s * batch});
   HostBatchPipeline pipeline(workers, std::move(buffers), batch, sample_bytes);
   // The training batches in order, epoch after epoch, whole batches only.
-  BatchSchedule schedule(data.size(), 1, 0, seed, true, batch, data.streamed() ? data.encoded->shard_sizes() : std::vector<int64_t>{});
+  BatchSchedule schedule(data.size(), 1, 0, seed, true, batch, shard_sizes(data));
   ScheduledBatch next{0, 0, 0};
   const auto request = [&] {
     pipeline.submit(BatchRequest{source.get(), schedule.indices(next), AugmentKey{seed, next.epoch, 0}, next.first_position});

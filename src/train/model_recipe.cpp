@@ -37,13 +37,13 @@ void set_option(TrainConfig& config, const RecipeOption& entry) {
 // Image files: the crops take the model's input side and evaluation's resize keeps torchvision's
 // 256/224, where the command line does not size them (a 32-pixel model is not grown to 224).
 void follow_model_input(TrainConfig& config, const ModelInfo& model, const std::function<bool(std::string_view option)>& given) {
-  DatasetKind kind;
+  bool image_files = false;
   try {
-    kind = parse_dataset_spec(config.data).kind;
+    image_files = streamed(parse_dataset_spec(config.data));
   } catch (const UserError&) {
     return;  // refused with its own message later
   }
-  if (kind != DatasetKind::ImageFolder && kind != DatasetKind::Tars) return;
+  if (!image_files) return;
   if (!given("image-size")) config.image_size = static_cast<int>(model.home_input.height);
   if (!given("val-resize")) config.val_resize = val_resize_for(config.image_size);
 }

@@ -14,7 +14,7 @@
 #include "data/image_data_sets.h"
 #include "gpu_test_util.h"
 #include "nn/cuda/device_buffer.h"
-#include "train/engines/cuda/gpu_decode_source.h"
+#include "data/cuda/gpu_decode_source.h"
 #include "unit/image_folder_files.h"
 #include "unit/scratch_dir.h"
 

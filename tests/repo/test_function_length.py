@@ -22,7 +22,6 @@ TABLES = {
 }
 # Splits still to do: (file, function) -> what is pending.
 PENDING = {
-    ("src/train/engines/cuda/gpu_image_decode.cpp", "GpuImageDecoder::decode"): "pending: nvJPEG's batch decode in named steps",
     ("kernels/bn_fused.cu", "backward_nhwc_kernel"): "pending: a device kernel",
     ("kernels/optimizer.cu", "fused_optimizer_kernel"): "pending: a device kernel",
     ("kernels/small_conv.cu", "first_conv_backward_tiles_kernel"): "pending: a device kernel",

@@ -1,11 +1,14 @@
 // The --data forms' registry (data/dataset_spec.h): one row per form, which parsing, the kind's name,
-// the sample shape, the refusals and --help all read; the models' documented inputs are forms' shapes.
+// the sample shape, the refusals, --help, whether a form streams and its batch source all read; the
+// models' documented inputs are forms' shapes.
 #include <gtest/gtest.h>
 
 #include <array>
 #include <string>
 
 #include "data/dataset_spec.h"
+#include "data/host_batch.h"
+#include "data/input_counters.h"
 #include "models/registry.h"
 
 namespace sb {
@@ -22,6 +25,20 @@ TEST(DatasetForms, EachKindHasOneRowWhoseNameParsesToIt) {
     const std::string text = kind == DatasetKind::Synthetic ? form.name : std::string(form.name) + ":/data/x";
     EXPECT_EQ(parse_dataset_spec(text).kind, kind) << text;
   }
+}
+
+TEST(DatasetForms, OnlyImageFilesStreamAndALoadedSetKnowsItsForm) {
+  EXPECT_TRUE(streamed(parse_dataset_spec("imagefolder:/i")));
+  EXPECT_TRUE(streamed(parse_dataset_spec("tars:/t")));
+  for (const char* text : {"fashion-mnist", "mnist:/m", "cifar10:/c", "cifar100:/c", "synthetic"})
+    EXPECT_FALSE(streamed(parse_dataset_spec(text))) << text;
+  const TrainTest data = load_dataset(parse_dataset_spec("synthetic:1x4x4:3:20:5"));
+  EXPECT_EQ(data.train.kind, DatasetKind::Synthetic);
+  EXPECT_FALSE(data.train.streamed());
+  // Its row's batch source: the data set in memory, gathered on the host.
+  InputCounters counters;
+  const auto source = make_batch_source(data.train, true, BatchOptions{}, BatchFormat{}, BadImages::Fail, 0, counters);
+  EXPECT_NE(dynamic_cast<const HostBatchBuilder*>(source.get()), nullptr);
 }
 
 TEST(DatasetForms, SampleShapesComeFromTheRowOrTheSyntheticSpec) {

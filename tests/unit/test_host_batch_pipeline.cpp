@@ -1,12 +1,15 @@
 // The host batch pipeline of --input host: a batch built by the workers, in any number, equals the
 // single-threaded CPU batch (assemble_batch) bit for bit for the same seed, epoch and rank, augmentation
 // included, in every dtype and layout the GPU takes; a worker's exception reaches the thread that takes
-// the batch; batches come out in the order asked for, also after dropping the ones built ahead.
+// the batch; batches come out in the order asked for, also after dropping the ones built ahead; the files
+// --bad-images skip leaves out come with the batch that skipped them, never with a dropped one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/dtype.h"
@@ -199,6 +202,38 @@ TEST(HostBatchPipelineOrder, DestroyingAPipelineWithBatchesQueuedStopsItsWorkers
     HostBatchPipeline pipeline(4, ring.buffers, 64, builder.sample_bytes());
     for (int k = 0; k < 4; ++k) pipeline.submit(BatchRequest{&builder, indices, AugmentKey{kSeed, k, 0}, 0});
   }  // each pipeline goes with its batches half built: the test ends instead of hanging
+}
+
+// A source whose every row "skips" its sample's file, as image files under --bad-images skip do.
+class SkippingSource : public BatchSource {
+ public:
+  int64_t sample_bytes() const override { return 1; }
+  void fill(std::span<const int64_t> indices, const AugmentKey&, uint64_t, int64_t row_begin, int64_t row_end, std::byte*,
+            int32_t* labels, SkippedFiles* skipped = nullptr) const override {
+    for (int64_t j = row_begin; j < row_end; ++j) {
+      labels[j] = 0;
+      skipped->add("file" + std::to_string(indices[static_cast<size_t>(j)]));
+    }
+  }
+};
+
+TEST(HostBatchPipelineSkips, ABatchsSkippedFilesComeWithItAndADroppedBatchsNever) {
+  const SkippingSource source;
+  Ring ring(2, 8, 1);
+  HostBatchPipeline pipeline(3, ring.buffers, 8, 1);
+  const std::vector<int64_t> dropped = {1, 2, 3}, taken = {4, 5};
+  pipeline.submit(BatchRequest{&source, dropped, AugmentKey{}, 0});
+  pipeline.discard_queued();
+  pipeline.submit(BatchRequest{&source, taken, AugmentKey{}, 0});
+  HostBatch batch = pipeline.take();
+  std::sort(batch.skipped.begin(), batch.skipped.end());  // the workers note them in any order
+  EXPECT_EQ(batch.skipped, (std::vector<std::string>{"file4", "file5"}));
+  pipeline.release(batch.slot);
+  // A slot used again starts with no skipped files of its own.
+  pipeline.submit(BatchRequest{&source, dropped, AugmentKey{}, 0});
+  pipeline.submit(BatchRequest{&source, taken, AugmentKey{}, 0});
+  EXPECT_EQ(pipeline.take().skipped.size(), 3u);
+  EXPECT_EQ(pipeline.take().skipped.size(), 2u);
 }
 
 }  // namespace

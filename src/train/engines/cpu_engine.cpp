@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <future>
 #include <optional>
 
 #include "core/error.h"
 #include "core/nvtx_ranges.h"
 #include "core/startup_clock.h"
 #include "core/stop_signal.h"
+#include "data/cpu_batches.h"
 #include "data/worker_count.h"
 #include "nn/cpu/loss.h"
 #include "nn/cpu/step_interrupt.h"
@@ -29,40 +29,12 @@ CpuEngine::CpuEngine(const TrainConfig& config, const Dataset& train, const Data
       }()),
       optimizer_(optimizer_for(config, static_cast<int64_t>(net_.params().size()))),
       dropout_key_(dropout_stream_key(config.seed, comm.rank())),
-      micro_batch_(config.per_rank_batch(comm.size())) {
-  if (train.streamed()) {
-    decode_threads_ = config.workers > 0 ? config.workers : default_input_workers(local_ranks);
-    train_images_ = make_batch_source(train, true, augmentation_, BatchFormat{}, config.bad_images, comm.rank(), input_counters_);
-    test_images_ = make_batch_source(test, false, augmentation_, BatchFormat{}, config.bad_images, comm.rank(), input_counters_);
-  }
-}
+      micro_batch_(config.per_rank_batch(comm.size())),
+      input_(train, test,
+             CpuBatchOptions{augmentation_, config.bad_images, comm.rank(),
+                             config.workers > 0 ? config.workers : default_input_workers(local_ranks)}) {}
 
-std::optional<InputTotals> CpuEngine::input_totals() const {
-  if (!train_images_) return std::nullopt;
-  return input_counters_.totals();
-}
-
-void CpuEngine::build_batch(const Dataset& data, std::span<const int64_t> indices, bool training, const AugmentKey& key,
-                            uint64_t position) {
-  const BatchSource* images = training ? train_images_.get() : test_images_.get();
-  if (!images) {
-    assemble_batch(data, indices, training ? augmentation_ : BatchOptions{}, key, position, images_, labels_);
-    return;
-  }
-  const auto n = static_cast<int64_t>(indices.size());
-  images_.resize(Shape{n, data.channels, data.height, data.width});
-  labels_.resize(static_cast<size_t>(n));
-  auto* out = reinterpret_cast<std::byte*>(images_.data());
-  // Image files decode on --workers threads, each its share of the rows; this thread takes the first.
-  const int64_t parts = std::min<int64_t>(n, decode_threads_);
-  std::vector<std::future<void>> others;
-  for (int64_t p = 1; p < parts; ++p)
-    others.push_back(std::async(std::launch::async, [&, p] {
-      images->fill(indices, key, position, p * n / parts, (p + 1) * n / parts, out, labels_.data());
-    }));
-  images->fill(indices, key, position, 0, n / parts, out, labels_.data());
-  for (std::future<void>& other : others) other.get();  // rethrows a part's failure
-}
+std::optional<InputTotals> CpuEngine::input_totals() const { return input_.input_totals(); }
 
 float CpuEngine::loss_and_gradient(const Tensor<float>& output, const std::vector<int32_t>& labels,
                                    Tensor<float>& grad) {
@@ -74,22 +46,22 @@ void CpuEngine::run_micro_batch(std::span<const int64_t> indices, const StepInfo
                                 size_t step_samples, PhaseTimes& t) {
   std::optional<NvtxRange> phase(phase_name(kPhaseData));
   auto t0 = Clock::now();
-  build_batch(train_, indices, true, AugmentKey{config_.seed, info.epoch, comm_.rank()}, position);
+  input_.build(true, indices, AugmentKey{config_.seed, info.epoch, comm_.rank()}, position);
   t.seconds[kPhaseData] += seconds_since(t0);
 
   phase.reset();
   phase.emplace(phase_name(kPhaseForward));
   t0 = Clock::now();
   net_.set_random_stream(dropout_key_, dropout_step(info.step, config_.accumulate_steps, micro));
-  const Tensor<float>& output = net_.forward(images_, cpu::Mode::Train);
-  const float loss = loss_and_gradient(output, labels_, grad_);
+  const Tensor<float>& output = net_.forward(input_.images(), cpu::Mode::Train);
+  const float loss = loss_and_gradient(output, input_.labels(), grad_);
   if (indices.size() != step_samples) {  // one of several micro-batches: its share of the step's mean loss
     const float weight = micro_batch_weight(indices.size(), step_samples);
     for (float& g : grad_.storage()) g *= weight;
   }
   t.seconds[kPhaseForward] += seconds_since(t0);
   train_totals_.loss_sum += static_cast<double>(loss) * static_cast<double>(indices.size());
-  train_totals_.correct += cpu::count_correct(output, labels_.data());
+  train_totals_.correct += cpu::count_correct(output, input_.labels().data());
   train_totals_.count += static_cast<int64_t>(indices.size());
 
   phase.reset();
@@ -180,11 +152,11 @@ EvalTotals CpuEngine::evaluate(std::span<const int64_t> indices) {
   const size_t batch = static_cast<size_t>(config_.eval_batch_size);
   for (size_t begin = 0; begin < indices.size(); begin += batch) {
     const auto part = indices.subspan(begin, std::min(batch, indices.size() - begin));
-    build_batch(test_, part, false, AugmentKey{}, 0);
-    const Tensor<float>& output = net_.forward(images_, cpu::Mode::Eval);
-    const float loss = loss_and_gradient(output, labels_, grad_);
+    input_.build(false, part, AugmentKey{}, 0);
+    const Tensor<float>& output = net_.forward(input_.images(), cpu::Mode::Eval);
+    const float loss = loss_and_gradient(output, input_.labels(), grad_);
     totals.loss_sum += static_cast<double>(loss) * static_cast<double>(part.size());
-    totals.correct += cpu::count_correct(output, labels_.data());
+    totals.correct += cpu::count_correct(output, input_.labels().data());
     totals.count += static_cast<int64_t>(part.size());
   }
   return totals;

@@ -4,7 +4,7 @@
 #include <memory>
 #include <optional>
 
-#include "data/batch_source.h"
+#include "data/cpu_batches.h"
 #include "data/input_counters.h"
 #include "nn/cpu/network.h"
 #include "optim/optimizer.h"
@@ -42,10 +42,6 @@ class CpuEngine final : public EngineBase, private EngineRunState, private Engin
   // Forward, loss and backward of one micro-batch of a step of `step_samples` samples, adding its time to t.
   void run_micro_batch(std::span<const int64_t> indices, const StepInfo& info, size_t micro, uint64_t position,
                        size_t step_samples, PhaseTimes& t);
-  // images_ and labels_: the batch of `indices` of `data` (the training set's with the draws of key and
-  // position when training), gathered from memory or decoded from image files.
-  void build_batch(const Dataset& data, std::span<const int64_t> indices, bool training, const AugmentKey& key,
-                   uint64_t position);
   // With several micro-batches: the gradient of micro-batch `micro` of `count` joins the step's sum.
   void accumulate_gradient(size_t micro, size_t count);
 
@@ -55,12 +51,9 @@ class CpuEngine final : public EngineBase, private EngineRunState, private Engin
   uint64_t dropout_key_;
   int64_t micro_batch_;  // per-rank samples of a micro-batch (--batch-size)
   std::vector<float> accumulated_;  // the sum of a step's earlier micro-batch gradients (--accumulate-steps)
-  Tensor<float> images_, grad_;
-  std::vector<int32_t> labels_;
+  Tensor<float> grad_;
   EvalTotals train_totals_;
-  InputCounters input_counters_;
-  std::unique_ptr<BatchSource> train_images_, test_images_;  // image files only
-  int64_t decode_threads_ = 1;                                // image files: --workers
+  CpuBatches input_;  // each step's batch and its labels
 };
 
 }  // namespace sb

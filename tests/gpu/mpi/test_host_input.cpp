@@ -13,11 +13,12 @@
 #include "data/sampler.h"
 #include "data/synthetic.h"
 #include "nn/cuda/cuda_handles.h"
+#include "data/cuda/device_batches.h"
+#include "data/cuda/host_input.h"
 #include "train/engines/cuda/cuda_engine.h"
-#include "train/engines/cuda/device_batches.h"
 #include "train/engines/cuda/device_info.h"
 #include "train/engines/cuda/gpu_wait.h"
-#include "train/engines/cuda/host_input.h"
+#include "train/engines/cuda/step_inputs.h"
 
 namespace sb {
 namespace {
@@ -34,9 +35,10 @@ std::vector<std::byte> download(const void* device, size_t bytes) {
   return host;
 }
 
-cuda::HostInputOptions host_options(const BatchOptions& augmentation, uint64_t seed, const Communicator& comm,
-                                    int64_t batch, int64_t max_batch, BatchFormat format) {
-  cuda::HostInputOptions o;
+cuda::InputPipelineOptions host_options(const BatchOptions& augmentation, uint64_t seed, const Communicator& comm,
+                                        int64_t batch, int64_t max_batch, BatchFormat format) {
+  cuda::InputPipelineOptions o;
+  o.from_host = true;
   o.augmentation = augmentation;
   o.seed = seed;
   o.rank = comm.rank();
@@ -54,7 +56,8 @@ TEST(HostInput, UploadedBatchesEqualTheBatchKernelsBitForBit) {
   const TrainTest data = make_synthetic(SyntheticShape{3, 32, 32, 10}, 300, 70, 4);
   const uint64_t seed = 5;
   const int64_t batch = 32, eval_batch = 48;
-  const cuda::GpuWait wait(*world);
+  const cuda::GpuWait gpu_wait(*world);
+  const cuda::WaitForEvent wait = [&](const cuda::CudaEvent& event) { gpu_wait.for_event(event); };
   for (const BatchFormat format : {BatchFormat{DType::F32, Layout::NCHW}, BatchFormat{DType::BF16, Layout::NHWC},
                                    BatchFormat{DType::F16, Layout::NHWC}}) {
     SCOPED_TRACE(std::string(dtype_name(format.dtype)) + " " + layout_name(format.layout));
@@ -77,10 +80,12 @@ TEST(HostInput, UploadedBatchesEqualTheBatchKernelsBitForBit) {
         const cuda::StepInputs inputs{0.1, k, epoch, position};
         CHECK_CUDA(cudaMemcpy(indices_device.data(), indices.data(), indices.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
         CHECK_CUDA(cudaMemcpy(inputs_device.data(), &inputs, sizeof inputs, cudaMemcpyHostToDevice));
+        const auto* device_inputs = static_cast<const cuda::StepInputs*>(inputs_device.data());
+        const cuda::DeviceDrawKey draws{&device_inputs->epoch, &device_inputs->first_position};
         const cuda::DeviceTensor want = kernel.enqueue(train, static_cast<const int64_t*>(indices_device.data()), rows, true,
-                                                       static_cast<const cuda::StepInputs*>(inputs_device.data()), stream.get());
+                                                       &draws, stream.get());
         const int slot = cuda::step_slot(static_cast<int64_t>(k));
-        host.stage_training(slot, indices, StepInfo{epoch, static_cast<int64_t>(k), position, 0.1}, stream.get());
+        host.stage_training(slot, indices, epoch, position, stream.get());
         const cuda::DeviceTensor got = host.input(slot, rows);
         stream.synchronize();
         ASSERT_EQ(got.bytes(), want.bytes());
@@ -99,8 +104,8 @@ TEST(HostInput, UploadedBatchesEqualTheBatchKernelsBitForBit) {
       const cuda::DeviceTensor want = kernel.enqueue(test, static_cast<const int64_t*>(indices_device.data()), rows, false,
                                                      nullptr, stream.get());
       const int slot = cuda::step_slot(static_cast<int64_t>(part));
-      host.stage_evaluation(slot, shard, eval_batch, static_cast<int64_t>(part), stream.get());
-      const cuda::DeviceTensor got = host.input(slot, rows);
+      const cuda::DeviceTensor got = host.evaluation_batch(slot, shard, eval_batch, static_cast<int64_t>(part), stream.get());
+      ASSERT_EQ(got.desc.shape[0], rows);
       stream.synchronize();
       ASSERT_EQ(download(got.data, got.bytes()), download(want.data, want.bytes())) << "evaluation part " << part;
       host.consumed(slot, stream.get());
@@ -125,7 +130,8 @@ size_t device_bytes_held(Make make) {
 TEST(HostInput, DeviceMemoryDoesNotGrowWithTheDataSet) {
   auto world = MpiCommunicator::world();
   if (!every_rank_has_a_gpu(*world)) GTEST_SKIP() << "needs one GPU per rank";
-  const cuda::GpuWait wait(*world);
+  const cuda::GpuWait gpu_wait(*world);
+  const cuda::WaitForEvent wait = [&](const cuda::CudaEvent& event) { gpu_wait.for_event(event); };
   const TrainTest small = make_synthetic(SyntheticShape{3, 32, 32, 10}, 512, 64, 4);
   const TrainTest large = make_synthetic(SyntheticShape{3, 32, 32, 10}, 40000, 8000, 4);  // 147 MiB of pixels
   const BatchFormat format{DType::F32, Layout::NHWC};

@@ -8,10 +8,12 @@
 #include <optional>
 #include <vector>
 
+#include "core/cuda_check.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/nvtx_ranges.h"
 #include "core/startup_clock.h"
+#include "data/cuda/input_pipeline.h"
 #include "nn/cuda/context.h"
 #include "nn/cuda/cuda_handles.h"
 #include "nn/cuda/device_buffer.h"
@@ -19,7 +21,6 @@
 #include "nn/fusion_plan.h"
 #include "train/cache_folder.h"
 #include "train/engines/cuda/context_options.h"
-#include "train/engines/cuda/device_batches.h"
 #include "train/engines/cuda/device_info.h"
 #include "train/engines/cuda/device_monitor.h"
 #include "train/engines/cuda/device_state.h"
@@ -41,8 +42,9 @@ using cuda::DeviceTensor;
 
 class CudaEngine final : public EngineBase, private EngineRunState, private EngineMeasurements {
  public:
+  // input: the batches, made on `device` (training_input.h).
   CudaEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm, int device,
-             int local_ranks, const cuda::CudaEngineOptions& options);
+             std::unique_ptr<cuda::InputPipeline> input, const cuda::CudaEngineOptions& options);
   ~CudaEngine() override;
 
   EngineFacts describe() const override;
@@ -84,8 +86,9 @@ class CudaEngine final : public EngineBase, private EngineRunState, private Engi
   void log_fusion_report() const;
 
   // Every part that holds device resources is created in the constructor, after the device is selected,
-  // in the order below; they are released in reverse: the NCCL communicator after the buckets that use
-  // it, the compute stream after everything that queues work on it, the monitor last.
+  // in the order below (but the input, which the factory makes on the device first); they are released
+  // in reverse: the NCCL communicator after the buckets that use it, the compute stream after everything
+  // that queues work on it, the monitor last.
   std::unique_ptr<cuda::DeviceMonitor> monitor_;  // selects the device
   cuda::CudaStream stream_;
   std::unique_ptr<cuda::Context> ctx_;
@@ -93,7 +96,7 @@ class CudaEngine final : public EngineBase, private EngineRunState, private Engi
   std::unique_ptr<cuda::GradientSync> sync_;
   std::unique_ptr<cuda::StepState> state_;
   cuda::GpuWait gpu_wait_;
-  std::unique_ptr<cuda::TrainingInput> input_;  // waits for the GPU through gpu_wait_
+  std::unique_ptr<cuda::InputPipeline> input_;
   std::optional<cuda::StepTimer> timer_;
   cuda::StepGraphs graphs_;
   cuda::StepGraphPolicy graph_policy_;
@@ -101,12 +104,12 @@ class CudaEngine final : public EngineBase, private EngineRunState, private Engi
 };
 
 CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm,
-                       int device, int local_ranks, const cuda::CudaEngineOptions& options)
+                       int device, std::unique_ptr<cuda::InputPipeline> input, const cuda::CudaEngineOptions& options)
     : EngineBase(config, train, test, comm),
       monitor_(std::make_unique<cuda::DeviceMonitor>(device)),
       gpu_wait_(comm),
+      input_(std::move(input)),
       graph_policy_(config.cuda_graph, config.per_rank_batch(comm.size()) * config.accumulate_steps) {
-  cuda::check_fits_batch_kernel(train);
   cuda::set_out_of_memory_hint("training " + config.model + " with a batch of " + std::to_string(micro_batch()) +
                                 " per rank (evaluation " + std::to_string(config.eval_batch_size) + ") in " + name_of(config.precision) +
                                 "; lower --batch-size or --eval-batch-size, or use --precision bf16");
@@ -116,8 +119,6 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
   state_ = std::make_unique<cuda::StepState>(config, micro_batch(), *net_, ctx_->compute_dtype(), log_probabilities_, stream_);
   ctx_->set_device_step(&state_->staging().device_micro_inputs(0)->step);  // each micro-batch of a step sets its own
   sync_->overlap_updates(state_->optimizer(), config, comm.size(), options);
-  input_ = std::make_unique<cuda::TrainingInput>(config, train, test, comm, augmentation_,
-                                                 BatchFormat{ctx_->compute_dtype(), ctx_->layout()}, local_ranks, gpu_wait_);
   timer_.emplace(sync_->buckets());
   stream_.synchronize();
   monitor_->measure_peak_rate(ctx_->compute_dtype(), ctx_->tf32(), cache_folder(config));
@@ -164,7 +165,8 @@ void CudaEngine::enqueue_step_body(const std::vector<int64_t>& micro_sizes, int 
     phase.reset();
     phase.emplace(phase_name(kPhaseData));
     if (last && timed_data) timer_->record(slot, cuda::kStepStart, s, capturing);
-    const DeviceTensor x = input_->training_batch(slot, batch, state_->staging().device_indices() + offset, inputs, s);
+    const DeviceTensor x = input_->training_batch(slot, batch, state_->staging().device_indices() + offset,
+                                                  cuda::DeviceDrawKey{&inputs->epoch, &inputs->first_position}, s);
     if (last && timed_data) timer_->record(slot, cuda::kDataDone, s, capturing);
 
     phase.reset();
@@ -242,7 +244,7 @@ PhaseTimes CudaEngine::train_step(std::span<const int64_t> indices, const StepIn
     // From the end of the step before to the upload's end: how long the compute waits for its input,
     // including the host's wait for the workers.
     timer_->record(slot, cuda::kStepStart, s, false);
-    input_->stage_training(slot, indices, info, s);
+    input_->stage_training(slot, indices, info.epoch, info.position, s);
     timer_->record(slot, cuda::kDataDone, s, false);
   }
   // The one check of the graphs' addresses, before any replay: whatever ran since the capture (the epoch's
@@ -276,7 +278,7 @@ EvalTotals CudaEngine::evaluate(std::span<const int64_t> indices) {
     const auto part = indices.subspan(begin, std::min(eval_batch, indices.size() - begin));
     const int64_t number = static_cast<int64_t>(begin / eval_batch);
     const int slot = cuda::step_slot(number);
-    const DeviceTensor x = input_->evaluation_batch(slot, indices, config_.eval_batch_size, number, part, state_->staging(), s);
+    const DeviceTensor x = input_->evaluation_batch(slot, indices, config_.eval_batch_size, number, s);
     state_->loss().enqueue(net_->forward(x, cuda::Mode::Eval), input_->labels(slot), static_cast<int64_t>(part.size()),
                            state_->eval_totals(), state_->loss_scale(), false, s);
     input_->consumed(slot, s);
@@ -317,7 +319,10 @@ std::unique_ptr<Engine> make_cuda_engine(const TrainConfig& config, const Datase
             "not be those of one GPU per rank (per-task GPU isolation, e.g. CUDA_VISIBLE_DEVICES per task, also "
             "hides the peer GPUs from NCCL)\n", local_size, gpus);
   }
-  return std::make_unique<CudaEngine>(config, train, test, comm, local_rank % gpus, local_size, options);
+  const int device = local_rank % gpus;
+  CHECK_CUDA(cudaSetDevice(device));  // the input pipeline's buffers are the device's
+  std::unique_ptr<cuda::InputPipeline> input = cuda::make_training_input(config, train, test, comm, local_size);
+  return std::make_unique<CudaEngine>(config, train, test, comm, device, std::move(input), options);
 }
 
 }  // namespace sb

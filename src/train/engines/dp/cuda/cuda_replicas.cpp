@@ -9,13 +9,13 @@
 
 #include "core/cuda_check.h"
 #include "core/log.h"
+#include "data/cuda/device_batches.h"
 #include "models/registry.h"
 #include "nn/cuda/context.h"
 #include "nn/cuda/cuda_handles.h"
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/network.h"
 #include "train/engines/cuda/context_options.h"
-#include "train/engines/cuda/device_batches.h"
 #include "train/engines/cuda/device_info.h"
 #include "train/engines/cuda/device_loss.h"
 #include "train/engines/cuda/device_optimizer.h"
@@ -198,8 +198,9 @@ void CudaReplicas::assemble_batch(std::span<const int64_t> indices, const StepIn
   select_root();
   const int64_t batch = static_cast<int64_t>(indices.size());
   staging_->upload_step(0, indices, info);  // one step at a time: slot 0 is free again
-  batch_ = batches_->enqueue(*train_data_, staging_->device_indices(), batch, config_.augment, staging_->device_inputs(),
-                             root_stream());
+  const cuda::StepInputs* inputs = staging_->device_inputs();
+  const cuda::DeviceDrawKey draws{&inputs->epoch, &inputs->first_position};
+  batch_ = batches_->enqueue(*train_data_, staging_->device_indices(), batch, config_.augment, &draws, root_stream());
   root().stream.synchronize();
 }
 

@@ -1,10 +1,9 @@
-#include "train/engines/cuda/gpu_decode_source.h"
+#include "data/cuda/gpu_decode_source.h"
 
 #include <chrono>
 #include <stdexcept>
 
 #include "core/cuda_check.h"
-#include "data/bad_image_substitute.h"
 #include "data/image/encoded_images.h"
 #include "data/image/image_decoder.h"
 #include "data/image_batch.h"
@@ -29,7 +28,7 @@ GpuImageDecoder& GpuDecoders::for_this_thread() {
   std::unique_ptr<GpuImageDecoder>& decoder = decoders_[std::this_thread::get_id()];
   if (!decoder) {
     CHECK_CUDA(cudaSetDevice(device_));
-    decoder = std::make_unique<GpuImageDecoder>(max_batch_, bad_images_, rank_, counters_);
+    decoder = std::make_unique<GpuImageDecoder>(max_batch_, counters_);
   }
   return *decoder;
 }
@@ -39,12 +38,27 @@ GpuDecodeSource::GpuDecodeSource(const Dataset& data, bool training, BatchFormat
       training_(training),
       format_(format),
       device_sample_bytes_(data.sample_bytes() * static_cast<int64_t>(dtype_size(format.dtype))),
-      decoders_(decoders) {
+      decoders_(decoders),
+      bad_images_(data, decoders.bad_images(), decoders.rank(), decoders.counters()) {
   if (!data.streamed() || data.channels != 3) throw std::invalid_argument("GpuDecodeSource: not a data set of RGB image files");
 }
 
+DecodeTarget GpuDecodeSource::target_for(std::byte* images, int64_t row_begin) const {
+  DecodeTarget target;
+  target.out = static_cast<std::byte*>(decoders_.device_batch(images)) + row_begin * device_sample_bytes_;
+  target.height = data_.height;
+  target.width = data_.width;
+  for (int c = 0; c < 3; ++c) {
+    target.mean[c] = data_.mean[static_cast<size_t>(c)];
+    target.std[c] = data_.std[static_cast<size_t>(c)];
+  }
+  target.format = format_;
+  return target;
+}
+
 void GpuDecodeSource::fill(std::span<const int64_t> indices, const AugmentKey& key, uint64_t first_position,
-                           int64_t row_begin, int64_t row_end, std::byte* images, int32_t* labels) const {
+                           int64_t row_begin, int64_t row_end, std::byte* images, int32_t* labels,
+                           SkippedFiles* skipped) const {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   thread_local std::vector<uint8_t> buffer;
@@ -64,32 +78,20 @@ void GpuDecodeSource::fill(std::span<const int64_t> indices, const AugmentKey& k
   }
   decoders_.counters().add_read(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count(),
                                 static_cast<int64_t>(read));
-  DecodeTarget target;
-  target.out = static_cast<std::byte*>(decoders_.device_batch(images)) + row_begin * device_sample_bytes_;
-  target.height = data_.height;
-  target.width = data_.width;
-  for (int c = 0; c < 3; ++c) {
-    target.mean[c] = data_.mean[static_cast<size_t>(c)];
-    target.std[c] = data_.std[static_cast<size_t>(c)];
-  }
-  target.format = format_;
   const CropBoxFor box_for = [&](size_t row, int width, int height) {
     return image_crop_box(data_, training_, key, first_position + static_cast<uint64_t>(row_begin) + row, width, height);
   };
-  const SubstituteFor substitute = [&](size_t row, DecodedImage& image, int32_t& label) {
-    const int64_t other = substitute_sample(data_, part[row], [&](int64_t, std::span<const uint8_t> bytes) {
+  const SubstituteFor substitute = [&](size_t row, const std::string& problem, DecodedImage& image) {
+    return bad_images_.replace(part[row], problem, [&](std::span<const uint8_t> other) {
       try {
-        image = decode_image(bytes);
+        image = decode_image(other);
         return true;
       } catch (const ImageDecodeError&) {
         return false;
       }
-    });
-    if (other < 0) return false;
-    label = data_.labels[static_cast<size_t>(other)];
-    return true;
+    }, skipped);
   };
-  decoders_.for_this_thread().decode(rows, names, labels + row_begin, box_for, substitute, target);
+  decoders_.for_this_thread().decode(rows, names, labels + row_begin, box_for, substitute, target_for(images, row_begin));
 }
 
 }  // namespace sb::cuda

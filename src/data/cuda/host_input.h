@@ -19,55 +19,44 @@
 
 #include "data/batch_schedule.h"
 #include "data/batch_source.h"
-#include "data/input_counters.h"
+#include "data/cuda/gpu_decode_source.h"
+#include "data/cuda/input_pipeline.h"
 #include "data/host_batch_pipeline.h"
+#include "data/input_counters.h"
 #include "nn/cuda/cuda_handles.h"
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/layer.h"
-#include "train/engines/cuda/gpu_decode_source.h"
-#include "train/engines/cuda/gpu_wait.h"
-#include "train/engines/cuda/step_inputs.h"
-#include "train/engines/engine.h"
 
 namespace sb::cuda {
 
-struct HostInputOptions {
-  BatchOptions augmentation;  // of the training batches of a data set in memory
-  BadImages bad_images = BadImages::Fail;  // image files
-  ImageDecoding decode = ImageDecoding::Cpu;  // image files: on the workers, or nvJPEG on the copy stream
-  uint64_t seed = 0;
-  int rank = 0, world_size = 1;
-  bool drop_last = false;
-  int64_t train_batch = 1;  // per rank
-  int64_t max_batch = 1;    // the largest batch, training or evaluation
-  BatchFormat format;
-  int workers = 1;
-  bool pin_memory = true;
-};
-
-class HostInput {
+class HostInput final : public InputPipeline {
  public:
   // `train` and `test` must outlive this. wait: how the host waits for the GPU (under the watchdog).
-  HostInput(const Dataset& train, const Dataset& test, const HostInputOptions& options, const GpuWait& wait);
-  ~HostInput();
+  HostInput(const Dataset& train, const Dataset& test, const InputPipelineOptions& options, WaitForEvent wait);
+  ~HostInput() override;
 
-  // The training batch `indices` of step `info` in step slot `slot`: takes it from the workers (building it
-  // now if it was not predicted), queues its upload on the copy stream after the step that last read the
-  // slot, and makes `compute` wait for the upload. Then queues the next batches for the workers.
-  void stage_training(int slot, std::span<const int64_t> indices, const StepInfo& info, cudaStream_t compute);
-  // Evaluation batch `part` (of evaluation_batch samples) of this rank's test indices, into `slot`: the
-  // following parts are built meanwhile.
-  void stage_evaluation(int slot, std::span<const int64_t> indices, int64_t evaluation_batch, int64_t part,
-                        cudaStream_t compute);
+  bool from_host() const override { return true; }
+  // The training batch `indices` at `position` of `epoch` in step slot `slot`: takes it from the workers
+  // (building it now if it was not predicted), queues its upload on the copy stream after the step that
+  // last read the slot, and makes `compute` wait for the upload. Then queues the next batches for the workers.
+  void stage_training(int slot, std::span<const int64_t> indices, int epoch, uint64_t position,
+                      cudaStream_t compute) override;
+  // The slot's upload (staged above).
+  DeviceTensor training_batch(int slot, int64_t rows, const int64_t*, const DeviceDrawKey&, cudaStream_t) override {
+    return input(slot, rows);
+  }
+  // Stages evaluation batch `number` as a training batch is staged, building the following ones meanwhile.
+  DeviceTensor evaluation_batch(int slot, std::span<const int64_t> indices, int64_t evaluation_batch, int64_t number,
+                                cudaStream_t compute) override;
   // After the work that reads `slot`'s batch is queued on `compute`: the next upload into it waits for it.
-  void consumed(int slot, cudaStream_t compute);
+  void consumed(int slot, cudaStream_t compute) override;
 
   // The slot's batch of `rows` samples as the network's input, and its labels: fixed addresses.
   DeviceTensor input(int slot, int64_t rows) const;
-  const int32_t* labels(int slot) const;
+  const int32_t* labels(int slot) const override;
   int workers() const { return pipeline_->workers(); }
   // Image files: the workers' reading, decoding and augmenting so far; nullopt for a data set in memory.
-  std::optional<InputTotals> input_totals() const;
+  std::optional<InputTotals> input_totals() const override;
   const InputCounters& counters() const { return counters_; }
 
  private:
@@ -81,8 +70,8 @@ class HostInput {
 
   const Dataset& train_;
 
-  HostInputOptions options_;
-  const GpuWait& wait_;
+  InputPipelineOptions options_;
+  WaitForEvent wait_;
   InputCounters counters_;
   std::unique_ptr<GpuDecoders> gpu_decoders_;  // --decode gpu: the workers' nvJPEG decoders
   std::vector<DeviceBuffer> decoded_batches_;    // --decode gpu: per ring slot, the batch the workers decode
@@ -97,8 +86,8 @@ class HostInput {
   std::vector<CudaEvent> uploaded_;  // per ring slot
   std::vector<CudaEvent> upload_started_, upload_finished_;  // per ring slot, timed (image files only)
   std::vector<int> uploading_;       // ring slots taken and queued for upload, oldest first
-  std::array<CudaEvent, kStepSlots> consumed_;
-  std::array<DeviceBuffer, kStepSlots> inputs_, labels_;
+  std::array<CudaEvent, kInputSlots> consumed_;
+  std::array<DeviceBuffer, kInputSlots> inputs_, labels_;
 };
 
 }  // namespace sb::cuda

@@ -15,7 +15,6 @@
 #include "data/batch_source.h"
 #include "data/cuda/nvjpeg_decoder.h"
 #include "data/image/decoded_image.h"
-#include "data/image_decoding.h"
 #include "data/input_counters.h"
 #include "kernels/resized_crop.h"
 #include "maths/resized_crop.h"
@@ -34,9 +33,9 @@ struct EncodedRow {
 // Where row `row`'s crop lies in its image of width x height.
 using CropBoxFor = std::function<ResizedCropBox(size_t row, int width, int height)>;
 
-// --bad-images skip: decodes on the CPU the image that takes row `row`'s place (bad_image_substitute.h)
-// into `image` and gives its label; false when no other image of the split decodes.
-using SubstituteFor = std::function<bool(size_t row, DecodedImage& image, int32_t& label)>;
+// A row without an image, which failed with `problem`, under --bad-images (bad_image_substitute.h): throws,
+// or decodes on the CPU the image that takes its place into `image` and returns its label.
+using SubstituteFor = std::function<int32_t(size_t row, const std::string& problem, DecodedImage& image)>;
 
 struct DecodeTarget {
   void* out = nullptr;  // rows.size() samples of height x width in `format`, on the device
@@ -47,18 +46,36 @@ struct DecodeTarget {
 
 class GpuImageDecoder {
  public:
-  GpuImageDecoder(int64_t max_rows, BadImages bad_images, int rank, InputCounters& counters);
+  GpuImageDecoder(int64_t max_rows, InputCounters& counters);
   const char* backend() const { return decoder_.backend(); }
   // Decodes `rows`, crops each where box_for says, into `target`, and returns when they are there. Each
   // header is parsed once, by nvJPEG (by the CPU decoder for what nvJPEG refuses). A row without an image
-  // either throws ImageDecodeError naming `names[j]` and the rank (--bad-images fail) or takes the image and
-  // label `substitute` gives, counted (labels[j] is then changed).
+  // takes the image and label `substitute` gives (labels[j] is then changed), or substitute throws;
+  // `names[j]` names row j's file in its problem.
   void decode(std::span<EncodedRow> rows, std::span<const std::string> names, int32_t* labels, const CropBoxFor& box_for,
               const SubstituteFor& substitute, const DecodeTarget& target);
 
  private:
-  BadImages bad_images_;
-  int rank_;
+  // One call's images on their way to the crop kernel: those nvJPEG takes, and those decoded on the CPU.
+  struct Batch {
+    std::vector<EncodedImage> encoded;
+    std::vector<JpegProbe> probes;
+    std::vector<size_t> encoded_row;  // the row of each entry of `encoded`
+    std::vector<DecodedImage> on_cpu;
+    std::vector<size_t> on_cpu_row;
+  };
+  // Parses each readable row's header and draws its crop box; a header no decoder reads becomes the row's problem.
+  void probe_rows(std::span<EncodedRow> rows, std::span<const std::string> names, const CropBoxFor& box_for, Batch& batch);
+  // nvJPEG's decode of what it takes; what it refuses is decoded on the CPU (or becomes the row's problem).
+  void decode_rows(std::span<EncodedRow> rows, std::span<const std::string> names, Batch& batch);
+  // Each row without an image takes its substitute, decoded on the CPU.
+  void substitute_rows(std::span<EncodedRow> rows, int32_t* labels, const CropBoxFor& box_for,
+                       const SubstituteFor& substitute, Batch& batch);
+  // Copies the CPU-decoded images to the device, beside nvJPEG's.
+  void upload_cpu_images(Batch& batch);
+  // The crop kernel over the rows' sources into `target`, and the wait for it.
+  void crop(size_t rows, const DecodeTarget& target);
+
   InputCounters& counters_;
   CudaStream stream_;
   NvjpegBatchDecoder decoder_;

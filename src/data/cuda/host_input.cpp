@@ -1,10 +1,11 @@
-#include "train/engines/cuda/host_input.h"
+#include "data/cuda/host_input.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/cuda_check.h"
-#include "data/image/encoded_images.h"
-#include "train/engines/cuda/gpu_decode_source.h"
+#include "data/cuda/gpu_decode_source.h"
+#include "data/image_data_sets.h"
 
 namespace sb::cuda {
 namespace {
@@ -14,12 +15,12 @@ constexpr int kRingSlots = 4;
 
 }  // namespace
 
-HostInput::HostInput(const Dataset& train, const Dataset& test, const HostInputOptions& options, const GpuWait& wait)
+HostInput::HostInput(const Dataset& train, const Dataset& test, const InputPipelineOptions& options, WaitForEvent wait)
     : train_(train),
       options_(options),
-      wait_(wait),
+      wait_(std::move(wait)),
       schedule_(train.size(), options.world_size, options.rank, options.seed, options.drop_last, options.train_batch,
-                train.streamed() ? train.encoded->shard_sizes() : std::vector<int64_t>{}) {
+                shard_sizes(train)) {
   const bool gpu_decode = train.streamed() && options.decode == ImageDecoding::Gpu;
   // A host row is a built sample, or with --decode gpu the record of a still-encoded file.
   const int64_t device_sample_bytes = std::max(train.sample_bytes(), test.sample_bytes()) * static_cast<int64_t>(dtype_size(options.format.dtype));
@@ -58,7 +59,7 @@ HostInput::HostInput(const Dataset& train, const Dataset& test, const HostInputO
     }
   }
   uploading_.reserve(kRingSlots);
-  for (int s = 0; s < kStepSlots; ++s) {
+  for (int s = 0; s < kInputSlots; ++s) {
     consumed_[static_cast<size_t>(s)] = CudaEvent::create(cudaEventDisableTiming);
     inputs_[static_cast<size_t>(s)].ensure(device_image_bytes);
     labels_[static_cast<size_t>(s)].ensure(label_bytes);
@@ -73,11 +74,12 @@ HostInput::~HostInput() {
   pipeline_.reset();
 }
 
-void HostInput::stage_training(int slot, std::span<const int64_t> indices, const StepInfo& info, cudaStream_t compute) {
-  const BatchRequest wanted{train_builder_.get(), indices, AugmentKey{options_.seed, info.epoch, options_.rank}, info.position};
+void HostInput::stage_training(int slot, std::span<const int64_t> indices, int epoch, uint64_t position,
+                               cudaStream_t compute) {
+  const BatchRequest wanted{train_builder_.get(), indices, AugmentKey{options_.seed, epoch, options_.rank}, position};
   if (!pipeline_->front_is(wanted)) {
     queue_unless_next(wanted);
-    last_predicted_ = schedule_.at(info.epoch, info.position);
+    last_predicted_ = schedule_.at(epoch, position);
   }
   upload(slot, pipeline_->take(), compute);
   while (last_predicted_ && slot_free_now()) {
@@ -88,8 +90,8 @@ void HostInput::stage_training(int slot, std::span<const int64_t> indices, const
   }
 }
 
-void HostInput::stage_evaluation(int slot, std::span<const int64_t> indices, int64_t evaluation_batch, int64_t part,
-                                 cudaStream_t compute) {
+DeviceTensor HostInput::evaluation_batch(int slot, std::span<const int64_t> indices, int64_t evaluation_batch,
+                                         int64_t part, cudaStream_t compute) {
   const int64_t parts = (static_cast<int64_t>(indices.size()) + evaluation_batch - 1) / evaluation_batch;
   const auto request = [&](int64_t p) {
     const size_t begin = static_cast<size_t>(p * evaluation_batch);
@@ -104,6 +106,7 @@ void HostInput::stage_evaluation(int slot, std::span<const int64_t> indices, int
   }
   upload(slot, pipeline_->take(), compute);
   while (last_evaluation_part_ + 1 < parts && slot_free_now()) pipeline_->submit(request(++last_evaluation_part_));
+  return input(slot, static_cast<int64_t>(wanted.indices.size()));
 }
 
 void HostInput::queue_unless_next(const BatchRequest& wanted) {
@@ -132,6 +135,7 @@ void HostInput::upload(int slot, const HostBatch& batch, cudaStream_t compute) {
   done.record(copy_stream_.get());
   CHECK_CUDA(cudaStreamWaitEvent(compute, done.get(), 0));
   uploading_.push_back(batch.slot);
+  counters_.add_skipped(batch.skipped);  // taken for a step: its skipped files count now
 }
 
 void HostInput::consumed(int slot, cudaStream_t compute) { consumed_[static_cast<size_t>(slot)].record(compute); }
@@ -141,7 +145,7 @@ void HostInput::reclaim(bool all) {
   for (; done < uploading_.size(); ++done) {
     const CudaEvent& uploaded = uploaded_[static_cast<size_t>(uploading_[done])];
     if (all) {
-      wait_.for_event(uploaded);  // behind it may be a step's all-reduce: wait under the watchdog
+      wait_(uploaded);  // behind it may be a step's all-reduce: wait under the watchdog
     } else {
       const cudaError_t status = uploaded.query();
       if (status == cudaErrorNotReady) break;

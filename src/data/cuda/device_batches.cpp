@@ -1,4 +1,4 @@
-#include "train/engines/cuda/device_batches.h"
+#include "data/cuda/device_batches.h"
 
 #include <string>
 
@@ -30,7 +30,7 @@ DeviceBatches::DeviceBatches(const BatchOptions& augmentation, uint64_t seed, in
 }
 
 DeviceTensor DeviceBatches::enqueue(const DeviceDataset& data, const int64_t* indices, int64_t batch, bool augment,
-                                    const StepInputs* step_inputs, cudaStream_t stream) {
+                                    const DeviceDrawKey* draws, cudaStream_t stream) {
   const Dataset& host = data.host();
   kernels::GatherBatchArgs a;
   a.images = data.images();
@@ -49,12 +49,12 @@ DeviceTensor DeviceBatches::enqueue(const DeviceDataset& data, const int64_t* in
     a.crop_padding = augmentation_.crop_padding;
     a.horizontal_flip = augmentation_.horizontal_flip;
   }
-  // Without step_inputs (evaluation: no augmentation) the key's epoch and the first position are unused.
+  // Without draws (evaluation: no augmentation) the key's epoch and the first position are unused.
   a.key = kernels::AugmentDrawKey{seed_, 0, rank_};
   a.first_position = 0;
-  if (step_inputs) {
-    a.epoch_device = &step_inputs->epoch;
-    a.first_position_device = &step_inputs->first_position;
+  if (draws) {
+    a.epoch_device = draws->epoch;
+    a.first_position_device = draws->first_position;
   }
   const size_t bytes = static_cast<size_t>(batch) * static_cast<size_t>(host.sample_bytes()) * dtype_size(dtype_);
   a.out = input_.ensure(bytes);

@@ -10,11 +10,12 @@
 #include <thread>
 #include <vector>
 
+#include "data/bad_image_substitute.h"
 #include "data/batch_source.h"
 #include "data/dataset.h"
 #include "data/image_decoding.h"
 #include "data/input_counters.h"
-#include "train/engines/cuda/gpu_image_decode.h"
+#include "data/cuda/gpu_image_decode.h"
 
 namespace sb::cuda {
 
@@ -29,6 +30,8 @@ class GpuDecoders {
   // where this was made) the thread's: a new thread starts on device 0.
   GpuImageDecoder& for_this_thread();
   InputCounters& counters() { return counters_; }
+  BadImages bad_images() const { return bad_images_; }
+  int rank() const { return rank_; }
 
  private:
   int device_;
@@ -46,15 +49,21 @@ class GpuDecodeSource : public BatchSource {
   // `data` (image files) and `decoders` must outlive the source.
   GpuDecodeSource(const Dataset& data, bool training, BatchFormat format, GpuDecoders& decoders);
   int64_t sample_bytes() const override { return 1; }  // the pixels go to the device batch
+  // A file that can't be read or decoded goes to the --bad-images policy (bad_image_substitute.h), its
+  // substitute decoded on the CPU.
   void fill(std::span<const int64_t> indices, const AugmentKey& key, uint64_t first_position, int64_t row_begin,
-            int64_t row_end, std::byte* images, int32_t* labels) const override;
+            int64_t row_end, std::byte* images, int32_t* labels, SkippedFiles* skipped = nullptr) const override;
 
  private:
+  // Where the crop kernel writes rows from row_begin on of the batch whose host rows are `images`.
+  DecodeTarget target_for(std::byte* images, int64_t row_begin) const;
+
   const Dataset& data_;
   bool training_;
   BatchFormat format_;
   int64_t device_sample_bytes_;
   GpuDecoders& decoders_;
+  BadImagePolicy bad_images_;
 };
 
 }  // namespace sb::cuda

@@ -11,9 +11,15 @@
 #include "data/dataset.h"
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/layer.h"
-#include "train/engines/cuda/step_inputs.h"
 
 namespace sb::cuda {
+
+// Where a captured step's batch kernel reads the augmentation's epoch and the batch's first sample
+// position at replay: device memory that the engine refreshes before each step.
+struct DeviceDrawKey {
+  const int64_t* epoch = nullptr;
+  const uint64_t* first_position = nullptr;
+};
 
 // Throws a UserError when the batch kernel can't take `data`'s samples (too many channels).
 void check_fits_batch_kernel(const Dataset& data);
@@ -39,11 +45,10 @@ class DeviceBatches {
                 int64_t max_batch);
 
   // Queues the batch kernel for `batch` samples of `data` at the device indices `indices`. With
-  // step_inputs (device), the augmentation's epoch and first position are read from there, so that a
-  // captured graph draws each step's own. Returns the batch as the network's input; its labels are at
-  // labels().
+  // `draws`, the augmentation's epoch and first position are read from there, so that a captured graph
+  // draws each step's own. Returns the batch as the network's input; its labels are at labels().
   DeviceTensor enqueue(const DeviceDataset& data, const int64_t* indices, int64_t batch, bool augment,
-                       const StepInputs* step_inputs, cudaStream_t stream);
+                       const DeviceDrawKey* draws, cudaStream_t stream);
   const int32_t* labels() const { return static_cast<const int32_t*>(labels_.data()); }
 
  private:
