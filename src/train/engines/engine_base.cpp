@@ -1,6 +1,6 @@
 #include "train/engines/engine_base.h"
 
-#include "data/image/encoded_images.h"
+#include "data/image_data_sets.h"
 #include "models/registry.h"
 
 namespace sb {
@@ -9,7 +9,7 @@ EngineFacts EngineBase::data_facts() const {
   EngineFacts facts;
   facts.train_size = train_.size();
   facts.test_size = test_.size();
-  if (train_.streamed()) facts.train_shard_sizes = train_.encoded->shard_sizes();
+  facts.train_shard_sizes = shard_sizes(train_);
   return facts;
 }
 
