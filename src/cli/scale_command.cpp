@@ -234,13 +234,15 @@ void write_study_rows(const std::vector<StudyPoint>& points, const std::vector<S
     for (const StudyPoint& p : points) results->append_efficiency_split_row(to_split_row(p));
 }
 
-// "4 ranks: 23.4 points = exposed comm 2.1 + skew 3.0 (compute 2.5, input 0.3, optimizer 0.2) + ...": where
-// each configuration above its baseline lost its efficiency (docs/scaling_diagnosis.md).
-std::string points(double fraction) {
+// A fraction of efficiency in points: "23.4", or n/a.
+std::string points_text(double fraction) {
   char text[24];
   std::snprintf(text, sizeof text, "%.1f", 100.0 * fraction);
   return std::isfinite(fraction) ? text : "n/a";
 }
+
+// "4 ranks: loss 23.4 = exposed comm 2.1 + skew 3.0 (compute 2.5, input 0.3, optimizer 0.2) + ...": where
+// each configuration above its baseline lost its efficiency (docs/scaling_diagnosis.md).
 void print_efficiency_split(const std::vector<StudyPoint>& points_of_study, const std::vector<SweepCombination>& combinations,
                             const char* counted, int repeats) {
   const auto baseline = [&](const StudyPoint& p) {
@@ -257,13 +259,18 @@ void print_efficiency_split(const std::vector<StudyPoint>& points_of_study, cons
            "steps; docs/scaling_diagnosis.md):\n");
       header = true;
     }
-    const std::string skew = std::isfinite(s.skew) ? points(s.skew) + " (compute " + points(s.skew_compute) + ", input " +
-                                                         points(s.skew_input) + ", optimizer " + points(s.skew_optimizer) + ")"
-                                                   : "n/a (inside exposed comm)";
     const std::string where = combinations.size() > 1 || repeats > 1 ? " (" + group_name(p.plan, combinations, repeats) + ")" : "";
+    if (s.median_rank < 0) {
+      log0("%d %s%s: loss %s, not split: no step was sampled (--sample-steps)\n", p.gpus, counted, where.c_str(),
+           points_text(s.efficiency_loss).c_str());
+      continue;
+    }
+    const std::string skew = std::isfinite(s.skew) ? points_text(s.skew) + " (compute " + points_text(s.skew_compute) + ", input " +
+                                                         points_text(s.skew_input) + ", optimizer " + points_text(s.skew_optimizer) + ")"
+                                                   : "n/a (inside exposed comm)";
     log0("%d %s%s: loss %s = exposed comm %s + skew %s + input %s + compute %s + unexplained %s\n", p.gpus, counted,
-         where.c_str(), points(s.efficiency_loss).c_str(), points(s.exposed_comm).c_str(), skew.c_str(),
-         points(s.input).c_str(), points(s.compute).c_str(), points(s.unexplained).c_str());
+         where.c_str(), points_text(s.efficiency_loss).c_str(), points_text(s.exposed_comm).c_str(), skew.c_str(),
+         points_text(s.input).c_str(), points_text(s.compute).c_str(), points_text(s.unexplained).c_str());
   }
 }
 
