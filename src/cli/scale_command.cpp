@@ -303,7 +303,8 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   const std::optional<CliConfig> cli =
       parse_command(session, "scale", kScale,
                     "The scaling study in one job: trains on 1, 2, 4, ... of the job's ranks in turn (sub-communicators)\n"
-                    "and writes every configuration plus a /study table of speedup and efficiency.\n"
+                    "and writes every configuration plus a /study table of speedup and efficiency, and where the efficiency went\n"
+                    "(/efficiency_split, also its closing lines).\n"
                     "--epochs counts the measured epochs of each configuration; --settle-epochs run before them, left out of the figures.\n"
                     "--sweep-* options run every combination of their values at every GPU count, --repeats times each.",
                     args, command_line);
