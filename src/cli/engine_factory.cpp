@@ -1,5 +1,6 @@
 #include "cli/engine_factory.h"
 
+#include "cli/gradient_sync_table.h"
 #include "core/error.h"
 #include "train/engines/cpu_engine.h"
 #include "train/engines/dp/cpu_replicas.h"
@@ -48,14 +49,17 @@ std::unique_ptr<Engine> make_engine(const TrainConfig& config, const Dataset& tr
     return std::make_unique<DataParallelEngine>(std::make_unique<CpuReplicas>(config, train, test, comm), train.size(),
                                                 test.size());
   }
-  if (config.device == Device::Cpu) return std::make_unique<CpuEngine>(config, train, test, comm, local_size);
+  if (config.device == Device::Cpu)
+    return std::make_unique<CpuEngine>(config, train, test, comm, local_size, gradient_sync_for(Device::Cpu));
   check_device_available(config, local_size);
 #ifdef SCALEBENCH_HAVE_CUDA
   if (config.parallel == Parallel::Dp) {
     return std::make_unique<DataParallelEngine>(make_cuda_replicas(config, train, test), train.size(),
                                                 test.size());
   }
-  return make_cuda_engine(config, train, test, comm, local_rank, local_size);
+  cuda::CudaEngineOptions options;
+  options.gradient_sync = &gradient_sync_for(Device::Cuda);
+  return make_cuda_engine(config, train, test, comm, local_rank, local_size, options);
 #else
   (void)local_rank;
   return nullptr;

@@ -1,6 +1,7 @@
 // The CUDA engine's paths as a run takes them: the settled ones, whatever the environment holds (no
 // variable chooses one, those named SCALEBENCH_DEV_* included, in any spelling), and
-// the optimizer overlap turned off by CudaEngineOptions alone. Host code: runs without a GPU.
+// the optimizer overlap turned off by CudaEngineOptions alone, and the CUDA row of the gradient-sync
+// strategies. Host code: runs without a GPU.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -34,6 +35,8 @@ TEST(CudaEngineOptions, ARunTakesTheSettledPaths) {
   const cuda::CudaEngineOptions options;
   EXPECT_TRUE(options.optimizer_overlap && options.symmetric_memory);
   EXPECT_FALSE(options.adjust_context) << "a run leaves the layers' options as context_options sets them";
+  EXPECT_EQ(options.gradient_sync, &cuda::kBucketedAllreduce) << "the CUDA row of the gradient-sync strategies";
+  EXPECT_EQ(options.gradient_sync->device, Device::Cuda);
   EXPECT_TRUE(settled_layers(context_options(gpu_config())));
   EXPECT_EQ(cuda::overlap_refusal(options, gpu_config(), 2), "");
 }

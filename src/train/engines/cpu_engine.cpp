@@ -21,13 +21,15 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 }  // namespace
 
-CpuEngine::CpuEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm, int local_ranks)
+CpuEngine::CpuEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm, int local_ranks,
+                     const GradientSyncStrategy& sync)
     : EngineBase(config, train, test, comm),
       net_([&] {
         const StartupSpan network_startup(StartupPart::network);
         return cpu::Network<float>(model_spec_for(config, train), config.seed);
       }()),
       optimizer_(optimizer_for(config, static_cast<int64_t>(net_.params().size()))),
+      sync_(sync.make(GradientSyncSetup{config, comm, std::span<float>(net_.grads())})),
       dropout_key_(dropout_stream_key(config.seed, comm.rank())),
       micro_batch_(config.per_rank_batch(comm.size())),
       input_(train, test,
@@ -93,6 +95,7 @@ PhaseTimes CpuEngine::train_step(std::span<const int64_t> indices, const StepInf
   try {
     cpu::ScopedStepInterrupt interruptible(stop_signal_received);
     const std::vector<std::span<const int64_t>> micro = micro_batches(indices, micro_batch_, config_.accumulate_steps);
+    sync_->begin(0, micro.size());
     uint64_t position = info.position;
     for (size_t m = 0; m < micro.size(); ++m) {
       run_micro_batch(micro[m], info, m, position, indices.size(), t);
@@ -117,10 +120,12 @@ PhaseTimes CpuEngine::train_step(std::span<const int64_t> indices, const StepInf
     return t;
   }
 
-  // The all-reduce blocks after backward: all of it is comm, and backward_overlap stays 0.
+  // The whole gradient is final; the host strategy's average blocks after backward: all of it is comm, and
+  // backward_overlap stays 0.
   std::optional<NvtxRange> phase(phase_name(kPhaseComm));
   auto t0 = Clock::now();
-  comm_.allreduce_avg(std::span<float>(net_.grads()));
+  sync_->gradients_ready(0, nullptr);
+  sync_->finish();
   t.seconds[kPhaseComm] = seconds_since(t0);
 
   phase.reset();

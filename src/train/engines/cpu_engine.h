@@ -1,5 +1,6 @@
-// The CPU reference engine: the model in fp32 through the CPU layers, gradients averaged with an MPI
-// all-reduce through the Communicator, the optimizer over the flat buffers.
+// The CPU reference engine: the model in fp32 through the CPU layers, gradients averaged by its
+// gradient-sync strategy (train/engines/gradient_sync.h; by default one blocking MPI all-reduce through
+// the Communicator), the optimizer over the flat buffers.
 #pragma once
 #include <memory>
 #include <optional>
@@ -9,14 +10,18 @@
 #include "nn/cpu/network.h"
 #include "optim/optimizer.h"
 #include "train/engines/engine_base.h"
+#include "train/engines/gradient_sync.h"
+#include "train/engines/host_allreduce_sync.h"
 
 namespace sb {
 
 class CpuEngine final : public EngineBase, private EngineRunState, private EngineMeasurements {
  public:
   // The datasets must outlive the engine. local_ranks: the ranks on this node, which share its cores
-  // among their image decoding threads (--workers 0).
-  CpuEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm, int local_ranks = 1);
+  // among their image decoding threads (--workers 0). sync: the strategy that averages the gradients (a
+  // host row of the strategies table, src/cli/gradient_sync_table.h).
+  CpuEngine(const TrainConfig& config, const Dataset& train, const Dataset& test, Communicator& comm, int local_ranks = 1,
+            const GradientSyncStrategy& sync = kHostAllreduce);
 
   EngineFacts describe() const override;
   PhaseTimes train_step(std::span<const int64_t> indices, const StepInfo& info) override;
@@ -47,6 +52,7 @@ class CpuEngine final : public EngineBase, private EngineRunState, private Engin
 
   cpu::Network<float> net_;
   std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<GradientSync> sync_;  // averages net_'s gradients across the ranks
   std::mutex update_mutex_;  // held while the update changes the parameters and optimizer state
   uint64_t dropout_key_;
   int64_t micro_batch_;  // per-rank samples of a micro-batch (--batch-size)

@@ -25,7 +25,7 @@
 #include "train/engines/cuda/device_monitor.h"
 #include "train/engines/cuda/device_state.h"
 #include "train/engines/cuda/gpu_wait.h"
-#include "train/engines/cuda/gradient_sync.h"
+#include "train/engines/cuda/device_sync_parts.h"
 #include "train/engines/cuda/step_graph_policy.h"
 #include "train/engines/cuda/step_graphs.h"
 #include "train/engines/cuda/step_inputs.h"
@@ -33,6 +33,7 @@
 #include "train/engines/cuda/step_timer.h"
 #include "train/engines/cuda/training_input.h"
 #include "train/engines/engine_base.h"
+#include "train/engines/gradient_sync.h"
 #include "train/engines/micro_batches.h"
 #include "train/run_setup.h"
 
@@ -86,14 +87,15 @@ class CudaEngine final : public EngineBase, private EngineRunState, private Engi
   void log_fusion_report() const;
 
   // Every part that holds device resources is created in the constructor, after the device is selected,
-  // in the order below (but the input, which the factory makes on the device first); they are released
-  // in reverse: the NCCL communicator after the buckets that use it, the compute stream after everything
-  // that queues work on it, the monitor last.
+  // in the order below (but the input, which the factory makes on the device first, and the gradient sync,
+  // made after the step state, whose optimizer it may take the update of); they are released in reverse:
+  // the NCCL communicator after the buckets that use it, the compute stream after everything that queues
+  // work on it, the monitor last.
   std::unique_ptr<cuda::DeviceMonitor> monitor_;  // selects the device
   cuda::CudaStream stream_;
   std::unique_ptr<cuda::Context> ctx_;
   std::unique_ptr<cuda::Network> net_;
-  std::unique_ptr<cuda::GradientSync> sync_;
+  std::unique_ptr<GradientSync> sync_;  // the strategy of CudaEngineOptions::gradient_sync
   std::unique_ptr<cuda::StepState> state_;
   cuda::GpuWait gpu_wait_;
   std::unique_ptr<cuda::InputPipeline> input_;
@@ -115,11 +117,12 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
                                 "; lower --batch-size or --eval-batch-size, or use --precision bf16");
   stream_ = cuda::CudaStream::create_non_blocking();
   build_network(options);
-  sync_ = std::make_unique<cuda::GradientSync>(config, comm, *net_, *ctx_, stream_.get(), options);
   state_ = std::make_unique<cuda::StepState>(config, micro_batch(), *net_, ctx_->compute_dtype(), log_probabilities_, stream_);
   ctx_->set_device_step(&state_->staging().device_micro_inputs(0)->step);  // each micro-batch of a step sets its own
-  sync_->overlap_updates(state_->optimizer(), config, comm.size(), options);
-  timer_.emplace(sync_->buckets());
+  cuda::DeviceSyncParts parts{*net_, *ctx_, state_->optimizer(), options};
+  const std::span<float> grads(net_->grads(), static_cast<size_t>(net_->param_count()));
+  sync_ = options.gradient_sync->make(GradientSyncSetup{config, comm, grads, &parts});
+  timer_.emplace(*sync_);
   stream_.synchronize();
   monitor_->measure_peak_rate(ctx_->compute_dtype(), ctx_->tf32(), cache_folder(config));
   monitor_->sample_memory();
@@ -153,7 +156,7 @@ void CudaEngine::enqueue_step_body(const std::vector<int64_t>& micro_sizes, int 
   const bool timed_data = !input_->from_host();  // the host's upload is timed in train_step
   // With several micro-batches the phase events bracket the last one (and the step's all-reduce and
   // update); the micro-batches before it count in the step's wall time only.
-  sync_->begin_step(slot, count);
+  sync_->begin(slot, count);
   int64_t offset = 0;
   // Host ranges around what each phase enqueues (a captured step shows them once, at its capture).
   std::optional<NvtxRange> phase;
@@ -199,7 +202,7 @@ void CudaEngine::enqueue_step_end(int slot, bool capturing, std::optional<NvtxRa
   phase.reset();
   phase.emplace(phase_name(kPhaseOptimizer));
   // With the optimizer overlap each bucket's update followed its all-reduce, and finish() waited for them.
-  if (!sync_->queues_updates()) state_->enqueue_update(*net_, s);
+  if (!sync_->updates_parameters()) state_->enqueue_update(*net_, s);
   timer_->record(slot, cuda::kOptimizerDone, s, capturing);
 }
 

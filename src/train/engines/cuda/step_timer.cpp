@@ -22,14 +22,15 @@ double steady_seconds() {
 
 }  // namespace
 
-StepTimer::StepTimer(const GradientBuckets* buckets) : buckets_(buckets), stamps_(kAnchor + 1) {
+StepTimer::StepTimer(const GradientSync& sync)
+    : sync_(sync), updates_follow_allreduces_(sync.updates_parameters()), stamps_(kAnchor + 1) {
   for (auto& e : done_) e = CudaEvent::create(cudaEventDisableTiming);
 }
 
 void StepTimer::record(int slot, StepEvent event, cudaStream_t stream, bool capturing) const {
   // With queued updates read() takes the end of communication from the buckets' timestamps: a stamp of its
   // own would only lengthen the step's tail (each is a kernel node on the compute stream).
-  if (event == kCommDone && updates_follow_allreduces()) return;
+  if (event == kCommDone && updates_follow_allreduces_) return;
   stamps_.record(index(slot, event), stream);
   if (event == kOptimizerDone) done_[static_cast<size_t>(slot)].record_maybe_captured(stream, capturing);
 }
@@ -50,8 +51,8 @@ PhaseTimes StepTimer::read(int slot, const GpuWait& wait) const {
   PhaseTimes t;
   StepTimeline& line = t.timeline;
   for (const auto& [boundary, event] : kBoundaryEvents) line.ends[boundary] = stamps_.seconds(start, index(slot, event));
-  if (buckets_) line.buckets = buckets_->read_times(slot, stamps_.ns(start));
-  if (updates_follow_allreduces()) {
+  line.buckets = sync_.read_times(slot, stamps_.ns(start));
+  if (updates_follow_allreduces_) {
     // The compute stream waited for the updates too: communication ends with the last all-reduce (or with
     // backward), and what the updates held the step beyond it counts as the optimizer's.
     double reduced = line.ends[kBackwardEnd];

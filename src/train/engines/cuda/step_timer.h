@@ -17,9 +17,9 @@
 #include "nn/cuda/cuda_handles.h"
 #include "train/engines/cuda/device_timestamps.h"
 #include "train/engines/cuda/gpu_wait.h"
-#include "train/engines/cuda/gradient_buckets.h"
 #include "train/engines/cuda/step_inputs.h"
 #include "train/engines/engine.h"
+#include "train/engines/gradient_sync.h"
 
 namespace sb::cuda {
 
@@ -28,7 +28,9 @@ enum StepEvent { kStepStart = 0, kDataDone, kForwardDone, kBackwardDone, kCommDo
 
 class StepTimer {
  public:
-  explicit StepTimer(const GradientBuckets* buckets);  // creates the timestamps and events of every slot
+  // Creates the timestamps and events of every slot; reads the buckets' times from `sync`, which must
+  // outlive it.
+  explicit StepTimer(const GradientSync& sync);
 
   // Records `event` of the step in `slot` (a kernel node inside a stream capture); kOptimizerDone, the
   // step's last, also records the slot's completion event, which the host waits for before reading.
@@ -45,12 +47,12 @@ class StepTimer {
 
  private:
   PhaseTimes read(int slot, const GpuWait& wait) const;
-  // The optimizer overlap: the buckets' updates follow their all-reduces on the communication stream.
-  bool updates_follow_allreduces() const { return buckets_ && buckets_->queues_updates(); }
 
   static size_t index(int slot, StepEvent event) { return static_cast<size_t>(slot) * kStepEvents + event; }
 
-  const GradientBuckets* buckets_;
+  const GradientSync& sync_;
+  // The optimizer overlap: the buckets' updates follow their all-reduces on the communication stream.
+  const bool updates_follow_allreduces_;
   DeviceTimestamps stamps_;  // kStepEvents per slot, then the anchor's
   std::array<CudaEvent, kStepSlots> done_;
   bool pending_ = false;
