@@ -3,7 +3,6 @@
 // (the answer to "how many --cpus-per-task per GPU?"). On a GPU node it runs the training pipeline itself
 // (workers, pinned buffers, the upload or nvJPEG's decode and the crop kernel); without a GPU, --decode cpu
 // into host memory.
-#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -50,7 +49,8 @@ const char* const kIoHelp =
     "  --batches N         timed batches per measurement (default 40), after --warm-up N untimed (default 8)\n"
     "  --image-size N      the crops' side (default 224)\n"
     "  --precision P       the batches' element type: fp32, fp16 or bf16 (default bf16)\n"
-    "  --target-rate R     a model's training rate in images/s: print the workers each decoder needs for it;\n"
+    "  --target-rate R     a model's training rate in images/s: print the workers each decoder needs for it\n"
+    "                      (measured, else estimated at the largest count's images per busy worker-second);\n"
     "                      with --emulate-gpus, the images/s of one emulated GPU\n"
     "  --train-limit N     use the first N training images\n"
     "  --seed S            the crops' seed (default 1)\n"
@@ -58,12 +58,14 @@ const char* const kIoHelp =
     "\n"
     "Can this storage feed N GPUs? (as MLPerf Storage asks it, with the real pipeline):\n"
     "  --emulate-gpus LIST emulated GPUs per node, e.g. 1,2,4,8. Every rank reads and decodes its share of the\n"
-    "                      files (--decode cpu, one --workers count a rank; default the node's cores over its\n"
-    "                      ranks) and feeds its share of the node's emulated GPUs, each computing a batch in\n"
-    "                      batch/rate seconds while the workers build the next ones; --batches counts timed steps.\n"
-    "                      Prints per count the accelerator utilisation AU (the emulated compute over the wall\n"
-    "                      time, the slowest rank's), MB/s and files/s per node and in all, and the stage that\n"
-    "                      limits; then the largest count that keeps AU >= 90%\n"
+    "                      files (one --decode: cpu, or gpu with nvJPEG on the rank's GPU; one --workers count a\n"
+    "                      rank, default the node's cores over its ranks) and feeds its share of the node's\n"
+    "                      emulated GPUs, each computing a batch in batch/rate seconds while the workers build\n"
+    "                      the next ones; --batches counts timed steps. Prints per count the accelerator\n"
+    "                      utilisation AU (the emulated compute over the wall time: the slowest rank's, so the\n"
+    "                      lowest node's, with a line per node where the job spans several), MB/s and files/s\n"
+    "                      per node and in all, and the stage that limits (read, decode or copy); then the\n"
+    "                      largest count that keeps AU >= 90% on every node\n"
     "  --rate-from FILE    the rate of one emulated GPU from a train run's results file: the median images/s\n"
     "                      of its steady epochs over its ranks (instead of --target-rate)\n"
     "  --cold-cache        read from the storage, not the page cache: drop each file's cached pages before its\n"
@@ -161,6 +163,8 @@ InputRate measure(const TrainTest& data, const IoArgs& a, ImageDecoding decode, 
   return measure_cpu_input(data.train, workers, a.batch, a.warm_up, a.batches, format, a.seed);
 }
 
+// The fewest workers measured at the rate, else the estimate at the largest count's busy seconds per image
+// (workers_needed, the estimate --emulate-gpus prints too).
 std::string needed_workers(const std::vector<IoRow>& rows, ImageDecoding decode, double target) {
   const IoRow* largest = nullptr;
   const IoRow* enough = nullptr;
@@ -174,9 +178,9 @@ std::string needed_workers(const std::vector<IoRow>& rows, ImageDecoding decode,
   if (enough) {
     std::snprintf(line, sizeof line, "%d worker(s) measured at %.0f img/s", enough->workers, enough->rate.images_per_s);
   } else {
-    const double per_worker = largest->rate.images_per_s / largest->workers;
-    std::snprintf(line, sizeof line, "about %d workers (%d measured gave %.0f img/s, %.0f per worker)",
-                  static_cast<int>(std::ceil(target / per_worker)), largest->workers, largest->rate.images_per_s, per_worker);
+    const InputTotals& t = largest->rate.totals;
+    std::snprintf(line, sizeof line, "about %d workers (%d measured gave %.0f img/s, %.0f per busy worker-second)",
+                  workers_needed(target, t), largest->workers, largest->rate.images_per_s, images_per_worker_second(t));
   }
   return line;
 }
@@ -188,15 +192,15 @@ DatasetSpec check_io_args(IoArgs& a, const MpiSession& session) {
   if (!streamed(spec))
     throw UserError("io measures the pipeline of image files; --data " + a.data + " is held decoded in memory: give "
                     "imagefolder:DIR or tars:DIR");
-  check_emulation_args(a, session, gpu_present());
-  if (a.decoders.empty()) {
-    a.decoders.push_back(ImageDecoding::Cpu);
-    if (nvjpeg_present()) a.decoders.push_back(ImageDecoding::Gpu);
-  }
   for (ImageDecoding d : a.decoders)
     if (d == ImageDecoding::Gpu && !nvjpeg_present())
       throw UserError("--decode gpu needs nvJPEG and a visible GPU; this scalebench " +
                       std::string(gpu_present() ? "was built without nvJPEG" : "sees no GPU") + ": use --decode cpu");
+  check_emulation_args(a, session);
+  if (a.decoders.empty()) {
+    a.decoders.push_back(ImageDecoding::Cpu);
+    if (nvjpeg_present()) a.decoders.push_back(ImageDecoding::Gpu);
+  }
   if (a.workers.empty()) {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     for (int w = 1; w < cores; w *= 2) a.workers.push_back(w);

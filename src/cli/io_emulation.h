@@ -8,9 +8,10 @@
 
 namespace sb {
 
-// The checks and choices of the emulation's options (--decode, --workers, the rate, --cold-cache),
+// The checks and choices of the emulation's options (one --decode, --workers, the rate, --cold-cache),
 // before any data is read; --rate-from is read here. Throws UserError, one sentence naming the option.
-void check_emulation_args(IoArgs& a, const MpiSession& session, bool gpu_visible);
+// --decode gpu's need of nvJPEG and a GPU is checked before, as for every io run.
+void check_emulation_args(IoArgs& a, const MpiSession& session);
 // The data's check against the options: every rank needs a whole batch of its share of the samples.
 void check_emulation_data(const IoArgs& a, const TrainTest& data, int ranks);
 

@@ -21,9 +21,10 @@ constexpr int kSlotsPerGpu = 4;
 // The ring of host buffers the pipeline builds into, and the schedule of the rank's batches.
 class EmulatedInput {
  public:
-  EmulatedInput(const Dataset& data, const EmulationSettings& s, const BatchSource& source)
+  EmulatedInput(const Dataset& data, const EmulationSettings& s, const BatchSource& source, EmulatedTarget& target)
       : s_(s),
         source_(source),
+        target_(target),
         schedule_(data.size(), s.ranks, s.rank, s.seed, true, s.batch,
                   shard_sizes(data)) {
     const int slots = kSlotsPerGpu * s.gpus;
@@ -31,8 +32,10 @@ class EmulatedInput {
     images_.resize(static_cast<size_t>(slots * s.batch * sample_bytes));
     labels_.resize(static_cast<size_t>(slots * s.batch));
     std::vector<HostBatchBuffer> buffers;
-    for (int64_t b = 0; b < slots; ++b)
+    for (int64_t b = 0; b < slots; ++b) {
       buffers.push_back(HostBatchBuffer{images_.data() + static_cast<size_t>(b * s.batch * sample_bytes), labels_.data() + b * s.batch});
+      target.add_slot(buffers.back().images);
+    }
     pipeline_ = std::make_unique<HostBatchPipeline>(s.workers, std::move(buffers), s.batch, sample_bytes);
   }
 
@@ -44,10 +47,14 @@ class EmulatedInput {
     }
   }
 
-  // One step: each emulated GPU takes its batch (waiting for the workers where it is not built yet) and
-  // the slot goes back at once, as after its upload; then the GPUs compute side by side.
+  // One step: each emulated GPU takes its batch (waiting for the workers where it is not built yet), the
+  // batch is uploaded and its slot goes back; then the GPUs compute side by side.
   void step(double compute_s) {
-    for (int g = 0; g < s_.gpus; ++g) pipeline_->release(pipeline_->take().slot);
+    for (int g = 0; g < s_.gpus; ++g) {
+      const HostBatch batch = pipeline_->take();
+      target_.upload(batch);
+      pipeline_->release(batch.slot);
+    }
     fill();
     std::this_thread::sleep_until(Clock::now() + std::chrono::duration<double>(compute_s));
   }
@@ -55,6 +62,7 @@ class EmulatedInput {
  private:
   const EmulationSettings& s_;
   const BatchSource& source_;
+  EmulatedTarget& target_;
   BatchSchedule schedule_;
   ScheduledBatch next_{0, 0, 0};
   std::vector<std::byte> images_;
@@ -62,19 +70,38 @@ class EmulatedInput {
   std::unique_ptr<HostBatchPipeline> pipeline_;
 };
 
+class HostMemoryTarget final : public EmulatedTarget {
+ public:
+  explicit HostMemoryTarget(std::unique_ptr<BatchSource> source) : source_(std::move(source)) {}
+  const BatchSource& source() const override { return *source_; }
+
+ private:
+  std::unique_ptr<BatchSource> source_;
+};
+
 }  // namespace
 
+MakeEmulatedTarget host_memory_target(const Dataset& data, BatchFormat format, int rank) {
+  return [&data, format, rank](InputCounters& counters) -> std::unique_ptr<EmulatedTarget> {
+    return std::make_unique<HostMemoryTarget>(make_batch_source(data, true, BatchOptions{}, format, BadImages::Fail, rank, counters));
+  };
+}
+
 EmulationRun run_emulated_training(const Dataset& data, const EmulationSettings& s) {
+  return run_emulated_training(data, s, host_memory_target(data, s.format, s.rank));
+}
+
+EmulationRun run_emulated_training(const Dataset& data, const EmulationSettings& s, const MakeEmulatedTarget& make_target) {
   EmulationRun run;
   if (s.gpus < 1) return run;
   InputCounters counters;
-  const auto built = make_batch_source(data, true, BatchOptions{}, s.format, BadImages::Fail, s.rank, counters);
+  const std::unique_ptr<EmulatedTarget> target = make_target(counters);
   std::unique_ptr<BatchSource> dropping;
   if (s.drop_pages && data.streamed()) {
     drop_files_of_rank(*data.encoded, s.ranks, s.rank);
-    dropping = dropping_pages_after_reads(*built, *data.encoded);
+    dropping = dropping_pages_after_reads(target->source(), *data.encoded);
   }
-  EmulatedInput input(data, s, dropping ? *dropping : *built);
+  EmulatedInput input(data, s, dropping ? *dropping : target->source(), *target);
   const double compute_s = static_cast<double>(s.batch) / s.rate;
   input.fill();
   for (int64_t i = 0; i < s.warm_up_steps; ++i) input.step(compute_s);

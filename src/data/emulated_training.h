@@ -3,10 +3,14 @@
 // compute their batches side by side, in step, as data-parallel training's GPUs do, while the workers
 // build the next batches into the ring behind them, as training's host input does.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 
 #include "data/batch_source.h"
 #include "data/dataset.h"
+#include "data/host_batch_pipeline.h"
 #include "data/input_counters.h"
 
 namespace sb {
@@ -31,8 +35,31 @@ struct EmulationRun {
   InputTotals totals;    // the pipeline's work in the timed steps
 };
 
-// Runs the warm-up and the timed steps on `data`'s training samples; a rank with no emulated GPU returns
-// an empty run at once.
+// Where the workers build a rank's batches and where a taken batch goes: host memory alone (--decode cpu
+// without a GPU), or a GPU (cuda/emulated_gpu_target.h: the batches decoded by nvJPEG into device memory
+// and copied into the step's input, as training's --decode gpu does).
+class EmulatedTarget {
+ public:
+  virtual ~EmulatedTarget() = default;
+  // The source the workers build the batches with; its sample_bytes() sizes the host rows.
+  virtual const BatchSource& source() const = 0;
+  // Each ring slot's host rows, once, before any batch is built into them.
+  virtual void add_slot(const std::byte* host_rows) { (void)host_rows; }
+  // A batch the workers built, taken for a step: its upload, returning once it has arrived.
+  virtual void upload(const HostBatch& batch) { (void)batch; }
+};
+
+// Makes the target whose sources count into `counters`.
+using MakeEmulatedTarget = std::function<std::unique_ptr<EmulatedTarget>(InputCounters& counters)>;
+
+// The batches built on the CPU into host memory (--decode cpu without a GPU).
+MakeEmulatedTarget host_memory_target(const Dataset& data, BatchFormat format, int rank);
+
+// Runs the warm-up and the timed steps on `data`'s training samples into the target `make_target` makes;
+// a rank with no emulated GPU returns an empty run at once.
+EmulationRun run_emulated_training(const Dataset& data, const EmulationSettings& settings,
+                                   const MakeEmulatedTarget& make_target);
+// The same into host memory.
 EmulationRun run_emulated_training(const Dataset& data, const EmulationSettings& settings);
 
 }  // namespace sb

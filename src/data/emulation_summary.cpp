@@ -48,6 +48,25 @@ CountSummary summarize_count(int gpus_per_node, const std::vector<RankEmulation>
   return s;
 }
 
+JobSummary summarize_job(int gpus_per_node, const std::vector<RankEmulation>& ranks, const std::vector<std::string>& hosts) {
+  JobSummary out;
+  std::vector<std::vector<RankEmulation>> of_node;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const std::string& host = r < hosts.size() ? hosts[r] : std::string();
+    size_t n = 0;
+    while (n < out.nodes.size() && out.nodes[n].host != host) ++n;
+    if (n == out.nodes.size()) {
+      out.nodes.push_back(NodeSummary{host, CountSummary{}});
+      of_node.emplace_back();
+    }
+    of_node[n].push_back(ranks[r]);
+  }
+  for (size_t n = 0; n < out.nodes.size(); ++n) out.nodes[n].count = summarize_count(gpus_per_node, of_node[n], 1);
+  out.job = summarize_count(gpus_per_node, ranks, static_cast<int>(std::max<size_t>(out.nodes.size(), 1)));
+  for (const NodeSummary& node : out.nodes) out.job.utilisation = std::min(out.job.utilisation, node.count.utilisation);
+  return out;
+}
+
 const char* limit_name(const CountSummary& count) {
   return count.utilisation >= kUtilisationBar ? "compute" : stage_name(count.limit);
 }

@@ -1,6 +1,7 @@
 // One count of `scalebench io --emulate-gpus` over the whole job: the ranks' runs (emulated_training.h)
 // summed into the figures its table prints.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "data/emulated_training.h"
@@ -27,6 +28,22 @@ struct CountSummary {
 };
 
 CountSummary summarize_count(int gpus_per_node, const std::vector<RankEmulation>& ranks, int nodes);
+
+// One node's figures: its ranks' runs summed as a job of one node.
+struct NodeSummary {
+  std::string host;
+  CountSummary count;
+};
+
+// A count over the job and over each node: the job's utilisation is the lowest node's (the slowest rank of
+// any node gates every step), so a count meets the bar only where it met it on every node.
+struct JobSummary {
+  CountSummary job;
+  std::vector<NodeSummary> nodes;  // in the order of each node's first rank
+};
+
+// `hosts[r]` is rank r's host; ranks on one host are one node.
+JobSummary summarize_job(int gpus_per_node, const std::vector<RankEmulation>& ranks, const std::vector<std::string>& hosts);
 
 // What the table's limit column says: "compute" where AU met the bar (the emulated GPUs were busy), else
 // the input stage that took the most time.

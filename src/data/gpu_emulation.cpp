@@ -63,11 +63,16 @@ InputStage limiting_stage(const InputTotals& totals) {
   return InputStage::Decode;
 }
 
+double images_per_worker_second(const InputTotals& totals) {
+  const double busy = totals.read_seconds + totals.decode_seconds + totals.augment_seconds;
+  return totals.images > 0 && busy > 0 ? static_cast<double>(totals.images) / busy : 0;
+}
+
 int workers_needed(double images_per_s, const InputTotals& totals) {
   if (totals.images <= 0) return 0;
-  const double busy_per_image =
-      (totals.read_seconds + totals.decode_seconds + totals.augment_seconds) / static_cast<double>(totals.images);
-  return std::max(1, static_cast<int>(std::ceil(images_per_s * busy_per_image - 1e-9)));
+  const double per_worker = images_per_worker_second(totals);
+  if (per_worker <= 0) return 1;  // no busy time counted: one worker kept up
+  return std::max(1, static_cast<int>(std::ceil(images_per_s / per_worker - 1e-9)));
 }
 
 int largest_count_meeting(const std::vector<EmulatedCount>& counts, double bar) {

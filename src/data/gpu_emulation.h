@@ -31,8 +31,11 @@ const char* stage_name(InputStage stage);
 // The stage that took the most time.
 InputStage limiting_stage(const InputTotals& totals);
 
-// Workers that would build `images_per_s` at the measured busy seconds per image of the workers
-// (reading and decoding); 0 when `totals` counted no image.
+// The images one worker builds per busy second (reading and decoding, the crop included); 0 when `totals`
+// counted no image or no busy time.
+double images_per_worker_second(const InputTotals& totals);
+// Workers that would build `images_per_s` at that rate: the one estimate of `scalebench io --target-rate`,
+// with or without --emulate-gpus. 0 when `totals` counted no image.
 int workers_needed(double images_per_s, const InputTotals& totals);
 
 struct EmulatedCount {

@@ -1,8 +1,9 @@
 """`scalebench io --emulate-gpus`: can this storage feed N GPUs? On the CPU with --decode cpu: one worker
 cannot feed a GPU of 6,000 img/s (AU below 90%, decode the limit) and easily feeds one of 50 img/s (AU at
 least 90%: it needs a few milliseconds of a core for each 160 ms step); on 2 ranks a row per count of GPUs per node and the largest count at the bar; --rate-from
-takes a train run's rate; --cold-cache says whether the page cache was defeated; bad input is refused
-with one sentence before any work."""
+takes a train run's rate; --cold-cache says whether the page cache was defeated; the results file holds
+the job's row and each node's per count; bad input (--decode gpu where there is no GPU or nvJPEG among
+it) is refused with one sentence before any work."""
 import csv
 import os
 import re
@@ -39,14 +40,16 @@ class IoEmulation(unittest.TestCase):
         cls.tmp_dir.cleanup()
 
     def emulate(self, np, counts, *extra, name="io.csv"):
+        """The output, the job's rows (node "all") and each node's rows."""
         out = os.path.join(self.tmp, name)
         r = run_scalebench(np, "io", "--data", self.data, "--decode", "cpu", "--emulate-gpus", counts, *STEPS, *extra,
                            "--out", out)
         self.assertEqual(r.returncode, 0, r.stderr)
-        return r.stdout, rows_of(out)
+        rows = rows_of(out)
+        return r.stdout, [row for row in rows if row["node"] == "all"], [row for row in rows if row["node"] != "all"]
 
     def test_one_worker_cannot_feed_a_fast_gpu_and_names_decode(self):
-        out, rows = self.emulate(1, "1", "--target-rate", "6000", name="fast.csv")
+        out, rows, _ = self.emulate(1, "1", "--target-rate", "6000", name="fast.csv")
         self.assertEqual(len(rows), 1)
         self.assertLess(float(rows[0]["accelerator_utilisation"]), 0.9)
         self.assertEqual(rows[0]["limit"], "decode")
@@ -55,17 +58,24 @@ class IoEmulation(unittest.TestCase):
         self.assertRegex(out, r"about \d+ worker\(s\) a rank would feed")
 
     def test_one_worker_feeds_a_slow_gpu(self):
-        out, rows = self.emulate(1, "1", "--target-rate", "50", name="slow.csv")
+        out, rows, _ = self.emulate(1, "1", "--target-rate", "50", name="slow.csv")
         self.assertGreaterEqual(float(rows[0]["accelerator_utilisation"]), 0.9)
         self.assertEqual(rows[0]["limit"], "compute")
         self.assertIn("the largest count that keeps AU >= 90%: 1 emulated GPU(s) per node", out)
         self.assertIn("page cache: not defeated (--cold-cache not given)", out)
 
     def test_two_ranks_print_a_row_per_count_and_the_largest_at_the_bar(self):
-        out, rows = self.emulate(2, "1,2,4", "--target-rate", "100", "--cold-cache", name="two.csv")
+        out, rows, nodes = self.emulate(2, "1,2,4", "--target-rate", "100", "--cold-cache", name="two.csv")
         printed = ROW.findall(out)
         self.assertEqual([int(count) for count, _, _ in printed], [1, 2, 4], out)
         self.assertEqual([(r["emulated_gpus_per_node"], r["emulated_gpus"]) for r in rows], [("1", "1"), ("2", "2"), ("4", "4")])
+        # Both ranks run on this host: one node, whose figures are the job's.
+        self.assertEqual(len({r["node"] for r in nodes}), 1)
+        self.assertEqual([r["emulated_gpus_per_node"] for r in nodes], ["1", "2", "4"])
+        for job, node in zip(rows, nodes):
+            self.assertEqual(node["accelerator_utilisation"], job["accelerator_utilisation"])
+            self.assertEqual(node["mb_per_s"], job["mb_per_s_per_node"])
+        self.assertNotIn("node " + nodes[0]["node"] + ":", out)  # per-node lines only for a job of several nodes
         for r in rows:
             self.assertGreater(float(r["mb_per_s"]), 0)
             self.assertGreater(float(r["files_per_s"]), 0)
@@ -85,7 +95,7 @@ class IoEmulation(unittest.TestCase):
         import h5py
         with h5py.File(h5, "r") as f:
             rate = f["epochs"]["images_per_s"][1]  # the steady epoch: the second of two, over 1 GPU
-        out, rows = self.emulate(1, "1", "--rate-from", h5, "--image-size", "32", name="from.csv")
+        out, rows, _ = self.emulate(1, "1", "--rate-from", h5, "--image-size", "32", name="from.csv")
         self.assertAlmostEqual(float(rows[0]["rate_per_gpu"]), rate, delta=rate * 1e-4)
         self.assertIn("--rate-from " + h5 + ", its median steady epoch", out)
 
@@ -94,7 +104,7 @@ class IoEmulation(unittest.TestCase):
         cases = [
             (["--emulate-gpus", "1,0", "--target-rate", "100"], "--emulate-gpus '1,0': '0' is not a count"),
             (["--emulate-gpus", "1", "--rate-from", os.path.join(self.tmp, "missing.h5")], "--rate-from"),
-            (["--emulate-gpus", "1", "--decode", "gpu", "--target-rate", "100"], "--decode gpu"),
+            (["--emulate-gpus", "1", "--decode", "cpu,cpu", "--target-rate", "100"], "one decoder"),
             (["--emulate-gpus", "1"], "needs the rate of one GPU"),
             (["--emulate-gpus", "1", "--target-rate", "100", "--workers", "1,2"], "one --workers count"),
             (["--cold-cache"], "add --emulate-gpus"),
@@ -108,6 +118,26 @@ class IoEmulation(unittest.TestCase):
         r = run_scalebench(2, "io", "--data", self.data, "--decode", "cpu")
         self.assertEqual(r.returncode, 2)
         self.assertIn("give --emulate-gpus LIST", r.stderr)
+
+    def test_gpu_decoding_runs_where_nvjpeg_and_a_gpu_are_and_is_refused_elsewhere(self):
+        out = os.path.join(self.tmp, "gpu.csv")
+        r = run_scalebench(1, "io", "--data", self.data, "--decode", "gpu", "--emulate-gpus", "1,2", *STEPS,
+                           "--target-rate", "100", "--out", out)
+        if "needs nvJPEG" in r.stderr:
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertRegex(r.stderr, r"--decode gpu needs nvJPEG and a visible GPU; this scalebench "
+                                       r"(sees no GPU|was built without nvJPEG): use --decode cpu")
+            self.assertEqual(r.stdout.strip(), "")
+            self.assertFalse(os.path.exists(out))
+            return
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("--decode gpu", r.stdout)
+        rows = [row for row in rows_of(out) if row["node"] == "all"]
+        self.assertEqual([(row["decode"], row["emulated_gpus_per_node"]) for row in rows], [("gpu", "1"), ("gpu", "2")])
+        for row in rows:
+            self.assertGreater(float(row["files_per_s"]), 0)
+            self.assertGreater(float(row["copy_s"]), 0)  # each batch copied into the step's input
+            self.assertIn(row["limit"], ("compute", "read", "decode", "copy"))
 
     def test_an_existing_out_is_refused_and_kept(self):
         out = os.path.join(self.tmp, "earlier.csv")

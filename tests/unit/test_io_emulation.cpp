@@ -75,6 +75,15 @@ TEST(IoEmulationArithmetic, WorkersNeededFollowTheBusySecondsPerImage) {
   EXPECT_EQ(workers_needed(6001, t), 7);
   EXPECT_EQ(workers_needed(10, t), 1);
   EXPECT_EQ(workers_needed(10, InputTotals{}), 0);
+  EXPECT_DOUBLE_EQ(images_per_worker_second(t), 1000);
+  EXPECT_DOUBLE_EQ(images_per_worker_second(InputTotals{}), 0);
+}
+
+TEST(IoEmulationArithmetic, WithNoBusyTimeCountedOneWorkerKeptUp) {
+  InputTotals t;
+  t.images = 10;
+  EXPECT_DOUBLE_EQ(images_per_worker_second(t), 0);
+  EXPECT_EQ(workers_needed(5000, t), 1);
 }
 
 TEST(IoEmulationArithmetic, TheLargestCountAtTheBarIsFoundOrNone) {
@@ -120,6 +129,36 @@ TEST(IoEmulationSummary, BelowTheBarTheLimitIsTheLongestStage) {
   const CountSummary s = summarize_count(1, {rank_run(1, 2, 10, 100, 10)}, 1);
   EXPECT_DOUBLE_EQ(s.utilisation, 0.2);
   EXPECT_STREQ(limit_name(s), "decode");
+}
+
+TEST(IoEmulationSummary, EachNodeIsSummedAloneAndTheJobTakesTheLowestNodesUtilisation) {
+  // Ranks 0 and 2 on node a (AU 0.95 and 0.9), rank 1 on node b (AU 0.5).
+  const JobSummary s = summarize_job(2, {rank_run(1, 9.5, 10, 100, 10), rank_run(2, 5, 10, 400, 40), rank_run(1, 9, 10, 100, 10)},
+                                     {"a", "b", "a"});
+  ASSERT_EQ(s.nodes.size(), 2u);
+  EXPECT_EQ(s.nodes[0].host, "a");
+  EXPECT_EQ(s.nodes[1].host, "b");
+  EXPECT_DOUBLE_EQ(s.nodes[0].count.utilisation, 0.9);
+  EXPECT_EQ(s.nodes[0].count.gpus, 2);
+  EXPECT_DOUBLE_EQ(s.nodes[0].count.bytes_per_s, 20);
+  EXPECT_DOUBLE_EQ(s.nodes[0].count.bytes_per_s_per_node, 20);
+  EXPECT_STREQ(limit_name(s.nodes[0].count), "compute");
+  EXPECT_DOUBLE_EQ(s.nodes[1].count.utilisation, 0.5);
+  EXPECT_STREQ(limit_name(s.nodes[1].count), "decode");
+  EXPECT_DOUBLE_EQ(s.job.utilisation, 0.5);
+  EXPECT_EQ(s.job.gpus, 4);
+  EXPECT_DOUBLE_EQ(s.job.bytes_per_s, 60);
+  EXPECT_DOUBLE_EQ(s.job.bytes_per_s_per_node, 30);
+}
+
+TEST(IoEmulationSummary, ACountMeetsTheBarOnlyWhereEveryNodeMetIt) {
+  std::vector<EmulatedCount> counts;
+  for (double slow_node_au : {0.95, 0.92, 0.7}) {
+    const JobSummary s = summarize_job(static_cast<int>(counts.size()) + 1,
+                                       {rank_run(1, 9.9, 10, 1, 1), rank_run(1, 10 * slow_node_au, 10, 1, 1)}, {"a", "b"});
+    counts.push_back(EmulatedCount{s.job.gpus_per_node, s.job.utilisation});
+  }
+  EXPECT_EQ(largest_count_meeting(counts), 2);
 }
 
 }  // namespace
