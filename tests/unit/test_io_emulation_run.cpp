@@ -40,6 +40,38 @@ TEST_F(IoEmulationRun, TheEmulatedGpusConsumeWholeBatchesAndComputeBatchOverRate
   }
 }
 
+// A target that builds on the CPU, as --decode cpu, and counts the slots it was given and the batches
+// taken for steps.
+class CountingTarget final : public EmulatedTarget {
+ public:
+  CountingTarget(const Dataset& data, InputCounters& counters, int& slots, int64_t& uploaded_rows)
+      : source_(make_batch_source(data, true, BatchOptions{}, BatchFormat{}, BadImages::Fail, 0, counters)),
+        slots_(slots),
+        uploaded_rows_(uploaded_rows) {}
+  const BatchSource& source() const override { return *source_; }
+  void add_slot(const std::byte*) override { ++slots_; }
+  void upload(const HostBatch& batch) override { uploaded_rows_ += batch.rows; }
+
+ private:
+  std::unique_ptr<BatchSource> source_;
+  int& slots_;
+  int64_t& uploaded_rows_;
+};
+
+TEST_F(IoEmulationRun, EveryBatchAnEmulatedGpuTakesGoesToTheTargetOnce) {
+  test::make_image_folder(dir_, 2, 6, 1);
+  TrainTest data = load_image_folder(dir_.string(), 0);
+  set_image_sizes(data, 16, 20);
+  int slots = 0;
+  int64_t uploaded_rows = 0;
+  const EmulationRun run = run_emulated_training(data.train, settings(2, false), [&](InputCounters& counters) {
+    return std::make_unique<CountingTarget>(data.train, counters, slots, uploaded_rows);
+  });
+  EXPECT_EQ(slots, 4 * 2);                        // 4 ring slots per emulated GPU
+  EXPECT_EQ(uploaded_rows, (1 + 4) * 2 * 3);      // the warm-up step and the timed ones, each GPU a batch
+  EXPECT_EQ(run.images, 4 * 2 * 3);
+}
+
 TEST_F(IoEmulationRun, ARankWithoutAnEmulatedGpuReturnsAtOnce) {
   test::make_image_folder(dir_, 2, 3, 1);
   const TrainTest data = load_image_folder(dir_.string(), 0);
