@@ -31,6 +31,12 @@ std::array<double, kPhaseCount> phase_seconds(const StepTimeline& step) {
   return s;
 }
 
+double arrival_seconds(const StepTimeline& step) {
+  double arrival = step.buckets.empty() ? step.ends[kBackwardEnd] : step.buckets.front().ready_s;
+  for (const BucketSpan& b : step.buckets) arrival = std::max(arrival, b.ready_s);
+  return arrival;
+}
+
 std::vector<double> ready_after_backward_start(const StepTimeline& step) {
   std::vector<double> ready;
   ready.reserve(step.buckets.size());

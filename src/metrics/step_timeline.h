@@ -45,6 +45,11 @@ double busy_seconds_within(double begin, double end, std::span<const BucketSpan>
 // backward the rest, comm the compute stream's wait after backward; together they make the step.
 std::array<double, kPhaseCount> phase_seconds(const StepTimeline& step);
 
+// The rank's arrival at the step's last collective (PhaseTimes::arrival_s, for the straggler's rule),
+// seconds after the step's start: the latest bucket's ready time, or the end of backward where the step
+// has no buckets.
+double arrival_seconds(const StepTimeline& step);
+
 // Each bucket's ready time after the start of backward (the end of forward), seconds.
 std::vector<double> ready_after_backward_start(const StepTimeline& step);
 

@@ -32,6 +32,13 @@ BucketSpan bucket(double ready, double end, int64_t bytes = 4096) { return Bucke
 
 double sum(const std::array<double, kPhaseCount>& s) { return std::accumulate(s.begin(), s.end(), 0.0); }
 
+TEST(StepTimeline, TheArrivalIsTheLastBucketReady) {
+  // The rank reaches its last collective when its last bucket is ready, whatever the order of launch.
+  EXPECT_DOUBLE_EQ(arrival_seconds(step_with({bucket(4e-3, 5e-3), bucket(6.5e-3, 7.5e-3), bucket(6e-3, 8e-3)})), 6.5e-3);
+  // Nothing to exchange (one rank): the gradients are ready when backward ends.
+  EXPECT_DOUBLE_EQ(arrival_seconds(step_with({}, 7e-3)), 7e-3);
+}
+
 TEST(StepTimeline, NoCommunicationLeavesAllBackwardAsBackward) {
   const StepTimeline t = step_with({}, 7e-3);
   const auto s = phase_seconds(t);

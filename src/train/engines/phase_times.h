@@ -16,7 +16,8 @@ struct PhaseTimes {
   // True when a stop signal abandoned the step before its update: the model is as after the last step.
   bool abandoned = false;
   // Seconds from the step's start to this rank's arrival at the gradient collective, on the rank's own
-  // clock (train/run/straggler.h); NaN where the engine does not measure it. Not summed by operator+=.
+  // clock (train/run/straggler.h): the host's on the CPU, the device's from the step timeline on the GPU
+  // (cuda/step_timer.h); NaN where the engine does not measure it. Not summed by operator+=.
   double arrival_s = NAN;
   // Where the step ran on the device (for the trace and the buckets' ready times); an engine without
   // device events leaves it empty (StepTimeline::on_device() false). Not summed by operator+=.

@@ -47,9 +47,11 @@ void ArrivalsObserver::on_step_start(const StepInfo&) {
 }
 
 // The engine's step less its phases and arrival: its wait in the check before the gradient all-reduce.
+// An engine that times on the device hands an earlier step's times back here, beside this step's host
+// time: it has no such wait to read.
 void ArrivalsObserver::on_step_end(const PhaseTimes& t) {
   step_end_ = TrainClock::now();
-  if (timed_steps_ >= sampled_ || !std::isfinite(t.arrival_s) || t.abandoned) return;
+  if (timed_steps_ >= sampled_ || !std::isfinite(t.arrival_s) || t.abandoned || t.timeline.on_device()) return;
   const double step_s = std::chrono::duration<double>(step_end_ - step_start_).count();
   const double check_s = step_s - t.arrival_s - t.seconds[kPhaseComm] - t.seconds[kPhaseOptimizer];
   sampled_ns_[static_cast<size_t>(timed_steps_) * kValues + 4] = nanoseconds(std::max(check_s, 0.0));
@@ -69,7 +71,7 @@ void ArrivalsObserver::on_step_times(const PhaseTimes& t) {
     int64_t* v = &sampled_ns_[static_cast<size_t>(timed_steps_) * kValues];
     v[0] = nanoseconds(t.arrival_s);
     v[1] = nanoseconds(t.seconds[kPhaseData]);
-    v[2] = nanoseconds(t.seconds[kPhaseForward] + t.seconds[kPhaseBackward]);
+    v[2] = nanoseconds(t.seconds[kPhaseForward] + t.seconds[kPhaseBackward] + t.seconds[kPhaseBackwardOverlap]);
     v[3] = nanoseconds(t.seconds[kPhaseOptimizer]);
   }
   ++timed_steps_;

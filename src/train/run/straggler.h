@@ -15,7 +15,7 @@ namespace sb {
 struct StepArrival {
   double arrival_s = 0;    // from the step's start to its arrival at the gradient collective
   double input_s = 0;      // of it, waiting for the step's batch (the data phase)
-  double compute_s = 0;    // of it, forward and backward
+  double compute_s = 0;    // of it, forward and backward (the GPU's beside the all-reduces included)
   double optimizer_s = 0;  // the update after the collective (not part of the arrival)
   // In the step's two other collectives, waits included: the check before the gradient all-reduce (at
   // the arrival) and the stop check after the update. Not part of the rule; the study's efficiency split

@@ -1,7 +1,8 @@
 // The CUDA engine's step timeline on 2 ranks: the phases (backward_overlap included) add up to the step,
-// each bucket becomes ready inside backward and in launch order, each all-reduce lies inside the step,
-// and a traced run writes the all-reduce track and records the buckets' ready times. Runs under
-// mpiexec -np 2 and skips unless every rank has a GPU of its own.
+// each bucket becomes ready inside backward and in launch order, the rank's arrival is its last bucket's
+// ready time, each all-reduce lies inside the step, and a traced run writes the all-reduce track and
+// records the buckets' ready times. Runs under mpiexec -np 2 and skips unless every rank has a GPU of its
+// own.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -64,6 +65,9 @@ void expect_consistent(const PhaseTimes& t, int64_t step) {
     EXPECT_LE(bucket.end_s, line.ends[kCommEnd] + kEventResolution) << "step " << step << " bucket " << b;
     previous_ready = bucket.ready_s;
   }
+  // The rank arrives at its last collective when its last bucket is ready: inside backward, on its clock.
+  EXPECT_NEAR(t.arrival_s, line.buckets.back().ready_s, kEventResolution) << "step " << step;
+  EXPECT_LE(t.arrival_s, line.ends[kBackwardEnd] + kEventResolution) << "step " << step;
 }
 
 TEST(GpuStepTimeline, PhasesAddUpAndBucketsLieInsideTheStep) {

@@ -52,6 +52,7 @@ PhaseTimes StepTimer::read(int slot, const GpuWait& wait) const {
   StepTimeline& line = t.timeline;
   for (const auto& [boundary, event] : kBoundaryEvents) line.ends[boundary] = stamps_.seconds(start, index(slot, event));
   line.buckets = sync_.read_times(slot, stamps_.ns(start));
+  t.arrival_s = arrival_seconds(line);
   if (updates_follow_allreduces_) {
     // The compute stream waited for the updates too: communication ends with the last all-reduce (or with
     // backward), and what the updates held the step beyond it counts as the optimizer's.

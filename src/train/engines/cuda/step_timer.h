@@ -9,6 +9,12 @@
 // updates follow the all-reduces on that stream, read() ends it at the last all-reduce instead (record()
 // then takes no kCommDone stamp), and the updates' tail after it counts as the optimizer phase.
 //
+// Each step's arrival at its last collective (PhaseTimes::arrival_s, for the straggler's rule) comes from
+// the same timestamps, on the rank's own device clock: from the step's start (the timeline's: with several
+// micro-batches, the last one's) to when its last bucket's gradients were ready (the end of backward where
+// nothing is exchanged; metrics/step_timeline.h, arrival_seconds). Reading it takes no wait and no
+// timestamp of its own.
+//
 // The trace places steps on the host's clock through an anchor: a timestamp taken on an idle stream
 // beside a host clock reading, renewed at each synchronize (once per epoch).
 #pragma once
