@@ -35,7 +35,9 @@ TEST_F(EmulatedGpuTarget, TheEmulatedGpusConsumeNvjpegBatchesAndTheCopyIsCounted
     EXPECT_GT(run.totals.images, 0);
     EXPECT_GT(run.totals.decode_seconds, 0);  // nvJPEG's decode, which the worker waits for
     EXPECT_GT(run.totals.copy_seconds, 0);    // each taken batch copied into the step's input
-    EXPECT_EQ(run.totals.cpu_fallbacks, 0);
+    // Every third training file is a PNG, which nvJPEG leaves to the CPU; the JPEGs are nvJPEG's.
+    EXPECT_GT(run.totals.cpu_fallbacks, 0);
+    EXPECT_LT(run.totals.cpu_fallbacks, run.totals.images);
   }
 }
 
