@@ -220,8 +220,8 @@ StudyOutcome run_study(MpiSession& session, const std::vector<StudyRunPlan>& pla
       });
 }
 
-// The /study rows, in the results file and the export where there are those, and the split of each row's
-// efficiency loss (/efficiency_split) in the results file.
+// The /study rows and the split of each row's efficiency loss (/efficiency_split), in the results file and
+// the export where there are those.
 void write_study_rows(const std::vector<StudyPoint>& points, const std::vector<SweepCombination>& combinations,
                       ResultsFile* results, TableExport* exported) {
   if (exported) exported->begin_table("study", export_columns(study_columns()));
@@ -230,8 +230,12 @@ void write_study_rows(const std::vector<StudyPoint>& points, const std::vector<S
     if (results) results->append_study_row(row);
     if (exported) exported->add_row(export_values(study_columns(), &row));
   }
-  if (results)
-    for (const StudyPoint& p : points) results->append_efficiency_split_row(to_split_row(p));
+  if (exported) exported->begin_table("efficiency_split", export_columns(efficiency_split_columns()));
+  for (const StudyPoint& p : points) {
+    const EfficiencySplitRow row = to_split_row(p);
+    if (results) results->append_efficiency_split_row(row);
+    if (exported) exported->add_row(export_values(efficiency_split_columns(), &row));
+  }
 }
 
 // A fraction of efficiency in points: "23.4", or n/a.
@@ -317,7 +321,7 @@ int scale_command(MpiSession& session, const std::vector<std::string>& args, con
   std::vector<SweepCombination>& combinations = checks.combinations;
   agree_on_study(world, config, scale, combinations);
   const auto output_locks = prepare_outputs(world, {config.out, "", "", config.trace});  // a study writes no checkpoint
-  const std::unique_ptr<TableExport> exported = prepare_table_export(world, config, {"study"});
+  const std::unique_ptr<TableExport> exported = prepare_table_export(world, config, {"study", "efficiency_split"});
   run_collectively(world, [&] {
     for (const SweepCombination& c : combinations)
       check_device_available(configuration_for(c.config, counts.back()), session.local_size());

@@ -1,6 +1,6 @@
 // `--csv FILE` and `--json FILE`: every command's tables as CSV and as JSON Lines, for spreadsheets and
 // for the parsers people already have. One writer serves train (its epoch table and summary), scale
-// (the study table) and comm (the sweep, under nccl-tests' column names).
+// (the study table and its efficiency split) and comm (the sweep, under nccl-tests' column names).
 //
 // CSV: a table per file, a header line of column names, then one line per row; the first table of a
 // command goes to FILE, a later one to FILE with "-<table>" before the extension (train's summary:

@@ -1,4 +1,4 @@
-"""--csv and --json on train (epochs and summary, continued by a resume) and scale (the study); a resume
+"""--csv and --json on train (epochs and summary, continued by a resume) and scale (the study and its efficiency split); a resume
 leaves the log of --mllog as it is. comm's tables are tested with the sweep (test_comm_sweep.py)."""
 import csv
 import json
@@ -59,7 +59,12 @@ class TableExports(unittest.TestCase):
             rows = read_csv(table)
             self.assertEqual([int(r["gpus"]) for r in rows], [1, 2])
             self.assertEqual(float(rows[0]["speedup"]), 1.0)
-            self.assertEqual([o["gpus"] for o in read_jsonl(lines)], [1, 2])
+            split = read_csv(os.path.join(tmp, "study-efficiency_split.csv"))
+            self.assertEqual(len(split), 2)  # one row per study row, in its order
+            self.assertIn("unexplained", split[0])
+            exported = read_jsonl(lines)
+            self.assertEqual([o["gpus"] for o in exported if o["table"] == "study"], [1, 2])
+            self.assertEqual([o["gpus"] for o in exported if o["table"] == "efficiency_split"], [1, 2])
 
 
 if __name__ == "__main__":
