@@ -9,15 +9,6 @@
 namespace sb {
 namespace {
 
-// The median rank's value: the middle of an odd count, the lower of the two middle ones of an even count,
-// so that it is always one rank's own (with two ranks, the earlier one's).
-double lower_median(std::vector<double> values) {
-  if (values.empty()) return NAN;
-  const auto middle = values.begin() + static_cast<std::ptrdiff_t>((values.size() - 1) / 2);
-  std::nth_element(values.begin(), middle, values.end());
-  return *middle;
-}
-
 // The median absolute deviation of a series from its median: its spread, robust to a few outliers.
 double median_deviation(const std::vector<double>& values) {
   const double centre = median_of(values);

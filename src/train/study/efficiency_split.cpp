@@ -1,8 +1,8 @@
 #include "train/study/efficiency_split.h"
 
 #include <algorithm>
-#include <numeric>
 
+#include "core/median.h"
 #include "metrics/step_phases.h"
 
 namespace sb {
@@ -13,14 +13,6 @@ struct RankMeans {
   double input = 0, compute = 0, optimizer = 0, comm = 0, collectives = 0;
   int64_t steps = 0, comm_steps = 0;
 };
-
-// The rank at the lower median of `values` (ties: the lower rank), as the straggler's rule takes it.
-int lower_median_rank(const std::vector<double>& values) {
-  std::vector<int> order(values.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return values[static_cast<size_t>(a)] < values[static_cast<size_t>(b)]; });
-  return order[(order.size() - 1) / 2];
-}
 
 double seconds(int64_t ns) { return static_cast<double>(ns) * 1e-9; }
 
@@ -48,7 +40,7 @@ void add_comm(std::span<const SampledEpoch> epochs, std::vector<RankMeans>& rank
 // The rank at the lower median of `key` (one value per rank), with its mean step.
 StepParts median_rank_means(const std::vector<RankMeans>& ranks, const std::vector<double>& key) {
   StepParts p;
-  p.rank = lower_median_rank(key);
+  p.rank = static_cast<int>(lower_median_index(key));  // the straggler rule's median rank
   const RankMeans& m = ranks[static_cast<size_t>(p.rank)];
   const double steps = static_cast<double>(m.steps);
   p.steps = m.steps;
