@@ -65,22 +65,79 @@ __device__ __forceinline__ void update_one(const FusedOptimizerArgs& a, int64_t 
   if constexpr (!std::is_same_v<TC, NoCopy>) static_cast<TC*>(a.params_copy)[i] = from_float<TC>(p);
 }
 
+// Thread 0's part of the step, before the block's barrier: whether the step is skipped (an inf or NaN in the
+// gradients), the step number, the rule's scalars and the loss scale's reciprocal, into the block's shared
+// memory, so that the block reads each device scalar once.
+__device__ __forceinline__ void read_step(const FusedOptimizerArgs& a, Scalars& scalars, bool& skip, int64_t& step,
+                                          float& inv_scale) {
+  skip = a.found_inf != nullptr && *a.found_inf != 0;
+  step = a.step_counter ? a.step_counter->steps + 1 : a.step;
+  const double lr = a.lr_device ? *a.lr_device : a.lr;
+  scalars.sgd = sgd_step_scalars(a.sgd, lr, step);
+  scalars.adadelta = adadelta_step_scalars(a.adadelta, lr);
+  scalars.adam = adam_step_scalars(a.adam, lr, step);
+  // torch's unscale: the reciprocal in double, rounded to fp32, then one multiply per gradient.
+  inv_scale = a.loss_scale ? static_cast<float>(1.0 / static_cast<double>(*a.loss_scale)) : 1.0f;
+}
+
+// The thread's quads, grid-stride: 4 elements of every buffer as one 16-byte word, each element through the
+// rule in registers, then params, state and the optional copy stored back. The whole loop is one step so
+// that the compiler unrolls it as it did inside the kernel.
+template <typename Rule, typename TC>
+__device__ __forceinline__ void update_quads(const FusedOptimizerArgs& a, int64_t quads, int64_t stride, float inv,
+                                             const Scalars& s) {
+  for (int64_t q = global_thread(); q < quads; q += stride) {
+    float4 p4 = reinterpret_cast<const float4*>(a.params)[q];
+    const float4 g4 = reinterpret_cast<const float4*>(a.grads)[q];
+    float4 st4[Rule::kStates > 0 ? Rule::kStates : 1];
+#pragma unroll
+    for (int k = 0; k < Rule::kStates; ++k) st4[k] = reinterpret_cast<const float4*>(a.state[k])[q];
+    float* p = &p4.x;
+    const float* g = &g4.x;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      float st[Rule::kStates > 0 ? Rule::kStates : 1];
+#pragma unroll
+      for (int k = 0; k < Rule::kStates; ++k) st[k] = (&st4[k].x)[j];
+      Rule::apply(p[j], g[j] * inv, st, s);
+#pragma unroll
+      for (int k = 0; k < Rule::kStates; ++k) (&st4[k].x)[j] = st[k];
+    }
+    reinterpret_cast<float4*>(a.params)[q] = p4;
+#pragma unroll
+    for (int k = 0; k < Rule::kStates; ++k) reinterpret_cast<float4*>(a.state[k])[q] = st4[k];
+    if constexpr (!std::is_same_v<TC, NoCopy>) {
+      Pack<TC, 4> c;  // 8 bytes: the copy pointer is 16-byte aligned, so 8-byte stores are too
+#pragma unroll
+      for (int j = 0; j < 4; ++j) c.v[j] = from_float<TC>(p[j]);
+      reinterpret_cast<uint2*>(a.params_copy)[q] = *reinterpret_cast<const uint2*>(&c);
+    }
+  }
+}
+
+// The last block to finish advances the step counter. Every block read it (thread 0, before the first
+// barrier) before its fence and atomic, so no block can see the new value within this launch. Every thread
+// of the block calls it; step is the block's shared copy, read only by the thread that stores it.
+__device__ __forceinline__ void advance_step_counter(const FusedOptimizerArgs& a, const int64_t& step) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    const unsigned done = atomicAdd(&a.step_counter->blocks_done, 1u);
+    if (done == gridDim.x - 1) {
+      a.step_counter->steps = step;
+      a.step_counter->blocks_done = 0;
+      __threadfence();
+    }
+  }
+}
+
 template <typename Rule, typename TC, bool Vector>
 __global__ void fused_optimizer_kernel(FusedOptimizerArgs a) {
   __shared__ Scalars scalars;
   __shared__ bool skip;
   __shared__ int64_t step;
   __shared__ float inv_scale;
-  if (threadIdx.x == 0) {
-    skip = a.found_inf != nullptr && *a.found_inf != 0;
-    step = a.step_counter ? a.step_counter->steps + 1 : a.step;
-    const double lr = a.lr_device ? *a.lr_device : a.lr;
-    scalars.sgd = sgd_step_scalars(a.sgd, lr, step);
-    scalars.adadelta = adadelta_step_scalars(a.adadelta, lr);
-    scalars.adam = adam_step_scalars(a.adam, lr, step);
-    // torch's unscale: the reciprocal in double, rounded to fp32, then one multiply per gradient.
-    inv_scale = a.loss_scale ? static_cast<float>(1.0 / static_cast<double>(*a.loss_scale)) : 1.0f;
-  }
+  if (threadIdx.x == 0) read_step(a, scalars, skip, step, inv_scale);
   __syncthreads();
   if (skip) return;  // every block sees the same flag: nothing is written, the counter stays
   const Scalars s = scalars;
@@ -89,51 +146,11 @@ __global__ void fused_optimizer_kernel(FusedOptimizerArgs a) {
   int64_t start = 0;
   if constexpr (Vector) {
     const int64_t quads = a.n / 4;
-    for (int64_t q = global_thread(); q < quads; q += stride) {
-      float4 p4 = reinterpret_cast<const float4*>(a.params)[q];
-      const float4 g4 = reinterpret_cast<const float4*>(a.grads)[q];
-      float4 st4[Rule::kStates > 0 ? Rule::kStates : 1];
-#pragma unroll
-      for (int k = 0; k < Rule::kStates; ++k) st4[k] = reinterpret_cast<const float4*>(a.state[k])[q];
-      float* p = &p4.x;
-      const float* g = &g4.x;
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        float st[Rule::kStates > 0 ? Rule::kStates : 1];
-#pragma unroll
-        for (int k = 0; k < Rule::kStates; ++k) st[k] = (&st4[k].x)[j];
-        Rule::apply(p[j], g[j] * inv, st, s);
-#pragma unroll
-        for (int k = 0; k < Rule::kStates; ++k) (&st4[k].x)[j] = st[k];
-      }
-      reinterpret_cast<float4*>(a.params)[q] = p4;
-#pragma unroll
-      for (int k = 0; k < Rule::kStates; ++k) reinterpret_cast<float4*>(a.state[k])[q] = st4[k];
-      if constexpr (!std::is_same_v<TC, NoCopy>) {
-        Pack<TC, 4> c;  // 8 bytes: the copy pointer is 16-byte aligned, so 8-byte stores are too
-#pragma unroll
-        for (int j = 0; j < 4; ++j) c.v[j] = from_float<TC>(p[j]);
-        reinterpret_cast<uint2*>(a.params_copy)[q] = *reinterpret_cast<const uint2*>(&c);
-      }
-    }
+    update_quads<Rule, TC>(a, quads, stride, inv, s);
     start = quads * 4;
   }
   for (int64_t i = start + global_thread(); i < a.n; i += stride) update_one<Rule, TC>(a, i, inv, s);
-
-  if (a.step_counter && a.advances_step_counter) {
-    // The last block to finish advances the step counter. Every block read it (thread 0, above) before
-    // its fence and atomic, so no block can see the new value within this launch.
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      __threadfence();
-      const unsigned done = atomicAdd(&a.step_counter->blocks_done, 1u);
-      if (done == gridDim.x - 1) {
-        a.step_counter->steps = step;
-        a.step_counter->blocks_done = 0;
-        __threadfence();
-      }
-    }
-  }
+  if (a.step_counter && a.advances_step_counter) advance_step_counter(a, step);
 }
 
 template <typename Rule>
