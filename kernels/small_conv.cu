@@ -225,17 +225,75 @@ bool takes_tiles(const FirstConvShape& s, Layout layout) {
 }
 int64_t tile_count(const FirstConvShape& s) { return s.n * ((s.p + kTileRows - 1) / kTileRows); }
 
+// The tiles kernel's view of its shared memory: the input rows under the current tile, [in_rows][w][C].
+struct TileRows {
+  float* xs;
+  int in_rows, in_width, row_floats;
+};
+
+// The input rows h0 .. h0 + in_rows - 1 of sample n (those under the tile) into shared memory, zero above
+// and below the image; the block's threads share the copy. The caller brackets it with barriers.
+template <typename T, typename I>
+__device__ __forceinline__ void stage_tile_rows(const T* x, I n, I h0, const Geometry<I>& g, const TileRows& rows,
+                                                int t) {
+  for (int e = t; e < rows.in_rows * rows.row_floats; e += kTileThreads) {
+    const int r = e / rows.row_floats, rest = e - r * rows.row_floats;
+    const I h = h0 + r;
+    rows.xs[e] = (h >= 0 && h < g.h) ? to_float(x[(n * g.h + h) * rows.row_floats + rest]) : 0.0f;
+  }
+}
+
+// dy at the lane's kPerLane positions of the tile from `base`, masked by the ReLU (y > 0) and 0 past the
+// tile: all the loads of y and dy are issued before any sum uses them, so that many are in flight.
+template <typename T, typename I>
+__device__ __forceinline__ void load_masked_gradients(const T* y, const T* dy, I first, int base, int lanes,
+                                                      int positions, int k, const Geometry<I>& g,
+                                                      float (&gz)[kPerLane]) {
+#pragma unroll
+  for (int u = 0; u < kPerLane; ++u) {
+    const int local = base + u * lanes;
+    float keep = 0.0f, gv = 0.0f;
+    if (local < positions) {
+      const I at = (first + local) * g.k + k;
+      keep = g.relu ? to_float(y[at]) : 1.0f;
+      gv = to_float(dy[at]);
+    }
+    gz[u] = keep > 0.0f ? gv : 0.0f;  // the ReLU's mask; 0 past the tile
+  }
+}
+
+// One position's share of the sums: gz times the 3 x 3 x C window under it, read from the staged rows (zero
+// left and right of the image), and gz itself for the bias.
+template <int C, typename I>
+__device__ __forceinline__ void accumulate_position(float gz, int local, const TileRows& rows, const Geometry<I>& g,
+                                                    float (&acc)[kSumsOf<C>]) {
+  const int pr = local / static_cast<int>(g.q), q = local - pr * static_cast<int>(g.q);
+  const int row0 = pr * g.stride, col0 = q * g.stride - g.pad;
+#pragma unroll
+  for (int r = 0; r < 3; ++r)
+#pragma unroll
+    for (int s = 0; s < 3; ++s) {
+      const int col = col0 + s;
+      const bool inside = col >= 0 && col < rows.in_width;
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const float v = inside ? rows.xs[(row0 + r) * rows.row_floats + col * C + c] : 0.0f;
+        acc[(r * 3 + s) * C + c] = fmaf(gz, v, acc[(r * 3 + s) * C + c]);
+      }
+    }
+  acc[kTapsOf<C>] += gz;
+}
+
 template <typename T, typename I, int C>
 __global__ void __launch_bounds__(kTileThreads)
     first_conv_backward_tiles_kernel(const T* __restrict__ x, const T* __restrict__ y, const T* __restrict__ dy,
                                      float* __restrict__ partials, Geometry<I> g, I tiles) {
-  constexpr int kTaps = kTapsOf<C>;
   extern __shared__ float shared[];
   const int in_rows = (kTileRows - 1) * g.stride + 3;
   const int in_width = static_cast<int>(g.w);
   const int row_floats = in_width * C;
-  float* xs = shared;                                  // [in_rows][w][C]: the input rows under the current tile
-  float* sums = shared + in_rows * row_floats;         // [kSums][kTileThreads]: the block's tree at the end
+  const TileRows rows{shared, in_rows, in_width, row_floats};  // xs: the input rows under the current tile
+  float* sums = shared + in_rows * row_floats;                // [kSums][kTileThreads]: the block's tree at the end
   const int t = static_cast<int>(threadIdx.x);
   const int k = t & (g.k - 1), lane = t >> g.k_shift, lanes = kTileThreads >> g.k_shift;
   const I bands = (g.p + kTileRows - 1) / kTileRows;
@@ -244,47 +302,19 @@ __global__ void __launch_bounds__(kTileThreads)
     const I n = tile / bands, p0 = (tile - n * bands) * kTileRows;
     const I h0 = p0 * g.stride - g.pad;
     __syncthreads();  // every thread is done with the previous tile's rows
-    for (int e = t; e < in_rows * row_floats; e += kTileThreads) {
-      const int r = e / row_floats, rest = e - r * row_floats;
-      const I h = h0 + r;
-      xs[e] = (h >= 0 && h < g.h) ? to_float(x[(n * g.h + h) * row_floats + rest]) : 0.0f;
-    }
+    stage_tile_rows(x, n, h0, g, rows, t);
     __syncthreads();
     const I rows_here = g.p - p0 < kTileRows ? g.p - p0 : static_cast<I>(kTileRows);
     const int positions = static_cast<int>(rows_here * g.q);
     const I first = (n * g.p + p0) * g.q;  // the tile's first position
     for (int base = lane; base < positions; base += lanes * kPerLane) {
       float gz[kPerLane];
-#pragma unroll
-      for (int u = 0; u < kPerLane; ++u) {
-        const int local = base + u * lanes;
-        float keep = 0.0f, gv = 0.0f;
-        if (local < positions) {
-          const I at = (first + local) * g.k + k;
-          keep = g.relu ? to_float(y[at]) : 1.0f;
-          gv = to_float(dy[at]);
-        }
-        gz[u] = keep > 0.0f ? gv : 0.0f;  // the ReLU's mask; 0 past the tile
-      }
+      load_masked_gradients(y, dy, first, base, lanes, positions, k, g, gz);
 #pragma unroll
       for (int u = 0; u < kPerLane; ++u) {
         const int local = base + u * lanes;
         if (local >= positions) break;
-        const int pr = local / static_cast<int>(g.q), q = local - pr * static_cast<int>(g.q);
-        const int row0 = pr * g.stride, col0 = q * g.stride - g.pad;
-#pragma unroll
-        for (int r = 0; r < 3; ++r)
-#pragma unroll
-          for (int s = 0; s < 3; ++s) {
-            const int col = col0 + s;
-            const bool inside = col >= 0 && col < in_width;
-#pragma unroll
-            for (int c = 0; c < C; ++c) {
-              const float v = inside ? xs[(row0 + r) * row_floats + col * C + c] : 0.0f;
-              acc[(r * 3 + s) * C + c] = fmaf(gz[u], v, acc[(r * 3 + s) * C + c]);
-            }
-          }
-        acc[kTaps] += gz[u];
+        accumulate_position<C>(gz[u], local, rows, g, acc);
       }
     }
   }
