@@ -317,6 +317,33 @@ __global__ void __launch_bounds__(kThreads, kElementBlocksPerSm)
   });
 }
 
+// The dx coefficients k1, k2, k3 of the column's kGroup channels (dx_coefficients), kept in registers.
+template <typename I>
+__device__ __forceinline__ void load_dx_coefficients(const BnBackward& a, I c, I ch0, double count, Group& k1,
+                                                     Group& k2, Group& k3) {
+#pragma unroll
+  for (int j = 0; j < kGroup; ++j) {
+    const DxCoefficients k = dx_coefficients(a, c, ch0 + j, count);
+    k1[j] = k.k1;
+    k2[j] = k.k2;
+    k3[j] = k.k3;
+  }
+}
+
+// Pass 1's in-place masking of dy by the following ReLU: dy is zeroed where that ReLU's output is not
+// positive and written back, so that the backward after this one reads the masked gradient.
+template <typename T, typename I>
+__device__ __forceinline__ void mask_by_following_relu(const T* relu_output, T* masked_dy, I stored, I c,
+                                                       ItemPacks<T>& gv) {
+  const ItemPacks<T> yv = load_item(relu_output, stored, c);
+#pragma unroll
+  for (int q = 0; q < kRun; ++q)
+#pragma unroll
+    for (int j = 0; j < kGroup; ++j)  // relu_backward's condition, bit for bit
+      if (!(to_float(yv.v[q].v[j]) > 0.0f)) gv.v[q].v[j] = from_float<T>(0.0f);
+  store_item(masked_dy, stored, c, gv);
+}
+
 // Pass 1 (Dx = false) accumulates the sums; pass 2 (Dx = true) writes dx. MasksRelu (pass 1 only, no
 // dropout, no ReLU in the run): dy is first masked by the following ReLU's output and written back in place.
 // Drawing the mask or the masking need more registers than the reduction's bound leaves (the masking spills
@@ -344,28 +371,12 @@ __global__ void __launch_bounds__(kThreads, Dx || MasksRelu || K == Keep::Philox
       load_channels(a.b, ch0, cb);
     }
     load_channels(a.saved_mean, ch0, mean);
-    if constexpr (Dx) {
-#pragma unroll
-      for (int j = 0; j < kGroup; ++j) {
-        const DxCoefficients k = dx_coefficients(a, c, ch0 + j, count);
-        k1[j] = k.k1;
-        k2[j] = k.k2;
-        k3[j] = k.k3;
-      }
-    }
+    if constexpr (Dx) load_dx_coefficients(a, c, ch0, count, k1, k2, k3);
     const KeepSource<K> keep_of(d, a.dropout.keep_bits, h, w);
     for_each_nhwc_item(ch0, n, c, h, w, [&](const NhwcItem<I>& it) {
       const ItemPacks<T> xv = load_item(x, it.stored, c);
       ItemPacks<T> gv = load_item(dy, it.stored, c);
-      if constexpr (MasksRelu) {
-        const ItemPacks<T> yv = load_item(relu_output, it.stored, c);
-#pragma unroll
-        for (int q = 0; q < kRun; ++q)
-#pragma unroll
-          for (int j = 0; j < kGroup; ++j)  // relu_backward's condition, bit for bit
-            if (!(to_float(yv.v[q].v[j]) > 0.0f)) gv.v[q].v[j] = from_float<T>(0.0f);
-        store_item(masked_dy, it.stored, c, gv);
-      }
+      if constexpr (MasksRelu) mask_by_following_relu(relu_output, masked_dy, it.stored, c, gv);
       const uint32_t keep = keep_of(it);
       ItemPacks<T> out;
 #pragma unroll
