@@ -167,10 +167,11 @@ void log_last_epoch(const EpochSummary& last, const ModelFigures& model, int wor
   log0("\n");
   if (const std::string clocks = clocks_line(last.clocks); !clocks.empty()) log0("%s\n", clocks.c_str());
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-  if (std::isfinite(last.peak_allocated_bytes))  // both peaks are the run's: they only grow
+  const EpochRow& measured = last.measured;
+  if (measured.peak_allocated_bytes >= 0)  // both peaks are the run's: they only grow
     log0("device memory: at most %.2f GiB allocated (PyTorch's max_memory_allocated measure), %.2f GiB in use, on the "
          "largest rank\n",
-         last.peak_allocated_bytes / kGiB, last.peak_memory_bytes / kGiB);
+         static_cast<double>(measured.peak_allocated_bytes) / kGiB, static_cast<double>(measured.peak_memory_bytes) / kGiB);
 }
 
 void log_run_end(const TrainConfig& config, const RunSummary& run, const ModelFigures& model, int world_size,

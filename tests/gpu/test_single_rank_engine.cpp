@@ -1,6 +1,7 @@
 // The CUDA engine on one rank: nothing to average, so no NCCL communicator, no gradient buckets and no
-// NCCL call (its start-up has no nccl part), while training, evaluation and the peak rate work as on
-// several ranks. Runs without MPI (a communicator of one rank) and skips without a GPU.
+// NCCL call (its start-up has no nccl part), while training, evaluation, the peak rate and the per-epoch
+// readings (energy, peak memory) work as on several ranks. Runs without MPI (a communicator of one rank)
+// and skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +12,7 @@
 #include "data/synthetic.h"
 #include "gpu_test_util.h"
 #include "train/engines/cuda/cuda_engine.h"
+#include "train/reporting/epoch_readings_observer.h"
 #include "unit/solo_communicator.h"
 
 namespace sb {
@@ -31,6 +33,10 @@ TEST(SingleRankCudaEngine, TrainsWithoutANcclCommunicator) {
   EXPECT_TRUE(std::isnan(startup_seconds(StartupPart::nccl))) << "one rank created an NCCL communicator";
   EXPECT_TRUE(std::isfinite(startup_seconds(StartupPart::peak_gemm)));
   EXPECT_GT(engine->measurements().peak_tflops(), 0.0);
+
+  // The engine's per-epoch readings, as the run's observer takes them around the steps and evaluation.
+  EpochReadingsObserver readings(comm, engine->measurements().readings());
+  readings.on_run_start(RunStart{config, config.batch_size, data.train.size(), data.test.size(), TrainClock::now()});
 
   const std::vector<float> initial = engine->run_state().save().params;
   std::vector<int64_t> indices(static_cast<size_t>(data.train.size()));
@@ -55,6 +61,13 @@ TEST(SingleRankCudaEngine, TrainsWithoutANcclCommunicator) {
   EXPECT_TRUE(std::isfinite(test.loss_sum) && test.loss_sum > 0) << test.loss_sum;
   EXPECT_GE(test.correct, 0);
   EXPECT_LE(test.correct, test.count);
+
+  EpochSummary epoch;
+  readings.measure_epoch(epoch);
+  const EpochRow& row = epoch.measured;
+  EXPECT_GT(row.peak_allocated_bytes, 0) << "the engine's own buffers were not counted";
+  EXPECT_GT(row.peak_memory_bytes, 0) << "the memory in use was not sampled";
+  EXPECT_TRUE(std::isnan(row.energy_j) || row.energy_j > 0) << "energy " << row.energy_j << " J";  // NaN: no NVML counter
   reset_startup_times();
 }
 

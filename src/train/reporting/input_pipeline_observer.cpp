@@ -34,6 +34,20 @@ std::string skipped_line(int epoch, int64_t skipped, const std::vector<std::stri
   return line;
 }
 
+// The epoch's input columns from the ranks' summed totals; wall_s: the epoch's wall time (NaN when the
+// epoch was resumed after its last step).
+void write_columns(EpochRow& row, const InputTotals& in, double wall_s) {
+  row.input_read_s = in.read_seconds;
+  row.input_decode_s = in.decode_seconds;
+  row.input_augment_s = in.augment_seconds;
+  row.input_copy_s = in.copy_seconds;
+  row.input_bytes_per_s = wall_s > 0 ? static_cast<double>(in.bytes) / wall_s : kNotMeasured;
+  const double busy = in.read_seconds + in.decode_seconds + in.augment_seconds;
+  row.input_images_per_worker_s = busy > 0 ? static_cast<double>(in.images) / busy : kNotMeasured;
+  row.images_skipped = in.skipped;
+  row.gpu_decode_cpu_fallbacks = in.cpu_fallbacks;
+}
+
 }  // namespace
 
 void InputPipelineObserver::measure_epoch(EpochSummary& s) {
@@ -46,7 +60,7 @@ void InputPipelineObserver::measure_epoch(EpochSummary& s) {
   comm_.allreduce_sum(std::span<double>(v));
   const InputTotals sum{v[0], v[1], v[2], v[3], static_cast<int64_t>(v[4]), static_cast<int64_t>(v[5]), static_cast<int64_t>(v[6]),
                         static_cast<int64_t>(v[7]), {}};
-  s.input = sum;
+  write_columns(s.measured, sum, s.wall_max);
   if (sum.skipped > 0) {  // every rank sees the sum, so all gather or none
     const std::vector<std::string> names = skipped_names_of_all_ranks(comm_, epoch.last_skipped);
     log0("%s\n", skipped_line(s.epoch, sum.skipped, names).c_str());

@@ -1,6 +1,6 @@
 // Each epoch's input-pipeline work on image files (the engine's InputTotals), summed over the ranks:
 // seconds the workers spent reading, decoding and augmenting, bytes read, images decoded, files skipped
-// and images the GPU decoder left to the CPU.
+// and images the GPU decoder left to the CPU, written into the epoch's input columns (EpochSummary::measured).
 #pragma once
 #include <optional>
 

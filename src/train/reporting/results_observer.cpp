@@ -1,13 +1,11 @@
 #include "train/reporting/results_observer.h"
 
-#include <cmath>
-
 #include "train/reporting/arrivals_table.h"
 
 namespace sb {
 
 EpochRow to_epoch_row(const EpochSummary& s) {
-  EpochRow row;
+  EpochRow row = s.measured;
   row.epoch = s.epoch + 1;
   row.wall_time_max_s = s.wall_max;
   row.wall_time_mean_s = s.wall_mean;
@@ -18,9 +16,6 @@ EpochRow to_epoch_row(const EpochSummary& s) {
   row.test_accuracy = s.test_accuracy;
   row.learning_rate = s.learning_rate;
   row.exposed_comm_s = s.phases_max.seconds[kPhaseComm];
-  row.energy_j = s.energy_joules;
-  row.peak_memory_bytes = std::isfinite(s.peak_memory_bytes) ? static_cast<int64_t>(s.peak_memory_bytes) : -1;
-  row.peak_allocated_bytes = std::isfinite(s.peak_allocated_bytes) ? static_cast<int64_t>(s.peak_allocated_bytes) : -1;
   row.data_s = s.phases_max.seconds[kPhaseData];
   row.forward_s = s.phases_max.seconds[kPhaseForward];
   row.backward_s = s.phases_max.seconds[kPhaseBackward];
@@ -34,18 +29,6 @@ EpochRow to_epoch_row(const EpochSummary& s) {
   row.temperature_max_c = s.clocks.temperature_max_c;
   row.power_limited_fraction = s.clocks.power_limited_fraction;
   row.thermal_limited_fraction = s.clocks.thermal_limited_fraction;
-  if (s.input) {
-    const InputTotals& in = *s.input;
-    row.input_read_s = in.read_seconds;
-    row.input_decode_s = in.decode_seconds;
-    row.input_augment_s = in.augment_seconds;
-    row.input_copy_s = in.copy_seconds;
-    row.input_bytes_per_s = s.wall_max > 0 ? static_cast<double>(in.bytes) / s.wall_max : kNotMeasured;
-    const double busy = in.read_seconds + in.decode_seconds + in.augment_seconds;
-    row.input_images_per_worker_s = busy > 0 ? static_cast<double>(in.images) / busy : kNotMeasured;
-    row.images_skipped = in.skipped;
-    row.gpu_decode_cpu_fallbacks = in.cpu_fallbacks;
-  }
   return row;
 }
 

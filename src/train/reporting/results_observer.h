@@ -5,6 +5,8 @@
 
 namespace sb {
 
+// The epoch's /epochs row: the columns its observers wrote (EpochSummary::measured) and the loop's
+// figures, its phases and its clocks.
 EpochRow to_epoch_row(const EpochSummary& s);
 
 class ResultsObserver final : public TrainObserver {

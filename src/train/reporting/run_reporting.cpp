@@ -2,7 +2,7 @@
 
 #include "train/reporting/arrivals_observer.h"
 #include "train/reporting/bucket_ready_observer.h"
-#include "train/reporting/device_readings_observer.h"
+#include "train/reporting/epoch_readings_observer.h"
 #include "train/reporting/first_step_observer.h"
 #include "train/reporting/gpu_clocks_observer.h"
 #include "train/reporting/input_pipeline_observer.h"
@@ -30,7 +30,7 @@ RunReporting::RunReporting(const TrainConfig& config, Communicator& comm, Engine
   own(std::make_unique<ArrivalsObserver>(comm, config.sample_steps));
   own(std::make_unique<BucketReadyObserver>(comm));
   own(std::make_unique<GpuClocksObserver>(comm, measurements));
-  own(std::make_unique<DeviceReadingsObserver>(comm, measurements));
+  own(std::make_unique<EpochReadingsObserver>(comm, measurements.readings()));
   own(std::make_unique<InputPipelineObserver>(comm, measurements));
   own(TraceObserver::open(config.trace, comm));
   own(std::make_unique<ProgressObserver>(config, engine, comm.rank(), comm.size()));

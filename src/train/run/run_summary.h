@@ -2,11 +2,10 @@
 #pragma once
 #include <cstdint>
 #include <limits>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "data/input_counters.h"
+#include "metrics/results_schema.h"
 #include "train/engines/phase_times.h"
 #include "train/run/epoch_clocks.h"
 #include "train/run/straggler.h"
@@ -27,12 +26,11 @@ struct EpochSummary {
   double learning_rate = 0;   // at the epoch's last step
   PhaseTimes phases_max;      // per phase, the largest per-rank epoch total
   PhaseTimes phases_mean;     // per phase, the mean over ranks
-  double energy_joules = std::numeric_limits<double>::quiet_NaN();  // summed over ranks, this epoch
-  double peak_memory_bytes = std::numeric_limits<double>::quiet_NaN();  // max over ranks
-  double peak_allocated_bytes = std::numeric_limits<double>::quiet_NaN();  // max over ranks
   EpochClocks clocks;  // the GPUs' clocks while the epoch trained, across ranks
-  // Image files: the input pipeline's work this epoch, summed over every rank's workers (input_counters.h).
-  std::optional<InputTotals> input;
+  // The columns of the epoch's results row that observers measure and write straight into it (the
+  // engine's readings, the input pipeline's work), across ranks; "not measured" where none did. The
+  // row (to_epoch_row, train/reporting/results_observer.h) starts from it.
+  EpochRow measured;
   // Root only: every rank's epoch wall time, and sampled per-step phase times [rank][step][phase] in ns.
   std::vector<double> rank_wall_times;
   int64_t sampled_steps = 0;

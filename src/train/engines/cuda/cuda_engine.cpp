@@ -66,10 +66,8 @@ class CudaEngine final : public EngineBase, private EngineRunState, private Engi
   // What it measures (EngineMeasurements).
   PhaseTimes drain_step_times() override { return timer_->drain(gpu_wait_); }
   // The device's readings are the monitor's.
-  double peak_memory_bytes() const override { return monitor_->peak_memory_bytes(); }
-  double peak_allocated_bytes() const override { return monitor_->peak_allocated_bytes(); }
+  std::vector<EpochReading> readings() override { return monitor_->readings(); }
   double peak_tflops() const override { return monitor_->peak_tflops(); }
-  double energy_joules() const override { return monitor_->energy_joules(); }
   std::vector<GpuClocks> take_gpu_clocks() override { return {monitor_->take_clocks()}; }
   std::optional<InputTotals> input_totals() const override { return input_->input_totals(); }
 

@@ -6,7 +6,7 @@
 
 #include "core/cuda_check.h"
 #include "core/startup_clock.h"
-#include "nn/cuda/device_buffer.h"
+#include "train/engines/cuda/device_memory_readings.h"
 #include "train/engines/cuda/peak_rate.h"
 
 namespace sb::cuda {
@@ -41,6 +41,10 @@ void DeviceMonitor::step_queued(int64_t steps_queued) {
   if (steps_queued <= kStepsSampledForPeakMemory) peak_memory_.sample();
 }
 
-double DeviceMonitor::peak_allocated_bytes() const { return static_cast<double>(device_buffer_peak_bytes(device_)); }
+std::vector<EpochReading> DeviceMonitor::readings() const {
+  std::vector<EpochReading> all = device_memory_readings(peak_memory_, device_);
+  all.push_back({&EpochRow::energy_j, ReduceOp::Sum, EpochValue::SinceLastEpoch, [this] { return energy_->joules(); }});
+  return all;
+}
 
 }  // namespace sb::cuda

@@ -1,11 +1,13 @@
 // What the CUDA engine measures of its GPU beside the training: the GPU's name, the energy it used and
 // its clocks (NVML), its measured peak matrix rate in the run's precision (the denominator of MFU) and
 // the most device memory in use. The engine trains and times its steps; it hands these readings out
-// through EngineMeasurements (train/engines/engine_measurements.h), where the run's observers read them.
+// through EngineMeasurements (train/engines/engine_measurements.h), where the run's observers read them;
+// the per-epoch ones are its readings (train/engines/epoch_reading.h), declared in device_monitor.cpp.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/dtype.h"
 #include "metrics/gpu_clocks.h"
@@ -13,6 +15,7 @@
 #include "train/engines/cuda/gpu_clock_sampler.h"
 #include "train/engines/cuda/gpu_energy.h"
 #include "train/engines/cuda/nvml_device.h"
+#include "train/engines/epoch_reading.h"
 
 namespace sb::cuda {
 
@@ -31,10 +34,10 @@ class DeviceMonitor {
   // After the engine queued its `steps_queued`-th step: the first steps grow the memory in use.
   void step_queued(int64_t steps_queued);
 
-  double peak_memory_bytes() const { return static_cast<double>(peak_memory_.bytes()); }
-  double peak_allocated_bytes() const;
+  // Each epoch's energy (summed over the ranks) and peak device memory, in use and allocated (the largest
+  // rank's); they read this monitor, which must outlive them.
+  std::vector<EpochReading> readings() const;
   double peak_tflops() const { return peak_tflops_; }
-  double energy_joules() const { return energy_->joules(); }
   GpuClocks take_clocks() { return clocks_->take(); }
 
  private:

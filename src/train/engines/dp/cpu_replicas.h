@@ -3,7 +3,6 @@
 // plain memory copies. They run the same orchestration as the CUDA replicas, so that CI tests it, and
 // serve `--parallel dp --device cpu`.
 #pragma once
-#include <limits>
 #include <memory>
 #include <vector>
 
@@ -35,7 +34,6 @@ class CpuReplicas final : public Replicas {
   EvalTotals evaluate(std::span<const int64_t> indices) override { return root_.evaluate(indices); }
   EngineState save_state() override;
   void load_state(const EngineState& state) override;
-  double peak_memory_bytes() const override { return std::numeric_limits<double>::quiet_NaN(); }  // none on the CPU
 
   cpu::Network<float>& network(int replica) { return *nets_[static_cast<size_t>(replica)]; }
 

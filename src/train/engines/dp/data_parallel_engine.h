@@ -36,8 +36,7 @@ class DataParallelEngine final : public Engine, private EngineRunState, private 
   EngineState save() override { return replicas_->save_state(); }
   void load(const EngineState& state) override { replicas_->load_state(state); }
   // What it measures (EngineMeasurements).
-  double peak_memory_bytes() const override { return replicas_->peak_memory_bytes(); }
-  double peak_allocated_bytes() const override { return replicas_->peak_allocated_bytes(); }
+  std::vector<EpochReading> readings() override { return replicas_->readings(); }
   std::vector<GpuClocks> take_gpu_clocks() override { return replicas_->take_gpu_clocks(); }
 
   std::unique_ptr<Replicas> replicas_;

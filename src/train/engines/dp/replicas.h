@@ -6,13 +6,13 @@
 // phases), so the engine's host clock times each one.
 #pragma once
 #include <cstdint>
-#include <limits>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "train/engines/dp/batch_slices.h"
 #include "train/engines/engine.h"
+#include "train/engines/epoch_reading.h"
 
 namespace sb {
 
@@ -50,9 +50,8 @@ class Replicas {
   virtual EvalTotals evaluate(std::span<const int64_t> indices) = 0;
   virtual EngineState save_state() = 0;
   virtual void load_state(const EngineState& state) = 0;
-  virtual double peak_memory_bytes() const = 0;
-  // The root GPU's most allocated at once (EngineMeasurements::peak_allocated_bytes); NaN on the CPU.
-  virtual double peak_allocated_bytes() const { return std::numeric_limits<double>::quiet_NaN(); }
+  // What the replicas measure for each epoch's row (EngineMeasurements::readings); none on the CPU.
+  virtual std::vector<EpochReading> readings() { return {}; }
   // Each replica's GPU clocks since the last call (EngineMeasurements::take_gpu_clocks); none on the CPU.
   virtual std::vector<GpuClocks> take_gpu_clocks() { return {}; }
 };

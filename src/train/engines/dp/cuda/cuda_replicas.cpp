@@ -18,6 +18,7 @@
 #include "train/engines/cuda/context_options.h"
 #include "train/engines/cuda/device_info.h"
 #include "train/engines/cuda/device_loss.h"
+#include "train/engines/cuda/device_memory_readings.h"
 #include "train/engines/cuda/device_optimizer.h"
 #include "train/engines/cuda/device_state.h"
 #include "train/engines/cuda/gpu_clock_sampler.h"
@@ -77,10 +78,8 @@ class CudaReplicas final : public Replicas {
   EvalTotals evaluate(std::span<const int64_t> indices) override;
   EngineState save_state() override;
   void load_state(const EngineState& state) override;
-  double peak_memory_bytes() const override { return static_cast<double>(peak_memory_.bytes()); }
-  double peak_allocated_bytes() const override {  // the root GPU's, where peak_memory_bytes is sampled
-    return static_cast<double>(cuda::device_buffer_peak_bytes(root().device));
-  }
+  // The root GPU's peaks, where the memory in use is sampled; no energy meter.
+  std::vector<EpochReading> readings() override { return cuda::device_memory_readings(peak_memory_, root().device); }
   std::vector<GpuClocks> take_gpu_clocks() override;
 
  private:
