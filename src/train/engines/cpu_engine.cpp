@@ -110,10 +110,13 @@ PhaseTimes CpuEngine::train_step(std::span<const int64_t> indices, const StepInf
     abandoned = true;
   }
   // This check is the gradient exchange's first collective: the rank waits here for the last to arrive.
-  t.arrival_s = seconds_since(step_start);
+  const auto check_start = Clock::now();
+  t.arrival_s = std::chrono::duration<double>(check_start - step_start).count();
   // Every rank learns whether any abandoned its step before the gradients are combined: all of them
   // then skip the update together, and the step counts as not taken.
-  if (comm_.allreduce_max(abandoned ? 1 : 0) != 0) {
+  const bool any_abandoned = comm_.allreduce_max(abandoned ? 1 : 0) != 0;
+  t.check_s = seconds_since(check_start);
+  if (any_abandoned) {
     train_totals_ = totals_before;
     net_.buffers() = buffers_before;
     t.abandoned = true;

@@ -19,6 +19,10 @@ struct PhaseTimes {
   // clock (train/run/straggler.h): the host's on the CPU, the device's from the step timeline on the GPU
   // (cuda/step_timer.h); NaN where the engine does not measure it. Not summed by operator+=.
   double arrival_s = NAN;
+  // Seconds in the check of whether any rank abandoned its step, the gradient exchange's first collective,
+  // where the rank waits for the last to arrive (waits included); NaN where the engine does not time it.
+  // Not summed by operator+=.
+  double check_s = NAN;
   // Where the step ran on the device (for the trace and the buckets' ready times); an engine without
   // device events leaves it empty (StepTimeline::on_device() false). Not summed by operator+=.
   StepTimeline timeline;

@@ -41,20 +41,14 @@ void ArrivalsObserver::on_epoch_start(const EpochStart& e) {
   sampled_ns_.assign(static_cast<size_t>(sampled_) * kValues, -1);
 }
 
-void ArrivalsObserver::on_step_start(const StepInfo&) {
-  step_start_ = TrainClock::now();
-  step_kept_ = false;
-}
+void ArrivalsObserver::on_step_start(const StepInfo&) { step_kept_ = false; }
 
-// The engine's step less its phases and arrival: its wait in the check before the gradient all-reduce.
-// An engine that times on the device hands an earlier step's times back here, beside this step's host
-// time: it has no such wait to read.
+// The engine's time in the check before the gradient all-reduce (PhaseTimes::check_s), where it times
+// it: an engine that times on the device hands an earlier step's times back here and leaves it NaN.
 void ArrivalsObserver::on_step_end(const PhaseTimes& t) {
   step_end_ = TrainClock::now();
-  if (timed_steps_ >= sampled_ || !std::isfinite(t.arrival_s) || t.abandoned || t.timeline.on_device()) return;
-  const double step_s = std::chrono::duration<double>(step_end_ - step_start_).count();
-  const double check_s = step_s - t.arrival_s - t.seconds[kPhaseComm] - t.seconds[kPhaseOptimizer];
-  sampled_ns_[static_cast<size_t>(timed_steps_) * kValues + 4] = nanoseconds(std::max(check_s, 0.0));
+  if (timed_steps_ >= sampled_ || !std::isfinite(t.arrival_s) || t.abandoned || !std::isfinite(t.check_s)) return;
+  sampled_ns_[static_cast<size_t>(timed_steps_) * kValues + 4] = nanoseconds(t.check_s);
   step_kept_ = true;
 }
 

@@ -32,9 +32,9 @@ class ArrivalsObserver final : public TrainObserver {
   int64_t sampled_ = 0;      // steps of the epoch to sample
   int64_t timed_steps_ = 0;  // steps whose times have arrived
   std::vector<int64_t> sampled_ns_;  // [step][arrival, input, compute, optimizer, collectives]; -1: not measured
-  // The step under way: when it started and ended on this rank, and whether its arrival was kept (its
-  // stop check then adds to its collectives).
-  TrainClock::time_point step_start_, step_end_;
+  // The step under way: when it ended on this rank, and whether its check was kept (its stop check then
+  // adds to its collectives).
+  TrainClock::time_point step_end_;
   bool step_kept_ = false;
   std::vector<std::string> hosts_;
   bool hosts_gathered_ = false;
