@@ -30,6 +30,7 @@
 #include "train/reporting/startup_report.h"
 #include "train/reporting/summary_line.h"
 #include "train/run/train_observers.h"
+#include "train/study/step_split.h"
 
 namespace sb {
 namespace {
@@ -149,9 +150,11 @@ void shut_down_engine(std::unique_ptr<Engine>& engine) {
   engine.reset();
 }
 
-void close_results(ResultsFile& results, const RunSummary& run, const StartupReport& startup) {
+void close_results(ResultsFile& results, const RunSummary& run, const StartupReport& startup, const RunStepSplit& step_split) {
   const ShutdownSpan results_shutdown(ShutdownPart::results);
   std::vector<NamedValue> totals = run_attributes(run);
+  if (!run.epochs.empty())
+    for (NamedValue& part : step_split_attributes(step_split)) totals.push_back(std::move(part));
   totals.push_back({shutdown_attribute_name(ShutdownPart::engine), shutdown_seconds(ShutdownPart::engine)});
   for (NamedValue& part : startup_attributes(startup)) totals.push_back(std::move(part));
   // complete = 0 when a stop signal or a diverged loss ended the run: its epochs are not all there.
@@ -175,13 +178,13 @@ void log_last_epoch(const EpochSummary& last, const ModelFigures& model, int wor
 }
 
 void log_run_end(const TrainConfig& config, const RunSummary& run, const ModelFigures& model, int world_size,
-                 const StartupReport& startup) {
+                 const StartupReport& startup, const RunStepSplit& step_split) {
   log0("done: %d epoch(s), %s; best test accuracy %.2f%%%s%s\n", run.epochs_run, run.stop_reason.c_str(),
        100.0 * run.best_accuracy, config.out.empty() ? "" : "; results in ", config.out.c_str());
   if (!run.epochs.empty()) log_last_epoch(run.epochs.back(), model, world_size);
   if (std::isfinite(startup.to_first_step)) log0("%s\n", startup_line(startup).c_str());  // a step ran
   if (!run.epochs.empty()) log0("%s\n", summary_line(run, config.target_accuracy).c_str());
-  if (!run.epochs.empty()) log0("%s\n", run_straggler_line(run).c_str());
+  if (!run.epochs.empty()) log0("%s\n%s\n", run_straggler_line(run).c_str(), step_split_line(step_split).c_str());
 }
 
 int exit_code(const RunSummary& run) {
@@ -233,8 +236,9 @@ int train_command(MpiSession& session, const std::vector<std::string>& args, con
   if (exported) export_run_summary(*exported, run);
   const StartupReport startup = gather_startup(world);
   shut_down_engine(engine);
-  if (results) close_results(*results, run, startup);
-  log_run_end(config, run, model, world.size(), startup);
+  const RunStepSplit step_split = split_run_step(run, config, kTrainSettleEpochs);  // root's; the others' say nothing
+  if (results) close_results(*results, run, startup, step_split);
+  log_run_end(config, run, model, world.size(), startup, step_split);
   return exit_code(run);
 }
 

@@ -406,7 +406,7 @@ std::vector<TrainOption> make_rows() {
       {"json", "FILE", "also write the command's tables as JSON Lines, one object per row", kRun | kComm, nullptr, free,
        text(&C::json, "none")},
       {"mllog", "FILE", "write MLPerf Training's :::MLLOG lines to FILE (rank 0)", kTrain, nullptr, free, text(&C::mllog, "none")},
-      {"sample-steps", "N", "per-step phase times and the ranks' arrival at the gradient all-reduce (the straggler) kept for the "
+      {"sample-steps", "N", "per-step phase times and the ranks' arrival at the gradient all-reduce (the straggler, the step split) kept for the "
        "first N steps of each epoch: more for finer step statistics, 0 for smaller results files", kRun, "sample_steps", free,
        whole(&C::sample_steps, at_least(0))},
       {"collective-timeout", "S",

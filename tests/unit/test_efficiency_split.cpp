@@ -67,6 +67,7 @@ TEST(EfficiencySplit, TheMedianRankWaitsForTheLateRanksOwnCauses) {
   EXPECT_NEAR(p.skew_compute_s, 0.027, 1e-12);   // rank 2's compute over rank 0's
   EXPECT_NEAR(p.skew_optimizer_s, 0.0, 1e-12);   // rank 0 itself has the longest update
   EXPECT_NEAR(p.skew_s, 0.032, 1e-12);           // 110 - 78 ms
+  EXPECT_EQ(p.late_rank, 2);
   EXPECT_NEAR(p.comm_s, 0.006, 1e-12);
   EXPECT_NEAR(p.collectives_s, 0.033, 1e-12);
   EXPECT_NEAR(p.exposed_comm_s, 0.006 + 0.001, 1e-12);  // the all-reduce and the checks' own time
@@ -83,6 +84,7 @@ TEST(EfficiencySplit, ASlowUpdateOnAnotherRankIsTheOptimizersSkew) {
   const StepParts p = median_rank_step(epochs, 2);
   EXPECT_EQ(p.rank, 0);
   EXPECT_NEAR(p.skew_optimizer_s, 0.020, 1e-12);
+  EXPECT_EQ(p.late_rank, -1);  // even arrivals: no rank arrived after the median rank
   EXPECT_NEAR(p.skew_compute_s, 0.0, 1e-12);
   EXPECT_NEAR(p.skew_input_s, 0.0, 1e-12);
 }

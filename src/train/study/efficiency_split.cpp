@@ -70,6 +70,7 @@ StepParts from_arrivals(std::span<const SampledEpoch> epochs, std::vector<RankMe
   for (const RankMeans& m : ranks) ready.push_back(m.input + m.compute + m.optimizer);
   StepParts p = median_rank_means(ranks, ready);
   double skew_input = 0, skew_compute = 0, skew_optimizer = 0;
+  std::vector<int64_t> times_last(n, 0);  // steps at which each rank arrived after the median rank, last
   for (const SampledEpoch& e : epochs) {
     const size_t steps = e.arrivals.size() / n;
     for (size_t s = 0; s < steps; ++s) {
@@ -79,6 +80,7 @@ StepParts from_arrivals(std::span<const SampledEpoch> epochs, std::vector<RankMe
         if (e.arrivals[r * steps + s].arrival_s > e.arrivals[last * steps + s].arrival_s) last = r;
         if (e.arrivals[r * steps + s].optimizer_s > e.arrivals[slowest_update * steps + s].optimizer_s) slowest_update = r;
       }
+      if (last != static_cast<size_t>(p.rank)) ++times_last[last];
       const StepArrival& late = e.arrivals[last * steps + s];
       skew_input += late.input_s - own.input_s;
       skew_compute += (late.arrival_s - late.input_s) - (own.arrival_s - own.input_s);
@@ -91,6 +93,8 @@ StepParts from_arrivals(std::span<const SampledEpoch> epochs, std::vector<RankMe
   p.skew_compute_s = skew_compute / steps;
   p.skew_optimizer_s = skew_optimizer / steps;
   p.skew_s = p.skew_input_s + p.skew_compute_s + p.skew_optimizer_s;
+  const auto most = std::max_element(times_last.begin(), times_last.end());  // the first of equals
+  if (*most > 0) p.late_rank = static_cast<int>(most - times_last.begin());
   return p;
 }
 

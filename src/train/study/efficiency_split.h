@@ -43,6 +43,9 @@ struct StepParts {
   double collectives_s = NAN;  // in the check and the stop check; NaN without arrivals
   double exposed_comm_s = NAN; // comm_s + collectives_s - skew_s (comm_s without arrivals)
   double skew_s = NAN, skew_input_s = NAN, skew_compute_s = NAN, skew_optimizer_s = NAN;
+  // The rank that arrived last most often at the steps where the median rank was not last itself (the
+  // lowest at a tie): the one its skew wait mostly waited for; -1 without arrivals or such steps.
+  int late_rank = -1;
 };
 
 // Over the sampled steps of `epochs`, each with the same `ranks`.

@@ -13,6 +13,7 @@
 #include "train/reporting/results_observer.h"
 #include "train/reporting/startup_report.h"
 #include "train/reporting/summary_line.h"
+#include "train/study/step_split.h"
 
 namespace sb {
 
@@ -42,11 +43,14 @@ std::vector<StudyRunPlan> plan_study(size_t combinations, int repeats, const std
   return plans;
 }
 
-namespace {
+std::vector<const EpochSummary*> steady_epochs(const RunSummary& run, int settle_epochs) {
+  std::vector<const EpochSummary*> timed;  // an epoch resumed after its last step has no time
+  for (const EpochSummary& s : run.epochs)
+    if (std::isfinite(s.wall_max) && s.wall_max > 0) timed.push_back(&s);
+  const size_t first = std::min(static_cast<size_t>(std::max(0, settle_epochs)), timed.empty() ? size_t{0} : timed.size() - 1);
+  return {timed.begin() + static_cast<std::ptrdiff_t>(first), timed.end()};
+}
 
-// The epochs behind a median throughput: the middle one of an odd count, the two middle ones of an even
-// count (median_of). The split of the efficiency loss takes its steps from these, so that it describes the
-// epochs the efficiency comes from, not the others of a run whose epochs differ.
 std::vector<const EpochSummary*> median_epochs(std::span<const EpochSummary* const> steady) {
   std::vector<const EpochSummary*> order(steady.begin(), steady.end());
   std::stable_sort(order.begin(), order.end(),
@@ -57,19 +61,21 @@ std::vector<const EpochSummary*> median_epochs(std::span<const EpochSummary* con
   return {order[mid - 1], order[mid]};
 }
 
-}  // namespace
+StepParts sampled_step_parts(std::span<const EpochSummary* const> epochs) {
+  if (epochs.empty()) return {};
+  std::vector<SampledEpoch> sampled;
+  for (const EpochSummary* s : epochs) sampled.push_back(SampledEpoch{s->arrivals.samples, s->step_phase_ns, s->sampled_steps});
+  return median_rank_step(sampled, static_cast<int>(epochs.back()->rank_wall_times.size()));
+}
 
 StudyPoint summarize_run(int gpus, const RunSummary& run, int settle_epochs, double shared_startup_s,
                          double configuration_start_s) {
   StudyPoint p;
   p.gpus = gpus;
-  std::vector<const EpochSummary*> timed;  // an epoch resumed after its last step has no time
-  for (const EpochSummary& s : run.epochs)
-    if (std::isfinite(s.wall_max) && s.wall_max > 0) timed.push_back(&s);
-  const size_t first = std::min(static_cast<size_t>(std::max(0, settle_epochs)), timed.empty() ? size_t{0} : timed.size() - 1);
+  const std::vector<const EpochSummary*> steady = steady_epochs(run, settle_epochs);
   double time = 0, comm = 0, clock_time_product = 0;
-  for (size_t e = first; e < timed.size(); ++e) {
-    const EpochSummary& s = *timed[e];
+  for (const EpochSummary* epoch : steady) {
+    const EpochSummary& s = *epoch;
     p.steady_images_per_s.push_back(s.images_per_s);
     p.steady_epoch_times_s.push_back(s.wall_max);
     time += s.wall_max;
@@ -83,13 +89,10 @@ StudyPoint summarize_run(int gpus, const RunSummary& run, int settle_epochs, dou
     p.epoch_time_s = median_of(p.steady_epoch_times_s);
     p.exposed_comm_fraction = comm / time;
     p.sm_clock_min_mhz = clock_time_product / time;
-    const EpochSummary& last = *timed.back();  // every epoch has the same images and steps
+    const EpochSummary& last = *steady.back();  // every epoch has the same images and steps
     if (last.steps > 0) p.images_per_gpu_step = static_cast<double>(last.global_samples) / static_cast<double>(last.steps) / gpus;
     p.step_s = p.images_per_gpu_step * gpus / p.images_per_s;
-    std::vector<SampledEpoch> sampled;
-    for (const EpochSummary* s : median_epochs(std::span<const EpochSummary* const>(timed).subspan(first)))
-      sampled.push_back(SampledEpoch{s->arrivals.samples, s->step_phase_ns, s->sampled_steps});
-    p.step_parts = median_rank_step(sampled, static_cast<int>(last.rank_wall_times.size()));
+    p.step_parts = sampled_step_parts(median_epochs(steady));
   }
   p.time_to_accuracy_s = run.time_to_target;
   p.wall_to_accuracy_s = shared_startup_s + (run.wall_to_target - configuration_start_s);
@@ -112,6 +115,25 @@ void compute_scaling(std::vector<StudyPoint>& points) {
   }
 }
 
+namespace {
+
+// The line that opens a configuration: its ranks (DataParallel's replicas), scaling, swept values, repeat.
+void log_configuration(const StudyRunPlan& plan, const SweepCombination& combination, const TrainConfig& run_config,
+                       bool repeated, int world_size) {
+  std::string which;
+  for (const auto& [key, value] : combination.values) which += ", " + key + " " + value;
+  if (repeated) which += ", repeat " + std::to_string(plan.repeat);
+  if (run_config.parallel == Parallel::Dp) {
+    log0("== scale: DataParallel, rank 0 drives %d replica(s), %s scaling%s\n", plan.gpus,
+         scaling_name(run_config.scaling), which.c_str());
+  } else {
+    log0("== scale: %d of %d rank(s), %s scaling%s\n", plan.gpus, world_size, scaling_name(run_config.scaling),
+         which.c_str());
+  }
+}
+
+}  // namespace
+
 StudyOutcome run_scaling_study(
     Communicator& world, const std::vector<StudyRunPlan>& plans, const std::vector<SweepCombination>& combinations,
     int settle_epochs, const std::function<std::unique_ptr<Engine>(const TrainConfig&, Communicator&)>& make_engine,
@@ -124,16 +146,7 @@ StudyOutcome run_scaling_study(
     const SweepCombination& combination = combinations.at(plan.combination);
     const TrainConfig run_config = configuration_for(combination.config, plan.gpus);
     const int ranks = ranks_for(combination.config, plan.gpus);
-    std::string which;
-    for (const auto& [key, value] : combination.values) which += ", " + key + " " + value;
-    if (repeated) which += ", repeat " + std::to_string(plan.repeat);
-    if (run_config.parallel == Parallel::Dp) {
-      log0("== scale: DataParallel, rank 0 drives %d replica(s), %s scaling%s\n", plan.gpus,
-           scaling_name(run_config.scaling), which.c_str());
-    } else {
-      log0("== scale: %d of %d rank(s), %s scaling%s\n", plan.gpus, world.size(), scaling_name(run_config.scaling),
-           which.c_str());
-    }
+    log_configuration(plan, combination, run_config, repeated, world.size());
     const double configuration_start_s = world.allreduce_max(seconds_since_process_start());
     // The first configuration's start-up holds the study's own (MPI, data, ...); each later one's only
     // what it timed itself.
@@ -151,10 +164,17 @@ StudyOutcome run_scaling_study(
       ResultsObserver observer(writer);
       run = train({run_config, *sub, *engine, &observer});
     }
-    if (sub && !run.epochs.empty()) log0("%s\n", run_straggler_line(run).c_str());  // rank 0 holds the arrivals
+    RunStepSplit step_split;
+    if (sub && !run.epochs.empty()) {  // rank 0 holds the arrivals and the sampled steps
+      step_split = split_run_step(run, run_config, settle_epochs);
+      log0("%s\n%s\n", run_straggler_line(run).c_str(), step_split_line(step_split).c_str());
+    }
     world.barrier();  // ranks outside this configuration wait here
     const StartupReport startup = i == 0 ? gather_startup(world) : gather_startup_since(world, startup_before);
-    if (writer) write_startup_attributes(*writer, startup);
+    if (writer) {
+      write_startup_attributes(*writer, startup);
+      if (!run.epochs.empty()) writer->write_attributes(step_split_attributes(step_split));
+    }
     // A configuration cut short keeps its finished epochs under /configs but gets no /study row. A signal
     // that reached any rank (those outside the configuration too) ends the study after it.
     const bool cut_short = world.allreduce_max(run.interrupted ? 1 : 0) != 0;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -64,6 +65,17 @@ struct StudyPoint {
 std::vector<int> default_gpu_counts(int world);
 // Throws UserError when a count is < 1, larger than the world or repeated.
 void check_gpu_counts(const std::vector<int>& counts, int world);
+
+// A run's steady epochs: its timed ones after the first `settle_epochs` (the last alone when the run was
+// shorter, e.g. stopped early), in order.
+std::vector<const EpochSummary*> steady_epochs(const RunSummary& run, int settle_epochs);
+// Of steady epochs, those behind their median throughput: the middle one of an odd count, the two middle
+// ones of an even count (median_of). The sampled steps that split a step (the efficiency split, the step
+// split of train/study/step_split.h) come from these, so that the split describes the epochs the
+// throughput comes from, not the others of a run whose epochs differ.
+std::vector<const EpochSummary*> median_epochs(std::span<const EpochSummary* const> steady);
+// The median rank's mean sampled step over `epochs` (root's summaries: their arrivals and /steps).
+StepParts sampled_step_parts(std::span<const EpochSummary* const> epochs);
 
 // Figures of one configuration's run over its steady epochs: the timed ones after the first
 // `settle_epochs` (the last alone when the run was shorter, e.g. stopped early).
