@@ -54,13 +54,4 @@ void StepStaging::upload_step(int slot, std::span<const int64_t> indices, const 
   CHECK_CUDA(cudaMemcpyAsync(device_.data(), block, bytes, cudaMemcpyHostToDevice, stream_.get()));
 }
 
-void StepStaging::upload_indices(std::span<const int64_t> indices) {
-  check_batch(indices.size());
-  stream_.synchronize();
-  int64_t* host_indices = pinned_block(0) + indices_word();
-  std::memcpy(host_indices, indices.data(), indices.size_bytes());
-  CHECK_CUDA(cudaMemcpyAsync(const_cast<int64_t*>(device_indices()), host_indices, indices.size_bytes(),
-                             cudaMemcpyHostToDevice, stream_.get()));
-}
-
 }  // namespace sb::cuda

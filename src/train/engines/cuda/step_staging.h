@@ -27,9 +27,6 @@ class StepStaging {
   // before this one last read (it finished before the previous step's times were read).
   void upload_step(int slot, std::span<const int64_t> indices, const StepInfo& info,
                    std::span<const std::span<const int64_t>> micro = {});
-  // Queues the copy of an evaluation batch's indices, after waiting for the stream: evaluation reuses
-  // the first slot's pinned block from batch to batch.
-  void upload_indices(std::span<const int64_t> indices);
 
   const int64_t* device_indices() const;
   StepInputs* device_inputs() const;

@@ -10,6 +10,7 @@
 #include "core/cuda_check.h"
 #include "core/log.h"
 #include "data/cuda/device_batches.h"
+#include "data/cuda/input_pipeline.h"
 #include "models/registry.h"
 #include "nn/cuda/context.h"
 #include "nn/cuda/cuda_handles.h"
@@ -36,6 +37,18 @@ DeviceTensor slice_view(const DeviceTensor& whole, void* data, int64_t count) {
   t.data = data;
   t.desc.shape[0] = count;
   return t;
+}
+
+// Replica 0's input: the data sets resident on its device, each batch built there by one kernel; the
+// process is one rank of its own.
+cuda::InputPipelineOptions input_options(const TrainConfig& config, int64_t max_batch, const cuda::Context& root) {
+  cuda::InputPipelineOptions o;
+  o.augmentation = config.augment ? cifar_augmentation() : BatchOptions{};
+  o.seed = config.seed;
+  o.train_batch = config.per_rank_batch(1);
+  o.max_batch = max_batch;
+  o.format = BatchFormat{root.compute_dtype(), root.layout()};
+  return o;
 }
 
 size_t sample_bytes(const DeviceTensor& t) { return t.bytes() / static_cast<size_t>(t.shape()[0]); }
@@ -97,10 +110,10 @@ class CudaReplicas final : public Replicas {
   uint64_t dropout_key_;
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<ncclComm_t> nccl_;
-  // Replica 0's parts, created on its device after the replicas, in the order of the step: the batch,
-  // the loss, the update (which reads the learning rate from the staged inputs and the fp16 scale).
-  std::unique_ptr<cuda::DeviceDataset> train_data_, test_data_;
-  std::unique_ptr<cuda::DeviceBatches> batches_;
+  // Replica 0's parts, created on its device after the replicas, in the order of the step: the batch
+  // (the data set resident on the device: the CUDA engine's input pipeline), the loss, the update (which
+  // reads the learning rate from the staged inputs and the fp16 scale).
+  std::unique_ptr<cuda::InputPipeline> input_;
   std::unique_ptr<cuda::StepStaging> staging_;
   std::unique_ptr<cuda::DeviceLoss> loss_;
   std::optional<cuda::DeviceLossTotals> train_totals_, eval_totals_;
@@ -115,7 +128,7 @@ CudaReplicas::CudaReplicas(const TrainConfig& config, const Dataset& train, cons
     : config_(config), dropout_key_(dropout_stream_key(config.seed, 0)) {
   const int n = config.replicas;
   const int64_t max_batch = std::max(config.per_rank_batch(1), config.eval_batch_size);
-  cuda::check_fits_batch_kernel(train);
+  cuda::check_fits_batch_kernel(train);  // before any GPU is set up
   cuda::set_out_of_memory_hint("DataParallel training of " + config.model + " on " + std::to_string(n) + " GPUs with " +
                                std::to_string(config.per_rank_batch(1)) + " samples per step gathered on GPU 0 (evaluation " +
                                std::to_string(config.eval_batch_size) + "); lower --batch-size or --eval-batch-size");
@@ -162,10 +175,9 @@ CudaReplicas::CudaReplicas(const TrainConfig& config, const Dataset& train, cons
   eval_totals_.emplace();
   train_totals_->zero(s.get());
   loss_ = std::make_unique<cuda::DeviceLoss>(model_info(config.model).outputs_log_probabilities);
-  train_data_ = std::make_unique<cuda::DeviceDataset>(train);
-  test_data_ = std::make_unique<cuda::DeviceDataset>(test);
-  batches_ = std::make_unique<cuda::DeviceBatches>(config.augment ? cifar_augmentation() : BatchOptions{}, config.seed, 0,
-                                                   root().ctx->compute_dtype(), root().ctx->layout(), max_batch);
+  input_ = cuda::make_input_pipeline(train, test, input_options(config, max_batch, *root().ctx), [](const cuda::CudaEvent& e) {
+    CHECK_CUDA(cudaEventSynchronize(e.get()));
+  });
   synchronize_all();
   peak_memory_.sample();
 }
@@ -199,7 +211,7 @@ void CudaReplicas::assemble_batch(std::span<const int64_t> indices, const StepIn
   staging_->upload_step(0, indices, info);  // one step at a time: slot 0 is free again
   const cuda::StepInputs* inputs = staging_->device_inputs();
   const cuda::DeviceDrawKey draws{&inputs->epoch, &inputs->first_position};
-  batch_ = batches_->enqueue(*train_data_, staging_->device_indices(), batch, config_.augment, &draws, root_stream());
+  batch_ = input_->training_batch(0, batch, staging_->device_indices(), draws, root_stream());
   root().stream.synchronize();
 }
 
@@ -262,7 +274,7 @@ void CudaReplicas::gather_outputs(std::span<const BatchSlice> slices) {
 
 void CudaReplicas::loss_and_gradient(int64_t batch) {
   select_root();
-  output_grad_ = loss_->enqueue(output_, batches_->labels(), batch, *train_totals_, loss_scale(), true, root_stream());
+  output_grad_ = loss_->enqueue(output_, input_->labels(0), batch, *train_totals_, loss_scale(), true, root_stream());
   root().stream.synchronize();
 }
 
@@ -333,13 +345,13 @@ EvalTotals CudaReplicas::evaluate(std::span<const int64_t> indices) {
   select_root();
   const cudaStream_t s = root_stream();
   eval_totals_->zero(s);
-  const size_t per_batch = static_cast<size_t>(config_.eval_batch_size);
-  for (size_t begin = 0; begin < indices.size(); begin += per_batch) {
-    const auto part = indices.subspan(begin, std::min(per_batch, indices.size() - begin));
-    const int64_t n = static_cast<int64_t>(part.size());
-    staging_->upload_indices(part);
-    const DeviceTensor x = batches_->enqueue(*test_data_, staging_->device_indices(), n, false, nullptr, s);
-    loss_->enqueue(root().net->forward(x, cuda::Mode::Eval), batches_->labels(), n, *eval_totals_, loss_scale(), false, s);
+  const int64_t per_batch = config_.eval_batch_size;
+  const int64_t batches = (static_cast<int64_t>(indices.size()) + per_batch - 1) / per_batch;
+  for (int64_t number = 0; number < batches; ++number) {
+    const DeviceTensor x = input_->evaluation_batch(0, indices, per_batch, number, s);
+    loss_->enqueue(root().net->forward(x, cuda::Mode::Eval), input_->labels(0), x.shape()[0], *eval_totals_, loss_scale(),
+                   false, s);
+    input_->consumed(0, s);
   }
   return eval_totals_->read(s);
 }

@@ -2,8 +2,8 @@
 // handles and network. As torch.nn.DataParallel does, the parameters are broadcast and the gradients
 // reduced with NCCL (one communicator per GPU from ncclCommInitAll, driven from one thread in a group
 // call: comm.broadcast_coalesced and comm.reduce_add), and the batch, the outputs and the loss gradient
-// move as peer copies (Tensor.to(device) in scatter and gather). Replica 0 also holds the resident data
-// set, the batch kernel, the loss and the optimizer of the CUDA engine.
+// move as peer copies (Tensor.to(device) in scatter and gather). Replica 0 also holds the CUDA engine's
+// input pipeline (the data set resident on its GPU, data/cuda/resident_input.h), loss and optimizer.
 #pragma once
 #include <memory>
 
