@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <span>
+#include <utility>
 
 #include "train/reporting/progress_line.h"
 #include "train/study/scaling_study.h"
@@ -51,7 +52,7 @@ std::string percent(double share, int decimals = 0) {
   return text;
 }
 
-// What the limit is, in plain words, with the input's hint where it has one.
+// What the limit is, in plain words.
 std::string limit_words(const RunStepSplit& run) {
   const StepSplit& s = run.split;
   switch (s.limit) {
@@ -69,13 +70,10 @@ std::string limit_words(const RunStepSplit& run) {
 // The workers a 90% AU needs, or why no count of them reaches it; "" where the input has no hint.
 std::string input_hint(const RunStepSplit& run) {
   const double bar = 100.0 * kUtilisationBar;
+  if (run.gpu_decoded && run.split.limit == StepLimit::input)
+    return ": nvJPEG decodes the images (--decode gpu), more CPU workers do not feed it faster "
+           "(scalebench io --decode gpu --emulate-gpus measures the pipeline alone)";
   char text[320];
-  if (run.gpu_decoded && run.split.limit == StepLimit::input) {
-    std::snprintf(text, sizeof text,
-                  ": nvJPEG decodes the images (--decode gpu), more CPU workers do not feed it faster "
-                  "(scalebench io --decode gpu --emulate-gpus measures the pipeline alone)");
-    return text;
-  }
   if (!run.workers) return "";
   const WorkersForBar& w = *run.workers;
   const char* joint = run.split.limit == StepLimit::input ? ":" : ";";
@@ -141,7 +139,7 @@ RunStepSplit split_run_step(const RunSummary& run, const TrainConfig& config, in
   double wall_s = 0, steps = 0, images = 0;
   for (const EpochSummary* e : epochs) {
     wall_s += e->wall_max;
-    steps += static_cast<double>(e->steps);
+    steps += static_cast<double>(e->steps - e->steps_resumed);  // a resumed epoch timed only its own
     images += static_cast<double>(e->global_samples);
   }
   if (!(steps > 0)) return out;
@@ -152,7 +150,7 @@ RunStepSplit split_run_step(const RunSummary& run, const TrainConfig& config, in
   if (!input) return out;  // a data set held in memory: no workers decode
   out.gpu_decoded = config.decode == ImageDecoding::Gpu;
   const bool below_bar = std::isfinite(out.split.utilisation) && out.split.utilisation < kUtilisationBar;
-  if (out.gpu_decoded || !(below_bar || out.split.limit == StepLimit::input)) return out;
+  if (out.gpu_decoded || input->images <= 0 || !below_bar) return out;
   const InputBuild build = config.device == Device::Cpu ? InputBuild::in_step : InputBuild::ahead;
   const double images_per_rank_step = images / steps / static_cast<double>(epochs.back()->rank_wall_times.size());
   out.workers = workers_for_bar(parts, step_s, images_per_rank_step, *input, build);
