@@ -7,14 +7,9 @@
 #include "core/error.h"
 #include "data/gpu_emulation.h"
 #include "metrics/results_reader.h"
+#include "train/study/step_split.h"
 
 namespace sb {
-namespace {
-
-// The epochs a train run settles in before its steady ones, as analysis/report.py takes them.
-constexpr int kSettleEpochs = 1;
-
-}  // namespace
 
 double rate_per_gpu_from(const std::string& path) {
   const std::string hint = "; give the results file of a scalebench train run (--out of train), or --target-rate IMG/S";
@@ -36,7 +31,7 @@ double rate_per_gpu_from(const std::string& path) {
   } catch (const std::exception& e) {
     throw UserError("--rate-from " + path + ": cannot read it as a train results file (" + e.what() + ")" + hint);
   }
-  const double rate = steady_rate_per_gpu(rates, resumed, kSettleEpochs, gpus);
+  const double rate = steady_rate_per_gpu(rates, resumed, kTrainSettleEpochs, gpus);
   if (!std::isfinite(rate))
     throw UserError("--rate-from " + path + ": the run has no finished epoch with a measured images/s" + hint);
   return rate;
