@@ -29,6 +29,7 @@ import comm_report  # noqa: E402
 import efficiency_split  # noqa: E402
 import predict_report  # noqa: E402
 import step_skew  # noqa: E402
+import step_split  # noqa: E402
 import straggler  # noqa: E402
 import tables  # noqa: E402
 from scalebench_results import ResultError, load_reference, load_result  # noqa: E402
@@ -193,6 +194,11 @@ def _straggler_rows(report):
     return [(label, run.straggler) for label, run in _runs_of(report) if run is not None and run.straggler]
 
 
+def _step_split_rows(report):
+    """(label, step split) of each run whose file has the step_split_* attributes; older files have none."""
+    return [(label, run.step_split) for label, run in _runs_of(report) if run is not None and run.step_split]
+
+
 def _runs_of(report):
     runs = []
     for result in report.results:
@@ -270,6 +276,15 @@ def report_markdown(report, references, title, figure_names=()):
                    "wait against the median rank's; it is named when it was last at more than half the steps and "
                    "its lateness passes the threshold (docs/scaling_diagnosis.md), else none stands out.\n")
         out.append(straggler.straggler_markdown(straggler_rows))
+    step_split_rows = _step_split_rows(report)
+    if step_split_rows:
+        out.append("## What limits each run\n")
+        out.append("From each run's step_split_* attributes, as its `step split` line says it: the median rank's "
+                   "step over the sampled steps of its steady epochs, in shares of the step, its accelerator "
+                   "utilisation (AU, compute and optimizer) and what limits it: compute where AU reaches 90%, else the "
+                   "largest wait; for image files decoded by CPU workers below 90% AU, the workers a rank would need "
+                   "for 90% (docs/scaling_diagnosis.md, \"What limits one run\").\n")
+        out.append(step_split.step_split_markdown(step_split_rows))
     if figure_names:
         out.append("## Plots\n")
         for name, caption in figure_names:

@@ -18,6 +18,7 @@ import numpy as np
 # A run may still be appending to the file we read; HDF5 1.10 has no per-open switch for this.
 os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
 import h5py  # noqa: E402  (must come after the environment variable)
+from step_split import read_step_split  # noqa: E402
 from straggler import read_straggler  # noqa: E402
 
 # The schema versions this reader understands (kResultsSchemaVersion in src/metrics/results_schema.h).
@@ -63,6 +64,7 @@ class Run:
     complete: bool = True
     steps: np.ndarray = None   # sampled per-step phase times [rank, step, phase] in ns, when stored
     straggler: tuple = None    # (verdict rows, hosts) from /straggler and /arrivals, when stored (straggler.py)
+    step_split: dict = None    # the step_split_* attributes, when stored (step_split.py)
     repeat: int = 1            # which run of its study configuration (from 1)
     swept: dict = field(default_factory=dict)  # a study configuration's swept values: {column: value}
 
@@ -157,7 +159,8 @@ def _with_nan_columns(table, names):
 def _read_run(group, path, gpus, config, complete):
     steps = group["steps"][()] if "steps" in group and isinstance(group["steps"], h5py.Dataset) else None
     return Run(path=path, group=group.name, gpus=int(gpus), config=config, epochs=_read_epochs(group, path),
-               complete=complete, steps=steps, straggler=read_straggler(group))
+               complete=complete, steps=steps, straggler=read_straggler(group),
+               step_split=read_step_split(group))
 
 
 def load_result(path):
