@@ -164,10 +164,7 @@ RunSummary run_of_image_files() {
       s.arrivals.samples.push_back({0.038, 0.024, 0.014, 0.002, 0.0});
       for (int phase = 0; phase < kPhaseCount; ++phase) s.step_phase_ns.push_back(0);
     }
-    s.measured.input_read_s = 1;  // 100 images/s a worker
-    s.measured.input_decode_s = 2;
-    s.measured.input_augment_s = 1;
-    s.measured.input_images_per_worker_s = 100;
+    s.input = hundred_a_worker();
     run.epochs.push_back(s);
   }
   return run;

@@ -61,6 +61,7 @@ void InputPipelineObserver::measure_epoch(EpochSummary& s) {
   const InputTotals sum{v[0], v[1], v[2], v[3], static_cast<int64_t>(v[4]), static_cast<int64_t>(v[5]), static_cast<int64_t>(v[6]),
                         static_cast<int64_t>(v[7]), {}};
   write_columns(s.measured, sum, s.wall_max);
+  s.input = sum;
   if (sum.skipped > 0) {  // every rank sees the sum, so all gather or none
     const std::vector<std::string> names = skipped_names_of_all_ranks(comm_, epoch.last_skipped);
     log0("%s\n", skipped_line(s.epoch, sum.skipped, names).c_str());

@@ -2,9 +2,11 @@
 #pragma once
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "data/input_counters.h"
 #include "metrics/results_schema.h"
 #include "train/engines/phase_times.h"
 #include "train/run/epoch_clocks.h"
@@ -31,6 +33,9 @@ struct EpochSummary {
   // engine's readings, the input pipeline's work), across ranks; "not measured" where none did. The
   // row (to_epoch_row, train/reporting/results_observer.h) starts from it.
   EpochRow measured;
+  // Image files: the input pipeline's work this epoch, every rank's workers summed (the input columns of
+  // `measured` come from it; the step split reads it); nullopt for a data set held in memory.
+  std::optional<InputTotals> input;
   // Root only: every rank's epoch wall time, and sampled per-step phase times [rank][step][phase] in ns.
   std::vector<double> rank_wall_times;
   int64_t sampled_steps = 0;

@@ -11,24 +11,18 @@
 namespace sb {
 namespace {
 
-// The input pipeline's work over `epochs`, from their results rows' input columns (every rank's workers
-// summed); nullopt for a data set held in memory. The images are those the columns' rate implies.
+// The input pipeline's work over `epochs` (every rank's workers summed): what a worker builds per busy
+// second; nullopt for a data set held in memory.
 std::optional<InputTotals> input_work(std::span<const EpochSummary* const> epochs) {
-  InputTotals sum;
-  double images = 0;
-  bool measured = false;
+  std::optional<InputTotals> sum;
   for (const EpochSummary* e : epochs) {
-    const EpochRow& row = e->measured;
-    if (!std::isfinite(row.input_read_s)) continue;
-    measured = true;
-    const double busy = row.input_read_s + row.input_decode_s + row.input_augment_s;
-    sum.read_seconds += row.input_read_s;
-    sum.decode_seconds += row.input_decode_s;
-    sum.augment_seconds += row.input_augment_s;
-    if (std::isfinite(row.input_images_per_worker_s)) images += row.input_images_per_worker_s * busy;
+    if (!e->input) continue;
+    if (!sum) sum.emplace();
+    sum->read_seconds += e->input->read_seconds;
+    sum->decode_seconds += e->input->decode_seconds;
+    sum->augment_seconds += e->input->augment_seconds;
+    sum->images += e->input->images;
   }
-  if (!measured) return std::nullopt;
-  sum.images = std::llround(images);
   return sum;
 }
 
