@@ -29,52 +29,19 @@
 #include "optim/cuda/fused_step_hyperparameters.h"
 
 #include "device_random.h"
+#include "cuda_bench.h"
 #include "layer_rates.h"
 
 namespace {
 
 using sb::bench::conv_flops;
+using sb::bench::EventTimer;
+using sb::bench::have_gpu;
 using sb::bench::fill_random;
 using sb::bench::report_layer_rates;
 using sb::DType;
 using sb::Layout;
 using sb::Shape;
-
-bool have_gpu(benchmark::State& state) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    state.SkipWithError("no CUDA device");
-    return false;
-  }
-  return true;
-}
-
-// GPU time of `body` from CUDA events on the context's stream.
-class EventTimer {
- public:
-  explicit EventTimer(cudaStream_t stream) : stream_(stream) {
-    CHECK_CUDA(cudaEventCreate(&start_));
-    CHECK_CUDA(cudaEventCreate(&stop_));
-  }
-  ~EventTimer() {
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-  }
-  template <typename Body>
-  double seconds(Body&& body) {
-    CHECK_CUDA(cudaEventRecord(start_, stream_));
-    body();
-    CHECK_CUDA(cudaEventRecord(stop_, stream_));
-    CHECK_CUDA(cudaEventSynchronize(stop_));
-    float ms = 0.0f;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
-    return ms * 1e-3;
-  }
-
- private:
-  cudaStream_t stream_;
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
-};
 
 sb::cuda::ContextOptions options(DType dtype, Layout layout) {
   sb::cuda::ContextOptions o;

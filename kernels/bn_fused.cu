@@ -19,6 +19,7 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/bn_finalize.cuh"
 #include "kernels/device_utils.cuh"
 #include "kernels/dropout_mask.cuh"
 #include "kernels/index_type.cuh"
@@ -541,16 +542,7 @@ struct FinalizeStatistics {
     const double m_count = static_cast<double>(count);
     const double centred = s1 / m_count;  // mean - shift
     const double var = fmax(s2 / m_count - centred * centred, 0.0);
-    const double mean = static_cast<double>(ws.shift[ch]) + centred;
-    const float inv_std = 1.0f / sqrtf(static_cast<float>(var) + f.eps);  // as the CPU's 1/sqrt(var + eps)
-    f.saved_mean[ch] = static_cast<float>(mean);
-    f.saved_inv_std[ch] = inv_std;
-    const double m = f.momentum;
-    f.running_mean[ch] = static_cast<float>((1.0 - m) * f.running_mean[ch] + m * mean);
-    f.running_var[ch] = static_cast<float>((1.0 - m) * f.running_var[ch] + m * var * m_count / (m_count - 1.0));
-    const float a = f.scale[ch] * inv_std;
-    f.a[ch] = a;
-    f.b[ch] = f.bias[ch] - static_cast<float>(mean) * a;
+    bn_finalize_channel(f, ch, static_cast<double>(ws.shift[ch]) + centred, var, m_count);
   }
 };
 

@@ -87,6 +87,13 @@ struct BnFinalize {
 };
 void bn_finalize_statistics(const BnFusedShape& s, const BnFinalize& f, cudaStream_t stream);
 
+// The same finalize from per-channel sums of x and x^2 over the n*h*w values of each channel, as a
+// convolution's epilogue writes them (cuDNN's genstats, nn/cuda/conv_ops.h: ConvStatistics) so that no pass
+// reads x for them. The sums are not shifted: var = E[x^2] - mean^2 loses precision where |mean| >> std, as
+// cuDNN's fused batch norm does; f.workspace is not read.
+void bn_finalize_sums(const BnFusedShape& s, const float* sum, const float* sqsum, const BnFinalize& f,
+                      cudaStream_t stream);
+
 // The dropout of a fused pass: p == 0 is none (also Eval mode). Keys as kernels::dropout_forward.
 struct BnDropout {
   double p = 0.0;

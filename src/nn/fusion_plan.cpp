@@ -93,7 +93,8 @@ const char* fusion_path_name(FusionPath path) {
 std::string fusion_summary(const std::string& report) {
   const std::string fused = kFusedKernelsRecord, layers = kLayerKernelsRecord;
   int planned_fused = 0, planned_other = 0, fell_back = 0;
-  std::string others, layer_runs;
+  int statistics_folded = 0, statistics_passed = 0;
+  std::string others, layer_runs, statistics_passes;
   size_t begin = 0;
   while (begin < report.size()) {
     size_t end = report.find('\n', begin);
@@ -101,6 +102,16 @@ std::string fusion_summary(const std::string& report) {
     const std::string line = report.substr(begin, end - begin);
     begin = end + 1;
     if (line.empty()) continue;
+    if (ends_with(line, kStatisticsInConvRecord)) {
+      ++statistics_folded;
+      continue;
+    }
+    if (ends_with(line, kStatisticsPassRecord)) {
+      const std::string pair = line.substr(0, line.size() - std::string(kStatisticsPassRecord).size());
+      statistics_passes += (statistics_passes.empty() ? "" : ", ") + pair;
+      ++statistics_passed;
+      continue;
+    }
     if (ends_with(line, layers)) {
       layer_runs += (layer_runs.empty() ? "" : "; ") + line.substr(0, line.size() - layers.size());
       continue;
@@ -121,6 +132,11 @@ std::string fusion_summary(const std::string& report) {
     if (!others.empty()) summary += "; " + others;
   }
   if (!layer_runs.empty()) summary += (summary.empty() ? "" : "; ") + std::string("fused layers: ") + layer_runs;
+  if (statistics_folded + statistics_passed > 0) {
+    summary += (summary.empty() ? "" : "; ") + std::string("batch-norm statistics: ") + std::to_string(statistics_folded) +
+               " of " + std::to_string(statistics_folded + statistics_passed) + " in the convolution's epilogue";
+    if (statistics_passed > 0) summary += " (own pass: " + statistics_passes + ")";
+  }
   return summary;
 }
 

@@ -94,6 +94,11 @@ inline constexpr char kFusedKernelsRecord[] = ": fused kernels";
 inline constexpr char kRefusedByFusedKernels[] = " not taken by the fused kernels";
 // The end of a small-network pattern's plan-report line ("conv1 + relu1: first-conv kernel" + this).
 inline constexpr char kLayerKernelsRecord[] = " (fused layers)";
+// The ends of a convolution's line when it writes the next batch norm's sums in its epilogue
+// (ContextOptions::fold_bn_statistics), or was asked to and no engine runs that graph:
+// "conv1 -> bn1+relu1" + one of these.
+inline constexpr char kStatisticsInConvRecord[] = ": batch-norm statistics in the convolution";
+inline constexpr char kStatisticsPassRecord[] = ": batch-norm statistics by their own pass (no engine)";
 
 // Whether the loss may take `root`'s trailing LogSoftmax: a Sequential of more than one child whose last
 // child is a LogSoftmax.
@@ -104,7 +109,8 @@ std::string log_softmax_in_loss_record(const LayerSpec& layer);
 
 // One line for the run's log from a network's plan report (the records of its containers, one line per
 // batch-norm run or small-network pattern): how many batch-norm runs take the fused kernels, each other
-// run's line with its reason, and the fused small-network patterns. Empty when the report holds none.
+// run's line with its reason, the fused small-network patterns, and how many batch norms take their statistics
+// from the convolution before them (naming those that could not). Empty when the report holds none.
 std::string fusion_summary(const std::string& report);
 
 }  // namespace sb

@@ -4,7 +4,8 @@
 // (bit-identical, by value or device step) with and without the residual, and the keep bits it stores
 // against the same mask for every element; the backward passes against a double reference, the same bits
 // from stored keep bits as from drawing the mask, and the same bits on a second run; and which tensors they
-// take. Shapes include odd sizes, many rows of partial sums per channel, and more than 256 channel groups.
+// take; and the finalize from a convolution's sums (bn_finalize_sums) against the same double reference.
+// Shapes include odd sizes, many rows of partial sums per channel, and more than 256 channel groups.
 // The layer tests (test_layers_bn_fused.cpp) check the full forward and backward against the CPU layers.
 #include <gtest/gtest.h>
 
@@ -144,6 +145,71 @@ TEST(KernelsBnFused, StatisticsAndFinalizeMatchDoubleReference) {
         EXPECT_TRUE(all_close(std::vector<float>(got_running.begin(), got_running.begin() + d.c), want_rm, 1e-5));
         EXPECT_TRUE(all_close(std::vector<float>(got_running.begin() + d.c, got_running.end()), want_rv, 1e-4));
       }
+}
+
+// The finalize from per-channel sums of x and x^2, as a convolution's epilogue gives them (fp32), against
+// double statistics of the same values: channel means of a few spreads, as convolution outputs have (the
+// unshifted sums lose precision as |mean| / std grows, see bn_fused.h).
+TEST(KernelsBnFused, FinalizeFromSumsMatchesDoubleReference) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(43);
+  const int64_t c = 40, count = 256 * 49;  // one ResNet-50 channel of the last stage at batch 256
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<float> sum(static_cast<size_t>(c)), sqsum(static_cast<size_t>(c));
+  std::vector<double> mean(static_cast<size_t>(c)), var(static_cast<size_t>(c));
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const double centre = 3.0 * normal(rng), spread = 0.5 + std::fabs(normal(rng));
+    double s1 = 0, s2 = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      const double v = centre + spread * normal(rng);
+      s1 += v;
+      s2 += v * v;
+    }
+    const size_t k = static_cast<size_t>(ch);
+    sum[k] = static_cast<float>(s1);
+    sqsum[k] = static_cast<float>(s2);
+    mean[k] = s1 / count;
+    var[k] = s2 / count - mean[k] * mean[k];
+  }
+  const std::vector<float> gamma = random_values(static_cast<size_t>(c), rng, 0.5f, 1.5f);
+  const std::vector<float> beta = random_values(static_cast<size_t>(c), rng, 0.1f, 0.5f);
+  std::vector<float> running = random_values(static_cast<size_t>(2 * c), rng, 0.5f, 2.0f, false);
+  std::vector<float> want_mean, want_inv, want_rm, want_rv, want_a, want_b;
+  for (size_t k = 0; k < static_cast<size_t>(c); ++k) {
+    const double inv = 1.0 / std::sqrt(var[k] + 1e-5);
+    want_mean.push_back(static_cast<float>(mean[k]));
+    want_inv.push_back(static_cast<float>(inv));
+    want_rm.push_back(static_cast<float>(0.9 * running[k] + 0.1 * mean[k]));
+    want_rv.push_back(static_cast<float>(0.9 * running[static_cast<size_t>(c) + k] + 0.1 * var[k] * count / (count - 1)));
+    want_a.push_back(static_cast<float>(gamma[k] * inv));
+    want_b.push_back(static_cast<float>(beta[k] - mean[k] * gamma[k] * inv));
+  }
+  DeviceMem dsum = to_device(sum, DType::F32), dsq = to_device(sqsum, DType::F32);
+  DeviceMem dgamma = to_device(gamma, DType::F32), dbeta = to_device(beta, DType::F32);
+  DeviceMem drunning = to_device(running, DType::F32), out(static_cast<size_t>(4 * c) * 4);
+  out.poison();
+  kernels::BnFinalize f;
+  f.scale = dgamma.as<float>();
+  f.bias = dbeta.as<float>();
+  f.saved_mean = out.as<float>();
+  f.saved_inv_std = out.as<float>() + c;
+  f.running_mean = drunning.as<float>();
+  f.running_var = drunning.as<float>() + c;
+  f.a = out.as<float>() + 2 * c;
+  f.b = out.as<float>() + 3 * c;
+  kernels::bn_finalize_sums(shape_of(256, c, 7, 7, Layout::NHWC, DType::BF16), dsum.as<float>(), dsq.as<float>(), f,
+                            nullptr);
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  const std::vector<float> got = download(out.get(), static_cast<size_t>(4 * c), DType::F32);
+  auto part = [&](int k) { return std::vector<float>(got.begin() + k * c, got.begin() + (k + 1) * c); };
+  // fp32 sums of 12,544 values: E[x^2] - mean^2 keeps about 1e-4 of the variance at |mean| / std up to ~10.
+  EXPECT_TRUE(all_close(part(0), want_mean, 1e-5));
+  EXPECT_TRUE(all_close(part(1), want_inv, 1e-3));
+  EXPECT_TRUE(all_close(part(2), want_a, 1e-3));
+  EXPECT_TRUE(all_close(part(3), want_b, 1e-3, max_abs(want_b)));
+  const std::vector<float> got_running = download(drunning.get(), static_cast<size_t>(2 * c), DType::F32);
+  EXPECT_TRUE(all_close(std::vector<float>(got_running.begin(), got_running.begin() + c), want_rm, 1e-5));
+  EXPECT_TRUE(all_close(std::vector<float>(got_running.begin() + c, got_running.end()), want_rv, 1e-3));
 }
 
 // With a = 1, b = 0 and positive x, the apply pass is the dropout alone: its mask and values must be those

@@ -1,7 +1,8 @@
 // The fused runs (FusedBnRun, planned by the containers) against the CPU reference layers (BatchNorm2d,
 // ReLU, Dropout, the residual add): y, dx, dgamma, dbeta and the running statistics in fp32/tf32/bf16/fp16,
 // NCHW and NHWC, Train and Eval; a Wide ResNet block with the fused kernels on against off; the device step
-// of CUDA graph replays; and the separate layers standing in for shapes the kernels do not take.
+// of CUDA graph replays; the separate layers standing in for shapes the kernels do not take; and a ResNet
+// bottleneck whose convolutions write the batch norms' sums (ContextOptions::fold_bn_statistics).
 #include <string>
 
 #include "nn/cuda/containers.h"
@@ -148,6 +149,16 @@ GpuStep gpu_step(const LayerSpec& spec, const Shape& input, const cuda::ContextO
   return r;
 }
 
+// Two GPU steps of one block that differ only in how the batch norms compute (fused or not, statistics
+// from the convolution or not): y and the running statistics within the single-layer tolerance, dx and the
+// gradients within the block's (block_grad_tolerance).
+void expect_steps_agree(const GpuStep& a, const GpuStep& b, const Precision& p, const std::string& name) {
+  EXPECT_LE(gputest::rel_l2(a.y, b.y), p.tol) << name << " y";
+  EXPECT_LE(gputest::rel_l2(a.buffers, b.buffers), p.tol) << name << " running statistics";
+  EXPECT_LE(gputest::rel_l2(a.dx, b.dx), block_grad_tolerance(p)) << name << " dx";
+  EXPECT_LE(gputest::rel_l2(a.grads, b.grads), block_grad_tolerance(p)) << name << " grads";
+}
+
 // Both sides on the GPU, so the only difference should be the batch-norm passes. The convolutions must then
 // run the same engines on both sides: autotuning picks them by timing, and two engines round differently
 // (tf32, 16-bit outputs), enough to move a BN output near zero across its ReLU and change dx and the
@@ -171,10 +182,7 @@ TEST(CudaFusedBn, WideResNetBlockFusedMatchesUnfused) {
       // Even with the same convolution engines, the BN outputs differ in their last fp32 bits, which can
       // round a 16-bit (or tf32-fed) value near zero to the other side of its ReLU: y and the running
       // statistics keep the single-layer tolerance, dx and the gradients get the block's (fp32 stays tight).
-      EXPECT_LE(gputest::rel_l2(fused.y, separate.y), p.tol) << name << " y";
-      EXPECT_LE(gputest::rel_l2(fused.buffers, separate.buffers), p.tol) << name << " buffers";
-      EXPECT_LE(gputest::rel_l2(fused.dx, separate.dx), block_grad_tolerance(p)) << name << " dx";
-      EXPECT_LE(gputest::rel_l2(fused.grads, separate.grads), block_grad_tolerance(p)) << name << " grads";
+      expect_steps_agree(fused, separate, p, name);
       EXPECT_NE(fused.report.find("blk.bn1 + blk.relu1 + blk.dropout: fused kernels"), std::string::npos)
           << fused.report;
       EXPECT_NE(fused.report.find("blk.bn2 + blk.relu2 + residual add: fused kernels"), std::string::npos)
@@ -205,6 +213,55 @@ TEST(CudaFusedBn, ReportNamesTheFallback) {
                              options_for(kPrecisions[2], Layout::NHWC), 64, 1, false);
   EXPECT_NE(r.report.find("run.bn: [2x16x5x5] NHWC not taken by the fused kernels"), std::string::npos)
       << r.report;
+}
+
+// A ResNet-50 bottleneck as src/models/resnet.cpp builds it (stride 1, projection shortcut, ReLU after the add).
+LayerSpec bottleneck(int64_t in, int64_t width, int64_t out) {
+  LayerSpec main = sequential("bt.main", {conv2d("bt.conv1", in, width, 1, 1, 0, false), batchnorm2d("bt.bn1", width),
+                                          relu("bt.relu1"), conv2d("bt.conv2", width, width, 3, 1, 1, false),
+                                          batchnorm2d("bt.bn2", width), relu("bt.relu2"),
+                                          conv2d("bt.conv3", width, out, 1, 1, 0, false), batchnorm2d("bt.bn3", out)});
+  LayerSpec down = sequential("bt.down", {conv2d("bt.down.0", in, out, 1, 1, 0, false), batchnorm2d("bt.down.1", out)});
+  return sequential("bt", {residual("bt.res", std::move(main), {std::move(down)}), relu("bt.relu")});
+}
+
+void fold_statistics(cuda::ContextOptions& o) { o.fold_bn_statistics = true; }
+
+// Where cuDNN runs the convolution with the sums in its epilogue, the batch norms take them instead of their
+// own pass; elsewhere (fp32, an engine missing) the pass stands in. Either way the block is the CPU's.
+TEST(CudaFoldedBn, BottleneckWithStatisticsInTheConvolutions) {
+  SKIP_WITHOUT_GPU();
+  check_everywhere({bottleneck(32, 16, 64), Shape{4, 32, 8, 8}}, "bottleneck (statistics in conv)", 70, fold_statistics,
+                   block_grad_tolerance);
+}
+
+// Folded against separate: the sums are those of the same convolution output, unshifted, so the statistics
+// agree to fp32's precision and y to the single-layer tolerance. The plan
+// report names each convolution-to-batch-norm pair and whether its sums came from the epilogue.
+TEST(CudaFoldedBn, FoldedMatchesSeparateAndIsReported) {
+  SKIP_WITHOUT_GPU();
+  const LayerSpec block = bottleneck(32, 16, 64);
+  for (const Precision& p : {kPrecisions[2], kPrecisions[3]}) {
+    const std::string name = label(p, Layout::NHWC, "bottleneck folded vs separate");
+    cuda::ContextOptions off = options_for(p, Layout::NHWC);
+    off.autotune = false;  // the heuristics' first engine for each graph, on both sides (genstats engines may
+                           // be non-deterministic, so that filter stays off)
+    cuda::ContextOptions on = off;
+    on.fold_bn_statistics = true;
+    const GpuStep folded = gpu_step(block, Shape{4, 32, 8, 8}, on, 71, 1, false);
+    const GpuStep separate = gpu_step(block, Shape{4, 32, 8, 8}, off, 71, 1, false);
+    expect_steps_agree(folded, separate, p, name);
+    int pairs = 0, in_conv = 0;
+    for (const char* pair : {"bt.conv1 -> bt.bn1+bt.relu1", "bt.conv2 -> bt.bn2+bt.relu2", "bt.conv3 -> bt.bn3",
+                             "bt.down.0 -> bt.down.1"}) {
+      const bool folded_pair = folded.report.find(std::string(pair) + kStatisticsInConvRecord) != std::string::npos;
+      pairs += folded_pair || folded.report.find(std::string(pair) + kStatisticsPassRecord) != std::string::npos;
+      in_conv += folded_pair;
+    }
+    EXPECT_EQ(pairs, 4) << folded.report;
+    EXPECT_EQ(separate.report.find(" -> "), std::string::npos) << separate.report;
+    std::printf("[fold] %s: %d of 4 batch norms took their sums from the convolution\n", name.c_str(), in_conv);
+  }
 }
 
 }  // namespace

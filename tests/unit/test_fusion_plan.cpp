@@ -180,4 +180,14 @@ TEST(FusionPlan, SummaryCountsFusedRunsAndNamesTheOthers) {
   EXPECT_EQ(fusion_summary(""), "");
 }
 
+// The convolutions that write the next batch norm's sums (ContextOptions::fold_bn_statistics) are counted,
+// and those with no engine for that graph named.
+TEST(FusionPlan, SummaryCountsStatisticsInTheConvolutions) {
+  const std::string report = std::string("conv1 -> bn1+relu1") + kStatisticsInConvRecord + "\n" + "conv2 -> bn2+relu2" +
+                             kStatisticsInConvRecord + "\n" + "conv3 -> bn3" + kStatisticsPassRecord + "\n";
+  EXPECT_EQ(fusion_summary(report), "batch-norm statistics: 2 of 3 in the convolution's epilogue (own pass: conv3 -> bn3)");
+  EXPECT_EQ(fusion_summary(std::string("c -> b") + kStatisticsInConvRecord + "\n"),
+            "batch-norm statistics: 1 of 1 in the convolution's epilogue");
+}
+
 }  // namespace

@@ -23,9 +23,10 @@ bool has_dropout(const std::vector<LayerSpec>& specs) { return specs.size() > 2;
 
 // The per-channel coefficients a, b of y = a x + b, at state + 2c and state + 3c: in training from the
 // batch's statistics (also saving its mean and 1/std at state and state + c, and updating the running
-// statistics), in evaluation from the running statistics.
+// statistics): the sums a convolution gave at state + 4c when `given`, else a pass over x; in evaluation from
+// the running statistics.
 void channel_coefficients(const kernels::BnFusedShape& s, const LayerSpec& bn, const ParamViews& views, const DeviceTensor& x,
-                          Mode mode, float* state, Context& ctx) {
+                          Mode mode, float* state, bool given, Context& ctx) {
   const int64_t c = s.c;
   const float* scale = views.params;
   const float* bias = views.params + c;
@@ -36,10 +37,7 @@ void channel_coefficients(const kernels::BnFusedShape& s, const LayerSpec& bn, c
                                        state + 2 * c, state + 3 * c, c, ctx.stream());
     return;
   }
-  void* workspace = ctx.workspace().ensure(kernels::bn_fused_workspace_bytes(s));
-  kernels::bn_channel_statistics(s, kernels::BnStatistics{x.data, workspace}, ctx.stream());
   kernels::BnFinalize f;
-  f.workspace = workspace;
   f.scale = scale;
   f.bias = bias;
   f.eps = static_cast<float>(bn.eps);
@@ -50,6 +48,13 @@ void channel_coefficients(const kernels::BnFusedShape& s, const LayerSpec& bn, c
   f.running_var = running_var;
   f.a = state + 2 * c;
   f.b = state + 3 * c;
+  if (given) {
+    kernels::bn_finalize_sums(s, state + 4 * c, state + 5 * c, f, ctx.stream());
+    return;
+  }
+  void* workspace = ctx.workspace().ensure(kernels::bn_fused_workspace_bytes(s));
+  kernels::bn_channel_statistics(s, kernels::BnStatistics{x.data, workspace}, ctx.stream());
+  f.workspace = workspace;
   kernels::bn_finalize_statistics(s, f, ctx.stream());
 }
 
@@ -106,8 +111,10 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
   const Shape shape = output_shape(bn, x.shape());
   const DeviceTensor* residual = residual_;
   const float* residual_bias = residual_bias_;
+  const int64_t given_channels = given_statistics_channels_;
   residual_ = nullptr;  // one forward's worth
   residual_bias_ = nullptr;
+  given_statistics_channels_ = 0;
   if (adds_residual_) {
     if (!residual) fatal("fused run '" + bn.name + "': forward without the Residual's shortcut output");
     if (residual->shape() != shape)
@@ -128,8 +135,11 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
                     x.shape().str());
 
   const int64_t c = s.c;
-  float* state = channel_state_.ensure_as<float>(static_cast<size_t>(4 * c));
-  channel_coefficients(s, bn, views_, x, mode, state, ctx_);
+  if (given_channels != 0 && given_channels != c)
+    fatal("fused run '" + bn.name + "': given the sums of " + std::to_string(given_channels) + " channels for an input of " +
+          std::to_string(c));
+  float* state = channel_state(c);
+  channel_coefficients(s, bn, views_, x, mode, state, given_channels != 0 && mode == Mode::Train, ctx_);
   kernels::BnApply apply;
   apply.a = state + 2 * c;
   apply.b = state + 3 * c;

@@ -46,6 +46,11 @@ class FusedBnRun final : public Layer {
   // back once the reader's forward is queued. The memory is that of backward's gradients, free in forward.
   // Not for a run that adds the residual or applies the following ReLU (that ReLU's backward reads it).
   void lend_output();
+  // Where a convolution before the run may write the sums of the run's next input ([2c] floats: sum, then
+  // sum of squares; Conv2d::write_next_output_statistics), and that it did: the next training forward then
+  // finalizes them instead of reading its input for them. Holds for one forward.
+  float* statistics_target(int64_t channels) { return channel_state(channels) + 4 * channels; }
+  void use_given_statistics(int64_t channels) { given_statistics_channels_ = channels; }
   // Empty, or a line saying which shapes the fused kernels did not take.
   const std::string& fallback_note() const { return fallback_note_; }
   // A relu_after_add run of an identity block: the ReLU after the block, which may write its output
@@ -65,6 +70,8 @@ class FusedBnRun final : public Layer {
   double dropout_p(Mode mode) const;
 
   bool relu_in_run() const { return specs_.size() > 1; }
+  // float [6C]: saved mean, saved inverse std, a, b of y = x*a + b, and the sums a convolution may give.
+  float* channel_state(int64_t c) { return channel_state_.ensure_as<float>(static_cast<size_t>(6 * c)); }
 
   std::vector<LayerSpec> specs_;  // [0] BatchNorm2d, [1] ReLU, [2] Dropout when present
   bool adds_residual_, relu_after_add_;
@@ -84,7 +91,8 @@ class FusedBnRun final : public Layer {
   std::string fallback_note_;
   DeviceTensor x_, y_, dx_;
   DeviceBuffer y_buffer_;
-  DeviceBuffer channel_state_;  // float [4C]: saved mean, saved inverse std, a, b of y = x*a + b
+  DeviceBuffer channel_state_;  // channel_state()
+  int64_t given_statistics_channels_ = 0;  // use_given_statistics, for the next forward
   DeviceBuffer keep_bits_;      // the training forward's dropout mask, 1 bit per element (kernels::bn_fused_mask_bytes)
   uint32_t* last_keep_bits_ = nullptr;  // where the last forward stored its mask, or nullptr (drawn again)
 };

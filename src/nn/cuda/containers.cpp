@@ -145,6 +145,13 @@ Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main, 
   // adds into it, a ReLU masks it in place) where the next step hands it over to be written.
   for (size_t i = 0; i + 1 < steps_.size(); ++i)
     if (returns_writable_input_gradient(steps_[i + 1].layer.get())) cuda::allow_writing_output_gradient(steps_[i].layer.get());
+  // A convolution followed by a fused batch-norm run writes the run's sums in its epilogue
+  // (ContextOptions::fold_bn_statistics); a convolution that adds a bias of its own cannot.
+  if (ctx.options().fold_bn_statistics)
+    for (size_t i = 0; i + 1 < steps_.size(); ++i) {
+      const auto* conv = dynamic_cast<const Conv2d*>(steps_[i].layer.get());
+      if (conv && !conv->has_bias()) steps_[i].statistics_to = dynamic_cast<FusedBnRun*>(steps_[i + 1].layer.get());
+    }
   // A fused run before a pool that never reads its input in backward: nothing reads the run's output after
   // the pool's forward, so it lends it from the gradient pool (forward gives it back).
   for (size_t i = 0; i + 1 < steps_.size(); ++i) {
@@ -186,7 +193,14 @@ const DeviceTensor& Sequential::forward(const DeviceTensor& x, Mode mode) {
   const DeviceTensor* h = &x;
   const void* lent = nullptr;  // the previous step's output, lent from the gradient pool
   for (auto& s : steps_) {
+    auto* conv = s.statistics_to ? static_cast<Conv2d*>(s.layer.get()) : nullptr;
+    if (conv && mode == Mode::Train)
+      conv->write_next_output_statistics(s.statistics_to->statistics_target(conv->output_channels()));
     h = &timed(ctx_, s.label, false, s.container, [&]() -> const DeviceTensor& { return s.layer->forward(*h, mode); });
+    if (conv && mode == Mode::Train) {
+      s.statistics_written = conv->wrote_output_statistics();
+      if (s.statistics_written) s.statistics_to->use_given_statistics(conv->output_channels());
+    }
     if (lent) ctx_.release_gradient(lent);  // its one reader is queued (one the pool did not lend is ignored)
     lent = s.lends_output ? h->data : nullptr;
   }
@@ -206,7 +220,12 @@ const DeviceTensor& Sequential::backward(const DeviceTensor& dy) {
 
 std::string Sequential::fusion_report() const {
   std::string r = plan_record_;
-  for (const auto& s : steps_) r += cuda::fusion_report(*s.layer);
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    r += cuda::fusion_report(*steps_[i].layer);
+    if (steps_[i].statistics_to)
+      r += steps_[i].label + " -> " + steps_[i + 1].label +
+           (steps_[i].statistics_written ? kStatisticsInConvRecord : kStatisticsPassRecord) + "\n";
+  }
   return r;
 }
 

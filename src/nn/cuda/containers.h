@@ -51,6 +51,8 @@ class Sequential final : public Layer {
     std::string label;                // the specs' names, '+'-joined, for the per-layer profile
     bool container = false;           // a Sequential or Residual: its own steps are timed, not it
     bool lends_output = false;        // a FusedBnRun whose output the next step alone reads, in forward
+    FusedBnRun* statistics_to = nullptr;  // a Conv2d's: the next step, a fused run, takes its epilogue's sums
+    bool statistics_written = false;      // ... and the last training forward wrote them
   };
   Context& ctx_;
   std::vector<Step> steps_;

@@ -20,7 +20,7 @@ const void* Conv2d::compute_weights() {
   return krsc;
 }
 
-const DeviceTensor& Conv2d::forward(const DeviceTensor& x, Mode) {
+const DeviceTensor& Conv2d::forward(const DeviceTensor& x, Mode mode) {
   check_activation(x, ctx_, spec_, 4);
   const Shape out = output_shape(spec_, x.shape());  // a UserError naming the layer on a bad shape
   geometry_ = ConvGeometry{x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3], spec_.out, spec_.kernel,
@@ -29,6 +29,14 @@ const DeviceTensor& Conv2d::forward(const DeviceTensor& x, Mode) {
   y_ = output_tensor(y_buffer_, out, ctx_);
   w_ = compute_weights();
   const float* bias = bias_by_consumer_ ? nullptr : this->bias();
+  float* statistics = statistics_target_;
+  statistics_target_ = nullptr;  // one forward's worth
+  wrote_statistics_ = false;
+  if (statistics && mode == Mode::Train && !bias) {
+    const ConvStatistics sums{statistics, statistics + spec_.out};
+    wrote_statistics_ = conv_forward_fused(ctx_, geometry_, x.data, nullptr, w_, y_.data, &sums);
+    if (wrote_statistics_) return y_;
+  }
   const bool fused = bias && ctx_.options().fuse_conv_bias && conv_forward(ctx_, geometry_, x.data, w_, y_.data, bias);
   if (!fused) {
     conv_forward(ctx_, geometry_, x.data, w_, y_.data, nullptr);

@@ -27,6 +27,7 @@ class Conv2d final : public Layer {
   // The layer takes the network's input, whose gradient nobody reads: backward computes no dx (no dgrad).
   void skip_input_gradient() { skip_dx_ = true; }
   bool has_bias() const { return spec_.bias; }
+  int64_t output_channels() const { return spec_.out; }
   // The consumer of the output adds bias() itself (a Residual's fused pass): forward writes the
   // convolution alone. Backward still computes the bias gradient.
   void leave_bias_to_consumer() { bias_by_consumer_ = true; }
@@ -38,6 +39,12 @@ class Conv2d final : public Layer {
   // dx buffer: cuDNN's dgrad with beta 1, or the plain dgrad and an add where no engine runs that graph.
   // Holds for one backward.
   void add_next_input_gradient_to(const DeviceTensor& sum) { sum_ = sum; }
+  // The next training forward also writes the per-channel sum and sum of squares of its output into
+  // `sum_sqsum` ([2k] floats: sum, then sum of squares) in the convolution's epilogue, where an engine runs
+  // that graph and the layer adds no bias of its own; wrote_output_statistics() says whether it did. Holds
+  // for one forward.
+  void write_next_output_statistics(float* sum_sqsum) { statistics_target_ = sum_sqsum; }
+  bool wrote_output_statistics() const { return wrote_statistics_; }
 
  private:
   int64_t weight_count() const { return conv_weight_count(spec_); }
@@ -54,6 +61,8 @@ class Conv2d final : public Layer {
   const void* w_ = nullptr;  // the weights the last forward used (valid until the next forward)
   bool skip_dx_ = false;
   bool bias_by_consumer_ = false;
+  float* statistics_target_ = nullptr;  // set by write_next_output_statistics
+  bool wrote_statistics_ = false;
   DeviceBuffer y_buffer_, w_krsc_;
 };
 

@@ -11,7 +11,10 @@ namespace sb::cuda {
 namespace {
 
 // Tensor uids inside the convolution graphs.
-enum : int64_t { kX = 1, kW = 2, kY = 3, kBias = 4, kConvOut = 5 };
+enum : int64_t {
+  kX = 1, kW = 2, kY = 3, kBias = 4, kConvOut = 5,
+  kScale = 6, kShift = 7, kSum = 8, kSqSum = 9, kScaled = 10, kShifted = 11, kConvIn = 12
+};
 
 struct ConvTensors {
   std::vector<int64_t> x, w, y;
@@ -90,6 +93,64 @@ bool conv_forward(Context& ctx, const ConvGeometry& g, const void* x, const void
     return true;
   }
   return ctx.plans().run(key, build, {kX, kW, kY, kBias}, ptrs);
+}
+
+bool conv_forward_fused(Context& ctx, const ConvGeometry& g, const void* x, const ConvPrologue* prologue,
+                        const void* w, void* y, const ConvStatistics* statistics) {
+  if (!prologue && !statistics) fatal("conv_forward_fused: neither a prologue nor statistics");
+  const DType dt = ctx.compute_dtype();
+  const Layout layout = ctx.layout();
+  std::vector<int64_t> uids{kX, kW, kY};
+  std::vector<void*> ptrs{const_cast<void*>(x), const_cast<void*>(w), y};
+  std::string extra;
+  if (prologue) {
+    uids.insert(uids.end(), {kScale, kShift});
+    ptrs.insert(ptrs.end(), {const_cast<void*>(prologue->a), const_cast<void*>(prologue->b)});
+    extra += std::string("|prologue=") + dtype_name(prologue->dtype) + (prologue->relu ? "+relu" : "");
+  }
+  if (statistics) {
+    uids.insert(uids.end(), {kSum, kSqSum});
+    ptrs.insert(ptrs.end(), {statistics->sum, statistics->sqsum});
+    extra += "|genstats";
+  }
+  const std::string key = key_of("conv_fprop", g, dt, layout, extra + cudnn::alignment_key(ptrs));
+  auto build = [&](std::string* why) -> std::optional<OpGraph> {
+    OpGraph og;
+    og.fp32_data = dt == DType::F32;
+    const ConvTensors d = dims_of(g);
+    const cudnnDataType_t io = cudnn::to_cudnn(dt);
+    std::vector<const cudnn::Descriptor*> ops;
+    const cudnn::Descriptor* conv_in = &tensor(og, kX, d.x, layout, io, x);
+    if (prologue) {
+      // x * a -> + b [-> relu]: fp32 arithmetic, the convolution's operand back in the I/O dtype.
+      const cudnnDataType_t pt = cudnn::to_cudnn(prologue->dtype);
+      const auto& ta = per_channel(og, kScale, g.c, pt, prologue->a);
+      const auto& tb = per_channel(og, kShift, g.c, pt, prologue->b);
+      const auto& scaled = tensor(og, kScaled, d.x, layout, CUDNN_DATA_FLOAT, nullptr, true);
+      const auto& shifted = tensor(og, kShifted, d.x, layout, prologue->relu ? CUDNN_DATA_FLOAT : io, nullptr, true);
+      ops.push_back(&og.arena.keep(cudnn::make_pointwise(og.arena, CUDNN_POINTWISE_MUL, *conv_in, &ta, scaled)));
+      ops.push_back(&og.arena.keep(cudnn::make_pointwise(og.arena, CUDNN_POINTWISE_ADD, scaled, &tb, shifted)));
+      conv_in = &shifted;
+      if (prologue->relu) {
+        const auto& activated = tensor(og, kConvIn, d.x, layout, io, nullptr, true);
+        ops.push_back(&og.arena.keep(cudnn::make_pointwise(og.arena, CUDNN_POINTWISE_RELU_FWD, shifted, nullptr, activated)));
+        conv_in = &activated;
+      }
+    }
+    const auto& tw = tensor(og, kW, d.w, layout, io, w);
+    const auto& ty = tensor(og, kY, d.y, layout, io, y);
+    const auto& conv = og.arena.keep(cudnn::make_convolution(g.pad, g.stride, CUDNN_DATA_FLOAT));
+    ops.push_back(&og.arena.keep(cudnn::make_conv_fprop(*conv_in, tw, ty, conv)));
+    if (statistics) {
+      const auto& tsum = per_channel(og, kSum, g.k, CUDNN_DATA_FLOAT, statistics->sum);
+      const auto& tsq = per_channel(og, kSqSum, g.k, CUDNN_DATA_FLOAT, statistics->sqsum);
+      auto stats = cudnn::make_genstats(ty, tsum, tsq, why);
+      if (!stats) return std::nullopt;
+      ops.push_back(&og.arena.keep(std::move(*stats)));
+    }
+    return finish(ctx, std::move(og), ops, why);
+  };
+  return ctx.plans().run(key, build, uids, ptrs);
 }
 
 namespace {

@@ -20,6 +20,25 @@ struct ConvGeometry {
 // when no engine runs the fused graph (the caller then adds the bias itself); the plain graph must run.
 bool conv_forward(Context& ctx, const ConvGeometry& g, const void* x, const void* w, void* y, const float* bias);
 
+// A batch norm folded into the convolutions around it (docs/cudnn.md, "Batch norm in the convolutions"):
+// the convolution that reads the normalised tensor applies x * a[c] + b[c], and the ReLU, as it loads x (a
+// prologue), so the normalised tensor is never written; the convolution that produces a batch norm's input
+// writes the per-channel sum and sum of squares of its output in its epilogue, so no pass reads it for them.
+struct ConvPrologue {
+  const void* a = nullptr;  // [c], of dtype
+  const void* b = nullptr;  // [c], of dtype
+  DType dtype = DType::F32;
+  bool relu = true;
+};
+struct ConvStatistics {
+  float* sum = nullptr;    // [k], written
+  float* sqsum = nullptr;  // [k], written
+};
+// y = conv(prologue(x), w), with the statistics of y when `statistics` is not null (either part optional,
+// not both absent). False when no engine runs the graph: the caller then runs the separate passes.
+bool conv_forward_fused(Context& ctx, const ConvGeometry& g, const void* x, const ConvPrologue* prologue,
+                        const void* w, void* y, const ConvStatistics* statistics);
+
 // dx = the gradient of conv with respect to its input.
 void conv_backward_data(Context& ctx, const ConvGeometry& g, const void* dy, const void* w, void* dx);
 

@@ -220,6 +220,18 @@ std::optional<Descriptor> make_batchnorm_forward(cudnnBackendNormFwdPhase_t phas
   return finalized(std::move(d), why);
 }
 
+std::optional<Descriptor> make_genstats(const Descriptor& x, const Descriptor& sum, const Descriptor& sqsum,
+                                        std::string* why) {
+  Descriptor d(CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR);
+  const cudnnGenStatsMode_t mode = CUDNN_GENSTATS_SUM_SQSUM;
+  d.set(CUDNN_ATTR_OPERATION_GENSTATS_MODE, CUDNN_TYPE_GENSTATS_MODE, 1, &mode)
+      .set_data_type(CUDNN_ATTR_OPERATION_GENSTATS_MATH_PREC, CUDNN_DATA_FLOAT)
+      .set_desc(CUDNN_ATTR_OPERATION_GENSTATS_XDESC, x)
+      .set_desc(CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, sum)
+      .set_desc(CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, sqsum);
+  return finalized(std::move(d), why);
+}
+
 std::optional<Descriptor> make_batchnorm_backward(const NormBackwardTensors& t, std::string* why) {
   require(t.x, "x"); require(t.dy, "dy"); require(t.scale, "scale"); require(t.mean, "mean");
   require(t.inv_variance, "inv_variance"); require(t.dscale, "dscale"); require(t.dbias, "dbias"); require(t.dx, "dx");

@@ -98,6 +98,12 @@ Descriptor make_conv_wgrad(const Descriptor& x, const Descriptor& dw, const Desc
 // descriptor is kept in the arena.
 Descriptor make_pointwise(Arena& arena, cudnnPointwiseMode_t mode, const Descriptor& x, const Descriptor* b, const Descriptor& y);
 
+// sum[k] and sqsum[k] of x over n, h and w (cuDNN's genstats, fp32 [1,K,1,1] outputs): a convolution's
+// epilogue can write the statistics of its own output for the batch norm that follows. Empty, with the
+// reason, when cuDNN rejects the node.
+std::optional<Descriptor> make_genstats(const Descriptor& x, const Descriptor& sum, const Descriptor& sqsum,
+                                        std::string* why);
+
 // Batch-norm forward. Training writes y, the saved mean and inverse std-dev, and the next running
 // statistics; inference reads mean and inv_variance and writes y.
 struct NormForwardTensors {

@@ -1,0 +1,121 @@
+// The forward of a ResNet-50 convolution between two batch norms at batch 256 under NHWC, in bf16 and
+// fp16, two ways (docs/cudnn.md, "Batch norm in the convolutions"):
+//   separate: the batch norm's apply pass (reads x, writes relu(x*a + b)), the convolution, and the next
+//             batch norm's statistics pass over its output (reads y) with their finalize;
+//   folded:   one cuDNN graph: the scale-bias-ReLU prologue, the convolution, the sum and sum of squares
+//             in its epilogue (conv_forward_fused), where this GPU's cuDNN has an engine for it.
+// Plus the convolution alone, the floor of both. Times are CUDA-event times (manual time); plans are built
+// and autotuned in an untimed warm-up. A graph without an engine skips its benchmark, saying so.
+//
+//   build/bench/bench_bn_folding --benchmark_filter=bf16
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/cuda_check.h"
+#include "core/dtype.h"
+#include "kernels/bn_fused.h"
+#include "nn/cuda/context.h"
+#include "nn/cuda/conv_ops.h"
+#include "nn/cuda/device_buffer.h"
+
+#include "cuda_bench.h"
+#include "device_random.h"
+
+namespace {
+
+using sb::DType;
+using sb::bench::EventTimer;
+using sb::bench::fill_random;
+
+constexpr int64_t kBatch = 256;
+enum class Way { ConvOnly = 0, Separate = 1, Folded = 2 };
+
+sb::cuda::ConvGeometry geometry(int64_t cin, int64_t cout, int64_t k, int64_t stride, int64_t hw) {
+  const int64_t pad = k / 2;
+  const int64_t out = (hw + 2 * pad - k) / stride + 1;
+  return sb::cuda::ConvGeometry{kBatch, cin, hw, hw, cout, k, k, out, out, pad, stride};
+}
+
+// Args: cin, cout, kernel, stride, input height and width, dtype (0 bf16, 1 fp16), way.
+void BM_resnet50_conv_between_bns(benchmark::State& state) {
+  if (!sb::bench::have_gpu(state)) return;
+  CHECK_CUDA(cudaSetDevice(0));
+  const auto g = geometry(state.range(0), state.range(1), state.range(2), state.range(3), state.range(4));
+  const DType dt = state.range(5) ? DType::F16 : DType::BF16;
+  const Way way = static_cast<Way>(state.range(6));
+  sb::cuda::ContextOptions o;
+  o.compute = dt;
+  o.layout = sb::Layout::NHWC;
+  sb::cuda::Context ctx(o);
+  const int64_t nx = g.n * g.c * g.h * g.w, ny = g.n * g.k * g.p * g.q;
+  sb::cuda::DeviceBuffer x, xn, w, y, a32, b32, a16, b16, sums, ws;
+  fill_random(x, nx, dt, 1);
+  fill_random(w, g.k * g.c * g.r * g.s, dt, 2);
+  fill_random(a32, g.c, DType::F32, 3);
+  fill_random(b32, g.c, DType::F32, 4);
+  fill_random(a16, g.c, dt, 3);
+  fill_random(b16, g.c, dt, 4);
+  xn.ensure(static_cast<size_t>(nx) * 2);
+  y.ensure(static_cast<size_t>(ny) * 2);
+  float* channel = static_cast<float*>(sums.ensure(static_cast<size_t>(6 * g.k) * 4));
+  const sb::kernels::BnFusedShape in{g.n, g.c, g.h, g.w, sb::Layout::NHWC, dt};
+  const sb::kernels::BnFusedShape out{g.n, g.k, g.p, g.q, sb::Layout::NHWC, dt};
+  void* workspace = ws.ensure(sb::kernels::bn_fused_workspace_bytes(out));
+
+  sb::cuda::ConvPrologue prologue{a32.data(), b32.data(), DType::F32, true};
+  const sb::cuda::ConvStatistics statistics{channel, channel + g.k};
+  auto separate = [&] {
+    sb::kernels::BnApply apply;
+    apply.x = x.data();
+    apply.a = static_cast<const float*>(a32.data());
+    apply.b = static_cast<const float*>(b32.data());
+    apply.y = xn.data();
+    sb::kernels::bn_apply_forward(in, apply, ctx.stream());
+    sb::cuda::conv_forward(ctx, g, xn.data(), w.data(), y.data(), nullptr);
+    sb::kernels::bn_channel_statistics(out, sb::kernels::BnStatistics{y.data(), workspace}, ctx.stream());
+  };
+  auto folded = [&] { return sb::cuda::conv_forward_fused(ctx, g, x.data(), &prologue, w.data(), y.data(), &statistics); };
+  if (way == Way::Folded && !folded()) {  // fp32 coefficients first, then the I/O dtype's (ConvBNfprop's)
+    prologue = sb::cuda::ConvPrologue{a16.data(), b16.data(), dt, true};
+    if (!folded()) {
+      state.SkipWithError("no cuDNN engine for scale-bias-ReLU + conv + genstats");
+      return;
+    }
+  }
+  if (way == Way::Folded) state.SetLabel(std::string("prologue ") + sb::dtype_name(prologue.dtype));
+  auto body = [&] {
+    if (way == Way::ConvOnly) sb::cuda::conv_forward(ctx, g, x.data(), w.data(), y.data(), nullptr);
+    if (way == Way::Separate) separate();
+    if (way == Way::Folded) folded();
+  };
+  for (int i = 0; i < 3; ++i) body();  // plans built and autotuned here
+  ctx.synchronize();
+  EventTimer timer(ctx.stream());
+  for (auto _ : state) state.SetIterationTime(timer.seconds(body));
+  state.SetItemsProcessed(state.iterations() * kBatch);
+}
+
+// ResNet-50's convolutions that sit between two batch norms: each stage's 1x1 reduce, 3x3 and 1x1 expand.
+void resnet50_shapes(benchmark::internal::Benchmark* b) {
+  const std::vector<std::vector<int64_t>> shapes = {
+      {256, 64, 1, 1, 56},  {64, 64, 3, 1, 56},    {64, 256, 1, 1, 56},   {512, 128, 1, 1, 28},
+      {128, 128, 3, 1, 28}, {128, 512, 1, 1, 28},  {1024, 256, 1, 1, 14}, {256, 256, 3, 1, 14},
+      {256, 1024, 1, 1, 14}, {2048, 512, 1, 1, 7}, {512, 512, 3, 1, 7},   {512, 2048, 1, 1, 7}};
+  for (const auto& s : shapes)
+    for (int64_t dtype : {0, 1})
+      for (int64_t way : {0, 1, 2}) {
+        std::vector<int64_t> args = s;
+        args.push_back(dtype);
+        args.push_back(way);
+        b->Args(args);
+      }
+  b->ArgNames({"cin", "cout", "k", "stride", "hw", "fp16", "way"});
+}
+BENCHMARK(BM_resnet50_conv_between_bns)->Apply(resnet50_shapes)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

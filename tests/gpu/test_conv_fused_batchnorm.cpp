@@ -1,0 +1,121 @@
+// The convolution graphs that fold a batch norm into the convolutions (conv_forward_fused): a
+// scale-bias-ReLU prologue on the input and the output's per-channel sum and sum of squares in the
+// epilogue, against the unfused convolution of the normalised input and double-precision sums of its
+// output. Where cuDNN has no engine for a graph on this GPU, the test says so and skips that case.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu_test_util.h"
+#include "nn/cuda/context.h"
+#include "nn/cuda/conv_ops.h"
+
+namespace sb::gputest {
+namespace {
+
+struct Case {
+  DType dtype;
+  DType prologue_dtype;
+  bool prologue, statistics;
+  cuda::ConvGeometry g;
+};
+
+std::string name_of(const Case& c) {
+  return std::string(dtype_name(c.dtype)) + (c.prologue ? std::string(" prologue(") + dtype_name(c.prologue_dtype) + ")" : "") +
+         (c.statistics ? " genstats" : "") + " k" + std::to_string(c.g.r) + " s" + std::to_string(c.g.stride);
+}
+
+// Runs one case; false (with a note) when cuDNN has no engine for its graph.
+bool run_case(const Case& k) {
+  const cuda::ConvGeometry& g = k.g;
+  cuda::ContextOptions o;
+  o.compute = k.dtype;
+  o.layout = Layout::NHWC;
+  cuda::Context ctx(o);
+  std::mt19937_64 rng(7);
+  const size_t nx = static_cast<size_t>(g.n * g.c * g.h * g.w), nw = static_cast<size_t>(g.k * g.c * g.r * g.s);
+  const size_t ny = static_cast<size_t>(g.n * g.k * g.p * g.q);
+  std::vector<float> x = random_values(nx, rng, 0.1f, 2.0f, true);
+  std::vector<float> w = random_values(nw, rng, 0.01f, 0.2f, true);
+  std::vector<float> a = random_values(static_cast<size_t>(g.c), rng, 0.5f, 1.5f, false);
+  std::vector<float> b = random_values(static_cast<size_t>(g.c), rng, 0.1f, 0.5f, true);
+  quantize(x, k.dtype);
+  quantize(w, k.dtype);
+  quantize(a, k.prologue_dtype);
+  quantize(b, k.prologue_dtype);
+  // What the prologue computes, rounded to the convolution's operand dtype (x is NHWC: channel innermost).
+  std::vector<float> normalised = x;
+  if (k.prologue)
+    for (size_t i = 0; i < nx; ++i) {
+      const size_t c = i % static_cast<size_t>(g.c);
+      normalised[i] = quantize(std::max(0.0f, x[i] * a[c] + b[c]), k.dtype);
+    }
+  DeviceMem dx = to_device(x, k.dtype), dn = to_device(normalised, k.dtype), dw = to_device(w, k.dtype);
+  DeviceMem da = to_device(a, k.prologue_dtype), db = to_device(b, k.prologue_dtype);
+  DeviceMem dy(ny * dtype_size(k.dtype)), dref(ny * dtype_size(k.dtype));
+  DeviceMem dsum(static_cast<size_t>(g.k) * 4), dsq(static_cast<size_t>(g.k) * 4);
+  dy.poison();
+  cuda::conv_forward(ctx, g, k.prologue ? dn.get() : dx.get(), dw.get(), dref.get(), nullptr);
+  cuda::ConvPrologue pro{da.get(), db.get(), k.prologue_dtype, true};
+  cuda::ConvStatistics stats{dsum.as<float>(), dsq.as<float>()};
+  if (!cuda::conv_forward_fused(ctx, g, dx.get(), k.prologue ? &pro : nullptr, dw.get(), dy.get(),
+                                k.statistics ? &stats : nullptr)) {
+    std::printf("[ no engine ] %s\n", name_of(k).c_str());
+    return false;
+  }
+  ctx.synchronize();
+  const std::vector<float> y = download(dy.get(), ny, k.dtype), ref = download(dref.get(), ny, k.dtype);
+  EXPECT_TRUE(all_close(y, ref, tolerance(k.dtype))) << name_of(k);
+  if (k.statistics) {
+    // Run again over poisoned sums: the epilogue writes them, it does not add to them.
+    dsum.poison();
+    dsq.poison();
+    EXPECT_TRUE(cuda::conv_forward_fused(ctx, g, dx.get(), k.prologue ? &pro : nullptr, dw.get(), dy.get(), &stats));
+    ctx.synchronize();
+    const std::vector<float> sum = download(dsum.get(), static_cast<size_t>(g.k), DType::F32);
+    const std::vector<float> sq = download(dsq.get(), static_cast<size_t>(g.k), DType::F32);
+    for (int64_t c = 0; c < g.k; ++c) {
+      double s = 0, s2 = 0, s_abs = 0;
+      for (size_t i = static_cast<size_t>(c); i < ny; i += static_cast<size_t>(g.k)) {
+        s += y[i];
+        s2 += double(y[i]) * y[i];
+        s_abs += std::fabs(y[i]);
+      }
+      // y is the sums' input rounded to the I/O dtype, so they agree to about its precision.
+      const double tol = tolerance(k.dtype);
+      EXPECT_NEAR(sum[c], s, tol * s_abs) << name_of(k) << " channel " << c;
+      EXPECT_NEAR(sq[c], s2, tol * s2) << name_of(k) << " channel " << c;
+    }
+  }
+  std::printf("[ fused ok  ] %s\n", name_of(k).c_str());
+  return true;
+}
+
+cuda::ConvGeometry geometry(int64_t c, int64_t k, int64_t r, int64_t stride, int64_t hw) {
+  const int64_t pad = r / 2;
+  const int64_t out = (hw + 2 * pad - r) / stride + 1;
+  return cuda::ConvGeometry{8, c, hw, hw, k, r, r, out, out, pad, stride};
+}
+
+TEST(ConvFusedBatchNorm, PrologueAndStatisticsMatchTheSeparatePasses) {
+  SKIP_WITHOUT_GPU();
+  int ran = 0, tried = 0;
+  for (DType dt : {DType::BF16, DType::F16})
+    for (const cuda::ConvGeometry& g : {geometry(32, 64, 3, 1, 12), geometry(64, 32, 1, 1, 12), geometry(32, 64, 1, 2, 12)})
+      for (DType pd : {DType::F32, dt}) {
+        for (const auto& parts : {std::pair{false, true}, std::pair{true, false}, std::pair{true, true}}) {
+          if (!parts.first && pd != DType::F32) continue;  // the prologue dtype matters only with a prologue
+          ++tried;
+          ran += run_case(Case{dt, pd, parts.first, parts.second, g}) ? 1 : 0;
+          if (HasFailure()) return;
+        }
+      }
+  std::printf("%d of %d fused graphs had an engine\n", ran, tried);
+}
+
+}  // namespace
+}  // namespace sb::gputest
