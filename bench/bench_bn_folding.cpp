@@ -4,7 +4,10 @@
 //             batch norm's statistics pass over its output (reads y) with their finalize;
 //   folded:   one cuDNN graph: the scale-bias-ReLU prologue, the convolution, the sum and sum of squares
 //             in its epilogue (conv_forward_fused), where this GPU's cuDNN has an engine for it.
-// Plus the convolution alone, the floor of both. Times are CUDA-event times (manual time); plans are built
+// Plus the convolution alone, the floor of both. And the backward of the same layer, three ways: the dgrad
+// alone; the dgrad and the batch norm's reduce pass (reads the dgrad's output and the batch norm's input,
+// recomputing the ReLU's mask, for dscale and dbias); and one cuDNN graph, the dgrad with the mask and the
+// reductions in its epilogue (conv_backward_data_bn_relu). Times are CUDA-event times (manual time); plans are built
 // and autotuned in an untimed warm-up. A graph without an engine skips its benchmark, saying so.
 //
 //   build/bench/bench_bn_folding --benchmark_filter=bf16
@@ -39,18 +42,44 @@ sb::cuda::ConvGeometry geometry(int64_t cin, int64_t cout, int64_t k, int64_t st
   return sb::cuda::ConvGeometry{kBatch, cin, hw, hw, cout, k, k, out, out, pad, stride};
 }
 
-// Args: cin, cout, kernel, stride, input height and width, dtype (0 bf16, 1 fp16), way.
+// One benchmark's layer from its args: cin, cout, kernel, stride, input height and width, dtype (0 bf16,
+// 1 fp16), way.
+struct Layer {
+  explicit Layer(const benchmark::State& state)
+      : g(geometry(state.range(0), state.range(1), state.range(2), state.range(3), state.range(4))),
+        dtype(state.range(5) ? DType::F16 : DType::BF16),
+        way(static_cast<Way>(state.range(6))),
+        nx(g.n * g.c * g.h * g.w),
+        ny(g.n * g.k * g.p * g.q),
+        ctx(options(dtype)) {}
+  static sb::cuda::ContextOptions options(DType dtype) {
+    CHECK_CUDA(cudaSetDevice(0));
+    sb::cuda::ContextOptions o;
+    o.compute = dtype;
+    o.layout = sb::Layout::NHWC;
+    return o;
+  }
+  // Times `body` per iteration after an untimed warm-up that builds and autotunes its plans.
+  template <typename Body>
+  void time(benchmark::State& state, Body&& body) {
+    for (int i = 0; i < 3; ++i) body();
+    ctx.synchronize();
+    EventTimer timer(ctx.stream());
+    for (auto _ : state) state.SetIterationTime(timer.seconds(body));
+    state.SetItemsProcessed(state.iterations() * kBatch);
+  }
+  sb::cuda::ConvGeometry g;
+  DType dtype;
+  Way way;
+  int64_t nx, ny;  // elements of the convolution's input and output
+  sb::cuda::Context ctx;
+};
+
+// The forward of the layer (args: Layer).
 void BM_resnet50_conv_between_bns(benchmark::State& state) {
   if (!sb::bench::have_gpu(state)) return;
-  CHECK_CUDA(cudaSetDevice(0));
-  const auto g = geometry(state.range(0), state.range(1), state.range(2), state.range(3), state.range(4));
-  const DType dt = state.range(5) ? DType::F16 : DType::BF16;
-  const Way way = static_cast<Way>(state.range(6));
-  sb::cuda::ContextOptions o;
-  o.compute = dt;
-  o.layout = sb::Layout::NHWC;
-  sb::cuda::Context ctx(o);
-  const int64_t nx = g.n * g.c * g.h * g.w, ny = g.n * g.k * g.p * g.q;
+  Layer layer(state);
+  auto& [g, dt, way, nx, ny, ctx] = layer;
   sb::cuda::DeviceBuffer x, xn, w, y, a32, b32, a16, b16, sums, ws;
   fill_random(x, nx, dt, 1);
   fill_random(w, g.k * g.c * g.r * g.s, dt, 2);
@@ -91,11 +120,50 @@ void BM_resnet50_conv_between_bns(benchmark::State& state) {
     if (way == Way::Separate) separate();
     if (way == Way::Folded) folded();
   };
-  for (int i = 0; i < 3; ++i) body();  // plans built and autotuned here
-  ctx.synchronize();
-  EventTimer timer(ctx.stream());
-  for (auto _ : state) state.SetIterationTime(timer.seconds(body));
-  state.SetItemsProcessed(state.iterations() * kBatch);
+  layer.time(state, body);
+}
+
+// The backward of the batch norm (with its ReLU) before the convolution,
+// through the convolution's dgrad.
+void BM_resnet50_dgrad_into_bn(benchmark::State& state) {
+  if (!sb::bench::have_gpu(state)) return;
+  Layer layer(state);
+  auto& [g, dt, way, nx, ny, ctx] = layer;
+  sb::cuda::DeviceBuffer x, w, dy, dz, channel_buffer, ws;
+  fill_random(x, nx, dt, 1);
+  fill_random(w, g.k * g.c * g.r * g.s, dt, 2);
+  fill_random(dy, ny, dt, 3);
+  dz.ensure(static_cast<size_t>(nx) * 2);
+  fill_random(channel_buffer, 12 * g.c, DType::F32, 4);  // a, b, mean, inv std, gamma, beta, 5 outputs...
+  float* ch = static_cast<float*>(channel_buffer.data());
+  const sb::kernels::BnFusedShape in{g.n, g.c, g.h, g.w, sb::Layout::NHWC, dt};
+  sb::kernels::BnBackward b;
+  b.x = x.data();
+  b.dy = dz.data();
+  b.a = ch;
+  b.b = ch + g.c;
+  b.saved_mean = ch + 2 * g.c;
+  b.saved_inv_std = ch + 3 * g.c;
+  b.scale = ch + 4 * g.c;
+  b.workspace = ws.ensure(sb::kernels::bn_fused_workspace_bytes(in));
+  b.dscale = ch + 6 * g.c;
+  b.dbias = ch + 7 * g.c;
+  const sb::cuda::DgradBatchNorm folded{x.data(), ch + 2 * g.c, ch + 3 * g.c, ch + 4 * g.c, ch + 5 * g.c, dz.data(),
+                                        ch + 6 * g.c, ch + 7 * g.c, ch + 8 * g.c, ch + 9 * g.c, ch + 10 * g.c};
+  auto fused = [&] { return sb::cuda::conv_backward_data_bn_relu(ctx, g, dy.data(), w.data(), folded); };
+  if (way == Way::Folded && !fused()) {
+    state.SkipWithError("no cuDNN engine for dgrad + dReLU + dBN weights");
+    return;
+  }
+  auto body = [&] {
+    if (way == Way::Folded) {
+      fused();
+      return;
+    }
+    sb::cuda::conv_backward_data(ctx, g, dy.data(), w.data(), dz.data());
+    if (way == Way::Separate) sb::kernels::bn_backward_reduce(in, b, ctx.stream());
+  };
+  layer.time(state, body);
 }
 
 // ResNet-50's convolutions that sit between two batch norms: each stage's 1x1 reduce, 3x3 and 1x1 expand.
@@ -115,6 +183,7 @@ void resnet50_shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"cin", "cout", "k", "stride", "hw", "fp16", "way"});
 }
 BENCHMARK(BM_resnet50_conv_between_bns)->Apply(resnet50_shapes)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_resnet50_dgrad_into_bn)->Apply(resnet50_shapes)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

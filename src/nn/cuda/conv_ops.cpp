@@ -13,7 +13,11 @@ namespace {
 // Tensor uids inside the convolution graphs.
 enum : int64_t {
   kX = 1, kW = 2, kY = 3, kBias = 4, kConvOut = 5,
-  kScale = 6, kShift = 7, kSum = 8, kSqSum = 9, kScaled = 10, kShifted = 11, kConvIn = 12
+  kScale = 6, kShift = 7, kSum = 8, kSqSum = 9, kScaled = 10, kShifted = 11, kConvIn = 12,
+  // the dgrad-dReLU-dBN graph
+  kBnInput = 20, kNegMean = 21, kInvStd = 22, kGamma = 23, kBeta = 24, kReluGrad = 25, kDscale = 26, kDbias = 27,
+  kEqDy = 28, kEqX = 29, kEqBias = 30, kDgradOut = 31, kCentred = 32, kNormalised = 33, kGammaScaled = 34,
+  kBnOut = 35
 };
 
 struct ConvTensors {
@@ -150,6 +154,75 @@ bool conv_forward_fused(Context& ctx, const ConvGeometry& g, const void* x, cons
     }
     return finish(ctx, std::move(og), ops, why);
   };
+  return ctx.plans().run(key, build, uids, ptrs);
+}
+
+namespace {
+
+// The dgrad-dReLU-dBN graph of conv_backward_data_bn_relu: dgrad into an fp32 virtual tensor; the batch
+// norm's output again, ((x + (-mean)) * inv_std) * gamma + beta, in the order of cuDNN's pattern; the ReLU's
+// backward against it, written; the batch norm's weight gradients from that.
+std::optional<OpGraph> dgrad_bn_relu_graph(Context& ctx, const ConvGeometry& g, const void* dy, const void* w,
+                                           const DgradBatchNorm& bn, std::string* why) {
+  OpGraph og;
+  const ConvTensors d = dims_of(g);
+  const Layout layout = ctx.layout();
+  const cudnnDataType_t io = cudnn::to_cudnn(ctx.compute_dtype());
+  auto channel = [&](int64_t uid, const void* p) -> const cudnn::Descriptor& {
+    return per_channel(og, uid, g.c, CUDNN_DATA_FLOAT, p);
+  };
+  auto inner = [&](int64_t uid) -> const cudnn::Descriptor& {
+    return tensor(og, uid, d.x, layout, CUDNN_DATA_FLOAT, nullptr, true);
+  };
+  std::vector<const cudnn::Descriptor*> ops;
+  auto pointwise = [&](cudnnPointwiseMode_t mode, const cudnn::Descriptor& a, const cudnn::Descriptor& b, int64_t out) {
+    const cudnn::Descriptor& y = inner(out);
+    ops.push_back(&og.arena.keep(cudnn::make_pointwise(og.arena, mode, a, &b, y)));
+    return &y;
+  };
+  const auto& tx = tensor(og, kBnInput, d.x, layout, io, bn.bn_input);
+  const auto& tmean = channel(kNegMean, bn.neg_mean);
+  const auto& tinv = channel(kInvStd, bn.inv_std);
+  const auto& tgamma = channel(kGamma, bn.scale);
+  const auto& dz = inner(kDgradOut);
+  const auto& conv = og.arena.keep(cudnn::make_convolution(g.pad, g.stride, CUDNN_DATA_FLOAT));
+  ops.push_back(&og.arena.keep(cudnn::make_conv_dgrad(dz, tensor(og, kW, d.w, layout, io, w),
+                                                      tensor(og, kY, d.y, layout, io, dy), conv, false)));
+  const cudnn::Descriptor* h = pointwise(CUDNN_POINTWISE_ADD, tx, tmean, kCentred);
+  h = pointwise(CUDNN_POINTWISE_MUL, *h, tinv, kNormalised);
+  h = pointwise(CUDNN_POINTWISE_MUL, *h, tgamma, kGammaScaled);
+  h = pointwise(CUDNN_POINTWISE_ADD, *h, channel(kBeta, bn.bias), kBnOut);
+  const auto& tg = tensor(og, kReluGrad, d.x, layout, io, bn.relu_gradient);
+  ops.push_back(&og.arena.keep(cudnn::make_pointwise_backward(og.arena, CUDNN_POINTWISE_RELU_BWD, dz, *h, tg)));
+  cudnn::BnBackwardWeightsTensors t;
+  t.x = &tx;
+  t.dy = &tg;
+  t.mean = &tmean;
+  t.inv_std = &tinv;
+  t.scale = &tgamma;
+  t.dscale = &channel(kDscale, bn.dscale);
+  t.dbias = &channel(kDbias, bn.dbias);
+  t.eq_dy_scale = &channel(kEqDy, bn.eq_dy_scale);
+  t.eq_x_scale = &channel(kEqX, bn.eq_x_scale);
+  t.eq_bias = &channel(kEqBias, bn.eq_bias);
+  auto weights = cudnn::make_bn_backward_weights(t, why);
+  if (!weights) return std::nullopt;
+  ops.push_back(&og.arena.keep(std::move(*weights)));
+  return finish(ctx, std::move(og), ops, why);
+}
+
+}  // namespace
+
+bool conv_backward_data_bn_relu(Context& ctx, const ConvGeometry& g, const void* dy, const void* w, const DgradBatchNorm& bn) {
+  const std::vector<int64_t> uids{kY,        kW,      kBnInput, kNegMean, kInvStd, kGamma, kBeta,
+                                  kReluGrad, kDscale, kDbias,   kEqDy,    kEqX,    kEqBias};
+  auto mut = [](const void* p) { return const_cast<void*>(p); };
+  const std::vector<void*> ptrs{mut(dy),        mut(w),        mut(bn.bn_input), mut(bn.neg_mean), mut(bn.inv_std),
+                                mut(bn.scale),  mut(bn.bias),  bn.relu_gradient, bn.dscale,        bn.dbias,
+                                bn.eq_dy_scale, bn.eq_x_scale, bn.eq_bias};
+  const std::string key =
+      key_of("conv_dgrad", g, ctx.compute_dtype(), ctx.layout(), "|drelu|dbn" + cudnn::alignment_key(ptrs));
+  auto build = [&](std::string* why) { return dgrad_bn_relu_graph(ctx, g, dy, w, bn, why); };
   return ctx.plans().run(key, build, uids, ptrs);
 }
 

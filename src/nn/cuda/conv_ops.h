@@ -39,6 +39,26 @@ struct ConvStatistics {
 bool conv_forward_fused(Context& ctx, const ConvGeometry& g, const void* x, const ConvPrologue* prologue,
                         const void* w, void* y, const ConvStatistics* statistics);
 
+// The backward of a [BatchNorm2d, ReLU] run folded into the dgrad of the convolution that reads its output
+// (cuDNN's dgrad-dReLU-dBN-weight pattern): the dgrad's epilogue recomputes the batch norm's output from its
+// input, masks the gradient by the ReLU, writes that gradient and reduces it into the batch norm's weight
+// gradients and its input gradient's coefficients, so no pass reads the gradient again for the sums.
+struct DgradBatchNorm {
+  const void* bn_input = nullptr;    // the batch norm's input x [n, c, h, w] (the dgrad's output shape)
+  const float* neg_mean = nullptr;   // -mean [c] of the forward's batch
+  const float* inv_std = nullptr;    // [c]
+  const float* scale = nullptr;      // gamma [c]
+  const float* bias = nullptr;       // beta [c]
+  void* relu_gradient = nullptr;     // written: the gradient at the batch norm's output, masked by the ReLU
+  float* dscale = nullptr;           // [c], written
+  float* dbias = nullptr;            // [c], written
+  float* eq_dy_scale = nullptr;      // [c], written: dx = eq_dy_scale * relu_gradient + eq_x_scale * x + eq_bias
+  float* eq_x_scale = nullptr;
+  float* eq_bias = nullptr;
+};
+// False when no engine runs the graph (the caller then runs the dgrad and the batch norm's own passes).
+bool conv_backward_data_bn_relu(Context& ctx, const ConvGeometry& g, const void* dy, const void* w, const DgradBatchNorm& bn);
+
 // dx = the gradient of conv with respect to its input.
 void conv_backward_data(Context& ctx, const ConvGeometry& g, const void* dy, const void* w, void* dx);
 

@@ -180,6 +180,22 @@ Descriptor make_pointwise(Arena& arena, cudnnPointwiseMode_t mode, const Descrip
   return op;
 }
 
+Descriptor make_pointwise_backward(Arena& arena, cudnnPointwiseMode_t mode, const Descriptor& dy, const Descriptor& x,
+                                   const Descriptor& dx) {
+  Descriptor pw(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+  pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode)
+      .set_data_type(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_DATA_FLOAT);
+  pw.finalize();
+  const Descriptor& kept = arena.keep(std::move(pw));
+  Descriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+  op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, kept)
+      .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, dy)
+      .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x)
+      .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, dx);
+  op.finalize();
+  return op;
+}
+
 namespace {
 void require(const Descriptor* d, const char* what) {
   if (!d) fatal(std::string("batch-norm graph: missing tensor ") + what);
@@ -229,6 +245,24 @@ std::optional<Descriptor> make_genstats(const Descriptor& x, const Descriptor& s
       .set_desc(CUDNN_ATTR_OPERATION_GENSTATS_XDESC, x)
       .set_desc(CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, sum)
       .set_desc(CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, sqsum);
+  return finalized(std::move(d), why);
+}
+
+std::optional<Descriptor> make_bn_backward_weights(const BnBackwardWeightsTensors& t, std::string* why) {
+  for (const Descriptor* d : {t.x, t.dy, t.mean, t.inv_std, t.scale, t.dscale, t.dbias, t.eq_dy_scale, t.eq_x_scale, t.eq_bias})
+    require(d, "of the batch-norm weight gradients");
+  Descriptor d(CUDNN_BACKEND_OPERATION_BN_BWD_WEIGHTS_DESCRIPTOR);
+  d.set_data_type(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_MATH_PREC, CUDNN_DATA_FLOAT)
+      .set_desc(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_MEAN_DESC, *t.mean)
+      .set_desc(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_INVSTD_DESC, *t.inv_std)
+      .set_desc(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_BN_SCALE_DESC, *t.scale)
+      .set_desc(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_X_DESC, *t.x)
+      .set_desc(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DY_DESC, *t.dy)
+      .set_desc(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DBN_SCALE_DESC, *t.dscale)
+      .set_desc(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DBN_BIAS_DESC, *t.dbias)
+      .set_desc(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_DY_SCALE_DESC, *t.eq_dy_scale)
+      .set_desc(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_X_SCALE_DESC, *t.eq_x_scale)
+      .set_desc(CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_BIAS, *t.eq_bias);
   return finalized(std::move(d), why);
 }
 

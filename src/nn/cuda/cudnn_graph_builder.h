@@ -104,6 +104,27 @@ Descriptor make_pointwise(Arena& arena, cudnnPointwiseMode_t mode, const Descrip
 std::optional<Descriptor> make_genstats(const Descriptor& x, const Descriptor& sum, const Descriptor& sqsum,
                                         std::string* why);
 
+// The batch norm's weight gradients from the gradient at its output (cuDNN's BN_BWD_WEIGHTS, the last node
+// of the dgrad-dReLU-dBN pattern): dscale, dbias, and the per-channel coefficients of its input gradient,
+// dx = eq_dy_scale * dy + eq_x_scale * x + eq_bias. All per-channel tensors fp32 [1,C,1,1].
+struct BnBackwardWeightsTensors {
+  const Descriptor* x = nullptr;
+  const Descriptor* dy = nullptr;
+  const Descriptor* mean = nullptr;
+  const Descriptor* inv_std = nullptr;
+  const Descriptor* scale = nullptr;
+  const Descriptor* dscale = nullptr;
+  const Descriptor* dbias = nullptr;
+  const Descriptor* eq_dy_scale = nullptr;
+  const Descriptor* eq_x_scale = nullptr;
+  const Descriptor* eq_bias = nullptr;
+};
+std::optional<Descriptor> make_bn_backward_weights(const BnBackwardWeightsTensors& t, std::string* why);
+
+// dx = the backward of a pointwise mode (RELU_BWD, ...) given the forward's input x and the gradient dy.
+Descriptor make_pointwise_backward(Arena& arena, cudnnPointwiseMode_t mode, const Descriptor& dy, const Descriptor& x,
+                                   const Descriptor& dx);
+
 // Batch-norm forward. Training writes y, the saved mean and inverse std-dev, and the next running
 // statistics; inference reads mean and inv_variance and writes y.
 struct NormForwardTensors {
