@@ -281,8 +281,9 @@ def report_markdown(report, references, title, figure_names=()):
         out.append("## What limits each run\n")
         out.append("From each run's step_split_* attributes, as its `step split` line says it: the median rank's "
                    "step over the sampled steps of its steady epochs, in shares of the step, its accelerator "
-                   "utilisation (AU, compute and optimizer) and what limits it: compute where AU reaches 90%, else the "
-                   "largest wait; for image files decoded by CPU workers below 90% AU, the workers a rank would need "
+                   "utilisation (AU, compute and optimizer) and what limits it, as the run named it (compute where AU "
+                   "reaches 90%, else the largest wait; empty for a file written before the run stored it); for "
+                   "image files decoded by CPU workers below 90% AU, the workers a rank would need "
                    "for 90% (docs/scaling_diagnosis.md, \"What limits one run\").\n")
         out.append(step_split.step_split_markdown(step_split_rows))
     if figure_names:

@@ -1,6 +1,7 @@
 """The report's "What limits each run" section from hand-made step_split_* attributes: a train file's root and
-each /configs group of a study file, one table row per run with its parts, AU, limit and workers; the limit
-named by the rule of src/train/study/step_split.cpp; a run that sampled no steps; an older file without the
+each /configs group of a study file, one table row per run with its parts, AU, limit and workers; the limit the
+one the run stored (step_split_limited_by, with the late rank of a skew limit), never decided again from the
+parts; empty where a file written before it lacks it; a run that sampled no steps; an older file without the
 attributes left out, and no section where no file has them."""
 import math
 import os
@@ -15,12 +16,23 @@ import step_split  # noqa: E402  (fixtures put analysis/ on the path)
 from scalebench_results import load_result  # noqa: E402
 
 
-def split(step_s=0.2, compute=0.6, optimizer=0.05, input_wait=0.3, comm=0.02, skew=0.01, workers=NAN, rank=0, steps=24):
-    """A step split as `train` writes it: the rest is what the parts leave, AU compute and optimizer."""
+# step_split_limited_by's codes (docs/results_schema.md, "The step split").
+COMPUTE, INPUT, COMMUNICATION, SKEW, REST = 1, 2, 3, 4, 5
+
+
+def split(step_s=0.2, compute=0.6, optimizer=0.05, input_wait=0.3, comm=0.02, skew=0.01, workers=NAN, rank=0, steps=24,
+          limited_by=INPUT, late_rank=NAN):
+    """A step split as `train` writes it: the rest is what the parts leave, AU compute and optimizer; the limit
+    as given (the run names it, not this helper)."""
     rest = 1 - (compute + optimizer + input_wait + comm + (skew if not math.isnan(skew) else 0))
     return {"step_s": step_s, "compute": compute, "optimizer": optimizer, "input": input_wait, "comm": comm, "skew": skew,
             "rest": rest, "accelerator_utilisation": compute + optimizer, "median_rank": rank, "steps": steps,
-            "workers_for_bar": workers}
+            "workers_for_bar": workers, "limited_by": limited_by, "late_rank": late_rank}
+
+
+def without(values, *names):
+    """The attributes but `names`: as a file written before them has them."""
+    return {name: value for name, value in values.items() if name not in names}
 
 
 def put(group, values):
@@ -54,8 +66,10 @@ class StepSplitTable(TempDirTest):
         path = write_study(self.path("study.h5"), "weak", rows,
                            {g: [epoch(1, 60.0, 1000.0 * g), epoch(2, 60.0, 1000.0 * g)] for g in (1, 2)})
         with h5py.File(path, "a") as f:
-            put(f["configs/gpus_1"], split(compute=0.85, optimizer=0.07, input_wait=0.05, comm=0.0, skew=0.0))
-            put(f["configs/gpus_2"], split(compute=0.5, optimizer=0.05, input_wait=0.05, comm=0.3, skew=NAN, rank=1))
+            put(f["configs/gpus_1"], split(compute=0.85, optimizer=0.07, input_wait=0.05, comm=0.0, skew=0.0,
+                                           limited_by=COMPUTE))
+            put(f["configs/gpus_2"], split(compute=0.5, optimizer=0.05, input_wait=0.05, comm=0.3, skew=NAN, rank=1,
+                                           limited_by=COMMUNICATION))
         result = load_result(path)
         entries = [(name, result.configs[name].step_split) for name in ("gpus_1", "gpus_2")]
         lines = step_split.step_split_markdown(entries).splitlines()
@@ -67,44 +81,55 @@ class StepSplitTable(TempDirTest):
     def test_a_run_without_sampled_steps_is_not_measured(self):
         values = {name: NAN for name in step_split.NAMES}
         values["steps"] = 0
+        values["limited_by"] = 0
         lines = step_split.step_split_markdown([("run", values)]).splitlines()
         self.assertEqual(cells(lines[2]), ["run", "n/a", "n/a", "0"] + ["n/a"] * 7 +
                          ["not measured (no sampled steps)", "n/a"])
 
 
-class LimitRule(unittest.TestCase):
-    def test_compute_from_au_at_the_bar(self):
-        at_bar = dict(split(compute=0.85, optimizer=0.05, input_wait=0.08, comm=0.0, skew=0.0),
-                      accelerator_utilisation=0.9)
-        self.assertEqual(step_split.limit(at_bar), "compute")
-        self.assertEqual(step_split.limit(dict(at_bar, accelerator_utilisation=0.8999)), "input")
-        # Below the bar compute can be the largest share; the limit is then the largest wait.
-        self.assertEqual(step_split.limit(split(compute=0.8, optimizer=0.05, input_wait=0.1, comm=0.02, skew=0.0)), "input")
+class StoredLimit(TempDirTest):
+    def limit_cell(self, values):
+        return cells(step_split.step_split_markdown([("run", values)]).splitlines()[2])[11]
 
-    def test_the_largest_wait_and_the_first_on_a_tie(self):
-        self.assertEqual(step_split.limit(split(input_wait=0.1, comm=0.2, skew=0.05)), "communication")
-        self.assertEqual(step_split.limit(split(input_wait=0.05, comm=0.02, skew=0.2, compute=0.5)), "skew")
-        self.assertEqual(step_split.limit(split(compute=0.3, optimizer=0.0, input_wait=0.2, comm=0.2, skew=0.0)), "rest")
-        self.assertEqual(step_split.limit(split(compute=0.5, optimizer=0.0, input_wait=0.2, comm=0.2, skew=0.0)), "input")
+    def test_each_code_reads_as_the_lines_words(self):
+        self.assertEqual(self.limit_cell(split(limited_by=COMPUTE)), "compute")
+        self.assertEqual(self.limit_cell(split(limited_by=INPUT)), "input")
+        self.assertEqual(self.limit_cell(split(limited_by=COMMUNICATION)), "communication")
+        self.assertEqual(self.limit_cell(split(limited_by=SKEW, late_rank=3)), "waiting for rank 3")
+        self.assertEqual(self.limit_cell(split(limited_by=SKEW)), "waiting for other ranks")
+        self.assertEqual(self.limit_cell(split(limited_by=REST)),
+                         "time outside the timed phases (the loop between steps)")
+        self.assertEqual(self.limit_cell(split(limited_by=0)), "no limit named")
+        self.assertEqual(self.limit_cell(split(limited_by=9)), "unknown (code 9)")
 
-    def test_a_nan_skew_counts_nothing(self):
-        self.assertEqual(step_split.limit(split(compute=0.8, input_wait=0.05, comm=0.1, skew=NAN)), "communication")
-        self.assertEqual(step_split.limit({name: NAN for name in step_split.NAMES}), "none")
+    def test_the_stored_limit_is_shown_whatever_the_parts(self):
+        # The parts would make input the largest wait; the run named communication, and that is what is shown.
+        self.assertEqual(self.limit_cell(split(input_wait=0.3, comm=0.02, limited_by=COMMUNICATION)), "communication")
+
+    def test_a_file_without_the_limit_leaves_it_empty(self):
+        with h5py.File(train_file(self.path("run.h5")), "a") as f:
+            put(f, without(split(), "limited_by", "late_rank"))
+        values = load_result(self.path("run.h5")).run.step_split
+        self.assertTrue(math.isnan(values["limited_by"]))
+        self.assertEqual(self.limit_cell(values), "")
 
 
 class StepSplitSection(TempDirTest):
     def test_the_report_has_the_section_and_leaves_out_an_older_file(self):
-        new = train_file(self.path("new.h5"), split(workers=3))
+        new = train_file(self.path("new.h5"), split(workers=3, limited_by=SKEW, late_rank=3))
+        unnamed = train_file(self.path("unnamed.h5"), without(split(workers=3), "limited_by", "late_rank"))
         old = train_file(self.path("old.h5"))
         self.assertIsNone(load_result(old).run.step_split)
         out = self.path("out")
-        self.assert_ok(run_report(new, old, "--out", out))
+        self.assert_ok(run_report(new, unnamed, old, "--out", out))
         with open(os.path.join(out, "report.md"), encoding="utf-8") as handle:
             text = handle.read()
         section = text[text.index("## What limits each run"):]
         self.assertIn("docs/scaling_diagnosis.md", section)
-        self.assertIn("| new ", section)
-        self.assertNotIn("| old ", section)
+        rows = {cells(line)[0]: cells(line) for line in section.splitlines() if line.startswith("| ")}
+        self.assertEqual(rows["new"][11:], ["waiting for rank 3", "3"])  # the stored verdict
+        self.assertEqual(rows["unnamed"][11:], ["", "3"])  # written before step_split_limited_by: unknown
+        self.assertNotIn("old", rows)
 
     def test_no_section_where_no_file_has_the_attributes(self):
         result = run_report(train_file(self.path("old.h5")))

@@ -1,7 +1,7 @@
 """What limits one run: `train` ends with a `step split:` line that gives the median rank's step in parts,
 the accelerator utilisation (AU = compute + optimizer) and the limit in words, and writes the same parts
-as root attributes; `scale` prints and writes one per configuration. From JPEG files decoded by one CPU
-worker the line names a limit, and where that is the input it gives the workers a 90% AU needs; on
+and limit as root attributes; `scale` prints and writes one per configuration. From JPEG files decoded by
+one CPU worker the line names a limit, and where that is the input it gives the workers a 90% AU needs; on
 synthetic data, whose batches are gathered in memory, mnist-cnn is limited by compute. What is asserted
 holds whatever the machine's speed, but for the one limit a 1-rank mnist-cnn step leaves no doubt about."""
 import math
@@ -23,7 +23,9 @@ LINE = re.compile(r"^step split: ([\d.]+) ms a step on rank (\d+) over (\d+) sam
                   re.M)
 ATTRIBUTES = ("step_split_step_s", "step_split_compute", "step_split_optimizer", "step_split_input", "step_split_comm",
               "step_split_skew", "step_split_rest", "step_split_accelerator_utilisation", "step_split_median_rank",
-              "step_split_steps", "step_split_workers_for_bar")
+              "step_split_steps", "step_split_workers_for_bar", "step_split_limited_by", "step_split_late_rank")
+# step_split_limited_by's code of each limit's first word in the line (docs/results_schema.md, "The step split").
+LIMIT_CODES = {"compute": 1, "input": 2, "communication": 3, "waiting": 4, "time": 5}
 
 
 class StepSplit(unittest.TestCase):
@@ -45,6 +47,12 @@ class StepSplit(unittest.TestCase):
         self.assertAlmostEqual(1e3 * attrs["step_split_step_s"], float(line.group(1)), delta=0.051)
         self.assertAlmostEqual(100 * attrs["step_split_accelerator_utilisation"], float(line.group(10)), delta=0.051)
         self.assertEqual(attrs["step_split_steps"], int(line.group(3)))
+        # The file stores the line's verdict.
+        limit = line.group(11)
+        self.assertEqual(attrs["step_split_limited_by"], LIMIT_CODES[limit.split()[0]], line.group(0))
+        late = re.fullmatch(r"waiting for rank (\d+)", limit)
+        if late:
+            self.assertEqual(attrs["step_split_late_rank"], int(late.group(1)))
 
     def test_jpeg_files_decoded_by_one_worker(self):
         with temp_dir() as tmp:

@@ -148,6 +148,52 @@ TEST(StepSplit, NvJpegDecodingGetsNoWorkerCount) {
   EXPECT_EQ(line.find("worker(s)"), std::string::npos) << line;
 }
 
+// The value of the run's attribute `name`; a failure where it has none.
+double attribute(const RunStepSplit& s, const std::string& name) {
+  for (const NamedValue& v : step_split_attributes(s))
+    if (v.name == name) return v.value;
+  ADD_FAILURE() << "no attribute " << name;
+  return NAN;
+}
+
+// The results file carries the line's verdict: for each limit split_step can name, step_split_limited_by
+// holds its code and the line says the words of that code; step_split_late_rank the rank a skew limit names.
+TEST(StepSplit, TheStoredLimitIsTheLinesVerdict) {
+  StepParts late = parts(0.001, 0.030, 0.002, 0.004, 0.050);
+  late.late_rank = 3;
+  StepParts nobody_late = late;
+  nobody_late.late_rank = -1;
+  struct Case {
+    StepParts parts;
+    double step_s;
+    StepLimit limit;
+    double code;
+    const char* words;
+  };
+  const Case cases[] = {
+      {StepParts{}, 0.05, StepLimit::none, 0, "step split: not measured"},
+      {parts(0.008, 0.085, 0.006, 0.001, 0.0), 0.100, StepLimit::compute, 1, "limited by compute"},
+      {parts(0.030, 0.060, 0.002, 0.008, 0.0), 0.100, StepLimit::input, 2, "limited by input"},
+      {parts(0.001, 0.020, 0.001, 0.060), 0.082, StepLimit::communication, 3, "limited by communication"},
+      {late, 0.090, StepLimit::skew, 4, "limited by waiting for rank 3"},
+      {nobody_late, 0.090, StepLimit::skew, 4, "limited by waiting for other ranks"},
+      {parts(0.001, 0.030, 0.002, 0.004, 0.0), 0.090, StepLimit::rest, 5,
+       "limited by time outside the timed phases (the loop between steps)"},
+  };
+  for (const Case& c : cases) {
+    const RunStepSplit run{split_step(c.parts, c.step_s), {}, false, 0};
+    EXPECT_EQ(run.split.limit, c.limit) << c.words;
+    EXPECT_EQ(attribute(run, "step_split_limited_by"), c.code) << c.words;
+    const std::string line = step_split_line(run);
+    EXPECT_NE(line.find(c.words), std::string::npos) << line;
+    const double late_rank = attribute(run, "step_split_late_rank");
+    if (c.parts.late_rank >= 0)
+      EXPECT_EQ(late_rank, c.parts.late_rank) << line;
+    else
+      EXPECT_TRUE(std::isnan(late_rank)) << line;
+  }
+}
+
 // A run of one rank whose two epochs each sampled 4 steps: 40 ms a step, 24 ms of it input wait.
 RunSummary run_of_image_files() {
   RunSummary run;
@@ -184,7 +230,7 @@ TEST(StepSplit, ARunsSplitTakesItsSteadyEpochsAndTheirInputWork) {
   // In the step: 16 images within 16 ms / 0.9 - 16 ms.
   EXPECT_NEAR(s.workers->images_per_s, 16 / (0.016 / 0.9 - 0.016), 1e-6);
   EXPECT_EQ(s.workers->workers, 90);
-  EXPECT_DOUBLE_EQ(step_split_attributes(s).back().value, 90);
+  EXPECT_DOUBLE_EQ(attribute(s, "step_split_workers_for_bar"), 90);
 
   config.decode = ImageDecoding::Gpu;
   s = split_run_step(run, config, kTrainSettleEpochs);

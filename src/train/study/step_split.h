@@ -23,8 +23,9 @@ namespace sb {
 inline constexpr int kTrainSettleEpochs = 1;
 
 // What holds a run back: compute where AU reaches the bar (kUtilisationBar), else the largest of the
-// parts that keep the accelerator waiting (input, communication, skew, rest).
-enum class StepLimit { none, compute, input, communication, skew, rest };
+// parts that keep the accelerator waiting (input, communication, skew, rest). The values are the codes
+// the results file stores in step_split_limited_by (docs/results_schema.md): never renumber them.
+enum class StepLimit { none = 0, compute = 1, input = 2, communication = 3, skew = 4, rest = 5 };
 
 // A step's parts as shares of its time. step_s is the epochs' mean step (their wall time over their
 // steps), so the rest holds what no part covers: the loop between steps, an epoch's start and end. compute and optimizer are the median rank's own, input its input wait, comm its exposed
@@ -80,7 +81,9 @@ RunStepSplit split_run_step(const RunSummary& run, const TrainConfig& config, in
 std::string step_split_line(const RunStepSplit& run);
 
 // The split as the run's attributes: X(attribute name, unit, value), the value an expression of the
-// RunStepSplit `s`; NaN where not measured. docs/results_schema.md ("The step split") says what each means.
+// RunStepSplit `s`; NaN where not measured. step_split_limited_by carries the line's verdict (its StepLimit
+// code, 0 where none is named), so that readers take it from here rather than decide it again. docs/results_schema.md ("The step split") says
+// what each means.
 #define SB_STEP_SPLIT_ATTRIBUTES(X)                                                                   \
   X(step_split_step_s, "s", s.split.step_s)                                                           \
   X(step_split_compute, "1", s.split.compute)                                                         \
@@ -92,7 +95,9 @@ std::string step_split_line(const RunStepSplit& run);
   X(step_split_accelerator_utilisation, "1", s.split.utilisation)                                     \
   X(step_split_median_rank, "1", s.split.rank >= 0 ? s.split.rank : NAN)                              \
   X(step_split_steps, "1", s.split.steps)                                                             \
-  X(step_split_workers_for_bar, "1", s.workers && s.workers->reachable ? s.workers->workers : NAN)
+  X(step_split_workers_for_bar, "1", s.workers && s.workers->reachable ? s.workers->workers : NAN)    \
+  X(step_split_limited_by, "1", static_cast<int>(s.split.limit))                                      \
+  X(step_split_late_rank, "1", s.split.late_rank >= 0 ? s.split.late_rank : NAN)
 
 std::vector<NamedValue> step_split_attributes(const RunStepSplit& s);
 
