@@ -19,7 +19,7 @@
 #include <string>
 #include <type_traits>
 
-#include "kernels/bn_finalize.cuh"
+#include "kernels/bn_fused_detail.cuh"
 #include "kernels/device_utils.cuh"
 #include "kernels/dropout_mask.cuh"
 #include "kernels/index_type.cuh"
@@ -45,20 +45,6 @@ using Group = float[kGroup];
 // Where an element's dropout decision comes from: none (no dropout), a Philox draw, or the keep bits the
 // apply pass stored (NHWC only).
 enum class Keep { All, Philox, Bits };
-
-// The workspace (bn_fused_workspace_bytes): double sums[2c] | float shift[c] | float partials[rows][2c].
-struct Workspace {
-  double* sums;
-  float* shift;
-  float* partials;
-};
-__host__ __device__ inline Workspace carve(void* base, int64_t c) {
-  Workspace w;
-  w.sums = static_cast<double*>(base);
-  w.shift = reinterpret_cast<float*>(w.sums + 2 * c);
-  w.partials = w.shift + c;
-  return w;
-}
 
 // ---- the element maths, shared by every traversal ----
 

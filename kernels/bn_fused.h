@@ -84,6 +84,7 @@ struct BnFinalize {
   float* running_var = nullptr;    // [c], updated in place
   float* a = nullptr;              // [c]
   float* b = nullptr;              // [c]
+  float* neg_mean = nullptr;       // [c], -mean, where given (a dgrad that recomputes the batch norm takes it)
 };
 void bn_finalize_statistics(const BnFusedShape& s, const BnFinalize& f, cudaStream_t stream);
 
@@ -152,5 +153,10 @@ struct BnBackward {
 void bn_backward_reduce(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream);
 // Pass 2: writes dx from the workspace's sums.
 void bn_backward_dx(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream);
+// Instead of pass 1 where a convolution's dgrad computed the batch norm's weight gradients from the masked
+// gradient g (nn/cuda/conv_ops.h, conv_backward_data_bn_relu): the workspace's sums for pass 2 from them,
+// sum g = dbias and sum g * (x - mean) = dscale / inv_std.
+void bn_backward_sums_from_gradients(const BnFusedShape& s, const float* dscale, const float* dbias,
+                                     const float* saved_inv_std, void* workspace, cudaStream_t stream);
 
 }  // namespace sb::kernels

@@ -90,28 +90,49 @@ const char* fusion_path_name(FusionPath path) {
   return "?";
 }
 
+namespace {
+
+// The folded batch-norm pieces of one kind: how many lines end in `folded`, and the pairs of those that end in
+// `passed` (no engine), for the summary "<what>: N of M <where> (own pass: a, b)".
+struct FoldTally {
+  FoldTally(const char* folded_record, const char* passed_record) : folded(folded_record), passed(passed_record) {}
+  const char* folded;
+  const char* passed;
+  int in_graph = 0, own_pass = 0;
+  std::string pairs;
+  bool take(const std::string& line) {
+    if (ends_with(line, folded)) {
+      ++in_graph;
+      return true;
+    }
+    if (!ends_with(line, passed)) return false;
+    pairs += (pairs.empty() ? "" : ", ") + line.substr(0, line.size() - std::string(passed).size());
+    ++own_pass;
+    return true;
+  }
+  void append(std::string& summary, const std::string& what, const std::string& where) const {
+    if (in_graph + own_pass == 0) return;
+    summary += (summary.empty() ? "" : "; ") + what + ": " + std::to_string(in_graph) + " of " +
+               std::to_string(in_graph + own_pass) + " " + where;
+    if (own_pass > 0) summary += " (own pass: " + pairs + ")";
+  }
+};
+
+}  // namespace
+
 std::string fusion_summary(const std::string& report) {
   const std::string fused = kFusedKernelsRecord, layers = kLayerKernelsRecord;
   int planned_fused = 0, planned_other = 0, fell_back = 0;
-  int statistics_folded = 0, statistics_passed = 0;
-  std::string others, layer_runs, statistics_passes;
+  FoldTally statistics(kStatisticsInConvRecord, kStatisticsPassRecord);
+  FoldTally backward(kBackwardInDgradRecord, kBackwardPassRecord);
+  std::string others, layer_runs;
   size_t begin = 0;
   while (begin < report.size()) {
     size_t end = report.find('\n', begin);
     if (end == std::string::npos) end = report.size();
     const std::string line = report.substr(begin, end - begin);
     begin = end + 1;
-    if (line.empty()) continue;
-    if (ends_with(line, kStatisticsInConvRecord)) {
-      ++statistics_folded;
-      continue;
-    }
-    if (ends_with(line, kStatisticsPassRecord)) {
-      const std::string pair = line.substr(0, line.size() - std::string(kStatisticsPassRecord).size());
-      statistics_passes += (statistics_passes.empty() ? "" : ", ") + pair;
-      ++statistics_passed;
-      continue;
-    }
+    if (line.empty() || statistics.take(line) || backward.take(line)) continue;
     if (ends_with(line, layers)) {
       layer_runs += (layer_runs.empty() ? "" : "; ") + line.substr(0, line.size() - layers.size());
       continue;
@@ -132,11 +153,8 @@ std::string fusion_summary(const std::string& report) {
     if (!others.empty()) summary += "; " + others;
   }
   if (!layer_runs.empty()) summary += (summary.empty() ? "" : "; ") + std::string("fused layers: ") + layer_runs;
-  if (statistics_folded + statistics_passed > 0) {
-    summary += (summary.empty() ? "" : "; ") + std::string("batch-norm statistics: ") + std::to_string(statistics_folded) +
-               " of " + std::to_string(statistics_folded + statistics_passed) + " in the convolution's epilogue";
-    if (statistics_passed > 0) summary += " (own pass: " + statistics_passes + ")";
-  }
+  statistics.append(summary, "batch-norm statistics", "in the convolution's epilogue");
+  backward.append(summary, "batch-norm backward reductions", "in the dgrad");
   return summary;
 }
 

@@ -95,10 +95,14 @@ inline constexpr char kRefusedByFusedKernels[] = " not taken by the fused kernel
 // The end of a small-network pattern's plan-report line ("conv1 + relu1: first-conv kernel" + this).
 inline constexpr char kLayerKernelsRecord[] = " (fused layers)";
 // The ends of a convolution's line when it writes the next batch norm's sums in its epilogue
-// (ContextOptions::fold_bn_statistics), or was asked to and no engine runs that graph:
+// (ContextOptions::fold_batch_norm), or was asked to and no engine runs that graph:
 // "conv1 -> bn1+relu1" + one of these.
 inline constexpr char kStatisticsInConvRecord[] = ": batch-norm statistics in the convolution";
 inline constexpr char kStatisticsPassRecord[] = ": batch-norm statistics by their own pass (no engine)";
+// The same for a convolution's dgrad that takes the backward reduction of the [BatchNorm2d, ReLU] run before
+// it: "bn1+relu1 <- conv2" + one of these.
+inline constexpr char kBackwardInDgradRecord[] = ": batch-norm backward reduction in the dgrad";
+inline constexpr char kBackwardPassRecord[] = ": batch-norm backward reduction by its own pass (no engine)";
 
 // Whether the loss may take `root`'s trailing LogSoftmax: a Sequential of more than one child whose last
 // child is a LogSoftmax.

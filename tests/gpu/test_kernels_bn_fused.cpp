@@ -4,7 +4,8 @@
 // (bit-identical, by value or device step) with and without the residual, and the keep bits it stores
 // against the same mask for every element; the backward passes against a double reference, the same bits
 // from stored keep bits as from drawing the mask, and the same bits on a second run; and which tensors they
-// take; and the finalize from a convolution's sums (bn_finalize_sums) against the same double reference.
+// take; the finalize from a convolution's sums (bn_finalize_sums) against the same double reference; and the
+// dx pass from sums rebuilt from the weight gradients (bn_backward_sums_from_gradients).
 // Shapes include odd sizes, many rows of partial sums per channel, and more than 256 channel groups.
 // The layer tests (test_layers_bn_fused.cpp) check the full forward and backward against the CPU layers.
 #include <gtest/gtest.h>
@@ -210,6 +211,38 @@ TEST(KernelsBnFused, FinalizeFromSumsMatchesDoubleReference) {
   const std::vector<float> got_running = download(drunning.get(), static_cast<size_t>(2 * c), DType::F32);
   EXPECT_TRUE(all_close(std::vector<float>(got_running.begin(), got_running.begin() + c), want_rm, 1e-5));
   EXPECT_TRUE(all_close(std::vector<float>(got_running.begin() + c, got_running.end()), want_rv, 1e-3));
+}
+
+// A dgrad that took the reduction (conv_backward_data_bn_relu) leaves dscale and dbias; the workspace's sums
+// rebuilt from them (bn_backward_sums_from_gradients) give the dx pass the dx of the reduce pass's own sums,
+// to fp32 rounding of the sums.
+TEST(KernelsBnFused, SumsFromTheWeightGradientsGiveTheSameDx) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(45);
+  for (DType t : {DType::BF16, DType::F16}) {
+    SCOPED_TRACE(case_name(t, Layout::NHWC));
+    const int64_t n = 8, c = 32, h = 7, w = 7;
+    const kernels::BnFusedShape s = shape_of(n, c, h, w, Layout::NHWC, t);
+    const auto usize = static_cast<size_t>(n * c * h * w), uc = static_cast<size_t>(c);
+    std::vector<float> x = random_values(usize, rng, 0.05f, 2.0f), dy = random_values(usize, rng, 0.05f, 1.0f);
+    quantize(x, t);
+    quantize(dy, t);
+    DeviceMem dxin = to_device(x, t), ddy = to_device(dy, t), dx_reduce(usize * dtype_size(t)), dx_given(usize * dtype_size(t));
+    DeviceMem dgamma = to_device(random_values(uc, rng, 0.5f, 1.5f), DType::F32);
+    DeviceMem dbeta = to_device(random_values(uc, rng, 0.1f, 0.5f), DType::F32);
+    DeviceMem running = to_device(std::vector<float>(2 * uc, 1.0f), DType::F32);
+    DeviceMem state(4 * uc * 4), grads(2 * uc * 4), workspace(kernels::bn_fused_workspace_bytes(s));
+    const kernels::BnFinalize f = statistics_and_finalize(s, dxin, dgamma, dbeta, running, state, workspace);
+    kernels::BnBackward b = backward_args(f, c, dxin.get(), ddy.get(), dx_reduce.get(), grads);
+    kernels::bn_backward_reduce(s, b, nullptr);
+    kernels::bn_backward_dx(s, b, nullptr);
+    workspace.poison();  // only the rebuilt sums may serve the second dx pass
+    kernels::bn_backward_sums_from_gradients(s, b.dscale, b.dbias, b.saved_inv_std, workspace.get(), nullptr);
+    b.dx = dx_given.get();
+    kernels::bn_backward_dx(s, b, nullptr);
+    ASSERT_CUDA(cudaDeviceSynchronize());
+    EXPECT_TRUE(all_close(download(dx_given.get(), usize, t), download(dx_reduce.get(), usize, t), tolerance(t)));
+  }
 }
 
 // With a = 1, b = 0 and positive x, the apply pass is the dropout alone: its mask and values must be those

@@ -2,7 +2,7 @@
 // ReLU, Dropout, the residual add): y, dx, dgamma, dbeta and the running statistics in fp32/tf32/bf16/fp16,
 // NCHW and NHWC, Train and Eval; a Wide ResNet block with the fused kernels on against off; the device step
 // of CUDA graph replays; the separate layers standing in for shapes the kernels do not take; and a ResNet
-// bottleneck whose convolutions write the batch norms' sums (ContextOptions::fold_bn_statistics).
+// bottleneck whose convolutions take the batch norms' reductions (ContextOptions::fold_batch_norm).
 #include <string>
 
 #include "nn/cuda/containers.h"
@@ -225,10 +225,12 @@ LayerSpec bottleneck(int64_t in, int64_t width, int64_t out) {
   return sequential("bt", {residual("bt.res", std::move(main), {std::move(down)}), relu("bt.relu")});
 }
 
-void fold_statistics(cuda::ContextOptions& o) { o.fold_bn_statistics = true; }
+void fold_statistics(cuda::ContextOptions& o) { o.fold_batch_norm = true; }
 
 // Where cuDNN runs the convolution with the sums in its epilogue, the batch norms take them instead of their
-// own pass; elsewhere (fp32, an engine missing) the pass stands in. Either way the block is the CPU's.
+// own pass, and where it runs the dgrad with the ReLU's mask and the batch norm's reductions, the runs before
+// conv2 and conv3 skip their reduce pass; elsewhere (fp32, an engine missing) the passes stand in. Either way
+// the block is the CPU's.
 TEST(CudaFoldedBn, BottleneckWithStatisticsInTheConvolutions) {
   SKIP_WITHOUT_GPU();
   check_everywhere({bottleneck(32, 16, 64), Shape{4, 32, 8, 8}}, "bottleneck (statistics in conv)", 70, fold_statistics,
@@ -236,8 +238,9 @@ TEST(CudaFoldedBn, BottleneckWithStatisticsInTheConvolutions) {
 }
 
 // Folded against separate: the sums are those of the same convolution output, unshifted, so the statistics
-// agree to fp32's precision and y to the single-layer tolerance. The plan
-// report names each convolution-to-batch-norm pair and whether its sums came from the epilogue.
+// agree to fp32's precision and y to the single-layer tolerance. The plan report names each
+// convolution-to-batch-norm pair and whether its sums came from the epilogue, and each batch-norm-to-dgrad
+// pair and whether the dgrad took the reduction.
 TEST(CudaFoldedBn, FoldedMatchesSeparateAndIsReported) {
   SKIP_WITHOUT_GPU();
   const LayerSpec block = bottleneck(32, 16, 64);
@@ -247,7 +250,7 @@ TEST(CudaFoldedBn, FoldedMatchesSeparateAndIsReported) {
     off.autotune = false;  // the heuristics' first engine for each graph, on both sides (genstats engines may
                            // be non-deterministic, so that filter stays off)
     cuda::ContextOptions on = off;
-    on.fold_bn_statistics = true;
+    on.fold_batch_norm = true;
     const GpuStep folded = gpu_step(block, Shape{4, 32, 8, 8}, on, 71, 1, false);
     const GpuStep separate = gpu_step(block, Shape{4, 32, 8, 8}, off, 71, 1, false);
     expect_steps_agree(folded, separate, p, name);
@@ -259,8 +262,17 @@ TEST(CudaFoldedBn, FoldedMatchesSeparateAndIsReported) {
       in_conv += folded_pair;
     }
     EXPECT_EQ(pairs, 4) << folded.report;
+    int backward_pairs = 0, in_dgrad = 0;
+    for (const char* pair : {"bt.bn1+bt.relu1 <- bt.conv2", "bt.bn2+bt.relu2 <- bt.conv3"}) {
+      const bool folded_pair = folded.report.find(std::string(pair) + kBackwardInDgradRecord) != std::string::npos;
+      backward_pairs += folded_pair || folded.report.find(std::string(pair) + kBackwardPassRecord) != std::string::npos;
+      in_dgrad += folded_pair;
+    }
+    EXPECT_EQ(backward_pairs, 2) << folded.report;
     EXPECT_EQ(separate.report.find(" -> "), std::string::npos) << separate.report;
-    std::printf("[fold] %s: %d of 4 batch norms took their sums from the convolution\n", name.c_str(), in_conv);
+    EXPECT_EQ(separate.report.find(" <- "), std::string::npos) << separate.report;
+    std::printf("[fold] %s: %d of 4 batch norms took their sums from the convolution, %d of 2 their backward "
+                "reduction from the dgrad\n", name.c_str(), in_conv, in_dgrad);
   }
 }
 

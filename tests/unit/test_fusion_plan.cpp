@@ -180,7 +180,7 @@ TEST(FusionPlan, SummaryCountsFusedRunsAndNamesTheOthers) {
   EXPECT_EQ(fusion_summary(""), "");
 }
 
-// The convolutions that write the next batch norm's sums (ContextOptions::fold_bn_statistics) are counted,
+// The convolutions that write the next batch norm's sums (ContextOptions::fold_batch_norm) are counted,
 // and those with no engine for that graph named.
 TEST(FusionPlan, SummaryCountsStatisticsInTheConvolutions) {
   const std::string report = std::string("conv1 -> bn1+relu1") + kStatisticsInConvRecord + "\n" + "conv2 -> bn2+relu2" +
@@ -188,6 +188,15 @@ TEST(FusionPlan, SummaryCountsStatisticsInTheConvolutions) {
   EXPECT_EQ(fusion_summary(report), "batch-norm statistics: 2 of 3 in the convolution's epilogue (own pass: conv3 -> bn3)");
   EXPECT_EQ(fusion_summary(std::string("c -> b") + kStatisticsInConvRecord + "\n"),
             "batch-norm statistics: 1 of 1 in the convolution's epilogue");
+}
+
+// And the dgrads that take the backward reduction of the run before them.
+TEST(FusionPlan, SummaryCountsBackwardReductionsInTheDgrads) {
+  const std::string report = std::string("bn1+relu1 <- conv2") + kBackwardInDgradRecord + "\n" + "bn2+relu2 <- conv3" +
+                             kBackwardPassRecord + "\n" + "conv3 -> bn3" + kStatisticsInConvRecord + "\n";
+  EXPECT_EQ(fusion_summary(report),
+            "batch-norm statistics: 1 of 1 in the convolution's epilogue; batch-norm backward reductions: 1 of 2 in "
+            "the dgrad (own pass: bn2+relu2 <- conv3)");
 }
 
 }  // namespace

@@ -48,6 +48,7 @@ void channel_coefficients(const kernels::BnFusedShape& s, const LayerSpec& bn, c
   f.running_var = running_var;
   f.a = state + 2 * c;
   f.b = state + 3 * c;
+  f.neg_mean = state + 6 * c;
   if (given) {
     kernels::bn_finalize_sums(s, state + 4 * c, state + 5 * c, f, ctx.stream());
     return;
@@ -179,6 +180,25 @@ const DeviceTensor& FusedBnRun::forward_separately(const DeviceTensor& x, Mode m
   return y_;
 }
 
+std::optional<DgradBatchNorm> FusedBnRun::folded_backward_inputs() {
+  if (!takes_folded_backward() || !fused_ || mode_ != Mode::Train || x_.layout() != Layout::NHWC || !views_.grads)
+    return std::nullopt;
+  const int64_t c = x_.shape()[1];
+  float* state = channel_state(c);
+  DgradBatchNorm bn;
+  bn.bn_input = x_.data;
+  bn.neg_mean = state + 6 * c;
+  bn.inv_std = state + c;
+  bn.scale = views_.params;
+  bn.bias = views_.params + c;
+  bn.dscale = views_.grads;
+  bn.dbias = views_.grads + c;
+  bn.eq_dy_scale = state + 7 * c;
+  bn.eq_x_scale = state + 8 * c;
+  bn.eq_bias = state + 9 * c;
+  return bn;
+}
+
 const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
   const LayerSpec& bn = specs_[0];
   check_output_gradient(bn, y_, dy, "fused run");
@@ -199,6 +219,8 @@ const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
   if (!kernels::bn_fused_supports(s, last_p_ > 0, {dy.data, dx_.data}))
     fatal("fused run '" + bn.name + "': the output gradient is not aligned for the fused kernels");
   const int64_t c = s.c;
+  const bool folded = folded_backward_;
+  folded_backward_ = false;
   const float* state = static_cast<const float*>(channel_state_.data());
   kernels::BnBackward b;
   b.x = x_.data;
@@ -218,7 +240,11 @@ const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
   b.dscale = views_.grads;
   b.dbias = views_.grads + c;
   b.dx = dx_.data;
-  kernels::bn_backward_reduce(s, b, ctx_.stream());
+  if (folded) {  // dy is the masked gradient, whose sums the dgrad wrote as dscale and dbias
+    kernels::bn_backward_sums_from_gradients(s, b.dscale, b.dbias, b.saved_inv_std, b.workspace, ctx_.stream());
+  } else {
+    kernels::bn_backward_reduce(s, b, ctx_.stream());
+  }
   kernels::bn_backward_dx(s, b, ctx_.stream());
   ctx_.gradients_ready(views_.grads);
   return dx_;

@@ -11,10 +11,12 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "nn/cuda/context.h"
+#include "nn/cuda/conv_ops.h"
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/layer.h"
 #include "nn/spec.h"
@@ -51,6 +53,15 @@ class FusedBnRun final : public Layer {
   // finalizes them instead of reading its input for them. Holds for one forward.
   float* statistics_target(int64_t channels) { return channel_state(channels) + 4 * channels; }
   void use_given_statistics(int64_t channels) { given_statistics_channels_ = channels; }
+  // A [BatchNorm2d, ReLU] run (no dropout, no add) whose backward reduction the dgrad of the convolution
+  // reading its output may take (conv_backward_data_bn_relu).
+  bool takes_folded_backward() const { return specs_.size() == 2 && !adds_residual_ && !relu_after_add_; }
+  // What that dgrad needs from the last training forward (relu_gradient left to the convolution), or nothing
+  // where the last forward did not take the fused kernels in Train mode under NHWC.
+  std::optional<DgradBatchNorm> folded_backward_inputs();
+  // The convolution's dgrad took the reduction: the next backward's dy is the gradient the dgrad masked, and
+  // the weight gradients are written; the backward then only writes dx. Holds for one backward.
+  void use_folded_backward() { folded_backward_ = true; }
   // Empty, or a line saying which shapes the fused kernels did not take.
   const std::string& fallback_note() const { return fallback_note_; }
   // A relu_after_add run of an identity block: the ReLU after the block, which may write its output
@@ -70,8 +81,9 @@ class FusedBnRun final : public Layer {
   double dropout_p(Mode mode) const;
 
   bool relu_in_run() const { return specs_.size() > 1; }
-  // float [6C]: saved mean, saved inverse std, a, b of y = x*a + b, and the sums a convolution may give.
-  float* channel_state(int64_t c) { return channel_state_.ensure_as<float>(static_cast<size_t>(6 * c)); }
+  // float [10C]: saved mean, saved inverse std, a, b of y = x*a + b; the sums a convolution may give; -mean
+  // and dx's coefficients for a folded backward.
+  float* channel_state(int64_t c) { return channel_state_.ensure_as<float>(static_cast<size_t>(10 * c)); }
 
   std::vector<LayerSpec> specs_;  // [0] BatchNorm2d, [1] ReLU, [2] Dropout when present
   bool adds_residual_, relu_after_add_;
@@ -93,6 +105,7 @@ class FusedBnRun final : public Layer {
   DeviceBuffer y_buffer_;
   DeviceBuffer channel_state_;  // channel_state()
   int64_t given_statistics_channels_ = 0;  // use_given_statistics, for the next forward
+  bool folded_backward_ = false;           // use_folded_backward, for the next backward
   DeviceBuffer keep_bits_;      // the training forward's dropout mask, 1 bit per element (kernels::bn_fused_mask_bytes)
   uint32_t* last_keep_bits_ = nullptr;  // where the last forward stored its mask, or nullptr (drawn again)
 };

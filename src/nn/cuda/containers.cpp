@@ -146,11 +146,16 @@ Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main, 
   for (size_t i = 0; i + 1 < steps_.size(); ++i)
     if (returns_writable_input_gradient(steps_[i + 1].layer.get())) cuda::allow_writing_output_gradient(steps_[i].layer.get());
   // A convolution followed by a fused batch-norm run writes the run's sums in its epilogue
-  // (ContextOptions::fold_bn_statistics); a convolution that adds a bias of its own cannot.
-  if (ctx.options().fold_bn_statistics)
-    for (size_t i = 0; i + 1 < steps_.size(); ++i) {
+  // (ContextOptions::fold_batch_norm); a convolution that adds a bias of its own cannot.
+  // And a convolution after a [BatchNorm2d, ReLU] run takes the run's backward reduction into its dgrad.
+  if (ctx.options().fold_batch_norm)
+    for (size_t i = 0; i < steps_.size(); ++i) {
       const auto* conv = dynamic_cast<const Conv2d*>(steps_[i].layer.get());
-      if (conv && !conv->has_bias()) steps_[i].statistics_to = dynamic_cast<FusedBnRun*>(steps_[i + 1].layer.get());
+      if (!conv) continue;
+      if (i + 1 < steps_.size() && !conv->has_bias())
+        steps_[i].statistics_to = dynamic_cast<FusedBnRun*>(steps_[i + 1].layer.get());
+      auto* before = i > 0 ? dynamic_cast<FusedBnRun*>(steps_[i - 1].layer.get()) : nullptr;
+      if (before && before->takes_folded_backward() && conv->computes_input_gradient()) steps_[i].backward_of = before;
     }
   // A fused run before a pool that never reads its input in backward: nothing reads the run's output after
   // the pool's forward, so it lends it from the gradient pool (forward gives it back).
@@ -209,9 +214,19 @@ const DeviceTensor& Sequential::forward(const DeviceTensor& x, Mode mode) {
 
 const DeviceTensor& Sequential::backward(const DeviceTensor& dy) {
   const DeviceTensor* g = &dy;
+  FusedBnRun* folded_run = nullptr;  // the run whose reduction the step above's dgrad took
   for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) {
+    if (folded_run && it->layer.get() == folded_run) folded_run->use_folded_backward();
+    folded_run = nullptr;
+    auto* conv = it->backward_of ? static_cast<Conv2d*>(it->layer.get()) : nullptr;
+    if (conv)
+      if (const auto bn = it->backward_of->folded_backward_inputs()) conv->fold_next_input_gradient(*bn);
     const DeviceTensor* below = &timed(ctx_, it->label, true, it->container,
                                        [&]() -> const DeviceTensor& { return it->layer->backward(*g); });
+    if (conv) {
+      it->backward_folded = conv->folded_input_gradient();
+      if (it->backward_folded) folded_run = it->backward_of;
+    }
     release_handed_down(*g, *below, dy, ctx_);
     g = below;
   }
@@ -225,6 +240,9 @@ std::string Sequential::fusion_report() const {
     if (steps_[i].statistics_to)
       r += steps_[i].label + " -> " + steps_[i + 1].label +
            (steps_[i].statistics_written ? kStatisticsInConvRecord : kStatisticsPassRecord) + "\n";
+    if (steps_[i].backward_of)
+      r += steps_[i - 1].label + " <- " + steps_[i].label +
+           (steps_[i].backward_folded ? kBackwardInDgradRecord : kBackwardPassRecord) + "\n";
   }
   return r;
 }

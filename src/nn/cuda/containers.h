@@ -53,6 +53,9 @@ class Sequential final : public Layer {
     bool lends_output = false;        // a FusedBnRun whose output the next step alone reads, in forward
     FusedBnRun* statistics_to = nullptr;  // a Conv2d's: the next step, a fused run, takes its epilogue's sums
     bool statistics_written = false;      // ... and the last training forward wrote them
+    FusedBnRun* backward_of = nullptr;    // a Conv2d's: the step before, a [BatchNorm2d, ReLU] run whose
+                                          // backward reduction the dgrad may take
+    bool backward_folded = false;         // ... and the last backward's dgrad took it
   };
   Context& ctx_;
   std::vector<Step> steps_;

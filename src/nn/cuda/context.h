@@ -39,10 +39,10 @@ struct ContextOptions {
                                    // (cuDNN's beta 1) instead of a separate add pass (nn/cuda/containers.h)
   bool fuse_conv_bias = false;   // conv + bias as one graph: runtime-compiled and slower than conv then a
                                  // bias kernel in docs/cudnn.md's measurements, so off unless asked for
-  bool fold_bn_statistics = false;  // a Conv2d followed by a fused batch-norm run writes the batch norm's sums in
-                                    // its epilogue (cuDNN's genstats), where an engine runs that graph, and the
-                                    // run's statistics pass is skipped (docs/cudnn.md, "Batch norm in the
-                                    // convolutions")
+  bool fold_batch_norm = false;  // the fused batch-norm runs' reductions in the convolutions around them, where
+                                 // an engine runs the graph (docs/cudnn.md, "Batch norm in the convolutions"):
+                                 // a Conv2d before a run writes its sums in the epilogue, and a Conv2d after a
+                                 // [BatchNorm2d, ReLU] run takes the run's backward reduction into its dgrad
   BatchNormPath batchnorm_path = BatchNormPath::Auto;  // BatchNorm2d's implementation; forced ones never fall back
   bool parallel_wgrad = true;    // weight gradients on a second stream, beside the input gradients' critical path
 };

@@ -50,12 +50,21 @@ const DeviceTensor& Conv2d::forward(const DeviceTensor& x, Mode mode) {
 void Conv2d::input_gradient(const DeviceTensor& dy) {
   const DeviceTensor sum = sum_;
   sum_ = DeviceTensor{};
+  const bool fold = fold_next_;
+  fold_next_ = false;
+  folded_ = false;
   if (skip_dx_) {
     dx_ = DeviceTensor{nullptr, x_.desc};
     return;
   }
   if (!sum.data) {
     dx_ = gradient_tensor(x_.shape(), ctx_);
+    if (fold) {
+      DgradBatchNorm bn = fold_;
+      bn.relu_gradient = dx_.data;
+      folded_ = conv_backward_data_bn_relu(ctx_, geometry_, dy.data, w_, bn);
+      if (folded_) return;
+    }
     conv_backward_data(ctx_, geometry_, dy.data, w_, dx_.data);
     return;
   }

@@ -45,6 +45,15 @@ class Conv2d final : public Layer {
   // for one forward.
   void write_next_output_statistics(float* sum_sqsum) { statistics_target_ = sum_sqsum; }
   bool wrote_output_statistics() const { return wrote_statistics_; }
+  // The next backward's dgrad also takes the backward reduction of the [BatchNorm2d, ReLU] run whose output
+  // is this layer's input (conv_backward_data_bn_relu, where an engine runs it; bn.relu_gradient is the
+  // layer's own dx): its dx is then the gradient at the run's output masked by the ReLU, and the run's weight
+  // gradients are written. folded_input_gradient() says whether it did. Holds for one backward.
+  void fold_next_input_gradient(const DgradBatchNorm& bn) {
+    fold_ = bn;
+    fold_next_ = true;
+  }
+  bool folded_input_gradient() const { return folded_; }
 
  private:
   int64_t weight_count() const { return conv_weight_count(spec_); }
@@ -63,6 +72,8 @@ class Conv2d final : public Layer {
   bool bias_by_consumer_ = false;
   float* statistics_target_ = nullptr;  // set by write_next_output_statistics
   bool wrote_statistics_ = false;
+  DgradBatchNorm fold_{};  // set by fold_next_input_gradient
+  bool fold_next_ = false, folded_ = false;
   DeviceBuffer y_buffer_, w_krsc_;
 };
 

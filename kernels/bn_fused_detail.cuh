@@ -1,12 +1,27 @@
-// The batch norm's per-channel finalize, shared by every source of the batch's statistics (the fused
-// statistics pass, a convolution's epilogue sums): the saved mean and 1/sqrt(var + eps) for backward,
-// PyTorch's running update (unbiased variance), and the apply coefficients y = x * a + b.
+// What the fused batch-norm passes (bn_fused.cu) share with the passes that take sums a convolution
+// computed (bn_given_sums.cu): the workspace's layout, and the per-channel finalize of the forward
+// statistics (the saved mean and 1/sqrt(var + eps) for backward, PyTorch's running update with the unbiased
+// variance, and the apply coefficients y = x * a + b).
 #pragma once
 #include <cstdint>
 
 #include "kernels/bn_fused.h"
 
 namespace sb::kernels::detail {
+
+// The workspace (bn_fused_workspace_bytes): double sums[2c] | float shift[c] | float partials[rows][2c].
+struct Workspace {
+  double* sums;
+  float* shift;
+  float* partials;
+};
+__host__ __device__ inline Workspace carve(void* base, int64_t c) {
+  Workspace w;
+  w.sums = static_cast<double*>(base);
+  w.shift = reinterpret_cast<float*>(w.sums + 2 * c);
+  w.partials = w.shift + c;
+  return w;
+}
 
 // mean and var (biased) over `count` values of channel ch.
 __device__ inline void bn_finalize_channel(const BnFinalize& f, int64_t ch, double mean, double var, double count) {
@@ -19,6 +34,7 @@ __device__ inline void bn_finalize_channel(const BnFinalize& f, int64_t ch, doub
   const float a = f.scale[ch] * inv_std;
   f.a[ch] = a;
   f.b[ch] = f.bias[ch] - static_cast<float>(mean) * a;
+  if (f.neg_mean) f.neg_mean[ch] = static_cast<float>(-mean);
 }
 
 }  // namespace sb::kernels::detail
