@@ -3,7 +3,8 @@
 // epilogue, against the unfused convolution of the normalised input and double-precision sums of its
 // output; backward (conv_backward_data_bn_relu), the dgrad with the ReLU's mask and the batch norm's weight
 // gradients and input-gradient coefficients, against the plain dgrad and a double-precision batch-norm
-// backward. Where cuDNN has no engine for a graph on this GPU, the test says so and skips that case.
+// backward; and the weight gradient with the same prologue against the plain one of the normalised input.
+// Where cuDNN has no engine for a graph on this GPU, the test says so and skips that case.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,6 +28,23 @@ struct Case {
   cuda::ConvGeometry g;
 };
 
+// A context of the compute dtype under NHWC (the layout the fused engines take).
+cuda::ContextOptions nhwc(DType dt) {
+  cuda::ContextOptions o;
+  o.compute = dt;
+  o.layout = Layout::NHWC;
+  return o;
+}
+
+// Elements of a convolution's input, filter and output, and its input channels.
+struct Sizes {
+  size_t nx, nw, ny, c;
+};
+Sizes sizes_of(const cuda::ConvGeometry& g) {
+  return Sizes{static_cast<size_t>(g.n * g.c * g.h * g.w), static_cast<size_t>(g.k * g.c * g.r * g.s),
+               static_cast<size_t>(g.n * g.k * g.p * g.q), static_cast<size_t>(g.c)};
+}
+
 std::string name_of(const Case& c) {
   return std::string(dtype_name(c.dtype)) + (c.prologue ? std::string(" prologue(") + dtype_name(c.prologue_dtype) + ")" : "") +
          (c.statistics ? " genstats" : "") + " k" + std::to_string(c.g.r) + " s" + std::to_string(c.g.stride);
@@ -35,17 +53,13 @@ std::string name_of(const Case& c) {
 // Runs one case; false (with a note) when cuDNN has no engine for its graph.
 bool run_case(const Case& k) {
   const cuda::ConvGeometry& g = k.g;
-  cuda::ContextOptions o;
-  o.compute = k.dtype;
-  o.layout = Layout::NHWC;
-  cuda::Context ctx(o);
+  cuda::Context ctx(nhwc(k.dtype));
   std::mt19937_64 rng(7);
-  const size_t nx = static_cast<size_t>(g.n * g.c * g.h * g.w), nw = static_cast<size_t>(g.k * g.c * g.r * g.s);
-  const size_t ny = static_cast<size_t>(g.n * g.k * g.p * g.q);
+  const auto [nx, nw, ny, c] = sizes_of(g);
   std::vector<float> x = random_values(nx, rng, 0.1f, 2.0f, true);
   std::vector<float> w = random_values(nw, rng, 0.01f, 0.2f, true);
-  std::vector<float> a = random_values(static_cast<size_t>(g.c), rng, 0.5f, 1.5f, false);
-  std::vector<float> b = random_values(static_cast<size_t>(g.c), rng, 0.1f, 0.5f, true);
+  std::vector<float> a = random_values(c, rng, 0.5f, 1.5f, false);
+  std::vector<float> b = random_values(c, rng, 0.1f, 0.5f, true);
   quantize(x, k.dtype);
   quantize(w, k.dtype);
   quantize(a, k.prologue_dtype);
@@ -53,10 +67,7 @@ bool run_case(const Case& k) {
   // What the prologue computes, rounded to the convolution's operand dtype (x is NHWC: channel innermost).
   std::vector<float> normalised = x;
   if (k.prologue)
-    for (size_t i = 0; i < nx; ++i) {
-      const size_t c = i % static_cast<size_t>(g.c);
-      normalised[i] = quantize(std::max(0.0f, x[i] * a[c] + b[c]), k.dtype);
-    }
+    for (size_t i = 0; i < nx; ++i) normalised[i] = quantize(std::max(0.0f, x[i] * a[i % c] + b[i % c]), k.dtype);
   DeviceMem dx = to_device(x, k.dtype), dn = to_device(normalised, k.dtype), dw = to_device(w, k.dtype);
   DeviceMem da = to_device(a, k.prologue_dtype), db = to_device(b, k.prologue_dtype);
   DeviceMem dy(ny * dtype_size(k.dtype)), dref(ny * dtype_size(k.dtype));
@@ -122,13 +133,9 @@ TEST(ConvFusedBatchNorm, PrologueAndStatisticsMatchTheSeparatePasses) {
 
 // One dgrad-dReLU-dBN case: false (with a note) when no engine runs it.
 bool run_backward_case(DType dt, const cuda::ConvGeometry& g) {
-  cuda::ContextOptions o;
-  o.compute = dt;
-  o.layout = Layout::NHWC;
-  cuda::Context ctx(o);
+  cuda::Context ctx(nhwc(dt));
   std::mt19937_64 rng(11);
-  const size_t nx = static_cast<size_t>(g.n * g.c * g.h * g.w), nw = static_cast<size_t>(g.k * g.c * g.r * g.s);
-  const size_t ny = static_cast<size_t>(g.n * g.k * g.p * g.q), c = static_cast<size_t>(g.c);
+  const auto [nx, nw, ny, c] = sizes_of(g);
   std::vector<float> x = random_values(nx, rng, 0.1f, 2.0f, true), w = random_values(nw, rng, 0.01f, 0.2f, true);
   std::vector<float> dy = random_values(ny, rng, 0.1f, 1.0f, true);
   quantize(x, dt);
@@ -203,6 +210,51 @@ TEST(ConvFusedBatchNorm, DgradDreluBnWeightsMatchTheSeparatePasses) {
       if (HasFailure()) return;
     }
   std::printf("%d of %d dgrad-dReLU-dBN graphs had an engine\n", ran, tried);
+}
+
+// The weight gradient of a convolution whose input went through the prologue: applying it as wgrad loads x,
+// against the plain wgrad of the normalised input (host-computed, rounded to the I/O dtype).
+bool run_wgrad_case(DType dt, DType prologue_dtype, const cuda::ConvGeometry& g) {
+  cuda::Context ctx(nhwc(dt));
+  std::mt19937_64 rng(13);
+  const auto [nx, nw, ny, c] = sizes_of(g);
+  std::vector<float> x = random_values(nx, rng, 0.1f, 2.0f, true), dy = random_values(ny, rng, 0.1f, 1.0f, true);
+  std::vector<float> a = random_values(c, rng, 0.5f, 1.5f, false), b = random_values(c, rng, 0.1f, 0.5f, true);
+  quantize(x, dt);
+  quantize(dy, dt);
+  quantize(a, prologue_dtype);
+  quantize(b, prologue_dtype);
+  std::vector<float> normalised(nx);
+  for (size_t i = 0; i < nx; ++i) normalised[i] = quantize(std::max(0.0f, x[i] * a[i % c] + b[i % c]), dt);
+  DeviceMem dx = to_device(x, dt), dn = to_device(normalised, dt), ddy = to_device(dy, dt);
+  DeviceMem da = to_device(a, prologue_dtype), db = to_device(b, prologue_dtype);
+  DeviceMem dw(nw * dtype_size(dt)), dref(nw * dtype_size(dt));
+  dw.poison();
+  cuda::conv_backward_filter(ctx, g, dn.get(), ddy.get(), dref.get(), dt, ctx.stream());
+  const cuda::ConvPrologue pro{da.get(), db.get(), prologue_dtype, true};
+  const std::string name = std::string(dtype_name(dt)) + " wgrad prologue(" + dtype_name(prologue_dtype) + ") k" +
+                           std::to_string(g.r);
+  if (!cuda::conv_backward_filter_fused(ctx, g, dx.get(), pro, ddy.get(), dw.get(), dt, ctx.stream())) {
+    std::printf("[ no engine ] %s\n", name.c_str());
+    return false;
+  }
+  ctx.synchronize();
+  EXPECT_TRUE(all_close(download(dw.get(), nw, dt), download(dref.get(), nw, dt), tolerance(dt))) << name;
+  std::printf("[ fused ok  ] %s\n", name.c_str());
+  return true;
+}
+
+TEST(ConvFusedBatchNorm, WgradWithThePrologueMatchesTheNormalisedInput) {
+  SKIP_WITHOUT_GPU();
+  int ran = 0, tried = 0;
+  for (DType dt : {DType::BF16, DType::F16})
+    for (DType pd : {DType::F32, dt})
+      for (const cuda::ConvGeometry& g : {geometry(32, 64, 3, 1, 12), geometry(64, 32, 1, 1, 12)}) {
+        ++tried;
+        ran += run_wgrad_case(dt, pd, g) ? 1 : 0;
+        if (HasFailure()) return;
+      }
+  std::printf("%d of %d wgrad-with-prologue graphs had an engine\n", ran, tried);
 }
 
 }  // namespace

@@ -63,6 +63,32 @@ std::optional<OpGraph> finish(Context& ctx, OpGraph og, const std::vector<const 
   return og;
 }
 
+// The convolution's operand from x through the prologue x * a -> + b [-> relu] (fp32 arithmetic, the operand
+// in the I/O dtype), its nodes appended to `ops`.
+const cudnn::Descriptor& add_prologue(OpGraph& og, const ConvGeometry& g, Layout layout, cudnnDataType_t io,
+                                      const cudnn::Descriptor& x, const ConvPrologue& prologue,
+                                      std::vector<const cudnn::Descriptor*>& ops) {
+  const std::vector<int64_t> dims = dims_of(g).x;
+  const cudnnDataType_t pt = cudnn::to_cudnn(prologue.dtype);
+  const auto& ta = per_channel(og, kScale, g.c, pt, prologue.a);
+  const auto& tb = per_channel(og, kShift, g.c, pt, prologue.b);
+  const auto& scaled = tensor(og, kScaled, dims, layout, CUDNN_DATA_FLOAT, nullptr, true);
+  const auto& shifted = tensor(og, kShifted, dims, layout, prologue.relu ? CUDNN_DATA_FLOAT : io, nullptr, true);
+  ops.push_back(&og.arena.keep(cudnn::make_pointwise(og.arena, CUDNN_POINTWISE_MUL, x, &ta, scaled)));
+  ops.push_back(&og.arena.keep(cudnn::make_pointwise(og.arena, CUDNN_POINTWISE_ADD, scaled, &tb, shifted)));
+  if (!prologue.relu) return shifted;
+  const auto& activated = tensor(og, kConvIn, dims, layout, io, nullptr, true);
+  ops.push_back(&og.arena.keep(cudnn::make_pointwise(og.arena, CUDNN_POINTWISE_RELU_FWD, shifted, nullptr, activated)));
+  return activated;
+}
+
+// The uids and pointers of a prologue's coefficients, and its part of a plan key.
+std::string add_prologue_bindings(const ConvPrologue& p, std::vector<int64_t>& uids, std::vector<void*>& ptrs) {
+  uids.insert(uids.end(), {kScale, kShift});
+  ptrs.insert(ptrs.end(), {const_cast<void*>(p.a), const_cast<void*>(p.b)});
+  return std::string("|prologue=") + dtype_name(p.dtype) + (p.relu ? "+relu" : "");
+}
+
 }  // namespace
 
 bool conv_forward(Context& ctx, const ConvGeometry& g, const void* x, const void* w, void* y, const float* bias) {
@@ -107,11 +133,7 @@ bool conv_forward_fused(Context& ctx, const ConvGeometry& g, const void* x, cons
   std::vector<int64_t> uids{kX, kW, kY};
   std::vector<void*> ptrs{const_cast<void*>(x), const_cast<void*>(w), y};
   std::string extra;
-  if (prologue) {
-    uids.insert(uids.end(), {kScale, kShift});
-    ptrs.insert(ptrs.end(), {const_cast<void*>(prologue->a), const_cast<void*>(prologue->b)});
-    extra += std::string("|prologue=") + dtype_name(prologue->dtype) + (prologue->relu ? "+relu" : "");
-  }
+  if (prologue) extra += add_prologue_bindings(*prologue, uids, ptrs);
   if (statistics) {
     uids.insert(uids.end(), {kSum, kSqSum});
     ptrs.insert(ptrs.end(), {statistics->sum, statistics->sqsum});
@@ -124,23 +146,8 @@ bool conv_forward_fused(Context& ctx, const ConvGeometry& g, const void* x, cons
     const ConvTensors d = dims_of(g);
     const cudnnDataType_t io = cudnn::to_cudnn(dt);
     std::vector<const cudnn::Descriptor*> ops;
-    const cudnn::Descriptor* conv_in = &tensor(og, kX, d.x, layout, io, x);
-    if (prologue) {
-      // x * a -> + b [-> relu]: fp32 arithmetic, the convolution's operand back in the I/O dtype.
-      const cudnnDataType_t pt = cudnn::to_cudnn(prologue->dtype);
-      const auto& ta = per_channel(og, kScale, g.c, pt, prologue->a);
-      const auto& tb = per_channel(og, kShift, g.c, pt, prologue->b);
-      const auto& scaled = tensor(og, kScaled, d.x, layout, CUDNN_DATA_FLOAT, nullptr, true);
-      const auto& shifted = tensor(og, kShifted, d.x, layout, prologue->relu ? CUDNN_DATA_FLOAT : io, nullptr, true);
-      ops.push_back(&og.arena.keep(cudnn::make_pointwise(og.arena, CUDNN_POINTWISE_MUL, *conv_in, &ta, scaled)));
-      ops.push_back(&og.arena.keep(cudnn::make_pointwise(og.arena, CUDNN_POINTWISE_ADD, scaled, &tb, shifted)));
-      conv_in = &shifted;
-      if (prologue->relu) {
-        const auto& activated = tensor(og, kConvIn, d.x, layout, io, nullptr, true);
-        ops.push_back(&og.arena.keep(cudnn::make_pointwise(og.arena, CUDNN_POINTWISE_RELU_FWD, shifted, nullptr, activated)));
-        conv_in = &activated;
-      }
-    }
+    const auto& tx = tensor(og, kX, d.x, layout, io, x);
+    const cudnn::Descriptor* conv_in = prologue ? &add_prologue(og, g, layout, io, tx, *prologue, ops) : &tx;
     const auto& tw = tensor(og, kW, d.w, layout, io, w);
     const auto& ty = tensor(og, kY, d.y, layout, io, y);
     const auto& conv = og.arena.keep(cudnn::make_convolution(g.pad, g.stride, CUDNN_DATA_FLOAT));
@@ -275,6 +282,30 @@ void conv_backward_data(Context& ctx, const ConvGeometry& g, const void* dy, con
 
 bool conv_backward_data_accumulate(Context& ctx, const ConvGeometry& g, const void* dy, const void* w, void* dx) {
   return run_dgrad(ctx, g, dy, w, dx, true);
+}
+
+bool conv_backward_filter_fused(Context& ctx, const ConvGeometry& g, const void* x, const ConvPrologue& prologue,
+                                const void* dy, void* dw, DType dw_dtype, cudaStream_t stream) {
+  const DType dt = ctx.compute_dtype();
+  const Layout layout = ctx.layout();
+  std::vector<int64_t> uids{kX, kW, kY};
+  std::vector<void*> ptrs{const_cast<void*>(x), dw, const_cast<void*>(dy)};
+  const std::string extra = std::string("|dw=") + dtype_name(dw_dtype) + add_prologue_bindings(prologue, uids, ptrs);
+  const std::string key = key_of("conv_wgrad", g, dt, layout, extra + cudnn::alignment_key(ptrs));
+  auto build = [&](std::string* why) -> std::optional<OpGraph> {
+    OpGraph og;
+    const ConvTensors d = dims_of(g);
+    const cudnnDataType_t io = cudnn::to_cudnn(dt);
+    std::vector<const cudnn::Descriptor*> ops;
+    const auto& tx = add_prologue(og, g, layout, io, tensor(og, kX, d.x, layout, io, x), prologue, ops);
+    const auto& tdw = tensor(og, kW, d.w, layout, cudnn::to_cudnn(dw_dtype), dw);
+    const auto& tdy = tensor(og, kY, d.y, layout, io, dy);
+    const auto& conv = og.arena.keep(cudnn::make_convolution(g.pad, g.stride, CUDNN_DATA_FLOAT));
+    ops.push_back(&og.arena.keep(cudnn::make_conv_wgrad(tx, tdw, tdy, conv)));
+    return finish(ctx, std::move(og), ops, why);
+  };
+  const PlanLane lane = ctx.plan_lane_for(stream);
+  return ctx.plans().run(key, build, uids, ptrs, &lane);
 }
 
 void conv_backward_filter(Context& ctx, const ConvGeometry& g, const void* x, const void* dy, void* dw, DType dw_dtype,

@@ -73,4 +73,9 @@ bool conv_backward_data_accumulate(Context& ctx, const ConvGeometry& g, const vo
 void conv_backward_filter(Context& ctx, const ConvGeometry& g, const void* x, const void* dy, void* dw, DType dw_dtype,
                           cudaStream_t stream);
 
+// The same of a convolution whose forward read prologue(x) (conv_forward_fused): the weight gradient applies
+// the prologue to x as it loads it. False, dw untouched, when no engine runs the graph.
+bool conv_backward_filter_fused(Context& ctx, const ConvGeometry& g, const void* x, const ConvPrologue& prologue,
+                                const void* dy, void* dw, DType dw_dtype, cudaStream_t stream);
+
 }  // namespace sb::cuda
