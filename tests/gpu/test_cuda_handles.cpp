@@ -14,14 +14,20 @@ namespace {
 
 using gputest::DeviceMem;
 
+// Reads on the legacy default stream, which does not wait for the non-blocking streams here: call it once the
+// work that wrote `m` is known to be done.
 int32_t read_int(const DeviceMem& m) {
   int32_t v = 0;
   EXPECT_EQ(cudaMemcpy(&v, m.get(), sizeof v, cudaMemcpyDeviceToHost), cudaSuccess);
   return v;
 }
 
+// A cudaMemcpy from pageable host memory may return before its copy reaches the device, and it is queued on
+// the legacy default stream, which the non-blocking streams do not wait for: without the device-wide wait,
+// work queued next on them may read the old value, the more likely the busier other processes keep the GPU.
 void write_int(const DeviceMem& m, int32_t v) {
   EXPECT_EQ(cudaMemcpy(m.get(), &v, sizeof v, cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
 TEST(CudaHandles, StreamRunsQueuedWorkAndMovesOver) {
