@@ -69,22 +69,35 @@ class DeviceMem {
   }
   size_t bytes() const { return bytes_; }
   // Every byte 0xFF: NaN in fp32, fp16 and bf16, so an element the kernel forgot shows up.
-  void poison() const { cudaMemset(ptr_, 0xFF, bytes_); }
+  // Waits for the memset, which the legacy default stream runs unordered with the tests' non-blocking streams.
+  void poison() const {
+    EXPECT_EQ(cudaMemset(ptr_, 0xFF, bytes_), cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  }
 
  private:
   void* ptr_ = nullptr;
   size_t bytes_ = 0;
 };
 
-// Uploads host floats into `dst` (elements of dtype t) at element offset `at`.
+// A host-to-device copy that has landed when it returns. cudaMemcpy from pageable memory may return before
+// its DMA reaches the device, and it is queued on the legacy default stream, which the tests' non-blocking
+// streams do not wait for: without the device-wide wait, their next kernels may read the old bytes (the more
+// likely, the busier other processes keep the GPU).
+inline void copy_to_device(void* dst, const void* src, size_t bytes) {
+  EXPECT_EQ(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+// Uploads host floats into `dst` (elements of dtype t).
 inline void upload(const std::vector<float>& host, DType t, void* dst) {
   if (t == DType::F32) {
-    cudaMemcpy(dst, host.data(), host.size() * 4, cudaMemcpyHostToDevice);
+    copy_to_device(dst, host.data(), host.size() * 4);
     return;
   }
   std::vector<uint16_t> bits(host.size());
   for (size_t i = 0; i < host.size(); ++i) bits[i] = to_half_bits(t, host[i]);
-  cudaMemcpy(dst, bits.data(), bits.size() * 2, cudaMemcpyHostToDevice);
+  copy_to_device(dst, bits.data(), bits.size() * 2);
 }
 inline DeviceMem to_device(const std::vector<float>& host, DType t) {
   DeviceMem m(host.size() * dtype_size(t));
@@ -94,7 +107,7 @@ inline DeviceMem to_device(const std::vector<float>& host, DType t) {
 template <typename T>
 DeviceMem to_device_raw(const std::vector<T>& host) {
   DeviceMem m(host.size() * sizeof(T));
-  cudaMemcpy(m.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice);
+  copy_to_device(m.get(), host.data(), host.size() * sizeof(T));
   return m;
 }
 inline std::vector<float> download(const void* src, size_t n, DType t) {

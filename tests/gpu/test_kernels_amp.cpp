@@ -54,12 +54,11 @@ TEST(KernelsAmp, UpdateLossScaleFollowsGradScaler) {
   SKIP_WITHOUT_GPU();
   DeviceMem ds(sizeof(kernels::LossScaleState));
   kernels::LossScaleState host{65536.0f, 0, 0};
-  cudaMemcpy(ds.get(), &host, sizeof(host), cudaMemcpyHostToDevice);
+  copy_to_device(ds.get(), &host, sizeof(host));
   auto state = [&]() { return download_raw<kernels::LossScaleState>(ds.get(), 1)[0]; };
   auto set_inf = [&]() {
     const int32_t one = 1;
-    cudaMemcpy(static_cast<char*>(ds.get()) + offsetof(kernels::LossScaleState, found_inf), &one, 4,
-               cudaMemcpyHostToDevice);
+    copy_to_device(static_cast<char*>(ds.get()) + offsetof(kernels::LossScaleState, found_inf), &one, 4);
   };
   const int interval = 3;
   auto* s = ds.as<kernels::LossScaleState>();

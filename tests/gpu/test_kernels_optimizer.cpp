@@ -118,7 +118,7 @@ TEST(KernelsOptimizer, FusedStepMatchesCpuOptimizers) {
           a.grads = dg.as<float>() + shift;
           for (int k = 0; k < states; ++k) a.state[k] = ds[k].as<float>() + shift;
           if (device_scalars) {
-            cudaMemcpy(dlr.get(), &lr, sizeof(double), cudaMemcpyHostToDevice);
+            copy_to_device(dlr.get(), &lr, sizeof(double));
             a.lr_device = dlr.as<double>();
             a.step_counter = dcounter.as<kernels::OptimizerStepCounter>();
             a.lr = -1.0;  // must be ignored
@@ -164,7 +164,7 @@ struct OptimizerBuffers {
         dcounter(sizeof(kernels::OptimizerStepCounter)) {
     const size_t n = params.size();
     for (int k = 0; k < state_count(v); ++k) ds.push_back(to_device(std::vector<float>(n, 0.0f), DType::F32));
-    cudaMemcpy(dlr.get(), &lr, sizeof(double), cudaMemcpyHostToDevice);
+    copy_to_device(dlr.get(), &lr, sizeof(double));
     cudaMemset(dcounter.get(), 0, sizeof(kernels::OptimizerStepCounter));
     args.kind = v.kind;
     args.sgd = fused_step_hyperparameters(v.sgd);
@@ -270,12 +270,12 @@ TEST(KernelsOptimizer, FoundInfSkipsAndLossScaleUnscales) {
   a.loss_scale = dscale.as<float>();
 
   const int32_t one = 1, zero = 0;
-  cudaMemcpy(dflag.get(), &one, 4, cudaMemcpyHostToDevice);
+  copy_to_device(dflag.get(), &one, 4);
   kernels::fused_optimizer_step(a, nullptr);  // skipped: nothing changes, the counter stays
   EXPECT_TRUE(all_close(download(dp.get(), n, DType::F32), params, 0.0));
   EXPECT_EQ(download_raw<kernels::OptimizerStepCounter>(dcounter.get(), 1)[0].steps, 0);
 
-  cudaMemcpy(dflag.get(), &zero, 4, cudaMemcpyHostToDevice);
+  copy_to_device(dflag.get(), &zero, 4);
   kernels::fused_optimizer_step(a, nullptr);  // applied, with the gradients divided by the loss scale
   std::vector<float> want = params;
   Adam cpu(n, adamw_config());

@@ -229,7 +229,7 @@ class GraphRig {
   }
   cuda::Context& ctx() { return ctx_; }
   void set_step(uint64_t step) {
-    ASSERT_EQ(cudaMemcpy(step_->get(), &step, sizeof step, cudaMemcpyHostToDevice), cudaSuccess);
+    gputest::copy_to_device(step_->get(), &step, sizeof step);
   }
   // Forward and backward, enqueued on the context's stream (or captured from it).
   void enqueue() {
