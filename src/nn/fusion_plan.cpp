@@ -125,6 +125,7 @@ std::string fusion_summary(const std::string& report) {
   int planned_fused = 0, planned_other = 0, fell_back = 0;
   FoldTally statistics(kStatisticsInConvRecord, kStatisticsPassRecord);
   FoldTally backward(kBackwardInDgradRecord, kBackwardPassRecord);
+  FoldTally apply(kApplyInPrologueRecord, kApplyPassRecord);
   std::string others, layer_runs;
   size_t begin = 0;
   while (begin < report.size()) {
@@ -132,7 +133,7 @@ std::string fusion_summary(const std::string& report) {
     if (end == std::string::npos) end = report.size();
     const std::string line = report.substr(begin, end - begin);
     begin = end + 1;
-    if (line.empty() || statistics.take(line) || backward.take(line)) continue;
+    if (line.empty() || statistics.take(line) || backward.take(line) || apply.take(line)) continue;
     if (ends_with(line, layers)) {
       layer_runs += (layer_runs.empty() ? "" : "; ") + line.substr(0, line.size() - layers.size());
       continue;
@@ -154,6 +155,7 @@ std::string fusion_summary(const std::string& report) {
   }
   if (!layer_runs.empty()) summary += (summary.empty() ? "" : "; ") + std::string("fused layers: ") + layer_runs;
   statistics.append(summary, "batch-norm statistics", "in the convolution's epilogue");
+  apply.append(summary, "batch-norm applies", "in the convolution's prologue");
   backward.append(summary, "batch-norm backward reductions", "in the dgrad");
   return summary;
 }

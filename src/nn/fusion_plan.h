@@ -103,6 +103,10 @@ inline constexpr char kStatisticsPassRecord[] = ": batch-norm statistics by thei
 // it: "bn1+relu1 <- conv2" + one of these.
 inline constexpr char kBackwardInDgradRecord[] = ": batch-norm backward reduction in the dgrad";
 inline constexpr char kBackwardPassRecord[] = ": batch-norm backward reduction by its own pass (no engine)";
+// And for a [BatchNorm2d, ReLU] run whose apply the next convolution takes into its prologue (forward and
+// weight gradient): "bn1+relu1 => conv2" + one of these.
+inline constexpr char kApplyInPrologueRecord[] = ": batch-norm apply in the convolution's prologue";
+inline constexpr char kApplyPassRecord[] = ": batch-norm apply by its own pass (no engine)";
 
 // Whether the loss may take `root`'s trailing LogSoftmax: a Sequential of more than one child whose last
 // child is a LogSoftmax.

@@ -197,6 +197,10 @@ TEST(FusionPlan, SummaryCountsBackwardReductionsInTheDgrads) {
   EXPECT_EQ(fusion_summary(report),
             "batch-norm statistics: 1 of 1 in the convolution's epilogue; batch-norm backward reductions: 1 of 2 in "
             "the dgrad (own pass: bn2+relu2 <- conv3)");
+  const std::string applies = std::string("bn1+relu1 => conv2") + kApplyInPrologueRecord + "\n" + "bn2+relu2 => conv3" +
+                              kApplyPassRecord + "\n";
+  EXPECT_EQ(fusion_summary(applies),
+            "batch-norm applies: 1 of 2 in the convolution's prologue (own pass: bn2+relu2 => conv3)");
 }
 
 }  // namespace

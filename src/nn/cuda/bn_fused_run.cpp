@@ -113,6 +113,9 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
   const DeviceTensor* residual = residual_;
   const float* residual_bias = residual_bias_;
   const int64_t given_channels = given_statistics_channels_;
+  const bool defer = defer_next_apply_ && takes_folded_backward();
+  defer_next_apply_ = false;
+  deferred_ = false;
   residual_ = nullptr;  // one forward's worth
   residual_bias_ = nullptr;
   given_statistics_channels_ = 0;
@@ -141,26 +144,37 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
           std::to_string(c));
   float* state = channel_state(c);
   channel_coefficients(s, bn, views_, x, mode, state, given_channels != 0 && mode == Mode::Train, ctx_);
+  const kernels::BnApply apply = apply_arguments(s, state, mode, residual, residual_bias);
+  if (defer) {  // the next convolution applies it as it loads x, or asks for it with apply_into
+    deferred_ = true;
+    deferred_apply_ = apply;
+    return y_;
+  }
+  kernels::bn_apply_forward(s, apply, ctx_.stream());
+  return y_;
+}
+
+kernels::BnApply FusedBnRun::apply_arguments(const kernels::BnFusedShape& s, const float* state, Mode mode,
+                                             const DeviceTensor* residual, const float* residual_bias) {
   kernels::BnApply apply;
-  apply.a = state + 2 * c;
-  apply.b = state + 3 * c;
+  apply.a = state + 2 * s.c;
+  apply.b = state + 3 * s.c;
   last_p_ = dropout_p(mode);
   last_keep_bits_ = nullptr;
   if (last_p_ > 0) {
-    first_element_ = slice_mask_offset(specs_[2].name, x.shape(), first_sample_);
+    first_element_ = slice_mask_offset(specs_[2].name, x_.shape(), first_sample_);
     // Stored for backward where the kernels store one (NHWC); the passes draw it again otherwise.
     if (const size_t bytes = kernels::bn_fused_mask_bytes(s))
       last_keep_bits_ = keep_bits_.ensure_as<uint32_t>(bytes / sizeof(uint32_t));
   }
-  apply.x = x.data;
+  apply.x = x_.data;
   apply.relu = relu_in_run() || relu_after_add_;
   apply.relu_after_residual = relu_after_add_;
   apply.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step(), first_element_, last_keep_bits_};
   apply.residual = residual ? residual->data : nullptr;
   apply.residual_bias = residual_bias;
   apply.y = y_.data;
-  kernels::bn_apply_forward(s, apply, ctx_.stream());
-  return y_;
+  return apply;
 }
 
 const DeviceTensor& FusedBnRun::forward_separately(const DeviceTensor& x, Mode mode, const DeviceTensor* residual,
@@ -178,6 +192,18 @@ const DeviceTensor& FusedBnRun::forward_separately(const DeviceTensor& x, Mode m
   }
   if (relu_after_add_) kernels::relu_forward(y_.data, y_.data, y_.numel(), y_.dtype(), ctx_.stream());
   return y_;
+}
+
+ConvPrologue FusedBnRun::deferred_prologue() const {
+  if (!deferred_) fatal("fused run '" + specs_[0].name + "': asked for the prologue of an apply it did not defer");
+  return ConvPrologue{deferred_apply_.a, deferred_apply_.b, DType::F32, true};
+}
+
+void FusedBnRun::apply_into(void* out, cudaStream_t stream) const {
+  if (!deferred_) fatal("fused run '" + specs_[0].name + "': asked to apply a forward it did not defer");
+  kernels::BnApply apply = deferred_apply_;
+  apply.y = out;
+  kernels::bn_apply_forward(fused_shape(x_), apply, stream);
 }
 
 std::optional<DgradBatchNorm> FusedBnRun::folded_backward_inputs() {

@@ -17,6 +17,7 @@
 
 #include "nn/cuda/context.h"
 #include "nn/cuda/conv_ops.h"
+#include "kernels/bn_fused.h"
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/layer.h"
 #include "nn/spec.h"
@@ -62,6 +63,16 @@ class FusedBnRun final : public Layer {
   // The convolution's dgrad took the reduction: the next backward's dy is the gradient the dgrad masked, and
   // the weight gradients are written; the backward then only writes dx. Holds for one backward.
   void use_folded_backward() { folded_backward_ = true; }
+  // The next forward of such a run computes its coefficients but leaves the apply pass to the convolution
+  // that reads its output (deferred(): it did), which applies x * a + b and the ReLU as it loads the run's
+  // input (deferred_prologue(), over input()), or, where it cannot, has the run write the output after all
+  // (apply_into: into the run's output tensor, or a scratch buffer on another stream). Holds for one forward;
+  // the coefficients stay valid until the next forward.
+  void defer_next_apply() { defer_next_apply_ = true; }
+  bool deferred() const { return deferred_; }
+  const DeviceTensor& input() const { return x_; }
+  ConvPrologue deferred_prologue() const;
+  void apply_into(void* out, cudaStream_t stream) const;
   // Empty, or a line saying which shapes the fused kernels did not take.
   const std::string& fallback_note() const { return fallback_note_; }
   // A relu_after_add run of an identity block: the ReLU after the block, which may write its output
@@ -76,6 +87,9 @@ class FusedBnRun final : public Layer {
   }
 
  private:
+  // The apply pass's arguments for the last forward's x_ and y_ (drawing or storing its dropout mask).
+  kernels::BnApply apply_arguments(const kernels::BnFusedShape& s, const float* state, Mode mode,
+                                   const DeviceTensor* residual, const float* residual_bias);
   const DeviceTensor& forward_separately(const DeviceTensor& x, Mode mode, const DeviceTensor* residual,
                                         const float* residual_bias);
   double dropout_p(Mode mode) const;
@@ -106,6 +120,9 @@ class FusedBnRun final : public Layer {
   DeviceBuffer channel_state_;  // channel_state()
   int64_t given_statistics_channels_ = 0;  // use_given_statistics, for the next forward
   bool folded_backward_ = false;           // use_folded_backward, for the next backward
+  bool defer_next_apply_ = false;          // defer_next_apply, for the next forward
+  bool deferred_ = false;                  // the last forward deferred its apply
+  kernels::BnApply deferred_apply_;        // ... with these arguments
   DeviceBuffer keep_bits_;      // the training forward's dropout mask, 1 bit per element (kernels::bn_fused_mask_bytes)
   uint32_t* last_keep_bits_ = nullptr;  // where the last forward stored its mask, or nullptr (drawn again)
 };

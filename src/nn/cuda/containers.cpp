@@ -147,7 +147,8 @@ Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main, 
     if (returns_writable_input_gradient(steps_[i + 1].layer.get())) cuda::allow_writing_output_gradient(steps_[i].layer.get());
   // A convolution followed by a fused batch-norm run writes the run's sums in its epilogue
   // (ContextOptions::fold_batch_norm); a convolution that adds a bias of its own cannot.
-  // And a convolution after a [BatchNorm2d, ReLU] run takes the run's backward reduction into its dgrad.
+  // And a convolution after a [BatchNorm2d, ReLU] run takes the run's backward reduction into its dgrad, and
+  // (without a bias of its own) applies the run's normalisation as it loads its input.
   if (ctx.options().fold_batch_norm)
     for (size_t i = 0; i < steps_.size(); ++i) {
       const auto* conv = dynamic_cast<const Conv2d*>(steps_[i].layer.get());
@@ -155,7 +156,9 @@ Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main, 
       if (i + 1 < steps_.size() && !conv->has_bias())
         steps_[i].statistics_to = dynamic_cast<FusedBnRun*>(steps_[i + 1].layer.get());
       auto* before = i > 0 ? dynamic_cast<FusedBnRun*>(steps_[i - 1].layer.get()) : nullptr;
-      if (before && before->takes_folded_backward() && conv->computes_input_gradient()) steps_[i].backward_of = before;
+      if (!before || !before->takes_folded_backward()) continue;
+      if (conv->computes_input_gradient()) steps_[i].backward_of = before;
+      if (!conv->has_bias()) steps_[i - 1].applied_by = static_cast<Conv2d*>(steps_[i].layer.get());
     }
   // A fused run before a pool that never reads its input in backward: nothing reads the run's output after
   // the pool's forward, so it lends it from the gradient pool (forward gives it back).
@@ -197,11 +200,21 @@ void Sequential::set_residual(const DeviceTensor* residual, const float* residua
 const DeviceTensor& Sequential::forward(const DeviceTensor& x, Mode mode) {
   const DeviceTensor* h = &x;
   const void* lent = nullptr;  // the previous step's output, lent from the gradient pool
+  Step* deferred_by = nullptr;  // the previous step, a fused run that left its apply to this step's convolution
   for (auto& s : steps_) {
     auto* conv = s.statistics_to ? static_cast<Conv2d*>(s.layer.get()) : nullptr;
     if (conv && mode == Mode::Train)
       conv->write_next_output_statistics(s.statistics_to->statistics_target(conv->output_channels()));
+    auto* run = s.applied_by && !s.applied_by->prologue_unavailable() ? static_cast<FusedBnRun*>(s.layer.get()) : nullptr;
+    if (run) run->defer_next_apply();
+    s.apply_folded = false;
     h = &timed(ctx_, s.label, false, s.container, [&]() -> const DeviceTensor& { return s.layer->forward(*h, mode); });
+    if (deferred_by) deferred_by->apply_folded = deferred_by->applied_by->read_input_through_prologue();
+    deferred_by = nullptr;
+    if (run && run->deferred()) {
+      s.applied_by->read_next_input_through(run);
+      deferred_by = &s;
+    }
     if (conv && mode == Mode::Train) {
       s.statistics_written = conv->wrote_output_statistics();
       if (s.statistics_written) s.statistics_to->use_given_statistics(conv->output_channels());
@@ -243,6 +256,9 @@ std::string Sequential::fusion_report() const {
     if (steps_[i].backward_of)
       r += steps_[i - 1].label + " <- " + steps_[i].label +
            (steps_[i].backward_folded ? kBackwardInDgradRecord : kBackwardPassRecord) + "\n";
+    if (steps_[i].applied_by)
+      r += steps_[i].label + " => " + steps_[i + 1].label +
+           (steps_[i].apply_folded ? kApplyInPrologueRecord : kApplyPassRecord) + "\n";
   }
   return r;
 }

@@ -56,6 +56,8 @@ class Sequential final : public Layer {
     FusedBnRun* backward_of = nullptr;    // a Conv2d's: the step before, a [BatchNorm2d, ReLU] run whose
                                           // backward reduction the dgrad may take
     bool backward_folded = false;         // ... and the last backward's dgrad took it
+    Conv2d* applied_by = nullptr;         // a fused run's: the next step, a Conv2d that may apply it
+    bool apply_folded = false;            // ... and the last forward's convolution did
   };
   Context& ctx_;
   std::vector<Step> steps_;

@@ -30,9 +30,20 @@ const DeviceTensor& Conv2d::forward(const DeviceTensor& x, Mode mode) {
   w_ = compute_weights();
   const float* bias = bias_by_consumer_ ? nullptr : this->bias();
   float* statistics = statistics_target_;
+  const FusedBnRun* source = prologue_source_;
   statistics_target_ = nullptr;  // one forward's worth
+  prologue_source_ = nullptr;
+  prologue_run_ = nullptr;
   wrote_statistics_ = false;
-  if (statistics && mode == Mode::Train && !bias) {
+  prologue_used_ = false;
+  if (mode != Mode::Train || bias) statistics = nullptr;
+  if (source) {
+    if (bias) fatal("Conv2d '" + spec_.name + "': a prologue with a bias of its own");
+    if (forward_through_prologue(*source, statistics)) return y_;
+    prologue_unavailable_ = true;
+    source->apply_into(x.data, ctx_.stream());  // x is the run's output, left unwritten until now
+  }
+  if (statistics) {
     const ConvStatistics sums{statistics, statistics + spec_.out};
     wrote_statistics_ = conv_forward_fused(ctx_, geometry_, x.data, nullptr, w_, y_.data, &sums);
     if (wrote_statistics_) return y_;
@@ -45,6 +56,32 @@ const DeviceTensor& Conv2d::forward(const DeviceTensor& x, Mode mode) {
                         ctx_.stream());
   }
   return y_;
+}
+
+bool Conv2d::forward_through_prologue(const FusedBnRun& source, float* statistics) {
+  prologue_ = source.deferred_prologue();
+  const void* input = source.input().data;
+  const ConvStatistics sums{statistics, statistics ? statistics + spec_.out : nullptr};
+  // With the next batch norm's sums in the same graph where an engine runs it, else the prologue alone.
+  wrote_statistics_ = statistics && conv_forward_fused(ctx_, geometry_, input, &prologue_, w_, y_.data, &sums);
+  prologue_used_ = wrote_statistics_ || conv_forward_fused(ctx_, geometry_, input, &prologue_, w_, y_.data, nullptr);
+  if (prologue_used_) prologue_run_ = &source;
+  return prologue_used_;
+}
+
+void Conv2d::weight_gradient(const DeviceTensor& dy, void* dw, DType dw_dtype, cudaStream_t stream) {
+  if (!prologue_used_) {
+    conv_backward_filter(ctx_, geometry_, x_.data, dy.data, dw, dw_dtype, stream);
+    return;
+  }
+  const void* input = prologue_run_->input().data;
+  if (conv_backward_filter_fused(ctx_, geometry_, input, prologue_, dy.data, dw, dw_dtype, stream)) return;
+  // No engine applies the prologue in the weight gradient: the normalised input once more, on this stream,
+  // and the run writes its output from the next forward on (prologue_unavailable).
+  prologue_unavailable_ = true;
+  void* normalised = normalised_.ensure(static_cast<size_t>(x_.numel()) * dtype_size(x_.dtype()));
+  prologue_run_->apply_into(normalised, stream);
+  conv_backward_filter(ctx_, geometry_, normalised, dy.data, dw, dw_dtype, stream);
 }
 
 void Conv2d::input_gradient(const DeviceTensor& dy) {
@@ -95,12 +132,12 @@ const DeviceTensor& Conv2d::backward(const DeviceTensor& dy) {
   // Whether the flat gradient takes cuDNN's filter layout as it is (KCRS under NCHW, KRSC when stored so).
   const bool same_order = layout == Layout::NCHW || views_.filters_krsc;
   if (dt == DType::F32 && same_order) {
-    conv_backward_filter(ctx_, geometry_, x_.data, dy.data, views_.grads, DType::F32, wgrad);
+    weight_gradient(dy, views_.grads, DType::F32, wgrad);
   } else {
     // dw in the compute dtype and the filter layout, then into the fp32 gradient (transposed to KCRS in the
     // same pass where the gradient is not stored KRSC).
     void* dw = ctx_.weight_gradient_scratch().ensure(static_cast<size_t>(wn) * dtype_size(dt));
-    conv_backward_filter(ctx_, geometry_, x_.data, dy.data, dw, dt, wgrad);
+    weight_gradient(dy, dw, dt, wgrad);
     if (same_order) {
       kernels::accumulate_into_f32(dw, dt, views_.grads, wn, /*accumulate=*/false, wgrad);
     } else {

@@ -10,6 +10,7 @@
 // (Context::begin_weight_gradient). The bias is added by a kernel, or fused into the fprop graph when the
 // context asks for it and an engine runs that graph.
 #pragma once
+#include "nn/cuda/bn_fused_run.h"
 #include "nn/cuda/context.h"
 #include "nn/cuda/conv_ops.h"
 #include "nn/cuda/device_buffer.h"
@@ -54,12 +55,25 @@ class Conv2d final : public Layer {
     fold_next_ = true;
   }
   bool folded_input_gradient() const { return folded_; }
+  // The next forward reads its input through the deferred apply of the fused run that produced it
+  // (FusedBnRun::defer_next_apply; that run's output is left unwritten): the convolution applies x * a + b and
+  // the ReLU to the run's input as it loads it, in forward and in its weight gradient, where engines run
+  // those graphs; where one is missing the run writes the normalised tensor after all (FusedBnRun::apply_into)
+  // and prologue_unavailable() turns true, so that the run stops deferring. Holds for one forward; the run
+  // must outlive the next backward.
+  void read_next_input_through(const FusedBnRun* run) { prologue_source_ = run; }
+  bool prologue_unavailable() const { return prologue_unavailable_; }
+  bool read_input_through_prologue() const { return prologue_used_; }
 
  private:
   int64_t weight_count() const { return conv_weight_count(spec_); }
   const void* compute_weights();  // in the filter layout cuDNN gets (KCRS or KRSC)
   // dx into the buffer backward returns: its own, or sum_'s (which it clears).
   void input_gradient(const DeviceTensor& dy);
+  // The forward through the source run's prologue (read_next_input_through); false where no engine runs it.
+  bool forward_through_prologue(const FusedBnRun& source, float* statistics);
+  // dw of the last forward's input (through its prologue where it read one) on `stream`.
+  void weight_gradient(const DeviceTensor& dy, void* dw, DType dw_dtype, cudaStream_t stream);
 
   LayerSpec spec_;
   Context& ctx_;
@@ -74,6 +88,11 @@ class Conv2d final : public Layer {
   bool wrote_statistics_ = false;
   DgradBatchNorm fold_{};  // set by fold_next_input_gradient
   bool fold_next_ = false, folded_ = false;
+  const FusedBnRun* prologue_source_ = nullptr;  // set by read_next_input_through
+  const FusedBnRun* prologue_run_ = nullptr;     // the run whose prologue the last forward read through
+  ConvPrologue prologue_{};
+  bool prologue_used_ = false, prologue_unavailable_ = false;
+  DeviceBuffer normalised_;  // the normalised input, where the weight gradient has no engine with the prologue
   DeviceBuffer y_buffer_, w_krsc_;
 };
 
