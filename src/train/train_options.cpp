@@ -347,6 +347,11 @@ std::vector<TrainOption> make_rows() {
        "time cuDNN's candidate plans and cuBLASLt's candidate algorithms on first use and keep the fastest; off "
        "takes the heuristics' first that runs, like cudnn.benchmark = False (CUDA)",
        kRun, "autotune", free, flag(&C::autotune)},
+      {"fold-batch-norm", "",
+       "fold each batch norm of a ResNet block into the convolutions around it (CUDA, NHWC): its statistics in the "
+       "producing convolution's epilogue, its apply in the consuming one's prologue, its backward reduction in that "
+       "one's dgrad, wherever cuDNN runs those graphs; the log's fusion line counts them (docs/cudnn.md)",
+       kRun, "fold_batch_norm", free, flag(&C::fold_batch_norm)},
       {"plan-cache", "DIR", "keep cuDNN's plan choices, the decoded data sets and the GPU's peak GEMM rate across runs in DIR; "
        "--no-plan-cache: none, to time a cold start (docs/cudnn.md, docs/benchmarks.md)",
        kRun, nullptr, free, plan_cache_folder(), true},

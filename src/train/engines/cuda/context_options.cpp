@@ -11,6 +11,7 @@ cuda::ContextOptions context_options(const TrainConfig& c) {
   o.layout = c.layout;
   o.deterministic = c.deterministic;
   o.autotune = c.autotune;
+  o.fold_batch_norm = c.fold_batch_norm;
   o.plan_cache_dir = cache_folder(c);
   return o;
 }
