@@ -134,7 +134,7 @@ void BM_resnet50_dgrad_into_bn(benchmark::State& state) {
   fill_random(w, g.k * g.c * g.r * g.s, dt, 2);
   fill_random(dy, ny, dt, 3);
   dz.ensure(static_cast<size_t>(nx) * 2);
-  fill_random(channel_buffer, 12 * g.c, DType::F32, 4);  // a, b, mean, inv std, gamma, beta, 5 outputs...
+  fill_random(channel_buffer, 12 * g.c, DType::F32, 4);  // a, b, mean, inv std, gamma, beta, 5 outputs, -mean
   float* ch = static_cast<float*>(channel_buffer.data());
   const sb::kernels::BnFusedShape in{g.n, g.c, g.h, g.w, sb::Layout::NHWC, dt};
   sb::kernels::BnBackward b;
@@ -148,8 +148,9 @@ void BM_resnet50_dgrad_into_bn(benchmark::State& state) {
   b.workspace = ws.ensure(sb::kernels::bn_fused_workspace_bytes(in));
   b.dscale = ch + 6 * g.c;
   b.dbias = ch + 7 * g.c;
-  const sb::cuda::DgradBatchNorm folded{x.data(), ch + 2 * g.c, ch + 3 * g.c, ch + 4 * g.c, ch + 5 * g.c, dz.data(),
-                                        ch + 6 * g.c, ch + 7 * g.c, ch + 8 * g.c, ch + 9 * g.c, ch + 10 * g.c};
+  const sb::cuda::DgradBatchNorm folded{x.data(),     ch + 2 * g.c, ch + 11 * g.c, ch + 3 * g.c,
+                                        ch + 4 * g.c, ch + 5 * g.c, dz.data(),    ch + 6 * g.c,
+                                        ch + 7 * g.c, ch + 8 * g.c, ch + 9 * g.c, ch + 10 * g.c};
   auto fused = [&] { return sb::cuda::conv_backward_data_bn_relu(ctx, g, dy.data(), w.data(), folded); };
   if (way == Way::Folded && !fused()) {
     state.SkipWithError("no cuDNN engine for dgrad + dReLU + dBN weights");

@@ -146,21 +146,23 @@ bool run_backward_case(DType dt, const cuda::ConvGeometry& g) {
   const double count = static_cast<double>(nx / c);
   for (size_t i = 0; i < nx; ++i) mean[i % c] += x[i] / count;
   for (size_t i = 0; i < nx; ++i) var[i % c] += (x[i] - mean[i % c]) * (x[i] - mean[i % c]) / count;
-  std::vector<float> neg_mean(c), inv_std(c);
+  std::vector<float> mean32(c), neg_mean(c), inv_std(c);
   for (size_t k = 0; k < c; ++k) {
+    mean32[k] = static_cast<float>(mean[k]);
     neg_mean[k] = static_cast<float>(-mean[k]);
     inv_std[k] = static_cast<float>(1.0 / std::sqrt(var[k] + 1e-5));
   }
   const std::vector<float> gamma = random_values(c, rng, 0.5f, 1.5f, false), beta = random_values(c, rng, 0.1f, 0.5f, true);
   DeviceMem dx_in = to_device(x, dt), dw = to_device(w, dt), ddy = to_device(dy, dt);
-  DeviceMem dmean = to_device(neg_mean, DType::F32), dinv = to_device(inv_std, DType::F32);
+  DeviceMem dmean = to_device(mean32, DType::F32), dneg = to_device(neg_mean, DType::F32);
+  DeviceMem dinv = to_device(inv_std, DType::F32);
   DeviceMem dgamma = to_device(gamma, DType::F32), dbeta = to_device(beta, DType::F32);
   DeviceMem dz(nx * dtype_size(dt)), dg(nx * dtype_size(dt)), coeff(5 * c * 4);
   coeff.poison();
   cuda::conv_backward_data(ctx, g, ddy.get(), dw.get(), dz.get());
   float* k = coeff.as<float>();
-  const cuda::DgradBatchNorm bn{dx_in.get(), dmean.as<float>(), dinv.as<float>(), dgamma.as<float>(), dbeta.as<float>(),
-                                dg.get(), k, k + c, k + 2 * c, k + 3 * c, k + 4 * c};
+  const cuda::DgradBatchNorm bn{dx_in.get(), dmean.as<float>(), dneg.as<float>(), dinv.as<float>(), dgamma.as<float>(),
+                                dbeta.as<float>(), dg.get(), k, k + c, k + 2 * c, k + 3 * c, k + 4 * c};
   const std::string name = std::string(dtype_name(dt)) + " dgrad+drelu+dbn k" + std::to_string(g.r);
   if (!cuda::conv_backward_data_bn_relu(ctx, g, ddy.get(), dw.get(), bn)) {
     std::printf("[ no engine ] %s\n", name.c_str());

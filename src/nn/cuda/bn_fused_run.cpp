@@ -213,6 +213,7 @@ std::optional<DgradBatchNorm> FusedBnRun::folded_backward_inputs() {
   float* state = channel_state(c);
   DgradBatchNorm bn;
   bn.bn_input = x_.data;
+  bn.mean = state;
   bn.neg_mean = state + 6 * c;
   bn.inv_std = state + c;
   bn.scale = views_.params;

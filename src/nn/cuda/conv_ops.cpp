@@ -17,7 +17,7 @@ enum : int64_t {
   // the dgrad-dReLU-dBN graph
   kBnInput = 20, kNegMean = 21, kInvStd = 22, kGamma = 23, kBeta = 24, kReluGrad = 25, kDscale = 26, kDbias = 27,
   kEqDy = 28, kEqX = 29, kEqBias = 30, kDgradOut = 31, kCentred = 32, kNormalised = 33, kGammaScaled = 34,
-  kBnOut = 35
+  kBnOut = 35, kMean = 36
 };
 
 struct ConvTensors {
@@ -168,7 +168,7 @@ namespace {
 
 // The dgrad-dReLU-dBN graph of conv_backward_data_bn_relu: dgrad into an fp32 virtual tensor; the batch
 // norm's output again, ((x + (-mean)) * inv_std) * gamma + beta, in the order of cuDNN's pattern; the ReLU's
-// backward against it, written; the batch norm's weight gradients from that.
+// backward against it, written; the batch norm's weight gradients from that (given the mean itself).
 std::optional<OpGraph> dgrad_bn_relu_graph(Context& ctx, const ConvGeometry& g, const void* dy, const void* w,
                                            const DgradBatchNorm& bn, std::string* why) {
   OpGraph og;
@@ -204,7 +204,7 @@ std::optional<OpGraph> dgrad_bn_relu_graph(Context& ctx, const ConvGeometry& g, 
   cudnn::BnBackwardWeightsTensors t;
   t.x = &tx;
   t.dy = &tg;
-  t.mean = &tmean;
+  t.mean = &channel(kMean, bn.mean);
   t.inv_std = &tinv;
   t.scale = &tgamma;
   t.dscale = &channel(kDscale, bn.dscale);
@@ -221,12 +221,12 @@ std::optional<OpGraph> dgrad_bn_relu_graph(Context& ctx, const ConvGeometry& g, 
 }  // namespace
 
 bool conv_backward_data_bn_relu(Context& ctx, const ConvGeometry& g, const void* dy, const void* w, const DgradBatchNorm& bn) {
-  const std::vector<int64_t> uids{kY,        kW,      kBnInput, kNegMean, kInvStd, kGamma, kBeta,
-                                  kReluGrad, kDscale, kDbias,   kEqDy,    kEqX,    kEqBias};
+  const std::vector<int64_t> uids{kY,      kW,        kBnInput, kMean,   kNegMean, kInvStd, kGamma,
+                                  kBeta,   kReluGrad, kDscale,  kDbias,  kEqDy,    kEqX,    kEqBias};
   auto mut = [](const void* p) { return const_cast<void*>(p); };
-  const std::vector<void*> ptrs{mut(dy),        mut(w),        mut(bn.bn_input), mut(bn.neg_mean), mut(bn.inv_std),
-                                mut(bn.scale),  mut(bn.bias),  bn.relu_gradient, bn.dscale,        bn.dbias,
-                                bn.eq_dy_scale, bn.eq_x_scale, bn.eq_bias};
+  const std::vector<void*> ptrs{mut(dy),        mut(w),           mut(bn.bn_input), mut(bn.mean), mut(bn.neg_mean),
+                                mut(bn.inv_std), mut(bn.scale),   mut(bn.bias),     bn.relu_gradient, bn.dscale,
+                                bn.dbias,       bn.eq_dy_scale,   bn.eq_x_scale,    bn.eq_bias};
   const std::string key =
       key_of("conv_dgrad", g, ctx.compute_dtype(), ctx.layout(), "|drelu|dbn" + cudnn::alignment_key(ptrs));
   auto build = [&](std::string* why) { return dgrad_bn_relu_graph(ctx, g, dy, w, bn, why); };

@@ -45,7 +45,8 @@ bool conv_forward_fused(Context& ctx, const ConvGeometry& g, const void* x, cons
 // gradients and its input gradient's coefficients, so no pass reads the gradient again for the sums.
 struct DgradBatchNorm {
   const void* bn_input = nullptr;    // the batch norm's input x [n, c, h, w] (the dgrad's output shape)
-  const float* neg_mean = nullptr;   // -mean [c] of the forward's batch
+  const float* mean = nullptr;       // [c], the forward's batch mean (the weight gradients' node)
+  const float* neg_mean = nullptr;   // -mean [c] (the recomputed output's ADD)
   const float* inv_std = nullptr;    // [c]
   const float* scale = nullptr;      // gamma [c]
   const float* bias = nullptr;       // beta [c]
