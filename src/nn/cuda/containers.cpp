@@ -205,7 +205,7 @@ const DeviceTensor& Sequential::forward(const DeviceTensor& x, Mode mode) {
     auto* conv = s.statistics_to ? static_cast<Conv2d*>(s.layer.get()) : nullptr;
     if (conv && mode == Mode::Train)
       conv->write_next_output_statistics(s.statistics_to->statistics_target(conv->output_channels()));
-    auto* run = s.applied_by && !s.applied_by->prologue_unavailable() ? static_cast<FusedBnRun*>(s.layer.get()) : nullptr;
+    auto* run = s.applied_by ? static_cast<FusedBnRun*>(s.layer.get()) : nullptr;
     if (run) run->defer_next_apply();
     s.apply_folded = false;
     h = &timed(ctx_, s.label, false, s.container, [&]() -> const DeviceTensor& { return s.layer->forward(*h, mode); });

@@ -40,7 +40,6 @@ const DeviceTensor& Conv2d::forward(const DeviceTensor& x, Mode mode) {
   if (source) {
     if (bias) fatal("Conv2d '" + spec_.name + "': a prologue with a bias of its own");
     if (forward_through_prologue(*source, statistics)) return y_;
-    prologue_unavailable_ = true;
     source->apply_into(x.data, ctx_.stream());  // x is the run's output, left unwritten until now
   }
   if (statistics) {
@@ -76,9 +75,7 @@ void Conv2d::weight_gradient(const DeviceTensor& dy, void* dw, DType dw_dtype, c
   }
   const void* input = prologue_run_->input().data;
   if (conv_backward_filter_fused(ctx_, geometry_, input, prologue_, dy.data, dw, dw_dtype, stream)) return;
-  // No engine applies the prologue in the weight gradient: the normalised input once more, on this stream,
-  // and the run writes its output from the next forward on (prologue_unavailable).
-  prologue_unavailable_ = true;
+  // No engine applies the prologue in the weight gradient: the normalised input once more, on this stream.
   void* normalised = normalised_.ensure(static_cast<size_t>(x_.numel()) * dtype_size(x_.dtype()));
   prologue_run_->apply_into(normalised, stream);
   conv_backward_filter(ctx_, geometry_, normalised, dy.data, dw, dw_dtype, stream);

@@ -58,11 +58,12 @@ class Conv2d final : public Layer {
   // The next forward reads its input through the deferred apply of the fused run that produced it
   // (FusedBnRun::defer_next_apply; that run's output is left unwritten): the convolution applies x * a + b and
   // the ReLU to the run's input as it loads it, in forward and in its weight gradient, where engines run
-  // those graphs; where one is missing the run writes the normalised tensor after all (FusedBnRun::apply_into)
-  // and prologue_unavailable() turns true, so that the run stops deferring. Holds for one forward; the run
-  // must outlive the next backward.
+  // those graphs. Where the forward's is missing, the run writes its output after all (FusedBnRun::apply_into);
+  // where the weight gradient's is, the normalised input is written for it on the weight-gradient stream. The
+  // choice is made at every call (a missing graph is remembered by the plan cache), so that a step captured
+  // in a CUDA graph and its eager twin do the same work. Holds for one forward; the run must outlive the next
+  // backward.
   void read_next_input_through(const FusedBnRun* run) { prologue_source_ = run; }
-  bool prologue_unavailable() const { return prologue_unavailable_; }
   bool read_input_through_prologue() const { return prologue_used_; }
 
  private:
@@ -91,7 +92,7 @@ class Conv2d final : public Layer {
   const FusedBnRun* prologue_source_ = nullptr;  // set by read_next_input_through
   const FusedBnRun* prologue_run_ = nullptr;     // the run whose prologue the last forward read through
   ConvPrologue prologue_{};
-  bool prologue_used_ = false, prologue_unavailable_ = false;
+  bool prologue_used_ = false;
   DeviceBuffer normalised_;  // the normalised input, where the weight gradient has no engine with the prologue
   DeviceBuffer y_buffer_, w_krsc_;
 };
