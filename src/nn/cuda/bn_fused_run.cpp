@@ -127,11 +127,15 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
   }
   x_ = x;
   mode_ = mode;
-  y_ = lends_output_ ? gradient_tensor(shape, ctx_) : output_tensor(y_buffer_, shape, ctx_);
+  if (defer)  // the output stays unallocated unless the convolution asks for it (write_deferred_output)
+    y_ = DeviceTensor{nullptr, TensorDesc{shape, ctx_.compute_dtype(), x.layout()}};
+  else
+    y_ = lends_output_ ? gradient_tensor(shape, ctx_) : output_tensor(y_buffer_, shape, ctx_);
   const kernels::BnFusedShape s = fused_shape(x);
   fused_ = kernels::bn_fused_supports(s, dropout_p(mode) > 0, {x.data, y_.data, residual ? residual->data : nullptr});
   if (!fused_) {
     if (lends_output_) ctx_.release_gradient(y_.data);  // the separate layers write their own outputs
+    if (!y_.data) y_ = output_tensor(y_buffer_, shape, ctx_);
     return forward_separately(x, mode, residual, residual_bias);
   }
   if (mode == Mode::Train && s.n * s.h * s.w <= 1)
@@ -199,6 +203,12 @@ ConvPrologue FusedBnRun::deferred_prologue() const {
   return ConvPrologue{deferred_apply_.a, deferred_apply_.b, DType::F32, true};
 }
 
+const DeviceTensor& FusedBnRun::write_deferred_output() {
+  if (!y_.data) y_ = output_tensor(y_buffer_, y_.shape(), ctx_);
+  apply_into(y_.data, ctx_.stream());
+  return y_;
+}
+
 void FusedBnRun::apply_into(void* out, cudaStream_t stream) const {
   if (!deferred_) fatal("fused run '" + specs_[0].name + "': asked to apply a forward it did not defer");
   kernels::BnApply apply = deferred_apply_;
@@ -228,7 +238,8 @@ std::optional<DgradBatchNorm> FusedBnRun::folded_backward_inputs() {
 
 const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
   const LayerSpec& bn = specs_[0];
-  check_output_gradient(bn, y_, dy, "fused run");
+  // A deferred apply may leave the output unallocated: its description still checks dy.
+  check_output_gradient(bn, deferred_ ? DeviceTensor{dy.data, y_.desc} : y_, dy, "fused run");
   if (!fused_) {  // as Sequential::backward, giving back the gradients the run's own layers wrote
     const DeviceTensor* g = &dy;
     for (auto it = separate_.rbegin(); it != separate_.rend(); ++it) {

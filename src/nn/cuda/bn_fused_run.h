@@ -66,12 +66,14 @@ class FusedBnRun final : public Layer {
   // The next forward of such a run computes its coefficients but leaves the apply pass to the convolution
   // that reads its output (deferred(): it did), which applies x * a + b and the ReLU as it loads the run's
   // input (deferred_prologue(), over input()), or, where it cannot, has the run write the output after all
-  // (apply_into: into the run's output tensor, or a scratch buffer on another stream). Holds for one forward;
-  // the coefficients stay valid until the next forward.
+  // (write_deferred_output; apply_into writes it into another buffer, on another stream). The output it
+  // returns has no memory until then, so that a folded run holds none. Holds for one forward; the
+  // coefficients stay valid until the next forward.
   void defer_next_apply() { defer_next_apply_ = true; }
   bool deferred() const { return deferred_; }
   const DeviceTensor& input() const { return x_; }
   ConvPrologue deferred_prologue() const;
+  const DeviceTensor& write_deferred_output();
   void apply_into(void* out, cudaStream_t stream) const;
   // Empty, or a line saying which shapes the fused kernels did not take.
   const std::string& fallback_note() const { return fallback_note_; }

@@ -21,40 +21,45 @@ const void* Conv2d::compute_weights() {
 }
 
 const DeviceTensor& Conv2d::forward(const DeviceTensor& x, Mode mode) {
-  check_activation(x, ctx_, spec_, 4);
+  FusedBnRun* source = prologue_source_;
+  prologue_source_ = nullptr;  // one forward's worth
+  // A run that deferred its apply hands an output without memory; its input has the same shape.
+  check_activation(source ? DeviceTensor{source->input().data, x.desc} : x, ctx_, spec_, 4);
   const Shape out = output_shape(spec_, x.shape());  // a UserError naming the layer on a bad shape
   geometry_ = ConvGeometry{x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3], spec_.out, spec_.kernel,
                            spec_.kernel, out[2], out[3], spec_.pad, spec_.stride};
   x_ = x;
   y_ = output_tensor(y_buffer_, out, ctx_);
   w_ = compute_weights();
-  const float* bias = bias_by_consumer_ ? nullptr : this->bias();
   float* statistics = statistics_target_;
-  const FusedBnRun* source = prologue_source_;
-  statistics_target_ = nullptr;  // one forward's worth
-  prologue_source_ = nullptr;
+  statistics_target_ = nullptr;
   prologue_run_ = nullptr;
   wrote_statistics_ = false;
   prologue_used_ = false;
-  if (mode != Mode::Train || bias) statistics = nullptr;
+  const bool has_own_bias = !bias_by_consumer_ && spec_.bias;
+  if (mode != Mode::Train || has_own_bias) statistics = nullptr;
   if (source) {
-    if (bias) fatal("Conv2d '" + spec_.name + "': a prologue with a bias of its own");
+    if (has_own_bias) fatal("Conv2d '" + spec_.name + "': a prologue with a bias of its own");
     if (forward_through_prologue(*source, statistics)) return y_;
-    source->apply_into(x.data, ctx_.stream());  // x is the run's output, left unwritten until now
+    x_ = source->write_deferred_output();
   }
+  forward_plain(statistics);
+  return y_;
+}
+
+void Conv2d::forward_plain(float* statistics) {
   if (statistics) {
     const ConvStatistics sums{statistics, statistics + spec_.out};
-    wrote_statistics_ = conv_forward_fused(ctx_, geometry_, x.data, nullptr, w_, y_.data, &sums);
-    if (wrote_statistics_) return y_;
+    wrote_statistics_ = conv_forward_fused(ctx_, geometry_, x_.data, nullptr, w_, y_.data, &sums);
+    if (wrote_statistics_) return;
   }
-  const bool fused = bias && ctx_.options().fuse_conv_bias && conv_forward(ctx_, geometry_, x.data, w_, y_.data, bias);
-  if (!fused) {
-    conv_forward(ctx_, geometry_, x.data, w_, y_.data, nullptr);
-    if (bias)
-      kernels::bias_add(y_.data, y_.dtype(), bias, DType::F32, out[0], out[1], out[2], out[3], ctx_.layout(),
-                        ctx_.stream());
-  }
-  return y_;
+  const float* bias = bias_by_consumer_ ? nullptr : this->bias();
+  const bool fused = bias && ctx_.options().fuse_conv_bias && conv_forward(ctx_, geometry_, x_.data, w_, y_.data, bias);
+  if (fused) return;
+  conv_forward(ctx_, geometry_, x_.data, w_, y_.data, nullptr);
+  if (bias)
+    kernels::bias_add(y_.data, y_.dtype(), bias, DType::F32, geometry_.n, geometry_.k, geometry_.p, geometry_.q,
+                      ctx_.layout(), ctx_.stream());
 }
 
 bool Conv2d::forward_through_prologue(const FusedBnRun& source, float* statistics) {

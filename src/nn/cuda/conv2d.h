@@ -63,7 +63,7 @@ class Conv2d final : public Layer {
   // choice is made at every call (a missing graph is remembered by the plan cache), so that a step captured
   // in a CUDA graph and its eager twin do the same work. Holds for one forward; the run must outlive the next
   // backward.
-  void read_next_input_through(const FusedBnRun* run) { prologue_source_ = run; }
+  void read_next_input_through(FusedBnRun* run) { prologue_source_ = run; }
   bool read_input_through_prologue() const { return prologue_used_; }
 
  private:
@@ -73,6 +73,8 @@ class Conv2d final : public Layer {
   void input_gradient(const DeviceTensor& dy);
   // The forward through the source run's prologue (read_next_input_through); false where no engine runs it.
   bool forward_through_prologue(const FusedBnRun& source, float* statistics);
+  // The convolution of x_ (bias added), with the next batch norm's sums where asked and an engine runs that.
+  void forward_plain(float* statistics);
   // dw of the last forward's input (through its prologue where it read one) on `stream`.
   void weight_gradient(const DeviceTensor& dy, void* dw, DType dw_dtype, cudaStream_t stream);
 
@@ -89,7 +91,7 @@ class Conv2d final : public Layer {
   bool wrote_statistics_ = false;
   DgradBatchNorm fold_{};  // set by fold_next_input_gradient
   bool fold_next_ = false, folded_ = false;
-  const FusedBnRun* prologue_source_ = nullptr;  // set by read_next_input_through
+  FusedBnRun* prologue_source_ = nullptr;        // set by read_next_input_through
   const FusedBnRun* prologue_run_ = nullptr;     // the run whose prologue the last forward read through
   ConvPrologue prologue_{};
   bool prologue_used_ = false;
