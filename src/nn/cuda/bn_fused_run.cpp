@@ -21,10 +21,10 @@ kernels::BnFusedShape fused_shape(const DeviceTensor& t) {
 
 bool has_dropout(const std::vector<LayerSpec>& specs) { return specs.size() > 2; }
 
-// The per-channel coefficients a, b of y = a x + b, at state + 2c and state + 3c: in training from the
-// batch's statistics (also saving its mean and 1/std at state and state + c, and updating the running
-// statistics): the sums a convolution gave at state + 4c when `given`, else a pass over x; in evaluation from
-// the running statistics.
+// The per-channel coefficients a and b of y = a x + b in their slots of `state`: in training from the batch's
+// statistics (also saving its mean and 1/std, and updating the running statistics): the sums a convolution
+// gave when `given`, else a pass over x; in evaluation from the running statistics. With the batch norms
+// folded, training also keeps -mean for the convolution that recomputes the output in its dgrad.
 void channel_coefficients(const kernels::BnFusedShape& s, const LayerSpec& bn, const ParamViews& views, const DeviceTensor& x,
                           Mode mode, float* state, bool given, Context& ctx) {
   const int64_t c = s.c;
@@ -34,7 +34,7 @@ void channel_coefficients(const kernels::BnFusedShape& s, const LayerSpec& bn, c
   float* running_var = views.buffers + c;
   if (mode != Mode::Train) {
     kernels::bn_inference_coefficients(scale, bias, running_mean, running_var, static_cast<float>(bn.eps),
-                                       state + 2 * c, state + 3 * c, c, ctx.stream());
+                                       run_slot(state, kRunA, c), run_slot(state, kRunB, c), c, ctx.stream());
     return;
   }
   kernels::BnFinalize f;
@@ -42,15 +42,15 @@ void channel_coefficients(const kernels::BnFusedShape& s, const LayerSpec& bn, c
   f.bias = bias;
   f.eps = static_cast<float>(bn.eps);
   f.momentum = bn.momentum;
-  f.saved_mean = state;
-  f.saved_inv_std = state + c;
+  f.saved_mean = run_slot(state, kRunMean, c);
+  f.saved_inv_std = run_slot(state, kRunInvStd, c);
   f.running_mean = running_mean;
   f.running_var = running_var;
-  f.a = state + 2 * c;
-  f.b = state + 3 * c;
-  f.neg_mean = state + 6 * c;
+  f.a = run_slot(state, kRunA, c);
+  f.b = run_slot(state, kRunB, c);
+  if (ctx.options().fold_batch_norm) f.neg_mean = run_slot(state, kRunNegMean, c);
   if (given) {
-    kernels::bn_finalize_sums(s, state + 4 * c, state + 5 * c, f, ctx.stream());
+    kernels::bn_finalize_sums(s, run_slot(state, kRunSum, c), run_slot(state, kRunSqSum, c), f, ctx.stream());
     return;
   }
   void* workspace = ctx.workspace().ensure(kernels::bn_fused_workspace_bytes(s));
@@ -161,8 +161,8 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
 kernels::BnApply FusedBnRun::apply_arguments(const kernels::BnFusedShape& s, const float* state, Mode mode,
                                              const DeviceTensor* residual, const float* residual_bias) {
   kernels::BnApply apply;
-  apply.a = state + 2 * s.c;
-  apply.b = state + 3 * s.c;
+  apply.a = run_slot(state, kRunA, s.c);
+  apply.b = run_slot(state, kRunB, s.c);
   last_p_ = dropout_p(mode);
   last_keep_bits_ = nullptr;
   if (last_p_ > 0) {
@@ -223,16 +223,16 @@ std::optional<DgradBatchNorm> FusedBnRun::folded_backward_inputs() {
   float* state = channel_state(c);
   DgradBatchNorm bn;
   bn.bn_input = x_.data;
-  bn.mean = state;
-  bn.neg_mean = state + 6 * c;
-  bn.inv_std = state + c;
+  bn.mean = run_slot(state, kRunMean, c);
+  bn.neg_mean = run_slot(state, kRunNegMean, c);
+  bn.inv_std = run_slot(state, kRunInvStd, c);
   bn.scale = views_.params;
   bn.bias = views_.params + c;
   bn.dscale = views_.grads;
   bn.dbias = views_.grads + c;
-  bn.eq_dy_scale = state + 7 * c;
-  bn.eq_x_scale = state + 8 * c;
-  bn.eq_bias = state + 9 * c;
+  bn.eq_dy_scale = run_slot(state, kRunEqDy, c);
+  bn.eq_x_scale = run_slot(state, kRunEqX, c);
+  bn.eq_bias = run_slot(state, kRunEqBias, c);
   return bn;
 }
 
@@ -263,8 +263,8 @@ const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
   kernels::BnBackward b;
   b.x = x_.data;
   b.dy = dy.data;
-  b.a = state + 2 * c;
-  b.b = state + 3 * c;
+  b.a = run_slot(state, kRunA, c);
+  b.b = run_slot(state, kRunB, c);
   b.relu = relu_in_run();  // a ReLU after the add: masked by its own layer's backward, or by pass 1 here
   if (masks_following_relu_gradient()) {
     b.relu_output = y_.data;
@@ -272,8 +272,8 @@ const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
   }
   b.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step(), first_element_, last_keep_bits_};
   b.scale = views_.params;
-  b.saved_mean = state;
-  b.saved_inv_std = state + c;
+  b.saved_mean = run_slot(state, kRunMean, c);
+  b.saved_inv_std = run_slot(state, kRunInvStd, c);
   b.workspace = ctx_.workspace().ensure(kernels::bn_fused_workspace_bytes(s));
   b.dscale = views_.grads;
   b.dbias = views_.grads + c;

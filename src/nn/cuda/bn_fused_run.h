@@ -15,14 +15,21 @@
 #include <string>
 #include <vector>
 
+#include "kernels/bn_fused.h"
 #include "nn/cuda/context.h"
 #include "nn/cuda/conv_ops.h"
-#include "kernels/bn_fused.h"
 #include "nn/cuda/device_buffer.h"
 #include "nn/cuda/layer.h"
 #include "nn/spec.h"
 
 namespace sb::cuda {
+
+// A fused run's per-channel state, c floats a slot: the saved mean and inverse std; a and b of y = x*a + b;
+// the sums a convolution may give; -mean and dx's coefficients for a folded backward.
+enum BnRunSlot : int64_t { kRunMean, kRunInvStd, kRunA, kRunB, kRunSum, kRunSqSum, kRunNegMean, kRunEqDy, kRunEqX,
+                           kRunEqBias, kRunSlots };
+template <typename T>
+T* run_slot(T* state, BnRunSlot slot, int64_t c) { return state + slot * c; }
 
 class FusedBnRun final : public Layer {
  public:
@@ -52,7 +59,7 @@ class FusedBnRun final : public Layer {
   // Where a convolution before the run may write the sums of the run's next input ([2c] floats: sum, then
   // sum of squares; Conv2d::write_next_output_statistics), and that it did: the next training forward then
   // finalizes them instead of reading its input for them. Holds for one forward.
-  float* statistics_target(int64_t channels) { return channel_state(channels) + 4 * channels; }
+  float* statistics_target(int64_t channels) { return run_slot(channel_state(channels), kRunSum, channels); }
   void use_given_statistics(int64_t channels) { given_statistics_channels_ = channels; }
   // A [BatchNorm2d, ReLU] run (no dropout, no add) whose backward reduction the dgrad of the convolution
   // reading its output may take (conv_backward_data_bn_relu).
@@ -97,9 +104,8 @@ class FusedBnRun final : public Layer {
   double dropout_p(Mode mode) const;
 
   bool relu_in_run() const { return specs_.size() > 1; }
-  // float [10C]: saved mean, saved inverse std, a, b of y = x*a + b; the sums a convolution may give; -mean
-  // and dx's coefficients for a folded backward.
-  float* channel_state(int64_t c) { return channel_state_.ensure_as<float>(static_cast<size_t>(10 * c)); }
+  // The per-channel state (BnRunSlot).
+  float* channel_state(int64_t c) { return channel_state_.ensure_as<float>(static_cast<size_t>(kRunSlots * c)); }
 
   std::vector<LayerSpec> specs_;  // [0] BatchNorm2d, [1] ReLU, [2] Dropout when present
   bool adds_residual_, relu_after_add_;

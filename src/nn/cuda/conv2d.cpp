@@ -35,7 +35,6 @@ const DeviceTensor& Conv2d::forward(const DeviceTensor& x, Mode mode) {
   statistics_target_ = nullptr;
   prologue_run_ = nullptr;
   wrote_statistics_ = false;
-  prologue_used_ = false;
   const bool has_own_bias = !bias_by_consumer_ && spec_.bias;
   if (mode != Mode::Train || has_own_bias) statistics = nullptr;
   if (source) {
@@ -68,13 +67,13 @@ bool Conv2d::forward_through_prologue(const FusedBnRun& source, float* statistic
   const ConvStatistics sums{statistics, statistics ? statistics + spec_.out : nullptr};
   // With the next batch norm's sums in the same graph where an engine runs it, else the prologue alone.
   wrote_statistics_ = statistics && conv_forward_fused(ctx_, geometry_, input, &prologue_, w_, y_.data, &sums);
-  prologue_used_ = wrote_statistics_ || conv_forward_fused(ctx_, geometry_, input, &prologue_, w_, y_.data, nullptr);
-  if (prologue_used_) prologue_run_ = &source;
-  return prologue_used_;
+  if (!wrote_statistics_ && !conv_forward_fused(ctx_, geometry_, input, &prologue_, w_, y_.data, nullptr)) return false;
+  prologue_run_ = &source;
+  return true;
 }
 
 void Conv2d::weight_gradient(const DeviceTensor& dy, void* dw, DType dw_dtype, cudaStream_t stream) {
-  if (!prologue_used_) {
+  if (!prologue_run_) {
     conv_backward_filter(ctx_, geometry_, x_.data, dy.data, dw, dw_dtype, stream);
     return;
   }
@@ -89,8 +88,8 @@ void Conv2d::weight_gradient(const DeviceTensor& dy, void* dw, DType dw_dtype, c
 void Conv2d::input_gradient(const DeviceTensor& dy) {
   const DeviceTensor sum = sum_;
   sum_ = DeviceTensor{};
-  const bool fold = fold_next_;
-  fold_next_ = false;
+  const std::optional<DgradBatchNorm> fold = fold_;
+  fold_.reset();
   folded_ = false;
   if (skip_dx_) {
     dx_ = DeviceTensor{nullptr, x_.desc};
@@ -99,7 +98,7 @@ void Conv2d::input_gradient(const DeviceTensor& dy) {
   if (!sum.data) {
     dx_ = gradient_tensor(x_.shape(), ctx_);
     if (fold) {
-      DgradBatchNorm bn = fold_;
+      DgradBatchNorm bn = *fold;
       bn.relu_gradient = dx_.data;
       folded_ = conv_backward_data_bn_relu(ctx_, geometry_, dy.data, w_, bn);
       if (folded_) return;

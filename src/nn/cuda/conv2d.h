@@ -10,6 +10,8 @@
 // (Context::begin_weight_gradient). The bias is added by a kernel, or fused into the fprop graph when the
 // context asks for it and an engine runs that graph.
 #pragma once
+#include <optional>
+
 #include "nn/cuda/bn_fused_run.h"
 #include "nn/cuda/context.h"
 #include "nn/cuda/conv_ops.h"
@@ -50,10 +52,7 @@ class Conv2d final : public Layer {
   // is this layer's input (conv_backward_data_bn_relu, where an engine runs it; bn.relu_gradient is the
   // layer's own dx): its dx is then the gradient at the run's output masked by the ReLU, and the run's weight
   // gradients are written. folded_input_gradient() says whether it did. Holds for one backward.
-  void fold_next_input_gradient(const DgradBatchNorm& bn) {
-    fold_ = bn;
-    fold_next_ = true;
-  }
+  void fold_next_input_gradient(const DgradBatchNorm& bn) { fold_ = bn; }
   bool folded_input_gradient() const { return folded_; }
   // The next forward reads its input through the deferred apply of the fused run that produced it
   // (FusedBnRun::defer_next_apply; that run's output is left unwritten): the convolution applies x * a + b and
@@ -64,7 +63,7 @@ class Conv2d final : public Layer {
   // in a CUDA graph and its eager twin do the same work. Holds for one forward; the run must outlive the next
   // backward.
   void read_next_input_through(FusedBnRun* run) { prologue_source_ = run; }
-  bool read_input_through_prologue() const { return prologue_used_; }
+  bool read_input_through_prologue() const { return prologue_run_ != nullptr; }
 
  private:
   int64_t weight_count() const { return conv_weight_count(spec_); }
@@ -89,12 +88,11 @@ class Conv2d final : public Layer {
   bool bias_by_consumer_ = false;
   float* statistics_target_ = nullptr;  // set by write_next_output_statistics
   bool wrote_statistics_ = false;
-  DgradBatchNorm fold_{};  // set by fold_next_input_gradient
-  bool fold_next_ = false, folded_ = false;
-  FusedBnRun* prologue_source_ = nullptr;        // set by read_next_input_through
-  const FusedBnRun* prologue_run_ = nullptr;     // the run whose prologue the last forward read through
+  std::optional<DgradBatchNorm> fold_;  // set by fold_next_input_gradient
+  bool folded_ = false;
+  FusedBnRun* prologue_source_ = nullptr;     // set by read_next_input_through
+  const FusedBnRun* prologue_run_ = nullptr;  // the run whose prologue the last forward read through, or none
   ConvPrologue prologue_{};
-  bool prologue_used_ = false;
   DeviceBuffer normalised_;  // the normalised input, where the weight gradient has no engine with the prologue
   DeviceBuffer y_buffer_, w_krsc_;
 };

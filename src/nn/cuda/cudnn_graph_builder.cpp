@@ -165,14 +165,20 @@ Descriptor make_conv_wgrad(const Descriptor& x, const Descriptor& dw, const Desc
   return d;
 }
 
-Descriptor make_pointwise(Arena& arena, cudnnPointwiseMode_t mode, const Descriptor& x, const Descriptor* b, const Descriptor& y) {
+namespace {
+// A pointwise mode descriptor, kept in the arena: fp32 arithmetic inside fusions.
+const Descriptor& pointwise_mode(Arena& arena, cudnnPointwiseMode_t mode) {
   Descriptor pw(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
   pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode)
-      .set_data_type(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_DATA_FLOAT);  // fp32 arithmetic inside fusions
+      .set_data_type(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_DATA_FLOAT);
   pw.finalize();
-  const Descriptor& kept = arena.keep(std::move(pw));
+  return arena.keep(std::move(pw));
+}
+}  // namespace
+
+Descriptor make_pointwise(Arena& arena, cudnnPointwiseMode_t mode, const Descriptor& x, const Descriptor* b, const Descriptor& y) {
   Descriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-  op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, kept)
+  op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pointwise_mode(arena, mode))
       .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x)
       .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
   if (b) op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
@@ -182,13 +188,8 @@ Descriptor make_pointwise(Arena& arena, cudnnPointwiseMode_t mode, const Descrip
 
 Descriptor make_pointwise_backward(Arena& arena, cudnnPointwiseMode_t mode, const Descriptor& dy, const Descriptor& x,
                                    const Descriptor& dx) {
-  Descriptor pw(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-  pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode)
-      .set_data_type(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_DATA_FLOAT);
-  pw.finalize();
-  const Descriptor& kept = arena.keep(std::move(pw));
   Descriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-  op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, kept)
+  op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pointwise_mode(arena, mode))
       .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, dy)
       .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x)
       .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, dx);
