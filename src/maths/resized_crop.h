@@ -206,6 +206,40 @@ SB_HOST_DEVICE float resample_weight(const ResampleAxis& a, const AxisTaps& t, i
   return resample_mul(resample_raw_weight(a, t.centre, t.first + k), t.inv_sum);
 }
 
+// The source indices that the taps of outputs 0 .. out_size - 1 read along an axis: [first, end). The
+// centre is monotone in o (every rounding is), so the taps' window only moves right, and an output with
+// no tap inside the image (the nearest-edge case) lies beyond every output on its side: the first output's
+// first tap and the last output's end bound them all. A region decode keeps just these pixels.
+struct SourceSpan {
+  int first = 0, end = 0;
+};
+
+SB_HOST_DEVICE SourceSpan resample_span(const ResampleAxis& a, int out_size) {
+  const AxisTaps lo = resample_taps(a, 0), hi = resample_taps(a, out_size - 1);
+  SourceSpan s;
+  s.first = lo.first < hi.first ? lo.first : hi.first;
+  s.end = lo.first + lo.count > hi.first + hi.count ? lo.first + lo.count : hi.first + hi.count;
+  return s;
+}
+
+// The integer rectangle of an image of width x height that resampling `box` to out_width x out_height
+// reads, widened by `margin` pixels on each side and kept inside the image.
+struct SourceRegion {
+  int x = 0, y = 0, width = 0, height = 0;
+};
+
+SB_HOST_DEVICE SourceRegion resample_source_region(const ResizedCropBox& box, int out_width, int out_height, int width,
+                                                   int height, int margin) {
+  const SourceSpan xs = resample_span(resample_axis(box.x, box.width, out_width, width), out_width);
+  const SourceSpan ys = resample_span(resample_axis(box.y, box.height, out_height, height), out_height);
+  SourceRegion r;
+  r.x = xs.first - margin > 0 ? xs.first - margin : 0;
+  r.y = ys.first - margin > 0 ? ys.first - margin : 0;
+  r.width = (xs.end + margin < width ? xs.end + margin : width) - r.x;
+  r.height = (ys.end + margin < height ? ys.end + margin : height) - r.y;
+  return r;
+}
+
 // The 2-D weighted sum as a byte: round half up, clamped to 0..255.
 // (Written as clamps, which the CPU resampler's loops vectorise.)
 SB_HOST_DEVICE int resampled_byte(float acc) {
