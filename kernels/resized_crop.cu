@@ -2,7 +2,8 @@
 // tile's row taps go to shared memory once; each thread takes an output column, computes its column taps
 // once and walks the tile's rows, so a warp writes consecutive columns (coalesced under NCHW). Weights are
 // recomputed per tap rather than stored: a few flops against the same count of multiply-adds, and no
-// bound on the number of taps of a strong downscale. Compiled with --fmad=false (cmake/CudaBackend.cmake),
+// bound on the number of taps of a strong downscale. Taps are in the whole image's coordinates; only the
+// pixel address subtracts the region's corner. Compiled with --fmad=false (cmake/CudaBackend.cmake),
 // like the shared helpers' explicit rounding, so that the sums round as on the CPU.
 #include "kernels/resized_crop.h"
 
@@ -32,7 +33,8 @@ __global__ void resized_crop_kernel(ResizedCropArgs a) {
 
   const int H = a.out_height, W = a.out_width;
   T* out = static_cast<T*>(a.out) + n * kChannels * static_cast<int64_t>(H) * W;
-  const int64_t src_row = static_cast<int64_t>(s.width) * kChannels;
+  const int region_width = s.region.width > 0 ? s.region.width : s.width;
+  const int64_t src_row = static_cast<int64_t>(region_width) * kChannels;
   for (int x = threadIdx.x; x < W; x += blockDim.x) {
     const AxisTaps tx = resample_taps(ax, x);
     const int xo = s.box.flip ? W - 1 - x : x;
@@ -41,7 +43,8 @@ __global__ void resized_crop_kernel(ResizedCropArgs a) {
       float acc[kChannels] = {0, 0, 0};
       for (int j = 0; j < ty.count; ++j) {
         const float wy = resample_weight(ay, ty, j);
-        const uint8_t* p = s.pixels + (ty.first + j) * src_row + static_cast<int64_t>(tx.first) * kChannels;
+        const uint8_t* p = s.pixels + (ty.first + j - s.region.y) * src_row +
+                           static_cast<int64_t>(tx.first - s.region.x) * kChannels;
         float h[kChannels] = {0, 0, 0};
         for (int i = 0; i < tx.count; ++i) {
           const float wx = resample_weight(ax, tx, i);

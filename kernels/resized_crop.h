@@ -23,9 +23,20 @@ struct ResizedCropBox {
   bool flip = false;
 };
 
+// The part of an image that a source's pixels hold (a region decode's output): its top-left pixel and its
+// size. Empty (width 0) means the whole image.
+struct PixelRegion {
+  int x = 0, y = 0, width = 0, height = 0;
+};
+
+// The kernel computes the taps in the whole image's coordinates, as the CPU resampler does on the whole
+// image, and subtracts the region's corner only to address a pixel: the arithmetic, and so every output
+// byte, is the same whatever region holds the taps. The region must hold every tap the box's resampling
+// reads (maths/resized_crop.h, resample_source_region): not checked on the device.
 struct ResizedCropSource {
-  const uint8_t* pixels = nullptr;  // height x width x 3 (HWC, RGB) uint8, device memory
-  int width = 0, height = 0;
+  const uint8_t* pixels = nullptr;  // the region's pixels: HWC RGB uint8, rows packed, device memory
+  int width = 0, height = 0;        // the whole image's size, in which the box lies
+  PixelRegion region;               // where `pixels` lie in the image
   ResizedCropBox box;               // width and height > 0: not checked on the device
   int32_t label = 0;
 };
