@@ -1,7 +1,9 @@
 // nvJPEG's batched decode against the CPU decoder (data/image/jpeg_decoder.h) on JPEGs written here with
 // libjpeg: baseline 4:2:0 and 4:4:4, grey, restart markers, progressive, in batches of mixed sizes; and
 // what it refuses (damaged input, CMYK, over the pixel limit) comes back refused with a reason, never as a
-// crash. Built only with nvJPEG (tests/gpu/CMakeLists.txt); skips without a GPU.
+// crash. On the JPEG engines a region decode is byte for byte the window of the whole decode; what the
+// engines do not take or fail comes back whole, saying so. Built only with nvJPEG (tests/gpu/CMakeLists.txt);
+// skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -257,6 +259,173 @@ TEST(NvjpegDecoder, LaterBatchesOfOtherSizesLandInTheirOwnPlaces) {
       ASSERT_FALSE(refused[i]) << reasons[i];
       expect_like_cpu(cases[i], out[i], f.stream);
     }
+  }
+}
+
+// Regions of a width x height image: the corners, odd offsets and sizes, a single pixel, full-width and
+// full-height strips, and the whole image less its border.
+std::vector<CropBox> regions_of(int width, int height) {
+  return {CropBox{0, 0, 17, 11},
+          CropBox{width - 23, 0, 23, 9},
+          CropBox{0, height - 13, 31, 13},
+          CropBox{width - 5, height - 7, 5, 7},
+          CropBox{7, 5, 1, 1},
+          CropBox{13, 9, width / 2 + 1, height / 3 + 3},
+          CropBox{0, height / 2 - 3, width, 9},
+          CropBox{width / 2 - 1, 0, 3, height},
+          CropBox{1, 1, width - 2, height - 2}};
+}
+
+// The window `r` of a whole image's pixels.
+Bytes window(const Bytes& whole, int width, const CropBox& r) {
+  Bytes out;
+  for (int y = r.y; y < r.y + r.height; ++y)
+    out.insert(out.end(), whole.begin() + (static_cast<std::ptrdiff_t>(y) * width + r.x) * 3,
+               whole.begin() + (static_cast<std::ptrdiff_t>(y) * width + r.x + r.width) * 3);
+  return out;
+}
+
+// Each case's whole decode, downloaded (before the next decode() replaces the arena).
+std::vector<Bytes> whole_decodes(NvjpegBatchDecoder& decoder, const std::vector<Case>& cases, cudaStream_t stream) {
+  std::vector<uint8_t> refused;
+  std::vector<std::string> reasons;
+  const std::vector<DeviceImage> out = decoder.decode(encoded(cases), refused, reasons);
+  std::vector<Bytes> pixels;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_FALSE(refused[i]) << cases[i].name << ": " << reasons[i];
+    EXPECT_EQ(out[i].x, 0);
+    EXPECT_EQ(out[i].y, 0);
+    pixels.push_back(refused[i] ? Bytes{} : download(out[i], stream));
+  }
+  return pixels;
+}
+
+TEST(NvjpegDecoder, ARegionOnTheEnginesIsByteForByteTheWindowOfTheWholeDecode) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<Case> cases = {make_case("baseline 4:2:0", 203, 157, false, 0, false),
+                                   make_case("baseline 4:4:4", 130, 97, true, 0, false), make_grey_case(90, 66),
+                                   make_case("restart markers every 2 MCUs", 161, 120, false, 2, false)};
+  Fixture f;
+  const size_t per_case = regions_of(100, 100).size();
+  NvjpegBatchDecoder decoder(static_cast<int>(per_case), kDefaultMaxImagePixels, f.stream);
+  if (std::string(decoder.backend()) != "hardware")
+    GTEST_SKIP() << "this device has no JPEG engines (nvJPEG backend " << decoder.backend()
+                 << "): region decoding is theirs alone";
+  const std::vector<Bytes> whole = whole_decodes(decoder, cases, f.stream);
+  for (size_t c = 0; c < cases.size(); ++c) {
+    SCOPED_TRACE(cases[c].name);
+    const std::vector<CropBox> regions = regions_of(cases[c].width, cases[c].height);
+    // One batch of the same file, each entry with a region of its own.
+    const std::vector<EncodedImage> images(regions.size(), EncodedImage{cases[c].jpeg.data(), cases[c].jpeg.size()});
+    std::vector<JpegProbe> probes;
+    for (const CropBox& region : regions) {
+      probes.push_back(decoder.probe(images[0], [&](int width, int height) {
+        EXPECT_EQ(width, cases[c].width);
+        EXPECT_EQ(height, cases[c].height);
+        return region;
+      }));
+      ASSERT_TRUE(probes.back().on_hardware);
+      const CropBox& got = probes.back().region;
+      if (got.empty()) {  // nvjpegDecodeBatchedSupportedEx said no: decoded whole, checked below
+        std::printf("%s: the engines decode region %dx%d at %d,%d only as the whole image\n", cases[c].name.c_str(),
+                    region.width, region.height, region.x, region.y);
+        // Baseline 4:2:0, the usual photograph, must have its regions on the engines.
+        EXPECT_NE(c, 0u) << "the engines refused the region";
+      } else {
+        EXPECT_TRUE(got.x == region.x && got.y == region.y && got.width == region.width && got.height == region.height);
+      }
+    }
+    std::vector<uint8_t> refused;
+    std::vector<std::string> reasons;
+    const std::vector<DeviceImage> out = decoder.decode(images, probes, refused, reasons);
+    for (size_t k = 0; k < regions.size(); ++k) {
+      const CropBox& r = regions[k];
+      SCOPED_TRACE("region " + std::to_string(r.width) + "x" + std::to_string(r.height) + " at " + std::to_string(r.x) +
+                   "," + std::to_string(r.y));
+      ASSERT_FALSE(refused[k]) << reasons[k];
+      const CropBox held = probes[k].region.empty() ? CropBox{0, 0, cases[c].width, cases[c].height} : r;
+      ASSERT_EQ(out[k].x, held.x);
+      ASSERT_EQ(out[k].y, held.y);
+      ASSERT_EQ(out[k].width, held.width);
+      ASSERT_EQ(out[k].height, held.height);
+      EXPECT_TRUE(download(out[k], f.stream) == window(whole[c], cases[c].width, held)) << "not the whole decode's window";
+    }
+  }
+}
+
+TEST(NvjpegDecoder, AnImageTheEnginesDoNotTakeDecodesWholeWhateverItsRegion) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<Case> cases = {make_case("progressive 4:2:0", 120, 90, false, 0, true),
+                                   make_case("baseline beside it", 96, 64, false, 0, false)};
+  Fixture f;
+  NvjpegBatchDecoder decoder(2, kDefaultMaxImagePixels, f.stream);
+  const bool engines = std::string(decoder.backend()) == "hardware";
+  const std::vector<EncodedImage> images = encoded(cases);
+  const CropBox region{10, 20, 30, 40};
+  std::vector<JpegProbe> probes;
+  for (const EncodedImage& image : images) probes.push_back(decoder.probe(image, [&](int, int) { return region; }));
+  EXPECT_FALSE(probes[0].on_hardware);
+  EXPECT_TRUE(probes[0].region.empty()) << "a region for the default backend";
+  EXPECT_EQ(probes[1].region.empty(), !engines);
+  std::vector<uint8_t> refused;
+  std::vector<std::string> reasons;
+  const std::vector<DeviceImage> out = decoder.decode(images, probes, refused, reasons);
+  if (refused[0]) {
+    std::printf("progressive refused: %s\n", reasons[0].c_str());
+  } else {
+    EXPECT_EQ(out[0].x, 0);
+    EXPECT_EQ(out[0].y, 0);
+    expect_like_cpu(cases[0], out[0], f.stream);  // the whole image
+  }
+  ASSERT_FALSE(refused[1]) << reasons[1];
+  EXPECT_EQ(out[1].width, engines ? region.width : cases[1].width);
+  EXPECT_EQ(out[1].x, engines ? region.x : 0);
+}
+
+// A baseline file with each component in a scan of its own: the header alone does not show it, the engines
+// may fail it, and then it is decoded alone on the default backend, whole. Whichever way it went, the
+// result says which part it holds and that part is the image's.
+TEST(NvjpegDecoder, ARegionTheEnginesFailComesBackWholeFromTheDefaultBackend) {
+  SKIP_WITHOUT_GPU();
+  test::JpegSpec spec;
+  spec.width = 120;
+  spec.height = 80;
+  spec.scan_per_component = true;
+  const Case several_scans{"baseline, a scan per component", test::encode_jpeg(spec, smooth_rgb(120, 80)), 120, 80, 12};
+  const Case plain = make_case("baseline, one scan", 100, 70, false, 0, false);
+  const std::vector<Case> cases = {several_scans, plain, several_scans};
+  Fixture f;
+  NvjpegBatchDecoder decoder(3, kDefaultMaxImagePixels, f.stream);
+  const std::vector<CropBox> regions = {CropBox{8, 16, 40, 24}, CropBox{0, 30, 50, 40}, CropBox{100, 70, 20, 10}};
+  const std::vector<EncodedImage> images = encoded(cases);
+  std::vector<JpegProbe> probes;
+  for (size_t i = 0; i < images.size(); ++i) probes.push_back(decoder.probe(images[i], [&](int, int) { return regions[i]; }));
+  std::vector<uint8_t> refused;
+  std::vector<std::string> reasons;
+  const std::vector<DeviceImage> out = decoder.decode(images, probes, refused, reasons);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(cases[i].name + " #" + std::to_string(i));
+    if (refused[i]) {
+      std::printf("%s refused: %s\n", cases[i].name.c_str(), reasons[i].c_str());
+      continue;
+    }
+    const bool whole = out[i].width == cases[i].width && out[i].height == cases[i].height;
+    std::printf("%s #%zu: %s\n", cases[i].name.c_str(), i, whole ? "whole" : "its region");
+    if (whole) {
+      EXPECT_EQ(out[i].x, 0);
+      EXPECT_EQ(out[i].y, 0);
+      expect_like_cpu(cases[i], out[i], f.stream);
+      continue;
+    }
+    const CropBox& r = regions[i];
+    ASSERT_TRUE(out[i].x == r.x && out[i].y == r.y && out[i].width == r.width && out[i].height == r.height);
+    // Against the CPU decoder's window, as expect_like_cpu bounds whole images.
+    const DecodedImage cpu = decode_jpeg(cases[i].jpeg);
+    const Bytes want = window(cpu.pixels, cpu.width, r), got = download(out[i], f.stream);
+    ASSERT_EQ(got.size(), want.size());
+    int worst = 0;
+    for (size_t k = 0; k < got.size(); ++k) worst = std::max(worst, std::abs(int{got[k]} - int{want[k]}));
+    EXPECT_LE(worst, cases[i].max_difference);
   }
 }
 

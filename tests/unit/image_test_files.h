@@ -42,6 +42,7 @@ struct JpegSpec {
   int quality = 95;
   bool full_chroma = false;           // 4:4:4 (chroma at full resolution) instead of libjpeg's 4:2:0
   int restart_interval = 0;           // MCUs between restart markers; 0 writes none
+  bool scan_per_component = false;    // sequential (baseline), each component in a scan of its own
 };
 
 [[noreturn]] inline void jpeg_test_error(j_common_ptr cinfo) {
@@ -74,6 +75,12 @@ inline Bytes encode_jpeg(const JpegSpec& spec, const Bytes& pixels) {
   }
   cinfo.restart_interval = static_cast<unsigned>(spec.restart_interval);
   if (spec.progressive) jpeg_simple_progression(&cinfo);
+  jpeg_scan_info scans[4];
+  if (spec.scan_per_component) {
+    for (int c = 0; c < cinfo.num_components; ++c) scans[c] = jpeg_scan_info{1, {c}, 0, 63, 0, 0};
+    cinfo.scan_info = scans;
+    cinfo.num_scans = cinfo.num_components;
+  }
   jpeg_start_compress(&cinfo, TRUE);
   const size_t stride = static_cast<size_t>(spec.width) * spec.components;
   while (cinfo.next_scanline < cinfo.image_height) {

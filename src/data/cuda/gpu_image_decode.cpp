@@ -16,6 +16,13 @@ int64_t ns_since(Clock::time_point t0) {
 kernels::ResizedCropBox kernel_box(const ResizedCropBox& box) {
   return kernels::ResizedCropBox{box.x, box.y, box.width, box.height, box.flip};
 }
+
+// The part of the image the crop kernel reads for `box`: every tap of every output (the kernel computes
+// the same taps, in the whole image's coordinates), and a pixel to spare on each side.
+CropBox read_region(const ResizedCropBox& box, const DecodeTarget& target, int width, int height) {
+  const SourceRegion r = resample_source_region(box, target.width, target.height, width, height, 1);
+  return CropBox{r.x, r.y, r.width, r.height};
+}
 }  // namespace
 
 GpuImageDecoder::GpuImageDecoder(int64_t max_rows, InputCounters& counters)
@@ -29,7 +36,7 @@ void GpuImageDecoder::decode(std::span<EncodedRow> rows, std::span<const std::st
                              const CropBoxFor& box_for, const SubstituteFor& substitute, const DecodeTarget& target) {
   const auto t0 = Clock::now();
   Batch batch;
-  probe_rows(rows, names, box_for, batch);
+  probe_rows(rows, names, box_for, target, batch);
   decode_rows(rows, names, batch);
   substitute_rows(rows, labels, box_for, substitute, batch);
   upload_cpu_images(batch);
@@ -38,13 +45,21 @@ void GpuImageDecoder::decode(std::span<EncodedRow> rows, std::span<const std::st
 }
 
 void GpuImageDecoder::probe_rows(std::span<EncodedRow> rows, std::span<const std::string> names, const CropBoxFor& box_for,
-                                 Batch& batch) {
+                                 const DecodeTarget& target, Batch& batch) {
   kernels::ResizedCropSource* sources = host_sources_.data();
   for (size_t j = 0; j < rows.size(); ++j) {
     sources[j] = kernels::ResizedCropSource{};
     if (!rows[j].problem.empty()) continue;
     const EncodedImage image{rows[j].bytes.data(), rows[j].bytes.size()};
-    JpegProbe probe = decoder_.probe(image);
+    // For an image the engines decode, the probe asks for the box's region as soon as it has the size.
+    bool boxed = false;
+    ResizedCropBox box;
+    const JpegRegionFor region_for = [&](int width, int height) {
+      box = box_for(j, width, height);
+      boxed = true;
+      return read_region(box, target, width, height);
+    };
+    JpegProbe probe = decoder_.probe(image, region_for);
     if (!probe.refusal.empty()) {
       try {  // the CPU decoder's header parse: for a PNG, CMYK, ... and for the sentence a bad file gets
         const ImageSize size = read_image_size(rows[j].bytes);
@@ -55,7 +70,10 @@ void GpuImageDecoder::probe_rows(std::span<EncodedRow> rows, std::span<const std
         continue;
       }
     }
-    sources[j].box = kernel_box(box_for(j, probe.width, probe.height));
+    if (!boxed) box = box_for(j, probe.width, probe.height);
+    sources[j].box = kernel_box(box);
+    sources[j].width = probe.width;
+    sources[j].height = probe.height;
     batch.encoded.push_back(image);
     batch.probes.push_back(std::move(probe));
     batch.encoded_row.push_back(j);
@@ -69,10 +87,9 @@ void GpuImageDecoder::decode_rows(std::span<EncodedRow> rows, std::span<const st
   const std::vector<DeviceImage> decoded = decoder_.decode(batch.encoded, batch.probes, refused, reasons);
   for (size_t e = 0; e < batch.encoded.size(); ++e) {
     const size_t j = batch.encoded_row[e];
-    if (!refused[e]) {
+    if (!refused[e]) {  // the image's region, or the whole image: the kernel reads either alike
       sources[j].pixels = decoded[e].pixels;
-      sources[j].width = decoded[e].width;
-      sources[j].height = decoded[e].height;
+      sources[j].region = kernels::PixelRegion{decoded[e].x, decoded[e].y, decoded[e].width, decoded[e].height};
       continue;
     }
     try {  // what nvJPEG left: decoded on the CPU, uploaded together
@@ -106,9 +123,10 @@ void GpuImageDecoder::upload_cpu_images(Batch& batch) {
     const DecodedImage& image = batch.on_cpu[k];
     kernels::ResizedCropSource& source = host_sources_.data()[batch.on_cpu_row[k]];
     CHECK_CUDA(cudaMemcpyAsync(arena, image.pixels.data(), image.pixels.size(), cudaMemcpyHostToDevice, stream_.get()));
-    source.pixels = arena;
+    source.pixels = arena;  // the whole image
     source.width = image.width;
     source.height = image.height;
+    source.region = kernels::PixelRegion{};
     arena += image.pixels.size();
   }
 }

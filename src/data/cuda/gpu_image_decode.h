@@ -2,7 +2,9 @@
 // them) and stream. It decodes a part of a batch, decodes on the CPU and uploads what nvJPEG refuses
 // (PNG, CMYK, ...), and runs the crop kernel (kernels/resized_crop.h), which crops, resizes, flips and
 // normalises each image into its row of a device batch; then it waits, without spinning a core, until
-// the GPU has finished, so that the rows count as built.
+// the GPU has finished, so that the rows count as built. The engines decode only the part of each image
+// that the crop kernel reads (its box and the resampler's reach); the kernel's output is the same as from
+// the whole image.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -65,7 +67,8 @@ class GpuImageDecoder {
     std::vector<size_t> on_cpu_row;
   };
   // Parses each readable row's header and draws its crop box; a header no decoder reads becomes the row's problem.
-  void probe_rows(std::span<EncodedRow> rows, std::span<const std::string> names, const CropBoxFor& box_for, Batch& batch);
+  void probe_rows(std::span<EncodedRow> rows, std::span<const std::string> names, const CropBoxFor& box_for,
+                  const DecodeTarget& target, Batch& batch);
   // nvJPEG's decode of what it takes; what it refuses is decoded on the CPU (or becomes the row's problem).
   void decode_rows(std::span<EncodedRow> rows, std::span<const std::string> names, Batch& batch);
   // Each row without an image takes its substitute, decoded on the CPU.

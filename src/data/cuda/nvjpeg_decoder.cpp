@@ -37,9 +37,30 @@ struct StateRelease {
 struct StreamRelease {
   void operator()(nvjpegJpegStream_t s) const noexcept { log_release("nvjpegJpegStreamDestroy", nvjpegJpegStreamDestroy(s)); }
 };
+struct ParamsRelease {
+  void operator()(nvjpegDecodeParams_t p) const noexcept { log_release("nvjpegDecodeParamsDestroy", nvjpegDecodeParamsDestroy(p)); }
+};
 using Handle = std::unique_ptr<nvjpegHandle, HandleRelease>;
 using JpegState = std::unique_ptr<nvjpegJpegState, StateRelease>;
 using JpegStream = std::unique_ptr<nvjpegJpegStream, StreamRelease>;
+using DecodeParams = std::unique_ptr<nvjpegDecodeParams, ParamsRelease>;
+
+// Decode parameters for interleaved RGB, as the batched state is initialised for.
+DecodeParams create_rgbi_params(nvjpegHandle_t handle) {
+  nvjpegDecodeParams_t p = nullptr;
+  CHECK_NVJPEG(nvjpegDecodeParamsCreate(handle, &p));
+  DecodeParams params(p);
+  CHECK_NVJPEG(nvjpegDecodeParamsSetOutputFormat(p, NVJPEG_OUTPUT_RGBI));
+  return params;
+}
+
+// The region to decode; an empty one is the whole image, nvJPEG's (0, 0, -1, -1).
+void set_region(nvjpegDecodeParams_t params, const CropBox& region) {
+  if (region.empty())
+    CHECK_NVJPEG(nvjpegDecodeParamsSetROI(params, 0, 0, -1, -1));
+  else
+    CHECK_NVJPEG(nvjpegDecodeParamsSetROI(params, region.x, region.y, region.width, region.height));
+}
 
 // The hardware backend's handle, or empty where the device has no JPEG engines: nvJPEG then answers
 // ARCH_MISMATCH (or, in a library without the hardware path, IMPLEMENTATION_NOT_SUPPORTED). Any other
@@ -61,28 +82,34 @@ Handle create_default_handle() {
   return Handle(handle);
 }
 
-// One handle and its batched-decode state.
+// One handle and its batched-decode state. The hardware backend's decoder also holds one set of decode
+// parameters per batch slot (each image's region), made once and reused: its batches go through
+// nvjpegDecodeBatchedEx, which only the hardware backend has.
 struct BatchedDecoder {
   Handle handle;
   JpegState state;
+  std::vector<DecodeParams> params;  // empty on the default backend
   mutable int initialized_for = -1;  // the batch size the state was last initialised for; -1 after a failure
 
-  explicit BatchedDecoder(Handle h) : handle(std::move(h)) {
+  BatchedDecoder(Handle h, int param_slots) : handle(std::move(h)) {
     nvjpegJpegState_t s = nullptr;
     CHECK_NVJPEG(nvjpegJpegStateCreate(handle.get(), &s));
     state.reset(s);
+    for (int k = 0; k < param_slots; ++k) params.push_back(create_rgbi_params(handle.get()));
   }
 
-  // Queues the decode. The state is initialised again only when the batch size changes or the last
-  // batch failed, as nvJPEG asks. The status is returned: a stream nvJPEG can't decode is a case for the
-  // CPU.
+  // Queues the decode, with one decode parameter set per image where `slot_params` is given. The state is
+  // initialised again only when the batch size changes or the last batch failed, as nvJPEG asks. The
+  // status is returned: a stream nvJPEG can't decode is a case for the CPU.
   nvjpegStatus_t decode(size_t count, const unsigned char* const* data, const size_t* lengths, nvjpegImage_t* outputs,
-                        cudaStream_t stream) const {
+                        nvjpegDecodeParams_t* slot_params, cudaStream_t stream) const {
     if (initialized_for != static_cast<int>(count)) {
       CHECK_NVJPEG(nvjpegDecodeBatchedInitialize(handle.get(), state.get(), static_cast<int>(count), 1, NVJPEG_OUTPUT_RGBI));
       initialized_for = static_cast<int>(count);
     }
-    const nvjpegStatus_t status = nvjpegDecodeBatched(handle.get(), state.get(), data, lengths, outputs, stream);
+    const nvjpegStatus_t status =
+        slot_params ? nvjpegDecodeBatchedEx(handle.get(), state.get(), data, lengths, outputs, slot_params, stream)
+                    : nvjpegDecodeBatched(handle.get(), state.get(), data, lengths, outputs, stream);
     if (status != NVJPEG_STATUS_SUCCESS) initialized_for = -1;
     return status;
   }
@@ -97,6 +124,15 @@ bool is_stream_failure(nvjpegStatus_t status) {
 // Each image's place in the arena (256-byte aligned, as cudaMalloc's own blocks are).
 constexpr size_t kImageAlignment = 256;
 
+size_t arena_bytes(int width, int height) {
+  return (static_cast<size_t>(width) * static_cast<size_t>(height) * 3 + kImageAlignment - 1) / kImageAlignment *
+         kImageAlignment;
+}
+
+bool covers(const CropBox& region, int width, int height) {
+  return region.x == 0 && region.y == 0 && region.width == width && region.height == height;
+}
+
 }  // namespace
 
 struct NvjpegBatchDecoder::State {
@@ -106,10 +142,17 @@ struct NvjpegBatchDecoder::State {
   BatchedDecoder cuda;                      // the default backend: what the engines don't take
   std::unique_ptr<BatchedDecoder> hardware;  // absent without JPEG engines
   JpegStream header;                        // one image's parsed header (on the hardware handle where there is one)
+  DecodeParams probe_params;                // the region a probe asks the engines about (hardware only)
   cuda::DeviceBuffer arena = cuda::DeviceBuffer::outside_graphs();  // grown by a pipeline worker while steps run
+  // Whole images of regions the engines failed, decoded again on the default backend.
+  cuda::DeviceBuffer whole_arena = cuda::DeviceBuffer::outside_graphs();
 
-  State(int batch, int64_t pixels, cudaStream_t s) : max_batch(batch), max_pixels(pixels), stream(s), cuda(create_default_handle()) {
-    if (Handle h = create_hardware_handle()) hardware = std::make_unique<BatchedDecoder>(std::move(h));
+  State(int batch, int64_t pixels, cudaStream_t s)
+      : max_batch(batch), max_pixels(pixels), stream(s), cuda(create_default_handle(), 0) {
+    if (Handle h = create_hardware_handle()) {
+      hardware = std::make_unique<BatchedDecoder>(std::move(h), batch);
+      probe_params = create_rgbi_params(hardware->handle.get());
+    }
     nvjpegJpegStream_t p = nullptr;
     CHECK_NVJPEG(nvjpegJpegStreamCreate(parser(), &p));
     header.reset(p);
@@ -119,8 +162,8 @@ struct NvjpegBatchDecoder::State {
   nvjpegHandle_t parser() const { return hardware ? hardware->handle.get() : cuda.handle.get(); }
 
   // One parse of the image's header (the scans are not read) answers everything: whether nvJPEG takes
-  // it, its size, and whether the engines do.
-  JpegProbe probe(const EncodedImage& image) const {
+  // it, its size, whether the engines do, and whether they take it with the caller's region.
+  JpegProbe probe(const EncodedImage& image, const JpegRegionFor& region_for) const {
     JpegProbe result;
     const std::span<const uint8_t> bytes(image.data, image.size);
     if (sniff_image_format(bytes) != ImageFormat::Jpeg) {
@@ -162,40 +205,102 @@ struct NvjpegBatchDecoder::State {
     result.on_hardware = hardware &&
                          nvjpegDecodeBatchedSupported(hardware->handle.get(), header.get(), &is_supported) == NVJPEG_STATUS_SUCCESS &&
                          is_supported == 0;
+    if (result.on_hardware && region_for) result.region = hardware_region(region_for(result.width, result.height), result);
     return result;
   }
 
-  // Decodes images[which] into their places in `out` with one batched call. One bad stream fails the
-  // whole call without saying which, so then each is decoded alone: what the engines fail (a baseline
-  // file of several scans, which a header does not show) goes to the default backend, and what that fails
-  // too is refused.
-  void decode_group(const BatchedDecoder& decoder, std::span<const EncodedImage> images, const std::vector<size_t>& which,
-                    std::vector<DeviceImage>& out, std::vector<uint8_t>& refused, std::vector<std::string>& reasons) const {
+  // The region the engines will decode for the image `header` holds: `region` where they take the image
+  // with it (nvjpegDecodeBatchedSupportedEx), else empty (the whole image).
+  CropBox hardware_region(const CropBox& region, const JpegProbe& image) const {
+    if (region.empty() || covers(region, image.width, image.height)) return CropBox{};
+    if (region.x < 0 || region.y < 0 || region.x + region.width > image.width || region.y + region.height > image.height)
+      fatal("NvjpegBatchDecoder::probe: region " + std::to_string(region.width) + "x" + std::to_string(region.height) +
+            " at (" + std::to_string(region.x) + ", " + std::to_string(region.y) + ") is not inside the image of " +
+            std::to_string(image.width) + "x" + std::to_string(image.height));
+    set_region(probe_params.get(), region);
+    int is_supported = -1;  // 0 means supported
+    const bool supported =
+        nvjpegDecodeBatchedSupportedEx(hardware->handle.get(), header.get(), probe_params.get(), &is_supported) ==
+            NVJPEG_STATUS_SUCCESS &&
+        is_supported == 0;
+    return supported ? region : CropBox{};
+  }
+
+  // Decodes images[which] into their places in `out` with one batched call (on the engines, each with
+  // its probe's region). One bad stream fails the whole call without saying which, so then each is
+  // decoded alone: what the engines fail (a baseline file of several scans, which a header does not show)
+  // goes to the default backend, and what that fails too is refused.
+  void decode_group(const BatchedDecoder& decoder, std::span<const EncodedImage> images, std::span<const JpegProbe> probes,
+                    const std::vector<size_t>& which, std::vector<DeviceImage>& out, std::vector<uint8_t>& refused,
+                    std::vector<std::string>& reasons) {
     if (which.empty()) return;
+    const bool on_engines = !decoder.params.empty();
     std::vector<const unsigned char*> data;
     std::vector<size_t> lengths;
     std::vector<nvjpegImage_t> outputs;
-    for (size_t i : which) {
+    std::vector<nvjpegDecodeParams_t> params;
+    for (size_t k = 0; k < which.size(); ++k) {
+      const size_t i = which[k];
       data.push_back(images[i].data);
       lengths.push_back(images[i].size);
-      nvjpegImage_t target{};
-      target.channel[0] = out[i].pixels;
-      target.pitch[0] = static_cast<size_t>(out[i].width) * 3;
-      outputs.push_back(target);
+      outputs.push_back(target(out[i]));
+      if (on_engines) {
+        set_region(decoder.params[k].get(), probes[i].region);
+        params.push_back(decoder.params[k].get());
+      }
     }
-    const nvjpegStatus_t status = decoder.decode(which.size(), data.data(), lengths.data(), outputs.data(), stream);
+    nvjpegDecodeParams_t* slot_params = on_engines ? params.data() : nullptr;
+    const nvjpegStatus_t status = decoder.decode(which.size(), data.data(), lengths.data(), outputs.data(), slot_params, stream);
     if (status == NVJPEG_STATUS_SUCCESS) return;
     if (!is_stream_failure(status)) fatal_call(__FILE__, __LINE__, "nvjpegDecodeBatched", detail::nvjpeg_status_string(status));
+    std::vector<size_t> whole;  // what the engines failed alone: for the default backend
     for (size_t k = 0; k < which.size(); ++k) {
-      nvjpegStatus_t alone = decoder.decode(1, &data[k], &lengths[k], &outputs[k], stream);
-      if (alone != NVJPEG_STATUS_SUCCESS && is_stream_failure(alone) && &decoder != &cuda)
-        alone = cuda.decode(1, &data[k], &lengths[k], &outputs[k], stream);
+      const nvjpegStatus_t alone =
+          decoder.decode(1, &data[k], &lengths[k], &outputs[k], on_engines ? &params[k] : nullptr, stream);
       if (alone == NVJPEG_STATUS_SUCCESS) continue;
-      if (!is_stream_failure(alone)) fatal_call(__FILE__, __LINE__, "nvjpegDecodeBatched", detail::nvjpeg_status_string(alone));
-      refused[which[k]] = 1;
-      reasons[which[k]] = "nvjpegDecodeBatched: " + detail::nvjpeg_status_string(alone);
-      out[which[k]] = DeviceImage{};
+      if (is_stream_failure(alone) && on_engines)
+        whole.push_back(which[k]);
+      else
+        refuse(which[k], alone, out, refused, reasons);
     }
+    decode_whole(images, probes, whole, out, refused, reasons);
+  }
+
+  // Decodes images[which] one at a time on the default backend, whole: a region the engines were to
+  // decode gets the whole image's room in a second arena, and its entry in `out` says so.
+  void decode_whole(std::span<const EncodedImage> images, std::span<const JpegProbe> probes, const std::vector<size_t>& which,
+                    std::vector<DeviceImage>& out, std::vector<uint8_t>& refused, std::vector<std::string>& reasons) {
+    size_t bytes = 0;
+    for (size_t i : which)
+      if (!probes[i].region.empty()) bytes += arena_bytes(probes[i].width, probes[i].height);
+    auto* room = bytes > 0 ? static_cast<uint8_t*>(whole_arena.ensure(bytes)) : nullptr;
+    for (size_t i : which) {
+      if (!probes[i].region.empty()) {
+        out[i] = DeviceImage{room, probes[i].width, probes[i].height, 0, 0};
+        room += arena_bytes(probes[i].width, probes[i].height);
+      }
+      const unsigned char* data = images[i].data;
+      const size_t length = images[i].size;
+      nvjpegImage_t output = target(out[i]);
+      const nvjpegStatus_t status = cuda.decode(1, &data, &length, &output, nullptr, stream);
+      if (status != NVJPEG_STATUS_SUCCESS) refuse(i, status, out, refused, reasons);
+    }
+  }
+
+  static nvjpegImage_t target(const DeviceImage& image) {
+    nvjpegImage_t target{};
+    target.channel[0] = image.pixels;
+    target.pitch[0] = static_cast<size_t>(image.width) * 3;
+    return target;
+  }
+
+  // A stream nvJPEG failed is refused, for the CPU; any other failure is a fault.
+  static void refuse(size_t i, nvjpegStatus_t status, std::vector<DeviceImage>& out, std::vector<uint8_t>& refused,
+                     std::vector<std::string>& reasons) {
+    if (!is_stream_failure(status)) fatal_call(__FILE__, __LINE__, "nvjpegDecodeBatched", detail::nvjpeg_status_string(status));
+    refused[i] = 1;
+    reasons[i] = "nvjpegDecodeBatched: " + detail::nvjpeg_status_string(status);
+    out[i] = DeviceImage{};
   }
 };
 
@@ -210,13 +315,15 @@ NvjpegBatchDecoder::~NvjpegBatchDecoder() = default;
 
 const char* NvjpegBatchDecoder::backend() const { return state_->hardware ? "hardware" : "cuda"; }
 
-JpegProbe NvjpegBatchDecoder::probe(const EncodedImage& image) const { return state_->probe(image); }
+JpegProbe NvjpegBatchDecoder::probe(const EncodedImage& image, const JpegRegionFor& region_for) const {
+  return state_->probe(image, region_for);
+}
 
 std::vector<DeviceImage> NvjpegBatchDecoder::decode(std::span<const EncodedImage> images, std::vector<uint8_t>& refused,
                                                     std::vector<std::string>& reasons) {
   std::vector<JpegProbe> probes;
   probes.reserve(images.size());
-  for (const EncodedImage& image : images) probes.push_back(probe(image));
+  for (const EncodedImage& image : images) probes.push_back(probe(image, {}));
   return decode(images, probes, refused, reasons);
 }
 
@@ -239,20 +346,24 @@ std::vector<DeviceImage> NvjpegBatchDecoder::decode(std::span<const EncodedImage
       reasons[i] = probes[i].refusal;
       continue;
     }
-    out[i].width = probes[i].width;
-    out[i].height = probes[i].height;
+    const CropBox& region = probes[i].region;
+    if (!region.empty() && !(probes[i].on_hardware && s.hardware))
+      fatal("NvjpegBatchDecoder::decode: a region for an image the JPEG engines do not decode");
+    if (region.empty())
+      out[i] = DeviceImage{nullptr, probes[i].width, probes[i].height, 0, 0};
+    else  // the arena holds the region alone
+      out[i] = DeviceImage{nullptr, region.width, region.height, region.x, region.y};
     (probes[i].on_hardware ? on_hardware : on_cuda).push_back(i);
     offsets[i] = total;
-    total += (static_cast<size_t>(out[i].width) * static_cast<size_t>(out[i].height) * 3 + kImageAlignment - 1) /
-             kImageAlignment * kImageAlignment;
+    total += arena_bytes(out[i].width, out[i].height);
   }
   if (total == 0) return out;
   // A quarter more than this batch needs: the arena grows (cudaFree, which waits for the device) seldom.
   auto* arena = static_cast<uint8_t*>(s.arena.ensure(total + total / 4));
   for (size_t i = 0; i < n; ++i)
     if (!refused[i]) out[i].pixels = arena + offsets[i];
-  if (s.hardware) s.decode_group(*s.hardware, images, on_hardware, out, refused, reasons);
-  s.decode_group(s.cuda, images, on_cuda, out, refused, reasons);
+  if (s.hardware) s.decode_group(*s.hardware, images, probes, on_hardware, out, refused, reasons);
+  s.decode_group(s.cuda, images, probes, on_cuda, out, refused, reasons);
   return out;
 }
 
@@ -279,7 +390,7 @@ NvjpegBatchDecoder::~NvjpegBatchDecoder() = default;
 
 const char* NvjpegBatchDecoder::backend() const { throw_not_built_in(); }
 
-JpegProbe NvjpegBatchDecoder::probe(const EncodedImage&) const { throw_not_built_in(); }
+JpegProbe NvjpegBatchDecoder::probe(const EncodedImage&, const JpegRegionFor&) const { throw_not_built_in(); }
 
 std::vector<DeviceImage> NvjpegBatchDecoder::decode(std::span<const EncodedImage>, std::vector<uint8_t>&,
                                                     std::vector<std::string>&) {

@@ -9,15 +9,22 @@
 // (data/image/jpeg_decoder.h): anything not starting as a JPEG or not ending with its EOI marker (cut
 // short), a stream nvJPEG fails to parse or decode, other than 1 or 3 components (CMYK, YCCK), an unknown
 // chroma layout, and an image over the pixel limit.
+//
+// Region decoding: the caller may name, per image, the rectangle it will read (a crop plus its
+// resampler's reach). The engines then decode only that region (nvjpegDecodeBatchedEx with a region per
+// image). The default backend always decodes the whole image; each result says which part it holds.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "data/image/decoded_image.h"
 
 namespace sb {
 
@@ -27,19 +34,26 @@ struct EncodedImage {
   size_t size = 0;
 };
 
-// HWC RGB, 8 bits per channel, rows packed (pitch width * 3), in device memory.
+// HWC RGB, 8 bits per channel, rows packed (pitch width * 3), in device memory: the part of the image
+// whose top-left pixel is (x, y), width x height pixels; (0, 0) and the image's size for a whole image.
 struct DeviceImage {
   uint8_t* pixels = nullptr;
   int width = 0, height = 0;
+  int x = 0, y = 0;
 };
 
-// What one parse of a JPEG's header tells: why nvJPEG will not take it ("" when it will), its size, and
-// whether the JPEG engines will decode it.
+// What one parse of a JPEG's header tells: why nvJPEG will not take it ("" when it will), its size,
+// whether the JPEG engines will decode it, and the region they will decode (empty: the whole image).
 struct JpegProbe {
   std::string refusal;
   int width = 0, height = 0;
   bool on_hardware = false;
+  CropBox region;
 };
+
+// The region of an image of width x height that the caller will read; it must lie inside the image.
+// Empty, or the whole image, decodes the whole image.
+using JpegRegionFor = std::function<CropBox(int width, int height)>;
 
 // False in a build without nvJPEG.
 bool nvjpeg_built_in();
@@ -63,15 +77,20 @@ class NvjpegBatchDecoder {
   // Queues the decode of `images` (at most max_batch) on the stream and returns; the pixels are there once
   // the stream's work completes, and the encoded bytes must stay valid until then. The result has one entry
   // per image. refused[i] is 1 (reasons[i] says why) for an image this decoder will not or could not
-  // decode: its entry is empty and the caller decodes it on the CPU. The others are RGB interleaved in one
-  // device arena that the decoder owns: valid until the next decode() call, grown when a batch needs more,
-  // never shrunk.
+  // decode: its entry is empty and the caller decodes it on the CPU. The others are RGB interleaved in
+  // device arenas that the decoder owns: valid until the next decode() call, grown when a batch needs
+  // more, never shrunk. This overload decodes whole images.
   std::vector<DeviceImage> decode(std::span<const EncodedImage> images, std::vector<uint8_t>& refused,
                                   std::vector<std::string>& reasons);
 
   // Parses the image's header alone, for a caller that needs the size before the decode (a crop box).
-  JpegProbe probe(const EncodedImage& image) const;
-  // decode() with the images' probes already taken, so that no header is parsed twice on the host.
+  // With region_for, the probe asks it for the region the caller will read and, where the engines take
+  // the image with that region, sets `region`: decode() then decodes only that part on the engines.
+  JpegProbe probe(const EncodedImage& image, const JpegRegionFor& region_for = {}) const;
+  // decode() with the images' probes already taken, so that no header is parsed twice on the host. An
+  // image with a region comes back as that region where the engines decode it, and whole where it falls
+  // back to the default backend (a baseline file of several scans): the result's x, y, width and height
+  // say which.
   std::vector<DeviceImage> decode(std::span<const EncodedImage> images, std::span<const JpegProbe> probes,
                                   std::vector<uint8_t>& refused, std::vector<std::string>& reasons);
 
