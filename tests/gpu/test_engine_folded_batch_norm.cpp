@@ -4,6 +4,7 @@
 // step does what an eager one does. bf16 and fp16, NHWC, one rank; skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <string>
@@ -22,18 +23,18 @@ namespace {
 constexpr int kSteps = 6;  // two eager steps, a capture, three replays
 
 struct Trained {
-  std::vector<float> update;  // the parameters after kSteps minus those before
+  std::vector<float> update;  // the parameters after the steps minus those before
   bool captured = false;
 };
 
-Trained train(TrainConfig config, const TrainTest& data) {
+Trained train(TrainConfig config, const TrainTest& data, int steps) {
   reset_startup_times();
   testing::SoloCommunicator comm;
   auto engine = make_cuda_engine(config, data.train, data.test, comm, 0, 1);
   const std::vector<float> before = engine->run_state().save().params;
   std::vector<int64_t> indices(static_cast<size_t>(data.train.size()));
   std::iota(indices.begin(), indices.end(), int64_t{0});
-  for (int k = 0; k < kSteps; ++k) {
+  for (int k = 0; k < steps; ++k) {
     const std::span<const int64_t> batch(indices.data() + k * config.batch_size, static_cast<size_t>(config.batch_size));
     engine->train_step(batch, StepInfo{0, k, static_cast<uint64_t>(k * config.batch_size), config.lr});
   }
@@ -60,22 +61,33 @@ TEST(EngineFoldedBatchNorm, CapturedFoldedStepsLearnAsUnfoldedOnes) {
     config.lr = 0.01;
     config.seed = 4;
     const std::string name = precision == Precision::BF16 ? "bf16" : "fp16";
-    const Trained plain = train(config, data);
+    // One eager step: the folded update against the unfolded one, before 16-bit rounding has had steps to
+    // compound. Whole-network bf16 gradients differ from an fp64 oracle by up to 23%
+    // (test_reference_fixture_gpu bounds them at 0.35), so the same bound holds here; a fold that computed
+    // something else lands far outside it (or in NaN). The layer tests hold each fold to the single-layer
+    // tolerances.
+    const Trained plain_step = train(config, data, 1);
     config.fold_batch_norm = true;
-    const Trained folded = train(config, data);
+    const Trained folded_step = train(config, data, 1);
+    const double learns = testing::relative_l2(folded_step.update, plain_step.update);
+    // Captured against eager over six steps, folded and unfolded alike: the unfolded pair measures how far two
+    // runs of the same step drift apart (ReLUs flip where non-deterministic reductions round differently), and
+    // a folded replay that read a stale buffer drifts much further.
+    const Trained folded = train(config, data, kSteps);
     config.cuda_graph = false;
-    const Trained folded_eager = train(config, data);
+    const Trained folded_eager = train(config, data, kSteps);
+    config.fold_batch_norm = false;
+    const Trained plain_eager = train(config, data, kSteps);
+    config.cuda_graph = true;
+    const Trained plain = train(config, data, kSteps);
     EXPECT_TRUE(plain.captured && folded.captured) << name << ": the third step captures the graphs";
     ASSERT_EQ(folded.update.size(), plain.update.size());
-    // Six 16-bit steps of a network whose ReLUs flip where their inputs round differently: whole-network bf16
-    // gradients differ from an fp64 oracle by up to 23% (test_reference_fixture_gpu, which bounds them at
-    // 0.35), so the same bound holds here; a fold that computed something else, or a replay that read a stale
-    // buffer, lands far outside it (or in NaN). The layer tests hold each fold to the single-layer tolerances.
-    const double learns = testing::relative_l2(folded.update, plain.update);
     const double replays = testing::relative_l2(folded.update, folded_eager.update);
-    std::printf("[fold] %s: update folded vs plain %.3g, captured vs eager %.3g\n", name.c_str(), learns, replays);
-    EXPECT_LT(learns, 0.35) << name << ": the folded updates after " << kSteps << " steps";
-    EXPECT_LT(replays, 0.35) << name << ": a captured folded step against an eager one";
+    const double plain_replays = testing::relative_l2(plain.update, plain_eager.update);
+    std::printf("[fold] %s: one step folded vs plain %.3g; six steps captured vs eager: folded %.3g, plain %.3g\n",
+                name.c_str(), learns, replays, plain_replays);
+    EXPECT_LT(learns, 0.35) << name << ": the folded update of one step";
+    EXPECT_LT(replays, std::max(0.35, 1.5 * plain_replays)) << name << ": captured folded steps against eager ones";
   }
 }
 

@@ -143,6 +143,7 @@ bool conv_forward_fused(Context& ctx, const ConvGeometry& g, const void* x, cons
   auto build = [&](std::string* why) -> std::optional<OpGraph> {
     OpGraph og;
     og.fp32_data = dt == DType::F32;
+    og.has_fallback = true;
     const ConvTensors d = dims_of(g);
     const cudnnDataType_t io = cudnn::to_cudnn(dt);
     std::vector<const cudnn::Descriptor*> ops;
@@ -172,6 +173,8 @@ namespace {
 std::optional<OpGraph> dgrad_bn_relu_graph(Context& ctx, const ConvGeometry& g, const void* dy, const void* w,
                                            const DgradBatchNorm& bn, std::string* why) {
   OpGraph og;
+  og.fp32_data = ctx.compute_dtype() == DType::F32;
+  og.has_fallback = true;
   const ConvTensors d = dims_of(g);
   const Layout layout = ctx.layout();
   const cudnnDataType_t io = cudnn::to_cudnn(ctx.compute_dtype());
@@ -294,6 +297,8 @@ bool conv_backward_filter_fused(Context& ctx, const ConvGeometry& g, const void*
   const std::string key = key_of("conv_wgrad", g, dt, layout, extra + cudnn::alignment_key(ptrs));
   auto build = [&](std::string* why) -> std::optional<OpGraph> {
     OpGraph og;
+    og.fp32_data = dt == DType::F32 && dw_dtype == DType::F32;
+    og.has_fallback = true;
     const ConvTensors d = dims_of(g);
     const cudnnDataType_t io = cudnn::to_cudnn(dt);
     std::vector<const cudnn::Descriptor*> ops;

@@ -348,7 +348,7 @@ std::optional<PlanCache::Pick> PlanCache::rebuild(Entry& e, const PlanChoice& ch
   const cudnn::Descriptor* config = config_for(e, choice);
   if (!config) return std::nullopt;
   const cudnn::EngineInfo info = cudnn::engine_info(*config);
-  if (excluded(info, *e.graph, options_, /*strict_tf32=*/false)) return std::nullopt;
+  if (excluded(info, *e.graph, options_, /*strict_tf32=*/e.graph->has_fallback)) return std::nullopt;
   auto plan = cudnn::make_plan(handle_, *config);
   if (!plan) return std::nullopt;
   Pick p;
@@ -369,7 +369,7 @@ std::optional<PlanCache::Pick> PlanCache::from_store(Entry& e, const std::string
   const cudnn::Descriptor* config = config_for(e, record->choice);
   if (!config) return std::nullopt;
   const cudnn::EngineInfo info = cudnn::engine_info(*config);
-  if (excluded(info, *e.graph, options_, /*strict_tf32=*/false)) return std::nullopt;
+  if (excluded(info, *e.graph, options_, /*strict_tf32=*/e.graph->has_fallback)) return std::nullopt;
   Pick p;
   const std::string build = serialising_build();
   std::optional<cudnn::Descriptor> restored;
@@ -401,8 +401,10 @@ std::optional<PlanCache::Pick> PlanCache::search(Entry& e, const std::vector<int
   const size_t wanted = options_.autotune ? static_cast<size_t>(std::max(1, options_.max_candidates)) : 1;
   const CandidateBuild build{handle_, options_, e.configs, *e.graph};
   // Mode A first; if nothing of it builds, the fallback mode's list is appended (same order on every
-  // rank); if still nothing, the TF32 rule is relaxed rather than failing the graph.
-  for (int pass = 0; pass < 3 && candidates.empty(); ++pass) {
+  // rank); if still nothing, the TF32 rule is relaxed rather than failing the graph, unless the graph's
+  // caller has separate passes to fall back on.
+  const int passes = e.graph->has_fallback ? 2 : 3;
+  for (int pass = 0; pass < passes && candidates.empty(); ++pass) {
     const size_t begin = pass == 1 ? e.configs.size() : 0;
     if (pass == 1) {
       append_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_FALLBACK);
