@@ -70,12 +70,14 @@ TEST(EngineFoldedBatchNorm, CapturedFoldedStepsLearnAsUnfoldedOnes) {
     config.fold_batch_norm = true;
     const Trained folded_step = train(config, data, 1);
     const double learns = testing::relative_l2(folded_step.update, plain_step.update);
-    // Captured against eager over six steps, folded and unfolded alike: the unfolded pair measures how far two
-    // runs of the same step drift apart (ReLUs flip where non-deterministic reductions round differently), and
-    // a folded replay that read a stale buffer drifts much further.
+    // Captured against eager over six steps. Two eager folded runs measure how far two runs of the same folded
+    // step drift apart (the fused engines' reductions need not be deterministic, and ReLUs flip where they
+    // round differently); the unfolded pair does the same for the plain step. A folded replay that read a
+    // stale buffer drifts further than both.
     const Trained folded = train(config, data, kSteps);
     config.cuda_graph = false;
     const Trained folded_eager = train(config, data, kSteps);
+    const Trained folded_eager_again = train(config, data, kSteps);
     config.fold_batch_norm = false;
     const Trained plain_eager = train(config, data, kSteps);
     config.cuda_graph = true;
@@ -84,10 +86,13 @@ TEST(EngineFoldedBatchNorm, CapturedFoldedStepsLearnAsUnfoldedOnes) {
     ASSERT_EQ(folded.update.size(), plain.update.size());
     const double replays = testing::relative_l2(folded.update, folded_eager.update);
     const double plain_replays = testing::relative_l2(plain.update, plain_eager.update);
-    std::printf("[fold] %s: one step folded vs plain %.3g; six steps captured vs eager: folded %.3g, plain %.3g\n",
-                name.c_str(), learns, replays, plain_replays);
+    const double eager_drift = testing::relative_l2(folded_eager_again.update, folded_eager.update);
+    std::printf("[fold] %s: one step folded vs plain %.3g; six steps captured vs eager: folded %.3g, plain %.3g; "
+                "folded eager vs eager %.3g\n",
+                name.c_str(), learns, replays, plain_replays, eager_drift);
     EXPECT_LT(learns, 0.35) << name << ": the folded update of one step";
-    EXPECT_LT(replays, std::max(0.35, 1.5 * plain_replays)) << name << ": captured folded steps against eager ones";
+    EXPECT_LT(replays, std::max(0.35, 1.5 * std::max(plain_replays, eager_drift)))
+        << name << ": captured folded steps against eager ones";
   }
 }
 
