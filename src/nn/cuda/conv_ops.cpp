@@ -111,7 +111,8 @@ bool conv_forward(Context& ctx, const ConvGeometry& g, const void* x, const void
       const auto& op = og.arena.keep(cudnn::make_conv_fprop(tx, tw, ty, conv));
       return finish(ctx, std::move(og), {&op}, why);
     }
-    // conv -> fp32 virtual tensor -> + bias[k] -> y
+    // conv -> fp32 virtual tensor -> + bias[k] -> y; the caller adds the bias itself where no engine runs it
+    og.has_fallback = true;
     const auto& tmid = tensor(og, kConvOut, d.y, layout, CUDNN_DATA_FLOAT, nullptr, true);
     const auto& tb = per_channel(og, kBias, g.k, CUDNN_DATA_FLOAT, bias);
     const auto& op_conv = og.arena.keep(cudnn::make_conv_fprop(tx, tw, tmid, conv));
@@ -249,6 +250,7 @@ bool run_dgrad(Context& ctx, const ConvGeometry& g, const void* dy, const void* 
   auto build = [&](std::string* why) -> std::optional<OpGraph> {
     OpGraph og;
     og.fp32_data = dt == DType::F32;
+    og.has_fallback = accumulate;  // the caller's plain dgrad and add
     const ConvTensors d = dims_of(g);
     const cudnnDataType_t io = cudnn::to_cudnn(dt);
     const auto& tdx = tensor(og, kX, d.x, layout, io, dx);

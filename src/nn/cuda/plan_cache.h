@@ -43,8 +43,9 @@ struct OpGraph {
   cudnn::Arena arena;
   cudnn::Descriptor graph;
   bool fp32_data = false;  // every real tensor is fp32: the TF32 filter applies
-  // A fused graph whose caller has separate passes to fall back on: for fp32 data it gets no TF32 engine
-  // (the rule is never relaxed), so an fp32 run keeps fp32 arithmetic.
+  // A graph whose caller has separate passes to fall back on (a fused graph, conv + bias, the dgrad that
+  // adds into dx): for fp32 data it gets no TF32 engine (the rule is never relaxed), so an fp32 run keeps
+  // fp32 arithmetic.
   bool has_fallback = false;
 };
 
