@@ -4,7 +4,8 @@
 //             batch norm's statistics pass over its output (reads y) with their finalize;
 //   folded:   one cuDNN graph: the scale-bias-ReLU prologue, the convolution, the sum and sum of squares
 //             in its epilogue (conv_forward_fused), where this GPU's cuDNN has an engine for it.
-// Plus the convolution alone, the floor of both. And the backward of the same layer, three ways: the dgrad
+// Plus the convolution alone, the floor of both, and each fold alone: the statistics in the epilogue with the
+// apply pass kept, and the prologue with the statistics pass kept. And the backward of the same layer, three ways: the dgrad
 // alone; the dgrad and the batch norm's reduce pass (reads the dgrad's output and the batch norm's input,
 // recomputing the ReLU's mask, for dscale and dbias); and one cuDNN graph, the dgrad with the mask and the
 // reductions in its epilogue (conv_backward_data_bn_relu). Times are CUDA-event times (manual time); plans are built
@@ -34,7 +35,7 @@ using sb::bench::EventTimer;
 using sb::bench::fill_random;
 
 constexpr int64_t kBatch = 256;
-enum class Way { ConvOnly = 0, Separate = 1, Folded = 2 };
+enum class Way { ConvOnly = 0, Separate = 1, Folded = 2, StatisticsOnly = 3, PrologueOnly = 4 };
 
 sb::cuda::ConvGeometry geometry(int64_t cin, int64_t cout, int64_t k, int64_t stride, int64_t hw) {
   const int64_t pad = k / 2;
@@ -96,29 +97,51 @@ void BM_resnet50_conv_between_bns(benchmark::State& state) {
 
   sb::cuda::ConvPrologue prologue{a32.data(), b32.data(), DType::F32, true};
   const sb::cuda::ConvStatistics statistics{channel, channel + g.k};
-  auto separate = [&] {
+  auto apply_pass = [&] {
     sb::kernels::BnApply apply;
     apply.x = x.data();
     apply.a = static_cast<const float*>(a32.data());
     apply.b = static_cast<const float*>(b32.data());
     apply.y = xn.data();
     sb::kernels::bn_apply_forward(in, apply, ctx.stream());
+  };
+  auto separate = [&] {
+    apply_pass();
     sb::cuda::conv_forward(ctx, g, xn.data(), w.data(), y.data(), nullptr);
     sb::kernels::bn_channel_statistics(out, sb::kernels::BnStatistics{y.data(), workspace}, ctx.stream());
   };
-  auto folded = [&] { return sb::cuda::conv_forward_fused(ctx, g, x.data(), &prologue, w.data(), y.data(), &statistics); };
-  if (way == Way::Folded && !folded()) {  // fp32 coefficients first, then the I/O dtype's (ConvBNfprop's)
+  // Way::StatisticsOnly and PrologueOnly fold one of the two passes and keep the other.
+  auto folded = [&] {
+    if (way == Way::StatisticsOnly) {
+      apply_pass();
+      return sb::cuda::conv_forward_fused(ctx, g, xn.data(), nullptr, w.data(), y.data(), &statistics);
+    }
+    if (way == Way::PrologueOnly) {
+      if (!sb::cuda::conv_forward_fused(ctx, g, x.data(), &prologue, w.data(), y.data(), nullptr)) return false;
+      sb::kernels::bn_channel_statistics(out, sb::kernels::BnStatistics{y.data(), workspace}, ctx.stream());
+      return true;
+    }
+    return sb::cuda::conv_forward_fused(ctx, g, x.data(), &prologue, w.data(), y.data(), &statistics);
+  };
+  const bool fusing = way == Way::Folded || way == Way::StatisticsOnly || way == Way::PrologueOnly;
+  if (way == Way::StatisticsOnly) {
+    if (!folded()) {
+      state.SkipWithError("no cuDNN engine for conv + genstats");
+      return;
+    }
+  } else if (fusing && !folded()) {  // fp32 coefficients first, then the I/O dtype's (ConvBNfprop's)
     prologue = sb::cuda::ConvPrologue{a16.data(), b16.data(), dt, true};
     if (!folded()) {
       state.SkipWithError("no cuDNN engine for scale-bias-ReLU + conv + genstats");
       return;
     }
   }
-  if (way == Way::Folded) state.SetLabel(std::string("prologue ") + sb::dtype_name(prologue.dtype));
+  if (way == Way::Folded || way == Way::PrologueOnly)
+    state.SetLabel(std::string("prologue ") + sb::dtype_name(prologue.dtype));
   auto body = [&] {
     if (way == Way::ConvOnly) sb::cuda::conv_forward(ctx, g, x.data(), w.data(), y.data(), nullptr);
     if (way == Way::Separate) separate();
-    if (way == Way::Folded) folded();
+    if (fusing) folded();
   };
   layer.time(state, body);
 }
@@ -167,15 +190,16 @@ void BM_resnet50_dgrad_into_bn(benchmark::State& state) {
   layer.time(state, body);
 }
 
-// ResNet-50's convolutions that sit between two batch norms: each stage's 1x1 reduce, 3x3 and 1x1 expand.
-void resnet50_shapes(benchmark::internal::Benchmark* b) {
+// ResNet-50's convolutions that sit between two batch norms: each stage's 1x1 reduce, 3x3 and 1x1 expand;
+// with the ways 0 to ways - 1.
+void resnet50_shapes(benchmark::internal::Benchmark* b, int64_t ways) {
   const std::vector<std::vector<int64_t>> shapes = {
       {256, 64, 1, 1, 56},  {64, 64, 3, 1, 56},    {64, 256, 1, 1, 56},   {512, 128, 1, 1, 28},
       {128, 128, 3, 1, 28}, {128, 512, 1, 1, 28},  {1024, 256, 1, 1, 14}, {256, 256, 3, 1, 14},
       {256, 1024, 1, 1, 14}, {2048, 512, 1, 1, 7}, {512, 512, 3, 1, 7},   {512, 2048, 1, 1, 7}};
   for (const auto& s : shapes)
     for (int64_t dtype : {0, 1})
-      for (int64_t way : {0, 1, 2}) {
+      for (int64_t way = 0; way < ways; ++way) {
         std::vector<int64_t> args = s;
         args.push_back(dtype);
         args.push_back(way);
@@ -183,8 +207,10 @@ void resnet50_shapes(benchmark::internal::Benchmark* b) {
       }
   b->ArgNames({"cin", "cout", "k", "stride", "hw", "fp16", "way"});
 }
-BENCHMARK(BM_resnet50_conv_between_bns)->Apply(resnet50_shapes)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_resnet50_dgrad_into_bn)->Apply(resnet50_shapes)->UseManualTime()->Unit(benchmark::kMicrosecond);
+void forward_shapes(benchmark::internal::Benchmark* b) { resnet50_shapes(b, 5); }
+void backward_shapes(benchmark::internal::Benchmark* b) { resnet50_shapes(b, 3); }
+BENCHMARK(BM_resnet50_conv_between_bns)->Apply(forward_shapes)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_resnet50_dgrad_into_bn)->Apply(backward_shapes)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
