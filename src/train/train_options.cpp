@@ -350,7 +350,8 @@ std::vector<TrainOption> make_rows() {
       {"fold-batch-norm", "",
        "fold each batch norm of a ResNet block into the convolutions around it (CUDA, NHWC): its statistics in the "
        "producing convolution's epilogue, its apply in the consuming one's prologue, its backward reduction in that "
-       "one's dgrad, wherever cuDNN runs those graphs; the log's fusion line counts them (docs/cudnn.md)",
+       "one's dgrad, wherever cuDNN runs those graphs; the log's fusion line counts them (docs/cudnn.md). Slower than "
+       "the separate passes on an H200 (docs/decisions.md)",
        kRun, "fold_batch_norm", free, flag(&C::fold_batch_norm)},
       {"plan-cache", "DIR", "keep cuDNN's plan choices, the decoded data sets and the GPU's peak GEMM rate across runs in DIR; "
        "--no-plan-cache: none, to time a cold start (docs/cudnn.md, docs/benchmarks.md)",
