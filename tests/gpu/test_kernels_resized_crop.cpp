@@ -51,6 +51,17 @@ std::vector<HostSample> random_samples(int64_t batch, std::mt19937_64& rng) {
   return samples;
 }
 
+// The kernel's source for the sample's whole image, whose pixels are at `pixels` on the device.
+kernels::ResizedCropSource whole_image_source(const HostSample& s, const uint8_t* pixels) {
+  kernels::ResizedCropSource source;
+  source.pixels = pixels;
+  source.width = s.width;
+  source.height = s.height;
+  source.box = kernels::ResizedCropBox{s.box.x, s.box.y, s.box.width, s.box.height, s.box.flip};
+  source.label = s.label;
+  return source;
+}
+
 constexpr float kMean[3] = {0.485f, 0.456f, 0.406f}, kStd[3] = {0.229f, 0.224f, 0.225f};
 
 // The kernel's arguments: `batch` sources into `out`, normalised with kMean and kStd.
@@ -83,13 +94,7 @@ TEST(KernelsResizedCrop, MatchesTheCpuResampler) {
   std::vector<std::vector<uint8_t>> resampled;
   for (const HostSample& s : samples) {
     images.push_back(to_device_raw(s.pixels));
-    kernels::ResizedCropSource source;
-    source.pixels = images.back().as<uint8_t>();
-    source.width = s.width;
-    source.height = s.height;
-    source.box = kernels::ResizedCropBox{s.box.x, s.box.y, s.box.width, s.box.height, s.box.flip};
-    source.label = s.label;
-    sources.push_back(source);
+    sources.push_back(whole_image_source(s, images.back().as<uint8_t>()));
     resampled.emplace_back(static_cast<size_t>(out_height) * out_width * 3);
     resample_crop(s.pixels.data(), s.width, s.height, 3, s.box, out_width, out_height, resampled.back().data());
   }
@@ -172,13 +177,8 @@ TEST(KernelsResizedCrop, ARegionOfTheImageGivesTheWholeImagesBytes) {
   std::vector<DeviceMem> images;
   std::vector<kernels::ResizedCropSource> whole, regions;
   for (const HostSample& s : samples) {
-    kernels::ResizedCropSource source;
-    source.width = s.width;
-    source.height = s.height;
-    source.box = kernels::ResizedCropBox{s.box.x, s.box.y, s.box.width, s.box.height, s.box.flip};
-    source.label = s.label;
     images.push_back(to_device_raw(s.pixels));
-    source.pixels = images.back().as<uint8_t>();
+    kernels::ResizedCropSource source = whole_image_source(s, images.back().as<uint8_t>());
     whole.push_back(source);
     const SourceRegion r = resample_source_region(s.box, out_width, out_height, s.width, s.height, 0);
     images.push_back(to_device_raw(region_with_guard(s, r, kGuard)));
