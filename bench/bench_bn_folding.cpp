@@ -124,17 +124,18 @@ void BM_resnet50_conv_between_bns(benchmark::State& state) {
     return sb::cuda::conv_forward_fused(ctx, g, x.data(), &prologue, w.data(), y.data(), &statistics);
   };
   const bool fusing = way == Way::Folded || way == Way::StatisticsOnly || way == Way::PrologueOnly;
-  if (way == Way::StatisticsOnly) {
-    if (!folded()) {
-      state.SkipWithError("no cuDNN engine for conv + genstats");
-      return;
-    }
-  } else if (fusing && !folded()) {  // fp32 coefficients first, then the I/O dtype's (ConvBNfprop's)
+  const char* graph = way == Way::StatisticsOnly ? "conv + genstats"
+                      : way == Way::PrologueOnly ? "scale-bias-ReLU + conv"
+                                                 : "scale-bias-ReLU + conv + genstats";
+  // With a prologue: fp32 coefficients first, then the I/O dtype's (ConvBNfprop's).
+  bool runs = !fusing || folded();
+  if (!runs && way != Way::StatisticsOnly) {
     prologue = sb::cuda::ConvPrologue{a16.data(), b16.data(), dt, true};
-    if (!folded()) {
-      state.SkipWithError("no cuDNN engine for scale-bias-ReLU + conv + genstats");
-      return;
-    }
+    runs = folded();
+  }
+  if (!runs) {
+    state.SkipWithError((std::string("no cuDNN engine for ") + graph).c_str());
+    return;
   }
   if (way == Way::Folded || way == Way::PrologueOnly)
     state.SetLabel(std::string("prologue ") + sb::dtype_name(prologue.dtype));
