@@ -11,7 +11,10 @@ fashion-mnist  the 28x28 grey Fashion-MNIST images from their IDX files (gzip, D
                09_ankle-boot, so that sorted names keep Fashion-MNIST's numbers.
 synthetic      small images (--size, default 32) of a class-dependent pattern: quick to write and learnable.
 imagenet-like  ImageNet-sized JPEGs: 300-640 px a side, natural-looking (smooth gradients, low-frequency
-               texture, shapes, mild noise), quality 90, about 70-110 KB each. --mixed-formats makes about one
+               texture, shapes, mild noise), quality 90, about 70-110 KB each. Learnable: each class has
+               its own gradient colours, shape kind, colour and count and fine-texture scale, which every
+               picture varies: the classes overlap, and colour statistics, which survive random crops and
+               flips, tell them apart. --mixed-formats makes about one
                in eight train images progressive, grey or CMYK (Adobe) JPEGs, or RGB, RGBA or palette PNGs,
                or a PNG named .JPEG, as real datasets hold them. --jobs N writes with N processes (default: the
                cores this process may use); the files are the same for every N.
@@ -132,28 +135,51 @@ def smooth_field(rng, width, height, cells, amplitude):
     return np.stack(layers, axis=-1)
 
 
-def natural_image(rng, width, height):
-    """Smooth gradients, textures at two scales, a few blurred shapes: compresses like a photograph."""
+SHAPE_KINDS = ("ellipse", "rectangle", "triangle")
+COLOUR_JITTER = 20.0  # the spread of a picture's colours around its class's (0-255 units)
+
+
+def class_style(seed, label):
+    """What every picture of a class shares: its gradient's two colours, its shapes' colour, kind and count,
+    and the scale of its fine texture. Colour statistics survive a random crop and a flip, so a network can
+    learn the class from them; each picture varies them (natural_image), so that classes overlap."""
+    rng = np.random.default_rng([seed, 2000, label])
+    return {"c0": rng.uniform(40, 215, 3), "c1": rng.uniform(40, 215, 3), "shape_colour": rng.uniform(20, 235, 3),
+            "shape_kind": int(rng.integers(0, len(SHAPE_KINDS))), "shapes": int(rng.integers(2, 8)),
+            "texture_cells": int(rng.choice([12, 24, 48, 96]))}
+
+
+def draw_shape(draw, rng, kind, colour, width, height):
+    x0, y0 = rng.uniform(0, width), rng.uniform(0, height)
+    w, h = rng.uniform(20, width / 2), rng.uniform(20, height / 2)
+    colour = tuple(int(v) for v in np.clip(colour, 0, 255))
+    if kind == "ellipse":
+        draw.ellipse([x0, y0, x0 + w, y0 + h], fill=colour)
+    elif kind == "rectangle":
+        draw.rectangle([x0, y0, x0 + w, y0 + h], fill=colour)
+    else:
+        draw.polygon([(x0, y0), (x0 + w, y0 + rng.uniform(0, h)), (x0 + rng.uniform(0, w), y0 + h)], fill=colour)
+
+
+def natural_image(rng, width, height, style):
+    """Smooth gradients, textures at two scales, a few blurred shapes: compresses like a photograph. The
+    class's style sets the colours, the shapes and the fine texture's scale, each drawn around it; one
+    shape in four is a distractor of any kind and colour."""
     y, x = np.mgrid[0:height, 0:width].astype(np.float32)
     angle = rng.uniform(0, 2 * np.pi)
     t = (x * np.cos(angle) + y * np.sin(angle)) / max(width, height)
-    c0, c1 = rng.uniform(30, 225, 3), rng.uniform(30, 225, 3)
+    c0 = style["c0"] + rng.normal(0, COLOUR_JITTER, 3)
+    c1 = style["c1"] + rng.normal(0, COLOUR_JITTER, 3)
     base = c0 + (c1 - c0) * t[..., None]
-    base += smooth_field(rng, width, height, 6, 35) + smooth_field(rng, width, height, 40, 18)
+    base += smooth_field(rng, width, height, 6, 35) + smooth_field(rng, width, height, style["texture_cells"], 18)
     image = Image.fromarray(np.clip(base, 0, 255).astype(np.uint8), "RGB")
     draw = ImageDraw.Draw(image)
-    for _ in range(int(rng.integers(3, 9))):
-        x0, y0 = rng.uniform(0, width), rng.uniform(0, height)
-        w, h = rng.uniform(20, width / 2), rng.uniform(20, height / 2)
-        colour = tuple(int(v) for v in rng.integers(0, 256, 3))
-        box = [x0, y0, x0 + w, y0 + h]
-        kind = int(rng.integers(0, 3))
-        if kind == 0:
-            draw.ellipse(box, fill=colour)
-        elif kind == 1:
-            draw.rectangle(box, fill=colour)
+    for _ in range(style["shapes"] + int(rng.integers(-1, 2))):
+        if rng.uniform() < 0.75:
+            kind, colour = SHAPE_KINDS[style["shape_kind"]], style["shape_colour"] + rng.normal(0, COLOUR_JITTER, 3)
         else:
-            draw.polygon([(x0, y0), (x0 + w, y0 + rng.uniform(0, h)), (x0 + rng.uniform(0, w), y0 + h)], fill=colour)
+            kind, colour = SHAPE_KINDS[int(rng.integers(0, len(SHAPE_KINDS)))], rng.uniform(0, 256, 3)
+        draw_shape(draw, rng, kind, colour, width, height)
     return image.filter(ImageFilter.GaussianBlur(1.2))
 
 
@@ -162,10 +188,10 @@ def with_noise(image, rng, sigma):
     return Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "RGB")
 
 
-def imagenet_like_jpeg(rng, target_bytes):
+def imagenet_like_jpeg(rng, target_bytes, style):
     """A JPEG of about target_bytes: the fine noise's strength is searched (a few encodes) to reach it."""
     width, height = (int(v) for v in rng.integers(300, 641, 2))
-    clean = natural_image(rng, width, height)
+    clean = natural_image(rng, width, height, style)
     noise = rng.normal(0, 1, (height, width, 3)).astype(np.float32)
     low, high, sigma = 0.0, 24.0, 4.0
     best = None
@@ -220,7 +246,7 @@ def write_imagenet_like(task, out, seed):
     """Writes one file; returns (bytes written, unusual kind or None)."""
     split, label, i, kind = task
     rng = np.random.default_rng([seed, 1000 + ("train", "val").index(split), label, i])
-    image, data = imagenet_like_jpeg(rng, rng.uniform(70_000, 110_000))
+    image, data = imagenet_like_jpeg(rng, rng.uniform(70_000, 110_000), class_style(seed, label))
     ext = "JPEG"
     if kind is not None:
         data, ext = mixed_format(image, kind)
@@ -275,7 +301,7 @@ def main():
     fm.add_argument("--val-per-class", type=positive("--val-per-class"), help="at most N per class (default all)")
     fm.add_argument("--format", choices=("png", "jpg"), default="png")
     for name, helptext in (("synthetic", "small generated images, learnable"),
-                           ("imagenet-like", "ImageNet-sized natural-looking JPEGs")):
+                           ("imagenet-like", "ImageNet-sized natural-looking JPEGs of class-dependent content")):
         p = sub.add_parser(name, help=helptext)
         p.add_argument("out")
         p.add_argument("--classes", type=positive("--classes"), required=True)
