@@ -12,9 +12,13 @@ median step time.
     python3 bench/pytorch_reference.py --model mnist-cnn --batch-size 64 --dp 4   # nn.DataParallel, one process
 
 Learning: the wrn trained with SGD on a CIFAR-100 binary folder, test accuracy per epoch
-(bench/torch_learning.py; Fashion-MNIST in that format comes from bench/fashion_mnist_as_cifar100.py).
+(bench/torch_learning.py; Fashion-MNIST in that format comes from bench/fashion_mnist_as_cifar100.py);
+or resnet18 trained on an image folder with torchvision's reference recipe, as scalebench's resnet18
+recipe applies it, decoded in the DataLoader's workers (bench/torch_image_learning.py).
 
     python3 bench/pytorch_reference.py --learn DIR --precision bf16 --channels-last --lr 0.01 --batch-size 256
+    python3 bench/pytorch_reference.py --learn imagefolder:DIR --model resnet18 --precision bf16 --channels-last \
+        --epochs 8 --workers 15 --seed 1 --json OUT
 
 Time to accuracy: mnist-cnn on Fashion-MNIST (IDX files, GPU-resident), Adadelta lr 1.0, StepLR gamma
 0.7, batch 64, evaluated after every epoch until the test accuracy reaches the target.
@@ -491,7 +495,10 @@ def input_pipeline(args):
 
 def main(argv=None):
     args = parse_args(argv)
-    if args.learn:
+    if args.learn_kind == "imagefolder":
+        import torch_image_learning  # noqa: E402 (only this mode needs torchvision's DataLoader pieces)
+        torch_image_learning.learn(args, lambda *a: log(0, *a))
+    elif args.learn:
         import torch_learning  # noqa: E402 (only this mode needs it)
         torch_learning.learn(args, lambda *a: log(0, *a))
     elif args.time_to_accuracy:

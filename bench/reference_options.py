@@ -2,6 +2,8 @@
 PyTorch is not installed (tests/analysis/test_reference_options.py)."""
 import argparse
 
+from image_folder_layout import list_image_folder
+
 DECODERS = ("cpu", "gpu")
 IO_WORKERS = "1,4,8,15"  # scalebench io's default worker counts
 
@@ -33,8 +35,14 @@ def image_folder(text):
     return folder
 
 
+# --learn imagefolder:DIR trains these with torchvision's reference recipe, as their scalebench recipe does.
+LEARN_IMAGE_MODELS = ("resnet18", "resnet34", "resnet50")
+LEARN_DEFAULTS = {"cifar100": {"lr": 0.01, "momentum": 0.0, "weight_decay": 0.0},  # the WRN guide
+                  "imagefolder": {"lr": 0.1, "momentum": 0.9, "weight_decay": 1e-4}}  # torchvision's reference
+
+
 def add_image_options(p):
-    g = p.add_argument_group("image files (--data imagefolder:DIR, --io)")
+    g = p.add_argument_group("image files (--data imagefolder:DIR, --io, --learn imagefolder:DIR)")
     g.add_argument("--data", metavar="imagefolder:DIR",
                    help="train from the JPEG/PNG files of DIR/train/CLASS/* through a DataLoader (default: "
                         "synthetic GPU-resident tensors)")
@@ -57,10 +65,65 @@ def add_image_options(p):
                    help="--io: the rows as CSV, the columns of `scalebench io --out`")
 
 
+def check_learning_options(p, args):
+    """Resolves --learn into args.learn_kind (None, cifar100 or imagefolder), the folder and, for image files,
+    args.learn_listing (image_folder_layout.list_image_folder's), and the recipe's unset values."""
+    args.learn_kind, args.learn_listing = None, None
+    if not args.learn:
+        for option in ("lr", "momentum", "weight_decay"):
+            if getattr(args, option) is not None:
+                p.error(f"--{option.replace('_', '-')} sets the recipe of --learn; leave it out")
+        return
+    if args.time_to_accuracy:
+        p.error("--learn and --time-to-accuracy are two different runs; choose one")
+    if args.data:
+        p.error("--data is for throughput and --io runs; --learn and --time-to-accuracy read their own folders")
+    kind, _, folder = args.learn.partition(":")
+    if kind == "imagefolder":
+        if args.model not in (None,) + LEARN_IMAGE_MODELS:
+            p.error(f"--learn imagefolder: trains {', '.join(LEARN_IMAGE_MODELS)} (torchvision's reference recipe); "
+                    f"--model {args.model} has none here")
+        args.model = args.model or "resnet18"
+        for option, allowed in (("decode", args.decode in (None, "cpu")), ("csv", not args.csv), ("io", not args.io),
+                                ("train-limit", not args.train_limit)):
+            if not allowed:
+                p.error(f"--learn imagefolder: decodes every image in the DataLoader's workers and trains on the whole "
+                        f"folder; leave --{option} out")
+        try:
+            args.worker_counts = whole_list("--workers", args.workers or "8", 0)
+        except ValueError as e:
+            p.error(str(e))
+        if len(args.worker_counts) > 1:
+            p.error("--learn takes one --workers; lists are for --io")
+        if args.prefetch_factor < 1 or args.image_size < 1:
+            p.error("--prefetch-factor and --image-size must be positive")
+        try:
+            args.learn_listing = list_image_folder(folder)
+        except ValueError as e:
+            p.error(f"--learn {args.learn}: {e}")
+        args.learn_kind, args.learn = "imagefolder", folder
+    else:
+        if args.model not in (None, "wrn"):
+            p.error("--learn DIR trains the wrn on CIFAR-100 binary files; leave --model out (or give "
+                    "--learn imagefolder:DIR for a ResNet on image files)")
+        for option in ("decode", "workers", "csv", "io"):
+            if getattr(args, option):
+                p.error(f"--{option} needs --data imagefolder:DIR or --learn imagefolder:DIR")
+        args.learn_kind = "cifar100"
+    for option, value in LEARN_DEFAULTS[args.learn_kind].items():
+        if getattr(args, option) is None:
+            setattr(args, option, value)
+    if args.lr <= 0 or args.momentum < 0 or args.weight_decay < 0:
+        p.error("--lr must be positive, --momentum and --weight-decay not negative")
+
+
 def check_image_options(p, args):
     """Resolves --data, --decode and --workers into args.image_folder, args.decoders and args.worker_counts."""
     args.image_folder = None
     if args.data is None:
+        if args.learn_kind == "imagefolder":
+            args.decoders = ["cpu"]
+            return
         for option in ("io", "decode", "workers", "csv"):
             if getattr(args, option):
                 p.error(f"--{option} needs --data imagefolder:DIR")
@@ -71,7 +134,7 @@ def check_image_options(p, args):
         args.worker_counts = whole_list("--workers", args.workers or (IO_WORKERS if args.io else "8"), 0)
     except ValueError as e:
         p.error(str(e))
-    if args.learn or args.time_to_accuracy:
+    if args.time_to_accuracy:
         p.error("--data is for throughput and --io runs; --learn and --time-to-accuracy read their own folders")
     if not args.io and (len(args.decoders) > 1 or len(args.worker_counts) > 1):
         p.error("a training run takes one --decode and one --workers; lists are for --io")
@@ -121,22 +184,25 @@ def parse_args(argv=None, listed=None):
     p.add_argument("--max-epochs", type=int, default=14, help="time-to-accuracy epoch limit")
     p.add_argument("--normalize", default="0.2860,0.3530",
                    help="time-to-accuracy mean,std (scalebench's Fashion-MNIST values; MNIST's are 0.1307,0.3081)")
-    p.add_argument("--learn", metavar="DIR",
-                   help="train the wrn on the CIFAR-100 binary files in DIR (bench/torch_learning.py) instead of throughput")
+    p.add_argument("--learn", metavar="DIR|imagefolder:DIR",
+                   help="instead of throughput, test accuracy per epoch: DIR trains the wrn on the CIFAR-100 binary "
+                        "files in DIR (bench/torch_learning.py); imagefolder:DIR trains --model resnet18 (default), "
+                        "resnet34 or resnet50 on DIR/train/CLASS/* and tests on DIR/val/CLASS/* with torchvision's "
+                        "reference recipe (bench/torch_image_learning.py)")
     p.add_argument("--epochs", type=int, default=None,
                    help="--learn: training epochs (default 2); --data: epochs, the first untimed (default 3)")
-    p.add_argument("--lr", type=float, default=0.01, help="--learn: SGD learning rate")
-    p.add_argument("--momentum", type=float, default=0.0, help="--learn: SGD momentum")
+    p.add_argument("--lr", type=float, default=None,
+                   help="--learn: SGD learning rate (default 0.01; imagefolder: 0.1, annealed by cosine per step)")
+    p.add_argument("--momentum", type=float, default=None, help="--learn: SGD momentum (default 0; imagefolder: 0.9)")
+    p.add_argument("--weight-decay", type=float, default=None,
+                   help="--learn: SGD weight decay, on every parameter (default 0; imagefolder: 1e-4)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--profile-kernels", type=int, default=0, metavar="STEPS",
                    help="after timing, profile STEPS more steps with torch.profiler and print the GPU time per "
                         "step of each kernel kind (convolution forward, dgrad, wgrad, fused, ...) and the top kernels")
     add_image_options(p)
     args = p.parse_args(argv)
-    if args.learn and args.time_to_accuracy:
-        p.error("--learn and --time-to-accuracy are two different runs; choose one")
-    if args.learn and args.model not in (None, "wrn"):
-        p.error("--learn trains the wrn; leave --model out")
+    check_learning_options(p, args)
     if args.epochs is None:
         args.epochs = 3 if args.data else 2
     if args.epochs < 1 or (args.data and not args.io and args.epochs < 2):

@@ -98,10 +98,11 @@ def image_dataset(folder, decode, size, limit=0):
     return dataset, dataset
 
 
-def make_loader(dataset, decode, workers, batch_size, prefetch_factor, sampler=None):
+def make_loader(dataset, decode, workers, batch_size, prefetch_factor, sampler=None, drop_last=True):
     """The DataLoader a good user sets up: workers kept across epochs, prefetching, pinned batches (the
-    decoded ones; nvJPEG reads the bytes from pageable memory), the short last batch dropped."""
-    options = {"batch_size": batch_size, "num_workers": workers, "drop_last": True,
+    decoded ones; nvJPEG reads the bytes from pageable memory), the short last batch dropped unless
+    drop_last is False."""
+    options = {"batch_size": batch_size, "num_workers": workers, "drop_last": drop_last,
                "pin_memory": decode == "cpu", "persistent_workers": workers > 0}
     if workers > 0:
         options["prefetch_factor"] = prefetch_factor

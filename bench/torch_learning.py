@@ -1,9 +1,10 @@
-"""The learning check of bench/pytorch_reference.py --learn: the WideResNet trained on a CIFAR-100
+"""The learning check of bench/pytorch_reference.py --learn DIR: the WideResNet trained on a CIFAR-100
 binary folder (train.bin, test.bin; e.g. Fashion-MNIST written by bench/fashion_mnist_as_cifar100.py)
-with plain SGD, GPU-resident tensors, the same preprocessing as scalebench's cifar100 reader (x/255,
+with SGD (plain unless --momentum or --weight-decay), GPU-resident tensors, the same preprocessing as scalebench's cifar100 reader (x/255,
 then CIFAR-100's per-channel mean and std) and no augmentation (scalebench's default). It reports the
 test accuracy after every epoch, to compare with `scalebench train --model wrn --data cifar100:DIR` at the
-same recipe and seeds.
+same recipe and seeds. The precision, the training step and the result's shape are shared with the
+image-folder check (bench/torch_image_learning.py).
 """
 import contextlib
 import json
@@ -35,6 +36,39 @@ def load_split(path, device, channels_last):
     return images, labels
 
 
+class Precision:
+    """--precision as AMP: autocast to fp16 or bf16 (a no-op for fp32), GradScaler for fp16 only."""
+
+    def __init__(self, precision):
+        self.dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=precision == "fp16")
+
+    def autocast(self):
+        return torch.autocast("cuda", dtype=self.dtype) if self.dtype else contextlib.nullcontext()
+
+    def train_step(self, net, optimizer, loss_fn, x, y):
+        optimizer.zero_grad(set_to_none=True)
+        with self.autocast():
+            loss = loss_fn(net(x), y)
+        self.scaler.scale(loss).backward()
+        self.scaler.step(optimizer)
+        self.scaler.update()
+        return loss
+
+
+def sgd(args, model):
+    """SGD with --lr, --momentum and --weight-decay on every parameter (scalebench decays its whole flat
+    parameter buffer, batch-norm weights and biases included)."""
+    return torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum, weight_decay=args.weight_decay)
+
+
+def write_result(args, result):
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
+
+
 def learn(args, log):
     device = torch.device("cuda", torch.cuda.current_device())
     torch.manual_seed(args.seed)
@@ -44,11 +78,9 @@ def learn(args, log):
     model = models.build("wrn", 3, 32, 32, 100).to(device)
     if args.channels_last:
         model = model.to(memory_format=torch.channels_last)
-    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
+    optimizer = sgd(args, model)
     net = torch.compile(model, mode=args.compile_mode) if args.compile else model
-    amp_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(args.precision)
-    scaler = torch.amp.GradScaler("cuda", enabled=args.precision == "fp16")
-    autocast = (lambda: torch.autocast("cuda", dtype=amp_dtype)) if amp_dtype else contextlib.nullcontext
+    precision = Precision(args.precision)
     generator = torch.Generator(device=device).manual_seed(args.seed)
     history, start = [], time.perf_counter()
     for epoch in range(1, args.epochs + 1):
@@ -56,15 +88,10 @@ def learn(args, log):
         order = torch.randperm(train_x.shape[0], device=device, generator=generator)
         for begin in range(0, train_x.shape[0], args.batch_size):
             idx = order[begin:begin + args.batch_size]
-            optimizer.zero_grad(set_to_none=True)
-            with autocast():
-                loss = models.loss_fn("wrn")(net(train_x[idx]), train_y[idx])
-            scaler.scale(loss).backward()
-            scaler.step(optimizer)
-            scaler.update()
+            precision.train_step(net, optimizer, models.loss_fn("wrn"), train_x[idx], train_y[idx])
         net.eval()
         correct = 0
-        with torch.no_grad(), autocast():
+        with torch.no_grad(), precision.autocast():
             for begin in range(0, test_x.shape[0], 1000):
                 correct += int((net(test_x[begin:begin + 1000]).argmax(1) == test_y[begin:begin + 1000]).sum())
         accuracy = correct / test_x.shape[0]
@@ -73,11 +100,9 @@ def learn(args, log):
     result = {"label": args.label or f"PyTorch {torch.__version__.split('+')[0]} wrn SGD lr {args.lr}"
                                       f" momentum {args.momentum} batch {args.batch_size} {args.precision}",
               "model": "wrn", "mode": "learn", "data": args.learn, "seed": args.seed, "epochs": args.epochs,
-              "lr": args.lr, "momentum": args.momentum, "batch_size": args.batch_size,
-              "precision": args.precision, "test_accuracy": history[-1]["test_accuracy"], "history": history,
+              "lr": args.lr, "momentum": args.momentum, "weight_decay": args.weight_decay,
+              "batch_size": args.batch_size, "precision": args.precision,
+              "test_accuracy": history[-1]["test_accuracy"], "history": history,
               "device": torch.cuda.get_device_name(device), "torch_version": torch.__version__}
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2)
-            f.write("\n")
+    write_result(args, result)
     return result

@@ -1,7 +1,9 @@
-"""bench/reference_options.py: pytorch_reference.py's options for image files, checked without PyTorch."""
+"""bench/reference_options.py: pytorch_reference.py's options for image files and the learning checks,
+checked without PyTorch."""
 import io
 import os
 import sys
+import tempfile
 import unittest
 from contextlib import redirect_stderr
 
@@ -11,7 +13,7 @@ from reference_options import parse_args  # noqa: E402
 # scalebench info --models, as bench/scalebench_models.py reads it (three of its models).
 LISTED = {name: {"name": name, "input": shape, "classes": classes, "parameters": 1, "outputs_log_probabilities": False}
           for name, shape, classes in (("mnist-cnn", [1, 28, 28], 10), ("wrn", [3, 32, 32], 100),
-                                       ("resnet50", [3, 224, 224], 1000))}
+                                       ("resnet18", [3, 224, 224], 1000), ("resnet50", [3, 224, 224], 1000))}
 
 
 def parse(*argv):
@@ -68,6 +70,74 @@ class ImageOptions(unittest.TestCase):
         self.assertIn("leave --data out", error_of("--model", "resnet50", "--data", "imagefolder:d", "--profile-kernels", "5"))
         self.assertIn("--learn and --time-to-accuracy read their own folders",
                       error_of("--learn", "fm", "--data", "imagefolder:d"))
+
+
+def touch(root, *relative):
+    for path in relative:
+        os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
+        open(os.path.join(root, path), "wb").close()
+
+
+class LearnOptions(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def folder(self):
+        """Two classes, val/ with only the second; hidden entries and files of other kinds left out, as scalebench."""
+        touch(self.root, "train/b/2.jpg", "train/b/1.JPEG", "train/b/sub/0.png", "train/b/notes.txt",
+              "train/b/.hidden.jpg", "train/a/x.jpg", "train/.cache/y.jpg", "val/b/v.jpg")
+        return f"imagefolder:{self.root}"
+
+    def test_the_wrn_check_keeps_its_recipe(self):
+        args = parse("--learn", "fm")
+        self.assertEqual((args.learn_kind, args.learn, args.model), ("cifar100", "fm", "wrn"))
+        self.assertEqual((args.lr, args.momentum, args.weight_decay, args.batch_size, args.epochs), (0.01, 0.0, 0.0, 256, 2))
+        self.assertEqual(parse("--learn", "fm", "--lr", "0.05", "--momentum", "0.9").momentum, 0.9)
+
+    def test_an_image_folder_takes_torchvisions_reference_recipe(self):
+        args = parse("--learn", self.folder(), "--precision", "bf16", "--channels-last", "--epochs", "8")
+        self.assertEqual((args.learn_kind, args.learn, args.model), ("imagefolder", self.root, "resnet18"))
+        self.assertEqual((args.lr, args.momentum, args.weight_decay, args.batch_size, args.epochs), (0.1, 0.9, 1e-4, 256, 8))
+        self.assertEqual((args.decoders, args.worker_counts, args.image_size), (["cpu"], [8], 224))
+        self.assertEqual(parse("--learn", self.folder(), "--model", "resnet50", "--workers", "15").worker_counts, [15])
+
+    def test_the_listing_is_scalebenchs(self):
+        classes, train, val = parse("--learn", self.folder()).learn_listing
+        self.assertEqual(classes, ["a", "b"])
+        relative = [(os.path.relpath(path, self.root), label) for path, label in train]
+        self.assertEqual(relative, [("train/a/x.jpg", 0), ("train/b/1.JPEG", 1), ("train/b/2.jpg", 1),
+                                    ("train/b/sub/0.png", 1)])
+        self.assertEqual([(os.path.relpath(path, self.root), label) for path, label in val], [("val/b/v.jpg", 1)])
+
+    def test_a_bad_folder_is_one_sentence_naming_it(self):
+        missing = os.path.join(self.root, "missing")
+        self.assertIn(f"--learn imagefolder:{missing}: '{missing}' does not exist or is not a folder; the layout is "
+                      "DIR/train/CLASS/IMAGE", error_of("--learn", f"imagefolder:{missing}"))
+        touch(self.root, "train/a/x.jpg")
+        self.assertIn("has no val/ folder", error_of("--learn", f"imagefolder:{self.root}"))
+        os.makedirs(os.path.join(self.root, "val"))
+        self.assertIn("val' holds no class folders", error_of("--learn", f"imagefolder:{self.root}"))
+        touch(self.root, "val/z/v.jpg")
+        self.assertIn("val/z' has no counterpart in train/", error_of("--learn", f"imagefolder:{self.root}"))
+        touch(self.root, "train/z/readme.txt")
+        self.assertIn("train/z' holds no images (files ending .jpg", error_of("--learn", f"imagefolder:{self.root}"))
+
+    def test_combinations_that_cannot_run(self):
+        folder = self.folder()
+        self.assertIn("--model wrn has none here", error_of("--learn", folder, "--model", "wrn"))
+        self.assertIn("--learn DIR trains the wrn on CIFAR-100 binary files", error_of("--learn", "fm", "--model", "resnet18"))
+        self.assertIn("leave --decode out", error_of("--learn", folder, "--decode", "gpu"))
+        self.assertIn("leave --train-limit out", error_of("--learn", folder, "--train-limit", "100"))
+        self.assertIn("lists are for --io", error_of("--learn", folder, "--workers", "4,8"))
+        self.assertIn("--workers needs --data imagefolder:DIR or --learn imagefolder:DIR",
+                      error_of("--learn", "fm", "--workers", "4"))
+        self.assertIn("--lr sets the recipe of --learn; leave it out", error_of("--model", "wrn", "--lr", "0.1"))
+        self.assertIn("--lr must be positive, --momentum and --weight-decay not negative",
+                      error_of("--learn", folder, "--weight-decay=-1"))
 
 
 if __name__ == "__main__":
