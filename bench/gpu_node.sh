@@ -47,6 +47,9 @@
 #            torch.compile with a 15-worker DataLoader decoding on the CPU, with nvJPEG, and on synthetic data
 # Both read one ImageNet-sized JPEG folder (scripts/make_image_data.py imagenet-like: 1,000 classes, 11
 # train and 1 val images each), written once into OUT_ROOT/image-data/ and kept for later invocations.
+#   learning-images resnet18 trained for 8 epochs at torchvision's reference recipe on another such folder (100
+#            classes, 260 train and 50 val images each, written once beside the first), bf16, seeds 1-2
+#            alternating: scalebench --decode gpu and pytorch_reference.py --learn imagefolder:, mean test accuracy
 #
 # Usage: bench/gpu_node.sh [--python PY] [--data DIR] [--bin SCALEBENCH] [--out OUT_ROOT] [--parts LIST]
 #                          [--links LIST]
@@ -58,7 +61,8 @@
 #                                      staged (scripts/stage_gpu_node.sh), else build/scalebench]
 #   --out     SCALEBENCH_BENCH_OUT     where the run's folder goes [results]
 #   --parts   SCALEBENCH_BENCH_PARTS   comma-separated [one-gpu,compile,tta,scaling,comm]; also plans, learning,
-#                                      predict, predict-strong, slow-link, bars, max-autotune, dp, cards, io, files
+#                                      predict, predict-strong, slow-link, bars, max-autotune, dp, cards, io, files,
+#                                      learning-images
 #   --links   SCALEBENCH_BENCH_LINKS   the interconnects of the predict parts: nvlink (as NCCL chooses), network
 #                                      (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1) [nvlink,network]
 # Also: SCALEBENCH_REPORT_PYTHON, a python with h5py and matplotlib for analysis/report.py [python3];
@@ -68,7 +72,7 @@
 # shellcheck source-path=SCRIPTDIR/..
 set -uo pipefail
 
-usage() { sed -n '/^# Usage:/,/^#   --parts/p' "$0" | sed 's/^# \{0,1\}//' >&2; }
+usage() { sed -n '/^# Usage:/,/^# Also:/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; }
 die() { echo "gpu_node.sh: $*" >&2; exit 2; }
 
 python=${SCALEBENCH_TORCH_PYTHON:-python3}
@@ -93,7 +97,7 @@ done
 
 # Every check before the first measurement.
 [[ -f bench/pytorch_reference.py && -f analysis/report.py ]] || die "run it from the scalebench checkout's root"
-known_parts=(one-gpu compile tta scaling comm plans learning predict predict-strong slow-link bars max-autotune dp cards io files)
+known_parts=(one-gpu compile tta scaling comm plans learning learning-images predict predict-strong slow-link bars max-autotune dp cards io files)
 for part in ${parts//,/ }; do
   [[ " ${known_parts[*]} " == *" $part "* ]] ||
     die "--parts: unknown part '$part'; choose from $(printf '%s, ' "${known_parts[@]}" | sed 's/, $//')"
@@ -118,8 +122,8 @@ if { part tta || part learning; } && ! compgen -G "$data/train-images-idx3-ubyte
 fi
 "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null ||
   die "'$python' cannot import torch or sees no GPU; pass PyTorch's interpreter with --python"
-if { part io || part files; } && ! "$python" -c 'import torchvision' 2>/dev/null; then
-  die "'$python' cannot import torchvision, which the io and files parts use; install it beside torch or leave them out of --parts"
+if { part io || part files || part learning-images; } && ! "$python" -c 'import torchvision' 2>/dev/null; then
+  die "'$python' cannot import torchvision, which the io, files and learning-images parts use; install it beside torch or leave them out of --parts"
 fi
 nvidia-smi -L > /dev/null 2>&1 || die "nvidia-smi lists no GPU: run this on a GPU node"
 source jobs/lib/scalebench-job.sh  # sb_visible_gpus, sb_powers_of_two
@@ -428,22 +432,30 @@ if part cards; then
         "against GPU 0 alone, $(efficiency "$job" "$slowest" "$N") against the slowest card alone"
   fi
 fi
-# jpeg_folder: the ImageNet-sized JPEG folder of the io and files parts, written the first time (into a
-# temporary name, so that an interrupted write is never taken for the folder), then reused.
-jpeg_folder_path=$out_root/image-data/imagenet-like-1000x11
-jpeg_folder() {
-  [[ -d $jpeg_folder_path/train ]] && return 0
-  say "writing the JPEG folder $jpeg_folder_path (scripts/make_image_data.py, once)"
-  mkdir -p "$(dirname "$jpeg_folder_path")" && rm -rf "$jpeg_folder_path.partial"
-  printf '*\n' > "$(dirname "$jpeg_folder_path")/.gitignore"  # a gigabyte of JPEGs, never to be committed
-  run jpeg-folder 900 "$P" scripts/make_image_data.py imagenet-like "$jpeg_folder_path.partial" --classes 1000 \
-      --train-per-class 11 --val-per-class 1
-  if [[ -d $jpeg_folder_path.partial/train ]] && grep -q ' images, ' "$R/jpeg-folder.log"; then
-    mv "$jpeg_folder_path.partial" "$jpeg_folder_path"
+# image_folder PATH NAME OPTIONS...: an ImageNet-like JPEG folder (scripts/make_image_data.py imagenet-like
+# OPTIONS), written the first time (into a temporary name, so that an interrupted write is never taken for the
+# folder; its log is NAME.log), then reused.
+image_folder() {
+  local path=$1 name=$2
+  shift 2
+  [[ -d $path/train ]] && return 0
+  say "writing the JPEG folder $path (scripts/make_image_data.py, once)"
+  mkdir -p "$(dirname "$path")" && rm -rf "$path.partial"
+  printf '*\n' > "$(dirname "$path")/.gitignore"  # gigabytes of JPEGs, never to be committed
+  run "$name" 1800 "$P" scripts/make_image_data.py imagenet-like "$path.partial" "$@"
+  if [[ -d $path.partial/train ]] && grep -q ' images, ' "$R/$name.log"; then
+    mv "$path.partial" "$path"
   else
-    say "no JPEG folder (see $R/jpeg-folder.log)"
+    say "no JPEG folder (see $R/$name.log)"
     return 1
   fi
+}
+# The folder of the io and files parts; the one of learning-images (100 classes, 31,000 images).
+jpeg_folder_path=$out_root/image-data/imagenet-like-1000x11
+jpeg_folder() { image_folder "$jpeg_folder_path" jpeg-folder --classes 1000 --train-per-class 11 --val-per-class 1; }
+learning_folder_path=$out_root/image-data/imagenet-like-100x260
+learning_folder() {
+  image_folder "$learning_folder_path" learning-folder --classes 100 --train-per-class 260 --val-per-class 50
 }
 if part io && jpeg_folder; then
   say "== the input pipeline alone on GPU 0, two runs of each program, alternating: CPU and GPU decoding, 1-15 workers"
@@ -485,6 +497,22 @@ if part files && jpeg_folder; then
     say "files, resnet50, $kind: scalebench $rate; torch.compile $rate_pt img/s; ratio $(ratio "${rate%% *}" "$rate_pt")"
     [[ $kind == synthetic ]] || say "  PyTorch, $kind decode: $(grep -h '^waited' "$R/files/pt-$kind-1.log" "$R/files/pt-$kind-2.log" | paste -sd';')"
   done
+fi
+
+if part learning-images && learning_folder; then
+  say "== one GPU: resnet18 for 8 epochs at the reference recipe on the generated folder, scalebench against" \
+      "PyTorch, seeds 1-2 alternating"
+  for seed in 1 2; do
+    run "sb-learn-images-$seed" 900 "$S" train --model resnet18 --device cuda --data "imagefolder:$learning_folder_path" \
+        --decode gpu --precision bf16 --layout nhwc --epochs 8 --seed "$seed" --out "$R/sb-learn-images-$seed.h5"
+    run "pt-learn-images-$seed" 1800 "${PT[@]}" --learn "imagefolder:$learning_folder_path" --model resnet18 --precision bf16 \
+        --channels-last --epochs 8 --workers 15 --seed "$seed" --json "$R/pt-learn-images-$seed.json"
+  done
+  sb_acc=$(for seed in 1 2; do grep '^epoch' "$R/sb-learn-images-$seed.log" | tail -1 | grep -oE 'test acc +[0-9.]+' | awk '{print $3}'; done)
+  pt_acc=$("$P" -c 'import json, sys
+print("\n".join("%.2f" % (json.load(open(f))["test_accuracy"] * 100) for f in sys.argv[1:]))' "$R"/pt-learn-images-[12].json 2>/dev/null)
+  mean() { awk '{s += $1; v = v " " $1} END {if (NR) printf "%.2f%% (%s)", s / NR, substr(v, 2)}'; }
+  say "learning-images, resnet18, test accuracy after 8 epochs: scalebench $(mean <<< "$sb_acc"), PyTorch $(mean <<< "$pt_acc")"
 fi
 
 # The reports: one per group, of the files that exist, each naming its files relative to the run's folder.
