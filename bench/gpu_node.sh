@@ -49,7 +49,8 @@
 # train and 1 val images each), written once into OUT_ROOT/image-data/ and kept for later invocations.
 #   learning-images resnet18 trained for 8 epochs at torchvision's reference recipe on another such folder (100
 #            classes, 260 train and 50 val images each, written once beside the first), bf16, seeds 1-2
-#            alternating: scalebench --decode gpu and pytorch_reference.py --learn imagefolder:, mean test accuracy
+#            alternating: scalebench --decode gpu and pytorch_reference.py --learn imagefolder:, and scalebench in fp16;
+#            mean test accuracy of each
 #
 # Usage: bench/gpu_node.sh [--python PY] [--data DIR] [--bin SCALEBENCH] [--out OUT_ROOT] [--parts LIST]
 #                          [--links LIST]
@@ -507,12 +508,18 @@ if part learning-images && learning_folder; then
         --decode gpu --precision bf16 --layout nhwc --epochs 8 --seed "$seed" --out "$R/sb-learn-images-$seed.h5"
     run "pt-learn-images-$seed" 1800 "${PT[@]}" --learn "imagefolder:$learning_folder_path" --model resnet18 --precision bf16 \
         --channels-last --epochs 8 --workers 15 --seed "$seed" --json "$R/pt-learn-images-$seed.json"
+    # fp16, scalebench's faster precision on these models, must learn as bf16 does.
+    run "sb-learn-images-fp16-$seed" 900 "$S" train --model resnet18 --device cuda --data "imagefolder:$learning_folder_path" \
+        --decode gpu --precision fp16 --layout nhwc --epochs 8 --seed "$seed" --out "$R/sb-learn-images-fp16-$seed.h5"
   done
-  sb_acc=$(for seed in 1 2; do grep '^epoch' "$R/sb-learn-images-$seed.log" | tail -1 | grep -oE 'test acc +[0-9.]+' | awk '{print $3}'; done)
+  last_acc() { for f in "$@"; do grep '^epoch' "$R/$f.log" | tail -1 | grep -oE 'test acc +[0-9.]+' | awk '{print $3}'; done; }
+  sb_acc=$(last_acc sb-learn-images-1 sb-learn-images-2)
+  sb_fp16_acc=$(last_acc sb-learn-images-fp16-1 sb-learn-images-fp16-2)
   pt_acc=$("$P" -c 'import json, sys
 print("\n".join("%.2f" % (json.load(open(f))["test_accuracy"] * 100) for f in sys.argv[1:]))' "$R"/pt-learn-images-[12].json 2>/dev/null)
-  mean() { awk '{s += $1; v = v " " $1} END {if (NR) printf "%.2f%% (%s)", s / NR, substr(v, 2)}'; }
-  say "learning-images, resnet18, test accuracy after 8 epochs: scalebench $(mean <<< "$sb_acc"), PyTorch $(mean <<< "$pt_acc")"
+  mean() { awk 'NF {s += $1; n++; v = v " " $1} END {if (n) printf "%.2f%% (%s)", s / n, substr(v, 2); else printf "n/a"}'; }
+  say "learning-images, resnet18, test accuracy after 8 epochs: scalebench $(mean <<< "$sb_acc"), PyTorch $(mean <<< "$pt_acc")," \
+      "scalebench fp16 $(mean <<< "$sb_fp16_acc")"
 fi
 
 # The reports: one per group, of the files that exist, each naming its files relative to the run's folder.
