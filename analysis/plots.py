@@ -221,8 +221,9 @@ def sweep_figure(view):
     return fig
 
 
-def curves_figure(labelled_runs):
-    """Loss (train solid, test dashed) and test accuracy against the epoch, one colour per run."""
+def curves_figure(labelled_runs, reference_curves=()):
+    """Loss (train solid, test dashed) and test accuracy against the epoch, one colour per run; the learning
+    references' curves (learning_comparison.Curve: test accuracy, and train loss where they have it) dotted."""
     fig = _figure(11, 4.4)
     loss_ax, acc_ax = fig.subplots(1, 2)
     for index, (label, run) in enumerate(labelled_runs):
@@ -232,6 +233,13 @@ def curves_figure(labelled_runs):
         loss_ax.plot(epochs, run.epochs["test_loss"], color=color, linestyle="--", marker="s", markersize=3,
                      label=f"{label} test")
         acc_ax.plot(epochs, run.epochs["test_accuracy"], color=color, marker="o", markersize=3, label=label)
+    for index, curve in enumerate(reference_curves, start=len(labelled_runs)):
+        style = {"color": f"C{index % 10}", "linestyle": ":", "marker": "x", "markersize": 4}
+        if curve.train_loss:
+            epochs = sorted(curve.train_loss)
+            loss_ax.plot(epochs, [curve.train_loss[e] for e in epochs], label=f"{curve.label} train", **style)
+        epochs = sorted(curve.accuracy)
+        acc_ax.plot(epochs, [curve.accuracy[e] for e in epochs], label=curve.label, **style)
     for ax, ylabel, title in ((loss_ax, "loss", "Loss"), (acc_ax, "test accuracy", "Test accuracy")):
         ax.set_xlabel("epoch")
         ax.set_ylabel(ylabel)

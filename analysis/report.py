@@ -7,7 +7,8 @@
 
 Inputs are `scalebench train` files (one run) and `scalebench scale` files (a study); `comm` sweeps and
 `predict` files add sections of their own; --reference adds
-results of another implementation (format in analysis/README.md). Exit codes: 0 done, 2 bad input or
+results of another implementation: throughput, or test accuracy per epoch (a learning reference; format
+in analysis/README.md). Exit codes: 0 done, 2 bad input or
 arguments (the message names the file), 1 missing Python packages.
 """
 import os
@@ -27,11 +28,13 @@ import dataclasses  # noqa: E402
 
 import comm_report  # noqa: E402
 import efficiency_split  # noqa: E402
+import learning_comparison  # noqa: E402
 import predict_report  # noqa: E402
 import step_skew  # noqa: E402
 import step_split  # noqa: E402
 import straggler  # noqa: E402
 import tables  # noqa: E402
+from learning_reference import LearningReference  # noqa: E402
 from scalebench_results import ResultError, load_reference, load_result  # noqa: E402
 from scaling_series import (all_runs, count_text, count_unit, disambiguate, series_from_reference, series_from_runs,  # noqa: E402
                             series_from_study, study_settle_epochs, swept_label, throughput_by_batch)
@@ -45,7 +48,8 @@ def parse_args(argv):
     parser.add_argument("--table-only", action="store_true",
                         help="print only the Markdown epoch tables (runs) and study tables to stdout; write nothing")
     parser.add_argument("--reference", action="append", default=[], metavar="FILE",
-                        help="reference results (JSON or CSV, e.g. from bench/pytorch_reference.py); repeatable")
+                        help="reference results (JSON or CSV, e.g. from bench/pytorch_reference.py): throughput, "
+                             "or a --learn JSON's test accuracy per epoch; repeatable")
     parser.add_argument("--settle-epochs", type=int, default=1, metavar="N",
                         help="leading epochs left out of a run's throughput, energy and phases (never its last epoch; "
                              "a study file's own settle_epochs attribute wins) [1]")
@@ -81,7 +85,7 @@ def without_partial_epochs(result):
 class Report:
     """Everything the outputs are made from."""
 
-    def __init__(self, results, references, settle_epochs):
+    def __init__(self, results, references, settle_epochs, learning_references=()):
         self.results = results
         steady = [without_partial_epochs(r) for r in results]  # the epoch tables (self.runs) keep every row
         self.study_series = {r.path: series_from_study(r, settle_epochs) for r in steady if r.is_study}
@@ -99,6 +103,9 @@ class Report:
         self.batch_groups = throughput_by_batch(steady, settle_epochs)
         self.sweeps = [view for r in steady if r.is_study
                        for view in sweep_views(self.study_series[r.path], r.swept, value_names(r))]
+        self.learning_references = list(learning_references)
+        self.learning = learning_comparison.compare_learning(results, learning_references) if learning_references \
+            else None
 
 
 def table_only_text(report):
@@ -123,7 +130,7 @@ def table_only_text(report):
     return "\n".join(parts)
 
 
-def _inputs_markdown(results, references):
+def _inputs_markdown(results, references, learning_references=()):
     rows = []
     for r in results:
         a = r.attrs
@@ -135,6 +142,8 @@ def _inputs_markdown(results, references):
                      a.get("git_sha", ""), a.get("start_time", ""), "yes" if a.get("complete", 1) else "no (stopped early)"])
     for ref in references:
         rows.append([ref.path, "reference", ", ".join(str(p.gpus) for p in ref.points)] + [""] * 6)
+    for ref in learning_references:
+        rows.append([ref.path, "learning reference", "", "", ref.device, ref.version, "", "", ""])
     return tables.markdown_table(["file", "kind", "GPUs", "nodes", "devices", "tool", "git", "start", "complete"], rows,
                                  ["l", "l", "r", "r", "l", "l", "l", "l", "l"])
 
@@ -177,7 +186,9 @@ def make_figures(report):
         figures.append((f"sweep_{index + 1}_{view.column}", plots.sweep_figure(view),
                         f"Throughput against {view.column} ({view.label}), one line per GPU count"))
     if report.runs:
-        figures.append(("curves", plots.curves_figure(report.runs), "Loss and accuracy per epoch"))
+        compared = report.learning.reference_curves if report.learning else []
+        caption = "Loss and accuracy per epoch" + (", the learning references dotted" if compared else "")
+        figures.append(("curves", plots.curves_figure(report.runs, compared), caption))
     return figures
 
 
@@ -207,7 +218,7 @@ def _runs_of(report):
 
 
 def report_markdown(report, references, title, figure_names=()):
-    out = [f"# {title}\n", "## Inputs\n", _inputs_markdown(report.results, references)]
+    out = [f"# {title}\n", "## Inputs\n", _inputs_markdown(report.results, references, report.learning_references)]
     if report.series:
         out.append("## Scaling\n")
         out.append("Throughput and epoch time are medians over the steady epochs (and over the repeats of a "
@@ -286,6 +297,8 @@ def report_markdown(report, references, title, figure_names=()):
                    "image files decoded by CPU workers below 90% AU, the workers a rank would need "
                    "for 90% (docs/scaling_diagnosis.md, \"What limits one run\").\n")
         out.append(step_split.step_split_markdown(step_split_rows))
+    if report.learning:
+        out.append(learning_comparison.learning_markdown(report.learning))
     if figure_names:
         out.append("## Plots\n")
         for name, caption in figure_names:
@@ -337,7 +350,7 @@ def main(argv=None):
     predictions = [path for path in args.inputs if predict_report.is_prediction(path)]  # `scalebench predict` files
     try:
         results = [load_result(path) for path in args.inputs if path not in predictions]
-        references = [load_reference(path) for path in args.reference]
+        loaded = [load_reference(path) for path in args.reference]
     except ResultError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
@@ -348,7 +361,9 @@ def main(argv=None):
     for result in results:
         if not result.attrs.get("complete", 1):
             warn(f"{result.path} is incomplete (the job stopped before closing it); its finished epochs are used.")
-    report = Report(results, references, args.settle_epochs)
+    references = [r for r in loaded if not isinstance(r, LearningReference)]
+    learning_references = [r for r in loaded if isinstance(r, LearningReference)]
+    report = Report(results, references, args.settle_epochs, learning_references)
     if args.table_only:
         sys.stdout.write(table_only_text(report))
     elif args.out:

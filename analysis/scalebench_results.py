@@ -18,6 +18,8 @@ import numpy as np
 # A run may still be appending to the file we read; HDF5 1.10 has no per-open switch for this.
 os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
 import h5py  # noqa: E402  (must come after the environment variable)
+from learning_reference import is_learning_document, learning_reference  # noqa: E402
+from result_error import ResultError  # noqa: E402,F401  (its readers import it from here)
 from step_split import read_step_split  # noqa: E402
 from straggler import read_straggler  # noqa: E402
 
@@ -47,10 +49,6 @@ EPOCH_COLUMNS = (
 # The /study columns every schema has; version 2 adds "repeat" and the sweepable options' columns.
 STUDY_COLUMNS = ("gpus", "images_per_s", "epoch_time_s", "speedup", "efficiency", "exposed_comm_fraction",
                  "time_to_accuracy_s")
-
-
-class ResultError(Exception):
-    """An input that cannot be reported; str() is one sentence that names the file."""
 
 
 @dataclass
@@ -278,7 +276,8 @@ def _reference_point(item, defaults, path, index):
 
 def load_reference(path):
     """Reads reference results: JSON {"label", "scaling", "results": [{"gpus", "images_per_s", ...}]} or
-    CSV with a header row naming the same keys (one row per GPU count). analysis/README.md documents both."""
+    CSV with a header row naming the same keys (one row per GPU count), a Reference; or a learning JSON
+    ({"mode": "learn", "history": [...]}), a LearningReference. analysis/README.md documents them."""
     path = str(path)
     if not os.path.isfile(path):
         raise ResultError(f"{path}: no such reference file.")
@@ -300,8 +299,11 @@ def load_reference(path):
             document = json.loads(text)
         except json.JSONDecodeError as error:
             raise ResultError(f"{path}: is not valid JSON ({error.msg} at line {error.lineno}).")
+        if is_learning_document(document):
+            return learning_reference(document, path)
         if not isinstance(document, dict) or not isinstance(document.get("results"), list) or not document["results"]:
-            raise ResultError(f"{path}: a reference JSON needs a non-empty \"results\" list.")
+            raise ResultError(f"{path}: is neither a throughput reference (a non-empty \"results\" list) nor a "
+                              "learning reference (\"mode\": \"learn\" with a \"history\" list).")
         label = str(document.get("label") or stem)
         scaling = str(document.get("scaling") or "weak")
         items = document["results"]
