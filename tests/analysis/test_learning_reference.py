@@ -18,7 +18,7 @@ RECIPE = {"model": "resnet18", "epochs": 3, "batch_size": 256, "lr": 0.1, "preci
 
 
 def learning_json(path, seed, accuracies, losses=None, **overrides):
-    """A bench/torch_image_learning.py-shaped JSON: the recipe, the final accuracy and one entry per epoch."""
+    """A JSON shaped as bench/torch_image_learning.py writes it: the recipe, the final accuracy and one entry per epoch."""
     history = [{"epoch": n + 1, "seconds": 10.0 * (n + 1), "test_accuracy": a} for n, a in enumerate(accuracies)]
     for entry, loss in zip(history, losses or []):
         entry["train_loss"] = loss
