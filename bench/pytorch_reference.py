@@ -495,12 +495,14 @@ def input_pipeline(args):
 
 def main(argv=None):
     args = parse_args(argv)
-    if args.learn_kind == "imagefolder":
-        import torch_image_learning  # noqa: E402 (only this mode needs torchvision's DataLoader pieces)
-        torch_image_learning.learn(args, lambda *a: log(0, *a))
-    elif args.learn:
-        import torch_learning  # noqa: E402 (only this mode needs it)
-        torch_learning.learn(args, lambda *a: log(0, *a))
+    if args.learn:
+        if args.learn_kind == "imagefolder":
+            import torch_image_learning as learning  # noqa: E402 (only this mode needs torchvision's DataLoader pieces)
+        else:
+            import torch_learning as learning  # noqa: E402 (only this mode needs it)
+        result = learning.learn(args, lambda *a: log(0, *a))
+        if args.json:
+            write_json(args.json, result)
     elif args.time_to_accuracy:
         time_to_accuracy(args)
     elif args.io:

@@ -25,7 +25,7 @@ from torchvision.transforms import v2
 
 import sb_torch_models as models
 import torch_image_pipeline as pipeline
-from torch_learning import Precision, sgd, write_result
+from torch_learning import Precision, sgd
 
 EVAL_BATCH = 256  # the recipe's --eval-batch-size: evaluation at the training batch, as the reference's
 
@@ -127,5 +127,4 @@ def learn(args, log):
               "train_images": len(train_files), "val_images": len(val_files),
               "test_accuracy": history[-1]["test_accuracy"], "history": history,
               "device": torch.cuda.get_device_name(device), "torch_version": torch.__version__}
-    write_result(args, result)
     return result

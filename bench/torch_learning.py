@@ -3,11 +3,10 @@ binary folder (train.bin, test.bin; e.g. Fashion-MNIST written by bench/fashion_
 with SGD (plain unless --momentum or --weight-decay), GPU-resident tensors, the same preprocessing as scalebench's cifar100 reader (x/255,
 then CIFAR-100's per-channel mean and std) and no augmentation (scalebench's default). It reports the
 test accuracy after every epoch, to compare with `scalebench train --model wrn --data cifar100:DIR` at the
-same recipe and seeds. The precision, the training step and the result's shape are shared with the
+same recipe and seeds. The precision and the training step are shared with the
 image-folder check (bench/torch_image_learning.py).
 """
 import contextlib
-import json
 import os
 import time
 
@@ -62,13 +61,6 @@ def sgd(args, model):
     return torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum, weight_decay=args.weight_decay)
 
 
-def write_result(args, result):
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2)
-            f.write("\n")
-
-
 def learn(args, log):
     device = torch.device("cuda", torch.cuda.current_device())
     torch.manual_seed(args.seed)
@@ -104,5 +96,4 @@ def learn(args, log):
               "batch_size": args.batch_size, "precision": args.precision,
               "test_accuracy": history[-1]["test_accuracy"], "history": history,
               "device": torch.cuda.get_device_name(device), "torch_version": torch.__version__}
-    write_result(args, result)
     return result
