@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from learning_reference import SETTING_KEYS
-from tables import NA, fmt_percent, markdown_table
+from spread import median_spread
+from tables import NA, fmt_percent, fmt_range, markdown_table
 
 RUN_SIDE = "scalebench"
 # A side with more runs than this shows mean and range only, to keep the table readable.
@@ -105,6 +106,11 @@ def _points(difference):
     return NA if math.isnan(difference) else f"{round(100.0 * difference, 2) or 0.0:+.2f}"  # never "-0.00"
 
 
+def _accuracy_range(values):
+    """"low-high" of the accuracies, in percent with two decimals; n/a for none."""
+    return fmt_range(median_spread(values), lambda v: fmt_percent(v, 2))
+
+
 def _side_headers(name, curves):
     headers = [c.label for c in curves] if len(curves) <= MAX_RUN_COLUMNS else []
     headers += [f"{name} mean"] if len(curves) > 1 else []
@@ -117,7 +123,7 @@ def _side_cells(curves, epoch):
     cells = [fmt_percent(c.accuracy.get(epoch, math.nan), 2) for c in curves] if len(curves) <= MAX_RUN_COLUMNS else []
     cells += [fmt_percent(_mean(values), 2)] if len(curves) > 1 else []
     if len(curves) > MAX_RUN_COLUMNS:
-        cells.append(f"{fmt_percent(min(values), 2)}-{fmt_percent(max(values), 2)}" if values else NA)
+        cells.append(_accuracy_range(values))
     return cells, _mean(values)
 
 
@@ -139,7 +145,7 @@ def _final_side(name, curves, epoch):
     values = [c.accuracy[epoch] for c in curves if epoch in c.accuracy]
     if not values:
         return f"{name} n/a (no run reached it)", math.nan
-    spread = f", {fmt_percent(min(values), 2)}-{fmt_percent(max(values), 2)}" if len(values) > 1 else ""
+    spread = f", {_accuracy_range(values)}" if len(values) > 1 else ""
     missing = len(curves) - len(values)
     short = f"; {missing} stopped before it" if missing else ""
     runs = "run" if len(values) == 1 else "runs"
