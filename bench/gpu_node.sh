@@ -179,6 +179,17 @@ run() {
   ((rc == 0)) || failed=$((failed + 1))
   say "$name rc=$rc $(grep -E '^epoch|^time to|images/s|img/s|test accuracy' "$R/$name.log" | tail -2 | tr -s ' ' | tr '\n' ' ')"
 }
+# The learning parts' figures, a line each: scalebench's test accuracy after the last epoch of each named
+# run's log, and PyTorch's of each --learn JSON, in percent; mean_accuracy: their mean with the values.
+last_test_accuracy() {
+  local name
+  for name in "$@"; do grep '^epoch' "$R/$name.log" | tail -1 | grep -oE 'test acc +[0-9.]+' | awk '{print $3}'; done
+}
+json_test_accuracy() {
+  "$P" -c 'import json, sys
+print("\n".join("%.2f" % (json.load(open(f))["test_accuracy"] * 100) for f in sys.argv[1:]))' "$@" 2>/dev/null
+}
+mean_accuracy() { awk 'NF {s += $1; n++; v = v " " $1} END {if (n) printf "%.2f%% (%s)", s / n, substr(v, 2); else printf "n/a"}'; }
 PT=("$P" bench/pytorch_reference.py)
 WRN=(--model wrn --device cuda --batch-size 256)
 MNIST=(--model mnist-cnn --device cuda --batch-size 64 --optimizer adadelta --lr 1.0)
@@ -250,12 +261,9 @@ if part learning; then
       run "pt-learn-$name-$seed" 600 "${PT[@]}" --learn "$cifar" --precision bf16 --channels-last --epochs 2 \
           --batch-size "$batch" --lr "$lr" --momentum "$momentum" --seed "$seed" --json "$R/pt-learn-$name-$seed.json"
     done
-    sb_mean=$(for seed in 1 2 3; do grep '^epoch' "$R/sb-learn-$name-$seed.log" | tail -1 | grep -oE 'test acc +[0-9.]+' | awk '{print $3}'; done |
-              awk '{s += $1; v = v " " $1} END {if (NR) printf "%.2f%% (%s)", s / NR, v}')
-    pt_mean=$("$P" -c 'import json, sys
-acc = [json.load(open(f))["test_accuracy"] * 100 for f in sys.argv[1:]]
-print("%.2f%% (%s)" % (sum(acc) / len(acc), " ".join("%.2f" % a for a in acc)))' "$R"/pt-learn-"$name"-[123].json 2>/dev/null)
-    say "learning, $name recipe (batch $batch, lr $lr, momentum $momentum): scalebench $sb_mean, PyTorch ${pt_mean:-n/a}"
+    sb_mean=$(last_test_accuracy "sb-learn-$name-1" "sb-learn-$name-2" "sb-learn-$name-3" | mean_accuracy)
+    pt_mean=$(json_test_accuracy "$R"/pt-learn-"$name"-[123].json | mean_accuracy)
+    say "learning, $name recipe (batch $batch, lr $lr, momentum $momentum): scalebench $sb_mean, PyTorch $pt_mean"
   done
 fi
 list=$(sb_powers_of_two "$N")
@@ -512,14 +520,10 @@ if part learning-images && learning_folder; then
     run "sb-learn-images-fp16-$seed" 900 "$S" train --model resnet18 --device cuda --data "imagefolder:$learning_folder_path" \
         --decode gpu --precision fp16 --layout nhwc --epochs 8 --seed "$seed" --out "$R/sb-learn-images-fp16-$seed.h5"
   done
-  last_acc() { for f in "$@"; do grep '^epoch' "$R/$f.log" | tail -1 | grep -oE 'test acc +[0-9.]+' | awk '{print $3}'; done; }
-  sb_acc=$(last_acc sb-learn-images-1 sb-learn-images-2)
-  sb_fp16_acc=$(last_acc sb-learn-images-fp16-1 sb-learn-images-fp16-2)
-  pt_acc=$("$P" -c 'import json, sys
-print("\n".join("%.2f" % (json.load(open(f))["test_accuracy"] * 100) for f in sys.argv[1:]))' "$R"/pt-learn-images-[12].json 2>/dev/null)
-  mean() { awk 'NF {s += $1; n++; v = v " " $1} END {if (n) printf "%.2f%% (%s)", s / n, substr(v, 2); else printf "n/a"}'; }
-  say "learning-images, resnet18, test accuracy after 8 epochs: scalebench $(mean <<< "$sb_acc"), PyTorch $(mean <<< "$pt_acc")," \
-      "scalebench fp16 $(mean <<< "$sb_fp16_acc")"
+  say "learning-images, resnet18, test accuracy after 8 epochs:" \
+      "scalebench $(last_test_accuracy sb-learn-images-1 sb-learn-images-2 | mean_accuracy)," \
+      "PyTorch $(json_test_accuracy "$R"/pt-learn-images-[12].json | mean_accuracy)," \
+      "scalebench fp16 $(last_test_accuracy sb-learn-images-fp16-1 sb-learn-images-fp16-2 | mean_accuracy)"
 fi
 
 # The reports: one per group, of the files that exist, each naming its files relative to the run's folder.
