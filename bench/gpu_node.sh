@@ -45,8 +45,14 @@
 #   files    resnet50 (256, bf16 NHWC, 40 steps an epoch, 3 epochs) trained from the JPEG folder on GPU 0, two
 #            runs each: scalebench --decode gpu, --decode cpu --workers 15 and synthetic 3x224x224 data;
 #            torch.compile with a 15-worker DataLoader decoding on the CPU, with nvJPEG, and on synthetic data
-# Both read one ImageNet-sized JPEG folder (scripts/make_image_data.py imagenet-like: 1,000 classes, 11
-# train and 1 val images each), written once into OUT_ROOT/image-data/ and kept for later invocations.
+#   resnets  the ResNet bars on GPU 0, two runs of each program, alternating: resnet50 (256, NHWC, 40 steps an epoch,
+#            3 epochs) in fp16 and bf16 on synthetic data against torch.compile in the same precision; resnet50 fp16
+#            from the JPEG folder (--decode gpu --workers 3, the cores it keeps busy); resnet18 bf16 for 8 epochs
+#            from the folder and on synthetic data (epochs 5-8); resnet50 fp16's peak memory with 4 batches on the
+#            device against PyTorch's max_memory_allocated
+# The io, files and resnets parts read one ImageNet-sized JPEG folder (scripts/make_image_data.py imagenet-like:
+# 1,000 classes, 11 train and 1 val images each), written once into OUT_ROOT/image-data/ and kept for later
+# invocations.
 #   learning-images resnet18 trained for 8 epochs at torchvision's reference recipe on another such folder (100
 #            classes, 260 train and 50 val images each, written once beside the first), bf16, seeds 1-2
 #            alternating: scalebench --decode gpu and pytorch_reference.py --learn imagefolder:, and scalebench in fp16;
@@ -63,7 +69,7 @@
 #   --out     SCALEBENCH_BENCH_OUT     where the run's folder goes [results]
 #   --parts   SCALEBENCH_BENCH_PARTS   comma-separated [one-gpu,compile,tta,scaling,comm]; also plans, learning,
 #                                      predict, predict-strong, slow-link, bars, max-autotune, dp, cards, io, files,
-#                                      learning-images
+#                                      resnets, learning-images
 #   --links   SCALEBENCH_BENCH_LINKS   the interconnects of the predict parts: nvlink (as NCCL chooses), network
 #                                      (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1) [nvlink,network]
 # Also: SCALEBENCH_REPORT_PYTHON, a python with h5py and matplotlib for analysis/report.py [python3];
@@ -98,7 +104,7 @@ done
 
 # Every check before the first measurement.
 [[ -f bench/pytorch_reference.py && -f analysis/report.py ]] || die "run it from the scalebench checkout's root"
-known_parts=(one-gpu compile tta scaling comm plans learning learning-images predict predict-strong slow-link bars max-autotune dp cards io files)
+known_parts=(one-gpu compile tta scaling comm plans learning learning-images predict predict-strong slow-link bars max-autotune dp cards io files resnets)
 for part in ${parts//,/ }; do
   [[ " ${known_parts[*]} " == *" $part "* ]] ||
     die "--parts: unknown part '$part'; choose from $(printf '%s, ' "${known_parts[@]}" | sed 's/, $//')"
@@ -123,8 +129,8 @@ if { part tta || part learning; } && ! compgen -G "$data/train-images-idx3-ubyte
 fi
 "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null ||
   die "'$python' cannot import torch or sees no GPU; pass PyTorch's interpreter with --python"
-if { part io || part files || part learning-images; } && ! "$python" -c 'import torchvision' 2>/dev/null; then
-  die "'$python' cannot import torchvision, which the io, files and learning-images parts use; install it beside torch or leave them out of --parts"
+if { part io || part files || part resnets || part learning-images; } && ! "$python" -c 'import torchvision' 2>/dev/null; then
+  die "'$python' cannot import torchvision, which the io, files, resnets and learning-images parts use; install it beside torch or leave them out of --parts"
 fi
 nvidia-smi -L > /dev/null 2>&1 || die "nvidia-smi lists no GPU: run this on a GPU node"
 source jobs/lib/scalebench-job.sh  # sb_visible_gpus, sb_powers_of_two
@@ -222,10 +228,13 @@ if part tta; then
   run pt-tta 600 "${PT[@]}" --time-to-accuracy "$data" --json "$R/pt-tta.json"
 fi
 # steady NAME...: the median of the steady epochs (all but the first) of each named log, and of them all.
-steady() {
-  local name all=() rates=()
+steady() { steady_from 2 "$@"; }
+# steady_from FIRST NAME...: the same over the epochs from FIRST on.
+steady_from() {
+  local first=$1 name all=() rates=()
+  shift
   for name in "$@"; do
-    mapfile -t rates < <(grep '^epoch' "$R/$name.log" | tail -n +2 | grep -oE '[0-9,]+ img/s' | tr -d ', img/s')
+    mapfile -t rates < <(grep '^epoch' "$R/$name.log" | tail -n +"$first" | grep -oE '[0-9,]+ img/s' | tr -d ', img/s')
     all+=("${rates[@]}")
   done
   printf '%s\n' "${all[@]}" | sort -n | awk '{v[NR] = $1} END {if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), "img/s median of", NR, "steady epochs, spread", v[1], "-", v[NR]}'
@@ -506,6 +515,56 @@ if part files && jpeg_folder; then
     say "files, resnet50, $kind: scalebench $rate; torch.compile $rate_pt img/s; ratio $(ratio "${rate%% *}" "$rate_pt")"
     [[ $kind == synthetic ]] || say "  PyTorch, $kind decode: $(grep -h '^waited' "$R/files/pt-$kind-1.log" "$R/files/pt-$kind-2.log" | paste -sd';')"
   done
+fi
+
+if part resnets && jpeg_folder; then
+  say "== one GPU: ResNet-50 against torch.compile in fp16 and bf16, its peak memory, ResNet-50 and ResNet-18 trained" \
+      "from the JPEG folder against synthetic data; two runs of each program, alternating"
+  mkdir -p "$R/resnets"
+  # 40 steps an epoch, the first epoch (plans, graph capture, workers starting) left out of each median.
+  R50=(--model resnet50 --device cuda --batch-size 256 --layout nhwc --plan-cache "$R/resnets/plans-resnet50")
+  R18=(--model resnet18 --device cuda --batch-size 256 --precision bf16 --layout nhwc --epochs 8
+       --plan-cache "$R/resnets/plans-resnet18")
+  PT50=(--model resnet50 --batch-size 256 --channels-last --compile --steps 40 --warmup 12)
+  # `time` of the whole process, for the cores the input pipeline keeps busy ((user + sys) / wall).
+  TIMED=(bash -c 'TIMEFORMAT="wall %R s user %U s sys %S s"; time "$@"' timed)
+  for r in 1 2; do
+    for p in fp16 bf16; do
+      run "resnets/sb-resnet50-$p-$r" 900 "$S" train "${R50[@]}" --precision $p --epochs 3 \
+          --data synthetic:3x224x224:1000:10240:1000 --out "$R/resnets/sb-resnet50-$p-$r.h5"
+      run "resnets/pt-resnet50-$p-compile-$r" 1800 "${PT[@]}" "${PT50[@]}" --precision $p \
+          --json "$R/resnets/pt-resnet50-$p-compile-$r.json"
+    done
+    run "resnets/sb-resnet50-files-$r" 900 "${TIMED[@]}" "$S" train "${R50[@]}" --precision fp16 --epochs 3 --train-limit 10240 \
+        --data "imagefolder:$jpeg_folder_path" --decode gpu --workers 3 --out "$R/resnets/sb-resnet50-files-$r.h5"
+    run "resnets/sb-resnet18-files-$r" 900 "$S" train "${R18[@]}" --data "imagefolder:$jpeg_folder_path" --decode gpu \
+        --out "$R/resnets/sb-resnet18-files-$r.h5"
+    run "resnets/sb-resnet18-synthetic-$r" 900 "$S" train "${R18[@]}" --data synthetic:3x224x224:1000:11000:1000 \
+        --out "$R/resnets/sb-resnet18-synthetic-$r.h5"
+  done
+  # PyTorch's reference cycles through 4 batches on the device; scalebench holds the same 4 here.
+  run resnets/sb-resnet50-memory 900 "$S" train "${R50[@]}" --precision fp16 --epochs 2 \
+      --data synthetic:3x224x224:1000:1024:256 --out "$R/resnets/sb-resnet50-memory.h5"
+  for p in fp16 bf16; do
+    rate=$(steady "resnets/sb-resnet50-$p-1" "resnets/sb-resnet50-$p-2")
+    rate_pt=$(pytorch_median "resnets/pt-resnet50-$p-compile-1" "resnets/pt-resnet50-$p-compile-2")
+    say "resnets: resnet50 $p scalebench $rate; torch.compile $p $rate_pt img/s; ratio $(ratio "${rate%% *}" "$rate_pt")"
+  done
+  r50_files=$(steady resnets/sb-resnet50-files-1 resnets/sb-resnet50-files-2)
+  # TIMED's line: "wall W s user U s sys S s".
+  say "resnets: resnet50 fp16 from the files, 3 workers: $r50_files; of synthetic fp16" \
+      "$(ratio "${r50_files%% *}" "$(steady resnets/sb-resnet50-fp16-1 resnets/sb-resnet50-fp16-2 | cut -d' ' -f1)");" \
+      "cores busy $(grep -h '^wall' "$R"/resnets/sb-resnet50-files-[12].log | awk '{printf "%s%.1f", (NR > 1 ? ", " : ""), ($5 + $8) / $2}')"
+  # resnet18's rate from the files still climbs through the first epochs: the last four are its steady ones.
+  r18_files=$(steady_from 5 resnets/sb-resnet18-files-1 resnets/sb-resnet18-files-2)
+  r18_synthetic=$(steady_from 5 resnets/sb-resnet18-synthetic-1 resnets/sb-resnet18-synthetic-2)
+  say "resnets: resnet18 bf16 epochs 5-8, from the files $r18_files; synthetic $r18_synthetic;" \
+      "ratio $(ratio "${r18_files%% *}" "${r18_synthetic%% *}")"
+  sb_memory=$(grep -oE 'at most [0-9.]+ GiB allocated' "$R/resnets/sb-resnet50-memory.log" | grep -oE '[0-9.]+')
+  pt_memory=$("$P" -c 'import json, sys; print("%.2f" % (json.load(open(sys.argv[1]))["max_memory_allocated_bytes"] / 2**30))' \
+      "$R/resnets/pt-resnet50-fp16-compile-1.json" 2>/dev/null)
+  say "resnets: resnet50 fp16 peak memory with 4 batches on the device: scalebench ${sb_memory:-n/a} GiB, PyTorch" \
+      "max_memory_allocated ${pt_memory:-n/a} GiB; ratio $(ratio "${sb_memory:-0}" "${pt_memory:-0}")"
 fi
 
 if part learning-images && learning_folder; then
