@@ -1,7 +1,8 @@
 // Google Benchmark micro-benchmarks of the CUDA layers (docs/benchmarks.md): forward + backward of each
 // WRN layer shape at batch 256 in bf16 NHWC (the WRN's training configuration), whole-network
 // forward + backward of wrn and mnist-cnn, the fused optimizer over the WRN's 17M parameters, and each pass of
-// the fused batch norm (kernels/bn_fused.h) at the WRN's three shapes with its bytes per second.
+// the fused batch norm (kernels/bn_fused.h) at the WRN's three shapes with its bytes per second, and the
+// ResNets' stem on 3, 4 and 8 input channels.
 // Times are CUDA-event times of the GPU work (manual time); plans are built and autotuned in an untimed
 // warm-up. Every benchmark skips itself, with "no CUDA device", where there is no GPU.
 //
@@ -88,6 +89,17 @@ void BM_conv1x1_shortcut(benchmark::State& state) {
   const int64_t cin = state.range(0), cout = state.range(1), hw = state.range(2);
   run_network(state, sb::conv2d("shortcut", cin, cout, 1, 1, 0, true), Shape{kBatch, cin, hw, hw}, DType::BF16,
               Layout::NHWC, conv_flops(kBatch, cin, cout, 1, hw, hw));
+}
+// The ResNets' stem as a network's first layer (forward and weight gradient, no input gradient): a 7x7
+// stride-2 convolution to 64 channels at 224x224, on images of 3 channels (cuDNN pads them itself) or
+// padded with zero channels to 4 or 8 (docs/decisions.md, "The stem keeps its 3 channels"). The FLOPs
+// counted are those of 3 channels, the useful work, so that the rates compare. args: channels, dtype (0
+// bf16, 1 fp16).
+void BM_resnet_stem(benchmark::State& state) {
+  const int64_t channels = state.range(0);
+  const DType dtype = state.range(1) ? DType::F16 : DType::BF16;
+  run_network(state, sb::sequential("", {sb::conv2d("conv1", channels, 64, 7, 2, 3, false)}),
+              Shape{kBatch, channels, 224, 224}, dtype, Layout::NHWC, conv_flops(kBatch, 3, 64, 7, 112, 112));
 }
 // BN followed by ReLU (fused into one cuDNN graph where the context allows it).
 void BM_bn_relu(benchmark::State& state) {
@@ -259,6 +271,7 @@ BENCHMARK(BM_conv3x3)->Args({16, 160, 32})->Args({160, 160, 32})->Args({320, 320
     ->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_conv1x1_shortcut)->Args({16, 160, 32})->Args({160, 320, 16})->Args({320, 640, 8})
     ->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_resnet_stem)->ArgsProduct({{3, 4, 8}, {0, 1}})->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_bn_relu)->Args({160, 32})->Args({320, 16})->Args({640, 8})->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_linear)->Args({640, 100})->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_wrn_forward_backward)->UseManualTime()->Unit(benchmark::kMillisecond);
