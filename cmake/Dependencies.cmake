@@ -41,6 +41,9 @@ else()
   if(NOT BLAS_FOUND)
     unset(BLA_VENDOR)
     find_package(BLAS REQUIRED)
+    message(WARNING "OpenBLAS not found; linking another BLAS: ${BLAS_LIBRARIES}. The CPU backend is then "
+            "slower, and netlib's reference BLAS sums outside the CPU tests' fp32 tolerances "
+            "(install libopenblas-dev, or load an OpenBLAS module)")
   endif()
   find_path(CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas REQUIRED)
   target_include_directories(scalebench::blas INTERFACE ${CBLAS_INCLUDE_DIR})

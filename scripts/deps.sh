@@ -62,8 +62,10 @@ command -v mpicxx >/dev/null 2>&1 || command -v mpic++ >/dev/null 2>&1 || need l
 command -v mpirun >/dev/null 2>&1 || need openmpi-bin "MPI's launcher (mpirun)"
 have_header hdf5.h /usr/include/hdf5/serial || need libhdf5-dev "HDF5's C headers (hdf5.h)"
 have_header zlib.h || need zlib1g-dev "zlib's headers (zlib.h)"
-have_header cblas.h /usr/include/openblas /usr/include/${multiarch:-x86_64-linux-gnu}/openblas-pthread ||
-  need libopenblas-dev "a CBLAS (cblas.h, OpenBLAS)"
+# OpenBLAS, not any cblas.h: netlib's reference BLAS (libblas-dev, which liblapack-dev brings) has one too,
+# but sums in plain order, outside the CPU tests' fp32 tolerances, and many times slower.
+have_header "cblas.h openblas_config.h" /usr/include/openblas "/usr/include/${multiarch:-x86_64-linux-gnu}/openblas-pthread" ||
+  need libopenblas-dev "OpenBLAS (cblas.h with openblas_config.h)"
 have_header cstdio || need build-essential "the C++ standard headers"
 # jpeglib.h needs the declarations of stdio.h before it.
 have_header "cstdio jpeglib.h" || need libjpeg-dev "libjpeg-turbo's headers (jpeglib.h)"
