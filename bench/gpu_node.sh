@@ -545,15 +545,17 @@ if part resnets && jpeg_folder; then
   # PyTorch's reference cycles through 4 batches on the device; scalebench holds the same 4 here.
   run resnets/sb-resnet50-memory 900 "$S" train "${R50[@]}" --precision fp16 --epochs 2 \
       --data synthetic:3x224x224:1000:1024:256 --out "$R/resnets/sb-resnet50-memory.h5"
+  declare -A r50_synthetic
   for p in fp16 bf16; do
-    rate=$(steady "resnets/sb-resnet50-$p-1" "resnets/sb-resnet50-$p-2")
+    r50_synthetic[$p]=$(steady "resnets/sb-resnet50-$p-1" "resnets/sb-resnet50-$p-2")
     rate_pt=$(pytorch_median "resnets/pt-resnet50-$p-compile-1" "resnets/pt-resnet50-$p-compile-2")
-    say "resnets: resnet50 $p scalebench $rate; torch.compile $p $rate_pt img/s; ratio $(ratio "${rate%% *}" "$rate_pt")"
+    say "resnets: resnet50 $p scalebench ${r50_synthetic[$p]}; torch.compile $p $rate_pt img/s;" \
+        "ratio $(ratio "${r50_synthetic[$p]%% *}" "$rate_pt")"
   done
   r50_files=$(steady resnets/sb-resnet50-files-1 resnets/sb-resnet50-files-2)
   # TIMED's line: "wall W s user U s sys S s".
   say "resnets: resnet50 fp16 from the files, 3 workers: $r50_files; of synthetic fp16" \
-      "$(ratio "${r50_files%% *}" "$(steady resnets/sb-resnet50-fp16-1 resnets/sb-resnet50-fp16-2 | cut -d' ' -f1)");" \
+      "$(ratio "${r50_files%% *}" "${r50_synthetic[fp16]%% *}");" \
       "cores busy $(grep -h '^wall' "$R"/resnets/sb-resnet50-files-[12].log | awk '{printf "%s%.1f", (NR > 1 ? ", " : ""), ($5 + $8) / $2}')"
   # resnet18's rate from the files still climbs through the first epochs: the last four are its steady ones.
   r18_files=$(steady_from 5 resnets/sb-resnet18-files-1 resnets/sb-resnet18-files-2)
