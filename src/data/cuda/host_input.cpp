@@ -77,13 +77,23 @@ HostInput::~HostInput() {
 void HostInput::stage_training(int slot, std::span<const int64_t> indices, int epoch, uint64_t position,
                                cudaStream_t compute) {
   const BatchRequest wanted{train_builder_.get(), indices, AugmentKey{options_.seed, epoch, options_.rank}, position};
+  const std::optional<ScheduledBatch> scheduled = schedule_.at(epoch, position);
   if (!pipeline_->front_is(wanted)) {
+    ++training_built_on_demand_;
     queue_unless_next(wanted);
-    last_predicted_ = schedule_.at(epoch, position);
+    last_predicted_ = scheduled;
   }
   upload(slot, pipeline_->take(), compute);
-  while (last_predicted_ && slot_free_now()) {
-    last_predicted_ = schedule_.after(*last_predicted_);
+  next_training_.reset();
+  if (scheduled) next_training_ = schedule_.after(*scheduled);
+  if (last_predicted_) queue_predicted_training();
+}
+
+void HostInput::queue_predicted_training() {
+  while (slot_free_now()) {
+    if (last_predicted_) last_predicted_ = schedule_.after(*last_predicted_);
+    else if (next_training_) last_predicted_ = next_training_;
+    else return;
     pipeline_->submit(BatchRequest{train_builder_.get(), schedule_.indices(*last_predicted_),
                                    AugmentKey{options_.seed, last_predicted_->epoch, options_.rank},
                                    last_predicted_->first_position});
@@ -106,6 +116,10 @@ DeviceTensor HostInput::evaluation_batch(int slot, std::span<const int64_t> indi
   }
   upload(slot, pipeline_->take(), compute);
   while (last_evaluation_part_ + 1 < parts && slot_free_now()) pipeline_->submit(request(++last_evaluation_part_));
+  // Every part is queued: the slots left build the training batches that follow, so that the next epoch
+  // does not start by waiting for its first batch (an evaluation after every epoch would cost each epoch
+  // that wait).
+  if (last_evaluation_part_ + 1 >= parts) queue_predicted_training();
   return input(slot, static_cast<int64_t>(wanted.indices.size()));
 }
 

@@ -45,7 +45,8 @@ class HostInput final : public InputPipeline {
   DeviceTensor training_batch(int slot, int64_t rows, const int64_t*, const DeviceDrawKey&, cudaStream_t) override {
     return input(slot, rows);
   }
-  // Stages evaluation batch `number` as a training batch is staged, building the following ones meanwhile.
+  // Stages evaluation batch `number` as a training batch is staged, building the following ones meanwhile;
+  // once every part is queued, the free slots build the training batches that come next.
   DeviceTensor evaluation_batch(int slot, std::span<const int64_t> indices, int64_t evaluation_batch, int64_t number,
                                 cudaStream_t compute) override;
   // After the work that reads `slot`'s batch is queued on `compute`: the next upload into it waits for it.
@@ -58,6 +59,9 @@ class HostInput final : public InputPipeline {
   // Image files: the workers' reading, decoding and augmenting so far; nullopt for a data set in memory.
   std::optional<InputTotals> input_totals() const override;
   const InputCounters& counters() const { return counters_; }
+  // The training batches that were not built ahead (the first of a run, and any the schedule did not
+  // predict): each made its step wait for the whole of its building.
+  int64_t training_batches_built_on_demand() const { return training_built_on_demand_; }
 
  private:
   void upload(int slot, const HostBatch& batch, cudaStream_t compute);
@@ -67,6 +71,9 @@ class HostInput final : public InputPipeline {
   bool slot_free_now();
   // Makes `wanted` the next batch out of the pipeline, dropping batches built ahead for another.
   void queue_unless_next(const BatchRequest& wanted);
+  // Queues the scheduled training batches into the free slots: those after last_predicted_, or, where an
+  // evaluation dropped the prediction, from next_training_ on.
+  void queue_predicted_training();
 
   const Dataset& train_;
 
@@ -78,6 +85,8 @@ class HostInput final : public InputPipeline {
   std::unique_ptr<BatchSource> train_builder_, test_builder_;
   BatchSchedule schedule_;
   std::optional<ScheduledBatch> last_predicted_;  // the last training batch queued from the schedule
+  std::optional<ScheduledBatch> next_training_;   // the scheduled batch after the last one trained
+  int64_t training_built_on_demand_ = 0;          // training_batches_built_on_demand
   int64_t last_evaluation_part_ = -1;             // the last evaluation part queued
   PinnedArray<std::byte> pinned_;
   std::vector<std::byte> pageable_;

@@ -2,7 +2,8 @@
 // bit, those the batch kernel builds from the GPU-resident data set (training with augmentation, and
 // evaluation; every compute dtype and layout); whole runs under --deterministic give identical losses and
 // parameters (mnist-cnn in fp32, a small WRN in bf16, dropout on); and the host path's device memory does
-// not grow with the data set. Runs under mpiexec (-np 1 or 2); each rank needs a GPU of its own, else it skips.
+// not grow with the data set; an evaluation between epochs leaves the next epoch's first batches built ahead.
+// Runs under mpiexec (-np 1 or 2); each rank needs a GPU of its own, else it skips.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -50,6 +51,28 @@ cuda::InputPipelineOptions host_options(const BatchOptions& augmentation, uint64
   return o;
 }
 
+// The batch kernel's training batch `indices` at `position` of `epoch`, as a captured step reads its inputs.
+struct KernelBatches {
+  cuda::DeviceBatches& kernel;
+  const cuda::DeviceDataset& train;
+  cuda::DeviceBuffer indices_device, inputs_device;
+
+  KernelBatches(cuda::DeviceBatches& k, const cuda::DeviceDataset& t, int64_t max_batch) : kernel(k), train(t) {
+    indices_device.ensure_as<int64_t>(static_cast<size_t>(max_batch));
+    inputs_device.ensure_as<cuda::StepInputs>(1);
+  }
+  cuda::DeviceTensor training(std::span<const int64_t> indices, int epoch, uint64_t step, uint64_t position,
+                              cudaStream_t stream) {
+    const cuda::StepInputs inputs{0.1, step, epoch, position};
+    CHECK_CUDA(cudaMemcpy(indices_device.data(), indices.data(), indices.size_bytes(), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(inputs_device.data(), &inputs, sizeof inputs, cudaMemcpyHostToDevice));
+    const auto* device_inputs = static_cast<const cuda::StepInputs*>(inputs_device.data());
+    const cuda::DeviceDrawKey draws{&device_inputs->epoch, &device_inputs->first_position};
+    return kernel.enqueue(train, static_cast<const int64_t*>(indices_device.data()), static_cast<int64_t>(indices.size()),
+                          true, &draws, stream);
+  }
+};
+
 TEST(HostInput, UploadedBatchesEqualTheBatchKernelsBitForBit) {
   auto world = MpiCommunicator::world();
   if (!every_rank_has_a_gpu(*world)) GTEST_SKIP() << "needs one GPU per rank";
@@ -65,9 +88,9 @@ TEST(HostInput, UploadedBatchesEqualTheBatchKernelsBitForBit) {
     cuda::DeviceDataset train(data.train), test(data.test);
     cuda::DeviceBatches kernel(cifar_augmentation(), seed, world->rank(), format.dtype, format.layout, eval_batch);
     cuda::HostInput host(data.train, data.test, host_options(cifar_augmentation(), seed, *world, batch, eval_batch, format), wait);
-    cuda::DeviceBuffer indices_device, inputs_device;
+    KernelBatches kernel_batches(kernel, train, eval_batch);
+    cuda::DeviceBuffer indices_device;
     indices_device.ensure_as<int64_t>(static_cast<size_t>(eval_batch));
-    inputs_device.ensure_as<cuda::StepInputs>(1);
 
     const DistributedSampler sampler(data.train.size(), world->size(), world->rank(), true, seed, false);
     for (int epoch = 0; epoch < 2; ++epoch) {
@@ -77,13 +100,7 @@ TEST(HostInput, UploadedBatchesEqualTheBatchKernelsBitForBit) {
         SCOPED_TRACE("epoch " + std::to_string(epoch) + " batch " + std::to_string(k));
         const auto& indices = batches[k];
         const int64_t rows = static_cast<int64_t>(indices.size());
-        const cuda::StepInputs inputs{0.1, k, epoch, position};
-        CHECK_CUDA(cudaMemcpy(indices_device.data(), indices.data(), indices.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
-        CHECK_CUDA(cudaMemcpy(inputs_device.data(), &inputs, sizeof inputs, cudaMemcpyHostToDevice));
-        const auto* device_inputs = static_cast<const cuda::StepInputs*>(inputs_device.data());
-        const cuda::DeviceDrawKey draws{&device_inputs->epoch, &device_inputs->first_position};
-        const cuda::DeviceTensor want = kernel.enqueue(train, static_cast<const int64_t*>(indices_device.data()), rows, true,
-                                                       &draws, stream.get());
+        const cuda::DeviceTensor want = kernel_batches.training(indices, epoch, k, position, stream.get());
         const int slot = cuda::step_slot(static_cast<int64_t>(k));
         host.stage_training(slot, indices, epoch, position, stream.get());
         const cuda::DeviceTensor got = host.input(slot, rows);
@@ -111,6 +128,50 @@ TEST(HostInput, UploadedBatchesEqualTheBatchKernelsBitForBit) {
       host.consumed(slot, stream.get());
     }
   }
+}
+
+// An evaluation between two epochs drops the training batches built ahead for it; once its last part is
+// queued the workers build the next epoch's first batches, so that only the run's first batch is built on
+// demand, and what they built is that batch, bit for bit.
+TEST(HostInput, TheNextEpochIsBuiltWhileTheEvaluationRuns) {
+  auto world = MpiCommunicator::world();
+  if (!every_rank_has_a_gpu(*world)) GTEST_SKIP() << "needs one GPU per rank";
+  const TrainTest data = make_synthetic(SyntheticShape{3, 16, 16, 10}, 200, 60, 4);
+  const uint64_t seed = 9;
+  const int64_t batch = 32, eval_batch = 16;  // more evaluation parts than ring slots
+  const BatchFormat format{DType::BF16, Layout::NHWC};
+  const cuda::GpuWait gpu_wait(*world);
+  const cuda::WaitForEvent wait = [&](const cuda::CudaEvent& event) { gpu_wait.for_event(event); };
+  const cuda::CudaStream stream = cuda::CudaStream::create_non_blocking();
+  cuda::DeviceDataset train(data.train);
+  cuda::DeviceBatches kernel(cifar_augmentation(), seed, world->rank(), format.dtype, format.layout, batch);
+  cuda::HostInput host(data.train, data.test, host_options(cifar_augmentation(), seed, *world, batch, batch, format), wait);
+  KernelBatches kernel_batches(kernel, train, batch);
+  const DistributedSampler sampler(data.train.size(), world->size(), world->rank(), true, seed, false);
+  const std::vector<int64_t> shard = DistributedSampler(data.test.size(), world->size(), world->rank(), false, seed, false).indices(0);
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    const auto batches = split_batches(sampler.indices(epoch), batch, false);
+    uint64_t position = 0;
+    for (size_t k = 0; k < batches.size(); ++k) {
+      const int slot = cuda::step_slot(static_cast<int64_t>(k));
+      host.stage_training(slot, batches[k], epoch, position, stream.get());
+      if (k == 0) {  // the epoch's first batch, against the batch kernel's
+        const cuda::DeviceTensor want = kernel_batches.training(batches[k], epoch, 0, position, stream.get());
+        stream.synchronize();
+        const cuda::DeviceTensor got = host.input(slot, static_cast<int64_t>(batches[k].size()));
+        ASSERT_EQ(download(got.data, got.bytes()), download(want.data, want.bytes())) << "epoch " << epoch;
+      }
+      host.consumed(slot, stream.get());
+      position += batches[k].size();
+    }
+    for (int64_t part = 0; part * eval_batch < static_cast<int64_t>(shard.size()); ++part) {
+      const int slot = cuda::step_slot(part);
+      host.evaluation_batch(slot, shard, eval_batch, part, stream.get());
+      host.consumed(slot, stream.get());
+      stream.synchronize();  // the uploads done, so that the last part finds free slots for training batches
+    }
+  }
+  EXPECT_EQ(host.training_batches_built_on_demand(), 1);
 }
 
 // Device memory in use (the whole device's, as cudaMemGetInfo sees it) while `make` holds its result.
