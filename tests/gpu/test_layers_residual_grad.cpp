@@ -223,8 +223,9 @@ TEST(CudaResidualGrad, BottlenecksMatchTheCpu) {
   EXPECT_NE(report.find("b.sum: shortcut gradient added by b.conv1's dgrad in place"), std::string::npos) << report;
 }
 
-// An identity bottleneck whose ReLU may write its output gradient (a pool follows): its last batch norm's
-// first backward pass masks that gradient in place (NHWC; the ReLU layer itself under NCHW), against the CPU.
+// Bottlenecks whose ReLU may write its output gradient (the next block, or a pool, follows): the batch norm
+// whose backward reads that gradient first masks it in place (NHWC; the ReLU layer itself under NCHW), against
+// the CPU: an identity block's last one, a projection block's shortcut one.
 TEST(CudaResidualGrad, TheLastBatchNormMasksTheFollowingRelusGradient) {
   SKIP_WITHOUT_GPU();
   const LayerSpec net = sequential("net", {bottleneck_block(16, 8, "a"), bottleneck_block(32, 8, "b"),
@@ -239,11 +240,16 @@ TEST(CudaResidualGrad, TheLastBatchNormMasksTheFollowingRelusGradient) {
   const std::string report = cuda::fusion_report(*cuda::make_layer(net, ctx));
   EXPECT_NE(report.find("b.sum: the following ReLU's gradient masked by b.bn3's backward"), std::string::npos)
       << report;
-  EXPECT_EQ(report.find("a.sum: the following ReLU's gradient"), std::string::npos) << report;  // a projection
-  // The last block of a network: its ReLU's output gradient is the caller's, which it may not write.
+  // A projection block: its shortcut's batch norm reads dy first, and masks it for the main branch.
+  EXPECT_NE(report.find("a.sum: the following ReLU's gradient masked by a.downsample.1's backward"), std::string::npos)
+      << report;
+  // The last block of a network: its ReLU's output gradient is the caller's, which it may not write (the
+  // block before it still masks its own ReLU's).
   const std::string at_end = cuda::fusion_report(
       *cuda::make_layer(sequential("net", {bottleneck_block(16, 8, "a"), bottleneck_block(32, 8, "b")}), ctx));
-  EXPECT_EQ(at_end.find("the following ReLU's gradient"), std::string::npos) << at_end;
+  EXPECT_EQ(at_end.find("b.sum: the following ReLU's gradient"), std::string::npos) << at_end;
+  EXPECT_NE(at_end.find("a.sum: the following ReLU's gradient masked by a.downsample.1's backward"), std::string::npos)
+      << at_end;
 }
 
 // The plan report names each block whose dgrad takes the add; an identity block that is its container's

@@ -267,7 +267,7 @@ const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
   b.b = run_slot(state, kRunB, c);
   b.relu = relu_in_run();  // a ReLU after the add: masked by its own layer's backward, or by pass 1 here
   if (masks_following_relu_gradient()) {
-    b.relu_output = y_.data;
+    b.relu_output = relu_output_run()->y_.data;
     b.dy_in_place = dy.data;
   }
   b.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step(), first_element_, last_keep_bits_};

@@ -84,15 +84,21 @@ class FusedBnRun final : public Layer {
   void apply_into(void* out, cudaStream_t stream) const;
   // Empty, or a line saying which shapes the fused kernels did not take.
   const std::string& fallback_note() const { return fallback_note_; }
-  // A relu_after_add run of an identity block: the ReLU after the block, which may write its output
-  // gradient, leaves its mask to this run's backward. The first backward pass then masks dy by this run's
-  // output and writes it back in place, which saves the ReLU's own pass (kernels::BnBackward::relu_output).
-  void mask_following_relu_gradient() { masks_following_relu_ = relu_after_add_; }
-  // Whether the next backward masks that gradient: asked for, and the last forward took the fused kernels in
-  // Train mode under NHWC. The ReLU asks this in its backward, after the forward, and passes dy through.
+  // The ReLU after a block, which may write its output gradient, leaves its mask to the run whose backward
+  // reads that gradient first: an identity block's relu_after_add run, masking by its own output, or a
+  // projection block's shortcut run (a lone BatchNorm2d, set_following_relu_output), masking by the main
+  // branch's relu_after_add run's output. The first backward pass then masks dy and writes it back in place,
+  // which saves the ReLU's own pass (kernels::BnBackward::relu_output); the other branch reads it masked.
+  void mask_following_relu_gradient() { masks_following_relu_ = relu_output_run() != nullptr; }
+  void set_following_relu_output(const FusedBnRun* main_run) { following_relu_output_ = main_run; }
+  // Whether the next backward masks that gradient: asked for, and the last forwards of this run and of the
+  // run whose output it masks by took the fused kernels in Train mode under NHWC. The ReLU asks this in its
+  // backward, after the forward, and passes dy through.
   bool asked_to_mask_following_relu() const { return masks_following_relu_; }
   bool masks_following_relu_gradient() const {
-    return masks_following_relu_ && fused_ && mode_ == Mode::Train && x_.layout() == Layout::NHWC;
+    const FusedBnRun* source = relu_output_run();
+    return masks_following_relu_ && source && fused_ && mode_ == Mode::Train && x_.layout() == Layout::NHWC &&
+           source->fused_ && source->mode_ == Mode::Train;
   }
 
  private:
@@ -104,12 +110,18 @@ class FusedBnRun final : public Layer {
   double dropout_p(Mode mode) const;
 
   bool relu_in_run() const { return specs_.size() > 1; }
+  // The run whose output is the following ReLU's (see mask_following_relu_gradient), or nullptr.
+  const FusedBnRun* relu_output_run() const {
+    if (relu_after_add_) return this;
+    return specs_.size() == 1 && !adds_residual_ ? following_relu_output_ : nullptr;
+  }
   // The per-channel state (BnRunSlot).
   float* channel_state(int64_t c) { return channel_state_.ensure_as<float>(static_cast<size_t>(kRunSlots * c)); }
 
   std::vector<LayerSpec> specs_;  // [0] BatchNorm2d, [1] ReLU, [2] Dropout when present
   bool adds_residual_, relu_after_add_;
   bool masks_following_relu_ = false;  // see mask_following_relu_gradient
+  const FusedBnRun* following_relu_output_ = nullptr;  // see set_following_relu_output
   bool lends_output_ = false;          // see lend_output
   Context& ctx_;
   ParamViews views_;

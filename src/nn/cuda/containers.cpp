@@ -293,6 +293,18 @@ Residual::Residual(const LayerSpec& spec, Context& ctx, bool relu_follows)
         run->lend_output();
         shortcut_lends_output_ = true;
       }
+  // The run that reads dy first masks it by the following ReLU where this block applies that ReLU.
+  if (applies_following_relu()) {
+    FusedBnRun* main_run = fused_add_main_->residual_run();
+    if (!shortcut_) {
+      following_relu_mask_run_ = main_run;
+    } else if (auto* seq = dynamic_cast<Sequential*>(shortcut_.get())) {
+      if (auto* run = dynamic_cast<FusedBnRun*>(seq->last_layer()); run && !seq->adds_residual()) {
+        run->set_following_relu_output(main_run);
+        following_relu_mask_run_ = run;
+      }
+    }
+  }
   // A shortcut convolution's bias is added in the main branch's fused pass instead of a pass of its own.
   if (fused_add_main_ && (shortcut_conv_ = dynamic_cast<Conv2d*>(shortcut_.get())) && shortcut_conv_->has_bias())
     shortcut_conv_->leave_bias_to_consumer();
@@ -380,8 +392,8 @@ std::string Residual::fusion_report() const {
     r += spec_.name + ": shortcut gradient added by " + spec_.children[0].children[0].name + "'s dgrad" +
          (shortcut_ ? "" : " in place") + kLayerKernelsRecord + "\n";
   if (const FusedBnRun* run = following_relu_mask_run(); run && run->asked_to_mask_following_relu())
-    r += spec_.name + ": the following ReLU's gradient masked by " + spec_.children[0].children.back().name +
-         "'s backward" + kLayerKernelsRecord + "\n";
+    r += spec_.name + ": the following ReLU's gradient masked by " +
+         spec_.children[shortcut_ ? 1 : 0].children.back().name + "'s backward" + kLayerKernelsRecord + "\n";
   return r;
 }
 

@@ -93,12 +93,11 @@ class Residual final : public Layer {
   // Whether forward applied the following ReLU (relu_follows, and the main branch took the add).
   bool applies_following_relu() const { return relu_follows_ && fused_add_main_; }
   // The run that may mask the following ReLU's gradient in its backward (FusedBnRun::
-  // mask_following_relu_gradient): the main branch's last run in an identity block that applies that ReLU,
-  // where the masked dy it leaves in place is also the shortcut's gradient; null elsewhere (a projection
-  // shortcut reads dy before the main branch).
-  FusedBnRun* following_relu_mask_run() const {
-    return applies_following_relu() && !shortcut_ ? fused_add_main_->residual_run() : nullptr;
-  }
+  // mask_following_relu_gradient), in a block that applies that ReLU: the first to read dy, which leaves it
+  // masked in place for the other branch. In an identity block the main branch's last run; in a projection
+  // block the shortcut's last run (its backward runs first), where that is a lone batch norm on the fused
+  // kernels; null elsewhere.
+  FusedBnRun* following_relu_mask_run() const { return following_relu_mask_run_; }
 
  private:
   // The branches and the add, each timed by the context's layer timer when one is set.
@@ -120,6 +119,7 @@ class Residual final : public Layer {
   bool dy_writable_ = false;              // see allow_writing_output_gradient
   bool relu_follows_ = false;
   bool shortcut_lends_output_ = false;  // the shortcut's last run lends its output (FusedBnRun::lend_output)
+  FusedBnRun* following_relu_mask_run_ = nullptr;  // see following_relu_mask_run
   DeviceTensor y_, dx_;
   DeviceBuffer y_buffer_;
 };
