@@ -13,6 +13,10 @@ namespace {
 // Ring slots of host buffers: one being uploaded, the rest built ahead by the workers.
 constexpr int kRingSlots = 4;
 
+int64_t part_count(std::span<const int64_t> indices, int64_t batch) {
+  return (static_cast<int64_t>(indices.size()) + batch - 1) / batch;
+}
+
 }  // namespace
 
 HostInput::HostInput(const Dataset& train, const Dataset& test, const InputPipelineOptions& options, WaitForEvent wait)
@@ -91,35 +95,55 @@ void HostInput::stage_training(int slot, std::span<const int64_t> indices, int e
 
 void HostInput::queue_predicted_training() {
   while (slot_free_now()) {
-    if (last_predicted_) last_predicted_ = schedule_.after(*last_predicted_);
-    else if (next_training_) last_predicted_ = next_training_;
-    else return;
+    const std::optional<ScheduledBatch> next = last_predicted_ ? schedule_.after(*last_predicted_) : next_training_;
+    if (!next) return;
+    if (last_predicted_ && next->epoch != last_predicted_->epoch && !expected_evaluation_.empty()) {
+      // Between two epochs: the evaluation that followed the last one comes first.
+      if (evaluation_after_epoch_ != last_predicted_->epoch) {
+        evaluation_after_epoch_ = last_predicted_->epoch;
+        evaluation_parts_queued_ = 0;
+      }
+      const int64_t parts = part_count(expected_evaluation_, expected_evaluation_batch_);
+      if (evaluation_parts_queued_ < parts) {
+        pipeline_->submit(evaluation_request(expected_evaluation_, expected_evaluation_batch_, evaluation_parts_queued_++));
+        continue;
+      }
+    }
+    last_predicted_ = next;
     pipeline_->submit(BatchRequest{train_builder_.get(), schedule_.indices(*last_predicted_),
                                    AugmentKey{options_.seed, last_predicted_->epoch, options_.rank},
                                    last_predicted_->first_position});
   }
 }
 
+BatchRequest HostInput::evaluation_request(std::span<const int64_t> indices, int64_t batch, int64_t part) const {
+  const size_t begin = static_cast<size_t>(part * batch);
+  const size_t count = std::min(static_cast<size_t>(batch), indices.size() - begin);
+  return BatchRequest{test_builder_.get(), indices.subspan(begin, count), AugmentKey{}, 0};
+}
+
 DeviceTensor HostInput::evaluation_batch(int slot, std::span<const int64_t> indices, int64_t evaluation_batch,
                                          int64_t part, cudaStream_t compute) {
-  const int64_t parts = (static_cast<int64_t>(indices.size()) + evaluation_batch - 1) / evaluation_batch;
-  const auto request = [&](int64_t p) {
-    const size_t begin = static_cast<size_t>(p * evaluation_batch);
-    const size_t count = std::min(static_cast<size_t>(evaluation_batch), indices.size() - begin);
-    return BatchRequest{test_builder_.get(), indices.subspan(begin, count), AugmentKey{}, 0};
-  };
-  const BatchRequest wanted = request(part);
+  const int64_t parts = part_count(indices, evaluation_batch);
+  const BatchRequest wanted = evaluation_request(indices, evaluation_batch, part);
   if (!pipeline_->front_is(wanted)) {
+    ++evaluation_built_on_demand_;
     queue_unless_next(wanted);
     last_predicted_.reset();
-    last_evaluation_part_ = part;
+    evaluation_parts_queued_ = part + 1;
+  }
+  if (part == 0 && (evaluation_batch != expected_evaluation_batch_ ||
+                    !std::equal(indices.begin(), indices.end(), expected_evaluation_.begin(), expected_evaluation_.end()))) {
+    expected_evaluation_.assign(indices.begin(), indices.end());  // queued requests hold copies of the old
+    expected_evaluation_batch_ = evaluation_batch;
   }
   upload(slot, pipeline_->take(), compute);
-  while (last_evaluation_part_ + 1 < parts && slot_free_now()) pipeline_->submit(request(++last_evaluation_part_));
+  while (evaluation_parts_queued_ < parts && slot_free_now())
+    pipeline_->submit(evaluation_request(indices, evaluation_batch, evaluation_parts_queued_++));
   // Every part is queued: the slots left build the training batches that follow, so that the next epoch
   // does not start by waiting for its first batch (an evaluation after every epoch would cost each epoch
   // that wait).
-  if (last_evaluation_part_ + 1 >= parts) queue_predicted_training();
+  if (evaluation_parts_queued_ >= parts) queue_predicted_training();
   return input(slot, static_cast<int64_t>(wanted.indices.size()));
 }
 

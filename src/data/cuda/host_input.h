@@ -4,7 +4,8 @@
 // and a copy stream uploads it into the device buffer of its step slot, which the captured step graph
 // reads at a fixed address. The training batches are built ahead from the trainer's sampler
 // (BatchSchedule), so that batch k+1 is built and uploaded while batch k trains; each batch is checked
-// against the one the trainer asks for, and a batch not predicted is built on demand.
+// against the one the trainer asks for, and a batch not predicted is built on demand. After an epoch's
+// last batch the workers build the evaluation that followed the last epoch, then the next epoch's batches.
 // Device memory: two batches and their labels, whatever the data set's size.
 #pragma once
 #include <cuda_runtime_api.h>
@@ -45,8 +46,9 @@ class HostInput final : public InputPipeline {
   DeviceTensor training_batch(int slot, int64_t rows, const int64_t*, const DeviceDrawKey&, cudaStream_t) override {
     return input(slot, rows);
   }
-  // Stages evaluation batch `number` as a training batch is staged, building the following ones meanwhile;
-  // once every part is queued, the free slots build the training batches that come next.
+  // Stages evaluation batch `number` as a training batch is staged (built ahead when the evaluation is the
+  // one that came last), building the following ones meanwhile; once every part is queued, the free slots
+  // build the training batches that come next.
   DeviceTensor evaluation_batch(int slot, std::span<const int64_t> indices, int64_t evaluation_batch, int64_t number,
                                 cudaStream_t compute) override;
   // After the work that reads `slot`'s batch is queued on `compute`: the next upload into it waits for it.
@@ -62,6 +64,9 @@ class HostInput final : public InputPipeline {
   // The training batches that were not built ahead (the first of a run, and any the schedule did not
   // predict): each made its step wait for the whole of its building.
   int64_t training_batches_built_on_demand() const { return training_built_on_demand_; }
+  // The evaluation batches that were not built ahead: the first evaluation's first, and those of an
+  // evaluation unlike the one before it.
+  int64_t evaluation_batches_built_on_demand() const { return evaluation_built_on_demand_; }
 
  private:
   void upload(int slot, const HostBatch& batch, cudaStream_t compute);
@@ -72,8 +77,11 @@ class HostInput final : public InputPipeline {
   // Makes `wanted` the next batch out of the pipeline, dropping batches built ahead for another.
   void queue_unless_next(const BatchRequest& wanted);
   // Queues the scheduled training batches into the free slots: those after last_predicted_, or, where an
-  // evaluation dropped the prediction, from next_training_ on.
+  // evaluation dropped the prediction, from next_training_ on. Between two epochs, the parts of the
+  // expected evaluation come first.
   void queue_predicted_training();
+  // Part `part` of an evaluation of `indices` in batches of `batch`.
+  BatchRequest evaluation_request(std::span<const int64_t> indices, int64_t batch, int64_t part) const;
 
   const Dataset& train_;
 
@@ -87,7 +95,12 @@ class HostInput final : public InputPipeline {
   std::optional<ScheduledBatch> last_predicted_;  // the last training batch queued from the schedule
   std::optional<ScheduledBatch> next_training_;   // the scheduled batch after the last one trained
   int64_t training_built_on_demand_ = 0;          // training_batches_built_on_demand
-  int64_t last_evaluation_part_ = -1;             // the last evaluation part queued
+  int64_t evaluation_built_on_demand_ = 0;        // evaluation_batches_built_on_demand
+  // The last evaluation's indices and batch: the one expected after each epoch.
+  std::vector<int64_t> expected_evaluation_;
+  int64_t expected_evaluation_batch_ = 0;
+  int64_t evaluation_after_epoch_ = -1;  // the epoch whose following evaluation is being queued, or -1
+  int64_t evaluation_parts_queued_ = 0;  // of that evaluation, or of the one under way
   PinnedArray<std::byte> pinned_;
   std::vector<std::byte> pageable_;
   std::unique_ptr<HostBatchPipeline> pipeline_;

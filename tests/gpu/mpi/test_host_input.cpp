@@ -2,7 +2,7 @@
 // bit, those the batch kernel builds from the GPU-resident data set (training with augmentation, and
 // evaluation; every compute dtype and layout); whole runs under --deterministic give identical losses and
 // parameters (mnist-cnn in fp32, a small WRN in bf16, dropout on); and the host path's device memory does
-// not grow with the data set; an evaluation between epochs leaves the next epoch's first batches built ahead.
+// not grow with the data set; the evaluation after an epoch and the next epoch's first batches are built ahead.
 // Runs under mpiexec (-np 1 or 2); each rank needs a GPU of its own, else it skips.
 #include <gtest/gtest.h>
 
@@ -130,10 +130,11 @@ TEST(HostInput, UploadedBatchesEqualTheBatchKernelsBitForBit) {
   }
 }
 
-// An evaluation between two epochs drops the training batches built ahead for it; once its last part is
-// queued the workers build the next epoch's first batches, so that only the run's first batch is built on
-// demand, and what they built is that batch, bit for bit.
-TEST(HostInput, TheNextEpochIsBuiltWhileTheEvaluationRuns) {
+// An evaluation after every epoch: the workers build it ahead after the epoch's last batch, as the one
+// that came last, and once its last part is queued they build the next epoch's first batches. Only the
+// run's first training batch and its first evaluation's first part are built on demand; what was built
+// ahead is the batch asked for, bit for bit (training: the batch kernel's; evaluation: the first one's).
+TEST(HostInput, TheEvaluationAndTheNextEpochAreBuiltAhead) {
   auto world = MpiCommunicator::world();
   if (!every_rank_has_a_gpu(*world)) GTEST_SKIP() << "needs one GPU per rank";
   const TrainTest data = make_synthetic(SyntheticShape{3, 16, 16, 10}, 200, 60, 4);
@@ -149,6 +150,7 @@ TEST(HostInput, TheNextEpochIsBuiltWhileTheEvaluationRuns) {
   KernelBatches kernel_batches(kernel, train, batch);
   const DistributedSampler sampler(data.train.size(), world->size(), world->rank(), true, seed, false);
   const std::vector<int64_t> shard = DistributedSampler(data.test.size(), world->size(), world->rank(), false, seed, false).indices(0);
+  std::vector<std::vector<std::byte>> first_evaluation;  // each part's images, then its labels
   for (int epoch = 0; epoch < 3; ++epoch) {
     const auto batches = split_batches(sampler.indices(epoch), batch, false);
     uint64_t position = 0;
@@ -166,12 +168,19 @@ TEST(HostInput, TheNextEpochIsBuiltWhileTheEvaluationRuns) {
     }
     for (int64_t part = 0; part * eval_batch < static_cast<int64_t>(shard.size()); ++part) {
       const int slot = cuda::step_slot(part);
-      host.evaluation_batch(slot, shard, eval_batch, part, stream.get());
-      host.consumed(slot, stream.get());
+      const cuda::DeviceTensor got = host.evaluation_batch(slot, shard, eval_batch, part, stream.get());
       stream.synchronize();  // the uploads done, so that the last part finds free slots for training batches
+      std::vector<std::byte> bytes = download(got.data, got.bytes());
+      bytes.resize(bytes.size() + static_cast<size_t>(got.desc.shape[0]) * 4);
+      CHECK_CUDA(cudaMemcpy(bytes.data() + got.bytes(), host.labels(slot), static_cast<size_t>(got.desc.shape[0]) * 4,
+                            cudaMemcpyDeviceToHost));
+      if (epoch == 0) first_evaluation.push_back(std::move(bytes));
+      else ASSERT_EQ(bytes, first_evaluation[static_cast<size_t>(part)]) << "epoch " << epoch << " evaluation part " << part;
+      host.consumed(slot, stream.get());
     }
   }
   EXPECT_EQ(host.training_batches_built_on_demand(), 1);
+  EXPECT_EQ(host.evaluation_batches_built_on_demand(), 1);
 }
 
 // Device memory in use (the whole device's, as cudaMemGetInfo sees it) while `make` holds its result.
