@@ -6,16 +6,13 @@
 #include "core/cuda_check.h"
 #include "data/cuda/gpu_decode_source.h"
 #include "data/image_data_sets.h"
+#include "data/sampler.h"
 
 namespace sb::cuda {
 namespace {
 
 // Ring slots of host buffers: one being uploaded, the rest built ahead by the workers.
 constexpr int kRingSlots = 4;
-
-int64_t part_count(std::span<const int64_t> indices, int64_t batch) {
-  return (static_cast<int64_t>(indices.size()) + batch - 1) / batch;
-}
 
 }  // namespace
 
@@ -103,7 +100,8 @@ void HostInput::queue_predicted_training() {
         evaluation_after_epoch_ = last_predicted_->epoch;
         evaluation_parts_queued_ = 0;
       }
-      const int64_t parts = part_count(expected_evaluation_, expected_evaluation_batch_);
+      const int64_t parts =
+          num_batches(static_cast<int64_t>(expected_evaluation_.size()), expected_evaluation_batch_, false);
       if (evaluation_parts_queued_ < parts) {
         pipeline_->submit(evaluation_request(expected_evaluation_, expected_evaluation_batch_, evaluation_parts_queued_++));
         continue;
@@ -124,7 +122,7 @@ BatchRequest HostInput::evaluation_request(std::span<const int64_t> indices, int
 
 DeviceTensor HostInput::evaluation_batch(int slot, std::span<const int64_t> indices, int64_t evaluation_batch,
                                          int64_t part, cudaStream_t compute) {
-  const int64_t parts = part_count(indices, evaluation_batch);
+  const int64_t parts = num_batches(static_cast<int64_t>(indices.size()), evaluation_batch, false);
   const BatchRequest wanted = evaluation_request(indices, evaluation_batch, part);
   if (!pipeline_->front_is(wanted)) {
     ++evaluation_built_on_demand_;
