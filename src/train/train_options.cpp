@@ -353,6 +353,11 @@ std::vector<TrainOption> make_rows() {
        "one's dgrad, wherever cuDNN runs those graphs; the log's fusion line counts them (docs/cudnn.md). Slower than "
        "the separate passes on an H200 (docs/decisions.md)",
        kRun, "fold_batch_norm", free, flag(&C::fold_batch_norm)},
+      {"fold-bn-statistics", "",
+       "the batch norms' statistics alone into the epilogue of the convolutions before them (all but the stem), "
+       "wherever cuDNN runs that graph (CUDA, NHWC): no pass reads those convolutions' outputs for the sums. Faster "
+       "for ResNet-50 in fp16, slower in bf16 (docs/decisions.md); the log's fusion line counts them",
+       kRun, "fold_bn_statistics", free, flag(&C::fold_bn_statistics)},
       {"plan-cache", "DIR", "keep cuDNN's plan choices, the decoded data sets and the GPU's peak GEMM rate across runs in DIR; "
        "--no-plan-cache: none, to time a cold start (docs/cudnn.md, docs/benchmarks.md)",
        kRun, nullptr, free, plan_cache_folder(), true},

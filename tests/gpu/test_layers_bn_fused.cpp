@@ -250,37 +250,84 @@ int folded_pairs(const std::string& report, std::initializer_list<const char*> p
   return folded;
 }
 
+// The bottleneck's step with `fold` against its step without, both on the heuristics' first engine for each
+// graph (genstats engines may be non-deterministic, so that filter stays off); returns the folded step.
+GpuStep folded_against_separate(const Precision& p, void (*fold)(cuda::ContextOptions&), uint64_t seed,
+                                const std::string& name) {
+  const LayerSpec block = bottleneck(32, 16, 64);
+  cuda::ContextOptions off = options_for(p, Layout::NHWC);
+  off.autotune = false;
+  cuda::ContextOptions on = off;
+  fold(on);
+  const GpuStep folded = gpu_step(block, Shape{4, 32, 8, 8}, on, seed, 1, false);
+  const GpuStep separate = gpu_step(block, Shape{4, 32, 8, 8}, off, seed, 1, false);
+  expect_steps_agree(folded, separate, p, name);
+  EXPECT_EQ(separate.report.find(" -> "), std::string::npos) << separate.report;
+  EXPECT_EQ(separate.report.find(" <- "), std::string::npos) << separate.report;
+  EXPECT_EQ(separate.report.find(" => "), std::string::npos) << separate.report;
+  return folded;
+}
+
+// How many of the bottleneck's four convolution-to-batch-norm pairs took the sums from the epilogue.
+int statistics_in_convolutions(const std::string& report) {
+  return folded_pairs(report,
+                      {"bt.conv1 -> bt.bn1+bt.relu1", "bt.conv2 -> bt.bn2+bt.relu2", "bt.conv3 -> bt.bn3",
+                       "bt.down.0 -> bt.down.1"},
+                      kStatisticsInConvRecord, kStatisticsPassRecord);
+}
+
 // Folded against separate: the sums are those of the same convolution output, unshifted, so the statistics
 // agree to fp32's precision and y to the single-layer tolerance. The plan report names each
 // convolution-to-batch-norm pair and whether its sums came from the epilogue, and each batch-norm-to-dgrad
 // pair and whether the dgrad took the reduction.
 TEST(CudaFoldedBn, FoldedMatchesSeparateAndIsReported) {
   SKIP_WITHOUT_GPU();
-  const LayerSpec block = bottleneck(32, 16, 64);
   for (const Precision& p : {kPrecisions[2], kPrecisions[3]}) {
     const std::string name = label(p, Layout::NHWC, "bottleneck folded vs separate");
-    cuda::ContextOptions off = options_for(p, Layout::NHWC);
-    off.autotune = false;  // the heuristics' first engine for each graph, on both sides (genstats engines may
-                           // be non-deterministic, so that filter stays off)
-    cuda::ContextOptions on = off;
-    on.fold_batch_norm = true;
-    const GpuStep folded = gpu_step(block, Shape{4, 32, 8, 8}, on, 71, 1, false);
-    const GpuStep separate = gpu_step(block, Shape{4, 32, 8, 8}, off, 71, 1, false);
-    expect_steps_agree(folded, separate, p, name);
-    const int in_conv = folded_pairs(folded.report,
-                                     {"bt.conv1 -> bt.bn1+bt.relu1", "bt.conv2 -> bt.bn2+bt.relu2", "bt.conv3 -> bt.bn3",
-                                      "bt.down.0 -> bt.down.1"},
-                                     kStatisticsInConvRecord, kStatisticsPassRecord);
+    const GpuStep folded = folded_against_separate(p, fold_statistics, 71, name);
+    const int in_conv = statistics_in_convolutions(folded.report);
     const int in_dgrad = folded_pairs(folded.report, {"bt.bn1+bt.relu1 <- bt.conv2", "bt.bn2+bt.relu2 <- bt.conv3"},
                                       kBackwardInDgradRecord, kBackwardPassRecord);
     const int in_prologue = folded_pairs(folded.report, {"bt.bn1+bt.relu1 => bt.conv2", "bt.bn2+bt.relu2 => bt.conv3"},
                                          kApplyInPrologueRecord, kApplyPassRecord);
-    EXPECT_EQ(separate.report.find(" -> "), std::string::npos) << separate.report;
-    EXPECT_EQ(separate.report.find(" <- "), std::string::npos) << separate.report;
-    EXPECT_EQ(separate.report.find(" => "), std::string::npos) << separate.report;
     std::printf("[fold] %s: %d of 4 batch norms took their sums from the convolution, %d of 2 their backward "
                 "reduction from the dgrad, %d of 2 their apply into the next convolution's prologue\n",
                 name.c_str(), in_conv, in_dgrad, in_prologue);
+  }
+}
+
+void fold_statistics_alone(cuda::ContextOptions& o) { o.fold_bn_statistics = true; }
+
+// A stem on 3 image channels and a convolution after it, each before a batch norm.
+LayerSpec stem_and_conv() {
+  return sequential("st", {conv2d("st.conv1", 3, 16, 3, 1, 1, false), batchnorm2d("st.bn1", 16), relu("st.relu1"),
+                           conv2d("st.conv2", 16, 16, 3, 1, 1, false), batchnorm2d("st.bn2", 16)});
+}
+
+// The statistics alone (--fold-bn-statistics): every convolution's epilogue but a stem's sums its batch
+// norm's input, and no backward or apply is folded. The layers are the CPU's, and the separate passes' to
+// fp32's precision.
+TEST(CudaFoldedBn, StatisticsAloneInTheConvolutionsButTheStem) {
+  SKIP_WITHOUT_GPU();
+  const LayerSpec block = bottleneck(32, 16, 64);
+  check_everywhere({block, Shape{4, 32, 8, 8}}, "bottleneck (statistics alone)", 72, fold_statistics_alone,
+                   block_grad_tolerance);
+  check_everywhere({stem_and_conv(), Shape{4, 3, 8, 8}}, "stem (statistics alone)", 74, fold_statistics_alone,
+                   block_grad_tolerance);
+  for (const Precision& p : {kPrecisions[2], kPrecisions[3]}) {
+    const std::string name = label(p, Layout::NHWC, "bottleneck statistics folded vs separate");
+    const GpuStep folded = folded_against_separate(p, fold_statistics_alone, 73, name);
+    const int in_conv = statistics_in_convolutions(folded.report);
+    EXPECT_EQ(folded.report.find(" <- "), std::string::npos) << folded.report;
+    EXPECT_EQ(folded.report.find(" => "), std::string::npos) << folded.report;
+    std::printf("[fold] %s: %d of 4 batch norms took their sums from the convolution\n", name.c_str(), in_conv);
+
+    cuda::ContextOptions on = options_for(p, Layout::NHWC);
+    on.autotune = false;
+    fold_statistics_alone(on);
+    const GpuStep stem = gpu_step(stem_and_conv(), Shape{4, 3, 8, 8}, on, 75, 1, false);
+    EXPECT_EQ(stem.report.find("st.conv1 -> "), std::string::npos) << stem.report;
+    folded_pairs(stem.report, {"st.conv2 -> st.bn2"}, kStatisticsInConvRecord, kStatisticsPassRecord);
   }
 }
 

@@ -68,6 +68,7 @@ const std::map<std::string, std::string> kOtherValues = {
     {"bucket-mib", "12.5"},     {"allreduce-bf16", "on"},
     {"parallel", "DP"},         {"replicas", "3"},
     {"deterministic", "on"},    {"autotune", "no"},         {"fold-batch-norm", "on"},
+    {"fold-bn-statistics", "on"},
     {"plan-cache", "plans"},    {"input", "Host"},
     {"workers", "3"},           {"pin-memory", "off"},      {"decode", "GPU"},
     {"image-size", "160"},      {"val-resize", "192"},      {"bad-images", "skip"},     {"untimed-init", "on"},
@@ -128,7 +129,7 @@ TEST(TrainOptions, TheConfigurationJsonKeepsItsKeys) {
       "scheduler",    "step_size",     "gamma",      "lr_warmup_epochs", "min_lr",   "scale_lr",        "seed",
       "device",       "precision",     "layout",     "cuda_graph",      "bucket_mib", "allreduce_bf16", "parallel",
       "replicas",     "deterministic",
-      "autotune", "fold_batch_norm", "input", "workers", "pin_memory", "decode", "image_size", "val_resize", "bad_images", "untimed_init", "target_accuracy", "target_patience",
+      "autotune", "fold_batch_norm", "fold_bn_statistics", "input", "workers", "pin_memory", "decode", "image_size", "val_resize", "bad_images", "untimed_init", "target_accuracy", "target_patience",
       "stop_after_no_improvement", "log_interval", "log_seconds", "sample_steps",  "collective_timeout", "out", "checkpoint_every"};
   EXPECT_EQ(keys, want);
   EXPECT_NE(TrainConfig{}.to_json().find("\"optimizer\":\"sgd\",\"lr\":0.01,"), std::string::npos) << TrainConfig{}.to_json();

@@ -59,6 +59,10 @@ class Sequential final : public Layer {
     Conv2d* applied_by = nullptr;         // a fused run's: the next step, a Conv2d that may apply it
     bool apply_folded = false;            // ... and the last forward's convolution did
   };
+  // Which convolutions take which batch-norm run's passes (ContextOptions::fold_batch_norm and
+  // fold_bn_statistics), set once the steps exist.
+  void pair_folds(const ContextOptions& options);
+
   Context& ctx_;
   std::vector<Step> steps_;
   FusedBnRun* residual_run_ = nullptr;

@@ -22,6 +22,10 @@
 
 namespace sb::cuda {
 
+// The fewest input channels of a convolution that takes the next batch norm's sums under fold_bn_statistics
+// alone: the stems, on 3 image channels, stay with the statistics pass.
+constexpr int64_t kMinFoldedStatisticsChannels = 16;
+
 struct ContextOptions {
   DType compute = DType::F32;    // activations and the weights' working copy; master weights stay fp32
   bool tf32 = true;              // fp32 convolutions and GEMMs may use TF32 tensor cores
@@ -43,6 +47,9 @@ struct ContextOptions {
                                  // an engine runs the graph (docs/cudnn.md, "Batch norm in the convolutions"):
                                  // a Conv2d before a run writes its sums in the epilogue, and a Conv2d after a
                                  // [BatchNorm2d, ReLU] run takes the run's backward reduction into its dgrad
+  bool fold_bn_statistics = false;  // only the sums, and only where they pay: a Conv2d of at least
+                                    // kMinFoldedStatisticsChannels input channels before a fused run writes the
+                                    // run's sums in its epilogue where an engine runs the graph
   BatchNormPath batchnorm_path = BatchNormPath::Auto;  // BatchNorm2d's implementation; forced ones never fall back
   bool parallel_wgrad = true;    // weight gradients on a second stream, beside the input gradients' critical path
 };

@@ -30,6 +30,7 @@ class Conv2d final : public Layer {
   // The layer takes the network's input, whose gradient nobody reads: backward computes no dx (no dgrad).
   void skip_input_gradient() { skip_dx_ = true; }
   bool has_bias() const { return spec_.bias; }
+  int64_t input_channels() const { return spec_.in; }
   int64_t output_channels() const { return spec_.out; }
   // The consumer of the output adds bias() itself (a Residual's fused pass): forward writes the
   // convolution alone. Backward still computes the bias gradient.
