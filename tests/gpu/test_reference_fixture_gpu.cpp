@@ -8,8 +8,8 @@
 // forward, gradients and BN statistics are held to that bound, as on the CPU; their bf16 step and the
 // optimizer steps taken from their gradients are not checked here (no bound would catch a fault), and the
 // fused optimizer kernels are model-independent: mnist-cnn and the narrow wrn hold them.
-// The 16-bit cases with the batch norms folded into the convolutions (bf16 and fp16) are held to the bf16
-// bounds. Skips without a GPU or without tests/reference/fixtures.h5.
+// The 16-bit cases with the batch norms folded into the convolutions (bf16 and fp16, and fp16 with their
+// statistics alone) are held to the bf16 bounds. Skips without a GPU or without tests/reference/fixtures.h5.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -43,12 +43,14 @@ struct GpuCase {
   // each layer's bf16 gradients are held to 2e-2 against the CPU reference in tests/gpu/test_layers_*.
   double gradient_tol;
   bool fold_batch_norm = false;  // the batch norms folded into the convolutions (docs/cudnn.md), where engines run
+  bool fold_bn_statistics = false;  // their statistics alone (--fold-bn-statistics)
 };
 const GpuCase kCases[] = {{"fp32/NCHW", DType::F32, Layout::NCHW, 1e-5, true, 1e-5},
                           {"fp32/NHWC", DType::F32, Layout::NHWC, 1e-5, true, 1e-5},
                           {"bf16/NHWC", DType::BF16, Layout::NHWC, 2e-2, false, 0.35},
                           {"bf16/NHWC folded", DType::BF16, Layout::NHWC, 2e-2, false, 0.35, true},
-                          {"fp16/NHWC folded", DType::F16, Layout::NHWC, 2e-2, false, 0.35, true}};
+                          {"fp16/NHWC folded", DType::F16, Layout::NHWC, 2e-2, false, 0.35, true},
+                          {"fp16/NHWC statistics folded", DType::F16, Layout::NHWC, 2e-2, false, 0.35, false, true}};
 
 class ReferenceFixtureGpuTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -107,6 +109,7 @@ TEST_P(ReferenceFixtureGpuTest, TrainStepMatchesPyTorch) {
     o.layout = g.layout;
     o.autotune = false;  // correctness only: the heuristics' first engine is enough, and quicker to build
     o.fold_batch_norm = g.fold_batch_norm;
+    o.fold_bn_statistics = g.fold_bn_statistics;
     cuda::Context ctx(o);
     cuda::Network net(spec_, c_.seed, ctx);
     const Fixture f = read_fixture(file_.get(), GetParam(), net.param_specs(), net.buffer_specs());
@@ -134,7 +137,7 @@ TEST_P(ReferenceFixtureGpuTest, TrainStepMatchesPyTorch) {
     const std::vector<float> output = gputest::download(out.data, static_cast<size_t>(out.numel()), g.dtype);
     net.backward(cuda::DeviceTensor{dout.get(), out.desc});
     const float loss_value = gputest::download_raw<float>(loss.get(), 1)[0];
-    if (g.fold_batch_norm) std::printf("[reference] %-40s %s\n", name.c_str(), fusion_summary(net.fusion_report()).c_str());
+    if (g.fold_batch_norm || g.fold_bn_statistics) std::printf("[reference] %-40s %s\n", name.c_str(), fusion_summary(net.fusion_report()).c_str());
 
     const double tol = g.dtype == DType::F32 ? std::max(g.tol, fp32_tolerance(f)) : g.tol;
     GpuCase bound = g;
