@@ -82,6 +82,8 @@ class FusedBnRun final : public Layer {
   ConvPrologue deferred_prologue() const;
   const DeviceTensor& write_deferred_output();
   void apply_into(void* out, cudaStream_t stream) const;
+  // The run's batch norm, as the plan report names it.
+  const std::string& batch_norm_name() const { return specs_[0].name; }
   // Empty, or a line saying which shapes the fused kernels did not take.
   const std::string& fallback_note() const { return fallback_note_; }
   // The ReLU after a block, which may write its output gradient, leaves its mask to the run whose backward

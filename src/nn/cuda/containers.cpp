@@ -405,8 +405,8 @@ std::string Residual::fusion_report() const {
     r += spec_.name + ": shortcut gradient added by " + spec_.children[0].children[0].name + "'s dgrad" +
          (shortcut_ ? "" : " in place") + kLayerKernelsRecord + "\n";
   if (const FusedBnRun* run = following_relu_mask_run(); run && run->asked_to_mask_following_relu())
-    r += spec_.name + ": the following ReLU's gradient masked by " +
-         spec_.children[shortcut_ ? 1 : 0].children.back().name + "'s backward" + kLayerKernelsRecord + "\n";
+    r += spec_.name + ": the following ReLU's gradient masked by " + run->batch_norm_name() + "'s backward" +
+         kLayerKernelsRecord + "\n";
   return r;
 }
 
