@@ -1,7 +1,8 @@
-// Random values in device memory for the CUDA benchmarks (bench_cuda_layers, bench_bn_folding): `count` elements of `dtype`, seeded, uniform with unit variance (in [-sqrt 3, sqrt 3)),
-// hashed on the device and rounded once to fp16/bf16. Drawn on the device, because Google Benchmark calls a
-// benchmark's function several times while it settles the iteration count, and a host generator took
-// seconds a call for ResNet-50's activations.
+// Random values in device memory for the CUDA benchmarks (bench_cuda_layers, bench_bn_folding): `count`
+// elements of `dtype`, seeded, uniform with unit variance (in [-sqrt 3, sqrt 3)), hashed on the device and
+// rounded once to fp16/bf16. Drawn on the device, because Google Benchmark calls a benchmark's function several
+// times while it settles the iteration count, and a host generator took seconds a call for ResNet-50's
+// activations.
 #pragma once
 #include <cuda_runtime_api.h>
 

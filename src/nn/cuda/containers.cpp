@@ -160,29 +160,26 @@ Sequential::Sequential(const LayerSpec& spec, Context& ctx, bool residual_main, 
 
 void Sequential::pair_folds(const ContextOptions& options) {
   // A convolution followed by a fused batch-norm run writes the run's sums in its epilogue
-  // (ContextOptions::fold_batch_norm); a convolution that adds a bias of its own cannot.
-  // And a convolution after a [BatchNorm2d, ReLU] run takes the run's backward reduction into its dgrad, and
-  // (without a bias of its own) applies the run's normalisation as it loads its input.
-  // With fold_bn_statistics alone, every such convolution but a stem on the images' few channels writes the
-  // sums: ResNet-50 with all 53 folded ran slower than with the separate passes, with the 52 after the stem
-  // faster (docs/decisions.md, "Batch norm stays unfolded by default").
-  if (options.fold_bn_statistics && !options.fold_batch_norm)
-    for (size_t i = 0; i + 1 < steps_.size(); ++i) {
-      const auto* conv = dynamic_cast<const Conv2d*>(steps_[i].layer.get());
-      if (conv && conv->input_channels() >= kMinFoldedStatisticsChannels && !conv->has_bias())
-        steps_[i].statistics_to = dynamic_cast<FusedBnRun*>(steps_[i + 1].layer.get());
-    }
-  if (options.fold_batch_norm)
-    for (size_t i = 0; i < steps_.size(); ++i) {
-      const auto* conv = dynamic_cast<const Conv2d*>(steps_[i].layer.get());
-      if (!conv) continue;
-      if (i + 1 < steps_.size() && !conv->has_bias())
-        steps_[i].statistics_to = dynamic_cast<FusedBnRun*>(steps_[i + 1].layer.get());
-      auto* before = i > 0 ? dynamic_cast<FusedBnRun*>(steps_[i - 1].layer.get()) : nullptr;
-      if (!before || !before->takes_folded_backward()) continue;
-      if (conv->computes_input_gradient()) steps_[i].backward_of = before;
-      if (!conv->has_bias()) steps_[i - 1].applied_by = static_cast<Conv2d*>(steps_[i].layer.get());
-    }
+  // (ContextOptions::fold_batch_norm); a convolution that adds a bias of its own cannot. With
+  // fold_bn_statistics alone, a stem on the images' few channels does not: ResNet-50 with all 53 folded ran
+  // slower than with the separate passes, with the 52 after the stem faster (docs/decisions.md, "Batch norm
+  // stays unfolded by default").
+  // And under fold_batch_norm a convolution after a [BatchNorm2d, ReLU] run takes the run's backward
+  // reduction into its dgrad, and (without a bias of its own) applies the run's normalisation as it loads
+  // its input.
+  if (!options.fold_batch_norm && !options.fold_bn_statistics) return;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const auto* conv = dynamic_cast<const Conv2d*>(steps_[i].layer.get());
+    if (!conv) continue;
+    const bool sums = options.fold_batch_norm || conv->input_channels() >= kMinFoldedStatisticsChannels;
+    if (i + 1 < steps_.size() && !conv->has_bias() && sums)
+      steps_[i].statistics_to = dynamic_cast<FusedBnRun*>(steps_[i + 1].layer.get());
+    if (!options.fold_batch_norm) continue;
+    auto* before = i > 0 ? dynamic_cast<FusedBnRun*>(steps_[i - 1].layer.get()) : nullptr;
+    if (!before || !before->takes_folded_backward()) continue;
+    if (conv->computes_input_gradient()) steps_[i].backward_of = before;
+    if (!conv->has_bias()) steps_[i - 1].applied_by = static_cast<Conv2d*>(steps_[i].layer.get());
+  }
 }
 
 void Sequential::allow_writing_output_gradient() {
