@@ -35,6 +35,10 @@ struct ModelInfo {
   // The training recipe of the model's guide: the options a run takes when the command line does not
   // give them (train/model_recipe.h); docs/optimizers.md says where each comes from.
   std::vector<RecipeOption> recipe;
+  // True where the batch norms' statistics in the convolutions' epilogues (--fold-bn-statistics) trained
+  // faster in fp16: a run of the model in fp16 and NHWC folds them unless the command line says otherwise
+  // (train/model_recipe.h; the measurements are in docs/decisions.md).
+  bool fp16_folds_bn_statistics = false;
 };
 
 const std::vector<ModelInfo>& model_catalog();

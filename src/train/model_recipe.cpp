@@ -48,6 +48,14 @@ void follow_model_input(TrainConfig& config, const ModelInfo& model, const std::
   if (!given("val-resize")) config.val_resize = val_resize_for(config.image_size);
 }
 
+// The batch norms' statistics go into the convolutions' epilogues where that was measured faster: the
+// model's row says so for fp16, and the graph runs only on NHWC (docs/cudnn.md, "The statistics alone").
+void follow_model_kernels(TrainConfig& config, const ModelInfo& model, const std::function<bool(std::string_view option)>& given) {
+  if (given("fold-bn-statistics")) return;
+  config.fold_bn_statistics =
+      model.fp16_folds_bn_statistics && config.precision == Precision::FP16 && config.layout == Layout::NHWC;
+}
+
 }  // namespace
 
 void apply_model_recipe(TrainConfig& config, const std::function<bool(std::string_view option)>& given) {
@@ -68,6 +76,7 @@ void apply_model_recipe(TrainConfig& config, const std::function<bool(std::strin
     set_option(config, entry);
   }
   follow_model_input(config, *model, given);
+  follow_model_kernels(config, *model, given);
 }
 
 std::string recipe_options(const std::string& model) {
@@ -86,7 +95,7 @@ std::string recipe_help() {
   for (const ModelInfo& m : model_catalog()) {
     std::string name = "  " + m.name;
     name.resize(std::max<size_t>(name.size() + 1, 14), ' ');
-    text += name + recipe_options(m.name) + "\n";
+    text += name + recipe_options(m.name) + (m.fp16_folds_bn_statistics ? "; in fp16 and nhwc --fold-bn-statistics" : "") + "\n";
   }
   return text;
 }

@@ -61,7 +61,8 @@ struct TrainConfig {
   bool deterministic = false;
   bool autotune = true;          // time cuDNN's candidate plans on first use (CUDA)
   bool fold_batch_norm = false;  // batch norms' passes into the convolutions around them (CUDA)
-  bool fold_bn_statistics = false;  // batch norms' statistics alone into the convolutions before them (CUDA)
+  bool fold_bn_statistics = false;  // batch norms' statistics alone into the convolutions before them (CUDA);
+                                    // the model's default in fp16 (train/model_recipe.h)
   std::optional<std::string> plan_cache;  // on-disk cuDNN plan cache; unset: default_plan_cache_dir(); "": none
   InputSource input = InputSource::Device;  // where the CUDA engine keeps the data and builds batches
   int workers = 0;                          // --input host: batch-building threads (0: the rank's cores)

@@ -355,8 +355,9 @@ std::vector<TrainOption> make_rows() {
        kRun, "fold_batch_norm", free, flag(&C::fold_batch_norm)},
       {"fold-bn-statistics", "",
        "the batch norms' statistics alone into the epilogue of the convolutions before them (all but the stem), "
-       "wherever cuDNN runs that graph (CUDA, NHWC): no pass reads those convolutions' outputs for the sums. Faster "
-       "for ResNet-50 in fp16, slower in bf16 (docs/decisions.md); the log's fusion line counts them",
+       "wherever cuDNN runs that graph (CUDA, NHWC): no pass reads those convolutions' outputs for the sums. On "
+       "unless given for the models whose default recipe below names it, in fp16 and NHWC, where it is faster; "
+       "slower in bf16 and for wrn (docs/decisions.md); the log's fusion line counts them",
        kRun, "fold_bn_statistics", free, flag(&C::fold_bn_statistics)},
       {"plan-cache", "DIR", "keep cuDNN's plan choices, the decoded data sets and the GPU's peak GEMM rate across runs in DIR; "
        "--no-plan-cache: none, to time a cold start (docs/cudnn.md, docs/benchmarks.md)",

@@ -162,8 +162,8 @@ void Sequential::pair_folds(const ContextOptions& options) {
   // A convolution followed by a fused batch-norm run writes the run's sums in its epilogue
   // (ContextOptions::fold_batch_norm); a convolution that adds a bias of its own cannot. With
   // fold_bn_statistics alone, a stem on the images' few channels does not: ResNet-50 with all 53 folded ran
-  // slower than with the separate passes, with the 52 after the stem faster (docs/decisions.md, "Batch norm
-  // stays unfolded by default").
+  // slower than with the separate passes, with the 52 after the stem faster (docs/decisions.md, "Batch norm:
+  // the full fold stays off, the statistics fold in fp16").
   // And under fold_batch_norm a convolution after a [BatchNorm2d, ReLU] run takes the run's backward
   // reduction into its dgrad, and (without a bias of its own) applies the run's normalisation as it loads
   // its input.
