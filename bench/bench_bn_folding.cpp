@@ -191,13 +191,8 @@ void BM_resnet50_dgrad_into_bn(benchmark::State& state) {
   layer.time(state, body);
 }
 
-// ResNet-50's convolutions that sit between two batch norms: each stage's 1x1 reduce, 3x3 and 1x1 expand;
-// with the ways 0 to ways - 1.
-void resnet50_shapes(benchmark::internal::Benchmark* b, int64_t ways) {
-  const std::vector<std::vector<int64_t>> shapes = {
-      {256, 64, 1, 1, 56},  {64, 64, 3, 1, 56},    {64, 256, 1, 1, 56},   {512, 128, 1, 1, 28},
-      {128, 128, 3, 1, 28}, {128, 512, 1, 1, 28},  {1024, 256, 1, 1, 14}, {256, 256, 3, 1, 14},
-      {256, 1024, 1, 1, 14}, {2048, 512, 1, 1, 7}, {512, 512, 3, 1, 7},   {512, 2048, 1, 1, 7}};
+// Each shape {cin, cout, k, stride, hw} in bf16 and fp16, with the ways 0 to ways - 1.
+void add_shapes(benchmark::internal::Benchmark* b, const std::vector<std::vector<int64_t>>& shapes, int64_t ways) {
   for (const auto& s : shapes)
     for (int64_t dtype : {0, 1})
       for (int64_t way = 0; way < ways; ++way) {
@@ -208,9 +203,42 @@ void resnet50_shapes(benchmark::internal::Benchmark* b, int64_t ways) {
       }
   b->ArgNames({"cin", "cout", "k", "stride", "hw", "fp16", "way"});
 }
+
+// ResNet-50's convolutions that sit between two batch norms: each stage's 1x1 reduce, 3x3 and 1x1 expand.
+void resnet50_shapes(benchmark::internal::Benchmark* b, int64_t ways) {
+  add_shapes(b,
+             {{256, 64, 1, 1, 56},
+              {64, 64, 3, 1, 56},
+              {64, 256, 1, 1, 56},
+              {512, 128, 1, 1, 28},
+              {128, 128, 3, 1, 28},
+              {128, 512, 1, 1, 28},
+              {1024, 256, 1, 1, 14},
+              {256, 256, 3, 1, 14},
+              {256, 1024, 1, 1, 14},
+              {2048, 512, 1, 1, 7},
+              {512, 512, 3, 1, 7},
+              {512, 2048, 1, 1, 7}},
+             ways);
+}
 void forward_shapes(benchmark::internal::Benchmark* b) { resnet50_shapes(b, 5); }
 void backward_shapes(benchmark::internal::Benchmark* b) { resnet50_shapes(b, 3); }
 BENCHMARK(BM_resnet50_conv_between_bns)->Apply(forward_shapes)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// The wrn's convolutions, each before a batch norm (src/models/wide_resnet.cpp): every block's 3x3 pair at
+// batch 256 on 32x32 CIFAR images, the first of each stage widening; the ways as above. The wrn ran slower
+// with the statistics folded while the ResNets ran faster (docs/decisions.md), and these say which layers.
+void wrn_shapes(benchmark::internal::Benchmark* b) {
+  add_shapes(b,
+             {{16, 160, 3, 1, 32}, {160, 160, 3, 1, 32}, {160, 320, 3, 1, 16}, {320, 320, 3, 1, 16},
+              {320, 640, 3, 1, 8}, {640, 640, 3, 1, 8}},
+             5);
+}
+BENCHMARK(BM_resnet50_conv_between_bns)
+    ->Name("BM_wrn_conv_between_bns")
+    ->Apply(wrn_shapes)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_resnet50_dgrad_into_bn)->Apply(backward_shapes)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
