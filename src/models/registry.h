@@ -37,7 +37,7 @@ struct ModelInfo {
   std::vector<RecipeOption> recipe;
   // True where the batch norms' statistics in the convolutions' epilogues (--fold-bn-statistics) trained
   // faster in fp16: a run of the model in fp16 and NHWC folds them unless the command line says otherwise
-  // (train/model_recipe.h; the measurements are in docs/decisions.md).
+  // (TrainConfig::fold_bn_statistics_on; the measurements are in docs/decisions.md).
   bool fp16_folds_bn_statistics = false;
 };
 

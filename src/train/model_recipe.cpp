@@ -48,14 +48,6 @@ void follow_model_input(TrainConfig& config, const ModelInfo& model, const std::
   if (!given("val-resize")) config.val_resize = val_resize_for(config.image_size);
 }
 
-// The batch norms' statistics go into the convolutions' epilogues where that was measured faster: the
-// model's row says so for fp16, and the graph runs only on NHWC (docs/cudnn.md, "The statistics alone").
-void follow_model_kernels(TrainConfig& config, const ModelInfo& model, const std::function<bool(std::string_view option)>& given) {
-  if (given("fold-bn-statistics")) return;
-  config.fold_bn_statistics =
-      model.fp16_folds_bn_statistics && config.precision == Precision::FP16 && config.layout == Layout::NHWC;
-}
-
 }  // namespace
 
 void apply_model_recipe(TrainConfig& config, const std::function<bool(std::string_view option)>& given) {
@@ -76,7 +68,6 @@ void apply_model_recipe(TrainConfig& config, const std::function<bool(std::strin
     set_option(config, entry);
   }
   follow_model_input(config, *model, given);
-  follow_model_kernels(config, *model, given);
 }
 
 std::string recipe_options(const std::string& model) {

@@ -16,8 +16,6 @@ namespace sb {
 // and names another, those are left at their general defaults. An unknown model has no recipe (the
 // model's own check refuses it later). With image files (--data imagefolder:, tars:), --image-size takes
 // the model's input side and --val-resize its 256/224 multiple where the command line does not give them.
-// --fold-bn-statistics, where not given, is on for a model whose row says the fold pays in fp16
-// (ModelInfo::fp16_folds_bn_statistics) when the run is fp16 and NHWC.
 void apply_model_recipe(TrainConfig& config, const std::function<bool(std::string_view option)>& given);
 
 // One model's recipe as command-line options: "--optimizer adadelta --lr 1.0 ... --batch-size 64".

@@ -1,10 +1,19 @@
 #include "train/train_config.h"
 
 #include "core/error.h"
+#include "models/registry.h"
 
 namespace sb {
 
 const char* scaling_name(Scaling s) { return name_of(s); }
+
+bool TrainConfig::fold_bn_statistics_on() const {
+  if (fold_bn_statistics) return *fold_bn_statistics;
+  if (precision != Precision::FP16 || layout != Layout::NHWC) return false;
+  for (const ModelInfo& m : model_catalog())
+    if (m.name == model) return m.fp16_folds_bn_statistics;
+  return false;  // an unknown model, refused with its own message
+}
 
 int64_t TrainConfig::per_rank_batch(int ranks) const {
   if (parallel == Parallel::Dp) {

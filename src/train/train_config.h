@@ -61,8 +61,9 @@ struct TrainConfig {
   bool deterministic = false;
   bool autotune = true;          // time cuDNN's candidate plans on first use (CUDA)
   bool fold_batch_norm = false;  // batch norms' passes into the convolutions around them (CUDA)
-  bool fold_bn_statistics = false;  // batch norms' statistics alone into the convolutions before them (CUDA);
-                                    // the model's default in fp16 (train/model_recipe.h)
+  // Batch norms' statistics alone into the convolutions before them (CUDA); unset: the model's default
+  // (fold_bn_statistics_on()).
+  std::optional<bool> fold_bn_statistics;
   std::optional<std::string> plan_cache;  // on-disk cuDNN plan cache; unset: default_plan_cache_dir(); "": none
   InputSource input = InputSource::Device;  // where the CUDA engine keeps the data and builds batches
   int workers = 0;                          // --input host: batch-building threads (0: the rank's cores)
@@ -99,6 +100,10 @@ struct TrainConfig {
   // Whether the run takes the untimed initialisation: as set, else on for CUDA (plans, buffers, graph
   // capture make a first step slow) and off for the CPU (where it buys nothing: docs/benchmarks.md).
   bool untimed_init_on() const { return untimed_init.value_or(device == Device::Cuda); }
+  // Whether the batch norms' statistics go into the convolutions' epilogues: as set, else on in fp16 and
+  // NHWC for a model whose row says the fold pays there (ModelInfo::fp16_folds_bn_statistics), worked out
+  // from the precision and layout the run ends with (a study's --sweep-precision sets each point's).
+  bool fold_bn_statistics_on() const;
   std::string command_line;      // recorded, not hashed
 
   // Per-rank batch for a world of `ranks` (with --parallel dp, the one rank's batch over all its replicas);

@@ -234,23 +234,24 @@ OptionField plan_cache_folder() {
   return f;
 }
 
-// --untimed-init: unset means the device's default (TrainConfig::untimed_init_on), which the JSON
-// records resolved.
-OptionField untimed_init() {
+// A flag whose unset value is a default worked out from the rest of the configuration (`resolved`, a
+// TrainConfig member), which the JSON records resolved; --help shows `default_text` while it is unset.
+OptionField defaulted_flag(std::optional<bool> TrainConfig::*field, bool (TrainConfig::*resolved)() const,
+                           const char* default_text) {
   OptionField f;
-  f.parse = [](TrainConfig& c, const std::string& text, const char* option) {
+  f.parse = [field](TrainConfig& c, const std::string& text, const char* option) {
     const std::optional<bool> value = on_off_value(text);
     if (!value) bad_text(option, text, "on or off");
-    c.untimed_init = *value;
+    c.*field = *value;
   };
-  f.show = [](const TrainConfig& c) {
-    return c.untimed_init ? std::string(*c.untimed_init ? "on" : "off") : std::string("default: on for cuda, off for cpu");
+  f.show = [field, default_text](const TrainConfig& c) {
+    return c.*field ? std::string(*(c.*field) ? "on" : "off") : std::string(default_text);
   };
   f.check = [](const TrainConfig&, const char*) {};
-  f.to_json = [](const TrainConfig& c) { return std::string(c.untimed_init_on() ? "true" : "false"); };
-  f.from_json = [](TrainConfig& c, const std::string& json) {
+  f.to_json = [resolved](const TrainConfig& c) { return std::string((c.*resolved)() ? "true" : "false"); };
+  f.from_json = [field](TrainConfig& c, const std::string& json) {
     if (json != "true" && json != "false") return false;
-    c.untimed_init = json == "true";
+    c.*field = json == "true";
     return true;
   };
   return f;
@@ -355,10 +356,11 @@ std::vector<TrainOption> make_rows() {
        kRun, "fold_batch_norm", free, flag(&C::fold_batch_norm)},
       {"fold-bn-statistics", "",
        "the batch norms' statistics alone into the epilogue of the convolutions before them (all but the stem), "
-       "wherever cuDNN runs that graph (CUDA, NHWC): no pass reads those convolutions' outputs for the sums. On "
-       "unless given for the models whose default recipe below names it, in fp16 and NHWC, where it is faster; "
-       "slower in bf16 and for wrn (docs/decisions.md); the log's fusion line counts them",
-       kRun, "fold_bn_statistics", free, flag(&C::fold_bn_statistics)},
+       "wherever cuDNN runs that graph (CUDA, NHWC): no pass reads those convolutions' outputs for the sums. Unless "
+       "given, on for the models whose default recipe below names it, in fp16 and NHWC, where it is faster; slower "
+       "in bf16 and for wrn (docs/decisions.md); the log's fusion line counts them",
+       kRun, "fold_bn_statistics", free,
+       defaulted_flag(&C::fold_bn_statistics, &C::fold_bn_statistics_on, "default: on for those models in fp16 and nhwc")},
       {"plan-cache", "DIR", "keep cuDNN's plan choices, the decoded data sets and the GPU's peak GEMM rate across runs in DIR; "
        "--no-plan-cache: none, to time a cold start (docs/cudnn.md, docs/benchmarks.md)",
        kRun, nullptr, free, plan_cache_folder(), true},
@@ -399,7 +401,8 @@ std::vector<TrainOption> make_rows() {
        "before the training clock starts, evaluate one batch and run the steps that build the plans, grow the buffers "
        "and capture the CUDA graph, then restore the model: the same training, a steady first epoch; off to time "
        "the first epoch cold; the default follows the device, as on the CPU it buys nothing (docs/benchmarks.md)",
-       kRun, "untimed_init", free, untimed_init(), false, "warm_up"},
+       kRun, "untimed_init", free,
+       defaulted_flag(&C::untimed_init, &C::untimed_init_on, "default: on for cuda, off for cpu"), false, "warm_up"},
       {"target-accuracy", "X",
        "stop once the test accuracy is at or above X (a fraction, e.g. 0.9; 0: off) for --patience evaluations in a row",
        kRun, "target_accuracy", same, number(&C::target_accuracy, within(0, 1, false, "a fraction, e.g. 0.9 for 90%"))},

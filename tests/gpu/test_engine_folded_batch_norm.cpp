@@ -49,7 +49,8 @@ Trained train(TrainConfig config, const TrainTest& data, int steps) {
 
 // Which fold a run takes: the full one (--fold-batch-norm) or the statistics alone (--fold-bn-statistics).
 void set_fold(TrainConfig& config, bool statistics_alone, bool on) {
-  (statistics_alone ? config.fold_bn_statistics : config.fold_batch_norm) = on;
+  if (statistics_alone) config.fold_bn_statistics = on;
+  else config.fold_batch_norm = on;
 }
 
 void check_captured_folds(Precision precision, bool statistics_alone, const TrainTest& data) {

@@ -66,34 +66,6 @@ TEST(ModelRecipes, TheResNetsTrainAsTorchvisionsReferenceAndEvaluateAtTheTrainin
   EXPECT_EQ(resolved(of_model("wrn")).eval_batch_size, TrainConfig{}.eval_batch_size) << "other recipes keep 1000";
 }
 
-// --fold-bn-statistics follows the model's row in fp16 and NHWC, where the fold was measured faster, and
-// nowhere else unless given; a given value wins either way.
-TEST(ModelRecipes, TheImageNetResNetsFoldTheBatchNormStatisticsInFp16Nhwc) {
-  const auto folds = [](const std::string& model, Precision precision, Layout layout) {
-    TrainConfig c = of_model(model);
-    c.precision = precision;
-    c.layout = layout;
-    return resolved(c).fold_bn_statistics;
-  };
-  for (const char* model : {"resnet18", "resnet34", "resnet50"}) {
-    EXPECT_TRUE(folds(model, Precision::FP16, Layout::NHWC)) << model;
-    EXPECT_FALSE(folds(model, Precision::BF16, Layout::NHWC)) << model << ": slower in bf16";
-    EXPECT_FALSE(folds(model, Precision::FP32, Layout::NHWC)) << model;
-    EXPECT_FALSE(folds(model, Precision::FP16, Layout::NCHW)) << model << ": the graph runs on NHWC only";
-  }
-  for (const char* model : {"wrn", "resnet18-cifar", "mnist-cnn"})
-    EXPECT_FALSE(folds(model, Precision::FP16, Layout::NHWC)) << model;
-
-  TrainConfig off = of_model("resnet50");
-  off.precision = Precision::FP16;
-  EXPECT_FALSE(resolved(off, {"fold-bn-statistics"}).fold_bn_statistics) << "--no-fold-bn-statistics wins";
-  TrainConfig on = of_model("wrn");
-  on.precision = Precision::BF16;
-  on.fold_bn_statistics = true;
-  EXPECT_TRUE(resolved(on, {"fold-bn-statistics"}).fold_bn_statistics) << "a given --fold-bn-statistics wins";
-  EXPECT_NE(resolved(off).to_json().find("\"fold_bn_statistics\":true"), std::string::npos) << "recorded resolved";
-}
-
 TEST(ModelRecipes, AGivenOptionWinsOverTheRecipe) {
   TrainConfig given = of_model("mnist-cnn");
   given.lr = 0.5;

@@ -65,6 +65,21 @@ TEST(StudySweep, TheProductOfTheSweepsNestsInListOrder) {
   EXPECT_EQ(swept_columns(axes), (std::vector<std::string>{"batch_size", "precision"}));
 }
 
+// A model's fp16 default (the batch norms' statistics in the convolutions for the ResNets) follows each
+// point's precision; a given --fold-bn-statistics holds for every point.
+TEST(StudySweep, EachPrecisionTakesItsOwnBatchNormFoldDefault) {
+  TrainConfig base = cpu_config();
+  base.model = "resnet50";
+  base.device = Device::Cuda;
+  const std::vector<SweepAxis> axes{{"precision", {"bf16", "fp16"}}};
+  const std::vector<SweepCombination> combos = sweep_combinations(base, axes, {1});
+  ASSERT_EQ(combos.size(), 2u);
+  EXPECT_FALSE(combos[0].config.fold_bn_statistics_on()) << "bf16";
+  EXPECT_TRUE(combos[1].config.fold_bn_statistics_on()) << "fp16";
+  base.fold_bn_statistics = false;
+  for (const SweepCombination& c : sweep_combinations(base, axes, {1})) EXPECT_FALSE(c.config.fold_bn_statistics_on());
+}
+
 TEST(StudySweep, WithoutSweepsTheStudyIsItsBaseConfiguration) {
   const std::vector<SweepCombination> combos = sweep_combinations(cpu_config(), {}, {1, 2, 4});
   ASSERT_EQ(combos.size(), 1u);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "models/registry.h"
 #include "train/config_json.h"
 #include "train/checkpoint/resume_check.h"
 #include "train/train_config.h"
@@ -42,7 +43,7 @@ TEST(TrainOptions, EveryHelpDefaultParsesBackToTheDefault) {
     EXPECT_EQ(row.field.show(parsed), shown);
     EXPECT_EQ(parsed.to_json(), defaults.to_json());
   }
-  EXPECT_EQ(noted, (std::set<std::string>{"weight-decay", "eps", "plan-cache", "image-size", "val-resize", "untimed-init", "out",
+  EXPECT_EQ(noted, (std::set<std::string>{"weight-decay", "eps", "plan-cache", "image-size", "val-resize", "untimed-init", "fold-bn-statistics", "out",
                                           "trace", "checkpoint", "resume", "csv", "json", "mllog"}));
 }
 
@@ -151,6 +152,41 @@ TEST(TrainOptions, TheUntimedInitDefaultFollowsTheDevice) {
   EXPECT_TRUE(cpu.untimed_init_on());
   EXPECT_FALSE(cuda.untimed_init_on());
   EXPECT_EQ(row.field.show(TrainConfig{}), "default: on for cuda, off for cpu");
+}
+
+// --fold-bn-statistics, unless given, follows the model's row in fp16 and NHWC, where the fold was measured
+// faster, and is off everywhere else; a given value wins either way, and the configuration records what the
+// run took. It is worked out from the final precision, so each point of a --sweep-precision study gets its own.
+TEST(TrainOptions, TheBatchNormStatisticsFoldFollowsTheModelInFp16Nhwc) {
+  const auto folds = [](const std::string& model, Precision precision, Layout layout) {
+    TrainConfig c;
+    c.model = model;
+    c.precision = precision;
+    c.layout = layout;
+    return c.fold_bn_statistics_on();
+  };
+  for (const ModelInfo& m : model_catalog()) {
+    EXPECT_EQ(folds(m.name, Precision::FP16, Layout::NHWC), m.fp16_folds_bn_statistics) << m.name;
+    for (Precision other : {Precision::FP32, Precision::TF32, Precision::BF16})
+      EXPECT_FALSE(folds(m.name, other, Layout::NHWC)) << m.name << ": the fold pays in fp16 only";
+    EXPECT_FALSE(folds(m.name, Precision::FP16, Layout::NCHW)) << m.name << ": the graph runs on NHWC only";
+  }
+  EXPECT_TRUE(folds("resnet50", Precision::FP16, Layout::NHWC));
+  EXPECT_FALSE(folds("wrn", Precision::FP16, Layout::NHWC)) << "slower for the wrn (docs/decisions.md)";
+
+  TrainConfig c;
+  c.model = "resnet50";
+  c.precision = Precision::FP16;
+  EXPECT_NE(c.to_json().find("\"fold_bn_statistics\":true"), std::string::npos) << "recorded resolved";
+  const TrainOption& row = *train_option_named("fold-bn-statistics");
+  EXPECT_EQ(row.field.show(c), "default: on for those models in fp16 and nhwc");
+  row.field.parse(c, "off", row.name);
+  EXPECT_FALSE(c.fold_bn_statistics_on()) << "--no-fold-bn-statistics wins";
+  c.model = "wrn";
+  c.precision = Precision::BF16;
+  row.field.parse(c, "on", row.name);
+  EXPECT_TRUE(c.fold_bn_statistics_on()) << "a given --fold-bn-statistics wins";
+  EXPECT_NE(c.to_json().find("\"fold_bn_statistics\":true"), std::string::npos);
 }
 
 TEST(TrainOptions, AStoredConfigurationOfAnotherShapeIsRefusedNamingTheKey) {

@@ -12,7 +12,7 @@ cuda::ContextOptions context_options(const TrainConfig& c) {
   o.deterministic = c.deterministic;
   o.autotune = c.autotune;
   o.fold_batch_norm = c.fold_batch_norm;
-  o.fold_bn_statistics = c.fold_bn_statistics;
+  o.fold_bn_statistics = c.fold_bn_statistics_on();
   o.plan_cache_dir = cache_folder(c);
   return o;
 }
