@@ -1,7 +1,8 @@
 // The CUDA engine's paths as a run takes them: the settled ones, whatever the environment holds (no
 // variable chooses one, those named SCALEBENCH_DEV_* included, in any spelling), and
-// the optimizer overlap turned off by CudaEngineOptions alone, and the CUDA row of the gradient-sync
-// strategies. Host code: runs without a GPU.
+// the optimizer overlap turned off by CudaEngineOptions alone, the CUDA row of the gradient-sync
+// strategies, and the batch-norm statistics fold as the configuration resolves it. Host code: runs without
+// a GPU.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -39,6 +40,20 @@ TEST(CudaEngineOptions, ARunTakesTheSettledPaths) {
   EXPECT_EQ(options.gradient_sync->device, Device::Cuda);
   EXPECT_TRUE(settled_layers(context_options(gpu_config())));
   EXPECT_EQ(cuda::overlap_refusal(options, gpu_config(), 2), "");
+}
+
+// The layers fold the batch norms' statistics as the configuration resolves them: resnet50 in fp16 by its
+// default, not in bf16, and not in fp16 once --no-fold-bn-statistics is given.
+TEST(CudaEngineOptions, TheLayersTakeTheResolvedStatisticsFold) {
+  TrainConfig config = gpu_config();
+  config.model = "resnet50";
+  config.precision = Precision::FP16;
+  EXPECT_TRUE(context_options(config).fold_bn_statistics);
+  config.precision = Precision::BF16;
+  EXPECT_FALSE(context_options(config).fold_bn_statistics);
+  config.precision = Precision::FP16;
+  config.fold_bn_statistics = false;
+  EXPECT_FALSE(context_options(config).fold_bn_statistics);
 }
 
 TEST(CudaEngineOptions, TheEnvironmentChoosesNoPath) {
