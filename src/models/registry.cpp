@@ -55,9 +55,14 @@ std::string model_names() {
   return names;
 }
 
-const ModelInfo& model_info(const std::string& name) {
+const ModelInfo* find_model(const std::string& name) {
   for (const ModelInfo& m : model_catalog())
-    if (m.name == name) return m;
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+const ModelInfo& model_info(const std::string& name) {
+  if (const ModelInfo* m = find_model(name)) return *m;
   throw UserError("unknown model '" + name + "'; valid models: " + model_names());
 }
 

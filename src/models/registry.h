@@ -44,6 +44,8 @@ struct ModelInfo {
 const std::vector<ModelInfo>& model_catalog();
 // The row of `name`; a UserError naming the value and listing the valid names for an unknown one.
 const ModelInfo& model_info(const std::string& name);
+// The row of `name`, or nullptr for an unknown one (for callers that leave the refusal to model_info).
+const ModelInfo* find_model(const std::string& name);
 // The catalog's names in its order, joined by ", " (help texts and refusals).
 std::string model_names();
 // Builds the spec and checks that it accepts the input shape (UserError otherwise).

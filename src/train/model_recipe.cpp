@@ -22,12 +22,6 @@ bool is_optimizer_option(std::string_view option) {
   return std::find(kOptimizerOptions.begin(), kOptimizerOptions.end(), option) != kOptimizerOptions.end();
 }
 
-const ModelInfo* known_model(const std::string& name) {
-  for (const ModelInfo& m : model_catalog())
-    if (m.name == name) return &m;
-  return nullptr;
-}
-
 void set_option(TrainConfig& config, const RecipeOption& entry) {
   const TrainOption* row = train_option_named(entry.option);
   if (!row) throw std::logic_error(std::string("a model recipe names --") + entry.option + ", which no option row has");
@@ -51,7 +45,7 @@ void follow_model_input(TrainConfig& config, const ModelInfo& model, const std::
 }  // namespace
 
 void apply_model_recipe(TrainConfig& config, const std::function<bool(std::string_view option)>& given) {
-  const ModelInfo* model = known_model(config.model);
+  const ModelInfo* model = find_model(config.model);
   if (!model) return;
   bool own_optimizer = true;  // the optimizer the run uses is the recipe's
   if (given("optimizer")) {
@@ -72,7 +66,7 @@ void apply_model_recipe(TrainConfig& config, const std::function<bool(std::strin
 
 std::string recipe_options(const std::string& model) {
   std::string text;
-  if (const ModelInfo* m = known_model(model)) {
+  if (const ModelInfo* m = find_model(model)) {
     for (const RecipeOption& entry : m->recipe) text += (text.empty() ? "--" : " --") + std::string(entry.option) + " " + entry.value;
   }
   return text;

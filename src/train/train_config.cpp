@@ -10,9 +10,8 @@ const char* scaling_name(Scaling s) { return name_of(s); }
 bool TrainConfig::fold_bn_statistics_on() const {
   if (fold_bn_statistics) return *fold_bn_statistics;
   if (precision != Precision::FP16 || layout != Layout::NHWC) return false;
-  for (const ModelInfo& m : model_catalog())
-    if (m.name == model) return m.fp16_folds_bn_statistics;
-  return false;  // an unknown model, refused with its own message
+  const ModelInfo* m = find_model(model);
+  return m && m->fp16_folds_bn_statistics;  // an unknown model is refused with its own message
 }
 
 int64_t TrainConfig::per_rank_batch(int ranks) const {

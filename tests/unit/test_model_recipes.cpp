@@ -127,8 +127,8 @@ TEST(ModelRecipes, HelpListsEachModelsRecipe) {
   EXPECT_NE(help.find("  mnist-cnn   --optimizer adadelta --lr 1.0 --scheduler step --step-size 1 --gamma 0.7 --batch-size 64\n"),
             std::string::npos) << help;
   for (const ModelInfo& m : model_catalog()) {
-    EXPECT_NE(help.find("  " + m.name + " "), std::string::npos) << m.name;
     const size_t line = help.find("  " + m.name + " ");
+    ASSERT_NE(line, std::string::npos) << m.name;
     const std::string row = help.substr(line, help.find('\n', line) - line);
     EXPECT_EQ(row.find("--fold-bn-statistics") != std::string::npos, m.fp16_folds_bn_statistics) << row;
   }
