@@ -225,7 +225,8 @@ LayerSpec bottleneck(int64_t in, int64_t width, int64_t out) {
   return sequential("bt", {residual("bt.res", std::move(main), {std::move(down)}), relu("bt.relu")});
 }
 
-void fold_statistics(cuda::ContextOptions& o) { o.fold_batch_norm = true; }
+// The full fold (--fold-batch-norm): statistics, apply and backward reduction, wherever engines run them.
+void fold_fully(cuda::ContextOptions& o) { o.fold_batch_norm = true; }
 
 // Where cuDNN runs the convolution with the sums in its epilogue, the batch norms take them instead of their
 // own pass, and where it runs the dgrad with the ReLU's mask and the batch norm's reductions, the runs before
@@ -233,7 +234,7 @@ void fold_statistics(cuda::ContextOptions& o) { o.fold_batch_norm = true; }
 // the block is the CPU's.
 TEST(CudaFoldedBn, BottleneckWithStatisticsInTheConvolutions) {
   SKIP_WITHOUT_GPU();
-  check_everywhere({bottleneck(32, 16, 64), Shape{4, 32, 8, 8}}, "bottleneck (statistics in conv)", 70, fold_statistics,
+  check_everywhere({bottleneck(32, 16, 64), Shape{4, 32, 8, 8}}, "bottleneck (statistics in conv)", 70, fold_fully,
                    block_grad_tolerance);
 }
 
@@ -284,7 +285,7 @@ TEST(CudaFoldedBn, FoldedMatchesSeparateAndIsReported) {
   SKIP_WITHOUT_GPU();
   for (const Precision& p : {kPrecisions[2], kPrecisions[3]}) {
     const std::string name = label(p, Layout::NHWC, "bottleneck folded vs separate");
-    const GpuStep folded = folded_against_separate(p, fold_statistics, 71, name);
+    const GpuStep folded = folded_against_separate(p, fold_fully, 71, name);
     const int in_conv = statistics_in_convolutions(folded.report);
     const int in_dgrad = folded_pairs(folded.report, {"bt.bn1+bt.relu1 <- bt.conv2", "bt.bn2+bt.relu2 <- bt.conv3"},
                                       kBackwardInDgradRecord, kBackwardPassRecord);
