@@ -23,6 +23,7 @@
 #include "kernels/device_utils.cuh"
 #include "kernels/dropout_mask.cuh"
 #include "kernels/index_type.cuh"
+#include "kernels/pool_windows.cuh"
 
 namespace sb::kernels {
 namespace {
@@ -155,6 +156,7 @@ template <typename I>
 struct NhwcItem {
   I stored, word;
   uint64_t group;
+  I image, row, w0;  // its first pixel
 };
 template <typename I>
 __device__ __forceinline__ NhwcItem<I> nhwc_item(I t, I ch0, I c, I h, I w) {
@@ -165,6 +167,9 @@ __device__ __forceinline__ NhwcItem<I> nhwc_item(I t, I ch0, I c, I h, I w) {
   it.stored = ((image * h + row) * w + wq * kRun) * c + ch0;
   it.word = (t * c + ch0) / kGroup;
   it.group = static_cast<uint64_t>(((image * c + ch0) * h + row) * w + wq * kRun) / kRun;
+  it.image = image;
+  it.row = row;
+  it.w0 = wq * kRun;
   return it;
 }
 
@@ -331,15 +336,52 @@ __device__ __forceinline__ void mask_by_following_relu(const T* relu_output, T* 
   store_item(masked_dy, stored, c, gv);
 }
 
+// The gradient at the item's 4 pixels when a max pool follows the run: each pooled output's gradient goes to
+// the maximum its window kept (maxpool_backward with positions: the same sums in the same window order, from
+// 0, rounded once), read from the pool's output gradient instead of a tensor of the run's output size.
+template <typename T, typename I>
+__device__ __forceinline__ ItemPacks<T> pooled_gradient(const BnMaxPool& p, const T* pooled_dy, I ch0, I c, I h, I w,
+                                                         const NhwcItem<I>& it) {
+  const I k = p.kernel, s = p.stride, pad = p.pad;
+  const I oh = (h + 2 * pad - k) / s + 1, ow = (w + 2 * pad - k) / s + 1;
+  I oy_first, oy_last;
+  covering<I>(it.row + pad, k, s, oh, oy_first, oy_last);
+  ItemPacks<T> out;
+#pragma unroll
+  for (int q = 0; q < kRun; ++q) {
+    const I xx = it.w0 + q;
+    I ox_first, ox_last;
+    covering<I>(xx + pad, k, s, ow, ox_first, ox_last);
+    Group sum = {};
+    for (I oy = oy_first; oy <= oy_last; ++oy)
+      for (I ox = ox_first; ox <= ox_last; ++ox) {
+        const I o = ((it.image * oh + oy) * ow + ox) * c + ch0;
+        const uint2 where = *reinterpret_cast<const uint2*>(p.positions + o);
+        const Pack<T, kGroup> grad = load_group(pooled_dy, o);
+        const uint32_t pos = static_cast<uint32_t>((it.row + pad - oy * s) * k + (xx + pad - ox * s));
+#pragma unroll
+        for (int j = 0; j < kGroup; ++j) {
+          const uint32_t word = j < 4 ? where.x : where.y;
+          if (((word >> (8 * (j % 4))) & 0xffu) == pos) sum[j] += to_float(grad.v[j]);
+        }
+      }
+#pragma unroll
+    for (int j = 0; j < kGroup; ++j) out.v[q].v[j] = from_float<T>(sum[j]);
+  }
+  return out;
+}
+
 // Pass 1 (Dx = false) accumulates the sums; pass 2 (Dx = true) writes dx. MasksRelu (pass 1 only, no
 // dropout, no ReLU in the run): dy is first masked by the following ReLU's output and written back in place.
 // Drawing the mask or the masking need more registers than the reduction's bound leaves (the masking spills
 // at 80), so those instantiations take the element passes' bound and grid (backward_reduce_geometry).
-template <typename T, typename I, Keep K, bool Dx, bool MasksRelu = false>
-__global__ void __launch_bounds__(kThreads, Dx || MasksRelu || K == Keep::Philox ? kElementBlocksPerSm
-                                                                                  : kReduceBlocksPerSm)
+// Pooled: dy is the gradient of the max pool after the run (pooled_gradient), as is that bound.
+template <typename T, typename I, Keep K, bool Dx, bool MasksRelu = false, bool Pooled = false>
+__global__ void __launch_bounds__(kThreads, Dx || MasksRelu || Pooled || K == Keep::Philox ? kElementBlocksPerSm
+                                                                                            : kReduceBlocksPerSm)
     backward_nhwc_kernel(I n, I c, I h, I w, BnBackward a, DropoutMask d) {
   static_assert(!MasksRelu || (!Dx && K == Keep::All), "the ReLU mask is applied by pass 1, without dropout");
+  static_assert(!Pooled || (!MasksRelu && K == Keep::All), "a pooled run has no dropout and no following ReLU");
   constexpr bool kDrop = K != Keep::All;
   const I ch0 = nhwc_first_channel<I>();
   const bool active = ch0 < c;
@@ -362,7 +404,9 @@ __global__ void __launch_bounds__(kThreads, Dx || MasksRelu || K == Keep::Philox
     const KeepSource<K> keep_of(d, a.dropout.keep_bits, h, w);
     for_each_nhwc_item(ch0, n, c, h, w, [&](const NhwcItem<I>& it) {
       const ItemPacks<T> xv = load_item(x, it.stored, c);
-      ItemPacks<T> gv = load_item(dy, it.stored, c);
+      ItemPacks<T> gv;
+      if constexpr (Pooled) gv = pooled_gradient(a.pool, dy, ch0, c, h, w, it);
+      else gv = load_item(dy, it.stored, c);
       if constexpr (MasksRelu) mask_by_following_relu(relu_output, masked_dy, it.stored, c, gv);
       const uint32_t keep = keep_of(it);
       ItemPacks<T> out;
@@ -737,17 +781,36 @@ void bn_apply_forward(const BnFusedShape& shape, const BnApply& a, cudaStream_t 
 }
 
 namespace {
+// A backward that routes a max pool's gradient: the pool on that shape, with its positions and a ReLU of the
+// run's own, and nothing else to mask.
+void require_pool(const BnFusedShape& s, const BnBackward& a, const char* what) {
+  if (a.pool.kernel <= 0) return;
+  if (!bn_maxpool_supports(s, a.pool, {a.x, a.dy, a.dx}) || !a.pool.positions || !a.relu || a.relu_output ||
+      a.dropout.p > 0.0)
+    fatal(std::string(what) + ": the max pool " + std::to_string(a.pool.kernel) + "/" + std::to_string(a.pool.stride) +
+          "/" + std::to_string(a.pool.pad) + " after this run is not supported here (check bn_maxpool_supports; it needs "
+          "its positions, the run's ReLU, and no dropout or following ReLU)");
+}
+
 // Returns the geometry it launched: pass 1's rows of partial sums are those combine() must add up.
 template <bool Dx>
 Geometry launch_backward(const BnFusedShape& shape, const BnBackward& a, const char* what, cudaStream_t stream) {
   const DropoutMask d = mask_of(shape, a.dropout, what);
   const BnFusedShape s = walked(shape);
   const bool masks_relu = !Dx && a.relu_output;
-  const Geometry g = Dx ? element_geometry(s) : backward_reduce_geometry(s, masks_relu);
+  const bool pooled = a.pool.kernel > 0;
+  const Geometry g = Dx ? element_geometry(s) : backward_reduce_geometry(s, masks_relu || pooled);
   dispatch_element_pass<true>(s, a.dropout, [&](auto types) {
     using K = decltype(types);
     using T = typename K::T;
     using I = typename K::I;
+    if constexpr (K::keep == Keep::All) {
+      if (pooled) {  // NHWC with real rows (require_pool checks)
+        backward_nhwc_kernel<T, I, Keep::All, Dx, false, true>
+            <<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), a, d);
+        return;
+      }
+    }
     if constexpr (!Dx && K::keep == Keep::All) {
       if (masks_relu) {  // NHWC (bn_backward_reduce checks)
         backward_nhwc_kernel<T, I, Keep::All, false, true>
@@ -766,6 +829,7 @@ Geometry launch_backward(const BnFusedShape& shape, const BnBackward& a, const c
 
 void bn_backward_reduce(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream) {
   require_supported(s, a.dropout.p > 0.0, {a.x, a.dy, a.relu_output}, "bn_backward_reduce");
+  require_pool(s, a, "bn_backward_reduce");
   if (a.relu_output && (s.layout != Layout::NHWC || a.relu || a.dropout.p > 0.0 || a.dy_in_place != a.dy))
     fatal("bn_backward_reduce: masking by relu_output needs NHWC, no ReLU or dropout of the run's own, and "
           "dy_in_place == dy");
@@ -775,6 +839,7 @@ void bn_backward_reduce(const BnFusedShape& s, const BnBackward& a, cudaStream_t
 
 void bn_backward_dx(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream) {
   require_supported(s, a.dropout.p > 0.0, {a.x, a.dy, a.dx}, "bn_backward_dx");
+  require_pool(s, a, "bn_backward_dx");
   launch_backward<true>(s, a, "bn_backward_dx", stream);
 }
 

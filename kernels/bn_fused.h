@@ -107,6 +107,26 @@ struct BnDropout {
   uint32_t* keep_bits = nullptr;
 };
 
+// The max pool that follows a [BatchNorm2d, ReLU] run (the ResNet stem's 3x3/2 with padding 1), taken into
+// the run's passes: forward writes the pooled output and no normalised tensor, backward routes the pool's
+// output gradient to each window's maximum as it reads it, so that neither the run's output nor the pool's
+// input gradient is ever written. Semantics and results are those of kernels/pooling.h's max pool after
+// bn_apply_forward, bit for bit. kernel 0: no pool.
+struct BnMaxPool {
+  int kernel = 0, stride = 0, pad = 0;
+  // One byte per pooled output element, as maxpool_positions_bytes: written by a training forward (nullptr
+  // in evaluation), read by backward.
+  uint8_t* positions = nullptr;
+};
+// The pooled [oh, ow] of an input h x w (floor mode, as the MaxPool2d layer).
+inline int64_t bn_pooled_extent(int64_t extent, const BnMaxPool& p) {
+  return (extent + 2 * p.pad - p.kernel) / p.stride + 1;
+}
+// Whether the passes take this pool after a run on this shape: NHWC with c % 8 == 0 and w % 4 == 0 (real
+// rows: the backward's windows need them), windows that keep their positions at any size
+// (maxpool_keeps_positions_at_any_size), no dropout, and 16-byte aligned tensors (nullptr entries ignored).
+bool bn_maxpool_supports(const BnFusedShape& s, const BnMaxPool& p, std::initializer_list<const void*> tensors);
+
 // y = [residual [+ residual_bias[c]] +] dropout(relu(x * a + b)), the ReLU optional; or, with
 // relu_after_residual, y = relu(x * a + b + residual [+ residual_bias[c]]) (a bottleneck's end, no dropout).
 // y may not alias x.
@@ -123,6 +143,9 @@ struct BnApply {
   void* y = nullptr;
 };
 void bn_apply_forward(const BnFusedShape& s, const BnApply& a, cudaStream_t stream);
+// The same with the max pool p after it: a.y receives the pooled [n, c, oh, ow] (NHWC), and p.positions,
+// where given, the window position of each maximum. Needs a.relu, and no dropout, residual or ReLU after it.
+void bn_apply_maxpool_forward(const BnFusedShape& s, const BnApply& a, const BnMaxPool& p, cudaStream_t stream);
 
 // Backward of bn_apply_forward in training (batch statistics), given dy = dL/dy. With
 // g = dy * mask * scale * [x*a + b > 0] (the gradient at the BN output) and xhat = (x - mean) * inv_std:
@@ -144,6 +167,9 @@ struct BnBackward {
   const float* scale = nullptr;          // gamma [c]
   const float* saved_mean = nullptr;     // [c]
   const float* saved_inv_std = nullptr;  // [c]
+  // A max pool after the run (bn_apply_maxpool_forward): dy is then the pool's output gradient
+  // [n, c, oh, ow], which both passes route to the maxima that p.positions name.
+  BnMaxPool pool;
   void* workspace = nullptr;             // bn_fused_workspace_bytes(s): sum g and sum g * (x - mean)
   float* dscale = nullptr;               // [c], written (not accumulated) by bn_backward_reduce
   float* dbias = nullptr;                // [c], idem

@@ -8,6 +8,7 @@
 
 #include "kernels/device_utils.cuh"
 #include "kernels/index_type.cuh"
+#include "kernels/pool_windows.cuh"
 
 namespace sb::kernels {
 namespace {
@@ -96,15 +97,6 @@ __device__ __forceinline__ I window_argmax(const T* x, const Geom<I>& g, I img, 
   return best;
 }
 
-
-// The output rows (or cols) whose windows cover input position i: [first, last], possibly empty.
-template <typename I>
-__device__ __forceinline__ void covering(I i, I k, I s, I out, I& first, I& last) {
-  const I lo = i - k + 1;
-  first = lo <= 0 ? 0 : (lo + s - 1) / s;
-  last = i / s;
-  if (last > out - 1) last = out - 1;
-}
 
 // The gradient of input element i: add(sum, oy, ox) for every output (oy, ox) whose window covers it,
 // rows then columns, the order in which the CPU reference scatters. Windows lie over the padded image,

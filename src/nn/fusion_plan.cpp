@@ -192,15 +192,27 @@ void plan_lone_batch_norm(FusionPlan& plan, const std::vector<LayerSpec>& childr
                  kFusedKernelsRecord + "\n";
 }
 
-// A batch norm and its ReLU (and a Dropout after them): the fused kernels' run, else cuDNN's bn+relu
-// graph, else separate layers. Returns how many children the plan covered.
+// Whether the fused run takes the MaxPool2d after its batch norm and ReLU: NHWC windows that overlap or are
+// padded (a ResNet's stem), whose positions the run keeps; a pool that ends a Residual's main branch stays
+// a layer (the add follows it).
+bool run_takes_pool(const std::vector<LayerSpec>& children, size_t pool, const FusionAvailability& available,
+                    bool ends_residual_main) {
+  if (!available.pool_in_run || available.layout != Layout::NHWC || !kind_at(children, pool, LayerKind::MaxPool2d))
+    return false;
+  const LayerSpec& p = children[pool];
+  return (p.kernel != p.stride || p.pad != 0) && !(ends_residual_main && pool + 1 == children.size());
+}
+
+// A batch norm and its ReLU (and a Dropout or a max pool after them): the fused kernels' run, else cuDNN's
+// bn+relu graph, else separate layers. Returns how many children the plan covered.
 size_t plan_batch_norm_relu(FusionPlan& plan, const std::vector<LayerSpec>& children, size_t i,
                             const FusionAvailability& available, bool ends_residual_main) {
   const bool with_dropout = kind_at(children, i + 2, LayerKind::Dropout);
+  const bool with_pool = run_takes_pool(children, i + 2, available, ends_residual_main);
   const bool at_end = ends_residual_main && i + (with_dropout ? 3 : 2) == children.size();
   const std::string why_not = why_not_fused(children[i], !with_dropout && !at_end, available);
   if (why_not.empty()) {
-    const size_t run = with_dropout ? 3 : 2;
+    const size_t run = with_dropout || with_pool ? 3 : 2;
     FusionStep& head = plan.steps[i];
     head.path = FusionPath::FusedHead;
     head.run = run;

@@ -4,6 +4,8 @@
 //
 // Patterns, tried at each BatchNorm2d in order:
 //   [BatchNorm2d, ReLU, Dropout]  -> the fused kernels (no cuDNN pattern takes a dropout)
+//   [BatchNorm2d, ReLU, MaxPool2d] -> the fused kernels, pooling as they apply (NHWC windows that overlap or
+//                                    are padded: a ResNet's stem)
 //   [BatchNorm2d, ReLU] (+ add)   -> the fused kernels, taking the Residual's add when the run ends the
 //                                    main branch of a Residual
 //   [BatchNorm2d, ReLU]           -> cuDNN's BN+ReLU graph when the fused kernels are off or cannot take
@@ -45,6 +47,8 @@ struct FusionAvailability {
   Layout layout = Layout::NCHW;     // the fused kernels need c % 8 == 0 in NHWC (the rows are checked per shape)
   bool layer_kernels = true;        // the small-network patterns (kernels/small_conv.h, kernels/pool_dropout.h,
                                     // the Linear's fused ReLU)
+  bool pool_in_run = true;          // a fused [BatchNorm2d, ReLU] run takes the max pool after it; off: the
+                                    // pool is its own layer
 };
 
 enum class FusionPath {

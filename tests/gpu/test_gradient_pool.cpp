@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -129,18 +130,20 @@ TEST(GradientPool, TheNextWriterWaitsForTheWeightGradientStream) {
 }
 
 // A bf16 ResNet-18 (torchvision's) in `layout` without autotuning, and a batch of four 64x64 images.
+// pool_in_run off: the stem's max pool is its own layer instead of its batch-norm run's.
 struct ResNetRig {
-  ResNetRig(Layout layout, uint64_t seed)
-      : ctx(options(layout)),
+  ResNetRig(Layout layout, uint64_t seed, bool pool_in_run = true)
+      : ctx(options(layout, pool_in_run)),
         net(resnet18(ModelInput{3, 64, 64, 10}), 7, ctx, cuda::NetworkOutput::LogitsForLoss),
         rng(seed),
         x(gputest::to_device(gputest::random_values(static_cast<size_t>(in.numel()), rng), DType::BF16)),
         input{x.get(), TensorDesc{in, DType::BF16, layout}} {}
-  static cuda::ContextOptions options(Layout layout) {
+  static cuda::ContextOptions options(Layout layout, bool pool_in_run) {
     cuda::ContextOptions o;
     o.compute = DType::BF16;
     o.layout = layout;
     o.autotune = false;
+    o.pool_in_bn_run = pool_in_run;
     return o;
   }
   // One backward of `out` from a random output gradient.
@@ -182,24 +185,31 @@ TEST(GradientPool, AResNetBackwardNeedsAFewBuffersThatKeepTheirAddresses) {
 
 // Outputs that only the next forward reads are lent from the pool, whose buffers no gradient holds in
 // forward: the projection shortcuts' batch norms (read by the add) in either layout, and under NHWC the
-// stem's, before a max-pool that keeps its maxima's positions. After a forward, one buffer has served them
-// all, as large as the stem's output under NHWC; the step's gradients then reuse it.
+// stem's where its max pool, which keeps its maxima's positions, is a layer of its own. After a forward,
+// one buffer has served them all, as large as the stem's output in that case; the step's gradients then
+// reuse it. Where the stem's run takes the pool (the default under NHWC), the stem writes no output of its
+// own size at all.
 TEST(GradientPool, OutputsThatOnlyTheNextForwardReadsAreLentFromThePool) {
   SKIP_WITHOUT_GPU();
-  for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
-    ResNetRig rig(layout, 9);
+  struct Case {
+    Layout layout;
+    bool pool_in_run, lends_stem;
+  };
+  for (const Case& c : {Case{Layout::NCHW, true, false}, Case{Layout::NHWC, true, false}, Case{Layout::NHWC, false, true}}) {
+    const std::string name = std::string(layout_name(c.layout)) + (c.pool_in_run ? "" : ", pool layer");
+    ResNetRig rig(c.layout, 9, c.pool_in_run);
     cuda::Context& ctx = rig.ctx;
     const cuda::DeviceTensor& out = rig.net.forward(rig.input, cuda::Mode::Train);
     ctx.synchronize();
-    EXPECT_EQ(ctx.gradient_pool().buffers(), 1u) << layout_name(layout);
+    EXPECT_EQ(ctx.gradient_pool().buffers(), 1u) << name;
     const size_t stem_output = 4 * 64 * 32 * 32 * dtype_size(DType::BF16);  // the 7x7/2 stem's 64 channels
-    if (layout == Layout::NHWC) {
-      EXPECT_GE(ctx.gradient_pool().bytes(), stem_output);
+    if (c.lends_stem) {
+      EXPECT_GE(ctx.gradient_pool().bytes(), stem_output) << name;
     } else {
-      EXPECT_LT(ctx.gradient_pool().bytes(), stem_output);  // the largest shortcut output, 128 x 8 x 8
+      EXPECT_LT(ctx.gradient_pool().bytes(), stem_output) << name;  // the largest shortcut output, 128 x 8 x 8
     }
     rig.backward(out);
-    EXPECT_GE(ctx.gradient_pool().buffers(), 2u) << layout_name(layout);
+    EXPECT_GE(ctx.gradient_pool().buffers(), 2u) << name;
   }
 }
 

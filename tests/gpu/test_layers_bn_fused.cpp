@@ -2,7 +2,8 @@
 // ReLU, Dropout, the residual add): y, dx, dgamma, dbeta and the running statistics in fp32/tf32/bf16/fp16,
 // NCHW and NHWC, Train and Eval; a Wide ResNet block with the fused kernels on against off; the device step
 // of CUDA graph replays; the separate layers standing in for shapes the kernels do not take; and a ResNet
-// bottleneck whose convolutions take the batch norms' reductions (ContextOptions::fold_batch_norm).
+// bottleneck whose convolutions take the batch norms' reductions (ContextOptions::fold_batch_norm); and a
+// ResNet stem run that takes its max pool.
 #include <string>
 
 #include "nn/cuda/containers.h"
@@ -205,6 +206,61 @@ TEST(CudaFusedBn, DeviceStepDrivesTheMask) {
     const GpuStep other = gpu_step(run, Shape{4, 16, 8, 8}, o, 63, 22, true);
     EXPECT_NE(by_value.y, other.y) << "another step must draw another mask";
   }
+}
+
+// A ResNet's stem run, [BatchNorm2d, ReLU, MaxPool2d 3x3/2 pad 1], which under NHWC pools as it applies and
+// routes the pool's gradient as it reads it (kernels::BnMaxPool). Against the CPU in fp32 (16-bit outputs
+// rounded near a window's maximum tie on the GPU where the double reference does not, and the gradient then
+// goes to another cell), and bit for bit against the same run with the pool as its own layer in every
+// precision: odd rows, padded edges and the ReLU's zeros (ties the first cell wins) included.
+LayerSpec bn_relu_pool(int64_t c) {
+  return sequential("stem", {batchnorm2d("stem.bn", c), relu("stem.relu"), maxpool2d("stem.pool", 3, 2, 1)});
+}
+
+TEST(CudaFusedBn, StemRunPoolsAsItApplies) {
+  SKIP_WITHOUT_GPU();
+  const Shape shapes[] = {Shape{4, 16, 12, 16}, Shape{2, 24, 9, 8}};
+  for (const Shape& shape : shapes) {
+    const LayerSpec run = bn_relu_pool(shape[1]);
+    for (const Precision& p : {kPrecisions[0], kPrecisions[1]})
+      for (Layout layout : kLayouts)
+        for (const cuda::Mode mode : {cuda::Mode::Train, cuda::Mode::Eval}) {
+          cuda::Context ctx(options_for(p, layout));
+          const Errors e = run_case({run, shape, mode, mode == cuda::Mode::Train}, ctx, 67);
+          const std::string name = label(p, layout, "bn+relu+pool " + shape.str());
+          EXPECT_LE(e.y, p.tol) << name << ": " << e.str();
+          EXPECT_LE(e.dx, p.tol) << name << ": " << e.str();
+          EXPECT_LE(e.grads, p.tol) << name << ": " << e.str();
+          EXPECT_LE(e.buffers, p.tol) << name << ": " << e.str();
+        }
+    for (const Precision& p : kPrecisions) {
+      const std::string name = label(p, Layout::NHWC, "bn+relu+pool " + shape.str() + " pooled run vs pool layer");
+      const cuda::ContextOptions pooled = options_for(p, Layout::NHWC);
+      cuda::ContextOptions layer = pooled;
+      layer.pool_in_bn_run = false;
+      const GpuStep a = gpu_step(run, shape, pooled, 68, 1, false);
+      const GpuStep b = gpu_step(run, shape, layer, 68, 1, false);
+      EXPECT_EQ(a.y, b.y) << name;
+      EXPECT_EQ(a.dx, b.dx) << name;
+      EXPECT_EQ(a.grads, b.grads) << name;
+      EXPECT_EQ(a.buffers, b.buffers) << name;
+      EXPECT_NE(a.report.find("stem.bn + stem.relu + stem.pool: fused kernels"), std::string::npos) << a.report;
+      EXPECT_EQ(a.report.find("not taken"), std::string::npos) << a.report;
+      EXPECT_NE(b.report.find("stem.bn + stem.relu: fused kernels"), std::string::npos) << b.report;
+    }
+  }
+}
+
+// Rows whose width the pooled passes do not take (w % 4 != 0): the run's own layers, pool included.
+TEST(CudaFusedBn, StemRunFallsBackWhereThePoolIsNotTaken) {
+  SKIP_WITHOUT_GPU();
+  cuda::Context ctx(options_for(kPrecisions[0], Layout::NHWC));
+  const Errors e = run_case({bn_relu_pool(16), Shape{2, 16, 10, 10}}, ctx, 69);
+  EXPECT_LE(e.y, kPrecisions[0].tol) << e.str();
+  EXPECT_LE(e.dx, kPrecisions[0].tol) << e.str();
+  EXPECT_LE(e.grads, kPrecisions[0].tol) << e.str();
+  const GpuStep r = gpu_step(bn_relu_pool(16), Shape{2, 16, 10, 10}, options_for(kPrecisions[2], Layout::NHWC), 69, 1, false);
+  EXPECT_NE(r.report.find("stem.bn: [2x16x10x10] NHWC not taken by the fused kernels"), std::string::npos) << r.report;
 }
 
 TEST(CudaFusedBn, ReportNamesTheFallback) {

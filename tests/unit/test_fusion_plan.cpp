@@ -163,6 +163,43 @@ TEST(FusionPlan, WideResNetTopLevelFusesTheStem) {
   EXPECT_FALSE(plan.steps[1].adds_residual);
 }
 
+TEST(FusionPlan, ResNetStemRunTakesItsMaxPoolUnderNhwc) {
+  const LayerSpec net = resnet50(ModelInput{3, 224, 224, 1000});  // conv1, bn1, relu, maxpool, layer1, ...
+  ASSERT_EQ(net.children[3].kind, LayerKind::MaxPool2d);
+  FusionAvailability nhwc;
+  nhwc.layout = Layout::NHWC;
+  const FusionPlan plan = plan_fusion(net.children, nhwc, false, true);
+  EXPECT_EQ(plan.steps[1].path, P::FusedHead);
+  EXPECT_EQ(plan.steps[1].run, 3u);
+  EXPECT_EQ(plan.steps[3].path, P::FusedMember);
+  EXPECT_EQ(plan.steps[4].path, P::Separate);
+  EXPECT_NE(plan.record.find("bn1 + relu + maxpool: fused kernels"), std::string::npos) << plan.record;
+
+  const auto stem_run = [&](const FusionAvailability& a) { return plan_fusion(net.children, a, false, true).steps[1].run; };
+  FusionAvailability nchw = nhwc;  // the pool's positions are kept under NHWC only
+  nchw.layout = Layout::NCHW;
+  EXPECT_EQ(stem_run(nchw), 2u);
+  FusionAvailability off = nhwc;
+  off.pool_in_run = false;
+  EXPECT_EQ(stem_run(off), 2u);
+}
+
+TEST(FusionPlan, PoolJoinsTheRunOnlyWhereItsWindowsOverlapOrPad) {
+  FusionAvailability nhwc;
+  nhwc.layout = Layout::NHWC;
+  const auto run_length = [&](const LayerSpec& pool, bool ends_residual_main, bool more) {
+    std::vector<LayerSpec> c = {batchnorm2d("bn", 64), relu("relu"), pool};
+    if (more) c.push_back(conv2d("conv", 64, 64, 3, 1, 1, false));
+    return plan_fusion(c, nhwc, ends_residual_main).steps[0].run;
+  };
+  EXPECT_EQ(run_length(maxpool2d("pool", 3, 2, 1), false, false), 3u);
+  EXPECT_EQ(run_length(maxpool2d("pool", 3, 2, 0), false, false), 3u);  // overlapping windows
+  EXPECT_EQ(run_length(maxpool2d("pool", 2, 2, 0), false, false), 2u);  // tiling windows keep their own kernels
+  EXPECT_EQ(run_length(avgpool2d("pool", 3, 2), false, false), 2u);
+  EXPECT_EQ(run_length(maxpool2d("pool", 3, 2, 1), true, false), 2u);   // the add follows the pool
+  EXPECT_EQ(run_length(maxpool2d("pool", 3, 2, 1), true, true), 3u);
+}
+
 TEST(FusionPlan, SummaryCountsFusedRunsAndNamesTheOthers) {
   const std::vector<LayerSpec> block = {batchnorm2d("bn1", 16), relu("relu1"), dropout("drop", 0.3),
                                         batchnorm2d("bn2", 12), relu("relu2")};

@@ -19,8 +19,6 @@ kernels::BnFusedShape fused_shape(const DeviceTensor& t) {
   return kernels::BnFusedShape{s[0], s[1], s[2], s[3], t.layout(), t.dtype()};
 }
 
-bool has_dropout(const std::vector<LayerSpec>& specs) { return specs.size() > 2; }
-
 // The per-channel coefficients a and b of y = a x + b in their slots of `state`: in training from the batch's
 // statistics (also saving its mean and 1/std, and updating the running statistics): the sums a convolution
 // gave when `given`, else a pass over x; in evaluation from the running statistics. With the batch norms
@@ -65,8 +63,11 @@ FusedBnRun::FusedBnRun(std::vector<LayerSpec> specs, bool adds_residual, bool re
     : specs_(std::move(specs)), adds_residual_(adds_residual), relu_after_add_(relu_after_add), ctx_(ctx) {
   const bool kinds_ok = !specs_.empty() && specs_.size() <= 3 && specs_[0].kind == LayerKind::BatchNorm2d &&
                         (specs_.size() < 2 || specs_[1].kind == LayerKind::ReLU) &&
-                        (specs_.size() < 3 || specs_[2].kind == LayerKind::Dropout);
-  if (!kinds_ok) fatal("FusedBnRun: expects [BatchNorm2d], [BatchNorm2d, ReLU] or [BatchNorm2d, ReLU, Dropout]");
+                        (specs_.size() < 3 || has_dropout() || has_pool());
+  if (!kinds_ok)
+    fatal("FusedBnRun: expects [BatchNorm2d], [BatchNorm2d, ReLU], [BatchNorm2d, ReLU, Dropout] or "
+          "[BatchNorm2d, ReLU, MaxPool2d]");
+  if (has_pool() && adds_residual_) fatal("FusedBnRun: a run that ends in a max pool cannot add the residual");
   if (relu_after_add_ && (specs_.size() != 1 || !adds_residual_))
     fatal("FusedBnRun: a ReLU after the add needs a lone BatchNorm2d that takes the add");
   // The run's own layers (they validate the specs, e.g. the dropout probability) for the shapes the kernels
@@ -76,7 +77,7 @@ FusedBnRun::FusedBnRun(std::vector<LayerSpec> specs, bool adds_residual, bool re
     static_cast<BatchNorm2d&>(*separate_[0]).enable_fused_relu();
     static_cast<ReLU&>(*separate_[1]).set_applied_by_previous_layer();
   }
-  if (has_dropout(specs_)) mask_key_ = dropout_mask_key(0, specs_[2].name);
+  if (has_dropout()) mask_key_ = dropout_mask_key(0, specs_[2].name);
 }
 
 void FusedBnRun::bind(const ParamViews& views) {
@@ -85,7 +86,7 @@ void FusedBnRun::bind(const ParamViews& views) {
 }
 
 void FusedBnRun::set_random_stream(uint64_t key, uint64_t step) {
-  if (has_dropout(specs_)) mask_key_ = dropout_mask_key(key, specs_[2].name);
+  if (has_dropout()) mask_key_ = dropout_mask_key(key, specs_[2].name);
   step_ = step;
   for (auto& layer : separate_) layer->set_random_stream(key, step);
 }
@@ -102,14 +103,28 @@ void FusedBnRun::lend_output() {
 }
 
 double FusedBnRun::dropout_p(Mode mode) const {
-  return mode == Mode::Train && has_dropout(specs_) ? specs_[2].p : 0.0;
+  return mode == Mode::Train && has_dropout() ? specs_[2].p : 0.0;
+}
+
+kernels::BnMaxPool FusedBnRun::max_pool(Mode mode, const kernels::BnFusedShape& s) {
+  kernels::BnMaxPool p;
+  if (!has_pool()) return p;
+  const LayerSpec& pool = specs_[2];
+  p.kernel = static_cast<int>(pool.kernel);
+  p.stride = static_cast<int>(pool.stride);
+  p.pad = static_cast<int>(pool.pad);
+  if (mode == Mode::Train && kernels::bn_maxpool_supports(s, p, {})) {  // a byte per pooled element
+    const int64_t bytes = s.n * s.c * kernels::bn_pooled_extent(s.h, p) * kernels::bn_pooled_extent(s.w, p);
+    p.positions = static_cast<uint8_t*>(pool_positions_.ensure(static_cast<size_t>(bytes)));
+  }
+  return p;
 }
 
 const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
   const LayerSpec& bn = specs_[0];
   if (!views_.params || !views_.buffers) fatal("fused run '" + bn.name + "': forward before bind");
   check_activation(x, ctx_, bn, 4);
-  const Shape shape = output_shape(bn, x.shape());
+  const Shape shape = has_pool() ? output_shape(specs_[2], output_shape(bn, x.shape())) : output_shape(bn, x.shape());
   const DeviceTensor* residual = residual_;
   const float* residual_bias = residual_bias_;
   const int64_t given_channels = given_statistics_channels_;
@@ -132,7 +147,9 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
   else
     y_ = lends_output_ ? gradient_tensor(shape, ctx_) : output_tensor(y_buffer_, shape, ctx_);
   const kernels::BnFusedShape s = fused_shape(x);
-  fused_ = kernels::bn_fused_supports(s, dropout_p(mode) > 0, {x.data, y_.data, residual ? residual->data : nullptr});
+  last_pool_ = max_pool(mode, s);
+  fused_ = kernels::bn_fused_supports(s, dropout_p(mode) > 0, {x.data, y_.data, residual ? residual->data : nullptr}) &&
+           (!has_pool() || kernels::bn_maxpool_supports(s, last_pool_, {x.data, y_.data}));
   if (!fused_) {
     if (lends_output_) ctx_.release_gradient(y_.data);  // the separate layers write their own outputs
     if (!y_.data) y_ = output_tensor(y_buffer_, shape, ctx_);
@@ -154,7 +171,8 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
     deferred_apply_ = apply;
     return y_;
   }
-  kernels::bn_apply_forward(s, apply, ctx_.stream());
+  if (has_pool()) kernels::bn_apply_maxpool_forward(s, apply, last_pool_, ctx_.stream());
+  else kernels::bn_apply_forward(s, apply, ctx_.stream());
   return y_;
 }
 
@@ -252,7 +270,7 @@ const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
   if (!views_.grads) fatal("fused run '" + bn.name + "': backward without gradient buffers");
   if (mode_ != Mode::Train) fatal("fused run '" + bn.name + "': the CUDA path has no backward after an Eval-mode forward");
   check_activation(dy, ctx_, bn, 4);
-  dx_ = gradient_tensor(y_.shape(), ctx_);
+  dx_ = gradient_tensor(x_.shape(), ctx_);
   const kernels::BnFusedShape s = fused_shape(x_);
   if (!kernels::bn_fused_supports(s, last_p_ > 0, {dy.data, dx_.data}))
     fatal("fused run '" + bn.name + "': the output gradient is not aligned for the fused kernels");
@@ -271,6 +289,7 @@ const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
     b.dy_in_place = dy.data;
   }
   b.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step(), first_element_, last_keep_bits_};
+  b.pool = last_pool_;  // dy is the pool's output gradient
   b.scale = views_.params;
   b.saved_mean = run_slot(state, kRunMean, c);
   b.saved_inv_std = run_slot(state, kRunInvStd, c);

@@ -2,7 +2,9 @@
 // optionally followed by the Residual's add, as the passes of kernels/bn_fused.h
 // (y = [shortcut +] dropout(relu(bn(x)))); or a lone BatchNorm2d that ends a bottleneck, taking the add and
 // the ReLU after it (y = relu(bn(x) + shortcut)), whose ReLU layer then passes its input through and masks
-// the gradient before this run's backward sees it.
+// the gradient before this run's backward sees it; or [BatchNorm2d, ReLU, MaxPool2d] (a ResNet's stem), whose
+// passes pool as they apply and route the pool's gradient as they read it (kernels::BnMaxPool), so that
+// neither the normalised tensor nor its gradient exists.
 // Chosen by the fusion planner (nn/fusion_plan.h); it stands in for the run's layers with their
 // semantics: the BN's parameter and buffer views (running statistics updated in place, so checkpoints see
 // them), the dropout's mask key from its own name and its step from set_random_stream or the context's
@@ -33,7 +35,7 @@ T* run_slot(T* state, BnRunSlot slot, int64_t c) { return state + slot * c; }
 
 class FusedBnRun final : public Layer {
  public:
-  // specs: the run's layers in order (BatchNorm2d[, ReLU[, Dropout]]). adds_residual: forward adds the
+  // specs: the run's layers in order (BatchNorm2d[, ReLU[, Dropout or MaxPool2d]]). adds_residual: forward adds the
   // tensor given by set_residual. relu_after_add (specs a lone BatchNorm2d, adds_residual): forward applies
   // the ReLU that follows the Residual to the sum.
   FusedBnRun(std::vector<LayerSpec> specs, bool adds_residual, bool relu_after_add, Context& ctx);
@@ -112,6 +114,10 @@ class FusedBnRun final : public Layer {
   double dropout_p(Mode mode) const;
 
   bool relu_in_run() const { return specs_.size() > 1; }
+  bool has_dropout() const { return specs_.size() > 2 && specs_[2].kind == LayerKind::Dropout; }
+  bool has_pool() const { return specs_.size() > 2 && specs_[2].kind == LayerKind::MaxPool2d; }
+  // The run's max pool (kernel 0 where it has none), with the positions buffer for a training forward.
+  kernels::BnMaxPool max_pool(Mode mode, const kernels::BnFusedShape& s);
   // The run whose output is the following ReLU's (see mask_following_relu_gradient), or nullptr.
   const FusedBnRun* relu_output_run() const {
     if (relu_after_add_) return this;
@@ -120,7 +126,7 @@ class FusedBnRun final : public Layer {
   // The per-channel state (BnRunSlot).
   float* channel_state(int64_t c) { return channel_state_.ensure_as<float>(static_cast<size_t>(kRunSlots * c)); }
 
-  std::vector<LayerSpec> specs_;  // [0] BatchNorm2d, [1] ReLU, [2] Dropout when present
+  std::vector<LayerSpec> specs_;  // [0] BatchNorm2d, [1] ReLU, [2] Dropout or MaxPool2d when present
   bool adds_residual_, relu_after_add_;
   bool masks_following_relu_ = false;  // see mask_following_relu_gradient
   const FusedBnRun* following_relu_output_ = nullptr;  // see set_following_relu_output
@@ -146,6 +152,8 @@ class FusedBnRun final : public Layer {
   bool deferred_ = false;                  // the last forward deferred its apply
   kernels::BnApply deferred_apply_;        // ... with these arguments
   DeviceBuffer keep_bits_;      // the training forward's dropout mask, 1 bit per element (kernels::bn_fused_mask_bytes)
+  DeviceBuffer pool_positions_;  // the training forward's maxima positions (kernels::BnMaxPool::positions)
+  kernels::BnMaxPool last_pool_;  // the last fused forward's pool
   uint32_t* last_keep_bits_ = nullptr;  // where the last forward stored its mask, or nullptr (drawn again)
 };
 

@@ -21,6 +21,7 @@ FusionAvailability availability(const Context& ctx) {
   // calls: our fused kernels would bypass that choice.
   a.fused_kernels = ctx.options().fused_bn_kernels && ctx.options().batchnorm_path == BatchNormPath::Auto;
   a.cudnn_bn_relu = ctx.options().fuse_bn_relu;
+  a.pool_in_run = ctx.options().pool_in_bn_run;
   a.layout = ctx.layout();
   return a;
 }

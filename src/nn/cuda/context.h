@@ -39,6 +39,8 @@ struct ContextOptions {
   bool fuse_bn_relu = true;      // BatchNorm2d followed by ReLU as one cuDNN graph (nearly free, docs/cudnn.md)
   bool fused_bn_kernels = true;  // BatchNorm2d + ReLU (+ Dropout, + a Residual's add) as our fused passes
                                  // (kernels/bn_fused.h, planned by nn/fusion_plan.h); off: the layers above
+  bool pool_in_bn_run = true;    // a fused [BatchNorm2d, ReLU] run takes the max pool after it (a ResNet's
+                                 // stem; kernels::BnMaxPool); off: the pool is its own layer
   bool fuse_residual_grad = true;  // a Residual's shortcut gradient added by its main branch's first dgrad
                                    // (cuDNN's beta 1) instead of a separate add pass (nn/cuda/containers.h)
   bool fuse_conv_bias = false;   // conv + bias as one graph: runtime-compiled and slower than conv then a
