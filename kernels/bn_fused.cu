@@ -337,37 +337,44 @@ __device__ __forceinline__ void mask_by_following_relu(const T* relu_output, T* 
 }
 
 // The gradient at the item's 4 pixels when a max pool follows the run: each pooled output's gradient goes to
-// the maximum its window kept (maxpool_backward with positions: the same sums in the same window order, from
-// 0, rounded once), read from the pool's output gradient instead of a tensor of the run's output size.
+// the maximum its window kept (maxpool_backward with positions: for each pixel the same sums in the same
+// window order, from 0, rounded once), read from the pool's output gradient instead of a tensor of the run's
+// output size. The windows that cover any of the 4 pixels are read once each.
 template <typename T, typename I>
 __device__ __forceinline__ ItemPacks<T> pooled_gradient(const BnMaxPool& p, const T* pooled_dy, I ch0, I c, I h, I w,
                                                          const NhwcItem<I>& it) {
   const I k = p.kernel, s = p.stride, pad = p.pad;
   const I oh = (h + 2 * pad - k) / s + 1, ow = (w + 2 * pad - k) / s + 1;
-  I oy_first, oy_last;
+  I oy_first, oy_last, ox_first, ox_last, unused;
   covering<I>(it.row + pad, k, s, oh, oy_first, oy_last);
-  ItemPacks<T> out;
+  covering<I>(it.w0 + pad, k, s, ow, ox_first, unused);             // the first pixel's first window
+  covering<I>(it.w0 + kRun - 1 + pad, k, s, ow, unused, ox_last);   // the last pixel's last
+  Group sum[kRun] = {};
+  for (I oy = oy_first; oy <= oy_last; ++oy) {
+    const I row_cells = (it.row + pad - oy * s) * k;
+    for (I ox = ox_first; ox <= ox_last; ++ox) {
+      const I o = ((it.image * oh + oy) * ow + ox) * c + ch0;
+      const uint2 where = *reinterpret_cast<const uint2*>(p.positions + o);
+      const Pack<T, kGroup> grad = load_group(pooled_dy, o);
+      const I first_column = ox * s - pad;
 #pragma unroll
-  for (int q = 0; q < kRun; ++q) {
-    const I xx = it.w0 + q;
-    I ox_first, ox_last;
-    covering<I>(xx + pad, k, s, ow, ox_first, ox_last);
-    Group sum = {};
-    for (I oy = oy_first; oy <= oy_last; ++oy)
-      for (I ox = ox_first; ox <= ox_last; ++ox) {
-        const I o = ((it.image * oh + oy) * ow + ox) * c + ch0;
-        const uint2 where = *reinterpret_cast<const uint2*>(p.positions + o);
-        const Pack<T, kGroup> grad = load_group(pooled_dy, o);
-        const uint32_t pos = static_cast<uint32_t>((it.row + pad - oy * s) * k + (xx + pad - ox * s));
+      for (int q = 0; q < kRun; ++q) {
+        const I kx = it.w0 + q - first_column;  // the pixel's column in this window, if it lies in it
+        if (kx < 0 || kx >= k) continue;
+        const uint32_t pos = static_cast<uint32_t>(row_cells + kx);
 #pragma unroll
         for (int j = 0; j < kGroup; ++j) {
           const uint32_t word = j < 4 ? where.x : where.y;
-          if (((word >> (8 * (j % 4))) & 0xffu) == pos) sum[j] += to_float(grad.v[j]);
+          if (((word >> (8 * (j % 4))) & 0xffu) == pos) sum[q][j] += to_float(grad.v[j]);
         }
       }
-#pragma unroll
-    for (int j = 0; j < kGroup; ++j) out.v[q].v[j] = from_float<T>(sum[j]);
+    }
   }
+  ItemPacks<T> out;
+#pragma unroll
+  for (int q = 0; q < kRun; ++q)
+#pragma unroll
+    for (int j = 0; j < kGroup; ++j) out.v[q].v[j] = from_float<T>(sum[q][j]);
   return out;
 }
 

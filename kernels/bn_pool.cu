@@ -21,13 +21,15 @@ struct PoolGeometry {
   int k, s, pad;
 };
 
-template <typename T, typename I>
+// Kernel: the window's size where known at compile time (3, the ResNets' stem: the window's loads unroll and
+// are issued together), else 0 (geometry.k).
+template <typename T, typename I, int Kernel>
 __global__ void __launch_bounds__(kThreads)
     apply_maxpool_nhwc_kernel(PoolGeometry geometry, const T* __restrict__ x, const float* __restrict__ a,
                               const float* __restrict__ b, T* __restrict__ y, uint8_t* __restrict__ positions) {
   const I c = static_cast<I>(geometry.c), h = static_cast<I>(geometry.h), w = static_cast<I>(geometry.w);
   const I oh = static_cast<I>(geometry.oh), ow = static_cast<I>(geometry.ow);
-  const I k = geometry.k, s = geometry.s, pad = geometry.pad;
+  const I k = Kernel > 0 ? Kernel : geometry.k, s = geometry.s, pad = geometry.pad;
   const I groups = c / kGroup;
   const I total = static_cast<I>(geometry.n) * oh * ow * groups;
   for (I t = static_cast<I>(global_thread()); t < total; t += static_cast<I>(grid_threads())) {
@@ -39,19 +41,22 @@ __global__ void __launch_bounds__(kThreads)
       ca[j] = a[ch0 + j];
       cb[j] = b[ch0 + j];
     }
-    // The window over the padded image, clipped to it: padded cells never win, and its first cell inside
-    // starts the search (maxpool_forward's rule; pad <= kernel / 2 leaves every window a cell).
+    // The window over the padded image, its cells outside the image skipped: padded cells never win, and
+    // its first cell inside starts the search (maxpool_forward's rule, in the same row-major order; pad <=
+    // kernel / 2 leaves every window a cell).
     const I y0 = oy * s - pad, x0 = ox * s - pad;
-    const I y_lo = y0 < 0 ? 0 : y0, x_lo = x0 < 0 ? 0 : x0;
-    const I y_hi = y0 + k < h ? y0 + k : h, x_hi = x0 + k < w ? x0 + k : w;
     float best_v[kGroup];
     int best[kGroup];
     bool first = true;
-    for (I yy = y_lo; yy < y_hi; ++yy)
-      for (I xx = x_lo; xx < x_hi; ++xx) {
+#pragma unroll
+    for (I ky = 0; ky < k; ++ky)
+#pragma unroll
+      for (I kx = 0; kx < k; ++kx) {
+        const I yy = y0 + ky, xx = x0 + kx;
+        if (yy < 0 || yy >= h || xx < 0 || xx >= w) continue;
         const Pack<T, kGroup> in =
             *reinterpret_cast<const Pack<T, kGroup>*>(x + ((image * h + yy) * w + xx) * c + ch0);
-        const int pos = static_cast<int>((yy - y0) * k + (xx - x0));
+        const int pos = static_cast<int>(ky * k + kx);
 #pragma unroll
         for (int j = 0; j < kGroup; ++j) {
           // The value the apply pass stores (fmaf, ReLU, one rounding), compared as the pool reads it.
@@ -104,8 +109,9 @@ void bn_apply_maxpool_forward(const BnFusedShape& s, const BnApply& a, const BnM
     using T = typename decltype(tag)::type;
     dispatch_index(s.n * s.c * s.h * s.w, [&](auto index) {
       using I = typename decltype(index)::type;
-      apply_maxpool_nhwc_kernel<T, I><<<grid_for(threads), kThreads, 0, stream>>>(
-          g, static_cast<const T*>(a.x), a.a, a.b, static_cast<T*>(a.y), p.positions);
+      auto* const kernel = p.kernel == 3 ? apply_maxpool_nhwc_kernel<T, I, 3> : apply_maxpool_nhwc_kernel<T, I, 0>;
+      kernel<<<grid_for(threads), kThreads, 0, stream>>>(g, static_cast<const T*>(a.x), a.a, a.b,
+                                                         static_cast<T*>(a.y), p.positions);
     });
   });
   CHECK_CUDA_LAUNCH();
