@@ -284,6 +284,7 @@ __global__ void __launch_bounds__(kThreads, kElementBlocksPerSm)
   const T* res = static_cast<const T*>(a.residual);
   T* y = static_cast<T*>(a.y);
   uint32_t* keep_bits = a.dropout.keep_bits;
+  uint32_t* relu_bits = a.relu_bits;
   const ReluPlace relu(a);
   Group ca, cb, cr{};
   load_channels(a.a, ch0, ca);
@@ -297,6 +298,7 @@ __global__ void __launch_bounds__(kThreads, kElementBlocksPerSm)
     const uint32_t keep = keep_of(it);
     if (kDrop && keep_bits) keep_bits[it.word] = keep;
     ItemPacks<T> out;
+    uint32_t positive = 0;
 #pragma unroll
     for (int q = 0; q < kRun; ++q)
 #pragma unroll
@@ -304,8 +306,10 @@ __global__ void __launch_bounds__(kThreads, kElementBlocksPerSm)
         const float r = res ? to_float(rv.v[q].v[j]) + cr[j] : 0.0f;
         out.v[q].v[j] = from_float<T>(output_value<kDrop>(to_float(xv.v[q].v[j]), ca[j], cb[j], relu,
                                                           (keep >> (q * kGroup + j)) & 1u, d.scale, res != nullptr, r));
+        if (to_float(out.v[q].v[j]) > 0.0f) positive |= 1u << (q * kGroup + j);  // relu_backward's condition
       }
     store_item(y, it.stored, c, out);
+    if (relu_bits) relu_bits[it.word] = positive;
   });
 }
 
@@ -323,17 +327,18 @@ __device__ __forceinline__ void load_dx_coefficients(const BnBackward& a, I c, I
 }
 
 // Pass 1's in-place masking of dy by the following ReLU: dy is zeroed where that ReLU's output is not
-// positive and written back, so that the backward after this one reads the masked gradient.
+// positive (the forward's bits of y > 0, relu_backward's condition) and written back, so that the backward
+// after this one reads the masked gradient.
 template <typename T, typename I>
-__device__ __forceinline__ void mask_by_following_relu(const T* relu_output, T* masked_dy, I stored, I c,
-                                                       ItemPacks<T>& gv) {
-  const ItemPacks<T> yv = load_item(relu_output, stored, c);
+__device__ __forceinline__ void mask_by_following_relu(const uint32_t* positive_bits, T* masked_dy,
+                                                       const NhwcItem<I>& it, I c, ItemPacks<T>& gv) {
+  const uint32_t positive = positive_bits[it.word];
 #pragma unroll
   for (int q = 0; q < kRun; ++q)
 #pragma unroll
-    for (int j = 0; j < kGroup; ++j)  // relu_backward's condition, bit for bit
-      if (!(to_float(yv.v[q].v[j]) > 0.0f)) gv.v[q].v[j] = from_float<T>(0.0f);
-  store_item(masked_dy, stored, c, gv);
+    for (int j = 0; j < kGroup; ++j)
+      if (!((positive >> (q * kGroup + j)) & 1u)) gv.v[q].v[j] = from_float<T>(0.0f);
+  store_item(masked_dy, it.stored, c, gv);
 }
 
 // The gradient at the item's 4 pixels when a max pool follows the run: each pooled output's gradient goes to
@@ -395,7 +400,7 @@ __global__ void __launch_bounds__(kThreads, Dx || MasksRelu || Pooled || K == Ke
   if (Dx && !active) return;
   const T* x = static_cast<const T*>(a.x);
   const T* dy = static_cast<const T*>(a.dy);
-  const T* relu_output = static_cast<const T*>(a.relu_output);
+  const uint32_t* relu_output_bits = a.relu_output_bits;
   T* masked_dy = static_cast<T*>(a.dy_in_place);
   T* dx = static_cast<T*>(a.dx);
   const bool relu = !MasksRelu && a.relu;  // a run whose following ReLU is masked here has none of its own
@@ -414,7 +419,7 @@ __global__ void __launch_bounds__(kThreads, Dx || MasksRelu || Pooled || K == Ke
       ItemPacks<T> gv;
       if constexpr (Pooled) gv = pooled_gradient(a.pool, dy, ch0, c, h, w, it);
       else gv = load_item(dy, it.stored, c);
-      if constexpr (MasksRelu) mask_by_following_relu(relu_output, masked_dy, it.stored, c, gv);
+      if constexpr (MasksRelu) mask_by_following_relu(relu_output_bits, masked_dy, it, c, gv);
       const uint32_t keep = keep_of(it);
       ItemPacks<T> out;
 #pragma unroll
@@ -773,6 +778,8 @@ void bn_apply_forward(const BnFusedShape& shape, const BnApply& a, cudaStream_t 
   require_supported(shape, a.dropout.p > 0.0, {a.x, a.y, a.residual}, "bn_apply_forward");
   if (a.relu_after_residual && (!a.residual || !a.relu || a.dropout.p > 0.0))
     fatal("bn_apply_forward: relu_after_residual needs a residual and relu, and takes no dropout");
+  if (a.relu_bits && (shape.layout != Layout::NHWC || reinterpret_cast<uintptr_t>(a.relu_bits) % alignof(uint32_t) != 0))
+    fatal("bn_apply_forward: the ReLU's bits are stored under NHWC only, aligned to 4 bytes");
   const DropoutMask d = mask_of(shape, a.dropout, "bn_apply_forward");
   const BnFusedShape s = walked(shape);
   dispatch_element_pass<false>(s, a.dropout, [&](auto types) {
@@ -792,7 +799,7 @@ namespace {
 // run's own, and nothing else to mask.
 void require_pool(const BnFusedShape& s, const BnBackward& a, const char* what) {
   if (a.pool.kernel <= 0) return;
-  if (!bn_maxpool_supports(s, a.pool, {a.x, a.dy, a.dx}) || !a.pool.positions || !a.relu || a.relu_output ||
+  if (!bn_maxpool_supports(s, a.pool, {a.x, a.dy, a.dx}) || !a.pool.positions || !a.relu || a.relu_output_bits ||
       a.dropout.p > 0.0)
     fatal(std::string(what) + ": the max pool " + std::to_string(a.pool.kernel) + "/" + std::to_string(a.pool.stride) +
           "/" + std::to_string(a.pool.pad) + " after this run is not supported here (check bn_maxpool_supports; it needs "
@@ -804,7 +811,7 @@ template <bool Dx>
 Geometry launch_backward(const BnFusedShape& shape, const BnBackward& a, const char* what, cudaStream_t stream) {
   const DropoutMask d = mask_of(shape, a.dropout, what);
   const BnFusedShape s = walked(shape);
-  const bool masks_relu = !Dx && a.relu_output;
+  const bool masks_relu = !Dx && a.relu_output_bits;
   const bool pooled = a.pool.kernel > 0;
   const Geometry g = Dx ? element_geometry(s) : backward_reduce_geometry(s, masks_relu || pooled);
   dispatch_element_pass<true>(s, a.dropout, [&](auto types) {
@@ -835,10 +842,11 @@ Geometry launch_backward(const BnFusedShape& shape, const BnBackward& a, const c
 }  // namespace
 
 void bn_backward_reduce(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream) {
-  require_supported(s, a.dropout.p > 0.0, {a.x, a.dy, a.relu_output}, "bn_backward_reduce");
+  require_supported(s, a.dropout.p > 0.0, {a.x, a.dy}, "bn_backward_reduce");
   require_pool(s, a, "bn_backward_reduce");
-  if (a.relu_output && (s.layout != Layout::NHWC || a.relu || a.dropout.p > 0.0 || a.dy_in_place != a.dy))
-    fatal("bn_backward_reduce: masking by relu_output needs NHWC, no ReLU or dropout of the run's own, and "
+  if (a.relu_output_bits && (s.layout != Layout::NHWC || a.relu || a.dropout.p > 0.0 || a.dy_in_place != a.dy ||
+                             reinterpret_cast<uintptr_t>(a.relu_output_bits) % alignof(uint32_t) != 0))
+    fatal("bn_backward_reduce: masking by relu_output_bits needs NHWC, aligned bits, no ReLU or dropout of the run's own, and "
           "dy_in_place == dy");
   const Geometry g = launch_backward<false>(s, a, "bn_backward_reduce", stream);
   combine(walked(s), a.workspace, g.grid.y, BackwardSums{a.saved_inv_std, a.dscale, a.dbias}, stream);

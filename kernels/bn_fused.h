@@ -141,6 +141,10 @@ struct BnApply {
   // [c] fp32, added with the residual (a shortcut convolution's bias, which then skips its own pass), or nullptr
   const float* residual_bias = nullptr;
   void* y = nullptr;
+  // NHWC: where given, which elements of y are positive (y > 0, of the stored value), one bit per element in
+  // bn_fused_mask_bit's layout (bn_fused_mask_bytes), for the backward that masks by the ReLU that produced y
+  // (BnBackward::relu_output_bits) instead of reading y.
+  uint32_t* relu_bits = nullptr;
 };
 void bn_apply_forward(const BnFusedShape& s, const BnApply& a, cudaStream_t stream);
 // The same with the max pool p after it: a.y receives the pooled [n, c, oh, ow] (NHWC), and p.positions,
@@ -152,14 +156,15 @@ void bn_apply_maxpool_forward(const BnFusedShape& s, const BnApply& a, const BnM
 //   dbias = sum g, dscale = sum g * xhat, dx = scale * inv_std * (g - dbias/M - xhat * dscale/M).
 // The residual's gradient is dy itself and is not written here. After a relu_after_residual forward, relu is
 // false and dy is either the gradient at the sum (the following ReLU layer masked it), or, with
-// relu_output, the gradient at the ReLU's output, which bn_backward_reduce masks (dy = 0 where
-// relu_output <= 0, as relu_backward) and writes back into dy for bn_backward_dx and the shortcut: one pass
-// over the block's output fewer than the ReLU layer's own.
+// relu_output_bits, the gradient at the ReLU's output, which bn_backward_reduce masks (dy = 0 where the
+// ReLU's output is not positive, as relu_backward) and writes back into dy for bn_backward_dx and the
+// shortcut: one pass over the block's output fewer than the ReLU layer's own, which reads the output itself.
 struct BnBackward {
   const void* x = nullptr;
   const void* dy = nullptr;
-  const void* relu_output = nullptr;  // the relu_after_residual forward's y (NHWC only), or nullptr
-  void* dy_in_place = nullptr;        // with relu_output: dy itself, which bn_backward_reduce overwrites
+  // The relu_after_residual forward's BnApply::relu_bits (NHWC only), or nullptr.
+  const uint32_t* relu_output_bits = nullptr;
+  void* dy_in_place = nullptr;        // with relu_output_bits: dy itself, which bn_backward_reduce overwrites
   const float* a = nullptr;  // the forward's coefficients (the ReLU condition is recomputed from them)
   const float* b = nullptr;
   bool relu = true;

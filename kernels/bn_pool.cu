@@ -98,7 +98,8 @@ bool bn_maxpool_supports(const BnFusedShape& s, const BnMaxPool& p, std::initial
 }
 
 void bn_apply_maxpool_forward(const BnFusedShape& s, const BnApply& a, const BnMaxPool& p, cudaStream_t stream) {
-  if (!bn_maxpool_supports(s, p, {a.x, a.y}) || !a.relu || a.relu_after_residual || a.residual || a.dropout.p > 0.0)
+  if (!bn_maxpool_supports(s, p, {a.x, a.y}) || !a.relu || a.relu_after_residual || a.residual || a.dropout.p > 0.0 ||
+      a.relu_bits)
     fatal("bn_apply_maxpool_forward: the max pool " + std::to_string(p.kernel) + "/" + std::to_string(p.stride) + "/" +
           std::to_string(p.pad) + " after a run on [" + std::to_string(s.n) + ", " + std::to_string(s.c) + ", " +
           std::to_string(s.h) + ", " + std::to_string(s.w) + "] " + layout_name(s.layout) +

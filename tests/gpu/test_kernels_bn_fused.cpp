@@ -556,8 +556,9 @@ TEST(KernelsBnFused, BackwardMatchesDoubleReferenceWithStoredOrDrawnMask) {
         }
 }
 
-// A bottleneck's end, y = relu(bn(x) + residual): the first backward pass masking dy by y in place
-// (relu_output) against relu_backward followed by the plain passes. The masked dy is the same bits; the
+// A bottleneck's end, y = relu(bn(x) + residual): the apply pass storing which outputs are positive
+// (relu_bits, checked against y), and the first backward pass masking dy by those bits in place
+// (relu_output_bits) against relu_backward followed by the plain passes. The masked dy is the same bits; the
 // masking pass sums over its own grid, so dscale, dbias and dx agree to the summation order; and a second
 // run gives the same bits. Rows of 7 are walked as one row of pixels.
 TEST(KernelsBnFused, BackwardMasksTheFollowingRelu) {
@@ -582,6 +583,7 @@ TEST(KernelsBnFused, BackwardMasksTheFollowingRelu) {
       DeviceMem dgamma = to_device(gamma, DType::F32), dbeta = to_device(beta, DType::F32);
       DeviceMem running = to_device(std::vector<float>(2 * uc, 1.0f), DType::F32);
       DeviceMem state(4 * uc * 4), workspace(kernels::bn_fused_workspace_bytes(s));
+      DeviceMem bits(kernels::bn_fused_mask_bytes(s));
       const kernels::BnFinalize f = statistics_and_finalize(s, dxin, dgamma, dbeta, running, state, workspace);
       kernels::BnApply a;
       a.x = dxin.get();
@@ -591,7 +593,25 @@ TEST(KernelsBnFused, BackwardMasksTheFollowingRelu) {
       a.relu_after_residual = true;
       a.residual = dres.get();
       a.y = dout.get();
+      a.relu_bits = bits.as<uint32_t>();
       kernels::bn_apply_forward(s, a, nullptr);
+      {  // the bits say which stored outputs are positive (NHWC storage order is the logical (n, h, w, c))
+        const std::vector<float> y = download(dout.get(), size, t);
+        std::vector<uint32_t> words(kernels::bn_fused_mask_bytes(s) / 4);
+        ASSERT_CUDA(cudaMemcpy(words.data(), bits.get(), words.size() * 4, cudaMemcpyDeviceToHost));
+        size_t wrong = 0;
+        for (int64_t n = 0; n < d.n; ++n)
+          for (int64_t h = 0; h < d.h; ++h)
+            for (int64_t w = 0; w < d.w; ++w)
+              for (int64_t ch = 0; ch < d.c; ++ch) {
+                const int64_t pixel = (n * d.h + h) * d.w + w;
+                // the passes walk rows of 7 as one row of pixels: an item is 4 pixels in memory order
+                const kernels::BnMaskBit at{(pixel / 4) * (d.c / 8) + ch / 8, static_cast<int>((pixel % 4) * 8 + ch % 8)};
+                const bool positive = y[static_cast<size_t>(pixel * d.c + ch)] > 0.0f;
+                wrong += positive != (((words[static_cast<size_t>(at.word)] >> at.bit) & 1u) != 0);
+              }
+        EXPECT_EQ(wrong, 0u);
+      }
 
       struct Result {
         std::vector<float> masked_dy, dx, grads;
@@ -603,7 +623,7 @@ TEST(KernelsBnFused, BackwardMasksTheFollowingRelu) {
         kernels::BnBackward b = backward_args(f, d.c, dxin.get(), g.get(), dx.get(), grads);
         b.relu = false;
         if (in_pass) {
-          b.relu_output = dout.get();
+          b.relu_output_bits = bits.as<uint32_t>();
           b.dy_in_place = g.get();
         } else {
           kernels::relu_backward(dout.get(), g.get(), g.get(), static_cast<int64_t>(size), t, nullptr);

@@ -148,6 +148,7 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
     y_ = lends_output_ ? gradient_tensor(shape, ctx_) : output_tensor(y_buffer_, shape, ctx_);
   const kernels::BnFusedShape s = fused_shape(x);
   last_pool_ = max_pool(mode, s);
+  last_relu_bits_ = nullptr;  // apply_arguments sets them where the fused forward stores them
   fused_ = kernels::bn_fused_supports(s, dropout_p(mode) > 0, {x.data, y_.data, residual ? residual->data : nullptr}) &&
            (!has_pool() || kernels::bn_maxpool_supports(s, last_pool_, {x.data, y_.data}));
   if (!fused_) {
@@ -196,6 +197,11 @@ kernels::BnApply FusedBnRun::apply_arguments(const kernels::BnFusedShape& s, con
   apply.residual = residual ? residual->data : nullptr;
   apply.residual_bias = residual_bias;
   apply.y = y_.data;
+  // The ReLU after the add keeps which outputs are positive for the backward that masks its gradient.
+  last_relu_bits_ = nullptr;
+  if (relu_after_add_ && mode == Mode::Train && s.layout == Layout::NHWC)
+    last_relu_bits_ = relu_bits_.ensure_as<uint32_t>(kernels::bn_fused_mask_bytes(s) / sizeof(uint32_t));
+  apply.relu_bits = last_relu_bits_;
   return apply;
 }
 
@@ -285,7 +291,7 @@ const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
   b.b = run_slot(state, kRunB, c);
   b.relu = relu_in_run();  // a ReLU after the add: masked by its own layer's backward, or by pass 1 here
   if (masks_following_relu_gradient()) {
-    b.relu_output = relu_output_run()->y_.data;
+    b.relu_output_bits = relu_output_run()->last_relu_bits_;
     b.dy_in_place = dy.data;
   }
   b.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step(), first_element_, last_keep_bits_};

@@ -92,7 +92,8 @@ class FusedBnRun final : public Layer {
   // reads that gradient first: an identity block's relu_after_add run, masking by its own output, or a
   // projection block's shortcut run (a lone BatchNorm2d, set_following_relu_output), masking by the main
   // branch's relu_after_add run's output. The first backward pass then masks dy and writes it back in place,
-  // which saves the ReLU's own pass (kernels::BnBackward::relu_output); the other branch reads it masked.
+  // which saves the ReLU's own pass (kernels::BnBackward::relu_output_bits: a relu_after_add run's training
+  // forward stores which outputs are positive, a bit each); the other branch reads it masked.
   void mask_following_relu_gradient() { masks_following_relu_ = relu_output_run() != nullptr; }
   void set_following_relu_output(const FusedBnRun* main_run) { following_relu_output_ = main_run; }
   // Whether the next backward masks that gradient: asked for, and the last forwards of this run and of the
@@ -102,7 +103,7 @@ class FusedBnRun final : public Layer {
   bool masks_following_relu_gradient() const {
     const FusedBnRun* source = relu_output_run();
     return masks_following_relu_ && source && fused_ && mode_ == Mode::Train && x_.layout() == Layout::NHWC &&
-           source->fused_ && source->mode_ == Mode::Train;
+           source->fused_ && source->mode_ == Mode::Train && source->last_relu_bits_;
   }
 
  private:
@@ -153,6 +154,8 @@ class FusedBnRun final : public Layer {
   kernels::BnApply deferred_apply_;        // ... with these arguments
   DeviceBuffer keep_bits_;      // the training forward's dropout mask, 1 bit per element (kernels::bn_fused_mask_bytes)
   DeviceBuffer pool_positions_;  // the training forward's maxima positions (kernels::BnMaxPool::positions)
+  DeviceBuffer relu_bits_;       // a relu_after_add run's training forward: its positive outputs, a bit each
+  uint32_t* last_relu_bits_ = nullptr;  // where the last forward stored them, or nullptr
   kernels::BnMaxPool last_pool_;  // the last fused forward's pool
   uint32_t* last_keep_bits_ = nullptr;  // where the last forward stored its mask, or nullptr (drawn again)
 };
