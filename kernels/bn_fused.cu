@@ -232,6 +232,17 @@ __device__ __forceinline__ void load_channels(const float* p, I ch0, Group& out)
   for (int j = 0; j < kGroup; ++j) out[j] = p[ch0 + j];
 }
 
+// BnApply::residual_scale of the column's channels, 1 where there is none (fmaf(r, 1, bias) is r + bias).
+template <typename I>
+__device__ __forceinline__ void load_residual_scale(const BnApply& a, I ch0, Group& out) {
+  if (a.residual_scale) {
+    load_channels(a.residual_scale, ch0, out);
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < kGroup; ++j) out[j] = 1.0f;
+}
+
 template <typename I>
 __device__ __forceinline__ I nhwc_first_channel() {
   return static_cast<I>(blockIdx.x * blockDim.x + threadIdx.x) * kGroup;
@@ -286,10 +297,11 @@ __global__ void __launch_bounds__(kThreads, kElementBlocksPerSm)
   uint32_t* keep_bits = a.dropout.keep_bits;
   uint32_t* relu_bits = a.relu_bits;
   const ReluPlace relu(a);
-  Group ca, cb, cr{};
+  Group ca, cb, cr{}, cs;
   load_channels(a.a, ch0, ca);
   load_channels(a.b, ch0, cb);
   if (a.residual_bias) load_channels(a.residual_bias, ch0, cr);
+  load_residual_scale(a, ch0, cs);
   const KeepSource<K> keep_of(d, nullptr, h, w);
   for_each_nhwc_item(ch0, n, c, h, w, [&](const NhwcItem<I>& it) {
     const ItemPacks<T> xv = load_item(x, it.stored, c);
@@ -303,7 +315,7 @@ __global__ void __launch_bounds__(kThreads, kElementBlocksPerSm)
     for (int q = 0; q < kRun; ++q)
 #pragma unroll
       for (int j = 0; j < kGroup; ++j) {
-        const float r = res ? to_float(rv.v[q].v[j]) + cr[j] : 0.0f;
+        const float r = res ? fmaf(to_float(rv.v[q].v[j]), cs[j], cr[j]) : 0.0f;
         out.v[q].v[j] = from_float<T>(output_value<kDrop>(to_float(xv.v[q].v[j]), ca[j], cb[j], relu,
                                                           (keep >> (q * kGroup + j)) & 1u, d.scale, res != nullptr, r));
         if (to_float(out.v[q].v[j]) > 0.0f) positive |= 1u << (q * kGroup + j);  // relu_backward's condition
@@ -442,6 +454,70 @@ __global__ void __launch_bounds__(kThreads, Dx || MasksRelu || Pooled || K == Ke
   if constexpr (!Dx) reduce_columns(s1, s2, active, ch0, c, carve(a.workspace, c).partials);
 }
 
+// A projection block's end, y = relu(bn(x) + bn_s(x_s)): both batch norms' backward in each pass. g, the
+// gradient at either batch norm's output, is dy masked by the ReLU's stored bits, the same for both. Pass 1
+// (Dx = false) sums g, g * (x - mean) and g * (x_s - mean_s); pass 2 writes dx and dx_s. dy is read once per
+// pass for the two and never written. Pass 2 holds both batch norms' dx coefficients, which the element
+// passes' register bound cannot, so it runs one block per SM.
+template <bool Dx>
+constexpr int pair_blocks_per_sm() { return Dx ? 1 : kElementBlocksPerSm; }
+
+template <typename T, typename I, bool Dx>
+__global__ void __launch_bounds__(kThreads, pair_blocks_per_sm<Dx>())
+    pair_backward_nhwc_kernel(I n, I c, I h, I w, BnBackward m, BnBackward sc) {
+  const I ch0 = nhwc_first_channel<I>();
+  const bool active = ch0 < c;
+  if (Dx && !active) return;
+  const T* xm = static_cast<const T*>(m.x);
+  const T* xs = static_cast<const T*>(sc.x);
+  const T* dy = static_cast<const T*>(m.dy);
+  const uint32_t* positive_bits = m.relu_output_bits;
+  T* dxm = static_cast<T*>(m.dx);
+  T* dxs = static_cast<T*>(sc.dx);
+  const double count = static_cast<double>(n) * static_cast<double>(h) * static_cast<double>(w);
+  Group mean_m = {}, mean_s = {}, k1m = {}, k2m = {}, k3m = {}, k1s = {}, k2s = {}, k3s = {};
+  Group g_sum = {}, s2m = {}, s2s = {};
+  if (active) {
+    load_channels(m.saved_mean, ch0, mean_m);
+    load_channels(sc.saved_mean, ch0, mean_s);
+    if constexpr (Dx) {
+      load_dx_coefficients(m, c, ch0, count, k1m, k2m, k3m);
+      load_dx_coefficients(sc, c, ch0, count, k1s, k2s, k3s);
+    }
+    for_each_nhwc_item(ch0, n, c, h, w, [&](const NhwcItem<I>& it) {
+      const ItemPacks<T> vm = load_item(xm, it.stored, c);
+      const ItemPacks<T> vs = load_item(xs, it.stored, c);
+      const ItemPacks<T> gv = load_item(dy, it.stored, c);
+      const uint32_t positive = positive_bits[it.word];
+      ItemPacks<T> om, os;
+#pragma unroll
+      for (int q = 0; q < kRun; ++q)
+#pragma unroll
+        for (int j = 0; j < kGroup; ++j) {
+          const float g = (positive >> (q * kGroup + j)) & 1u ? to_float(gv.v[q].v[j]) : 0.0f;
+          const float fm = to_float(vm.v[q].v[j]), fs = to_float(vs.v[q].v[j]);
+          if constexpr (Dx) {
+            om.v[q].v[j] = from_float<T>(k1m[j] * g - k2m[j] - k3m[j] * (fm - mean_m[j]));
+            os.v[q].v[j] = from_float<T>(k1s[j] * g - k2s[j] - k3s[j] * (fs - mean_s[j]));
+          } else {
+            g_sum[j] += g;
+            s2m[j] = fmaf(g, fm - mean_m[j], s2m[j]);
+            s2s[j] = fmaf(g, fs - mean_s[j], s2s[j]);
+          }
+        }
+      if constexpr (Dx) {
+        store_item(dxm, it.stored, c, om);
+        store_item(dxs, it.stored, c, os);
+      }
+    });
+  }
+  if constexpr (!Dx) {
+    reduce_columns(g_sum, s2m, active, ch0, c, carve(m.workspace, c).partials);
+    __syncthreads();  // the block's shared partials are reused
+    reduce_columns(g_sum, s2s, active, ch0, c, carve(sc.workspace, c).partials);
+  }
+}
+
 // ---- NCHW traversal: blockIdx.x = channel; quad q of the channel is image q / (h*w/4), at (q % (h*w/4)) * 4 ----
 
 template <typename I>
@@ -497,6 +573,7 @@ __global__ void apply_nchw_kernel(I n, I c, I plane, BnApply a, DropoutMask d) {
   const T* res = static_cast<const T*>(a.residual);
   T* y = static_cast<T*>(a.y);
   const float ca = a.a[ch], cb = a.b[ch], cr = a.residual_bias ? a.residual_bias[ch] : 0.0f;
+  const float cs = a.residual_scale ? a.residual_scale[ch] : 1.0f;
   const ReluPlace relu(a);
   for_each_nchw_quad<Drop>(ch, n, c, plane, d, [&](I at, const Philox4& words) {
     const Quad<T> v = load_quad(x, at);
@@ -505,7 +582,7 @@ __global__ void apply_nchw_kernel(I n, I c, I plane, BnApply a, DropoutMask d) {
     Quad<T> out;
 #pragma unroll
     for (int k = 0; k < kRun; ++k) {
-      const float rk = res ? to_float(r.v[k]) + cr : 0.0f;
+      const float rk = res ? fmaf(to_float(r.v[k]), cs, cr) : 0.0f;
       out.v[k] = from_float<T>(output_value<Drop>(to_float(v.v[k]), ca, cb, relu,
                                                   mask_keeps(words.v[k], d.threshold), d.scale, res != nullptr, rk));
     }
@@ -778,6 +855,8 @@ void bn_apply_forward(const BnFusedShape& shape, const BnApply& a, cudaStream_t 
   require_supported(shape, a.dropout.p > 0.0, {a.x, a.y, a.residual}, "bn_apply_forward");
   if (a.relu_after_residual && (!a.residual || !a.relu || a.dropout.p > 0.0))
     fatal("bn_apply_forward: relu_after_residual needs a residual and relu, and takes no dropout");
+  if ((a.residual_bias || a.residual_scale) && !a.residual)
+    fatal("bn_apply_forward: a residual bias or scale without a residual");
   if (a.relu_bits && (shape.layout != Layout::NHWC || reinterpret_cast<uintptr_t>(a.relu_bits) % alignof(uint32_t) != 0))
     fatal("bn_apply_forward: the ReLU's bits are stored under NHWC only, aligned to 4 bytes");
   const DropoutMask d = mask_of(shape, a.dropout, "bn_apply_forward");
@@ -856,6 +935,48 @@ void bn_backward_dx(const BnFusedShape& s, const BnBackward& a, cudaStream_t str
   require_supported(s, a.dropout.p > 0.0, {a.x, a.dy, a.dx}, "bn_backward_dx");
   require_pool(s, a, "bn_backward_dx");
   launch_backward<true>(s, a, "bn_backward_dx", stream);
+}
+
+namespace {
+void require_pair(const BnFusedShape& s, const BnBackward& m, const BnBackward& sc, const char* what) {
+  require_supported(s, false, {m.x, sc.x, m.dy, m.dx, sc.dx}, what);
+  const bool plain = !m.relu && !sc.relu && m.dropout.p <= 0.0 && sc.dropout.p <= 0.0 && m.pool.kernel <= 0 &&
+                     sc.pool.kernel <= 0;
+  if (s.layout != Layout::NHWC || !m.relu_output_bits ||
+      reinterpret_cast<uintptr_t>(m.relu_output_bits) % alignof(uint32_t) != 0 || !plain ||
+      m.workspace == sc.workspace)
+    fatal(std::string(what) + ": a pair needs NHWC, the ReLU's aligned bits (main.relu_output_bits), no ReLU, "
+          "dropout or pool of the runs' own, and a workspace each");
+}
+
+// Returns the geometry it launched: pass 1's rows of partial sums are those combine() must add up.
+template <bool Dx>
+Geometry launch_pair(const BnFusedShape& shape, const BnBackward& m, const BnBackward& sc, cudaStream_t stream) {
+  const BnFusedShape s = walked(shape);
+  const Geometry g = nhwc_geometry(s, int64_t{multiprocessor_count()} * pair_blocks_per_sm<Dx>());
+  dispatch_types(s, [&](auto type, auto index) {
+    using T = typename decltype(type)::type;
+    using I = typename decltype(index)::type;
+    pair_backward_nhwc_kernel<T, I, Dx><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), m, sc);
+  });
+  CHECK_CUDA_LAUNCH();
+  return g;
+}
+}  // namespace
+
+void bn_backward_pair_reduce(const BnFusedShape& s, const BnBackward& main, const BnBackward& shortcut,
+                             cudaStream_t stream) {
+  require_pair(s, main, shortcut, "bn_backward_pair_reduce");
+  const Geometry g = launch_pair<false>(s, main, shortcut, stream);
+  combine(walked(s), main.workspace, g.grid.y, BackwardSums{main.saved_inv_std, main.dscale, main.dbias}, stream);
+  combine(walked(s), shortcut.workspace, g.grid.y,
+          BackwardSums{shortcut.saved_inv_std, shortcut.dscale, shortcut.dbias}, stream);
+}
+
+void bn_backward_pair_dx(const BnFusedShape& s, const BnBackward& main, const BnBackward& shortcut,
+                         cudaStream_t stream) {
+  require_pair(s, main, shortcut, "bn_backward_pair_dx");
+  launch_pair<true>(s, main, shortcut, stream);
 }
 
 }  // namespace sb::kernels

@@ -127,8 +127,8 @@ inline int64_t bn_pooled_extent(int64_t extent, const BnMaxPool& p) {
 // (maxpool_keeps_positions_at_any_size), no dropout, and 16-byte aligned tensors (nullptr entries ignored).
 bool bn_maxpool_supports(const BnFusedShape& s, const BnMaxPool& p, std::initializer_list<const void*> tensors);
 
-// y = [residual [+ residual_bias[c]] +] dropout(relu(x * a + b)), the ReLU optional; or, with
-// relu_after_residual, y = relu(x * a + b + residual [+ residual_bias[c]]) (a bottleneck's end, no dropout).
+// y = [r +] dropout(relu(x * a + b)), the ReLU optional; or, with relu_after_residual, y = relu(x * a + b + r)
+// (a bottleneck's end, no dropout); r = residual [* residual_scale[c]] [+ residual_bias[c]], in fp32.
 // y may not alias x.
 struct BnApply {
   const void* x = nullptr;
@@ -140,6 +140,9 @@ struct BnApply {
   const void* residual = nullptr;  // same shape and layout as y, or nullptr
   // [c] fp32, added with the residual (a shortcut convolution's bias, which then skips its own pass), or nullptr
   const float* residual_bias = nullptr;
+  // [c] fp32, multiplying the residual, or nullptr (1). With residual_bias, the residual is a shortcut batch
+  // norm's input and these its coefficients: the shortcut's normalised tensor is never written.
+  const float* residual_scale = nullptr;
   void* y = nullptr;
   // NHWC: where given, which elements of y are positive (y > 0, of the stored value), one bit per element in
   // bn_fused_mask_bit's layout (bn_fused_mask_bytes), for the backward that masks by the ReLU that produced y
@@ -184,6 +187,17 @@ struct BnBackward {
 void bn_backward_reduce(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream);
 // Pass 2: writes dx from the workspace's sums.
 void bn_backward_dx(const BnFusedShape& s, const BnBackward& a, cudaStream_t stream);
+// The backward of a projection block's end, y = relu(bn(x) + bn_s(x_s)) (bn_apply_forward with
+// relu_after_residual, residual x_s and the shortcut's coefficients as residual_scale and residual_bias),
+// both batch norms in each pass: dy, the gradient at y, is masked by the bits the forward stored
+// (main.relu_output_bits) as it is read, once for both, and is never written. `main` and `shortcut` each give
+// x, scale, saved_mean, saved_inv_std, a workspace of its own, dscale, dbias and dx; dy and the bits are
+// main's. NHWC, with no ReLU, dropout or pool of the runs' own. The results are those of bn_backward_reduce
+// and bn_backward_dx on each, the shortcut's masking dy (up to the order of main's partial sums).
+void bn_backward_pair_reduce(const BnFusedShape& s, const BnBackward& main, const BnBackward& shortcut,
+                             cudaStream_t stream);
+void bn_backward_pair_dx(const BnFusedShape& s, const BnBackward& main, const BnBackward& shortcut,
+                         cudaStream_t stream);
 // Instead of pass 1 where a convolution's dgrad computed the batch norm's weight gradients from the masked
 // gradient g (nn/cuda/conv_ops.h, conv_backward_data_bn_relu): the workspace's sums for pass 2 from them,
 // sum g = dbias and sum g * (x - mean) = dscale / inv_std.

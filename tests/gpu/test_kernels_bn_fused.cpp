@@ -308,8 +308,8 @@ TEST(KernelsBnFused, ApplyDrawsTheDropoutKernelsMask) {
     }
 }
 
-// A bottleneck's end: y = relu(x * a + b + residual + bias), the ReLU after the sum, against a host reference,
-// also on rows of 7 (NHWC walks them as one row of pixels).
+// A bottleneck's end: y = relu(x * a + b + residual + bias), the ReLU after the sum, and with the residual
+// scaled per channel, against a host reference, also on rows of 7 (NHWC walks them as one row of pixels).
 TEST(KernelsBnFused, ApplyWithReluAfterTheResidual) {
   SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(45);
@@ -354,6 +354,21 @@ TEST(KernelsBnFused, ApplyWithReluAfterTheResidual) {
         EXPECT_GT(negative_sums, 0u);  // the case where a ReLU before the add would differ
         EXPECT_TRUE(all_close(download(got.get(), size, t), want, t == DType::F32 ? 1e-6 : tolerance(t) / 4,
                               max_abs(want)));
+        // A projection's end: the residual is the shortcut batch norm's input, normalised here by its
+        // coefficients (residual_scale, residual_bias) in fp32, never stored.
+        const std::vector<float> rs = random_values(uc, rng, 0.5f, 1.5f);
+        DeviceMem drs = to_device(rs, DType::F32);
+        a.residual_scale = drs.as<float>();
+        got.poison();
+        kernels::bn_apply_forward(s, a, nullptr);
+        for (size_t i = 0; i < size; ++i) {
+          const auto at = static_cast<int64_t>(i);
+          const size_t k = static_cast<size_t>(l == Layout::NHWC ? at % d.c : (at / plane) % d.c);
+          want[i] = std::max(std::fma(x[i], ca[k], cb[k]) + std::fma(r[i], rs[k], bias[k]), 0.0f);
+        }
+        EXPECT_TRUE(all_close(download(got.get(), size, t), want, t == DType::F32 ? 1e-6 : tolerance(t) / 4,
+                              max_abs(want)))
+            << "with the residual's scale";
       }
 }
 
@@ -556,6 +571,42 @@ TEST(KernelsBnFused, BackwardMatchesDoubleReferenceWithStoredOrDrawnMask) {
         }
 }
 
+// A batch norm in training on the device: gamma and beta drawn from rng, running statistics 1, finalized
+// from x's statistics (f).
+struct TrainingBatchNorm {
+  DeviceMem gamma, beta, running, state, workspace;
+  kernels::BnFinalize f;
+  TrainingBatchNorm(const kernels::BnFusedShape& s, const DeviceMem& x, std::mt19937_64& rng)
+      : gamma(to_device(random_values(static_cast<size_t>(s.c), rng, 0.5f, 1.5f), DType::F32)),
+        beta(to_device(random_values(static_cast<size_t>(s.c), rng, -0.5f, 0.5f), DType::F32)),
+        running(to_device(std::vector<float>(static_cast<size_t>(2 * s.c), 1.0f), DType::F32)),
+        state(static_cast<size_t>(4 * s.c) * 4),
+        workspace(kernels::bn_fused_workspace_bytes(s)),
+        f(statistics_and_finalize(s, x, gamma, beta, running, state, workspace)) {}
+};
+
+// The shapes of a bottleneck's end: odd rows, rows of 7 (walked as one row of pixels), many rows of partial
+// sums, more than 256 channel groups.
+struct BottleneckEnd {
+  int64_t n, c, h, w;
+};
+constexpr BottleneckEnd kBottleneckEnds[] = {{3, 24, 5, 12}, {4, 24, 7, 7}, {64, 64, 16, 16}, {2, 2064, 1, 4}};
+
+// A bottleneck's end, y = relu(x * a + b + residual), storing which outputs are positive.
+kernels::BnApply bottleneck_end(const TrainingBatchNorm& bn, const DeviceMem& x, const DeviceMem& residual,
+                                DeviceMem& y, DeviceMem& bits) {
+  kernels::BnApply a;
+  a.x = x.get();
+  a.a = bn.f.a;
+  a.b = bn.f.b;
+  a.relu = true;
+  a.relu_after_residual = true;
+  a.residual = residual.get();
+  a.y = y.get();
+  a.relu_bits = bits.as<uint32_t>();
+  return a;
+}
+
 // A bottleneck's end, y = relu(bn(x) + residual): the apply pass storing which outputs are positive
 // (relu_bits, checked against y), and the first backward pass masking dy by those bits in place
 // (relu_output_bits) against relu_backward followed by the plain passes. The masked dy is the same bits; the
@@ -564,10 +615,7 @@ TEST(KernelsBnFused, BackwardMatchesDoubleReferenceWithStoredOrDrawnMask) {
 TEST(KernelsBnFused, BackwardMasksTheFollowingRelu) {
   SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(46);
-  struct Dims {
-    int64_t n, c, h, w;
-  };
-  for (Dims d : {Dims{3, 24, 5, 12}, Dims{4, 24, 7, 7}, Dims{64, 64, 16, 16}, Dims{2, 2064, 1, 4}})
+  for (const BottleneckEnd& d : kBottleneckEnds)
     for (DType t : kDtypes) {
       SCOPED_TRACE(case_name(t, Layout::NHWC) + " c " + std::to_string(d.c) + " h " + std::to_string(d.h));
       const kernels::BnFusedShape s = shape_of(d.n, d.c, d.h, d.w, Layout::NHWC, t);
@@ -578,23 +626,11 @@ TEST(KernelsBnFused, BackwardMasksTheFollowingRelu) {
       quantize(x, t);
       quantize(r, t);
       quantize(dy, t);
-      const std::vector<float> gamma = random_values(uc, rng, 0.5f, 1.5f), beta = random_values(uc, rng, -0.5f, 0.5f);
       DeviceMem dxin = to_device(x, t), dres = to_device(r, t), dout(size * dtype_size(t));
-      DeviceMem dgamma = to_device(gamma, DType::F32), dbeta = to_device(beta, DType::F32);
-      DeviceMem running = to_device(std::vector<float>(2 * uc, 1.0f), DType::F32);
-      DeviceMem state(4 * uc * 4), workspace(kernels::bn_fused_workspace_bytes(s));
       DeviceMem bits(kernels::bn_fused_mask_bytes(s));
-      const kernels::BnFinalize f = statistics_and_finalize(s, dxin, dgamma, dbeta, running, state, workspace);
-      kernels::BnApply a;
-      a.x = dxin.get();
-      a.a = f.a;
-      a.b = f.b;
-      a.relu = true;
-      a.relu_after_residual = true;
-      a.residual = dres.get();
-      a.y = dout.get();
-      a.relu_bits = bits.as<uint32_t>();
-      kernels::bn_apply_forward(s, a, nullptr);
+      const TrainingBatchNorm bn(s, dxin, rng);
+      const kernels::BnFinalize& f = bn.f;
+      kernels::bn_apply_forward(s, bottleneck_end(bn, dxin, dres, dout, bits), nullptr);
       {  // the bits say which stored outputs are positive (NHWC storage order is the logical (n, h, w, c))
         const std::vector<float> y = download(dout.get(), size, t);
         std::vector<uint32_t> words(kernels::bn_fused_mask_bytes(s) / 4);
@@ -643,6 +679,74 @@ TEST(KernelsBnFused, BackwardMasksTheFollowingRelu) {
       EXPECT_EQ(again.grads, fused.grads);
       EXPECT_TRUE(all_close(fused.grads, layer.grads, 1e-5, max_abs(layer.grads)));
       EXPECT_TRUE(all_close(fused.dx, layer.dx, t == DType::F32 ? 1e-5 : tolerance(t), 1e-3 * max_abs(layer.dx)));
+    }
+}
+
+// A projection block's end, y = relu(bn(x) + bn_s(x_s)), with the shortcut's batch norm applied in the add
+// (residual_scale): both batch norms' backward as a pair against the separate passes (the shortcut's
+// masking dy in place, then the main one's on the masked dy). The shortcut's dx and gradients are the same
+// bits (the same grid and order), the main one's agree to the summation order; dy is not written; and a
+// second run gives the same bits.
+TEST(KernelsBnFused, PairBackwardMatchesTheSeparatePasses) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(47);
+  for (const BottleneckEnd& d : kBottleneckEnds)
+    for (DType t : kDtypes) {
+      SCOPED_TRACE(case_name(t, Layout::NHWC) + " c " + std::to_string(d.c) + " h " + std::to_string(d.h));
+      const kernels::BnFusedShape s = shape_of(d.n, d.c, d.h, d.w, Layout::NHWC, t);
+      const auto size = static_cast<size_t>(d.n * d.c * d.h * d.w), uc = static_cast<size_t>(d.c);
+      std::vector<float> x = random_values(size, rng, -1.0f, 2.0f), xs = random_values(size, rng, -2.0f, 1.0f);
+      std::vector<float> dy = random_values(size, rng, -1.0f, 1.0f);
+      quantize(x, t);
+      quantize(xs, t);
+      quantize(dy, t);
+      DeviceMem dxin = to_device(x, t), dxs = to_device(xs, t), dout(size * dtype_size(t));
+      DeviceMem bits(kernels::bn_fused_mask_bytes(s));
+      const TrainingBatchNorm bn(s, dxin, rng), bn_s(s, dxs, rng);
+      const kernels::BnFinalize &f = bn.f, &fs = bn_s.f;
+      kernels::BnApply a = bottleneck_end(bn, dxin, dxs, dout, bits);
+      a.residual_scale = fs.a;  // the shortcut's batch norm, applied in the add
+      a.residual_bias = fs.b;
+      kernels::bn_apply_forward(s, a, nullptr);
+
+      struct Result {
+        std::vector<float> dy_after, dx, grads, dx_s, grads_s;
+      };
+      auto backward = [&](bool pair) {
+        DeviceMem g = to_device(dy, t), dx(size * dtype_size(t)), dx_s(size * dtype_size(t));
+        DeviceMem grads(2 * uc * 4), grads_s(2 * uc * 4);
+        for (DeviceMem* m : {&dx, &dx_s, &grads, &grads_s}) m->poison();
+        kernels::BnBackward m = backward_args(f, d.c, dxin.get(), g.get(), dx.get(), grads);
+        kernels::BnBackward sc = backward_args(fs, d.c, dxs.get(), g.get(), dx_s.get(), grads_s);
+        m.relu = sc.relu = false;
+        if (pair) {
+          m.relu_output_bits = bits.as<uint32_t>();
+          kernels::bn_backward_pair_reduce(s, m, sc, nullptr);
+          kernels::bn_backward_pair_dx(s, m, sc, nullptr);
+        } else {
+          sc.relu_output_bits = bits.as<uint32_t>();
+          sc.dy_in_place = g.get();
+          kernels::bn_backward_reduce(s, sc, nullptr);
+          kernels::bn_backward_dx(s, sc, nullptr);
+          kernels::bn_backward_reduce(s, m, nullptr);
+          kernels::bn_backward_dx(s, m, nullptr);
+        }
+        return Result{download(g.get(), size, t), download(dx.get(), size, t), download(grads.get(), 2 * uc, DType::F32),
+                      download(dx_s.get(), size, t), download(grads_s.get(), 2 * uc, DType::F32)};
+      };
+      const Result separate = backward(false), pair = backward(true), again = backward(true);
+      ASSERT_CUDA(cudaDeviceSynchronize());
+      EXPECT_EQ(pair.dy_after, dy);  // read, never written
+      size_t zeroed = 0;
+      for (size_t i = 0; i < size; ++i) zeroed += separate.dy_after[i] == 0.0f && dy[i] != 0.0f;
+      EXPECT_GT(zeroed, size / 8);  // the mask has work to do
+      EXPECT_EQ(pair.dx_s, separate.dx_s);
+      EXPECT_EQ(pair.grads_s, separate.grads_s);
+      EXPECT_TRUE(all_close(pair.grads, separate.grads, 1e-5, max_abs(separate.grads)));
+      EXPECT_TRUE(all_close(pair.dx, separate.dx, t == DType::F32 ? 1e-5 : tolerance(t), 1e-3 * max_abs(separate.dx)));
+      EXPECT_EQ(again.dx, pair.dx);
+      EXPECT_EQ(again.grads, pair.grads);
+      EXPECT_EQ(again.dx_s, pair.dx_s);
     }
 }
 

@@ -2,8 +2,8 @@
 // ReLU, Dropout, the residual add): y, dx, dgamma, dbeta and the running statistics in fp32/tf32/bf16/fp16,
 // NCHW and NHWC, Train and Eval; a Wide ResNet block with the fused kernels on against off; the device step
 // of CUDA graph replays; the separate layers standing in for shapes the kernels do not take; and a ResNet
-// bottleneck whose convolutions take the batch norms' reductions (ContextOptions::fold_batch_norm); and a
-// ResNet stem run that takes its max pool.
+// bottleneck whose convolutions take the batch norms' reductions (ContextOptions::fold_batch_norm) and whose
+// shortcut batch norm the add applies; and a ResNet stem run that takes its max pool.
 #include <string>
 
 #include "nn/cuda/containers.h"
@@ -167,15 +167,20 @@ void expect_steps_agree(const GpuStep& a, const GpuStep& b, const Precision& p, 
 // autotuning both contexts take the heuristics' first deterministic engine for each convolution, whose
 // outputs are then the same bits, and fused and unfused differ only by the BN arithmetic (fp32, ~1e-7):
 // the single-layer tolerances hold.
+cuda::ContextOptions heuristic_engines(const Precision& p, Layout layout) {
+  cuda::ContextOptions o = options_for(p, layout);
+  o.autotune = false;
+  o.deterministic = true;
+  return o;
+}
+
 TEST(CudaFusedBn, WideResNetBlockFusedMatchesUnfused) {
   SKIP_WITHOUT_GPU();
   const LayerSpec block = wide_block(16, 32, 0.3);
   for (const Precision& p : kPrecisions)
     for (Layout layout : kLayouts) {
       const std::string name = label(p, layout, "wrn block fused vs unfused");
-      cuda::ContextOptions on = options_for(p, layout);
-      on.autotune = false;
-      on.deterministic = true;
+      const cuda::ContextOptions on = heuristic_engines(p, layout);
       cuda::ContextOptions off = on;
       off.fused_bn_kernels = false;
       const GpuStep fused = gpu_step(block, Shape{4, 16, 8, 8}, on, 62, 4, false);
@@ -279,6 +284,48 @@ LayerSpec bottleneck(int64_t in, int64_t width, int64_t out) {
                                           conv2d("bt.conv3", width, out, 1, 1, 0, false), batchnorm2d("bt.bn3", out)});
   LayerSpec down = sequential("bt.down", {conv2d("bt.down.0", in, out, 1, 1, 0, false), batchnorm2d("bt.down.1", out)});
   return sequential("bt", {residual("bt.res", std::move(main), {std::move(down)}), relu("bt.relu")});
+}
+
+// A projection's shortcut batch norm paired with the main branch's last (the defaults): applied by the main
+// run as it adds the shortcut (ContextOptions::shortcut_bn_in_add), and both backward passes computed by the
+// shortcut's run for the two (shortcut_bn_paired). The block is the CPU's in every precision and layout.
+// Against each run's own passes, on the same convolution engines: with the apply alone, the same bits in
+// fp32 and tf32, where both sum bn3(x) + bn(shortcut) in fp32 from the same fp32 values; in 16 bits the
+// shortcut's output is no longer rounded to the compute type before the add, and the paired backward sums
+// bn3's gradients over another grid, so the steps agree to the block's tolerances (y and the running
+// statistics stay the same bits in fp32).
+TEST(CudaFusedBn, ShortcutBatchNormPairedWithTheMainBranch) {
+  SKIP_WITHOUT_GPU();
+  const LayerSpec block = bottleneck(32, 16, 64);
+  check_everywhere({block, Shape{4, 32, 8, 8}}, "bottleneck (shortcut bn paired)", 76, nullptr, block_grad_tolerance);
+  for (const Precision& p : kPrecisions)
+    for (Layout layout : kLayouts) {
+      const std::string name = label(p, layout, "bottleneck shortcut bn paired vs its own passes");
+      const cuda::ContextOptions paired = heuristic_engines(p, layout);
+      cuda::ContextOptions in_add = paired;
+      in_add.shortcut_bn_paired = false;
+      cuda::ContextOptions own = in_add;
+      own.shortcut_bn_in_add = false;
+      const GpuStep a = gpu_step(block, Shape{4, 32, 8, 8}, paired, 77, 1, false);
+      const GpuStep b = gpu_step(block, Shape{4, 32, 8, 8}, in_add, 77, 1, false);
+      const GpuStep c = gpu_step(block, Shape{4, 32, 8, 8}, own, 77, 1, false);
+      expect_steps_agree(a, c, p, name);
+      expect_steps_agree(b, c, p, name + " (apply alone)");
+      if (p.dtype == DType::F32) {
+        EXPECT_EQ(b.y, c.y) << name;
+        EXPECT_EQ(b.dx, c.dx) << name;
+        EXPECT_EQ(b.grads, c.grads) << name;
+        EXPECT_EQ(b.buffers, c.buffers) << name;
+        EXPECT_EQ(a.y, c.y) << name;
+        EXPECT_EQ(a.buffers, c.buffers) << name;
+      }
+      const bool nhwc = layout == Layout::NHWC;  // the pair reads the ReLU's stored bits, NHWC only
+      EXPECT_NE(a.report.find("bt.res: bt.down.1 applied in bt.bn3's add"), std::string::npos) << a.report;
+      EXPECT_EQ(a.report.find("bt.res: bt.down.1 and bt.bn3: backward as a pair") != std::string::npos, nhwc)
+          << a.report;
+      EXPECT_EQ(b.report.find("as a pair"), std::string::npos) << b.report;
+      EXPECT_EQ(c.report.find("applied in"), std::string::npos) << c.report;
+    }
 }
 
 // The full fold (--fold-batch-norm): statistics, apply and backward reduction, wherever engines run them.

@@ -127,12 +127,17 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
   const Shape shape = has_pool() ? output_shape(specs_[2], output_shape(bn, x.shape())) : output_shape(bn, x.shape());
   const DeviceTensor* residual = residual_;
   const float* residual_bias = residual_bias_;
+  FusedBnRun* residual_run = residual_run_;
+  if (residual_run && !residual_run->deferred())
+    fatal("fused run '" + bn.name + "': given a shortcut run that did not defer its apply");
+  if (residual_run) residual = &residual_run->input();  // normalised here, where the kernels take the shape
   const int64_t given_channels = given_statistics_channels_;
-  const bool defer = defer_next_apply_ && takes_folded_backward();
+  const bool defer = defer_next_apply_ && (takes_folded_backward() || defers_apply_to_add());
   defer_next_apply_ = false;
   deferred_ = false;
   residual_ = nullptr;  // one forward's worth
   residual_bias_ = nullptr;
+  residual_run_ = nullptr;
   given_statistics_channels_ = 0;
   if (adds_residual_) {
     if (!residual) fatal("fused run '" + bn.name + "': forward without the Residual's shortcut output");
@@ -152,8 +157,9 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
   fused_ = kernels::bn_fused_supports(s, dropout_p(mode) > 0, {x.data, y_.data, residual ? residual->data : nullptr}) &&
            (!has_pool() || kernels::bn_maxpool_supports(s, last_pool_, {x.data, y_.data}));
   if (!fused_) {
-    if (lends_output_) ctx_.release_gradient(y_.data);  // the separate layers write their own outputs
+    if (lends_output_ && y_.data) ctx_.release_gradient(y_.data);  // the separate layers write their own outputs
     if (!y_.data) y_ = output_tensor(y_buffer_, shape, ctx_);
+    if (residual_run) residual = &residual_run->write_deferred_output();
     return forward_separately(x, mode, residual, residual_bias);
   }
   if (mode == Mode::Train && s.n * s.h * s.w <= 1)
@@ -166,7 +172,11 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
           std::to_string(c));
   float* state = channel_state(c);
   channel_coefficients(s, bn, views_, x, mode, state, given_channels != 0 && mode == Mode::Train, ctx_);
-  const kernels::BnApply apply = apply_arguments(s, state, mode, residual, residual_bias);
+  kernels::BnApply apply = apply_arguments(s, state, mode, residual, residual_bias);
+  if (residual_run) {  // the shortcut's batch norm, applied to its input as it is added
+    apply.residual_scale = residual_run->deferred_apply_.a;
+    apply.residual_bias = residual_run->deferred_apply_.b;
+  }
   if (defer) {  // the next convolution applies it as it loads x, or asks for it with apply_into
     deferred_ = true;
     deferred_apply_ = apply;
@@ -224,7 +234,7 @@ const DeviceTensor& FusedBnRun::forward_separately(const DeviceTensor& x, Mode m
 
 ConvPrologue FusedBnRun::deferred_prologue() const {
   if (!deferred_) fatal("fused run '" + specs_[0].name + "': asked for the prologue of an apply it did not defer");
-  return ConvPrologue{deferred_apply_.a, deferred_apply_.b, DType::F32, true};
+  return ConvPrologue{deferred_apply_.a, deferred_apply_.b, DType::F32, relu_in_run()};
 }
 
 const DeviceTensor& FusedBnRun::write_deferred_output() {
@@ -238,6 +248,49 @@ void FusedBnRun::apply_into(void* out, cudaStream_t stream) const {
   kernels::BnApply apply = deferred_apply_;
   apply.y = out;
   kernels::bn_apply_forward(fused_shape(x_), apply, stream);
+}
+
+kernels::BnBackward FusedBnRun::backward_arguments(const DeviceTensor& dy, void* workspace) const {
+  const int64_t c = x_.shape()[1];
+  const float* state = static_cast<const float*>(channel_state_.data());
+  kernels::BnBackward b;
+  b.x = x_.data;
+  b.dy = dy.data;
+  b.a = run_slot(state, kRunA, c);
+  b.b = run_slot(state, kRunB, c);
+  b.relu = relu_in_run();  // a ReLU after the add: masked by its own layer's backward, or by pass 1 here
+  b.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step(), first_element_, last_keep_bits_};
+  b.pool = last_pool_;  // dy is the pool's output gradient
+  b.scale = views_.params;
+  b.saved_mean = run_slot(state, kRunMean, c);
+  b.saved_inv_std = run_slot(state, kRunInvStd, c);
+  b.workspace = workspace;
+  b.dscale = views_.grads;
+  b.dbias = views_.grads + c;
+  b.dx = dx_.data;
+  return b;
+}
+
+FusedBnRun* FusedBnRun::pair_backward_run() const {
+  if (!ctx_.options().shortcut_bn_paired || !masks_following_relu_gradient() || relu_after_add_) return nullptr;
+  FusedBnRun* main = following_relu_output_;
+  const bool plain = main->last_p_ <= 0 && last_p_ <= 0 && !main->has_pool() && !has_pool() && main->views_.grads;
+  return plain && main->x_.shape() == x_.shape() && main->x_.dtype() == x_.dtype() ? main : nullptr;
+}
+
+void FusedBnRun::backward_as_pair(FusedBnRun& main, const DeviceTensor& dy, const kernels::BnFusedShape& s) {
+  // Two workspaces from the context's scratch, each aligned as the buffer is.
+  const size_t bytes = (kernels::bn_fused_workspace_bytes(s) + 255) / 256 * 256;
+  char* workspace = static_cast<char*>(ctx_.workspace().ensure(2 * bytes));
+  main.dx_ = gradient_tensor(main.x_.shape(), ctx_);
+  kernels::BnBackward m = main.backward_arguments(dy, workspace);
+  m.relu_output_bits = main.last_relu_bits_;
+  const kernels::BnBackward b = backward_arguments(dy, workspace + bytes);
+  kernels::bn_backward_pair_reduce(s, m, b, ctx_.stream());
+  kernels::bn_backward_pair_dx(s, m, b, ctx_.stream());
+  main.paired_dy_ = dy.data;
+  paired_last_backward_ = true;
+  ctx_.gradients_ready(views_.grads);
 }
 
 std::optional<DgradBatchNorm> FusedBnRun::folded_backward_inputs() {
@@ -276,33 +329,29 @@ const DeviceTensor& FusedBnRun::backward(const DeviceTensor& dy) {
   if (!views_.grads) fatal("fused run '" + bn.name + "': backward without gradient buffers");
   if (mode_ != Mode::Train) fatal("fused run '" + bn.name + "': the CUDA path has no backward after an Eval-mode forward");
   check_activation(dy, ctx_, bn, 4);
+  if (paired_dy_) {  // the shortcut's run computed this backward with its own (backward_as_pair)
+    if (paired_dy_ != dy.data)
+      fatal("fused run '" + bn.name + "': its backward was paired with the shortcut's on another output gradient");
+    paired_dy_ = nullptr;
+    ctx_.gradients_ready(views_.grads);
+    return dx_;
+  }
   dx_ = gradient_tensor(x_.shape(), ctx_);
   const kernels::BnFusedShape s = fused_shape(x_);
   if (!kernels::bn_fused_supports(s, last_p_ > 0, {dy.data, dx_.data}))
     fatal("fused run '" + bn.name + "': the output gradient is not aligned for the fused kernels");
-  const int64_t c = s.c;
   const bool folded = folded_backward_;
   folded_backward_ = false;
-  const float* state = static_cast<const float*>(channel_state_.data());
-  kernels::BnBackward b;
-  b.x = x_.data;
-  b.dy = dy.data;
-  b.a = run_slot(state, kRunA, c);
-  b.b = run_slot(state, kRunB, c);
-  b.relu = relu_in_run();  // a ReLU after the add: masked by its own layer's backward, or by pass 1 here
+  paired_last_backward_ = false;
+  if (FusedBnRun* main = pair_backward_run()) {
+    backward_as_pair(*main, dy, s);
+    return dx_;
+  }
+  kernels::BnBackward b = backward_arguments(dy, ctx_.workspace().ensure(kernels::bn_fused_workspace_bytes(s)));
   if (masks_following_relu_gradient()) {
     b.relu_output_bits = relu_output_run()->last_relu_bits_;
     b.dy_in_place = dy.data;
   }
-  b.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step(), first_element_, last_keep_bits_};
-  b.pool = last_pool_;  // dy is the pool's output gradient
-  b.scale = views_.params;
-  b.saved_mean = run_slot(state, kRunMean, c);
-  b.saved_inv_std = run_slot(state, kRunInvStd, c);
-  b.workspace = ctx_.workspace().ensure(kernels::bn_fused_workspace_bytes(s));
-  b.dscale = views_.grads;
-  b.dbias = views_.grads + c;
-  b.dx = dx_.data;
   if (folded) {  // dy is the masked gradient, whose sums the dgrad wrote as dscale and dbias
     kernels::bn_backward_sums_from_gradients(s, b.dscale, b.dbias, b.saved_inv_std, b.workspace, ctx_.stream());
   } else {

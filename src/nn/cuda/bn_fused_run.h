@@ -4,7 +4,8 @@
 // the ReLU after it (y = relu(bn(x) + shortcut)), whose ReLU layer then passes its input through and masks
 // the gradient before this run's backward sees it; or [BatchNorm2d, ReLU, MaxPool2d] (a ResNet's stem), whose
 // passes pool as they apply and route the pool's gradient as they read it (kernels::BnMaxPool), so that
-// neither the normalised tensor nor its gradient exists.
+// neither the normalised tensor nor its gradient exists. A projection shortcut's lone BatchNorm2d may leave
+// its apply to the main branch's run that adds it (defer_next_apply, set_residual_run).
 // Chosen by the fusion planner (nn/fusion_plan.h); it stands in for the run's layers with their
 // semantics: the BN's parameter and buffer views (running statistics updated in place, so checkpoints see
 // them), the dropout's mask key from its own name and its step from set_random_stream or the context's
@@ -49,6 +50,11 @@ class FusedBnRun final : public Layer {
     residual_ = residual;
     residual_bias_ = residual_bias;
   }
+  // Instead, the shortcut's last run, a lone batch norm that deferred its apply (defer_next_apply): the next
+  // forward normalises that run's input by its coefficients as it adds it (kernels::BnApply::residual_scale),
+  // so that the shortcut's output is never written, or, where this run's kernels do not take the shape, has
+  // that run write its output first. It must stay valid until that forward returns.
+  void set_residual_run(FusedBnRun* shortcut) { residual_run_ = shortcut; }
   // The gradient of the residual input is dy itself, which the Residual passes to its shortcut.
   const DeviceTensor& forward(const DeviceTensor& x, Mode mode) override;
   const DeviceTensor& backward(const DeviceTensor& dy) override;
@@ -72,13 +78,17 @@ class FusedBnRun final : public Layer {
   // The convolution's dgrad took the reduction: the next backward's dy is the gradient the dgrad masked, and
   // the weight gradients are written; the backward then only writes dx. Holds for one backward.
   void use_folded_backward() { folded_backward_ = true; }
-  // The next forward of such a run computes its coefficients but leaves the apply pass to the convolution
-  // that reads its output (deferred(): it did), which applies x * a + b and the ReLU as it loads the run's
-  // input (deferred_prologue(), over input()), or, where it cannot, has the run write the output after all
-  // (write_deferred_output; apply_into writes it into another buffer, on another stream). The output it
-  // returns has no memory until then, so that a folded run holds none. Holds for one forward; the
-  // coefficients stay valid until the next forward.
+  // The next forward of such a run, or of a lone batch norm (defers_apply_to_add), computes its coefficients
+  // but leaves the apply pass to the layer that reads its output (deferred(): it did): the convolution, which
+  // applies x * a + b and the ReLU as it loads the run's input (deferred_prologue(), over input()), or the
+  // main branch's run that adds this shortcut (set_residual_run); where it cannot, that layer has the run
+  // write the output after all (write_deferred_output; apply_into writes it into another buffer, on another
+  // stream). The output it returns has no memory until then, so that such a run holds none. Holds for one
+  // forward; the coefficients stay valid until the next forward.
   void defer_next_apply() { defer_next_apply_ = true; }
+  // A lone BatchNorm2d that neither adds nor applies a ReLU: a projection shortcut's, whose apply the main
+  // branch's add may take.
+  bool defers_apply_to_add() const { return specs_.size() == 1 && !adds_residual_ && !relu_after_add_; }
   bool deferred() const { return deferred_; }
   const DeviceTensor& input() const { return x_; }
   ConvPrologue deferred_prologue() const;
@@ -95,7 +105,12 @@ class FusedBnRun final : public Layer {
   // which saves the ReLU's own pass (kernels::BnBackward::relu_output_bits: a relu_after_add run's training
   // forward stores which outputs are positive, a bit each); the other branch reads it masked.
   void mask_following_relu_gradient() { masks_following_relu_ = relu_output_run() != nullptr; }
-  void set_following_relu_output(const FusedBnRun* main_run) { following_relu_output_ = main_run; }
+  void set_following_relu_output(FusedBnRun* main_run) { following_relu_output_ = main_run; }
+  // Such a shortcut run's backward also computes the main run's, both batch norms in each pass
+  // (kernels::bn_backward_pair_reduce and _dx: dy read once for the two, masked as it is read and never
+  // written), where ContextOptions::shortcut_bn_paired allows it and the masking above holds; the main run's
+  // backward then only hands on the input gradient it was given. Whether the last backward did:
+  bool paired_last_backward() const { return paired_last_backward_; }
   // Whether the next backward masks that gradient: asked for, and the last forwards of this run and of the
   // run whose output it masks by took the fused kernels in Train mode under NHWC. The ReLU asks this in its
   // backward, after the forward, and passes dy through.
@@ -110,6 +125,12 @@ class FusedBnRun final : public Layer {
   // The apply pass's arguments for the last forward's x_ and y_ (drawing or storing its dropout mask).
   kernels::BnApply apply_arguments(const kernels::BnFusedShape& s, const float* state, Mode mode,
                                    const DeviceTensor* residual, const float* residual_bias);
+  // The backward passes' arguments for the last forward (workspace given), without the following ReLU's mask.
+  kernels::BnBackward backward_arguments(const DeviceTensor& dy, void* workspace) const;
+  // The main run whose backward this shortcut run's takes (paired_last_backward), or nullptr.
+  FusedBnRun* pair_backward_run() const;
+  // Both runs' backward from dy: dx_ and main.dx_, and both runs' weight gradients.
+  void backward_as_pair(FusedBnRun& main, const DeviceTensor& dy, const kernels::BnFusedShape& s);
   const DeviceTensor& forward_separately(const DeviceTensor& x, Mode mode, const DeviceTensor* residual,
                                         const float* residual_bias);
   double dropout_p(Mode mode) const;
@@ -130,7 +151,9 @@ class FusedBnRun final : public Layer {
   std::vector<LayerSpec> specs_;  // [0] BatchNorm2d, [1] ReLU, [2] Dropout or MaxPool2d when present
   bool adds_residual_, relu_after_add_;
   bool masks_following_relu_ = false;  // see mask_following_relu_gradient
-  const FusedBnRun* following_relu_output_ = nullptr;  // see set_following_relu_output
+  FusedBnRun* following_relu_output_ = nullptr;  // see set_following_relu_output
+  bool paired_last_backward_ = false;            // see paired_last_backward
+  const void* paired_dy_ = nullptr;  // a main run's: the dy of the backward the shortcut's run computed for it
   bool lends_output_ = false;          // see lend_output
   Context& ctx_;
   ParamViews views_;
@@ -139,6 +162,7 @@ class FusedBnRun final : public Layer {
   uint64_t first_element_ = 0;  // the last forward's mask index of its element 0
   const DeviceTensor* residual_ = nullptr;
   const float* residual_bias_ = nullptr;
+  FusedBnRun* residual_run_ = nullptr;  // set_residual_run, for the next forward
   std::vector<std::unique_ptr<Layer>> separate_;  // the run's own layers, for shapes the kernels do not take
   bool fused_ = true;                             // the last forward took the fused kernels
   Mode mode_ = Mode::Train;

@@ -208,6 +208,11 @@ void Sequential::set_residual(const DeviceTensor* residual, const float* residua
   residual_run_->set_residual(residual, residual_bias);
 }
 
+void Sequential::set_residual_run(FusedBnRun* shortcut) {
+  if (!residual_run_) fatal("Sequential: set_residual_run on a container whose last run does not take the add");
+  residual_run_->set_residual_run(shortcut);
+}
+
 const DeviceTensor& Sequential::forward(const DeviceTensor& x, Mode mode) {
   const DeviceTensor* h = &x;
   const void* lent = nullptr;  // the previous step's output, lent from the gradient pool
@@ -303,6 +308,8 @@ Residual::Residual(const LayerSpec& spec, Context& ctx, bool relu_follows)
       if (auto* run = dynamic_cast<FusedBnRun*>(seq->last_layer()); run && !seq->adds_residual()) {
         run->lend_output();
         shortcut_lends_output_ = true;
+        // Its apply, too, where it is a lone batch norm: the add normalises the convolution's output.
+        if (ctx.options().shortcut_bn_in_add && run->defers_apply_to_add()) shortcut_apply_run_ = run;
       }
   // The run that reads dy first masks it by the following ReLU where this block applies that ReLU.
   if (applies_following_relu()) {
@@ -364,10 +371,15 @@ void Residual::set_first_sample(int64_t first) {
 
 const DeviceTensor& Residual::forward(const DeviceTensor& x, Mode mode) {
   if (fused_add_main_) {  // the main branch's last pass adds the shortcut
+    if (shortcut_apply_run_) shortcut_apply_run_->defer_next_apply();
     const DeviceTensor& b = run_shortcut(x, false, mode);
-    fused_add_main_->set_residual(&b, shortcut_conv_ ? shortcut_conv_->bias() : nullptr);
+    const bool applied_in_add = shortcut_apply_run_ && shortcut_apply_run_->deferred();  // b has no memory
+    if (applied_in_add)
+      fused_add_main_->set_residual_run(shortcut_apply_run_);
+    else
+      fused_add_main_->set_residual(&b, shortcut_conv_ ? shortcut_conv_->bias() : nullptr);
     y_ = run_main(x, false, mode);
-    if (shortcut_lends_output_) ctx_.release_gradient(b.data);  // read by the add, now queued
+    if (shortcut_lends_output_ && !applied_in_add) ctx_.release_gradient(b.data);  // read by the add, now queued
     return y_;
   }
   const DeviceTensor& a = run_main(x, false, mode);
@@ -402,9 +414,15 @@ std::string Residual::fusion_report() const {
   if (adds_in_dgrad())
     r += spec_.name + ": shortcut gradient added by " + spec_.children[0].children[0].name + "'s dgrad" +
          (shortcut_ ? "" : " in place") + kLayerKernelsRecord + "\n";
+  if (shortcut_apply_run_ && shortcut_apply_run_->deferred())
+    r += spec_.name + ": " + shortcut_apply_run_->batch_norm_name() + " applied in " +
+         fused_add_main_->residual_run()->batch_norm_name() + "'s add" + kLayerKernelsRecord + "\n";
   if (const FusedBnRun* run = following_relu_mask_run(); run && run->asked_to_mask_following_relu())
     r += spec_.name + ": the following ReLU's gradient masked by " + run->batch_norm_name() + "'s backward" +
          kLayerKernelsRecord + "\n";
+  if (const FusedBnRun* run = following_relu_mask_run(); run && run->paired_last_backward())
+    r += spec_.name + ": " + run->batch_norm_name() + " and " + fused_add_main_->residual_run()->batch_norm_name() +
+         ": backward as a pair" + kLayerKernelsRecord + "\n";
   return r;
 }
 

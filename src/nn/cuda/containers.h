@@ -35,6 +35,8 @@ class Sequential final : public Layer {
   bool adds_residual() const { return residual_run_ != nullptr; }
   FusedBnRun* residual_run() const { return residual_run_; }
   void set_residual(const DeviceTensor* residual, const float* residual_bias);
+  // The shortcut's last run, whose deferred apply the last run takes (FusedBnRun::set_residual_run).
+  void set_residual_run(FusedBnRun* shortcut);
   // The plan of this container and those inside it, one line per run or pair.
   std::string fusion_report() const;
   // The output gradient is a buffer that nothing reads after this container's backward: its last step
@@ -70,7 +72,9 @@ class Sequential final : public Layer {
 };
 
 // y = main(x) + shortcut(x), with an identity shortcut when the spec has none. When the main branch's
-// last run takes the add, the shortcut runs first and main's output is y.
+// last run takes the add, the shortcut runs first and main's output is y; where the shortcut ends in a lone
+// batch norm, that run computes its coefficients only and the main branch's run applies them to the
+// shortcut's convolution output as it adds it (ContextOptions::shortcut_bn_in_add).
 // Backward: dx = da + db, the shortcut's gradient db first (see backward). Where the main branch starts with
 // a convolution, that convolution's dgrad adds db in its epilogue (Conv2d::add_next_input_gradient_to,
 // cuDNN's beta 1) and no add pass runs (ContextOptions::fuse_residual_grad):
@@ -123,6 +127,9 @@ class Residual final : public Layer {
   bool dy_writable_ = false;              // see allow_writing_output_gradient
   bool relu_follows_ = false;
   bool shortcut_lends_output_ = false;  // the shortcut's last run lends its output (FusedBnRun::lend_output)
+  // The shortcut's last run, a lone batch norm whose apply the main branch's add takes
+  // (ContextOptions::shortcut_bn_in_add), or null.
+  FusedBnRun* shortcut_apply_run_ = nullptr;
   FusedBnRun* following_relu_mask_run_ = nullptr;  // see following_relu_mask_run
   DeviceTensor y_, dx_;
   DeviceBuffer y_buffer_;

@@ -41,6 +41,11 @@ struct ContextOptions {
                                  // (kernels/bn_fused.h, planned by nn/fusion_plan.h); off: the layers above
   bool pool_in_bn_run = true;    // a fused [BatchNorm2d, ReLU] run takes the max pool after it (a ResNet's
                                  // stem; kernels::BnMaxPool); off: the pool is its own layer
+  bool shortcut_bn_in_add = true;  // a projection shortcut's lone batch norm applied by the main branch's fused
+                                   // run as it adds the shortcut (FusedBnRun::set_residual_run); off: it
+                                   // writes its own output, which the add reads
+  bool shortcut_bn_paired = true;  // and its backward passes computing the main branch's last batch norm's too
+                                   // (FusedBnRun::paired_last_backward); off: each run its own passes
   bool fuse_residual_grad = true;  // a Residual's shortcut gradient added by its main branch's first dgrad
                                    // (cuDNN's beta 1) instead of a separate add pass (nn/cuda/containers.h)
   bool fuse_conv_bias = false;   // conv + bias as one graph: runtime-compiled and slower than conv then a
