@@ -457,7 +457,7 @@ __global__ void __launch_bounds__(kThreads, Dx || MasksRelu || Pooled || K == Ke
 // A projection block's end, y = relu(bn(x) + bn_s(x_s)): both batch norms' backward in each pass. g, the
 // gradient at either batch norm's output, is dy masked by the ReLU's stored bits, the same for both. Pass 1
 // (Dx = false) sums g, g * (x - mean) and g * (x_s - mean_s); pass 2 writes dx and dx_s. dy is read once per
-// pass for the two and never written. Pass 2 holds both batch norms' dx coefficients, which the element
+// pass for the two; dx may be dy itself, each item stored after it was read. Pass 2 holds both batch norms' dx coefficients, which the element
 // passes' register bound cannot, so it runs one block per SM.
 template <bool Dx>
 constexpr int pair_blocks_per_sm() { return Dx ? 1 : kElementBlocksPerSm; }
@@ -944,9 +944,9 @@ void require_pair(const BnFusedShape& s, const BnBackward& m, const BnBackward& 
                      sc.pool.kernel <= 0;
   if (s.layout != Layout::NHWC || !m.relu_output_bits ||
       reinterpret_cast<uintptr_t>(m.relu_output_bits) % alignof(uint32_t) != 0 || !plain ||
-      m.workspace == sc.workspace)
+      m.workspace == sc.workspace || sc.dx == m.dy || sc.dx == m.dx)
     fatal(std::string(what) + ": a pair needs NHWC, the ReLU's aligned bits (main.relu_output_bits), no ReLU, "
-          "dropout or pool of the runs' own, and a workspace each");
+          "dropout or pool of the runs' own, a workspace each, and the shortcut's dx apart from dy and main's dx");
 }
 
 // Returns the geometry it launched: pass 1's rows of partial sums are those combine() must add up.

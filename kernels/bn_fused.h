@@ -190,10 +190,11 @@ void bn_backward_dx(const BnFusedShape& s, const BnBackward& a, cudaStream_t str
 // The backward of a projection block's end, y = relu(bn(x) + bn_s(x_s)) (bn_apply_forward with
 // relu_after_residual, residual x_s and the shortcut's coefficients as residual_scale and residual_bias),
 // both batch norms in each pass: dy, the gradient at y, is masked by the bits the forward stored
-// (main.relu_output_bits) as it is read, once for both, and is never written. `main` and `shortcut` each give
-// x, scale, saved_mean, saved_inv_std, a workspace of its own, dscale, dbias and dx; dy and the bits are
-// main's. NHWC, with no ReLU, dropout or pool of the runs' own. The results are those of bn_backward_reduce
-// and bn_backward_dx on each, the shortcut's masking dy (up to the order of main's partial sums).
+// (main.relu_output_bits) as it is read, once for both, and is not written, except that main.dx may be dy
+// itself (each item is written after the pass has read it). `main` and `shortcut` each give x, scale,
+// saved_mean, saved_inv_std, a workspace of its own, dscale, dbias and dx; dy and the bits are main's. NHWC,
+// with no ReLU, dropout or pool of the runs' own. The results are those of bn_backward_reduce and
+// bn_backward_dx on each, the shortcut's masking dy (up to the order of main's partial sums).
 void bn_backward_pair_reduce(const BnFusedShape& s, const BnBackward& main, const BnBackward& shortcut,
                              cudaStream_t stream);
 void bn_backward_pair_dx(const BnFusedShape& s, const BnBackward& main, const BnBackward& shortcut,

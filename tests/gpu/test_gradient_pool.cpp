@@ -18,6 +18,7 @@
 #include "nn/cuda/context.h"
 #include "nn/cuda/gradient_pool.h"
 #include "nn/cuda/network.h"
+#include "train/engines/cuda/step_graph_policy.h"
 
 namespace {
 
@@ -132,18 +133,19 @@ TEST(GradientPool, TheNextWriterWaitsForTheWeightGradientStream) {
 // A bf16 ResNet-18 (torchvision's) in `layout` without autotuning, and a batch of four 64x64 images.
 // pool_in_run off: the stem's max pool is its own layer instead of its batch-norm run's.
 struct ResNetRig {
-  ResNetRig(Layout layout, uint64_t seed, bool pool_in_run = true)
-      : ctx(options(layout, pool_in_run)),
+  ResNetRig(Layout layout, uint64_t seed, bool pool_in_run = true, bool shortcut_in_add = true)
+      : ctx(options(layout, pool_in_run, shortcut_in_add)),
         net(resnet18(ModelInput{3, 64, 64, 10}), 7, ctx, cuda::NetworkOutput::LogitsForLoss),
         rng(seed),
         x(gputest::to_device(gputest::random_values(static_cast<size_t>(in.numel()), rng), DType::BF16)),
         input{x.get(), TensorDesc{in, DType::BF16, layout}} {}
-  static cuda::ContextOptions options(Layout layout, bool pool_in_run) {
+  static cuda::ContextOptions options(Layout layout, bool pool_in_run, bool shortcut_in_add) {
     cuda::ContextOptions o;
     o.compute = DType::BF16;
     o.layout = layout;
     o.autotune = false;
     o.pool_in_bn_run = pool_in_run;
+    o.shortcut_bn_in_add = shortcut_in_add;
     return o;
   }
   // One backward of `out` from a random output gradient.
@@ -161,16 +163,18 @@ struct ResNetRig {
   cuda::DeviceTensor input;
 };
 
-// A ResNet-18's backward takes its input gradients from a handful of buffers, the same ones at every step.
+// A ResNet-18's backward takes its input gradients from a handful of buffers, the same ones at every step
+// after the first two, which may still grow them; the engine runs those two eagerly before it captures a
+// step (kEagerStepsBeforeCapture).
 TEST(GradientPool, AResNetBackwardNeedsAFewBuffersThatKeepTheirAddresses) {
   SKIP_WITHOUT_GPU();
   for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
     ResNetRig rig(layout, 8);
     cuda::Context& ctx = rig.ctx;
     size_t buffers = 0, bytes = 0;
-    for (int step = 0; step < 3; ++step) {
+    for (int step = 0; step < 4; ++step) {
       rig.backward(rig.net.forward(rig.input, cuda::Mode::Train));
-      if (step == 0) {
+      if (step < cuda::kEagerStepsBeforeCapture) {
         buffers = ctx.gradient_pool().buffers();
         bytes = ctx.gradient_pool().bytes();
       }
@@ -184,24 +188,29 @@ TEST(GradientPool, AResNetBackwardNeedsAFewBuffersThatKeepTheirAddresses) {
 }
 
 // Outputs that only the next forward reads are lent from the pool, whose buffers no gradient holds in
-// forward: the projection shortcuts' batch norms (read by the add) in either layout, and under NHWC the
-// stem's where its max pool, which keeps its maxima's positions, is a layer of its own. After a forward,
-// one buffer has served them all, as large as the stem's output in that case; the step's gradients then
-// reuse it. Where the stem's run takes the pool (the default under NHWC), the stem writes no output of its
-// own size at all.
+// forward: the projection shortcuts' batch norms (read by the add) where they write their outputs
+// (shortcut_bn_in_add off; by default the add applies them and they write none), and under NHWC the stem's
+// where its max pool, which keeps its maxima's positions, is a layer of its own. After a forward, one buffer
+// has served them all, as large as the stem's output in that case; the step's gradients then reuse it.
+// Where the stem's run takes the pool (the default under NHWC), the stem writes no output of its own size at
+// all, and with the defaults nothing is lent.
 TEST(GradientPool, OutputsThatOnlyTheNextForwardReadsAreLentFromThePool) {
   SKIP_WITHOUT_GPU();
   struct Case {
     Layout layout;
-    bool pool_in_run, lends_stem;
+    bool pool_in_run, shortcut_in_add, lends_stem;
   };
-  for (const Case& c : {Case{Layout::NCHW, true, false}, Case{Layout::NHWC, true, false}, Case{Layout::NHWC, false, true}}) {
-    const std::string name = std::string(layout_name(c.layout)) + (c.pool_in_run ? "" : ", pool layer");
-    ResNetRig rig(c.layout, 9, c.pool_in_run);
+  for (const Case& c : {Case{Layout::NCHW, true, true, false}, Case{Layout::NHWC, true, true, false},
+                        Case{Layout::NCHW, true, false, false}, Case{Layout::NHWC, true, false, false},
+                        Case{Layout::NHWC, false, true, true}}) {
+    const std::string name = std::string(layout_name(c.layout)) + (c.pool_in_run ? "" : ", pool layer") +
+                             (c.shortcut_in_add ? "" : ", shortcut's own apply");
+    ResNetRig rig(c.layout, 9, c.pool_in_run, c.shortcut_in_add);
     cuda::Context& ctx = rig.ctx;
     const cuda::DeviceTensor& out = rig.net.forward(rig.input, cuda::Mode::Train);
     ctx.synchronize();
-    EXPECT_EQ(ctx.gradient_pool().buffers(), 1u) << name;
+    const bool lends = c.lends_stem || !c.shortcut_in_add;
+    EXPECT_EQ(ctx.gradient_pool().buffers(), lends ? 1u : 0u) << name;
     const size_t stem_output = 4 * 64 * 32 * 32 * dtype_size(DType::BF16);  // the 7x7/2 stem's 64 channels
     if (c.lends_stem) {
       EXPECT_GE(ctx.gradient_pool().bytes(), stem_output) << name;

@@ -685,8 +685,8 @@ TEST(KernelsBnFused, BackwardMasksTheFollowingRelu) {
 // A projection block's end, y = relu(bn(x) + bn_s(x_s)), with the shortcut's batch norm applied in the add
 // (residual_scale): both batch norms' backward as a pair against the separate passes (the shortcut's
 // masking dy in place, then the main one's on the masked dy). The shortcut's dx and gradients are the same
-// bits (the same grid and order), the main one's agree to the summation order; dy is not written; and a
-// second run gives the same bits.
+// bits (the same grid and order), the main one's agree to the summation order; dy is not written; a second
+// run gives the same bits, and so does one that writes main's dx over dy.
 TEST(KernelsBnFused, PairBackwardMatchesTheSeparatePasses) {
   SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(47);
@@ -712,11 +712,12 @@ TEST(KernelsBnFused, PairBackwardMatchesTheSeparatePasses) {
       struct Result {
         std::vector<float> dy_after, dx, grads, dx_s, grads_s;
       };
-      auto backward = [&](bool pair) {
+      // pair: the pair's passes; in_place: with main's dx written over dy.
+      auto backward = [&](bool pair, bool in_place = false) {
         DeviceMem g = to_device(dy, t), dx(size * dtype_size(t)), dx_s(size * dtype_size(t));
         DeviceMem grads(2 * uc * 4), grads_s(2 * uc * 4);
         for (DeviceMem* m : {&dx, &dx_s, &grads, &grads_s}) m->poison();
-        kernels::BnBackward m = backward_args(f, d.c, dxin.get(), g.get(), dx.get(), grads);
+        kernels::BnBackward m = backward_args(f, d.c, dxin.get(), g.get(), in_place ? g.get() : dx.get(), grads);
         kernels::BnBackward sc = backward_args(fs, d.c, dxs.get(), g.get(), dx_s.get(), grads_s);
         m.relu = sc.relu = false;
         if (pair) {
@@ -731,10 +732,12 @@ TEST(KernelsBnFused, PairBackwardMatchesTheSeparatePasses) {
           kernels::bn_backward_reduce(s, m, nullptr);
           kernels::bn_backward_dx(s, m, nullptr);
         }
-        return Result{download(g.get(), size, t), download(dx.get(), size, t), download(grads.get(), 2 * uc, DType::F32),
-                      download(dx_s.get(), size, t), download(grads_s.get(), 2 * uc, DType::F32)};
+        return Result{download(g.get(), size, t), download(in_place ? g.get() : dx.get(), size, t),
+                      download(grads.get(), 2 * uc, DType::F32), download(dx_s.get(), size, t),
+                      download(grads_s.get(), 2 * uc, DType::F32)};
       };
       const Result separate = backward(false), pair = backward(true), again = backward(true);
+      const Result in_place = backward(true, true);
       ASSERT_CUDA(cudaDeviceSynchronize());
       EXPECT_EQ(pair.dy_after, dy);  // read, never written
       size_t zeroed = 0;
@@ -747,6 +750,9 @@ TEST(KernelsBnFused, PairBackwardMatchesTheSeparatePasses) {
       EXPECT_EQ(again.dx, pair.dx);
       EXPECT_EQ(again.grads, pair.grads);
       EXPECT_EQ(again.dx_s, pair.dx_s);
+      EXPECT_EQ(in_place.dx, pair.dx);  // main's dx over dy: the same bits
+      EXPECT_EQ(in_place.dx_s, pair.dx_s);
+      EXPECT_EQ(in_place.grads, pair.grads);
     }
 }
 

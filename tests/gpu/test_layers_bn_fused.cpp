@@ -294,9 +294,11 @@ LayerSpec bottleneck(int64_t in, int64_t width, int64_t out) {
 // shortcut's output is no longer rounded to the compute type before the add, and the paired backward sums
 // bn3's gradients over another grid, so the steps agree to the block's tolerances (y and the running
 // statistics stay the same bits in fp32).
+// The bottleneck is followed by a convolution, whose input gradient the block's ReLU may mask in place, as in a
+// network: only then does the shortcut's run mask it, which the pair needs.
 TEST(CudaFusedBn, ShortcutBatchNormPairedWithTheMainBranch) {
   SKIP_WITHOUT_GPU();
-  const LayerSpec block = bottleneck(32, 16, 64);
+  const LayerSpec block = sequential("net", {bottleneck(32, 16, 64), conv2d("net.head", 64, 16, 1, 1, 0, false)});
   check_everywhere({block, Shape{4, 32, 8, 8}}, "bottleneck (shortcut bn paired)", 76, nullptr, block_grad_tolerance);
   for (const Precision& p : kPrecisions)
     for (Layout layout : kLayouts) {

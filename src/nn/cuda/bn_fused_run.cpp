@@ -139,12 +139,7 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
   residual_bias_ = nullptr;
   residual_run_ = nullptr;
   given_statistics_channels_ = 0;
-  if (adds_residual_) {
-    if (!residual) fatal("fused run '" + bn.name + "': forward without the Residual's shortcut output");
-    if (residual->shape() != shape)
-      throw UserError("Residual of '" + bn.name + "': main branch gives " + shape.str() + " but shortcut gives " +
-                      residual->shape().str());
-  }
+  if (adds_residual_) check_residual(shape, residual);
   x_ = x;
   mode_ = mode;
   if (defer)  // the output stays unallocated unless the convolution asks for it (write_deferred_output)
@@ -172,11 +167,7 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
           std::to_string(c));
   float* state = channel_state(c);
   channel_coefficients(s, bn, views_, x, mode, state, given_channels != 0 && mode == Mode::Train, ctx_);
-  kernels::BnApply apply = apply_arguments(s, state, mode, residual, residual_bias);
-  if (residual_run) {  // the shortcut's batch norm, applied to its input as it is added
-    apply.residual_scale = residual_run->deferred_apply_.a;
-    apply.residual_bias = residual_run->deferred_apply_.b;
-  }
+  const kernels::BnApply apply = apply_arguments(s, state, mode, residual, residual_bias, residual_run);
   if (defer) {  // the next convolution applies it as it loads x, or asks for it with apply_into
     deferred_ = true;
     deferred_apply_ = apply;
@@ -187,8 +178,17 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
   return y_;
 }
 
+void FusedBnRun::check_residual(const Shape& shape, const DeviceTensor* residual) const {
+  const std::string& name = specs_[0].name;
+  if (!residual) fatal("fused run '" + name + "': forward without the Residual's shortcut output");
+  if (residual->shape() != shape)
+    throw UserError("Residual of '" + name + "': main branch gives " + shape.str() + " but shortcut gives " +
+                    residual->shape().str());
+}
+
 kernels::BnApply FusedBnRun::apply_arguments(const kernels::BnFusedShape& s, const float* state, Mode mode,
-                                             const DeviceTensor* residual, const float* residual_bias) {
+                                             const DeviceTensor* residual, const float* residual_bias,
+                                             const FusedBnRun* residual_run) {
   kernels::BnApply apply;
   apply.a = run_slot(state, kRunA, s.c);
   apply.b = run_slot(state, kRunB, s.c);
@@ -206,6 +206,10 @@ kernels::BnApply FusedBnRun::apply_arguments(const kernels::BnFusedShape& s, con
   apply.dropout = kernels::BnDropout{last_p_, mask_key_, step_, ctx_.device_step(), first_element_, last_keep_bits_};
   apply.residual = residual ? residual->data : nullptr;
   apply.residual_bias = residual_bias;
+  if (residual_run) {  // the shortcut's batch norm, applied to its input as it is added
+    apply.residual_scale = residual_run->deferred_apply_.a;
+    apply.residual_bias = residual_run->deferred_apply_.b;
+  }
   apply.y = y_.data;
   // The ReLU after the add keeps which outputs are positive for the backward that masks its gradient.
   last_relu_bits_ = nullptr;
@@ -282,7 +286,8 @@ void FusedBnRun::backward_as_pair(FusedBnRun& main, const DeviceTensor& dy, cons
   // Two workspaces from the context's scratch, each aligned as the buffer is.
   const size_t bytes = (kernels::bn_fused_workspace_bytes(s) + 255) / 256 * 256;
   char* workspace = static_cast<char*>(ctx_.workspace().ensure(2 * bytes));
-  main.dx_ = gradient_tensor(main.x_.shape(), ctx_);
+  // dx3 over dy, which the ReLU let this run write (the masking) and which nothing reads after these passes.
+  main.dx_ = DeviceTensor{dy.data, main.x_.desc};
   kernels::BnBackward m = main.backward_arguments(dy, workspace);
   m.relu_output_bits = main.last_relu_bits_;
   const kernels::BnBackward b = backward_arguments(dy, workspace + bytes);

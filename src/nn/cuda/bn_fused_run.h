@@ -107,9 +107,10 @@ class FusedBnRun final : public Layer {
   void mask_following_relu_gradient() { masks_following_relu_ = relu_output_run() != nullptr; }
   void set_following_relu_output(FusedBnRun* main_run) { following_relu_output_ = main_run; }
   // Such a shortcut run's backward also computes the main run's, both batch norms in each pass
-  // (kernels::bn_backward_pair_reduce and _dx: dy read once for the two, masked as it is read and never
-  // written), where ContextOptions::shortcut_bn_paired allows it and the masking above holds; the main run's
-  // backward then only hands on the input gradient it was given. Whether the last backward did:
+  // (kernels::bn_backward_pair_reduce and _dx: dy read once for the two and masked as it is read; the main
+  // run's input gradient is written over dy, which the masking may write), where
+  // ContextOptions::shortcut_bn_paired allows it and the masking above holds; the main run's backward then
+  // only hands on that input gradient. Whether the last backward did:
   bool paired_last_backward() const { return paired_last_backward_; }
   // Whether the next backward masks that gradient: asked for, and the last forwards of this run and of the
   // run whose output it masks by took the fused kernels in Train mode under NHWC. The ReLU asks this in its
@@ -122,9 +123,13 @@ class FusedBnRun final : public Layer {
   }
 
  private:
-  // The apply pass's arguments for the last forward's x_ and y_ (drawing or storing its dropout mask).
+  // The Residual's shortcut output that a run adding it was given: present, and of the run's output shape.
+  void check_residual(const Shape& shape, const DeviceTensor* residual) const;
+  // The apply pass's arguments for the last forward's x_ and y_ (drawing or storing its dropout mask); with
+  // residual_run, the residual is that shortcut run's input, normalised by its deferred coefficients.
   kernels::BnApply apply_arguments(const kernels::BnFusedShape& s, const float* state, Mode mode,
-                                   const DeviceTensor* residual, const float* residual_bias);
+                                   const DeviceTensor* residual, const float* residual_bias,
+                                   const FusedBnRun* residual_run);
   // The backward passes' arguments for the last forward (workspace given), without the following ReLU's mask.
   kernels::BnBackward backward_arguments(const DeviceTensor& dy, void* workspace) const;
   // The main run whose backward this shortcut run's takes (paired_last_backward), or nullptr.

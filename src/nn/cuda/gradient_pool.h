@@ -29,9 +29,9 @@ class GradientPool {
   // Every buffer free, nothing to wait for (the previous backward ended by joining its weight gradients).
   void begin_backward();
   // A free buffer of at least `bytes`: the smallest that fits, of those the earliest given back; where none
-  // fits, the largest free one grown (its old block freed, which waits for the device: the first backward
-  // of a shape grows the buffers, and never a captured one); a new one when none is free. Queues on
-  // `compute` a wait for the weight gradients that read it last.
+  // fits, the largest free one grown (its old block freed, which waits for the device: the first backwards
+  // of a shape grow the buffers, those the engine runs eagerly, never a captured one); a new one when none
+  // is free. Queues on `compute` a wait for the weight gradients that read it last.
   void* acquire(size_t bytes, cudaStream_t compute);
   // Gives back the buffer at `data` (a pointer the pool did not hand out is ignored). `wgrad`: the
   // weight-gradient stream while weight gradients are forked (its work queued so far may read the
