@@ -457,8 +457,8 @@ __global__ void __launch_bounds__(kThreads, Dx || MasksRelu || Pooled || K == Ke
 // A projection block's end, y = relu(bn(x) + bn_s(x_s)): both batch norms' backward in each pass. g, the
 // gradient at either batch norm's output, is dy masked by the ReLU's stored bits, the same for both. Pass 1
 // (Dx = false) sums g, g * (x - mean) and g * (x_s - mean_s); pass 2 writes dx and dx_s. dy is read once per
-// pass for the two; dx may be dy itself, each item stored after it was read. Pass 2 holds both batch norms' dx coefficients, which the element
-// passes' register bound cannot, so it runs one block per SM.
+// pass for the two; dx may be dy itself, each item stored after it was read. Pass 2 holds both batch norms'
+// dx coefficients, which the element passes' register bound cannot, so it runs one block per SM.
 template <bool Dx>
 constexpr int pair_blocks_per_sm() { return Dx ? 1 : kElementBlocksPerSm; }
 
@@ -764,11 +764,14 @@ void dispatch_types(const BnFusedShape& s, F&& f) {
   dispatch_dtype(s.dtype, [&](auto tag) { dispatch_index(s.n * s.c * s.h * s.w, [&](auto index) { f(tag, index); }); });
 }
 
+// Whether bits given as 32-bit words (keep bits, a ReLU's positive bits) are aligned for them.
+bool word_aligned(const uint32_t* bits) { return reinterpret_cast<uintptr_t>(bits) % alignof(uint32_t) == 0; }
+
 DropoutMask mask_of(const BnFusedShape& s, const BnDropout& d, const char* what) {
   if (d.keep_bits && bn_fused_mask_bytes(s) == 0)
     fatal(std::string(what) + ": keep bits given for a " + layout_name(s.layout) +
           " tensor, which stores none (bn_fused_mask_bytes is 0)");
-  if (d.keep_bits && reinterpret_cast<uintptr_t>(d.keep_bits) % alignof(uint32_t) != 0)
+  if (d.keep_bits && !word_aligned(d.keep_bits))
     fatal(std::string(what) + ": the keep bits are not aligned to 4 bytes");
   return make_dropout_mask(d.p, d.mask_key, d.step, d.step_device, d.first_element, "fused batch norm dropout");
 }
@@ -857,7 +860,7 @@ void bn_apply_forward(const BnFusedShape& shape, const BnApply& a, cudaStream_t 
     fatal("bn_apply_forward: relu_after_residual needs a residual and relu, and takes no dropout");
   if ((a.residual_bias || a.residual_scale) && !a.residual)
     fatal("bn_apply_forward: a residual bias or scale without a residual");
-  if (a.relu_bits && (shape.layout != Layout::NHWC || reinterpret_cast<uintptr_t>(a.relu_bits) % alignof(uint32_t) != 0))
+  if (a.relu_bits && (shape.layout != Layout::NHWC || !word_aligned(a.relu_bits)))
     fatal("bn_apply_forward: the ReLU's bits are stored under NHWC only, aligned to 4 bytes");
   const DropoutMask d = mask_of(shape, a.dropout, "bn_apply_forward");
   const BnFusedShape s = walked(shape);
@@ -924,9 +927,9 @@ void bn_backward_reduce(const BnFusedShape& s, const BnBackward& a, cudaStream_t
   require_supported(s, a.dropout.p > 0.0, {a.x, a.dy}, "bn_backward_reduce");
   require_pool(s, a, "bn_backward_reduce");
   if (a.relu_output_bits && (s.layout != Layout::NHWC || a.relu || a.dropout.p > 0.0 || a.dy_in_place != a.dy ||
-                             reinterpret_cast<uintptr_t>(a.relu_output_bits) % alignof(uint32_t) != 0))
-    fatal("bn_backward_reduce: masking by relu_output_bits needs NHWC, aligned bits, no ReLU or dropout of the run's own, and "
-          "dy_in_place == dy");
+                             !word_aligned(a.relu_output_bits)))
+    fatal("bn_backward_reduce: masking by relu_output_bits needs NHWC, aligned bits, no ReLU or dropout of the "
+          "run's own, and dy_in_place == dy");
   const Geometry g = launch_backward<false>(s, a, "bn_backward_reduce", stream);
   combine(walked(s), a.workspace, g.grid.y, BackwardSums{a.saved_inv_std, a.dscale, a.dbias}, stream);
 }
@@ -942,8 +945,7 @@ void require_pair(const BnFusedShape& s, const BnBackward& m, const BnBackward& 
   require_supported(s, false, {m.x, sc.x, m.dy, m.dx, sc.dx}, what);
   const bool plain = !m.relu && !sc.relu && m.dropout.p <= 0.0 && sc.dropout.p <= 0.0 && m.pool.kernel <= 0 &&
                      sc.pool.kernel <= 0;
-  if (s.layout != Layout::NHWC || !m.relu_output_bits ||
-      reinterpret_cast<uintptr_t>(m.relu_output_bits) % alignof(uint32_t) != 0 || !plain ||
+  if (s.layout != Layout::NHWC || !m.relu_output_bits || !word_aligned(m.relu_output_bits) || !plain ||
       m.workspace == sc.workspace || sc.dx == m.dy || sc.dx == m.dx)
     fatal(std::string(what) + ": a pair needs NHWC, the ReLU's aligned bits (main.relu_output_bits), no ReLU, "
           "dropout or pool of the runs' own, a workspace each, and the shortcut's dx apart from dy and main's dx");

@@ -211,8 +211,8 @@ kernels::BnApply FusedBnRun::apply_arguments(const kernels::BnFusedShape& s, con
     apply.residual_bias = residual_run->deferred_apply_.b;
   }
   apply.y = y_.data;
-  // The ReLU after the add keeps which outputs are positive for the backward that masks its gradient.
-  last_relu_bits_ = nullptr;
+  // The ReLU after the add keeps which outputs are positive for the backward that masks its gradient (forward
+  // reset last_relu_bits_ for runs that store none).
   if (relu_after_add_ && mode == Mode::Train && s.layout == Layout::NHWC)
     last_relu_bits_ = relu_bits_.ensure_as<uint32_t>(kernels::bn_fused_mask_bytes(s) / sizeof(uint32_t));
   apply.relu_bits = last_relu_bits_;
@@ -275,11 +275,11 @@ kernels::BnBackward FusedBnRun::backward_arguments(const DeviceTensor& dy, void*
   return b;
 }
 
+// Masking by another run's bits makes this a shortcut's lone batch norm and that run the main branch's
+// relu_after_add one: neither has a dropout or a pool, and the add gave both the block output's shape.
 FusedBnRun* FusedBnRun::pair_backward_run() const {
-  if (!ctx_.options().shortcut_bn_paired || !masks_following_relu_gradient() || relu_after_add_) return nullptr;
-  FusedBnRun* main = following_relu_output_;
-  const bool plain = main->last_p_ <= 0 && last_p_ <= 0 && !main->has_pool() && !has_pool() && main->views_.grads;
-  return plain && main->x_.shape() == x_.shape() && main->x_.dtype() == x_.dtype() ? main : nullptr;
+  if (!ctx_.options().shortcut_bn_paired || relu_after_add_ || !masks_following_relu_gradient()) return nullptr;
+  return following_relu_output_->views_.grads ? following_relu_output_ : nullptr;
 }
 
 void FusedBnRun::backward_as_pair(FusedBnRun& main, const DeviceTensor& dy, const kernels::BnFusedShape& s) {
