@@ -310,7 +310,7 @@ __global__ void __launch_bounds__(kThreads, kElementBlocksPerSm)
     const uint32_t keep = keep_of(it);
     if (kDrop && keep_bits) keep_bits[it.word] = keep;
     ItemPacks<T> out;
-    uint32_t positive = 0;
+    uint32_t positive = 0;  // taken as each output is made: fewer live registers than a pass over out after
 #pragma unroll
     for (int q = 0; q < kRun; ++q)
 #pragma unroll
@@ -361,7 +361,7 @@ template <typename T, typename I>
 __device__ __forceinline__ ItemPacks<T> pooled_gradient(const BnMaxPool& p, const T* pooled_dy, I ch0, I c, I h, I w,
                                                          const NhwcItem<I>& it) {
   const I k = p.kernel, s = p.stride, pad = p.pad;
-  const I oh = (h + 2 * pad - k) / s + 1, ow = (w + 2 * pad - k) / s + 1;
+  const I oh = window_extent(h, k, s, pad), ow = window_extent(w, k, s, pad);
   I oy_first, oy_last, ox_first, ox_last, unused;
   covering<I>(it.row + pad, k, s, oh, oy_first, oy_last);
   covering<I>(it.w0 + pad, k, s, ow, ox_first, unused);             // the first pixel's first window
@@ -371,7 +371,7 @@ __device__ __forceinline__ ItemPacks<T> pooled_gradient(const BnMaxPool& p, cons
     const I row_cells = (it.row + pad - oy * s) * k;
     for (I ox = ox_first; ox <= ox_last; ++ox) {
       const I o = ((it.image * oh + oy) * ow + ox) * c + ch0;
-      const uint2 where = *reinterpret_cast<const uint2*>(p.positions + o);
+      const PositionLanes<kGroup> where = *reinterpret_cast<const PositionLanes<kGroup>*>(p.positions + o);
       const Pack<T, kGroup> grad = load_group(pooled_dy, o);
       const I first_column = ox * s - pad;
 #pragma unroll
@@ -380,10 +380,8 @@ __device__ __forceinline__ ItemPacks<T> pooled_gradient(const BnMaxPool& p, cons
         if (kx < 0 || kx >= k) continue;
         const uint32_t pos = static_cast<uint32_t>(row_cells + kx);
 #pragma unroll
-        for (int j = 0; j < kGroup; ++j) {
-          const uint32_t word = j < 4 ? where.x : where.y;
-          if (((word >> (8 * (j % 4))) & 0xffu) == pos) sum[q][j] += to_float(grad.v[j]);
-        }
+        for (int j = 0; j < kGroup; ++j)
+          if (where.v[j] == pos) sum[q][j] += to_float(grad.v[j]);
       }
     }
   }

@@ -26,6 +26,7 @@
 #include <initializer_list>
 
 #include "core/dtype.h"
+#include "maths/window_extent.h"
 
 namespace sb::kernels {
 
@@ -120,7 +121,7 @@ struct BnMaxPool {
 };
 // The pooled [oh, ow] of an input h x w (floor mode, as the MaxPool2d layer).
 inline int64_t bn_pooled_extent(int64_t extent, const BnMaxPool& p) {
-  return (extent + 2 * p.pad - p.kernel) / p.stride + 1;
+  return window_extent<int64_t>(extent, p.kernel, p.stride, p.pad);
 }
 // Whether the passes take this pool after a run on this shape: NHWC with c % 8 == 0 and w % 4 == 0 (real
 // rows: the backward's windows need them), windows that keep their positions at any size

@@ -8,6 +8,7 @@
 #include "kernels/bn_fused.h"
 #include "kernels/device_utils.cuh"
 #include "kernels/index_type.cuh"
+#include "kernels/pool_windows.cuh"
 #include "kernels/pooling.h"
 
 namespace sb::kernels {
@@ -69,17 +70,15 @@ __global__ void __launch_bounds__(kThreads)
         first = false;
       }
     Pack<T, kGroup> out;
-    uint2 where = {0u, 0u};
+    PositionLanes<kGroup> where;
 #pragma unroll
     for (int j = 0; j < kGroup; ++j) {
       out.v[j] = from_float<T>(best_v[j]);
-      const uint32_t byte = static_cast<uint32_t>(best[j]) << (8 * (j % 4));
-      if (j < 4) where.x |= byte;
-      else where.y |= byte;
+      where.v[j] = static_cast<uint8_t>(best[j]);
     }
     const I at = pixel * c + ch0;  // y and the positions are [n, oh, ow, c]
     *reinterpret_cast<Pack<T, kGroup>*>(y + at) = out;
-    if (positions) *reinterpret_cast<uint2*>(positions + at) = where;
+    if (positions) *reinterpret_cast<PositionLanes<kGroup>*>(positions + at) = where;
   }
 }
 

@@ -2,7 +2,16 @@
 // pool after them (bn_pool.cu, bn_fused.cu). Windows lie over the padded image: input row y sits at y + pad.
 #pragma once
 
+#include <cstdint>
+
 namespace sb::kernels::detail {
+
+// The window positions (one byte each, ky * kernel + kx) of L neighbouring channels, loaded and stored as one
+// aligned vector.
+template <int L>
+struct alignas(L) PositionLanes {
+  uint8_t v[L];
+};
 
 // The output rows (or cols) whose windows cover padded input position i: [first, last], possibly empty.
 template <typename I>

@@ -9,6 +9,7 @@
 #include "kernels/device_utils.cuh"
 #include "kernels/index_type.cuh"
 #include "kernels/pool_windows.cuh"
+#include "maths/window_extent.h"
 
 namespace sb::kernels {
 namespace {
@@ -34,7 +35,8 @@ Geometry make_geometry(const PoolShape& p, const char* what) {
   if (p.kernel < 1 || p.stride < 1 || p.pad < 0 || 2 * p.pad > p.kernel || ph < p.kernel || pw < p.kernel)
     fatal(std::string(what) + ": bad window " + std::to_string(p.kernel) + "/" + std::to_string(p.stride) + "/" +
           std::to_string(p.pad) + " for an input of " + std::to_string(p.h) + "x" + std::to_string(p.w));
-  return Geometry{p.n, p.c, p.h, p.w, (ph - p.kernel) / p.stride + 1, (pw - p.kernel) / p.stride + 1, p.kernel,
+  const int64_t k = p.kernel, s = p.stride, pad = p.pad;
+  return Geometry{p.n, p.c, p.h, p.w, window_extent(p.h, k, s, pad), window_extent(p.w, k, s, pad), p.kernel,
                   p.stride, p.pad};
 }
 
@@ -269,11 +271,6 @@ __global__ void maxpool_tiled_nhwc_backward_kernel(const T* __restrict__ x, cons
 // handles L channels of one output pixel (forward) or input pixel (backward): 16-byte vectors where the
 // channels and pointers allow, else L = 1. The same argmax rule and the same sums, in the same order, as the
 // generic kernels, so the results are identical.
-template <int L>
-struct alignas(L) PositionLanes {
-  uint8_t v[L];
-};
-
 template <typename T, int L, typename I>
 __global__ void maxpool_nhwc_positions_forward_kernel(const T* __restrict__ x, T* __restrict__ y,
                                                       uint8_t* __restrict__ positions, Geom<I> g) {

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/philox.h"
+#include "maths/window_extent.h"
 
 namespace sb {
 
@@ -163,16 +164,14 @@ namespace {
   throw UserError(std::string(layer_kind_name(s.kind)) + " '" + s.name + "' cannot take input " + in.str() +
                   ": " + why);
 }
-int64_t pooled(int64_t size, int64_t kernel, int64_t stride, int64_t pad) {
-  return (size + 2 * pad - kernel) / stride + 1;
-}
 }  // namespace
 
 Shape output_shape(const LayerSpec& s, const Shape& in) {
   switch (s.kind) {
     case LayerKind::Conv2d: {
       if (in.rank() != 4 || in[1] != s.in) shape_error(s, in, "expects N x " + std::to_string(s.in) + " x H x W");
-      const int64_t h = pooled(in[2], s.kernel, s.stride, s.pad), w = pooled(in[3], s.kernel, s.stride, s.pad);
+      const int64_t h = window_extent<int64_t>(in[2], s.kernel, s.stride, s.pad);
+      const int64_t w = window_extent<int64_t>(in[3], s.kernel, s.stride, s.pad);
       if (h <= 0 || w <= 0) shape_error(s, in, "the image is smaller than the kernel");
       return Shape{in[0], s.out, h, w};
     }
@@ -188,7 +187,8 @@ Shape output_shape(const LayerSpec& s, const Shape& in) {
       // PyTorch's rule: a window starts inside the image or its left padding, so pad <= kernel / 2.
       if (s.pad < 0 || 2 * s.pad > s.kernel) shape_error(s, in, "the padding must lie in [0, kernel / 2]");
       if (s.kind == LayerKind::AvgPool2d && s.pad != 0) shape_error(s, in, "average pooling takes no padding");
-      const int64_t h = pooled(in[2], s.kernel, s.stride, s.pad), w = pooled(in[3], s.kernel, s.stride, s.pad);
+      const int64_t h = window_extent<int64_t>(in[2], s.kernel, s.stride, s.pad);
+      const int64_t w = window_extent<int64_t>(in[3], s.kernel, s.stride, s.pad);
       if (h <= 0 || w <= 0) shape_error(s, in, "the image is smaller than the window");
       return Shape{in[0], in[1], h, w};
     }

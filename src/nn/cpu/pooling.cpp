@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "maths/window_extent.h"
 
 namespace sb::cpu {
 namespace {
@@ -19,8 +20,8 @@ PoolGeometry pool_geometry(const char* layer, const Shape& in, int64_t kernel, i
   if (g.in_h + 2 * pad < kernel || g.in_w + 2 * pad < kernel)
     fatal(std::string(layer) + " input " + in.str() + " is smaller than its " + std::to_string(kernel) + "x" +
           std::to_string(kernel) + " window");
-  g.out_h = (g.in_h + 2 * pad - kernel) / stride + 1;
-  g.out_w = (g.in_w + 2 * pad - kernel) / stride + 1;
+  g.out_h = window_extent(g.in_h, kernel, stride, pad);
+  g.out_w = window_extent(g.in_w, kernel, stride, pad);
   return g;
 }
 

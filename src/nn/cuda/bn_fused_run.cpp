@@ -4,6 +4,7 @@
 #include "kernels/batchnorm.h"
 #include "kernels/bn_fused.h"
 #include "kernels/elementwise.h"
+#include "kernels/pooling.h"
 #include "nn/cpu/dropout.h"
 #include "nn/cuda/activations.h"
 #include "nn/cuda/batchnorm2d.h"
@@ -106,18 +107,19 @@ double FusedBnRun::dropout_p(Mode mode) const {
   return mode == Mode::Train && has_dropout() ? specs_[2].p : 0.0;
 }
 
-kernels::BnMaxPool FusedBnRun::max_pool(Mode mode, const kernels::BnFusedShape& s) {
-  kernels::BnMaxPool p;
-  if (!has_pool()) return p;
+bool FusedBnRun::max_pool_fits(Mode mode, const kernels::BnFusedShape& s, const DeviceTensor& x) {
+  if (!has_pool()) return true;
   const LayerSpec& pool = specs_[2];
-  p.kernel = static_cast<int>(pool.kernel);
-  p.stride = static_cast<int>(pool.stride);
-  p.pad = static_cast<int>(pool.pad);
-  if (mode == Mode::Train && kernels::bn_maxpool_supports(s, p, {})) {  // a byte per pooled element
-    const int64_t bytes = s.n * s.c * kernels::bn_pooled_extent(s.h, p) * kernels::bn_pooled_extent(s.w, p);
-    p.positions = static_cast<uint8_t*>(pool_positions_.ensure(static_cast<size_t>(bytes)));
+  last_pool_.kernel = static_cast<int>(pool.kernel);
+  last_pool_.stride = static_cast<int>(pool.stride);
+  last_pool_.pad = static_cast<int>(pool.pad);
+  if (!kernels::bn_maxpool_supports(s, last_pool_, {x.data, y_.data})) return false;
+  if (mode == Mode::Train) {  // the positions of the maxima, for backward
+    const kernels::PoolShape shape{s.n, s.c, s.h, s.w, last_pool_.kernel, last_pool_.stride, last_pool_.pad};
+    const int64_t bytes = kernels::maxpool_positions_bytes(shape, s.layout, s.dtype);
+    last_pool_.positions = static_cast<uint8_t*>(pool_positions_.ensure(static_cast<size_t>(bytes)));
   }
-  return p;
+  return true;
 }
 
 const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
@@ -147,10 +149,10 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
   else
     y_ = lends_output_ ? gradient_tensor(shape, ctx_) : output_tensor(y_buffer_, shape, ctx_);
   const kernels::BnFusedShape s = fused_shape(x);
-  last_pool_ = max_pool(mode, s);
   last_relu_bits_ = nullptr;  // apply_arguments sets them where the fused forward stores them
+  last_pool_ = kernels::BnMaxPool{};  // max_pool_fits sets it where the run has a pool
   fused_ = kernels::bn_fused_supports(s, dropout_p(mode) > 0, {x.data, y_.data, residual ? residual->data : nullptr}) &&
-           (!has_pool() || kernels::bn_maxpool_supports(s, last_pool_, {x.data, y_.data}));
+           max_pool_fits(mode, s, x);
   if (!fused_) {
     if (lends_output_ && y_.data) ctx_.release_gradient(y_.data);  // the separate layers write their own outputs
     if (!y_.data) y_ = output_tensor(y_buffer_, shape, ctx_);

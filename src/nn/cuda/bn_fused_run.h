@@ -143,8 +143,9 @@ class FusedBnRun final : public Layer {
   bool relu_in_run() const { return specs_.size() > 1; }
   bool has_dropout() const { return specs_.size() > 2 && specs_[2].kind == LayerKind::Dropout; }
   bool has_pool() const { return specs_.size() > 2 && specs_[2].kind == LayerKind::MaxPool2d; }
-  // The run's max pool (kernel 0 where it has none), with the positions buffer for a training forward.
-  kernels::BnMaxPool max_pool(Mode mode, const kernels::BnFusedShape& s);
+  // Whether the fused passes take the run's max pool on this input (true where it has none); sets last_pool_,
+  // with the positions buffer for a training forward.
+  bool max_pool_fits(Mode mode, const kernels::BnFusedShape& s, const DeviceTensor& x);
   // The run whose output is the following ReLU's (see mask_following_relu_gradient), or nullptr.
   const FusedBnRun* relu_output_run() const {
     if (relu_after_add_) return this;
