@@ -1,6 +1,6 @@
 // The batch-assembly kernel against the CPU batch assembly (src/data/batch.*): the same crops, flips,
 // normalisation and labels for CIFAR-like, MNIST-like and larger samples, with and without augmentation, in
-// NCHW and NHWC, fp32 (bit-exact) and fp16/bf16 (the fp32 value rounded once).
+// NCHW and NHWC, fp32 (bit-exact) and fp16/bf16 (the fp32 value rounded once), through both kernels.
 #include <gtest/gtest.h>
 
 #include <utility>
@@ -37,9 +37,10 @@ Dataset random_dataset(int channels, int size, int64_t count, std::mt19937_64& r
 TEST(KernelsAugment, GatherBatchMatchesCpuAssembly) {
   SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(61);
-  // 3x97x97: a sample the kernel splits into several parts, the last one short.
-  for (const auto& [channels, size] : {std::pair{3, 32}, std::pair{1, 28}, std::pair{3, 97}}) {
-    const int64_t count = 300, batch = 67;
+  // Rows of whole groups of 4 pixels (32, 28, 224) take the 4-pixel kernel, 3x224x224 in several parts;
+  // 3x97x97 takes the per-element kernel, split into several parts, the last one short.
+  for (const auto& [channels, size] : {std::pair{3, 32}, std::pair{1, 28}, std::pair{3, 97}, std::pair{3, 224}}) {
+    const int64_t count = size > 100 ? 20 : 300, batch = size > 100 ? 9 : 67;
     const Dataset data = random_dataset(channels, size, count, rng);
     std::uniform_int_distribution<int64_t> pick(0, count - 1);
     std::vector<int64_t> indices(static_cast<size_t>(batch));

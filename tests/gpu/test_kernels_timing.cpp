@@ -133,6 +133,18 @@ TEST(KernelsTiming, PrintBandwidth) {
     a.layout = Layout::NHWC;
     a.labels_out = lo.as<int32_t>();
     report("gather_batch CIFAR 256 crop+flip NHWC bf16", 256 * 3072 * 3.0, [&] { kernels::gather_batch(a, nullptr); });
+    // The ResNets' synthetic batch: 256 of 1,024 resident 3x224x224 images, no augmentation, NHWC fp16.
+    const int64_t large = 1024, sample = 3 * 224 * 224;
+    std::vector<uint8_t> photos(static_cast<size_t>(large * sample));
+    for (size_t i = 0; i < photos.size(); ++i) photos[i] = static_cast<uint8_t>(i * 131 + 7);
+    for (size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<int64_t>((i * 7919) % large);
+    DeviceMem dp = to_device_raw(photos), dq = to_device_raw(indices);
+    a.images = dp.as<uint8_t>();
+    a.indices = dq.as<int64_t>();
+    a.height = a.width = 224;
+    a.random_crop = a.horizontal_flip = false;
+    a.dtype = DType::F16;
+    report("gather_batch 256 of 3x224x224 NHWC fp16", 256 * sample * 3.0, [&] { kernels::gather_batch(a, nullptr); });
   }
 }
 
