@@ -26,7 +26,7 @@
 #include <initializer_list>
 
 #include "core/dtype.h"
-#include "maths/window_extent.h"
+#include "core/window_extent.h"
 
 namespace sb::kernels {
 

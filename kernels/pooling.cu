@@ -6,10 +6,10 @@
 
 #include <initializer_list>
 
+#include "core/window_extent.h"
 #include "kernels/device_utils.cuh"
 #include "kernels/index_type.cuh"
 #include "kernels/pool_windows.cuh"
-#include "maths/window_extent.h"
 
 namespace sb::kernels {
 namespace {

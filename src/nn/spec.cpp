@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "core/philox.h"
-#include "maths/window_extent.h"
+#include "core/window_extent.h"
 
 namespace sb {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "maths/window_extent.h"
+#include "core/window_extent.h"
 
 namespace sb::cpu {
 namespace {
