@@ -110,6 +110,14 @@ bool gather_quads_fit(const GatherBatchArgs& a) {
 }
 
 template <typename T, bool Nhwc>
+void launch_gather_elements(const GatherBatchArgs& a, int64_t per_sample, cudaStream_t stream) {
+  // About 16 outputs a thread: a 224x224 RGB sample in 37 parts, a 32x32 one in one.
+  const int64_t parts = std::min<int64_t>(65535, (per_sample + 16 * kThreads - 1) / (16 * kThreads));
+  const dim3 grid(static_cast<unsigned>(a.batch), static_cast<unsigned>(parts));
+  gather_batch_kernel<T, Nhwc><<<grid, kThreads, 0, stream>>>(a);
+}
+
+template <typename T, bool Nhwc>
 void launch_gather_quads(const GatherBatchArgs& a, cudaStream_t stream) {
   // About 4 quads a thread: a 224x224 sample in 13 parts.
   const int64_t quads = static_cast<int64_t>(a.height) * a.width / kQuad;
@@ -133,27 +141,16 @@ void gather_batch(const GatherBatchArgs& a, cudaStream_t stream) {
   if (a.random_crop && (a.crop_padding < 0 || a.crop_padding > 65535))
     fatal("gather_batch: crop padding " + std::to_string(a.crop_padding) + " outside 0..65535");
   if (a.batch > 2147483647LL) fatal("gather_batch: batch too large");
-  const bool nhwc = a.layout == Layout::NHWC && a.channels > 1;  // one channel: both layouts agree
-  if (gather_quads_fit(a)) {
-    dispatch_dtype(a.dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if (nhwc) launch_gather_quads<T, true>(a, stream);
-      else launch_gather_quads<T, false>(a, stream);
-    });
-    CHECK_CUDA_LAUNCH();
-    return;
-  }
-  // About 16 outputs a thread: a 224x224 RGB sample in 37 parts, a 32x32 one in one.
   const int64_t per_sample = static_cast<int64_t>(a.channels) * a.height * a.width;
   if (per_sample > 2147483647LL) fatal("gather_batch: a sample of " + std::to_string(per_sample) + " values is too large");
-  const int64_t parts = std::min<int64_t>(65535, (per_sample + 16 * kThreads - 1) / (16 * kThreads));
-  const dim3 grid(static_cast<unsigned>(a.batch), static_cast<unsigned>(parts));
+  const bool nhwc = a.layout == Layout::NHWC && a.channels > 1;  // one channel: both layouts agree
+  const bool quads = gather_quads_fit(a);
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if (nhwc)
-      gather_batch_kernel<T, true><<<grid, kThreads, 0, stream>>>(a);
-    else
-      gather_batch_kernel<T, false><<<grid, kThreads, 0, stream>>>(a);
+    if (quads && nhwc) launch_gather_quads<T, true>(a, stream);
+    else if (quads) launch_gather_quads<T, false>(a, stream);
+    else if (nhwc) launch_gather_elements<T, true>(a, per_sample, stream);
+    else launch_gather_elements<T, false>(a, per_sample, stream);
   });
   CHECK_CUDA_LAUNCH();
 }
