@@ -286,7 +286,7 @@ FusedBnRun* FusedBnRun::pair_backward_run() const {
 
 void FusedBnRun::backward_as_pair(FusedBnRun& main, const DeviceTensor& dy, const kernels::BnFusedShape& s) {
   // Two workspaces from the context's scratch, each aligned as the buffer is.
-  const size_t bytes = (kernels::bn_fused_workspace_bytes(s) + 255) / 256 * 256;
+  const size_t bytes = device_aligned_bytes(kernels::bn_fused_workspace_bytes(s));
   char* workspace = static_cast<char*>(ctx_.workspace().ensure(2 * bytes));
   // dx3 over dy, which the ReLU let this run write (the masking) and which nothing reads after these passes.
   main.dx_ = DeviceTensor{dy.data, main.x_.desc};

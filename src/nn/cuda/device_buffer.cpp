@@ -77,8 +77,7 @@ void* DeviceBuffer::ensure(size_t bytes) {
   }
   data_ = nullptr;
   bytes_ = 0;
-  // Round up to 256 bytes: every view into it is then aligned for vector loads and cuDNN's 16-byte rule.
-  const size_t rounded = ((bytes > 0 ? bytes : 1) + 255) / 256 * 256;
+  const size_t rounded = device_aligned_bytes(bytes > 0 ? bytes : 1);
   int device = -1;
   CHECK_CUDA(cudaGetDevice(&device));
   const cudaError_t status = cudaMalloc(&data_, rounded);

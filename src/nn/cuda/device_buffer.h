@@ -7,6 +7,10 @@
 
 namespace sb::cuda {
 
+// `bytes` rounded up to the alignment of every DeviceBuffer block (256 bytes: views at such offsets are
+// aligned for vector loads and cuDNN's 16-byte rule), so that views laid out by it are aligned too.
+constexpr size_t device_aligned_bytes(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
