@@ -63,6 +63,10 @@ class NvtxRanges(unittest.TestCase):
     def setUp(self):
         if not RECORDER:
             self.skipTest("this build has no NVTX ranges: the nvtx3 headers (CUDA toolkit) were not found at configure time")
+        # A build of some targets only (cmake --build --target ...) leaves the recorder out: say so, rather than
+        # fail later on a missing record.
+        self.assertTrue(os.path.isfile(RECORDER),
+                        f"the NVTX recorder '{RECORDER}' is missing: build the target sb_nvtx_recorder (or all targets)")
         if DEVICE == "cuda" and gpu_count() == 0:
             self.skipTest("no GPU visible: the CUDA ranges are checked on a GPU node")
 
