@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Time per kernel, and the GPU's idle time between kernels, from a bench/kernel_trace.cpp CSV.
 
-  kernel_trace_summary.py TRACE.csv [--last-ms 200] [--skip-ms 0] [--steps N] [--top 30] [--window-csv OUT.csv]
+  kernel_trace_summary.py TRACE.csv [--last-ms 200] [--skip-ms 0] [--steps N] [--top 30] [--groups]
+                          [--window-csv OUT.csv]
 
 The window is --last-ms milliseconds that end --skip-ms before the trace's last record: a steady stretch of
 training, after start-up and before the last evaluation and the shutdown.
@@ -10,12 +11,18 @@ a kernel in the window is taken as the number of steps (most kernels run once a 
 Columns: total GPU time of each kernel name, its instances, mean per instance, share of the kernel time.
 The last lines: the window's wall time, the time at least one kernel ran (busy), the idle rest, and
 the sum of kernel times (above busy where kernels ran side by side on several streams).
+--groups adds, before those last lines, the time of each kind of work a step (convolutions, batch norm,
+pooling, ...: bench/kernel_groups.py), over every kernel of the window, not only the --top listed.
 --window-csv writes the window's records (a trace of a whole run is large; the window is what is read).
 """
 import argparse
 import collections
 import csv
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kernel_groups import GROUP_ORDER, group_of  # noqa: E402
 
 
 def read(path):
@@ -55,7 +62,18 @@ def busy_ns(intervals):
     return total
 
 
-def summarise(window, steps, top):
+def group_lines(by_name, steps, kernel_sum):
+    """Each kind of work's time a step and share of the kernel time, largest first; empty groups left out."""
+    totals = collections.Counter()
+    for (kind, name), (t, _) in by_name.items():
+        totals[group_of(kind, name)] += t
+    lines = ["by kind of work, per step (us):", f"{'total':>9} {'share':>6}  group"]
+    for group in sorted(totals, key=lambda g: (-totals[g], GROUP_ORDER.index(g))):
+        lines.append(f"{totals[group] / steps / 1e3:9.2f} {100 * totals[group] / kernel_sum:5.1f}%  {group}")
+    return lines
+
+
+def summarise(window, steps, top, groups=False):
     end = max(r[1] for r in window)
     wall = end - min(r[0] for r in window)
     by_name = collections.defaultdict(lambda: [0, 0])
@@ -71,6 +89,8 @@ def summarise(window, steps, top):
     for (kind, name), (t, count) in sorted(by_name.items(), key=lambda item: -item[1][0])[:top]:
         label = name if kind == "kernel" else f"[{kind}] {name}"
         lines.append(f"{t / steps / 1e3:9.2f} {count / steps:6.2f} {t / count / 1e3:8.2f} {100 * t / kernel_sum:5.1f}%  {label}")
+    if groups:
+        lines += group_lines(by_name, steps, kernel_sum)
     lines.append(f"wall {wall / steps / 1e3:.2f} us a step; GPU busy {busy / steps / 1e3:.2f} us ({100 * busy / wall:.1f}%), "
                  f"idle {(wall - busy) / steps / 1e3:.2f} us; kernel time summed {kernel_sum / steps / 1e3:.2f} us; "
                  f"{len(window) / steps:.1f} records a step; streams {sorted({r[2] for r in window})}")
@@ -84,6 +104,7 @@ def main():
     parser.add_argument("--skip-ms", type=float, default=0.0, help="the window ends this long before the last record [0]")
     parser.add_argument("--steps", type=int, help="steps in the window [the most common instance count]")
     parser.add_argument("--top", type=int, default=30, help="kernel names listed [30]")
+    parser.add_argument("--groups", action="store_true", help="also each kind of work's time a step")
     parser.add_argument("--window-csv", help="also write the window's records to this CSV file")
     args = parser.parse_args()
     if args.last_ms <= 0 or args.skip_ms < 0:
@@ -93,7 +114,7 @@ def main():
     window = window_of(read(args.trace), args.last_ms, args.skip_ms)
     if args.window_csv:
         write_window(window, args.window_csv)
-    print(summarise(window, args.steps, args.top))
+    print(summarise(window, args.steps, args.top, args.groups))
 
 
 if __name__ == "__main__":

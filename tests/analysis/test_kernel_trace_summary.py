@@ -51,6 +51,27 @@ class KernelTraceSummary(unittest.TestCase):
         self.assertIn("kernel time summed 9.00 us", lines[-1])
         self.assertIn("streams [7, 8]", lines[-1])
 
+    def test_groups_sum_every_kernel_by_kind_of_work(self):
+        # A step: a cuDNN convolution 5 us, two batch-norm passes 2 + 1 us, a memset 1 us, an unknown kernel 1 us.
+        trace = steps_of([(0, 5000, 7, "sm90_xmma_fprop_implicit_gemm_f16"),
+                          (5000, 2000, 7, "void sb::kernels::(anonymous namespace)::apply_nhwc_kernel<__half>(int)"),
+                          (7000, 1000, 7, "void sb::kernels::(anonymous namespace)::stats_nhwc_kernel<__half>(int)"),
+                          (8000, 1000, 7, "sb::kernels::(anonymous namespace)::memset_node_kernel(void*)"),
+                          (9000, 1000, 7, "mystery")], 4, 10_000)
+        done, _ = run(trace, "--groups", "--top", "1")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = done.stdout.splitlines()
+        start = lines.index("by kind of work, per step (us):")
+        self.assertEqual(start, 3, "after the one --top line")
+        rows = [line.split(None, 2) for line in lines[start + 2:-1]]
+        groups = {group: [float(total), float(share.rstrip("%"))] for total, share, group in rows}
+        self.assertEqual(groups, {"convolutions and matrix products": [5.0, 50.0], "batch norm": [3.0, 30.0],
+                                  "memsets, copies and timestamps": [1.0, 10.0], "other": [1.0, 10.0]})
+        self.assertEqual(list(groups)[:2], ["convolutions and matrix products", "batch norm"], "largest first")
+        self.assertTrue(lines[-1].startswith("wall 10.00 us a step"), lines[-1])
+        done, _ = run(trace)
+        self.assertNotIn("by kind of work", done.stdout)
+
     def test_window_skips_the_end_and_is_written(self):
         trace = steps_of([(0, 1000, 7, "step")], 20, 2000) + "100000,190000,7,0,kernel,evaluation\n"
         done, written = run(trace, "--last-ms", "0.02", "--skip-ms", "0.15")
