@@ -49,7 +49,8 @@
 #            3 epochs) in fp16 and bf16 on synthetic data against torch.compile in the same precision; resnet50 fp16
 #            from the JPEG folder (--decode gpu --workers 3, the cores it keeps busy); resnet18 bf16 for 8 epochs
 #            from the folder and on synthetic data (epochs 5-8); resnet50 fp16's peak memory with 4 batches on the
-#            device against PyTorch's max_memory_allocated
+#            device against PyTorch's max_memory_allocated; each model's fp16 step by kind of work from a kernel
+#            trace, where libkernel_trace.so was built (bench/kernel_trace_summary.py --groups)
 # The io, files and resnets parts read one ImageNet-sized JPEG folder (scripts/make_image_data.py imagenet-like:
 # 1,000 classes, 11 train and 1 val images each), written once into OUT_ROOT/image-data/ and kept for later
 # invocations.
@@ -546,6 +547,24 @@ if part resnets && jpeg_folder; then
   # image, the least --data takes.
   run resnets/sb-resnet50-memory 900 "$S" train "${R50[@]}" --precision fp16 --epochs 2 \
       --data synthetic:3x224x224:1000:1024:1 --out "$R/resnets/sb-resnet50-memory.h5"
+  # Each model's fp16 step by kind of work (kernel_trace_summary.py --groups), where the kernel timeline library
+  # was built (it needs CUPTI): staged, or in the binary's build folder.
+  trace_lib=
+  for candidate in "$STAGE/lib/libkernel_trace.so" "$(dirname "$S")/bench/libkernel_trace.so"; do
+    [[ -f $candidate ]] && { trace_lib=$candidate; break; }
+  done
+  for m in resnet50 resnet18; do
+    [[ -n $trace_lib ]] || { say "resnets: no libkernel_trace.so, so no step split by kind of work"; break; }
+    images=5120; [[ $m == resnet18 ]] && images=15360  # the last epoch longer than the 300 ms window
+    run "resnets/sb-$m-fp16-trace" 900 env CUDA_INJECTION64_PATH="$trace_lib" SCALEBENCH_KERNEL_TRACE="$R/resnets/$m.csv" \
+        "$S" train --model $m --device cuda --batch-size 256 --precision fp16 --layout nhwc --epochs 3 \
+        --plan-cache "$R/resnets/plans-$m" --data "synthetic:3x224x224:1000:$images:1000" --out "$R/resnets/sb-$m-fp16-trace.h5"
+    "$report_python" bench/kernel_trace_summary.py "$R/resnets/$m.csv" --last-ms 300 --skip-ms 40 --top 150 --groups \
+        > "$R/resnets/kernel-trace-$m-fp16.txt" 2>&1
+    rm -f "$R/resnets/$m.csv"  # tens of MB; the summary is what is read
+    say "resnets: $m fp16 step by kind of work (us): $(sed -n '/^by kind/,$p' "$R/resnets/kernel-trace-$m-fp16.txt" |
+        awk 'NR > 2 && $1 ~ /^[0-9.]+$/ {t = $1; $1 = $2 = ""; sub(/^ +/, ""); printf "%s%s %s", (n++ ? "; " : ""), t, $0}')"
+  done
   declare -A r50_synthetic
   for p in fp16 bf16; do
     r50_synthetic[$p]=$(steady "resnets/sb-resnet50-$p-1" "resnets/sb-resnet50-$p-2")
