@@ -21,7 +21,7 @@ BY_GROUP = {
     CONVOLUTION: [  # small_conv.cu, k_slice_sum.cu
         "first_conv_backward_kernel", "first_conv_backward_tiles_kernel", "first_conv_forward_nchw_kernel",
         "first_conv_forward_nhwc_kernel", "sum_k_slices_kernel"],
-    BATCH_NORM: [  # bn_fused.cu, bn_given_sums.cu, bn_pool.cu, batchnorm.cu
+    BATCH_NORM: [  # bn_fused.cu, bn_given_sums.cu, batchnorm.cu; bn_pool.cu: a stem's batch norm with its max pool
         "apply_nchw_kernel", "apply_nhwc_kernel", "backward_nchw_kernel", "backward_nhwc_kernel", "combine_kernel",
         "pair_backward_nhwc_kernel", "stats_nchw_kernel", "stats_nhwc_kernel", "backward_sums_kernel",
         "finalize_sums_kernel", "apply_maxpool_nhwc_kernel", "coefficients_kernel", "inverse_std_kernel"],
@@ -35,8 +35,10 @@ BY_GROUP = {
         "bias_add_kernel", "bias_backward_nchw_kernel", "bias_finish_kernel", "bias_partial_nhwc_kernel", "map_kernel",
         "transpose_kernel", "transpose_thin_kernel", "dropout_contiguous_kernel", "dropout_nhwc_any_kernel",
         "dropout_nhwc_w4_kernel", "relu_dropout_backward_kernel", "sum_partial_rows_kernel"],
-    LOSS: ["log_softmax_backward_kernel", "log_softmax_forward_kernel", "nll_loss_kernel", "softmax_cross_entropy_kernel"],
-    OPTIMIZER: ["fused_optimizer_kernel", "check_finite_kernel", "unscale_and_check_kernel", "update_loss_scale_kernel"],
+    LOSS: ["log_softmax_backward_kernel", "log_softmax_forward_kernel", "nll_loss_kernel",
+           "softmax_cross_entropy_kernel"],
+    OPTIMIZER: ["fused_optimizer_kernel", "check_finite_kernel", "unscale_and_check_kernel",
+                "update_loss_scale_kernel"],
     INPUT: ["gather_batch_kernel", "gather_quads_kernel", "resized_crop_kernel"],
     SUPPORT: ["memset_node_kernel", "memset_words_kernel", "record_timestamp_kernel", "fill_uniform_kernel"],
 }

@@ -32,7 +32,8 @@ class KernelGroups(unittest.TestCase):
         self.assertGreater(len(defined), 40, "the sources' kernels were not found")
         listed = [n for names in kernel_groups.BY_GROUP.values() for n in names]
         self.assertEqual(len(listed), len(set(listed)), "a kernel in two groups")
-        self.assertEqual(sorted(defined - set(listed)), [], "kernels without a group: add them to bench/kernel_groups.py")
+        self.assertEqual(sorted(defined - set(listed)), [],
+                         "kernels without a group: add them to bench/kernel_groups.py")
         self.assertEqual(sorted(set(listed) - defined), [], "groups name kernels no source defines")
 
     def test_trace_names(self):
