@@ -54,19 +54,20 @@ LIBRARY_PATTERNS = [
 GROUP_ORDER = [CONVOLUTION, BATCH_NORM, POOLING, ELEMENTWISE, LOSS, OPTIMIZER, INPUT, SUPPORT, OTHER]
 
 
-def base_name(name):
-    """apply_nhwc_kernel from 'void sb::kernels::(anonymous namespace)::apply_nhwc_kernel<__half; int>(int; ...)'."""
-    plain = re.sub(r"^void ", "", name.strip()).replace("(anonymous namespace)::", "")
-    head = re.split(r"[<(]", plain, maxsplit=1)[0]
-    return head.split("::")[-1].strip()
+def qualified_name(name):
+    """sb::kernels::apply_nhwc_kernel from 'void sb::kernels::(anonymous namespace)::apply_nhwc_kernel<__half>(int)'."""
+    plain = name.strip().removeprefix("void ").replace("(anonymous namespace)::", "")
+    return re.split(r"[<(]", plain, maxsplit=1)[0].strip()
 
 
 def group_of(kind, name):
     """The group of one trace record: its kind (kernel, memcpy, memset) and its name."""
     if kind != "kernel":
         return SUPPORT
-    if name.strip().removeprefix("void ").startswith("sb::") and base_name(name) in KERNEL_GROUPS:
-        return KERNEL_GROUPS[base_name(name)]
+    qualified = qualified_name(name)
+    ours = KERNEL_GROUPS.get(qualified.split("::")[-1]) if qualified.startswith("sb::") else None
+    if ours:
+        return ours
     for pattern, group in LIBRARY_PATTERNS:
         if pattern.search(name):
             return group
