@@ -123,6 +123,7 @@ void launch_gather_quads(const GatherBatchArgs& a, cudaStream_t stream) {
   const int64_t quads = static_cast<int64_t>(a.height) * a.width / kQuad;
   const int64_t parts = std::min<int64_t>(65535, (quads + 4 * kThreads - 1) / (4 * kThreads));
   const dim3 grid(static_cast<unsigned>(a.batch), static_cast<unsigned>(parts));
+  static_assert(kMaxAugmentChannels == 4, "one case per channel count that gather_batch accepts");
   switch (a.channels) {
     case 1: gather_quads_kernel<T, Nhwc, 1><<<grid, kThreads, 0, stream>>>(a); break;
     case 2: gather_quads_kernel<T, Nhwc, 2><<<grid, kThreads, 0, stream>>>(a); break;
