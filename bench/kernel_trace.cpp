@@ -55,6 +55,15 @@ std::string demangled(const char* name) {
   return out;
 }
 
+// With SCALEBENCH_KERNEL_TRACE_API=1 the driver calls that allocate or free memory or wait for the device are
+// recorded too (kind "api", the calling thread in the stream column): one of them in a loader thread can
+// stall the training beside it.
+bool waits_or_allocates(const char* name) {
+  for (const char* part : {"Alloc", "Free", "Synchronize", "HostRegister", "HostUnregister"})
+    if (std::strstr(name, part) != nullptr) return true;
+  return false;
+}
+
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
   *size = kBufferBytes;
@@ -80,6 +89,13 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* b
       case CUPTI_ACTIVITY_KIND_MEMSET: {
         auto* m = reinterpret_cast<CUpti_ActivityMemset4*>(activity);
         records->push_back({m->start, m->end, m->streamId, m->graphId, "memset", std::to_string(m->bytes) + " bytes"});
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_DRIVER: {
+        auto* a = reinterpret_cast<CUpti_ActivityAPI*>(activity);
+        const char* name = nullptr;
+        if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, a->cbid, &name) == CUPTI_SUCCESS && waits_or_allocates(name))
+          records->push_back({a->start, a->end, a->threadId, 0, "api", name});
         break;
       }
       default:
@@ -141,6 +157,9 @@ extern "C" int InitializeInjection() {
   check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enabling kernel records");
   check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "enabling memcpy records");
   check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "enabling memset records");
+  const char* api = std::getenv("SCALEBENCH_KERNEL_TRACE_API");
+  if (api != nullptr && std::strcmp(api, "1") == 0)
+    check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER), "enabling driver call records");
   CUpti_SubscriberHandle subscriber;
   if (cuptiSubscribe(&subscriber, on_resource, nullptr) == CUPTI_SUCCESS)
     check(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING),

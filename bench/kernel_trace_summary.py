@@ -14,6 +14,7 @@ the sum of kernel times (above busy where kernels ran side by side on several st
 --groups adds, before those last lines, the time of each kind of work a step (convolutions, batch norm,
 pooling, ...: bench/kernel_groups.py), over every kernel of the window, not only the --top listed.
 --window-csv writes the window's records (a trace of a whole run is large; the window is what is read).
+A trace taken with SCALEBENCH_KERNEL_TRACE_API=1 also lists the driver calls that allocate, free or wait.
 """
 import argparse
 import collections
@@ -73,7 +74,25 @@ def group_lines(by_name, steps, kernel_sum):
     return lines
 
 
+def api_lines(calls, steps):
+    """The driver calls that allocate, free or wait (SCALEBENCH_KERNEL_TRACE_API=1), by name, with their threads."""
+    by_name = collections.defaultdict(lambda: [0, 0, set()])
+    for start, stop, thread, _, name, _ in calls:
+        by_name[name][0] += stop - start
+        by_name[name][1] += 1
+        by_name[name][2].add(thread)
+    lines = ["driver calls that allocate, free or wait, per step (us; threads: how many made them):",
+             f"{'total':>9} {'count':>6} {'mean':>8} {'threads':>7}  name"]
+    for name, (t, count, threads) in sorted(by_name.items(), key=lambda item: -item[1][0]):
+        lines.append(f"{t / steps / 1e3:9.2f} {count / steps:6.2f} {t / count / 1e3:8.2f} {len(threads):7d}  {name}")
+    return lines
+
+
 def summarise(window, steps, top, groups=False):
+    calls = [r for r in window if r[3] == "api"]
+    window = [r for r in window if r[3] != "api"]
+    if not window:
+        sys.exit("kernel_trace_summary.py: the window holds driver calls but no kernel; raise --last-ms")
     end = max(r[1] for r in window)
     wall = end - min(r[0] for r in window)
     by_name = collections.defaultdict(lambda: [0, 0])
@@ -91,6 +110,8 @@ def summarise(window, steps, top, groups=False):
         lines.append(f"{t / steps / 1e3:9.2f} {count / steps:6.2f} {t / count / 1e3:8.2f} {100 * t / kernel_sum:5.1f}%  {label}")
     if groups:
         lines += group_lines(by_name, steps, kernel_sum)
+    if calls:
+        lines += api_lines(calls, steps)
     lines.append(f"wall {wall / steps / 1e3:.2f} us a step; GPU busy {busy / steps / 1e3:.2f} us ({100 * busy / wall:.1f}%), "
                  f"idle {(wall - busy) / steps / 1e3:.2f} us; kernel time summed {kernel_sum / steps / 1e3:.2f} us; "
                  f"{len(window) / steps:.1f} records a step; streams {sorted({r[2] for r in window})}")

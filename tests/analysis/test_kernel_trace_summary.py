@@ -51,6 +51,23 @@ class KernelTraceSummary(unittest.TestCase):
         self.assertIn("kernel time summed 9.00 us", lines[-1])
         self.assertIn("streams [7, 8]", lines[-1])
 
+    def test_driver_calls_are_listed_apart_from_the_gpu_time(self):
+        # 4 steps of a 4 us kernel; a loader thread (1234) frees memory for 3 us in two of them, and two threads
+        # each wait 1 us a step.
+        trace = steps_of([(0, 4000, 7, "conv")], 4, 10_000)
+        trace += "".join(f"{i * 10_000 + 5000},{i * 10_000 + 8000},1234,0,api,cuMemFree_v2\n" for i in (1, 2))
+        trace += "".join(f"{i * 10_000 + 100},{i * 10_000 + 1100},{t},0,api,cuEventSynchronize\n"
+                         for i in range(4) for t in (1234, 99))
+        done, _ = run(trace, "--last-ms", "1")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = done.stdout.splitlines()
+        self.assertIn("4 steps", lines[0])
+        self.assertIn("GPU busy 4.00 us", lines[-1])
+        self.assertIn("kernel time summed 4.00 us", lines[-1])
+        calls = {line.split()[-1]: line.split()[:4] for line in lines if line.split()[-1].startswith("cu")}
+        self.assertEqual(calls["cuMemFree_v2"], ["1.50", "0.50", "3.00", "1"])
+        self.assertEqual(calls["cuEventSynchronize"], ["2.00", "2.00", "1.00", "2"])
+
     def test_groups_sum_every_kernel_by_kind_of_work(self):
         # A step: a cuDNN convolution 5 us, two batch-norm passes 2 + 1 us, a memset 1 us, an unknown kernel 1 us.
         trace = steps_of([(0, 5000, 7, "sm90_xmma_fprop_implicit_gemm_f16"),
