@@ -15,6 +15,8 @@
 #include "nn/cuda/device_buffer.h"
 #endif
 
+#include <algorithm>
+
 namespace sb {
 
 #ifdef SCALEBENCH_HAVE_NVJPEG
@@ -115,6 +117,21 @@ struct BatchedDecoder {
   }
 };
 
+// The images the hardware backend's buffers hold without growing: nvjpegDecodeBatchedPreAllocate's
+// arguments, for `count` images of up to width x height pixels at any chroma subsampling (4:4:4).
+struct EngineReservation {
+  int count = 0, width = 0, height = 0;
+  bool failed = false;  // nvJPEG could not allocate it: its own growth serves from then on
+};
+
+// Room for a quarter more than `side`, in steps of 64 pixels, so that a slightly larger image does not grow
+// the buffers again.
+int with_headroom(int side) { return (side + side / 4 + 63) / 64 * 64; }
+
+// The largest reservation made ahead: the buffers of 64 images of 1,024 x 1,024 pixels at 4:4:4 are about
+// 200 MB. A call of larger images leaves them to nvJPEG's own growth.
+constexpr double kMaxReservedBytes = 1 << 30;
+
 // The statuses that speak of the stream rather than of the library or the device.
 bool is_stream_failure(nvjpegStatus_t status) {
   return status == NVJPEG_STATUS_BAD_JPEG || status == NVJPEG_STATUS_JPEG_NOT_SUPPORTED ||
@@ -146,6 +163,7 @@ struct NvjpegBatchDecoder::State {
   cuda::DeviceBuffer arena = cuda::DeviceBuffer::outside_graphs();  // grown by a pipeline worker while steps run
   // Whole images of regions the engines failed, decoded again on the default backend.
   cuda::DeviceBuffer whole_arena = cuda::DeviceBuffer::outside_graphs();
+  EngineReservation reserved;  // what the engines' buffers were last allocated for
 
   State(int batch, int64_t pixels, cudaStream_t s)
       : max_batch(batch), max_pixels(pixels), stream(s), cuda(create_default_handle(), 0) {
@@ -235,6 +253,7 @@ struct NvjpegBatchDecoder::State {
                     std::vector<std::string>& reasons) {
     if (which.empty()) return;
     const bool on_engines = !decoder.params.empty();
+    if (on_engines) reserve_engine_buffers(decoder, probes, which);
     std::vector<const unsigned char*> data;
     std::vector<size_t> lengths;
     std::vector<nvjpegImage_t> outputs;
@@ -264,6 +283,37 @@ struct NvjpegBatchDecoder::State {
         refuse(which[k], alone, out, refused, reasons);
     }
     decode_whole(images, probes, whole, out, refused, reasons);
+  }
+
+  // Allocates the engines' buffers ahead (nvjpegDecodeBatchedPreAllocate) for the call's image count and the
+  // largest image so far, with headroom. Otherwise the hardware backend frees and allocates them again each
+  // time a larger image comes, and each free waits for the whole device: the training's kernels beside it
+  // included, for milliseconds, many times an epoch.
+  void reserve_engine_buffers(const BatchedDecoder& engines, std::span<const JpegProbe> probes,
+                              const std::vector<size_t>& which) {
+    int width = 0, height = 0;
+    for (size_t i : which) {
+      width = std::max(width, probes[i].width);
+      height = std::max(height, probes[i].height);
+    }
+    const int count = static_cast<int>(which.size());
+    EngineReservation want = reserved;
+    if (want.failed || (count <= want.count && width <= want.width && height <= want.height)) return;
+    want.count = std::max(want.count, count);
+    want.width = std::max(want.width, with_headroom(width));
+    want.height = std::max(want.height, with_headroom(height));
+    if (3.0 * want.count * want.width * want.height > kMaxReservedBytes) return;
+    const nvjpegStatus_t status = nvjpegDecodeBatchedPreAllocate(engines.handle.get(), engines.state.get(), want.count,
+                                                                 want.width, want.height, NVJPEG_CSS_444, NVJPEG_OUTPUT_RGBI);
+    if (status == NVJPEG_STATUS_SUCCESS) {
+      reserved = want;
+      return;
+    }
+    if (status != NVJPEG_STATUS_ALLOCATOR_FAILURE)
+      fatal_call(__FILE__, __LINE__, "nvjpegDecodeBatchedPreAllocate", detail::nvjpeg_status_string(status));
+    reserved.failed = true;
+    log_all("warning: nvJPEG could not allocate its buffers ahead for %d images of %dx%d; it grows them as it "
+            "needs, which waits for the device each time\n", want.count, want.width, want.height);
   }
 
   // Decodes images[which] one at a time on the default backend, whole: a region the engines were to
