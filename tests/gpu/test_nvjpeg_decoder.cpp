@@ -244,7 +244,8 @@ TEST(NvjpegDecoder, LaterBatchesOfOtherSizesLandInTheirOwnPlaces) {
   SKIP_WITHOUT_GPU();
   Fixture f;
   NvjpegBatchDecoder decoder(6, kDefaultMaxImagePixels, f.stream);
-  // Small images first, then larger ones: the arena grows between the calls.
+  // Small images first, then more and larger ones: the arena and, on the JPEG engines, their buffers allocated
+  // ahead grow between the calls.
   const std::vector<std::vector<std::pair<int, int>>> batches = {
       {{16, 16}, {24, 8}, {8, 40}},
       {{120, 90}, {17, 200}, {256, 32}, {64, 64}, {31, 33}, {200, 150}}};
