@@ -243,23 +243,46 @@ __device__ __forceinline__ void load_residual_scale(const BnApply& a, I ch0, Gro
   for (int j = 0; j < kGroup; ++j) out[j] = 1.0f;
 }
 
+// The apply coefficients of the column's channels: a.a and a.b, or, where the pass finalizes a convolution's
+// sums (BnApply::sum), computed from them; one thread per channel of the grid's first row of blocks then
+// writes what bn_finalize_sums writes.
+template <typename I>
+__device__ __forceinline__ void load_apply_coefficients(const BnApply& a, I ch0, double count, Group& ca, Group& cb) {
+  if (!a.sum) {
+    load_channels(a.a, ch0, ca);
+    load_channels(a.b, ch0, cb);
+    return;
+  }
+  const bool writes = blockIdx.y == 0 && threadIdx.y == 0;
+#pragma unroll
+  for (int j = 0; j < kGroup; ++j) {
+    const ChannelMoments m = moments_from_sums(a.sum, a.sqsum, ch0 + j, count);
+    const ApplyCoefficients k = bn_apply_coefficients(a.finalize, ch0 + j, m.mean, m.var);
+    ca[j] = k.a;
+    cb[j] = k.b;
+    if (writes) bn_finalize_channel(a.finalize, ch0 + j, m.mean, m.var, count);
+  }
+}
+
 template <typename I>
 __device__ __forceinline__ I nhwc_first_channel() {
   return static_cast<I>(blockIdx.x * blockDim.x + threadIdx.x) * kGroup;
 }
 
-// Calls f(item) for each of the thread's items in the column at ch0.
+// Calls f(item) for each of the thread's items in the column at ch0. The grid sweeps the tensor from its
+// first item to its last, or with from_end from its last to its first (see the launches: a pass starts
+// where the previous pass over the same tensor ended, whose last bytes are still in L2).
 template <typename I, typename F>
-__device__ __forceinline__ void for_each_nhwc_item(I ch0, I n, I c, I h, I w, F&& f) {
+__device__ __forceinline__ void for_each_nhwc_item(I ch0, I n, I c, I h, I w, bool from_end, F&& f) {
   const I items = n * h * (w / kRun);
   for (I t = static_cast<I>(blockIdx.y * blockDim.y + threadIdx.y); t < items;
        t += static_cast<I>(gridDim.y * blockDim.y))
-    f(nhwc_item(t, ch0, c, h, w));
+    f(nhwc_item(from_end ? items - 1 - t : t, ch0, c, h, w));
 }
 
 template <typename T, typename I>
 __global__ void __launch_bounds__(kThreads, kReduceBlocksPerSm)
-    stats_nhwc_kernel(const T* x, I n, I c, I h, I w, Workspace ws) {
+    stats_nhwc_kernel(const T* x, I n, I c, I h, I w, Workspace ws, bool from_end) {
   const I ch0 = nhwc_first_channel<I>();
   const bool active = ch0 < c;
   Group shift = {}, s1 = {}, s2 = {};
@@ -267,7 +290,7 @@ __global__ void __launch_bounds__(kThreads, kReduceBlocksPerSm)
     const Pack<T, kGroup> first = load_group(x, ch0);
 #pragma unroll
     for (int j = 0; j < kGroup; ++j) shift[j] = to_float(first.v[j]);
-    for_each_nhwc_item(ch0, n, c, h, w, [&](const NhwcItem<I>& it) {
+    for_each_nhwc_item(ch0, n, c, h, w, from_end, [&](const NhwcItem<I>& it) {
       const ItemPacks<T> v = load_item(x, it.stored, c);
 #pragma unroll
       for (int q = 0; q < kRun; ++q)
@@ -298,12 +321,11 @@ __global__ void __launch_bounds__(kThreads, kElementBlocksPerSm)
   uint32_t* relu_bits = a.relu_bits;
   const ReluPlace relu(a);
   Group ca, cb, cr{}, cs;
-  load_channels(a.a, ch0, ca);
-  load_channels(a.b, ch0, cb);
+  load_apply_coefficients(a, ch0, static_cast<double>(n) * static_cast<double>(h) * static_cast<double>(w), ca, cb);
   if (a.residual_bias) load_channels(a.residual_bias, ch0, cr);
   load_residual_scale(a, ch0, cs);
   const KeepSource<K> keep_of(d, nullptr, h, w);
-  for_each_nhwc_item(ch0, n, c, h, w, [&](const NhwcItem<I>& it) {
+  for_each_nhwc_item(ch0, n, c, h, w, a.from_end, [&](const NhwcItem<I>& it) {
     const ItemPacks<T> xv = load_item(x, it.stored, c);
     ItemPacks<T> rv;
     if (res) rv = load_item(res, it.stored, c);
@@ -401,7 +423,7 @@ __device__ __forceinline__ ItemPacks<T> pooled_gradient(const BnMaxPool& p, cons
 template <typename T, typename I, Keep K, bool Dx, bool MasksRelu = false, bool Pooled = false>
 __global__ void __launch_bounds__(kThreads, Dx || MasksRelu || Pooled || K == Keep::Philox ? kElementBlocksPerSm
                                                                                             : kReduceBlocksPerSm)
-    backward_nhwc_kernel(I n, I c, I h, I w, BnBackward a, DropoutMask d) {
+    backward_nhwc_kernel(I n, I c, I h, I w, BnBackward a, DropoutMask d, bool from_end) {
   static_assert(!MasksRelu || (!Dx && K == Keep::All), "the ReLU mask is applied by pass 1, without dropout");
   static_assert(!Pooled || (!MasksRelu && K == Keep::All), "a pooled run has no dropout and no following ReLU");
   constexpr bool kDrop = K != Keep::All;
@@ -424,7 +446,7 @@ __global__ void __launch_bounds__(kThreads, Dx || MasksRelu || Pooled || K == Ke
     load_channels(a.saved_mean, ch0, mean);
     if constexpr (Dx) load_dx_coefficients(a, c, ch0, count, k1, k2, k3);
     const KeepSource<K> keep_of(d, a.dropout.keep_bits, h, w);
-    for_each_nhwc_item(ch0, n, c, h, w, [&](const NhwcItem<I>& it) {
+    for_each_nhwc_item(ch0, n, c, h, w, from_end, [&](const NhwcItem<I>& it) {
       const ItemPacks<T> xv = load_item(x, it.stored, c);
       ItemPacks<T> gv;
       if constexpr (Pooled) gv = pooled_gradient(a.pool, dy, ch0, c, h, w, it);
@@ -462,7 +484,7 @@ constexpr int pair_blocks_per_sm() { return Dx ? 1 : kElementBlocksPerSm; }
 
 template <typename T, typename I, bool Dx>
 __global__ void __launch_bounds__(kThreads, pair_blocks_per_sm<Dx>())
-    pair_backward_nhwc_kernel(I n, I c, I h, I w, BnBackward m, BnBackward sc) {
+    pair_backward_nhwc_kernel(I n, I c, I h, I w, BnBackward m, BnBackward sc, bool from_end) {
   const I ch0 = nhwc_first_channel<I>();
   const bool active = ch0 < c;
   if (Dx && !active) return;
@@ -482,7 +504,7 @@ __global__ void __launch_bounds__(kThreads, pair_blocks_per_sm<Dx>())
       load_dx_coefficients(m, c, ch0, count, k1m, k2m, k3m);
       load_dx_coefficients(sc, c, ch0, count, k1s, k2s, k3s);
     }
-    for_each_nhwc_item(ch0, n, c, h, w, [&](const NhwcItem<I>& it) {
+    for_each_nhwc_item(ch0, n, c, h, w, from_end, [&](const NhwcItem<I>& it) {
       const ItemPacks<T> vm = load_item(xm, it.stored, c);
       const ItemPacks<T> vs = load_item(xs, it.stored, c);
       const ItemPacks<T> gv = load_item(dy, it.stored, c);
@@ -692,6 +714,14 @@ BnFusedShape walked(const BnFusedShape& s) {
 
 // ---- launch geometry ----
 
+// Where each NHWC pass starts (for_each_nhwc_item). A convolution writes its output from the first pixel to
+// the last, so L2 still holds the end of it: the passes that read a convolution's output first (the
+// statistics of its x; the backward's sums, of the dgrad's dy) start at the end, and the pass after each
+// starts at the start, where that one ended. An apply pass starts at the end where it reads x first
+// (BnApply::from_end: the convolution summed x itself).
+constexpr bool kSumsFromEnd = true;
+constexpr bool kDxFromEnd = false;
+
 struct Geometry {
   dim3 grid, block;
 };
@@ -837,7 +867,7 @@ void bn_channel_statistics(const BnFusedShape& shape, const BnStatistics& a, cud
     using I = typename decltype(index)::type;
     const T* x = static_cast<const T*>(a.x);
     if (s.layout == Layout::NHWC)
-      stats_nhwc_kernel<T, I><<<g.grid, g.block, 0, stream>>>(x, I(s.n), I(s.c), I(s.h), I(s.w), ws);
+      stats_nhwc_kernel<T, I><<<g.grid, g.block, 0, stream>>>(x, I(s.n), I(s.c), I(s.h), I(s.w), ws, kSumsFromEnd);
     else
       stats_nchw_kernel<T, I><<<g.grid, g.block, 0, stream>>>(x, I(s.n), I(s.c), I(s.h * s.w), ws);
   });
@@ -860,6 +890,8 @@ void bn_apply_forward(const BnFusedShape& shape, const BnApply& a, cudaStream_t 
     fatal("bn_apply_forward: a residual bias or scale without a residual");
   if (a.relu_bits && (shape.layout != Layout::NHWC || !word_aligned(a.relu_bits)))
     fatal("bn_apply_forward: the ReLU's bits are stored under NHWC only, aligned to 4 bytes");
+  if (a.sum && (shape.layout != Layout::NHWC || !a.sqsum || shape.n * shape.h * shape.w <= 1))
+    fatal("bn_apply_forward: finalizing given sums needs NHWC, both sums and more than one value per channel");
   const DropoutMask d = mask_of(shape, a.dropout, "bn_apply_forward");
   const BnFusedShape s = walked(shape);
   dispatch_element_pass<false>(s, a.dropout, [&](auto types) {
@@ -894,6 +926,7 @@ Geometry launch_backward(const BnFusedShape& shape, const BnBackward& a, const c
   const bool masks_relu = !Dx && a.relu_output_bits;
   const bool pooled = a.pool.kernel > 0;
   const Geometry g = Dx ? element_geometry(s) : backward_reduce_geometry(s, masks_relu || pooled);
+  const bool from_end = Dx ? kDxFromEnd : kSumsFromEnd;
   dispatch_element_pass<true>(s, a.dropout, [&](auto types) {
     using K = decltype(types);
     using T = typename K::T;
@@ -901,19 +934,20 @@ Geometry launch_backward(const BnFusedShape& shape, const BnBackward& a, const c
     if constexpr (K::keep == Keep::All) {
       if (pooled) {  // NHWC with real rows (require_pool checks)
         backward_nhwc_kernel<T, I, Keep::All, Dx, false, true>
-            <<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), a, d);
+            <<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), a, d, from_end);
         return;
       }
     }
     if constexpr (!Dx && K::keep == Keep::All) {
       if (masks_relu) {  // NHWC (bn_backward_reduce checks)
         backward_nhwc_kernel<T, I, Keep::All, false, true>
-            <<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), a, d);
+            <<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), a, d, from_end);
         return;
       }
     }
     if (s.layout == Layout::NHWC)
-      backward_nhwc_kernel<T, I, K::keep, Dx><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), a, d);
+      backward_nhwc_kernel<T, I, K::keep, Dx>
+          <<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), a, d, from_end);
     else
       backward_nchw_kernel<T, I, K::keep, Dx><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h * s.w), a, d);
   });
@@ -957,7 +991,8 @@ Geometry launch_pair(const BnFusedShape& shape, const BnBackward& m, const BnBac
   dispatch_types(s, [&](auto type, auto index) {
     using T = typename decltype(type)::type;
     using I = typename decltype(index)::type;
-    pair_backward_nhwc_kernel<T, I, Dx><<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), m, sc);
+    pair_backward_nhwc_kernel<T, I, Dx>
+        <<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), m, sc, Dx ? kDxFromEnd : kSumsFromEnd);
   });
   CHECK_CUDA_LAUNCH();
   return g;

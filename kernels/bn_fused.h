@@ -149,6 +149,16 @@ struct BnApply {
   // bn_fused_mask_bit's layout (bn_fused_mask_bytes), for the backward that masks by the ReLU that produced y
   // (BnBackward::relu_output_bits) instead of reading y.
   uint32_t* relu_bits = nullptr;
+  // NHWC: walk x from its end to its start. Set where x was just written from start to end and not read since
+  // (a convolution that summed its output for the batch norm), so that the pass first reads what L2 still
+  // holds; the statistics pass ends at the start, where the default then begins.
+  bool from_end = false;
+  // Training with the per-channel sums of x and x^2 a convolution gave (NHWC only): where `sum` is set, the
+  // pass finalizes them itself, as bn_finalize_sums(s, sum, sqsum, finalize) would, instead of reading a and
+  // b (finalize.a and .b receive them): one launch fewer per batch norm.
+  const float* sum = nullptr;
+  const float* sqsum = nullptr;
+  BnFinalize finalize;
 };
 void bn_apply_forward(const BnFusedShape& s, const BnApply& a, cudaStream_t stream);
 // The same with the max pool p after it: a.y receives the pooled [n, c, oh, ow] (NHWC), and p.positions,

@@ -13,9 +13,8 @@ namespace {
 __global__ void finalize_sums_kernel(const float* sum, const float* sqsum, BnFinalize f, int64_t c, double count) {
   const int64_t ch = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (ch >= c) return;
-  const double mean = static_cast<double>(sum[ch]) / count;
-  const double var = fmax(static_cast<double>(sqsum[ch]) / count - mean * mean, 0.0);
-  detail::bn_finalize_channel(f, ch, mean, var, count);
+  const detail::ChannelMoments m = detail::moments_from_sums(sum, sqsum, ch, count);
+  detail::bn_finalize_channel(f, ch, m.mean, m.var, count);
 }
 
 __global__ void backward_sums_kernel(const float* dscale, const float* dbias, const float* inv_std, detail::Workspace ws,

@@ -4,8 +4,9 @@
 // (bit-identical, by value or device step) with and without the residual, and the keep bits it stores
 // against the same mask for every element; the backward passes against a double reference, the same bits
 // from stored keep bits as from drawing the mask, and the same bits on a second run; and which tensors they
-// take; the finalize from a convolution's sums (bn_finalize_sums) against the same double reference; and the
-// dx pass from sums rebuilt from the weight gradients (bn_backward_sums_from_gradients).
+// take; the finalize from a convolution's sums (bn_finalize_sums) against the same double reference, and the
+// apply pass that finalizes them itself against it; and the dx pass from sums rebuilt from the weight
+// gradients (bn_backward_sums_from_gradients).
 // Shapes include odd sizes, many rows of partial sums per channel, and more than 256 channel groups.
 // The layer tests (test_layers_bn_fused.cpp) check the full forward and backward against the CPU layers.
 #include <gtest/gtest.h>
@@ -211,6 +212,79 @@ TEST(KernelsBnFused, FinalizeFromSumsMatchesDoubleReference) {
   const std::vector<float> got_running = download(drunning.get(), static_cast<size_t>(2 * c), DType::F32);
   EXPECT_TRUE(all_close(std::vector<float>(got_running.begin(), got_running.begin() + c), want_rm, 1e-5));
   EXPECT_TRUE(all_close(std::vector<float>(got_running.begin() + c, got_running.end()), want_rv, 1e-3));
+}
+
+// An apply pass given a convolution's sums (BnApply::sum) finalizes them itself: the same output, saved
+// statistics, running statistics and coefficients, bit for bit, as bn_finalize_sums followed by the apply
+// pass from the start; with the residual and the ReLU after it, walked from either end, over more than one
+// block of channels and over rows walked as one (7x7).
+TEST(KernelsBnFused, ApplyFinalizesGivenSumsAsTheFinalizePass) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(46);
+  struct Dims {
+    int64_t n, c, h, w;
+  };
+  for (Dims d : {Dims{2, 2056, 4, 8}, Dims{6, 64, 7, 7}})
+    for (DType t : kDtypes)
+      for (bool from_end : {false, true}) {
+        SCOPED_TRACE(case_name(t, Layout::NHWC) + " c " + std::to_string(d.c) + (from_end ? " from the end" : ""));
+        const kernels::BnFusedShape s = shape_of(d.n, d.c, d.h, d.w, Layout::NHWC, t);
+        const auto size = static_cast<size_t>(d.n * d.c * d.h * d.w), uc = static_cast<size_t>(d.c);
+        const double count = static_cast<double>(d.n * d.h * d.w);
+        std::vector<float> x = random_values(size, rng, 0.1f, 2.0f, false), r = random_values(size, rng);
+        quantize(x, t);
+        quantize(r, t);
+        std::vector<float> sum(uc, 0.0f), sqsum(uc, 0.0f);
+        for (size_t i = 0; i < size; ++i) {
+          sum[i % uc] += x[i];
+          sqsum[i % uc] += x[i] * x[i];
+        }
+        const std::vector<float> running = random_values(2 * uc, rng, 0.5f, 2.0f);
+        DeviceMem dx = to_device(x, t), dres = to_device(r, t), dsum = to_device(sum, DType::F32);
+        DeviceMem dsq = to_device(sqsum, DType::F32), dgamma = to_device(random_values(uc, rng, 0.5f, 1.5f), DType::F32);
+        DeviceMem dbeta = to_device(random_values(uc, rng, -0.5f, 0.5f), DType::F32);
+        DeviceMem running_pass = to_device(running, DType::F32), running_apply = to_device(running, DType::F32);
+        DeviceMem state_pass(4 * uc * 4), state_apply(4 * uc * 4);
+        DeviceMem y_pass(size * dtype_size(t)), y_apply(size * dtype_size(t));
+        for (const DeviceMem* m : {&state_pass, &state_apply, &y_pass, &y_apply}) m->poison();
+        auto finalize_into = [&](const DeviceMem& state, const DeviceMem& run) {
+          kernels::BnFinalize f;
+          f.scale = dgamma.as<float>();
+          f.bias = dbeta.as<float>();
+          f.saved_mean = state.as<float>();
+          f.saved_inv_std = state.as<float>() + d.c;
+          f.running_mean = run.as<float>();
+          f.running_var = run.as<float>() + d.c;
+          f.a = state.as<float>() + 2 * d.c;
+          f.b = state.as<float>() + 3 * d.c;
+          return f;
+        };
+        kernels::BnApply a;
+        a.x = dx.get();
+        a.relu = true;
+        a.relu_after_residual = true;
+        a.residual = dres.get();
+        const kernels::BnFinalize f_pass = finalize_into(state_pass, running_pass);
+        kernels::bn_finalize_sums(s, dsum.as<float>(), dsq.as<float>(), f_pass, nullptr);
+        a.a = f_pass.a;
+        a.b = f_pass.b;
+        a.y = y_pass.get();
+        kernels::bn_apply_forward(s, a, nullptr);
+        a.a = nullptr;  // not read: the pass computes them
+        a.b = nullptr;
+        a.sum = dsum.as<float>();
+        a.sqsum = dsq.as<float>();
+        a.from_end = from_end;  // the elements come out the same in either order
+        a.finalize = finalize_into(state_apply, running_apply);
+        a.y = y_apply.get();
+        kernels::bn_apply_forward(s, a, nullptr);
+        ASSERT_CUDA(cudaDeviceSynchronize());
+        EXPECT_EQ(download(y_apply.get(), size, t), download(y_pass.get(), size, t));
+        EXPECT_EQ(download(state_apply.get(), 4 * uc, DType::F32), download(state_pass.get(), 4 * uc, DType::F32));
+        EXPECT_EQ(download(running_apply.get(), 2 * uc, DType::F32), download(running_pass.get(), 2 * uc, DType::F32));
+        const std::vector<float> saved = download(state_apply.get(), 4 * uc, DType::F32);
+        EXPECT_NEAR(saved[0], sum[0] / count, 1e-3 * std::abs(sum[0] / count)) << "the saved mean";
+      }
 }
 
 // A dgrad that took the reduction (conv_backward_data_bn_relu) leaves dscale and dbias; the workspace's sums

@@ -20,34 +20,39 @@ kernels::BnFusedShape fused_shape(const DeviceTensor& t) {
   return kernels::BnFusedShape{s[0], s[1], s[2], s[3], t.layout(), t.dtype()};
 }
 
-// The per-channel coefficients a and b of y = a x + b in their slots of `state`: in training from the batch's
-// statistics (also saving its mean and 1/std, and updating the running statistics): the sums a convolution
-// gave when `given`, else a pass over x; in evaluation from the running statistics. With the batch norms
-// folded, training also keeps -mean for the convolution that recomputes the output in its dgrad.
-void channel_coefficients(const kernels::BnFusedShape& s, const LayerSpec& bn, const ParamViews& views, const DeviceTensor& x,
-                          Mode mode, float* state, bool given, Context& ctx) {
-  const int64_t c = s.c;
-  const float* scale = views.params;
-  const float* bias = views.params + c;
-  float* running_mean = views.buffers;
-  float* running_var = views.buffers + c;
-  if (mode != Mode::Train) {
-    kernels::bn_inference_coefficients(scale, bias, running_mean, running_var, static_cast<float>(bn.eps),
-                                       run_slot(state, kRunA, c), run_slot(state, kRunB, c), c, ctx.stream());
-    return;
-  }
+// Where a training forward's finalize writes: the batch's mean and 1/std, the running statistics, the
+// coefficients a and b of y = a x + b in their slots of `state`, and with the batch norms folded -mean, for
+// the convolution that recomputes the output in its dgrad.
+kernels::BnFinalize finalize_arguments(int64_t c, const LayerSpec& bn, const ParamViews& views, float* state,
+                                       const Context& ctx) {
   kernels::BnFinalize f;
-  f.scale = scale;
-  f.bias = bias;
+  f.scale = views.params;
+  f.bias = views.params + c;
   f.eps = static_cast<float>(bn.eps);
   f.momentum = bn.momentum;
   f.saved_mean = run_slot(state, kRunMean, c);
   f.saved_inv_std = run_slot(state, kRunInvStd, c);
-  f.running_mean = running_mean;
-  f.running_var = running_var;
+  f.running_mean = views.buffers;
+  f.running_var = views.buffers + c;
   f.a = run_slot(state, kRunA, c);
   f.b = run_slot(state, kRunB, c);
   if (ctx.options().fold_batch_norm) f.neg_mean = run_slot(state, kRunNegMean, c);
+  return f;
+}
+
+// The per-channel coefficients a and b of y = a x + b in their slots of `state`: in training from the batch's
+// statistics (also saving its mean and 1/std, and updating the running statistics): the sums a convolution
+// gave when `given`, else a pass over x; in evaluation from the running statistics.
+void channel_coefficients(const kernels::BnFusedShape& s, const LayerSpec& bn, const ParamViews& views, const DeviceTensor& x,
+                          Mode mode, float* state, bool given, Context& ctx) {
+  const int64_t c = s.c;
+  if (mode != Mode::Train) {
+    kernels::bn_inference_coefficients(views.params, views.params + c, views.buffers, views.buffers + c,
+                                       static_cast<float>(bn.eps), run_slot(state, kRunA, c), run_slot(state, kRunB, c),
+                                       c, ctx.stream());
+    return;
+  }
+  kernels::BnFinalize f = finalize_arguments(c, bn, views, state, ctx);
   if (given) {
     kernels::bn_finalize_sums(s, run_slot(state, kRunSum, c), run_slot(state, kRunSqSum, c), f, ctx.stream());
     return;
@@ -163,13 +168,8 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
     throw UserError("BatchNorm2d '" + bn.name + "' needs more than one value per channel in training, got input " +
                     x.shape().str());
 
-  const int64_t c = s.c;
-  if (given_channels != 0 && given_channels != c)
-    fatal("fused run '" + bn.name + "': given the sums of " + std::to_string(given_channels) + " channels for an input of " +
-          std::to_string(c));
-  float* state = channel_state(c);
-  channel_coefficients(s, bn, views_, x, mode, state, given_channels != 0 && mode == Mode::Train, ctx_);
-  const kernels::BnApply apply = apply_arguments(s, state, mode, residual, residual_bias, residual_run);
+  const kernels::BnApply apply =
+      coefficients_and_apply(s, x, mode, given_channels, defer, residual, residual_bias, residual_run);
   if (defer) {  // the next convolution applies it as it loads x, or asks for it with apply_into
     deferred_ = true;
     deferred_apply_ = apply;
@@ -178,6 +178,29 @@ const DeviceTensor& FusedBnRun::forward(const DeviceTensor& x, Mode mode) {
   if (has_pool()) kernels::bn_apply_maxpool_forward(s, apply, last_pool_, ctx_.stream());
   else kernels::bn_apply_forward(s, apply, ctx_.stream());
   return y_;
+}
+
+kernels::BnApply FusedBnRun::coefficients_and_apply(const kernels::BnFusedShape& s, const DeviceTensor& x, Mode mode,
+                                                    int64_t given_channels, bool defer, const DeviceTensor* residual,
+                                                    const float* residual_bias, const FusedBnRun* residual_run) {
+  const LayerSpec& bn = specs_[0];
+  const int64_t c = s.c;
+  if (given_channels != 0 && given_channels != c)
+    fatal("fused run '" + bn.name + "': given the sums of " + std::to_string(given_channels) + " channels for an input of " +
+          std::to_string(c));
+  float* state = channel_state(c);
+  const bool given = given_channels != 0 && mode == Mode::Train;
+  // The apply pass finalizes a convolution's sums itself where it runs now (not deferred, no pool).
+  const bool finalize_in_apply = given && !defer && !has_pool() && s.layout == Layout::NHWC;
+  if (!finalize_in_apply) channel_coefficients(s, bn, views_, x, mode, state, given, ctx_);
+  kernels::BnApply apply = apply_arguments(s, state, mode, residual, residual_bias, residual_run);
+  apply.from_end = mode != Mode::Train || given;  // no statistics pass read x before it
+  if (finalize_in_apply) {
+    apply.sum = run_slot(state, kRunSum, c);
+    apply.sqsum = run_slot(state, kRunSqSum, c);
+    apply.finalize = finalize_arguments(c, bn, views_, state, ctx_);
+  }
+  return apply;
 }
 
 void FusedBnRun::check_residual(const Shape& shape, const DeviceTensor* residual) const {

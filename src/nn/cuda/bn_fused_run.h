@@ -125,6 +125,11 @@ class FusedBnRun final : public Layer {
  private:
   // The Residual's shortcut output that a run adding it was given: present, and of the run's output shape.
   void check_residual(const Shape& shape, const DeviceTensor* residual) const;
+  // The coefficients of a fused forward (from the given sums, a statistics pass, or the running statistics)
+  // and its apply pass's arguments; the apply finalizes given sums itself where it runs at once.
+  kernels::BnApply coefficients_and_apply(const kernels::BnFusedShape& s, const DeviceTensor& x, Mode mode,
+                                          int64_t given_channels, bool defer, const DeviceTensor* residual,
+                                          const float* residual_bias, const FusedBnRun* residual_run);
   // The apply pass's arguments for the last forward's x_ and y_ (drawing or storing its dropout mask); with
   // residual_run, the residual is that shortcut run's input, normalised by its deferred coefficients.
   kernels::BnApply apply_arguments(const kernels::BnFusedShape& s, const float* state, Mode mode,
