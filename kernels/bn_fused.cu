@@ -257,10 +257,10 @@ __device__ __forceinline__ void load_apply_coefficients(const BnApply& a, I ch0,
 #pragma unroll
   for (int j = 0; j < kGroup; ++j) {
     const ChannelMoments m = moments_from_sums(a.sum, a.sqsum, ch0 + j, count);
-    const ApplyCoefficients k = bn_apply_coefficients(a.finalize, ch0 + j, m.mean, m.var);
+    const ApplyCoefficients k = writes ? bn_finalize_channel(a.finalize, ch0 + j, m.mean, m.var, count)
+                                       : bn_apply_coefficients(a.finalize, ch0 + j, m.mean, m.var);
     ca[j] = k.a;
     cb[j] = k.b;
-    if (writes) bn_finalize_channel(a.finalize, ch0 + j, m.mean, m.var, count);
   }
 }
 

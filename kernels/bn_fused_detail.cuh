@@ -44,8 +44,9 @@ __device__ inline ChannelMoments moments_from_sums(const float* sum, const float
   return ChannelMoments{mean, fmax(static_cast<double>(sqsum[ch]) / count - mean * mean, 0.0)};
 }
 
-// mean and var (biased) over `count` values of channel ch.
-__device__ inline void bn_finalize_channel(const BnFinalize& f, int64_t ch, double mean, double var, double count) {
+// mean and var (biased) over `count` values of channel ch. Returns the coefficients it stored.
+__device__ inline ApplyCoefficients bn_finalize_channel(const BnFinalize& f, int64_t ch, double mean, double var,
+                                                        double count) {
   const ApplyCoefficients k = bn_apply_coefficients(f, ch, mean, var);
   f.saved_mean[ch] = static_cast<float>(mean);
   f.saved_inv_std[ch] = k.inv_std;
@@ -55,6 +56,7 @@ __device__ inline void bn_finalize_channel(const BnFinalize& f, int64_t ch, doub
   f.a[ch] = k.a;
   f.b[ch] = k.b;
   if (f.neg_mean) f.neg_mean[ch] = static_cast<float>(-mean);
+  return k;
 }
 
 }  // namespace sb::kernels::detail
