@@ -224,7 +224,7 @@ TEST(KernelsBnFused, ApplyFinalizesGivenSumsAsTheFinalizePass) {
   struct Dims {
     int64_t n, c, h, w;
   };
-  for (Dims d : {Dims{2, 2056, 4, 8}, Dims{6, 64, 7, 7}})
+  for (Dims d : {Dims{2, 2056, 4, 8}, Dims{8, 64, 7, 7}})
     for (DType t : kDtypes)
       for (bool from_end : {false, true}) {
         SCOPED_TRACE(case_name(t, Layout::NHWC) + " c " + std::to_string(d.c) + (from_end ? " from the end" : ""));
