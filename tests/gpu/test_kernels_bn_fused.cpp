@@ -34,22 +34,35 @@ kernels::BnFusedShape shape_of(int64_t n, int64_t c, int64_t h, int64_t w, Layou
   return kernels::BnFusedShape{n, c, h, w, l, t};
 }
 
-// The training forward's first two passes on x: the statistics, then finalize into `state` [4c] (saved mean,
-// inverse std, a, b) with the running statistics at running [2c]. Returns the finalize arguments.
+// A tensor's dimensions, in the order of its logical shape [n, c, h, w].
+struct Dims {
+  int64_t n, c, h, w;
+};
+
+// The finalize's arguments for c channels: gamma and beta; the saved mean, inverse std, a and b written into
+// `state` [4c]; the running statistics at running [2c].
+kernels::BnFinalize finalize_into(int64_t c, const DeviceMem& gamma, const DeviceMem& beta, const DeviceMem& running,
+                                  const DeviceMem& state) {
+  kernels::BnFinalize f;
+  f.scale = gamma.as<float>();
+  f.bias = beta.as<float>();
+  f.saved_mean = state.as<float>();
+  f.saved_inv_std = state.as<float>() + c;
+  f.running_mean = running.as<float>();
+  f.running_var = running.as<float>() + c;
+  f.a = state.as<float>() + 2 * c;
+  f.b = state.as<float>() + 3 * c;
+  return f;
+}
+
+// The training forward's first two passes on x: the statistics, then finalize (finalize_into). Returns the
+// finalize arguments.
 kernels::BnFinalize statistics_and_finalize(const kernels::BnFusedShape& s, const DeviceMem& x, const DeviceMem& gamma,
                                             const DeviceMem& beta, const DeviceMem& running, const DeviceMem& state,
                                             const DeviceMem& workspace) {
   kernels::bn_channel_statistics(s, kernels::BnStatistics{x.get(), workspace.get()}, nullptr);
-  kernels::BnFinalize f;
+  kernels::BnFinalize f = finalize_into(s.c, gamma, beta, running, state);
   f.workspace = workspace.get();
-  f.scale = gamma.as<float>();
-  f.bias = beta.as<float>();
-  f.saved_mean = state.as<float>();
-  f.saved_inv_std = state.as<float>() + s.c;
-  f.running_mean = running.as<float>();
-  f.running_var = running.as<float>() + s.c;
-  f.a = state.as<float>() + 2 * s.c;
-  f.b = state.as<float>() + 3 * s.c;
   kernels::bn_finalize_statistics(s, f, nullptr);
   return f;
 }
@@ -75,9 +88,6 @@ kernels::BnBackward backward_args(const kernels::BnFinalize& f, int64_t c, const
 TEST(KernelsBnFused, StatisticsAndFinalizeMatchDoubleReference) {
   SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(41);
-  struct Dims {
-    int64_t n, c, h, w;
-  };
   // One block; 40 groups of 8 channels; many blocks of rows; more rows than one wave of blocks (each thread
   // loops); more than 256 channel groups (two blocks across the channels).
   // Rows of 14 and 7 (ResNet's later stages): NHWC walks them as one row of pixels, NCHW takes h*w % 4 == 0.
@@ -190,15 +200,7 @@ TEST(KernelsBnFused, FinalizeFromSumsMatchesDoubleReference) {
   DeviceMem dgamma = to_device(gamma, DType::F32), dbeta = to_device(beta, DType::F32);
   DeviceMem drunning = to_device(running, DType::F32), out(static_cast<size_t>(4 * c) * 4);
   out.poison();
-  kernels::BnFinalize f;
-  f.scale = dgamma.as<float>();
-  f.bias = dbeta.as<float>();
-  f.saved_mean = out.as<float>();
-  f.saved_inv_std = out.as<float>() + c;
-  f.running_mean = drunning.as<float>();
-  f.running_var = drunning.as<float>() + c;
-  f.a = out.as<float>() + 2 * c;
-  f.b = out.as<float>() + 3 * c;
+  const kernels::BnFinalize f = finalize_into(c, dgamma, dbeta, drunning, out);
   kernels::bn_finalize_sums(shape_of(256, c, 7, 7, Layout::NHWC, DType::BF16), dsum.as<float>(), dsq.as<float>(), f,
                             nullptr);
   ASSERT_CUDA(cudaDeviceSynchronize());
@@ -221,9 +223,6 @@ TEST(KernelsBnFused, FinalizeFromSumsMatchesDoubleReference) {
 TEST(KernelsBnFused, ApplyFinalizesGivenSumsAsTheFinalizePass) {
   SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(46);
-  struct Dims {
-    int64_t n, c, h, w;
-  };
   for (Dims d : {Dims{2, 2056, 4, 8}, Dims{8, 64, 7, 7}})
     for (DType t : kDtypes)
       for (bool from_end : {false, true}) {
@@ -247,24 +246,12 @@ TEST(KernelsBnFused, ApplyFinalizesGivenSumsAsTheFinalizePass) {
         DeviceMem state_pass(4 * uc * 4), state_apply(4 * uc * 4);
         DeviceMem y_pass(size * dtype_size(t)), y_apply(size * dtype_size(t));
         for (const DeviceMem* m : {&state_pass, &state_apply, &y_pass, &y_apply}) m->poison();
-        auto finalize_into = [&](const DeviceMem& state, const DeviceMem& run) {
-          kernels::BnFinalize f;
-          f.scale = dgamma.as<float>();
-          f.bias = dbeta.as<float>();
-          f.saved_mean = state.as<float>();
-          f.saved_inv_std = state.as<float>() + d.c;
-          f.running_mean = run.as<float>();
-          f.running_var = run.as<float>() + d.c;
-          f.a = state.as<float>() + 2 * d.c;
-          f.b = state.as<float>() + 3 * d.c;
-          return f;
-        };
         kernels::BnApply a;
         a.x = dx.get();
         a.relu = true;
         a.relu_after_residual = true;
         a.residual = dres.get();
-        const kernels::BnFinalize f_pass = finalize_into(state_pass, running_pass);
+        const kernels::BnFinalize f_pass = finalize_into(d.c, dgamma, dbeta, running_pass, state_pass);
         kernels::bn_finalize_sums(s, dsum.as<float>(), dsq.as<float>(), f_pass, nullptr);
         a.a = f_pass.a;
         a.b = f_pass.b;
@@ -275,7 +262,7 @@ TEST(KernelsBnFused, ApplyFinalizesGivenSumsAsTheFinalizePass) {
         a.sum = dsum.as<float>();
         a.sqsum = dsq.as<float>();
         a.from_end = from_end;  // the elements come out the same in either order
-        a.finalize = finalize_into(state_apply, running_apply);
+        a.finalize = finalize_into(d.c, dgamma, dbeta, running_apply, state_apply);
         a.y = y_apply.get();
         kernels::bn_apply_forward(s, a, nullptr);
         ASSERT_CUDA(cudaDeviceSynchronize());
@@ -387,9 +374,6 @@ TEST(KernelsBnFused, ApplyDrawsTheDropoutKernelsMask) {
 TEST(KernelsBnFused, ApplyWithReluAfterTheResidual) {
   SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(45);
-  struct Dims {
-    int64_t n, c, h, w;
-  };
   for (Dims d : {Dims{3, 16, 4, 8}, Dims{4, 24, 7, 7}})
     for (DType t : kDtypes)
       for (Layout l : kLayouts) {
@@ -545,9 +529,6 @@ TEST(KernelsBnFused, ApplyStoresTheDropoutKernelsMaskAsBits) {
 TEST(KernelsBnFused, BackwardMatchesDoubleReferenceWithStoredOrDrawnMask) {
   SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(44);
-  struct Dims {
-    int64_t n, c, h, w;
-  };
   const uint64_t key = 0x5151ull, step = 3;
   for (Dims d : {Dims{3, 24, 5, 12}, Dims{2, 320, 4, 8}, Dims{512, 16, 32, 32}, Dims{2, 2064, 1, 4},
                  Dims{3, 16, 14, 14}, Dims{4, 24, 7, 7}})
