@@ -90,11 +90,15 @@ class Predict(unittest.TestCase):
             self.assertEqual(len(table.attrs["units"]), len(rows.dtype.names))
             self.assertEqual(sorted(rows[rows["scaling"] == weak]["gpus"]), [1, 2, 4, 8])
             self.assertEqual(sorted(rows[rows["scaling"] == strong]["gpus"]), [1, 2, 4])
+            # Weak scaling keeps each GPU's work, so only compute factors below 1 (the measured multi-rank compute
+            # faster than the 1-rank run's, as noise on a busy host can make it) lift its efficiency above 1.
+            factors = [table.attrs[name] for name in ("compute_factor", "backward_factor")]
+            fastest_factor = min([1.0] + [x for x in factors if math.isfinite(x)])  # NaN: not measured, 1
             for row in rows:
                 self.assertGreater(row["images_per_s"], 0)
                 self.assertGreater(row["efficiency"], 0)
                 if row["scaling"] == weak:  # strong scaling may be superlinear where smaller batches run faster per sample
-                    self.assertLessEqual(row["efficiency"], 1 + 1e-12)
+                    self.assertLessEqual(row["efficiency"], 1 / fastest_factor + 1e-12)
                 self.assertGreaterEqual(row["exposed_comm_fraction"], 0)
                 self.assertGreaterEqual(row["best_images_per_s"], row["images_per_s"] * (1 - 1e-12))
                 expected_batch = BATCH if row["scaling"] == weak else BATCH / row["gpus"]
