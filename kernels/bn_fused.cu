@@ -721,6 +721,11 @@ BnFusedShape walked(const BnFusedShape& s) {
 // (BnApply::from_end: the convolution summed x itself).
 constexpr bool kSumsFromEnd = true;
 constexpr bool kDxFromEnd = false;
+// A backward pass: the sums read the dgrad's dy first, the dx pass follows them.
+template <bool Dx>
+constexpr bool backward_from_end() {
+  return Dx ? kDxFromEnd : kSumsFromEnd;
+}
 
 struct Geometry {
   dim3 grid, block;
@@ -926,7 +931,7 @@ Geometry launch_backward(const BnFusedShape& shape, const BnBackward& a, const c
   const bool masks_relu = !Dx && a.relu_output_bits;
   const bool pooled = a.pool.kernel > 0;
   const Geometry g = Dx ? element_geometry(s) : backward_reduce_geometry(s, masks_relu || pooled);
-  const bool from_end = Dx ? kDxFromEnd : kSumsFromEnd;
+  constexpr bool from_end = backward_from_end<Dx>();
   dispatch_element_pass<true>(s, a.dropout, [&](auto types) {
     using K = decltype(types);
     using T = typename K::T;
@@ -992,7 +997,7 @@ Geometry launch_pair(const BnFusedShape& shape, const BnBackward& m, const BnBac
     using T = typename decltype(type)::type;
     using I = typename decltype(index)::type;
     pair_backward_nhwc_kernel<T, I, Dx>
-        <<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), m, sc, Dx ? kDxFromEnd : kSumsFromEnd);
+        <<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), m, sc, backward_from_end<Dx>());
   });
   CHECK_CUDA_LAUNCH();
   return g;
