@@ -1,5 +1,5 @@
 // Memset nodes of a captured graph replaced by kernel nodes (train/engines/cuda/graph_memsets.h): the same bytes
-// written, pitched rows and the three element sizes included, and every dependency kept.
+// written, pitched rows and the three element sizes included, every dependency kept, at the captured kernels' priority.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gpu_test_util.h"
+#include "kernels/elementwise.h"
 #include "nn/cuda/cuda_handles.h"
 #include "train/engines/cuda/graph_memsets.h"
 
@@ -69,7 +70,7 @@ TEST(GraphMemsets, SameBytesEveryElementSizeAndDependenciesKept) {
   const cudaMemsetParams byte_fill = memset_params(bytes.get(), 0, 0x3C, 1, 5, 1);
   ASSERT_CUDA(cudaGraphAddMemsetNode(&byte_node, raw, &word_node, 1, &byte_fill));
 
-  EXPECT_EQ(replace_memset_nodes(raw), 3);
+  EXPECT_EQ(replace_memset_nodes(raw, 0), 3);
   EXPECT_EQ(count_of(raw, cudaGraphNodeTypeMemset), 0);
   EXPECT_EQ(count_of(raw, cudaGraphNodeTypeKernel), 3);
   // The copy still depends on the row fill, now a kernel.
@@ -121,7 +122,7 @@ TEST(GraphMemsets, WholeWordMemsetsWriteTheRegionOnly) {
     cudaGraphNode_t node = nullptr;
     const cudaMemsetParams fill = memset_params(region.get(), 0, f.value, f.element_size, kRegion / f.element_size, 1);
     ASSERT_CUDA(cudaGraphAddMemsetNode(&node, raw, nullptr, 0, &fill));
-    EXPECT_EQ(replace_memset_nodes(raw), 1);
+    EXPECT_EQ(replace_memset_nodes(raw, 0), 1);
     CudaGraphExec exec;
     ASSERT_CUDA(CudaGraphExec::instantiate(graph, 0, exec));
     CudaStream stream = CudaStream::create_non_blocking();
@@ -142,7 +143,7 @@ TEST(GraphMemsets, CapturedStreamMemsetsBecomeKernels) {
   ASSERT_CUDA(cudaMemsetAsync(a.get(), 0x22, 100, stream.get()));
   CudaGraph graph;
   ASSERT_CUDA(stream.end_capture(graph));
-  EXPECT_EQ(replace_memset_nodes(graph.get()), 2);
+  EXPECT_EQ(replace_memset_nodes(graph.get(), 0), 2);
   CudaGraphExec exec;
   ASSERT_CUDA(CudaGraphExec::instantiate(graph, 0, exec));
   exec.launch(stream.get());
@@ -153,6 +154,47 @@ TEST(GraphMemsets, CapturedStreamMemsetsBecomeKernels) {
     ASSERT_EQ(in_b[i], 0x11) << i;  // the copy ran after the first fill and before the second
     ASSERT_EQ(in_a[i], i < 100 ? 0x22 : 0x11) << i;
   }
+}
+
+int priority_of(cudaGraphNode_t kernel) {
+  cudaKernelNodeAttrValue value{};
+  EXPECT_EQ(cudaGraphKernelNodeGetAttribute(kernel, cudaLaunchAttributePriority, &value), cudaSuccess);
+  return value.priority;
+}
+
+// A step's memsets run at the priority of its kernels, so that none of them queues behind the input
+// decoding's blocks (CudaStream::compute_priority, below the all-reduces and above the decoding where the
+// device has the levels).
+TEST(GraphMemsets, ReplacementsRunAtTheCapturedKernelsPriority) {
+  SKIP_WITHOUT_GPU();
+  const int compute = CudaStream::compute_priority();
+  EXPECT_GE(compute, CudaStream::greatest_priority()) << "lower numbers run first";
+  EXPECT_LE(compute, CudaStream::least_priority());
+  int least = 0, greatest = 0;
+  ASSERT_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  if (least - greatest >= 2) {
+    EXPECT_LT(compute, CudaStream::least_priority());
+    EXPECT_GT(compute, CudaStream::greatest_priority());
+  }
+  CudaStream stream = CudaStream::create_non_blocking(compute);
+  constexpr int64_t kFloats = 1024;
+  DeviceMem a(kFloats * 4), b(kFloats * 4);
+  stream.begin_capture(cudaStreamCaptureModeThreadLocal);
+  ASSERT_CUDA(cudaMemsetAsync(a.get(), 0, kFloats * 4, stream.get()));
+  kernels::scale(a.get(), b.get(), 2.0f, kFloats, DType::F32, stream.get());
+  ASSERT_CUDA(cudaMemsetAsync(a.get(), 0, 100, stream.get()));
+  CudaGraph graph;
+  ASSERT_CUDA(stream.end_capture(graph));
+  EXPECT_EQ(replace_memset_nodes(graph.get(), compute), 2);
+  int kernels_seen = 0;
+  for (cudaGraphNode_t node : nodes_of(graph.get())) {
+    cudaGraphNodeType type{};
+    ASSERT_CUDA(cudaGraphNodeGetType(node, &type));
+    if (type != cudaGraphNodeTypeKernel) continue;
+    ++kernels_seen;
+    EXPECT_EQ(priority_of(node), compute) << "kernel node " << kernels_seen;
+  }
+  EXPECT_EQ(kernels_seen, 3) << "the captured scale and the two replaced memsets";
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ CropBox read_region(const ResizedCropBox& box, const DecodeTarget& target, int w
 
 GpuImageDecoder::GpuImageDecoder(int64_t max_rows, InputCounters& counters)
     : counters_(counters),
-      stream_(CudaStream::create_non_blocking(CudaStream::greatest_priority())),
+      stream_(CudaStream::create_non_blocking(CudaStream::least_priority())),
       decoder_(static_cast<int>(max_rows), kDefaultMaxImagePixels, stream_.get()),
       done_(CudaEvent::create(cudaEventDisableTiming | cudaEventBlockingSync)),
       host_sources_(static_cast<size_t>(max_rows)) {}

@@ -1,5 +1,7 @@
 #include "nn/cuda/cuda_handles.h"
 
+#include <algorithm>
+
 #include "core/cuda_check.h"
 #include "core/log.h"
 
@@ -26,11 +28,25 @@ CudaStream CudaStream::create_non_blocking(int priority) {
   return out;
 }
 
-int CudaStream::greatest_priority() {
-  int least = 0, greatest = 0;
-  CHECK_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-  return greatest;
+namespace {
+struct PriorityRange {
+  int least = 0, greatest = 0;  // lower numbers run first: greatest <= least
+};
+PriorityRange priority_range() {
+  PriorityRange r;
+  CHECK_CUDA(cudaDeviceGetStreamPriorityRange(&r.least, &r.greatest));
+  return r;
 }
+}  // namespace
+
+int CudaStream::greatest_priority() { return priority_range().greatest; }
+
+int CudaStream::compute_priority() {
+  const PriorityRange r = priority_range();
+  return std::max(r.greatest, r.least - 1);
+}
+
+int CudaStream::least_priority() { return priority_range().least; }
 
 void CudaStream::synchronize() const { CHECK_CUDA(cudaStreamSynchronize(stream_.get())); }
 

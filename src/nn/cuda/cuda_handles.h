@@ -70,8 +70,15 @@ class CudaStream {
   CudaStream() = default;  // empty
   // priority: lower numbers run first; 0 is the default, cudaDeviceGetStreamPriorityRange gives the range.
   static CudaStream create_non_blocking(int priority = 0);
-  // The highest priority the device offers (for work that must not queue behind compute).
+  // The priorities of scalebench's streams, highest first. The block scheduler gives an SM that frees up to
+  // the waiting block of highest priority, so a kernel of the training step no longer waits for the input
+  // decoding's queued blocks, and NCCL's all-reduce blocks wait for neither.
+  // The highest priority the device offers: the all-reduces (work that must not queue behind compute).
   static int greatest_priority();
+  // The training step's streams: one above the least where the device has the levels (0 to -5 on Hopper).
+  static int compute_priority();
+  // The least priority (0, CUDA's default): the input decoding, which yields SMs to the training step.
+  static int least_priority();
 
   cudaStream_t get() const { return stream_.get(); }
   explicit operator bool() const { return static_cast<bool>(stream_); }

@@ -113,7 +113,7 @@ CudaEngine::CudaEngine(const TrainConfig& config, const Dataset& train, const Da
   cuda::set_out_of_memory_hint("training " + config.model + " with a batch of " + std::to_string(micro_batch()) +
                                 " per rank (evaluation " + std::to_string(config.eval_batch_size) + ") in " + name_of(config.precision) +
                                 "; lower --batch-size or --eval-batch-size, or use --precision bf16");
-  stream_ = cuda::CudaStream::create_non_blocking();
+  stream_ = cuda::CudaStream::create_non_blocking(cuda::CudaStream::compute_priority());
   build_network(options);
   state_ = std::make_unique<cuda::StepState>(config, micro_batch(), *net_, ctx_->compute_dtype(), log_probabilities_, stream_);
   ctx_->set_device_step(&state_->staging().device_micro_inputs(0)->step);  // each micro-batch of a step sets its own

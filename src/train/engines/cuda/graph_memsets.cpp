@@ -30,7 +30,9 @@ std::vector<cudaGraphNode_t> neighbours(cudaGraphNode_t node, EdgeQuery query) {
 
 }  // namespace
 
-int replace_memset_nodes(cudaGraph_t graph) {
+int replace_memset_nodes(cudaGraph_t graph, int priority) {
+  cudaKernelNodeAttrValue at_priority{};
+  at_priority.priority = priority;
   int replaced = 0;
   for (cudaGraphNode_t node : graph_nodes(graph)) {
     cudaGraphNodeType type{};
@@ -44,6 +46,7 @@ int replace_memset_nodes(cudaGraph_t graph) {
     const std::vector<cudaGraphNode_t> after = neighbours(node, &cudaGraphNodeGetDependentNodes);
     cudaGraphNode_t kernel = nullptr;
     CHECK_CUDA(cudaGraphAddKernelNode(&kernel, graph, before.data(), before.size(), &params));
+    CHECK_CUDA(cudaGraphKernelNodeSetAttribute(kernel, cudaLaunchAttributePriority, &at_priority));
     for (cudaGraphNode_t next : after) CHECK_CUDA(cudaGraphAddDependencies(graph, &kernel, &next, nullptr, 1));
     CHECK_CUDA(cudaGraphDestroyNode(node));
     ++replaced;

@@ -15,7 +15,9 @@ bool StepGraphs::capture(const CudaStream& stream, const std::function<void(int 
     cudaError_t instantiated = cudaErrorUnknown;
     // Per-node priorities: the all-reduce nodes keep the communication stream's high priority.
     if (end == cudaSuccess) {
-      replace_memset_nodes(graph.get());
+      int priority = 0;
+      CHECK_CUDA(cudaStreamGetPriority(stream.get(), &priority));
+      replace_memset_nodes(graph.get(), priority);
       instantiated = CudaGraphExec::instantiate(graph, cudaGraphInstantiateFlagUseNodePriority,
                                                 graphs_[static_cast<size_t>(slot)]);
     }

@@ -157,7 +157,7 @@ CudaReplicas::CudaReplicas(const TrainConfig& config, const Dataset& train, cons
         CHECK_CUDA(cudaSetDevice(r));
       }
     }
-    replica->stream = cuda::CudaStream::create_non_blocking();
+    replica->stream = cuda::CudaStream::create_non_blocking(cuda::CudaStream::compute_priority());
     replica->ctx = std::make_unique<cuda::Context>(context_options(config), replica->stream.get());
     replica->net = std::make_unique<cuda::Network>(spec, config.seed, *replica->ctx);
     replicas_.push_back(std::move(replica));
