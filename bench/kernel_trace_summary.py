@@ -10,7 +10,10 @@ training, after start-up and before the last evaluation and the shutdown.
 a kernel in the window is taken as the number of steps (most kernels run once a step).
 Columns: total GPU time of each kernel name, its instances, mean per instance, share of the kernel time.
 The last lines: the window's wall time, the time at least one kernel ran (busy), the idle rest, and
-the sum of kernel times (above busy where kernels ran side by side on several streams).
+the sum of kernel times (above busy where kernels ran side by side on several streams). Where the window
+holds CUDA graphs' kernels (the training steps) beside others (input decoding, copies), the steps are counted
+from the graphs' kernels, and a line says how long the graphs' kernels waited between one another, and how
+much of that wait other work ran.
 --groups adds, before those last lines, the time of each kind of work a step (convolutions, batch norm,
 pooling, ...: bench/kernel_groups.py), over every kernel of the window, not only the --top listed.
 --window-csv writes the window's records (a trace of a whole run is large; the window is what is read).
@@ -49,18 +52,19 @@ def write_window(window, path):
         out.writerows((start, end, stream, graph, kind, name) for start, end, stream, kind, name, graph in window)
 
 
-def busy_ns(intervals):
-    total, current_start, current_end = 0, None, None
+def busy_intervals(intervals):
+    """The union of (start, end) intervals: disjoint, in order."""
+    union = []
     for start, end in sorted(intervals):
-        if current_end is None or start > current_end:
-            if current_end is not None:
-                total += current_end - current_start
-            current_start, current_end = start, end
+        if union and start <= union[-1][1]:
+            union[-1][1] = max(union[-1][1], end)
         else:
-            current_end = max(current_end, end)
-    if current_end is not None:
-        total += current_end - current_start
-    return total
+            union.append([start, end])
+    return union
+
+
+def busy_ns(intervals):
+    return sum(end - start for start, end in busy_intervals(intervals))
 
 
 def group_lines(by_name, steps, kernel_sum):
@@ -88,6 +92,25 @@ def api_lines(calls, steps):
     return lines
 
 
+def in_graph(record):
+    return record[5] not in ("", "0")
+
+
+def graph_wait_line(window, steps):
+    """How long the graphs' kernels left the GPU to other work between one another, a step; empty where the
+    window holds no graph or nothing beside the graphs."""
+    graph = busy_intervals([(r[0], r[1]) for r in window if in_graph(r)])
+    other = busy_intervals([(r[0], r[1]) for r in window if not in_graph(r)])
+    if not graph or not other:
+        return []
+    gaps = [(graph[i][1], graph[i + 1][0]) for i in range(len(graph) - 1)]
+    waited = sum(b - a for a, b in gaps)
+    beside = sum(max(0, min(b, end) - max(a, start)) for a, b in gaps for start, end in other if start < b and end > a)
+    busy = sum(b - a for a, b in graph)
+    return [f"graphs: their kernels busy {busy / steps / 1e3:.2f} us a step; between them {waited / steps / 1e3:.2f} us, "
+            f"{beside / steps / 1e3:.2f} of it while work outside the graphs ran"]
+
+
 def summarise(window, steps, top, groups=False):
     calls = [r for r in window if r[3] == "api"]
     window = [r for r in window if r[3] != "api"]
@@ -99,8 +122,10 @@ def summarise(window, steps, top, groups=False):
     for start, stop, _, kind, name, _ in window:
         by_name[(kind, name)][0] += stop - start
         by_name[(kind, name)][1] += 1
-    if steps is None:
-        steps = collections.Counter(count for _, count in by_name.values()).most_common(1)[0][0]
+    if steps is None:  # the graphs' kernels are the steps', where there are any
+        counted = collections.Counter((r[3], r[4]) for r in window if in_graph(r)) or \
+            collections.Counter({key: count for key, (_, count) in by_name.items()})
+        steps = collections.Counter(counted.values()).most_common(1)[0][0]
     kernel_sum = sum(t for t, _ in by_name.values())
     busy = busy_ns([(r[0], r[1]) for r in window])
     lines = [f"window: last {wall / 1e6:.2f} ms, {len(window)} records, {steps} steps; per step (us):"]
@@ -112,6 +137,7 @@ def summarise(window, steps, top, groups=False):
         lines += group_lines(by_name, steps, kernel_sum)
     if calls:
         lines += api_lines(calls, steps)
+    lines += graph_wait_line(window, steps)
     lines.append(f"wall {wall / steps / 1e3:.2f} us a step; GPU busy {busy / steps / 1e3:.2f} us ({100 * busy / wall:.1f}%), "
                  f"idle {(wall - busy) / steps / 1e3:.2f} us; kernel time summed {kernel_sum / steps / 1e3:.2f} us; "
                  f"{len(window) / steps:.1f} records a step; streams {sorted({r[2] for r in window})}")

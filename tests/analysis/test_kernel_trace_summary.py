@@ -89,6 +89,25 @@ class KernelTraceSummary(unittest.TestCase):
         done, _ = run(trace)
         self.assertNotIn("by kind of work", done.stdout)
 
+    def test_graphs_count_the_steps_and_their_waits_beside_other_work(self):
+        # 4 steps of 10 us in graph 1: conv 0-4 us, bn 6-9 us. Outside any graph: a decode kernel at 3-5 us of
+        # each step, 1 us of it in the graphs' wait, and three kernels twice a step (the most common count) while
+        # conv or bn runs.
+        trace = steps_of([(0, 4000, 7, "conv"), (6000, 3000, 7, "bn")], 4, 10_000)
+        trace += "".join(f"{i * 10_000 + 3000},{i * 10_000 + 5000},9,0,kernel,decode\n" for i in range(4))
+        trace += "".join(f"{i * 5_000 + 1000},{i * 5_000 + 1100},9,0,kernel,{name}\n"
+                         for i in range(8) for name in ("a", "b", "c"))
+        done, _ = run(trace, "--last-ms", "1")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = done.stdout.splitlines()
+        self.assertIn("4 steps", lines[0])
+        # Waits: 2 us in each step and 1 us between steps (3 of them), over 4 steps.
+        graph_line = [line for line in lines if line.startswith("graphs:")]
+        self.assertEqual(graph_line, ["graphs: their kernels busy 7.00 us a step; between them 2.75 us, "
+                                      "1.00 of it while work outside the graphs ran"])
+        done, _ = run(steps_of([(0, 4000, 7, "conv")], 4, 10_000), "--last-ms", "1")
+        self.assertNotIn("graphs:", done.stdout, "nothing beside the graphs")
+
     def test_window_skips_the_end_and_is_written(self):
         trace = steps_of([(0, 1000, 7, "step")], 20, 2000) + "100000,190000,7,0,kernel,evaluation\n"
         done, written = run(trace, "--last-ms", "0.02", "--skip-ms", "0.15")
