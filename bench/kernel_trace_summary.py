@@ -67,6 +67,18 @@ def busy_ns(intervals):
     return sum(end - start for start, end in busy_intervals(intervals))
 
 
+def overlap_ns(a, b):
+    """The time two unions of intervals (busy_intervals) share, in one pass over both."""
+    total, i, j = 0, 0, 0
+    while i < len(a) and j < len(b):
+        total += max(0, min(a[i][1], b[j][1]) - max(a[i][0], b[j][0]))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
 def group_lines(by_name, steps, kernel_sum):
     """Each kind of work's time a step and share of the kernel time, largest first; empty groups left out."""
     totals = collections.Counter()
@@ -105,7 +117,7 @@ def graph_wait_line(window, steps):
         return []
     gaps = [(graph[i][1], graph[i + 1][0]) for i in range(len(graph) - 1)]
     waited = sum(b - a for a, b in gaps)
-    beside = sum(max(0, min(b, end) - max(a, start)) for a, b in gaps for start, end in other if start < b and end > a)
+    beside = overlap_ns(gaps, other)
     busy = sum(b - a for a, b in graph)
     return [f"graphs: their kernels busy {busy / steps / 1e3:.2f} us a step; between them {waited / steps / 1e3:.2f} us, "
             f"{beside / steps / 1e3:.2f} of it while work outside the graphs ran"]
