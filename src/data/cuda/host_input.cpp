@@ -11,7 +11,8 @@
 namespace sb::cuda {
 namespace {
 
-// Ring slots of host buffers: one being uploaded, the rest built ahead by the workers.
+// Ring slots of host buffers: one being uploaded, the rest built ahead by the workers. With --decode gpu
+// a ring slot stays taken until its step has run: the input slots' buffers become ring slots of their own.
 constexpr int kRingSlots = 4;
 
 }  // namespace
@@ -31,7 +32,8 @@ HostInput::HostInput(const Dataset& train, const Dataset& test, const InputPipel
   const size_t label_bytes = static_cast<size_t>(options.max_batch) * sizeof(int32_t);
   constexpr size_t kAlign = 64;  // every slot starts aligned for the records' pointers
   const size_t slot_bytes = (host_image_bytes + label_bytes + kAlign - 1) / kAlign * kAlign;  // labels after the images
-  const size_t ring_bytes = slot_bytes * kRingSlots;
+  ring_slots_ = gpu_decode ? kRingSlots + kInputSlots : kRingSlots;
+  const size_t ring_bytes = slot_bytes * static_cast<size_t>(ring_slots_);
   std::byte* ring = nullptr;
   if (options.pin_memory) {
     pinned_ = PinnedArray<std::byte>(ring_bytes);
@@ -49,20 +51,23 @@ HostInput::HostInput(const Dataset& train, const Dataset& test, const InputPipel
     test_builder_ = make_batch_source(test, false, options.augmentation, options.format, options.bad_images, options.rank, counters_);
   }
   std::vector<HostBatchBuffer> buffers;
-  for (int r = 0; r < kRingSlots; ++r) {
+  for (int r = 0; r < ring_slots_; ++r) {
     std::byte* slot = ring + static_cast<size_t>(r) * slot_bytes;
     buffers.push_back(HostBatchBuffer{slot, reinterpret_cast<int32_t*>(slot + host_image_bytes)});
-    if (gpu_decode) gpu_decoders_->add_slot(slot, decoded_batches_.emplace_back().ensure(device_image_bytes));
+    if (gpu_decode) {
+      gpu_decoders_->add_slot(slot, decoded_batches_.emplace_back().ensure(device_image_bytes));
+      read_.push_back(CudaEvent::create(cudaEventDisableTiming));
+    }
     uploaded_.push_back(CudaEvent::create(cudaEventDisableTiming));
     if (train.streamed()) {
       upload_started_.push_back(CudaEvent::create());
       upload_finished_.push_back(CudaEvent::create());
     }
   }
-  uploading_.reserve(kRingSlots);
+  in_use_.reserve(static_cast<size_t>(ring_slots_));
   for (int s = 0; s < kInputSlots; ++s) {
     consumed_[static_cast<size_t>(s)] = CudaEvent::create(cudaEventDisableTiming);
-    inputs_[static_cast<size_t>(s)].ensure(device_image_bytes);
+    if (!gpu_decode) inputs_[static_cast<size_t>(s)].ensure(device_image_bytes);
     labels_[static_cast<size_t>(s)].ensure(label_bytes);
   }
   copy_stream_ = CudaStream::create_non_blocking();
@@ -70,7 +75,8 @@ HostInput::HostInput(const Dataset& train, const Dataset& test, const InputPipel
 }
 
 HostInput::~HostInput() {
-  // Uploads in flight still read the ring and write the device buffers released below.
+  // Uploads in flight still read the ring and write the device buffers released below. (The steps that
+  // read the ring's device batches are the engine's to wait for, before it releases its pipeline.)
   copy_stream_.synchronize_noexcept();
   pipeline_.reset();
 }
@@ -156,10 +162,10 @@ void HostInput::upload(int slot, const HostBatch& batch, cudaStream_t compute) {
   copy_stream_.wait(consumed_[s].get());  // the step that last read this slot's buffers
   const size_t ring_slot = static_cast<size_t>(batch.slot);
   if (!upload_started_.empty()) upload_started_[ring_slot].record(copy_stream_.get());
-  if (gpu_decoders_) {  // the workers left the batch decoded in the slot's device batch
-    const size_t image_bytes = static_cast<size_t>(batch.rows * train_.sample_bytes()) * dtype_size(options_.format.dtype);
-    CHECK_CUDA(cudaMemcpyAsync(inputs_[s].data(), gpu_decoders_->device_batch(batch.buffer.images), image_bytes,
-                               cudaMemcpyDeviceToDevice, copy_stream_.get()));
+  if (gpu_decoders_) {  // the workers left the batch decoded in the ring slot's device batch: read in place
+    release_after(slot, compute);  // a batch staged before and never consumed
+    staged_ring_[s] = batch.slot;
+    holds_ring_[s] = true;
   } else {
     const size_t image_bytes = static_cast<size_t>(batch.rows * train_builder_->sample_bytes());
     CHECK_CUDA(cudaMemcpyAsync(inputs_[s].data(), batch.buffer.images, image_bytes, cudaMemcpyHostToDevice, copy_stream_.get()));
@@ -170,30 +176,42 @@ void HostInput::upload(int slot, const HostBatch& batch, cudaStream_t compute) {
   const CudaEvent& done = uploaded_[static_cast<size_t>(batch.slot)];
   done.record(copy_stream_.get());
   CHECK_CUDA(cudaStreamWaitEvent(compute, done.get(), 0));
-  uploading_.push_back(batch.slot);
+  if (!gpu_decoders_) in_use_.push_back(batch.slot);
   counters_.add_skipped(batch.skipped);  // taken for a step: its skipped files count now
 }
 
-void HostInput::consumed(int slot, cudaStream_t compute) { consumed_[static_cast<size_t>(slot)].record(compute); }
+void HostInput::consumed(int slot, cudaStream_t compute) {
+  consumed_[static_cast<size_t>(slot)].record(compute);
+  release_after(slot, compute);
+}
+
+void HostInput::release_after(int slot, cudaStream_t compute) {
+  const size_t s = static_cast<size_t>(slot);
+  if (!holds_ring_[s]) return;
+  read_[static_cast<size_t>(staged_ring_[s])].record(compute);
+  in_use_.push_back(staged_ring_[s]);
+  holds_ring_[s] = false;
+}
+
+int HostInput::staged_buffer(int slot) const { return gpu_decoders_ ? staged_ring_[static_cast<size_t>(slot)] : 0; }
 
 void HostInput::reclaim(bool all) {
   size_t done = 0;
-  for (; done < uploading_.size(); ++done) {
-    const CudaEvent& uploaded = uploaded_[static_cast<size_t>(uploading_[done])];
+  for (; done < in_use_.size(); ++done) {
+    const size_t r = static_cast<size_t>(in_use_[done]);
+    const CudaEvent& free_after = gpu_decoders_ ? read_[r] : uploaded_[r];
     if (all) {
-      wait_(uploaded);  // behind it may be a step's all-reduce: wait under the watchdog
+      wait_(free_after);  // behind it may be a step's all-reduce: wait under the watchdog
     } else {
-      const cudaError_t status = uploaded.query();
+      const cudaError_t status = free_after.query();
       if (status == cudaErrorNotReady) break;
       CHECK_CUDA(status);
     }
-    if (!upload_finished_.empty()) {  // image files: the upload's (or the GPU decode's) time on the copy stream
-      const size_t r = static_cast<size_t>(uploading_[done]);
+    if (!upload_finished_.empty())  // image files: the upload's time on the copy stream
       counters_.add_copy(static_cast<int64_t>(1e6 * CudaEvent::elapsed_ms(upload_started_[r], upload_finished_[r])));
-    }
-    pipeline_->release(uploading_[done]);
+    pipeline_->release(in_use_[done]);
   }
-  uploading_.erase(uploading_.begin(), uploading_.begin() + static_cast<std::ptrdiff_t>(done));
+  in_use_.erase(in_use_.begin(), in_use_.begin() + static_cast<std::ptrdiff_t>(done));
 }
 
 bool HostInput::slot_free_now() {
@@ -202,9 +220,9 @@ bool HostInput::slot_free_now() {
   return pipeline_->free_slots() > 0;
 }
 
-DeviceTensor HostInput::input(int slot, int64_t rows) const {
+DeviceTensor HostInput::input_in(int slot, int buffer, int64_t rows) const {
   DeviceTensor x;
-  x.data = inputs_[static_cast<size_t>(slot)].data();
+  x.data = gpu_decoders_ ? decoded_batches_[static_cast<size_t>(buffer)].data() : inputs_[static_cast<size_t>(slot)].data();
   x.desc = TensorDesc{Shape{rows, train_.channels, train_.height, train_.width}, options_.format.dtype, options_.format.layout};
   return x;
 }

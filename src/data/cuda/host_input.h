@@ -2,11 +2,13 @@
 // decoded as they are read); a pool of worker threads (HostBatchPipeline) builds
 // each batch in the compute dtype and layout into a ring of host buffers (pinned unless --no-pin-memory),
 // and a copy stream uploads it into the device buffer of its step slot, which the captured step graph
-// reads at a fixed address. The training batches are built ahead from the trainer's sampler
+// reads at a fixed address. With --decode gpu the workers' nvJPEG decoders build each batch in the device
+// buffer of its ring slot, and the step reads it there: the engine captures a step graph per ring slot,
+// and the ring slot goes back to the workers once the step that read it has run. The training batches are built ahead from the trainer's sampler
 // (BatchSchedule), so that batch k+1 is built and uploaded while batch k trains; each batch is checked
 // against the one the trainer asks for, and a batch not predicted is built on demand. After an epoch's
 // last batch the workers build the evaluation that followed the last epoch, then the next epoch's batches.
-// Device memory: two batches and their labels, whatever the data set's size.
+// Device memory: two batches and their labels (--decode gpu: six batches), whatever the data set's size.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -42,20 +44,25 @@ class HostInput final : public InputPipeline {
   // last read the slot, and makes `compute` wait for the upload. Then queues the next batches for the workers.
   void stage_training(int slot, std::span<const int64_t> indices, int epoch, uint64_t position,
                       cudaStream_t compute) override;
-  // The slot's upload (staged above).
-  DeviceTensor training_batch(int slot, int64_t rows, const int64_t*, const DeviceDrawKey&, cudaStream_t) override {
-    return input(slot, rows);
+  // --decode gpu: the ring slots' device batches; otherwise the slot's own buffer.
+  int training_buffers() const override { return gpu_decoders_ ? ring_slots_ : 1; }
+  int staged_buffer(int slot) const override;
+  // The slot's batch (staged above) as the network's input, were it in `buffer`.
+  DeviceTensor training_batch(int slot, int buffer, int64_t rows, const int64_t*, const DeviceDrawKey&,
+                              cudaStream_t) override {
+    return input_in(slot, buffer, rows);
   }
   // Stages evaluation batch `number` as a training batch is staged (built ahead when the evaluation is the
   // one that came last), building the following ones meanwhile; once every part is queued, the free slots
   // build the training batches that come next.
   DeviceTensor evaluation_batch(int slot, std::span<const int64_t> indices, int64_t evaluation_batch, int64_t number,
                                 cudaStream_t compute) override;
-  // After the work that reads `slot`'s batch is queued on `compute`: the next upload into it waits for it.
+  // After the work that reads `slot`'s batch is queued on `compute`: the next upload into it waits for it
+  // (--decode gpu: the workers' next batch into its ring slot).
   void consumed(int slot, cudaStream_t compute) override;
 
-  // The slot's batch of `rows` samples as the network's input, and its labels: fixed addresses.
-  DeviceTensor input(int slot, int64_t rows) const;
+  // The batch staged into `slot`, of `rows` samples, as the network's input, and its labels.
+  DeviceTensor input(int slot, int64_t rows) const { return input_in(slot, staged_buffer(slot), rows); }
   const int32_t* labels(int slot) const override;
   int workers() const { return pipeline_->workers(); }
   // Image files: the workers' reading, decoding and augmenting so far; nullopt for a data set in memory.
@@ -70,7 +77,12 @@ class HostInput final : public InputPipeline {
 
  private:
   void upload(int slot, const HostBatch& batch, cudaStream_t compute);
-  // Gives back the ring slots whose upload has finished; with `all`, waits for every one.
+  // --decode gpu: the ring slot staged into `slot` goes back to the workers after the work queued on
+  // `compute` so far, which reads it.
+  void release_after(int slot, cudaStream_t compute);
+  DeviceTensor input_in(int slot, int buffer, int64_t rows) const;
+  // Gives back the ring slots whose upload (--decode gpu: whose step) has finished; with `all`, waits for
+  // every one.
   void reclaim(bool all);
   // Whether a slot is free for the workers, after giving back those whose upload has finished.
   bool slot_free_now();
@@ -90,6 +102,10 @@ class HostInput final : public InputPipeline {
   InputCounters counters_;
   std::unique_ptr<GpuDecoders> gpu_decoders_;  // --decode gpu: the workers' nvJPEG decoders
   std::vector<DeviceBuffer> decoded_batches_;    // --decode gpu: per ring slot, the batch the workers decode
+  int ring_slots_ = 0;
+  // --decode gpu: per step slot, the ring slot of its last batch, and whether its step still holds it.
+  std::array<int, kInputSlots> staged_ring_{};
+  std::array<bool, kInputSlots> holds_ring_{};
   std::unique_ptr<BatchSource> train_builder_, test_builder_;
   BatchSchedule schedule_;
   std::optional<ScheduledBatch> last_predicted_;  // the last training batch queued from the schedule
@@ -106,10 +122,11 @@ class HostInput final : public InputPipeline {
   std::unique_ptr<HostBatchPipeline> pipeline_;
   CudaStream copy_stream_;
   std::vector<CudaEvent> uploaded_;  // per ring slot
+  std::vector<CudaEvent> read_;      // --decode gpu: per ring slot, after the step that read its batch
   std::vector<CudaEvent> upload_started_, upload_finished_;  // per ring slot, timed (image files only)
-  std::vector<int> uploading_;       // ring slots taken and queued for upload, oldest first
+  std::vector<int> in_use_;          // ring slots taken, waiting for their upload (or step), oldest first
   std::array<CudaEvent, kInputSlots> consumed_;
-  std::array<DeviceBuffer, kInputSlots> inputs_, labels_;
+  std::array<DeviceBuffer, kInputSlots> inputs_, labels_;  // inputs_: not with --decode gpu
 };
 
 }  // namespace sb::cuda

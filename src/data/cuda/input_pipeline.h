@@ -2,7 +2,8 @@
 // evaluation batch on the device and its labels, and says when the work that reads a slot's batch is
 // queued. Two pipelines serve it: the data set resident on the device, each batch assembled there by one
 // kernel (resident_input.h), or batches built by host workers (read, decoded on the CPU or by nvJPEG,
-// cropped, normalised) and copied into per-slot device buffers (host_input.h). make_input_pipeline picks
+// cropped, normalised) and copied into per-slot device buffers, or left by nvJPEG where the step reads
+// them (host_input.h). make_input_pipeline picks
 // one, once; the engine's factory makes it and hands it to the engine.
 #pragma once
 #include <cuda_runtime_api.h>
@@ -58,10 +59,16 @@ class InputPipeline {
   // compute stream's step, which waits for it. Nothing for the resident data set.
   virtual void stage_training(int slot, std::span<const int64_t> indices, int epoch, uint64_t position,
                               cudaStream_t compute) = 0;
-  // A training batch of `rows` samples: the host's upload into `slot`, or assembled on the device from the
-  // indices at `device_indices` with the draws of `draws` (a captured graph reads both at replay).
-  virtual DeviceTensor training_batch(int slot, int64_t rows, const int64_t* device_indices, const DeviceDrawKey& draws,
-                                      cudaStream_t compute) = 0;
+  // The device buffers a staged training batch may lie in. A captured step reads its input at a fixed
+  // address, so the engine captures a step per slot and buffer, and replays the one staged_buffer names.
+  virtual int training_buffers() const { return 1; }
+  // Which of those buffers holds the batch staged into `slot`.
+  virtual int staged_buffer(int /*slot*/) const { return 0; }
+  // A training batch of `rows` samples in `slot`: the host's batch in `buffer` (the one staged_buffer names,
+  // or at capture each in turn), or assembled on the device from the indices at `device_indices` with the
+  // draws of `draws` (a captured graph reads both at replay).
+  virtual DeviceTensor training_batch(int slot, int buffer, int64_t rows, const int64_t* device_indices,
+                                      const DeviceDrawKey& draws, cudaStream_t compute) = 0;
   // Evaluation batch `number` (evaluation_batch samples each) of this rank's test `indices`, into `slot`.
   virtual DeviceTensor evaluation_batch(int slot, std::span<const int64_t> indices, int64_t evaluation_batch,
                                         int64_t number, cudaStream_t compute) = 0;

@@ -20,8 +20,8 @@ ResidentInput::ResidentInput(const Dataset& train, const Dataset& test, const In
   device_indices_.ensure_as<int64_t>(static_cast<size_t>(options.max_batch));
 }
 
-DeviceTensor ResidentInput::training_batch(int, int64_t rows, const int64_t* device_indices, const DeviceDrawKey& draws,
-                                           cudaStream_t compute) {
+DeviceTensor ResidentInput::training_batch(int, int, int64_t rows, const int64_t* device_indices,
+                                           const DeviceDrawKey& draws, cudaStream_t compute) {
   return batches_.enqueue(train_, device_indices, rows, augment_, &draws, compute);
 }
 

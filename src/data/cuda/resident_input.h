@@ -17,8 +17,8 @@ class ResidentInput final : public InputPipeline {
 
   bool from_host() const override { return false; }
   void stage_training(int, std::span<const int64_t>, int, uint64_t, cudaStream_t) override {}
-  DeviceTensor training_batch(int slot, int64_t rows, const int64_t* device_indices, const DeviceDrawKey& draws,
-                              cudaStream_t compute) override;
+  DeviceTensor training_batch(int slot, int buffer, int64_t rows, const int64_t* device_indices,
+                              const DeviceDrawKey& draws, cudaStream_t compute) override;
   DeviceTensor evaluation_batch(int slot, std::span<const int64_t> indices, int64_t evaluation_batch, int64_t number,
                                 cudaStream_t compute) override;
   // One batch at a time: the last one's, whatever the slot.

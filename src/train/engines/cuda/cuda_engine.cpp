@@ -76,7 +76,7 @@ class CudaEngine final : public EngineBase, private EngineRunState, private Engi
   int64_t micro_batch() const { return config_.per_rank_batch(comm_.size()); }  // --batch-size per rank
   // Everything of one step after its inputs are in device memory: the part a CUDA graph captures.
   // micro_sizes: the samples of each micro-batch (one entry without --accumulate-steps).
-  void enqueue_step_body(const std::vector<int64_t>& micro_sizes, int slot, bool capturing);
+  void enqueue_step_body(const std::vector<int64_t>& micro_sizes, int slot, int buffer, bool capturing);
   // The step's tail after the last backward: the all-reduce's end and the optimizer.
   void enqueue_step_end(int slot, bool capturing, std::optional<NvtxRange>& phase);
   void capture_graphs(const std::vector<int64_t>& micro_sizes);
@@ -147,7 +147,7 @@ void CudaEngine::build_network(const cuda::CudaEngineOptions& options) {
   net_->set_random_stream(dropout_stream_key(config_.seed, comm_.rank()), 0);
 }
 
-void CudaEngine::enqueue_step_body(const std::vector<int64_t>& micro_sizes, int slot, bool capturing) {
+void CudaEngine::enqueue_step_body(const std::vector<int64_t>& micro_sizes, int slot, int buffer, bool capturing) {
   const cudaStream_t s = stream_.get();
   const size_t count = micro_sizes.size();
   const int64_t step_samples = std::accumulate(micro_sizes.begin(), micro_sizes.end(), int64_t{0});
@@ -166,7 +166,7 @@ void CudaEngine::enqueue_step_body(const std::vector<int64_t>& micro_sizes, int 
     phase.reset();
     phase.emplace(phase_name(kPhaseData));
     if (last && timed_data) timer_->record(slot, cuda::kStepStart, s, capturing);
-    const DeviceTensor x = input_->training_batch(slot, batch, state_->staging().device_indices() + offset,
+    const DeviceTensor x = input_->training_batch(slot, buffer, batch, state_->staging().device_indices() + offset,
                                                   cuda::DeviceDrawKey{&inputs->epoch, &inputs->first_position}, s);
     if (last && timed_data) timer_->record(slot, cuda::kDataDone, s, capturing);
 
@@ -207,7 +207,8 @@ void CudaEngine::enqueue_step_end(int slot, bool capturing, std::optional<NvtxRa
 void CudaEngine::capture_graphs(const std::vector<int64_t>& micro_sizes) {
   const StartupSpan capture_startup(StartupPart::graph_capture);
   const int64_t batch = std::accumulate(micro_sizes.begin(), micro_sizes.end(), int64_t{0});
-  if (graphs_.capture(stream_, [&](int slot) { enqueue_step_body(micro_sizes, slot, true); })) {
+  const auto enqueue = [&](int slot, int buffer) { enqueue_step_body(micro_sizes, slot, buffer, true); };
+  if (graphs_.capture(stream_, input_->training_buffers(), enqueue)) {
     graph_policy_.captured(batch);
   } else {
     graph_policy_.capture_failed();
@@ -254,12 +255,12 @@ PhaseTimes CudaEngine::train_step(std::span<const int64_t> indices, const StepIn
   if (graphs_.stale()) drop_graphs();
   if (graph_policy_.should_capture(batch)) capture_graphs(micro_sizes);
   if (graph_policy_.replays(batch)) {
-    graphs_.launch(slot, s);
+    graphs_.launch(slot, input_->staged_buffer(slot), s);
   } else {
     // An eager all-reduce must not start while a step graph's may still run; this is the epoch's short
     // last step, once an epoch.
     if (sync_->averages() && graphs_.in_flight()) synchronize();
-    enqueue_step_body(micro_sizes, slot, false);
+    enqueue_step_body(micro_sizes, slot, input_->staged_buffer(slot), false);
     graph_policy_.ran_eagerly(batch);
   }
   input_->consumed(slot, s);

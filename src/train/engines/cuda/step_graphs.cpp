@@ -6,10 +6,14 @@
 
 namespace sb::cuda {
 
-bool StepGraphs::capture(const CudaStream& stream, const std::function<void(int slot)>& enqueue_step) {
-  for (int slot = 0; slot < kStepSlots; ++slot) {
+bool StepGraphs::capture(const CudaStream& stream, int buffers,
+                         const std::function<void(int slot, int buffer)>& enqueue_step) {
+  drop();
+  buffers_ = buffers;
+  graphs_.resize(static_cast<size_t>(kStepSlots * buffers));
+  for (int k = 0; k < kStepSlots * buffers; ++k) {
     stream.begin_capture(cudaStreamCaptureModeThreadLocal);
-    enqueue_step(slot);
+    enqueue_step(k / buffers, k % buffers);
     CudaGraph graph;
     const cudaError_t end = stream.end_capture(graph);
     cudaError_t instantiated = cudaErrorUnknown;
@@ -19,7 +23,7 @@ bool StepGraphs::capture(const CudaStream& stream, const std::function<void(int 
       CHECK_CUDA(cudaStreamGetPriority(stream.get(), &priority));
       replace_memset_nodes(graph.get(), priority);
       instantiated = CudaGraphExec::instantiate(graph, cudaGraphInstantiateFlagUseNodePriority,
-                                                graphs_[static_cast<size_t>(slot)]);
+                                                graphs_[static_cast<size_t>(k)]);
     }
     if (end != cudaSuccess || instantiated != cudaSuccess) {
       (void)cudaGetLastError();  // clears the capture's error so that the eager steps start clean
@@ -34,16 +38,14 @@ bool StepGraphs::capture(const CudaStream& stream, const std::function<void(int 
 }
 
 bool StepGraphs::stale() const {
-  return static_cast<bool>(graphs_[0]) && device_buffer_generation() != captured_generation_;
+  return !graphs_.empty() && device_buffer_generation() != captured_generation_;
 }
 
-void StepGraphs::launch(int slot, cudaStream_t stream) {
-  graphs_[static_cast<size_t>(slot)].launch(stream);
+void StepGraphs::launch(int slot, int buffer, cudaStream_t stream) {
+  graphs_[static_cast<size_t>(slot * buffers_ + buffer)].launch(stream);
   in_flight_ = true;
 }
 
-void StepGraphs::drop() {
-  for (auto& g : graphs_) g.reset();
-}
+void StepGraphs::drop() { graphs_.clear(); }
 
 }  // namespace sb::cuda

@@ -211,7 +211,7 @@ void CudaReplicas::assemble_batch(std::span<const int64_t> indices, const StepIn
   staging_->upload_step(0, indices, info);  // one step at a time: slot 0 is free again
   const cuda::StepInputs* inputs = staging_->device_inputs();
   const cuda::DeviceDrawKey draws{&inputs->epoch, &inputs->first_position};
-  batch_ = input_->training_batch(0, batch, staging_->device_indices(), draws, root_stream());
+  batch_ = input_->training_batch(0, input_->staged_buffer(0), batch, staging_->device_indices(), draws, root_stream());
   root().stream.synchronize();
 }
 
