@@ -15,8 +15,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Host buffers per emulated GPU, as the training host input's ring holds per GPU.
+// Host buffers per emulated GPU, as the training host input's ring holds per GPU (data/cuda/host_input.h);
+// a target that reads the batches in place has the training's two input slots in its ring too.
 constexpr int kSlotsPerGpu = 4;
+constexpr int kInPlaceSlotsPerGpu = kSlotsPerGpu + 2;
 
 // The ring of host buffers the pipeline builds into, and the schedule of the rank's batches.
 class EmulatedInput {
@@ -27,7 +29,7 @@ class EmulatedInput {
         target_(target),
         schedule_(data.size(), s.ranks, s.rank, s.seed, true, s.batch,
                   shard_sizes(data)) {
-    const int slots = kSlotsPerGpu * s.gpus;
+    const int slots = (target.reads_in_place() ? kInPlaceSlotsPerGpu : kSlotsPerGpu) * s.gpus;
     const int64_t sample_bytes = source.sample_bytes();
     images_.resize(static_cast<size_t>(slots * s.batch * sample_bytes));
     labels_.resize(static_cast<size_t>(slots * s.batch));
@@ -48,15 +50,23 @@ class EmulatedInput {
   }
 
   // One step: each emulated GPU takes its batch (waiting for the workers where it is not built yet), the
-  // batch is uploaded and its slot goes back; then the GPUs compute side by side.
+  // batch is uploaded and its slot goes back (read in place: once the step's compute is over); the GPUs
+  // compute side by side.
   void step(double compute_s) {
+    held_.clear();
     for (int g = 0; g < s_.gpus; ++g) {
       const HostBatch batch = pipeline_->take();
       target_.upload(batch);
-      pipeline_->release(batch.slot);
+      if (target_.reads_in_place()) {
+        held_.push_back(batch.slot);
+      } else {
+        pipeline_->release(batch.slot);
+      }
     }
     fill();
     std::this_thread::sleep_until(Clock::now() + std::chrono::duration<double>(compute_s));
+    for (const int slot : held_) pipeline_->release(slot);
+    fill();
   }
 
  private:
@@ -68,6 +78,7 @@ class EmulatedInput {
   std::vector<std::byte> images_;
   std::vector<int32_t> labels_;
   std::unique_ptr<HostBatchPipeline> pipeline_;
+  std::vector<int> held_;  // the slots the step's batches are read from in place
 };
 
 class HostMemoryTarget final : public EmulatedTarget {

@@ -36,8 +36,8 @@ struct EmulationRun {
 };
 
 // Where the workers build a rank's batches and where a taken batch goes: host memory alone (--decode cpu
-// without a GPU), or a GPU (cuda/emulated_gpu_target.h: the batches decoded by nvJPEG into device memory
-// and copied into the step's input, as training's --decode gpu does).
+// without a GPU), or a GPU (cuda/emulated_gpu_target.h: the batches decoded by nvJPEG into device memory,
+// where the step reads them, as training's --decode gpu does).
 class EmulatedTarget {
  public:
   virtual ~EmulatedTarget() = default;
@@ -47,6 +47,9 @@ class EmulatedTarget {
   virtual void add_slot(const std::byte* host_rows) { (void)host_rows; }
   // A batch the workers built, taken for a step: its upload, returning once it has arrived.
   virtual void upload(const HostBatch& batch) { (void)batch; }
+  // Whether the step reads the batch where the workers built it: its slot then stays taken until the
+  // step's compute is over, and the ring has the training's input slots as slots of its own.
+  virtual bool reads_in_place() const { return false; }
 };
 
 // Makes the target whose sources count into `counters`.

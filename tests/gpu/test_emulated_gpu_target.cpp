@@ -1,7 +1,7 @@
 // scalebench io --emulate-gpus --decode gpu: one rank's emulated GPUs fed by nvJPEG-decoded batches
-// consume whole batches, and the pipeline counts the reads, nvJPEG's decode and crop, and the copy of each
-// taken batch into the step's input, with and without dropping the files' cached pages. Skips without
-// nvJPEG or a GPU.
+// consume whole batches, and the pipeline counts the reads, nvJPEG's decode and crop, and the upload of each
+// taken batch's labels (the step reads the images in place), with and without dropping the files' cached
+// pages. Skips without nvJPEG or a GPU.
 #include <gtest/gtest.h>
 
 #include "data/cuda/emulated_gpu_target.h"
@@ -34,7 +34,7 @@ TEST_F(EmulatedGpuTarget, TheEmulatedGpusConsumeNvjpegBatchesAndTheCopyIsCounted
     EXPECT_GT(run.totals.bytes, 0);
     EXPECT_GT(run.totals.images, 0);
     EXPECT_GT(run.totals.decode_seconds, 0);  // nvJPEG's decode, which the worker waits for
-    EXPECT_GT(run.totals.copy_seconds, 0);    // each taken batch copied into the step's input
+    EXPECT_GT(run.totals.copy_seconds, 0);    // each taken batch's labels uploaded (the images stay in place)
     // Every third training file is a PNG, which nvJPEG leaves to the CPU; the JPEGs are nvJPEG's.
     EXPECT_GT(run.totals.cpu_fallbacks, 0);
     EXPECT_LT(run.totals.cpu_fallbacks, run.totals.images);

@@ -18,12 +18,10 @@ class GpuDecodeTarget final : public EmulatedTarget {
       : counters_(counters),
         decoders_(batch, BadImages::Fail, rank, counters),
         source_(data, true, format, decoders_),
-        sample_bytes_(static_cast<size_t>(data.sample_bytes()) * dtype_size(format.dtype)),
-        batch_bytes_(static_cast<size_t>(batch) * sample_bytes_),
+        batch_bytes_(static_cast<size_t>(batch * data.sample_bytes()) * dtype_size(format.dtype)),
         copy_stream_(CudaStream::create_non_blocking()),
         started_(CudaEvent::create()),
         finished_(CudaEvent::create()) {
-    input_.ensure(batch_bytes_);
     labels_.ensure(static_cast<size_t>(batch) * sizeof(int32_t));
   }
   ~GpuDecodeTarget() override { copy_stream_.synchronize_noexcept(); }
@@ -34,28 +32,27 @@ class GpuDecodeTarget final : public EmulatedTarget {
     decoders_.add_slot(host_rows, decoded_.emplace_back(DeviceBuffer::outside_graphs()).ensure(batch_bytes_));
   }
 
-  // The decoded batch (its decode synchronised by the worker) and its labels into the step's buffers.
+  // The batch stays where it was decoded (its decode synchronised by the worker); its labels go up.
   void upload(const HostBatch& batch) override {
     const size_t rows = static_cast<size_t>(batch.rows);
     started_.record(copy_stream_.get());
-    CHECK_CUDA(cudaMemcpyAsync(input_.data(), decoders_.device_batch(batch.buffer.images), rows * sample_bytes_,
-                               cudaMemcpyDeviceToDevice, copy_stream_.get()));
     CHECK_CUDA(cudaMemcpyAsync(labels_.data(), batch.buffer.labels, rows * sizeof(int32_t), cudaMemcpyHostToDevice,
                                copy_stream_.get()));
     finished_.record(copy_stream_.get());
     finished_.synchronize();
     counters_.add_copy(static_cast<int64_t>(1e6 * CudaEvent::elapsed_ms(started_, finished_)));
   }
+  bool reads_in_place() const override { return true; }
 
  private:
   InputCounters& counters_;
   GpuDecoders decoders_;
   GpuDecodeSource source_;
-  size_t sample_bytes_, batch_bytes_;
+  size_t batch_bytes_;
   CudaStream copy_stream_;
   CudaEvent started_, finished_;
   std::vector<DeviceBuffer> decoded_;  // per ring slot, the batch the workers decode into
-  DeviceBuffer input_, labels_;
+  DeviceBuffer labels_;
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 // `scalebench io --emulate-gpus --decode gpu`: the batches of an emulated GPU built as training's
 // --decode gpu builds them (gpu_decode_source.h: the workers read the files and nvJPEG decodes and crops
-// them into the device batch of their ring slot), and each taken batch copied into the step's input
-// buffer on a copy stream, as HostInput uploads it; the copy's time counts as the copy stage.
+// them into the device batch of their ring slot, where the step reads them, as HostInput's steps do); a
+// taken batch's labels are uploaded on a copy stream, whose time counts as the copy stage.
 #pragma once
 #include <memory>
 
