@@ -1,15 +1,13 @@
 // --decode gpu leaves each batch where nvJPEG's crop kernel wrote it, in its ring slot's device buffer, and
 // the step reads it there (data/cuda/host_input.h). A ring buffer is not handed to the decoders again until
-// the step that read it has run; the engine captures a step graph per slot and ring buffer and replays
-// the one of the batch staged, so training with the graphs gives the parameters of eager steps. Built only
-// with nvJPEG; skips without a GPU.
+// the step that read it has run: queued steps that read their batches late read what they would read one
+// by one. The engine captures a step graph per slot and ring buffer and replays the one of the batch
+// staged, so training with the graphs gives the parameters of eager steps. Built only with nvJPEG; skips
+// without a GPU.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <chrono>
 #include <numeric>
 #include <set>
-#include <thread>
 #include <vector>
 
 #include "core/cuda_check.h"
@@ -55,56 +53,69 @@ cuda::InputPipelineOptions gpu_decode_options() {
   return o;
 }
 
-// Holds a stream at a host function until release(): the work queued behind it waits.
-class StreamGate {
- public:
-  explicit StreamGate(cudaStream_t stream) {
-    CHECK_CUDA(cudaLaunchHostFunc(stream, [](void* open) {
-      while (!static_cast<std::atomic<bool>*>(open)->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }, &open_));
-  }
-  ~StreamGate() { release(); }
-  void release() { open_ = true; }
-
- private:
-  std::atomic<bool> open_{false};
+struct InputRun {
+  std::vector<std::byte> batches;  // each step's batch as its step read it, one after another
+  std::set<int> buffers;           // the ring buffers the steps read
 };
 
-TEST_F(GpuDecodeInPlace, ARingBufferIsNotDecodedIntoUntilTheStepThatReadItHasRun) {
-  SKIP_WITHOUT_GPU();
-  const TrainTest data = folder();
+// 24 steps of the folder's batches through the pipeline. Each step reads its batch, on `compute`, after
+// `delay_bytes` of memsets: the step's work before its input is read. Without `synchronous` the steps are
+// queued back to back, and each buffer handed out again must belong to a step that has run.
+InputRun read_batches(const TrainTest& data, size_t delay_bytes, bool synchronous) {
+  constexpr int64_t kSteps = 24;
   const cuda::WaitForEvent wait = [](const cuda::CudaEvent& e) { CHECK_CUDA(cudaEventSynchronize(e.get())); };
   const cuda::CudaStream compute = cuda::CudaStream::create_non_blocking();
   cuda::HostInput input(data.train, data.test, gpu_decode_options(), wait);
-  const int buffers = input.training_buffers();
-  ASSERT_GT(buffers, cuda::kInputSlots) << "room for the batches built ahead beside those the steps hold";
-
+  EXPECT_GT(input.training_buffers(), cuda::kInputSlots) << "room for the batches built ahead beside those held";
+  const size_t batch_bytes = static_cast<size_t>(kBatch * data.train.sample_bytes()) * sizeof(float);
+  cuda::DeviceBuffer delay, read;
+  if (delay_bytes > 0) delay.ensure(delay_bytes);
+  std::byte* out = static_cast<std::byte*>(read.ensure(static_cast<size_t>(kSteps) * batch_bytes));
+  std::vector<cuda::CudaEvent> step_done;
+  std::vector<int64_t> holder(static_cast<size_t>(input.training_buffers()), -1);  // the last step to read each
   // The batches in the order the pipeline predicts them, so that each is built ahead.
   BatchSchedule schedule(data.train.size(), 1, 0, kSeed, false, kBatch, shard_sizes(data.train));
   ScheduledBatch next{0, 0, 0};
-  const auto stage = [&](int64_t step) {
+  InputRun run;
+  for (int64_t step = 0; step < kSteps; ++step, next = schedule.after(next)) {
     const int slot = static_cast<int>(step % cuda::kInputSlots);
     input.stage_training(slot, schedule.indices(next), static_cast<int>(next.epoch), next.first_position, compute.get());
     const int buffer = input.staged_buffer(slot);
+    const int64_t before = holder.at(static_cast<size_t>(buffer));
+    if (before >= 0) {
+      EXPECT_EQ(step_done[static_cast<size_t>(before)].query(), cudaSuccess)
+          << "step " << step << " got buffer " << buffer << " while step " << before << ", which read it, had not run";
+    }
+    holder[static_cast<size_t>(buffer)] = step;
+    run.buffers.insert(buffer);
     const cuda::DeviceTensor x = input.input(slot, kBatch);
+    EXPECT_EQ(x.bytes(), batch_bytes);
     EXPECT_EQ(x.data, input.training_batch(slot, buffer, kBatch, nullptr, {}, compute.get()).data)
         << "the staged batch is the one its buffer's graph reads";
+    for (int k = 0; k < 8 && delay_bytes > 0; ++k)
+      CHECK_CUDA(cudaMemsetAsync(delay.data(), k, delay_bytes, compute.get()));
+    CHECK_CUDA(cudaMemcpyAsync(out + static_cast<size_t>(step) * batch_bytes, x.data, batch_bytes,
+                               cudaMemcpyDeviceToDevice, compute.get()));
+    step_done.push_back(cuda::CudaEvent::create(cudaEventDisableTiming));
+    step_done.back().record(compute.get());  // before the pipeline's own event, so never after it
     input.consumed(slot, compute.get());
-    next = schedule.after(next);
-    return buffer;
-  };
-
-  StreamGate gate(compute.get());  // no step has run: every buffer staged is still held
-  std::set<int> held;
-  for (int64_t step = 0; step < buffers; ++step) {
-    const int buffer = stage(step);
-    EXPECT_TRUE(held.insert(buffer).second) << "step " << step << " got buffer " << buffer << ", still held by an earlier step";
+    if (synchronous) compute.synchronize();
   }
-  gate.release();
-  std::set<int> reused;
-  for (int64_t step = buffers; step < 3 * buffers; ++step) reused.insert(stage(step));
   compute.synchronize();
-  EXPECT_EQ(reused, held) << "once the steps have run, their buffers come back";
+  run.batches.resize(static_cast<size_t>(kSteps) * batch_bytes);
+  CHECK_CUDA(cudaMemcpy(run.batches.data(), out, run.batches.size(), cudaMemcpyDeviceToHost));
+  return run;
+}
+
+TEST_F(GpuDecodeInPlace, NoBatchIsDecodedOverWhileItsStepMayStillReadIt) {
+  SKIP_WITHOUT_GPU();
+  const TrainTest data = folder();
+  // Each step waits for 8 GiB of memsets before it reads its batch: the decoders, a few images a batch,
+  // would fill a buffer given back too early several times over meanwhile.
+  const InputRun queued = read_batches(data, size_t{1} << 30, false);
+  const InputRun one_by_one = read_batches(data, 0, true);
+  EXPECT_GT(queued.buffers.size(), static_cast<size_t>(cuda::kInputSlots)) << "the steps read the ring's buffers";
+  EXPECT_TRUE(queued.batches == one_by_one.batches) << "a batch changed before its step read it";
 }
 
 struct TrainedRun {
