@@ -41,19 +41,22 @@ TEST_F(IoEmulationRun, TheEmulatedGpusConsumeWholeBatchesAndComputeBatchOverRate
 }
 
 // A target that builds on the CPU, as --decode cpu, and counts the slots it was given and the batches
-// taken for steps.
+// taken for steps; with `in_place`, its steps read their batches where they were built, as --decode gpu's.
 class CountingTarget final : public EmulatedTarget {
  public:
-  CountingTarget(const Dataset& data, InputCounters& counters, int& slots, int64_t& uploaded_rows)
+  CountingTarget(const Dataset& data, InputCounters& counters, bool in_place, int& slots, int64_t& uploaded_rows)
       : source_(make_batch_source(data, true, BatchOptions{}, BatchFormat{}, BadImages::Fail, 0, counters)),
+        in_place_(in_place),
         slots_(slots),
         uploaded_rows_(uploaded_rows) {}
   const BatchSource& source() const override { return *source_; }
   void add_slot(const std::byte*) override { ++slots_; }
   void upload(const HostBatch& batch) override { uploaded_rows_ += batch.rows; }
+  bool reads_in_place() const override { return in_place_; }
 
  private:
   std::unique_ptr<BatchSource> source_;
+  bool in_place_;
   int& slots_;
   int64_t& uploaded_rows_;
 };
@@ -62,14 +65,18 @@ TEST_F(IoEmulationRun, EveryBatchAnEmulatedGpuTakesGoesToTheTargetOnce) {
   test::make_image_folder(dir_, 2, 6, 1);
   TrainTest data = load_image_folder(dir_.string(), 0);
   set_image_sizes(data, 16, 20);
-  int slots = 0;
-  int64_t uploaded_rows = 0;
-  const EmulationRun run = run_emulated_training(data.train, settings(2, false), [&](InputCounters& counters) {
-    return std::make_unique<CountingTarget>(data.train, counters, slots, uploaded_rows);
-  });
-  EXPECT_EQ(slots, 4 * 2);                        // 4 ring slots per emulated GPU
-  EXPECT_EQ(uploaded_rows, (1 + 4) * 2 * 3);      // the warm-up step and the timed ones, each GPU a batch
-  EXPECT_EQ(run.images, 4 * 2 * 3);
+  for (const bool in_place : {false, true}) {
+    SCOPED_TRACE(in_place ? "read in place" : "uploaded");
+    int slots = 0;
+    int64_t uploaded_rows = 0;
+    const EmulationRun run = run_emulated_training(data.train, settings(2, false), [&](InputCounters& counters) {
+      return std::make_unique<CountingTarget>(data.train, counters, in_place, slots, uploaded_rows);
+    });
+    // 4 ring slots per emulated GPU; read in place, 2 more, as the steps hold theirs while they compute.
+    EXPECT_EQ(slots, (in_place ? 6 : 4) * 2);
+    EXPECT_EQ(uploaded_rows, (1 + 4) * 2 * 3);  // the warm-up step and the timed ones, each GPU a batch
+    EXPECT_EQ(run.images, 4 * 2 * 3);
+  }
 }
 
 TEST_F(IoEmulationRun, ARankWithoutAnEmulatedGpuReturnsAtOnce) {
