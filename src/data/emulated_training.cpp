@@ -53,19 +53,19 @@ class EmulatedInput {
   // batch is uploaded and its slot goes back (read in place: once the step's compute is over); the GPUs
   // compute side by side.
   void step(double compute_s) {
-    held_.clear();
+    std::vector<int> held;  // the slots the step's batches are read from in place
     for (int g = 0; g < s_.gpus; ++g) {
       const HostBatch batch = pipeline_->take();
       target_.upload(batch);
       if (target_.reads_in_place()) {
-        held_.push_back(batch.slot);
+        held.push_back(batch.slot);
       } else {
         pipeline_->release(batch.slot);
       }
     }
     fill();
     std::this_thread::sleep_until(Clock::now() + std::chrono::duration<double>(compute_s));
-    for (const int slot : held_) pipeline_->release(slot);
+    for (const int slot : held) pipeline_->release(slot);
     fill();
   }
 
@@ -78,7 +78,6 @@ class EmulatedInput {
   std::vector<std::byte> images_;
   std::vector<int32_t> labels_;
   std::unique_ptr<HostBatchPipeline> pipeline_;
-  std::vector<int> held_;  // the slots the step's batches are read from in place
 };
 
 class HostMemoryTarget final : public EmulatedTarget {

@@ -9,8 +9,10 @@ namespace sb::cuda {
 bool StepGraphs::capture(const CudaStream& stream, int buffers,
                          const std::function<void(int slot, int buffer)>& enqueue_step) {
   drop();
-  buffers_ = buffers;
   graphs_.resize(static_cast<size_t>(kStepSlots * buffers));
+  // The memset nodes' replacements run at the capturing stream's priority, as its captured kernels do.
+  int priority = 0;
+  CHECK_CUDA(cudaStreamGetPriority(stream.get(), &priority));
   for (int k = 0; k < kStepSlots * buffers; ++k) {
     stream.begin_capture(cudaStreamCaptureModeThreadLocal);
     enqueue_step(k / buffers, k % buffers);
@@ -19,8 +21,6 @@ bool StepGraphs::capture(const CudaStream& stream, int buffers,
     cudaError_t instantiated = cudaErrorUnknown;
     // Per-node priorities: the all-reduce nodes keep the communication stream's high priority.
     if (end == cudaSuccess) {
-      int priority = 0;
-      CHECK_CUDA(cudaStreamGetPriority(stream.get(), &priority));
       replace_memset_nodes(graph.get(), priority);
       instantiated = CudaGraphExec::instantiate(graph, cudaGraphInstantiateFlagUseNodePriority,
                                                 graphs_[static_cast<size_t>(k)]);
@@ -42,7 +42,8 @@ bool StepGraphs::stale() const {
 }
 
 void StepGraphs::launch(int slot, int buffer, cudaStream_t stream) {
-  graphs_[static_cast<size_t>(slot * buffers_ + buffer)].launch(stream);
+  const size_t buffers = graphs_.size() / kStepSlots;
+  graphs_[static_cast<size_t>(slot) * buffers + static_cast<size_t>(buffer)].launch(stream);
   in_flight_ = true;
 }
 

@@ -1,7 +1,8 @@
 // The training step captured as CUDA graphs, one per step slot (step_inputs.h), so that the host can read
 // step k-1's phase events while step k's graph runs, and per input buffer: a graph reads its batch at a
-// fixed address, and a pipeline may leave each batch in one of several (data/cuda/input_pipeline.h). When to capture and replay is StepGraphPolicy's
-// (step_graph_policy.h); this part makes the CUDA calls and knows whether the graphs are stale.
+// fixed address, and a pipeline may leave each batch in one of several (data/cuda/input_pipeline.h). When
+// to capture and replay is StepGraphPolicy's (step_graph_policy.h); this part makes the CUDA calls and
+// knows whether the graphs are stale.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -32,8 +33,7 @@ class StepGraphs {
   void settled() { in_flight_ = false; }
 
  private:
-  std::vector<CudaGraphExec> graphs_;  // slot-major: buffers_ per slot
-  int buffers_ = 0;
+  std::vector<CudaGraphExec> graphs_;  // slot-major: the same number of input buffers per slot
   uint64_t captured_generation_ = 0;  // the allocation count the graphs' addresses belong to
   bool in_flight_ = false;
 };
