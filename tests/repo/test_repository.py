@@ -3,7 +3,8 @@
 - every repository path that a doc, comment or script cites exists (a build product counts when its
   source does, e.g. tests/reference/dump_initial_weights from dump_initial_weights.cpp);
 - the text speaks of the product: no development-history words in docs/, scripts/, results/, tests/, src/;
-- no results folder is named after a run's nickname instead of its machine and date.
+- no results folder is named after a run's nickname instead of its machine and date, and each is listed in
+  results/README.md, which says what it holds.
 Run from anywhere: python3 tests/repo/test_repository.py [REPO_ROOT]."""
 import os
 import re
@@ -77,6 +78,14 @@ class RepositoryTest(unittest.TestCase):
         folders = [d for d in os.listdir(os.path.join(ROOT, "results")) if os.path.isdir(os.path.join(ROOT, "results", d))]
         nicknamed = [d for d in folders if re.fullmatch(r"c[0-9]+(-.*)?", d)]
         self.assertEqual(nicknamed, [], "results folders named after a run, not a machine and date")
+
+    def test_results_folders_are_listed(self):
+        tracked = subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "results"], capture_output=True,
+                                 check=True).stdout.decode().split("\0")
+        folders = sorted({name.split("/")[1] for name in tracked if name.count("/") >= 2})
+        with open(os.path.join(ROOT, "results", "README.md"), encoding="utf-8") as f:
+            listed = set(re.findall(r"^\| `([\w.-]+)/` \|", f.read(), re.MULTILINE))
+        self.assertEqual([d for d in folders if d not in listed], [], "results folders missing from results/README.md")
 
     def test_the_checks_catch_what_they_look_for(self):
         self.assertFalse(exists("docs/no-such-page.md"))
