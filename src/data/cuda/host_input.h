@@ -1,13 +1,12 @@
-// --input host, and every run on image files: the data sets stay in host memory (image files: on disk,
-// decoded as they are read); a pool of worker threads (HostBatchPipeline) builds
-// each batch in the compute dtype and layout into a ring of host buffers (pinned unless --no-pin-memory),
-// and a copy stream uploads it into the device buffer of its step slot, which the captured step graph
-// reads at a fixed address. With --decode gpu the workers' nvJPEG decoders build each batch in the device
-// buffer of its ring slot, and the step reads it there: the engine captures a step graph per ring slot,
-// and the ring slot goes back to the workers once the step that read it has run. The training batches are built ahead from the trainer's sampler
-// (BatchSchedule), so that batch k+1 is built and uploaded while batch k trains; each batch is checked
-// against the one the trainer asks for, and a batch not predicted is built on demand. After an epoch's
-// last batch the workers build the evaluation that followed the last epoch, then the next epoch's batches.
+// --input host, and every run on image files: the data sets stay in host memory (image files: on disk, decoded as they
+// are read); a pool of worker threads (HostBatchPipeline) builds each batch in the compute dtype and layout into a ring
+// of host buffers (pinned unless --no-pin-memory), and a copy stream uploads it into the device buffer of its step
+// slot, which the captured step graph reads at a fixed address. With --decode gpu the workers' nvJPEG decoders build
+// each batch in the device buffer of its ring slot, and the step reads it there: the engine captures a step graph per
+// ring slot, and the ring slot goes back to the workers once the step that read it has run. The training batches are
+// built ahead from the trainer's sampler (BatchSchedule), so that batch k+1 is built and uploaded while batch k trains;
+// each batch is checked against the one the trainer asks for, and a batch not predicted is built on demand. After an
+// epoch's last batch the workers build the evaluation that followed the last epoch, then the next epoch's batches.
 // Device memory: two batches and their labels (--decode gpu: six batches), whatever the data set's size.
 #pragma once
 #include <cuda_runtime_api.h>

@@ -1,10 +1,9 @@
-// Where a CUDA engine's batches come from, behind one interface: the engine asks for a training or an
-// evaluation batch on the device and its labels, and says when the work that reads a slot's batch is
-// queued. Two pipelines serve it: the data set resident on the device, each batch assembled there by one
-// kernel (resident_input.h), or batches built by host workers (read, decoded on the CPU or by nvJPEG,
-// cropped, normalised) and copied into per-slot device buffers, or left by nvJPEG where the step reads
-// them (host_input.h). make_input_pipeline picks
-// one, once; the engine's factory makes it and hands it to the engine.
+// Where a CUDA engine's batches come from, behind one interface: the engine asks for a training or an evaluation batch
+// on the device and its labels, and says when the work that reads a slot's batch is queued. Two pipelines serve it: the
+// data set resident on the device, each batch assembled there by one kernel (resident_input.h), or batches built by
+// host workers (read, decoded on the CPU or by nvJPEG, cropped, normalised) and copied into per-slot device buffers, or
+// left by nvJPEG where the step reads them (host_input.h). make_input_pipeline picks one, once; the engine's factory
+// makes it and hands it to the engine.
 #pragma once
 #include <cuda_runtime_api.h>
 
