@@ -7,6 +7,7 @@
 #include "data/batch_schedule.h"
 #include "data/cold_cache.h"
 #include "data/host_batch_pipeline.h"
+#include "data/host_ring.h"
 #include "data/image/encoded_images.h"
 #include "data/image_data_sets.h"
 
@@ -14,11 +15,6 @@ namespace sb {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Host buffers per emulated GPU, as the training host input's ring holds per GPU (data/cuda/host_input.h);
-// a target that reads the batches in place has the training's two input slots in its ring too.
-constexpr int kSlotsPerGpu = 4;
-constexpr int kInPlaceSlotsPerGpu = kSlotsPerGpu + 2;
 
 // The ring of host buffers the pipeline builds into, and the schedule of the rank's batches.
 class EmulatedInput {
@@ -29,7 +25,9 @@ class EmulatedInput {
         target_(target),
         schedule_(data.size(), s.ranks, s.rank, s.seed, true, s.batch,
                   shard_sizes(data)) {
-    const int slots = (target.reads_in_place() ? kInPlaceSlotsPerGpu : kSlotsPerGpu) * s.gpus;
+    // Host buffers per emulated GPU, as the training host input's ring holds per GPU (data/host_ring.h): a
+    // target that reads the batches in place has the training's input slots in its ring too.
+    const int slots = (kHostRingSlots + (target.reads_in_place() ? kInputSlotsPerGpu : 0)) * s.gpus;
     const int64_t sample_bytes = source.sample_bytes();
     images_.resize(static_cast<size_t>(slots * s.batch * sample_bytes));
     labels_.resize(static_cast<size_t>(slots * s.batch));

@@ -9,13 +9,6 @@
 #include "data/sampler.h"
 
 namespace sb::cuda {
-namespace {
-
-// Ring slots of host buffers: one being uploaded, the rest built ahead by the workers. With --decode gpu
-// a ring slot stays taken until its step has run: the input slots' buffers become ring slots of their own.
-constexpr int kRingSlots = 4;
-
-}  // namespace
 
 HostInput::HostInput(const Dataset& train, const Dataset& test, const InputPipelineOptions& options, WaitForEvent wait)
     : train_(train),
@@ -32,7 +25,9 @@ HostInput::HostInput(const Dataset& train, const Dataset& test, const InputPipel
   const size_t label_bytes = static_cast<size_t>(options.max_batch) * sizeof(int32_t);
   constexpr size_t kAlign = 64;  // every slot starts aligned for the records' pointers
   const size_t slot_bytes = (host_image_bytes + label_bytes + kAlign - 1) / kAlign * kAlign;  // labels after the images
-  ring_slots_ = gpu_decode ? kRingSlots + kInputSlots : kRingSlots;
+  // With --decode gpu a ring slot stays taken until its step has run: the input slots' buffers become ring
+  // slots of their own.
+  ring_slots_ = gpu_decode ? kHostRingSlots + kInputSlots : kHostRingSlots;
   const size_t ring_bytes = slot_bytes * static_cast<size_t>(ring_slots_);
   std::byte* ring = nullptr;
   if (options.pin_memory) {

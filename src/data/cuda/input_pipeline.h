@@ -17,6 +17,7 @@
 #include "data/batch_source.h"
 #include "data/cuda/device_batches.h"
 #include "data/dataset.h"
+#include "data/host_ring.h"
 #include "data/image_decoding.h"
 #include "data/input_counters.h"
 #include "nn/cuda/cuda_handles.h"
@@ -25,7 +26,7 @@
 namespace sb::cuda {
 
 // The batch slots an engine may have in flight: it fills one while the device still reads the other.
-inline constexpr int kInputSlots = 2;
+inline constexpr int kInputSlots = kInputSlotsPerGpu;
 
 // How the host waits for the GPU work before an event: under the collective watchdog in training, since
 // behind an upload may be a step's all-reduce.
