@@ -100,6 +100,7 @@ int run(const Settings& s) {
   CHECK_CUDA(cudaSetDevice(0));
   // The training run's context at this precision and layout, with the plan cache of --plan-cache or none.
   sb::TrainConfig run;
+  run.model = s.model;  // the model's own defaults, such as fp16's statistics in the convolutions
   run.precision = s.precision;
   run.layout = s.layout;
   sb::cuda::ContextOptions o = sb::context_options(run);
