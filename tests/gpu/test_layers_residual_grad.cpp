@@ -133,6 +133,27 @@ TEST(CudaResidualGrad, TheStoreKeepsAChoicePerBeta) {
   EXPECT_TRUE(r->cached) << r->key;
 }
 
+// The accumulating dgrad is searched whole: every configuration that builds is timed, however few
+// candidates the other graphs get, while the plain dgrad keeps the cap.
+TEST(CudaResidualGrad, TheAccumulatingDgradIsSearchedWhole) {
+  SKIP_WITHOUT_GPU();
+  const Precision& p = kPrecisions[3];  // fp16
+  cuda::ContextOptions o = options_for(p, Layout::NHWC);
+  o.autotune_candidates = 2;
+  cuda::Context ctx(o);
+  DgradRig rig(ctx, p.dtype);
+  ASSERT_TRUE(rig.check_accumulate(ctx, p, "beta 1, searched whole"));
+  for (const auto& r : ctx.plans().reports()) {
+    if (r.key.rfind("conv_dgrad", 0) != 0) continue;
+    std::printf("[plan] %s: %d built of %d proposed\n", r.key.c_str(), r.built, r.heuristics);
+    if (r.key.find("|beta1|all-configs") != std::string::npos)
+      EXPECT_GT(r.built, o.autotune_candidates) << r.key << ": the cap applied to the accumulating dgrad";
+    else
+      EXPECT_LE(r.built, o.autotune_candidates) << r.key;
+  }
+  ASSERT_TRUE(beta1_report(ctx).has_value());
+}
+
 // A Wide ResNet block as src/models/wide_resnet.cpp builds it: a projection shortcut where the widths differ.
 LayerSpec wide_block(int64_t in, int64_t out, int64_t stride, const std::string& n = "blk") {
   LayerSpec main = sequential(n + ".main", {conv2d(n + ".conv1", in, out, 3, stride, 1, false),

@@ -244,13 +244,16 @@ bool run_dgrad(Context& ctx, const ConvGeometry& g, const void* dy, const void* 
   const DType dt = ctx.compute_dtype();
   const Layout layout = ctx.layout();
   const std::vector<void*> ptrs{dx, const_cast<void*>(w), const_cast<void*>(dy)};
-  // beta is part of the key: a plan (and a stored choice) for one beta never serves the other.
+  // beta is part of the key: a plan (and a stored choice) for one beta never serves the other. The
+  // accumulating graph is searched whole ("|all-configs"; a choice stored from a narrower search is not
+  // reused): the heuristics rank its fastest engines below their first eight (docs/cudnn.md).
   const std::string key =
-      key_of("conv_dgrad", g, dt, layout, (accumulate ? "|beta1" : "") + cudnn::alignment_key(ptrs));
+      key_of("conv_dgrad", g, dt, layout, (accumulate ? "|beta1|all-configs" : "") + cudnn::alignment_key(ptrs));
   auto build = [&](std::string* why) -> std::optional<OpGraph> {
     OpGraph og;
     og.fp32_data = dt == DType::F32;
     og.has_fallback = accumulate;  // the caller's plain dgrad and add
+    og.search_every_config = accumulate;
     const ConvTensors d = dims_of(g);
     const cudnnDataType_t io = cudnn::to_cudnn(dt);
     const auto& tdx = tensor(og, kX, d.x, layout, io, dx);

@@ -398,7 +398,9 @@ std::optional<PlanCache::Pick> PlanCache::search(Entry& e, const std::vector<int
   // A stored choice the heuristics no longer propose has already fetched their mode A list.
   if (e.configs.empty()) append_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_A);
   std::vector<Candidate> candidates;
-  const size_t wanted = options_.autotune ? static_cast<size_t>(std::max(1, options_.max_candidates)) : 1;
+  const bool every = options_.autotune && e.graph->search_every_config;
+  constexpr size_t kAll = std::numeric_limits<size_t>::max();
+  const size_t wanted = !options_.autotune ? 1 : every ? kAll : static_cast<size_t>(std::max(1, options_.max_candidates));
   const CandidateBuild build{handle_, options_, e.configs, *e.graph};
   // Mode A first; if nothing of it builds, the fallback mode's list is appended (same order on every
   // rank); if still nothing, the TF32 rule is relaxed rather than failing the graph, unless the graph's
@@ -414,12 +416,12 @@ std::optional<PlanCache::Pick> PlanCache::search(Entry& e, const std::vector<int
     build_candidates(build, begin, /*strict_tf32=*/pass < 2, wanted, candidates);
   }
   // Autotuning may also time the fallback list's configurations that mode A did not propose, as
-  // PyTorch's cudnn.benchmark does: up to as many again.
-  if (options_.search_fallback && options_.autotune && !candidates.empty() && !e.fallback_listed) {
+  // PyTorch's cudnn.benchmark does: up to as many again, or all of them for a graph searched whole.
+  if ((options_.search_fallback || every) && options_.autotune && !candidates.empty() && !e.fallback_listed) {
     e.fallback_listed = true;
     const size_t begin = e.configs.size();
     append_new_configs(e.configs, e.graph->graph, CUDNN_HEUR_MODE_FALLBACK);
-    build_candidates(build, begin, /*strict_tf32=*/true, candidates.size() + wanted, candidates);
+    build_candidates(build, begin, /*strict_tf32=*/true, every ? kAll : candidates.size() + wanted, candidates);
   }
   e.report.heuristics = static_cast<int>(e.configs.size());
   e.report.built = static_cast<int>(candidates.size());

@@ -47,6 +47,9 @@ struct OpGraph {
   // adds into dx): for fp32 data it gets no TF32 engine (the rule is never relaxed), so an fp32 run keeps
   // fp32 arithmetic.
   bool has_fallback = false;
+  // Autotuning times every configuration both heuristics modes propose, not the first max_candidates: for
+  // graphs whose fastest engine the heuristics rank low (the dgrad that adds into dx; docs/cudnn.md).
+  bool search_every_config = false;
 };
 
 struct PlanCacheOptions {
