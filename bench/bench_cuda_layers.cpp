@@ -1,8 +1,8 @@
 // Google Benchmark micro-benchmarks of the CUDA layers (docs/benchmarks.md): forward + backward of each
 // WRN layer shape at batch 256 in bf16 NHWC (the WRN's training configuration), whole-network
-// forward + backward of wrn and mnist-cnn, the fused optimizer over the WRN's 17M parameters, and each pass of
-// the fused batch norm (kernels/bn_fused.h) at the WRN's three shapes with its bytes per second, and the
-// ResNets' stem on 3, 4 and 8 input channels.
+// forward + backward of wrn and mnist-cnn, the fused optimizer over the WRN's 17M parameters, each pass of
+// the fused batch norm (kernels/bn_fused.h) at the WRN's three shapes with its bytes per second, the
+// ResNets' stem on 3, 4 and 8 input channels, and the pooled passes of the stem's batch norm.
 // Times are CUDA-event times of the GPU work (manual time); plans are built and autotuned in an untimed
 // warm-up. Every benchmark skips itself, with "no CUDA device", where there is no GPU.
 //
@@ -158,6 +158,44 @@ void BM_fused_optimizer(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * n);
 }
 
+// A batch norm's per-channel arrays on the device (gamma 1, beta 0, running mean 0, running variance 1, and
+// the saved statistics, coefficients and parameter gradients), with the finalize, apply and backward
+// arguments that point into them; the benchmark sets the tensors.
+struct BnChannelState {
+  sb::cuda::DeviceBuffer channel;
+  sb::kernels::BnFinalize finalize;
+  sb::kernels::BnApply apply;
+  sb::kernels::BnBackward back;
+
+  BnChannelState(int64_t c, void* workspace) {
+    // gamma, beta, running mean, running var, saved mean, saved 1/std, a, b, dgamma, dbeta: [c] each.
+    std::vector<float> init(static_cast<size_t>(10 * c), 0.0f);
+    std::fill_n(init.begin(), c, 1.0f);          // gamma
+    std::fill_n(init.begin() + 3 * c, c, 1.0f);  // running var
+    float* ch = channel.ensure_as<float>(init.size());
+    CHECK_CUDA(cudaMemcpy(ch, init.data(), init.size() * sizeof(float), cudaMemcpyHostToDevice));
+    finalize.workspace = workspace;
+    finalize.scale = ch;
+    finalize.bias = ch + c;
+    finalize.running_mean = ch + 2 * c;
+    finalize.running_var = ch + 3 * c;
+    finalize.saved_mean = ch + 4 * c;
+    finalize.saved_inv_std = ch + 5 * c;
+    finalize.a = ch + 6 * c;
+    finalize.b = ch + 7 * c;
+    apply.a = finalize.a;
+    apply.b = finalize.b;
+    back.a = finalize.a;
+    back.b = finalize.b;
+    back.scale = finalize.scale;
+    back.saved_mean = finalize.saved_mean;
+    back.saved_inv_std = finalize.saved_inv_std;
+    back.workspace = workspace;
+    back.dscale = ch + 8 * c;
+    back.dbias = ch + 9 * c;
+  }
+};
+
 // One pass of the fused batch norm per iteration, on a [256, c, hw, hw] bf16 NHWC activation, with the WRN's
 // dropout (p = 0.3) or none, so that each pass can be compared with its traffic: bytes/s counts the
 // activation-sized tensors the pass reads and writes (E each), not the small per-channel arrays or the
@@ -182,53 +220,29 @@ void run_bn_fused_pass(benchmark::State& state, BnPass pass) {
   const double p = state.range(2) ? 0.3 : 0.0;
   const sb::kernels::BnFusedShape s{kBatch, c, hw, hw, Layout::NHWC, DType::BF16};
   const int64_t numel = kBatch * c * hw * hw;
-  sb::cuda::DeviceBuffer x, y, residual, dy, dx, channel, workspace, keep_bits;
+  sb::cuda::DeviceBuffer x, y, residual, dy, dx, workspace, keep_bits;
   fill_random(x, numel, DType::BF16, 1);
   fill_random(residual, numel, DType::BF16, 2);
   fill_random(dy, numel, DType::BF16, 3);
   y.ensure(static_cast<size_t>(numel) * 2);
   dx.ensure(static_cast<size_t>(numel) * 2);
-  // gamma, beta, running mean, running var, saved mean, saved 1/std, a, b, dgamma, dbeta: [c] each.
-  std::vector<float> channel_init(static_cast<size_t>(10 * c), 0.0f);
-  std::fill_n(channel_init.begin(), c, 1.0f);                // gamma
-  std::fill_n(channel_init.begin() + 3 * c, c, 1.0f);        // running var
-  float* ch = channel.ensure_as<float>(channel_init.size());
-  CHECK_CUDA(cudaMemcpy(ch, channel_init.data(), channel_init.size() * sizeof(float), cudaMemcpyHostToDevice));
-  void* ws = workspace.ensure(sb::kernels::bn_fused_workspace_bytes(s));
+  BnChannelState state_of_channels(c, workspace.ensure(sb::kernels::bn_fused_workspace_bytes(s)));
+  void* ws = state_of_channels.back.workspace;
   cudaStream_t stream = nullptr;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   sb::kernels::BnDropout dropout{p, 0x5eedull, 1};
   if (p > 0) dropout.keep_bits = keep_bits.ensure_as<uint32_t>(sb::kernels::bn_fused_mask_bytes(s) / 4);
 
-  sb::kernels::BnFinalize f;
-  f.workspace = ws;
-  f.scale = ch;
-  f.bias = ch + c;
-  f.running_mean = ch + 2 * c;
-  f.running_var = ch + 3 * c;
-  f.saved_mean = ch + 4 * c;
-  f.saved_inv_std = ch + 5 * c;
-  f.a = ch + 6 * c;
-  f.b = ch + 7 * c;
-  sb::kernels::BnApply apply;
+  const sb::kernels::BnFinalize& f = state_of_channels.finalize;
+  sb::kernels::BnApply& apply = state_of_channels.apply;
   apply.x = x.data();
-  apply.a = f.a;
-  apply.b = f.b;
   apply.dropout = dropout;
   apply.residual = pass == BnPass::ApplyResidual ? residual.data() : nullptr;
   apply.y = y.data();
-  sb::kernels::BnBackward back;
+  sb::kernels::BnBackward& back = state_of_channels.back;
   back.x = x.data();
   back.dy = dy.data();
-  back.a = f.a;
-  back.b = f.b;
   back.dropout = dropout;
-  back.scale = f.scale;
-  back.saved_mean = f.saved_mean;
-  back.saved_inv_std = f.saved_inv_std;
-  back.workspace = ws;
-  back.dscale = ch + 8 * c;
-  back.dbias = ch + 9 * c;
   back.dx = dx.data();
   // The forward's statistics and the backward's sums first, so every pass sees the values it would in a step.
   auto statistics = [&] {
@@ -262,6 +276,71 @@ void BM_bn_fused_apply_residual(benchmark::State& state) { run_bn_fused_pass(sta
 void BM_bn_fused_backward_reduce(benchmark::State& state) { run_bn_fused_pass(state, BnPass::BackwardReduce); }
 void BM_bn_fused_backward_dx(benchmark::State& state) { run_bn_fused_pass(state, BnPass::BackwardDx); }
 
+// The ResNets' stem run, [BatchNorm2d, ReLU, MaxPool2d 3x3/2 pad 1], on its [256, 64, 112, 112] NHWC
+// activation: one of its pooled passes per iteration (kernels::BnMaxPool). Arg: dtype (0 fp16, 1 bf16).
+// Bytes/s counts what the pass reads and writes: the activation (E), the pooled tensors (E/4 each, the
+// gradient or output) and the positions (E/4 bytes).
+enum class StemPass { Apply, BackwardReduce, BackwardDx };
+
+void run_bn_stem_pool_pass(benchmark::State& state, StemPass pass) {
+  if (!have_gpu(state)) return;
+  CHECK_CUDA(cudaSetDevice(0));
+  const DType dtype = state.range(0) ? DType::BF16 : DType::F16;
+  const int64_t c = 64, hw = 112;
+  const sb::kernels::BnFusedShape s{kBatch, c, hw, hw, Layout::NHWC, dtype};
+  const sb::kernels::BnMaxPool pool_shape{3, 2, 1, nullptr};
+  const int64_t numel = kBatch * c * hw * hw;
+  const int64_t pooled = kBatch * c * sb::kernels::bn_pooled_extent(hw, pool_shape) *
+                         sb::kernels::bn_pooled_extent(hw, pool_shape);
+  sb::cuda::DeviceBuffer x, y, dy, dx, positions, workspace;
+  fill_random(x, numel, dtype, 1);
+  fill_random(dy, pooled, dtype, 3);
+  y.ensure(static_cast<size_t>(pooled) * 2);
+  dx.ensure(static_cast<size_t>(numel) * 2);
+  sb::kernels::BnMaxPool pool = pool_shape;
+  pool.positions = static_cast<uint8_t*>(positions.ensure(static_cast<size_t>(pooled)));
+  BnChannelState state_of_channels(c, workspace.ensure(sb::kernels::bn_fused_workspace_bytes(s)));
+  void* ws = state_of_channels.back.workspace;
+  cudaStream_t stream = nullptr;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const sb::kernels::BnFinalize& f = state_of_channels.finalize;
+  sb::kernels::BnApply& apply = state_of_channels.apply;
+  apply.x = x.data();
+  apply.y = y.data();
+  sb::kernels::BnBackward& back = state_of_channels.back;
+  back.x = x.data();
+  back.dy = dy.data();
+  back.dx = dx.data();
+  back.pool = pool;
+  // The statistics, the forward's positions and the backward's sums first, as a step has them.
+  sb::kernels::bn_channel_statistics(s, sb::kernels::BnStatistics{x.data(), ws}, stream);
+  sb::kernels::bn_finalize_statistics(s, f, stream);
+  sb::kernels::bn_apply_maxpool_forward(s, apply, pool, stream);
+  sb::kernels::bn_backward_reduce(s, back, stream);
+  auto body = [&] {
+    switch (pass) {
+      case StemPass::Apply: sb::kernels::bn_apply_maxpool_forward(s, apply, pool, stream); return;
+      case StemPass::BackwardReduce: sb::kernels::bn_backward_reduce(s, back, stream); return;
+      case StemPass::BackwardDx: sb::kernels::bn_backward_dx(s, back, stream); return;
+    }
+  };
+  {
+    EventTimer timer(stream);
+    for (auto _ : state) state.SetIterationTime(timer.seconds(body));
+  }
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  CHECK_CUDA(cudaStreamDestroy(stream));
+  // apply: x, y and positions; reduce: x, dy and positions; dx: those and dx.
+  const int64_t bytes = pass == StemPass::BackwardDx ? 2 * numel * 2 + pooled * 3 : numel * 2 + pooled * 3;
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+
+void BM_bn_stem_pool_apply(benchmark::State& state) { run_bn_stem_pool_pass(state, StemPass::Apply); }
+void BM_bn_stem_pool_backward_reduce(benchmark::State& state) {
+  run_bn_stem_pool_pass(state, StemPass::BackwardReduce);
+}
+void BM_bn_stem_pool_backward_dx(benchmark::State& state) { run_bn_stem_pool_pass(state, StemPass::BackwardDx); }
+
 constexpr int64_t kMnistParams = 1'199'882;
 constexpr int64_t kWrnParams = 17'175'444;
 
@@ -284,6 +363,9 @@ BENCHMARK(BM_bn_fused_apply)->SB_BN_FUSED_SHAPES;
 BENCHMARK(BM_bn_fused_apply_residual)->SB_BN_FUSED_SHAPES;
 BENCHMARK(BM_bn_fused_backward_reduce)->SB_BN_FUSED_SHAPES;
 BENCHMARK(BM_bn_fused_backward_dx)->SB_BN_FUSED_SHAPES;
+BENCHMARK(BM_bn_stem_pool_apply)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_bn_stem_pool_backward_reduce)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_bn_stem_pool_backward_dx)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_fused_optimizer)->ArgsProduct({{0, 1}, {kMnistParams, kWrnParams}})->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 

@@ -375,6 +375,27 @@ __device__ __forceinline__ void mask_by_following_relu(const uint32_t* positive_
   store_item(masked_dy, it.stored, c, gv);
 }
 
+// Adds a window's gradient to a pixel's sums in the channels whose maximum sits at `pos`, the pixel's cell in
+// that window.
+template <typename T>
+__device__ __forceinline__ void add_routed(const PositionLanes<kGroup>& where, const Pack<T, kGroup>& grad,
+                                           uint32_t pos, Group& sum) {
+#pragma unroll
+  for (int j = 0; j < kGroup; ++j)
+    if (where.v[j] == pos) sum[j] += to_float(grad.v[j]);
+}
+
+// The item's routed sums, each rounded once to the element type.
+template <typename T>
+__device__ __forceinline__ ItemPacks<T> rounded_item(const Group (&sum)[kRun]) {
+  ItemPacks<T> out;
+#pragma unroll
+  for (int q = 0; q < kRun; ++q)
+#pragma unroll
+    for (int j = 0; j < kGroup; ++j) out.v[q].v[j] = from_float<T>(sum[q][j]);
+  return out;
+}
+
 // The gradient at the item's 4 pixels when a max pool follows the run: each pooled output's gradient goes to
 // the maximum its window kept (maxpool_backward with positions: for each pixel the same sums in the same
 // window order, from 0, rounded once), read from the pool's output gradient instead of a tensor of the run's
@@ -401,29 +422,76 @@ __device__ __forceinline__ ItemPacks<T> pooled_gradient(const BnMaxPool& p, cons
         const I kx = it.w0 + q - first_column;  // the pixel's column in this window, if it lies in it
         if (kx < 0 || kx >= k) continue;
         const uint32_t pos = static_cast<uint32_t>(row_cells + kx);
-#pragma unroll
-        for (int j = 0; j < kGroup; ++j)
-          if (where.v[j] == pos) sum[q][j] += to_float(grad.v[j]);
+        add_routed(where, grad, pos, sum[q]);
       }
     }
   }
-  ItemPacks<T> out;
-#pragma unroll
-  for (int q = 0; q < kRun; ++q)
-#pragma unroll
-    for (int j = 0; j < kGroup; ++j) out.v[q].v[j] = from_float<T>(sum[q][j]);
-  return out;
+  return rounded_item<T>(sum);
 }
+
+// pooled_gradient for the stem pool (3x3, stride 2, padding 1), its windows known at compile time: the item's
+// 4 pixels (w0 = 4m) lie in the windows of pooled columns 2m .. 2m + 2, and of one pooled row (an even row r:
+// r / 2, the windows' middle row) or two (odd: (r - 1) / 2 by their last row, (r + 1) / 2 by their first).
+// All of them are loaded before any is used; one outside the pooled output reads as position 0xff, which no
+// cell has. The sums are pooled_gradient's, in the same window order.
+template <typename T, typename I>
+__device__ __forceinline__ ItemPacks<T> stem_pooled_gradient(const BnMaxPool& p, const T* pooled_dy, I ch0, I c,
+                                                              I h, I w, const NhwcItem<I>& it) {
+  const I oh = (h - 1) / 2 + 1, ow = (w - 1) / 2 + 1;
+  const bool odd = (it.row & 1) != 0;
+  const I oy0 = it.row / 2, ox0 = it.w0 / 2;
+  const bool second_row = odd && oy0 + 1 < oh;
+  const uint32_t first_row_cells = odd ? 6u : 3u;  // the window row (2 or 1, times 3) the pixels lie in
+  PositionLanes<kGroup> where[2][3];
+  Pack<T, kGroup> grad[2][3];
+#pragma unroll
+  for (int r = 0; r < 2; ++r)
+#pragma unroll
+    for (int i = 0; i < 3; ++i) {
+      if ((r == 0 || second_row) && ox0 + i < ow) {
+        const I o = ((it.image * oh + oy0 + r) * ow + ox0 + i) * c + ch0;
+        where[r][i] = *reinterpret_cast<const PositionLanes<kGroup>*>(p.positions + o);
+        grad[r][i] = load_group(pooled_dy, o);
+      } else {
+#pragma unroll
+        for (int j = 0; j < kGroup; ++j) {
+          where[r][i].v[j] = 0xff;
+          grad[r][i].v[j] = from_float<T>(0.0f);
+        }
+      }
+    }
+  Group sum[kRun] = {};
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const uint32_t row_cells = r == 0 ? first_row_cells : 0u;
+#pragma unroll
+    for (int i = 0; i < 3; ++i)
+#pragma unroll
+      for (int q = 0; q < kRun; ++q) {
+        const int kx = q + 1 - 2 * i;  // pixel q's column in window i, if it lies in it
+        if (kx < 0 || kx > 2) continue;
+        const uint32_t pos = row_cells + static_cast<uint32_t>(kx);
+        add_routed(where[r][i], grad[r][i], pos, sum[q]);
+      }
+  }
+  return rounded_item<T>(sum);
+}
+
+// How a pass finds dy: as stored, or routed from a max pool's output gradient (any pool, or the stem's).
+enum class PoolRoute { None, Any, Stem };
 
 // Pass 1 (Dx = false) accumulates the sums; pass 2 (Dx = true) writes dx. MasksRelu (pass 1 only, no
 // dropout, no ReLU in the run): dy is first masked by the following ReLU's output and written back in place.
 // Drawing the mask or the masking need more registers than the reduction's bound leaves (the masking spills
 // at 80), so those instantiations take the element passes' bound and grid (backward_reduce_geometry).
-// Pooled: dy is the gradient of the max pool after the run (pooled_gradient), as is that bound.
-template <typename T, typename I, Keep K, bool Dx, bool MasksRelu = false, bool Pooled = false>
-__global__ void __launch_bounds__(kThreads, Dx || MasksRelu || Pooled || K == Keep::Philox ? kElementBlocksPerSm
-                                                                                            : kReduceBlocksPerSm)
+// Pool: dy is the gradient of the max pool after the run (pooled_gradient, stem_pooled_gradient), as is that
+// bound.
+template <typename T, typename I, Keep K, bool Dx, bool MasksRelu = false, PoolRoute Pool = PoolRoute::None>
+__global__ void __launch_bounds__(kThreads, Dx || MasksRelu || Pool != PoolRoute::None || K == Keep::Philox
+                                                ? kElementBlocksPerSm
+                                                : kReduceBlocksPerSm)
     backward_nhwc_kernel(I n, I c, I h, I w, BnBackward a, DropoutMask d, bool from_end) {
+  constexpr bool Pooled = Pool != PoolRoute::None;
   static_assert(!MasksRelu || (!Dx && K == Keep::All), "the ReLU mask is applied by pass 1, without dropout");
   static_assert(!Pooled || (!MasksRelu && K == Keep::All), "a pooled run has no dropout and no following ReLU");
   constexpr bool kDrop = K != Keep::All;
@@ -449,7 +517,8 @@ __global__ void __launch_bounds__(kThreads, Dx || MasksRelu || Pooled || K == Ke
     for_each_nhwc_item(ch0, n, c, h, w, from_end, [&](const NhwcItem<I>& it) {
       const ItemPacks<T> xv = load_item(x, it.stored, c);
       ItemPacks<T> gv;
-      if constexpr (Pooled) gv = pooled_gradient(a.pool, dy, ch0, c, h, w, it);
+      if constexpr (Pool == PoolRoute::Stem) gv = stem_pooled_gradient(a.pool, dy, ch0, c, h, w, it);
+      else if constexpr (Pool == PoolRoute::Any) gv = pooled_gradient(a.pool, dy, ch0, c, h, w, it);
       else gv = load_item(dy, it.stored, c);
       if constexpr (MasksRelu) mask_by_following_relu(relu_output_bits, masked_dy, it, c, gv);
       const uint32_t keep = keep_of(it);
@@ -938,8 +1007,12 @@ Geometry launch_backward(const BnFusedShape& shape, const BnBackward& a, const c
     using I = typename K::I;
     if constexpr (K::keep == Keep::All) {
       if (pooled) {  // NHWC with real rows (require_pool checks)
-        backward_nhwc_kernel<T, I, Keep::All, Dx, false, true>
-            <<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), a, d, from_end);
+        if (bn_maxpool_is_stem_pool(a.pool))
+          backward_nhwc_kernel<T, I, Keep::All, Dx, false, PoolRoute::Stem>
+              <<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), a, d, from_end);
+        else
+          backward_nhwc_kernel<T, I, Keep::All, Dx, false, PoolRoute::Any>
+              <<<g.grid, g.block, 0, stream>>>(I(s.n), I(s.c), I(s.h), I(s.w), a, d, from_end);
         return;
       }
     }
