@@ -437,7 +437,8 @@ __device__ __forceinline__ ItemPacks<T> pooled_gradient(const BnMaxPool& p, cons
 template <typename T, typename I>
 __device__ __forceinline__ ItemPacks<T> stem_pooled_gradient(const BnMaxPool& p, const T* pooled_dy, I ch0, I c,
                                                               I h, I w, const NhwcItem<I>& it) {
-  const I oh = (h - 1) / 2 + 1, ow = (w - 1) / 2 + 1;
+  const I k = kStemPoolKernel, s = kStemPoolStride, pad = kStemPoolPad;
+  const I oh = window_extent(h, k, s, pad), ow = window_extent(w, k, s, pad);
   const bool odd = (it.row & 1) != 0;
   const I oy0 = it.row / 2, ox0 = it.w0 / 2;
   const bool second_row = odd && oy0 + 1 < oh;

@@ -128,7 +128,10 @@ inline int64_t bn_pooled_extent(int64_t extent, const BnMaxPool& p) {
 // (maxpool_keeps_positions_at_any_size), no dropout, and 16-byte aligned tensors (nullptr entries ignored).
 bool bn_maxpool_supports(const BnFusedShape& s, const BnMaxPool& p, std::initializer_list<const void*> tensors);
 // The ResNets' stem pool (3x3, stride 2, padding 1), whose windows the backward passes know at compile time.
-bool bn_maxpool_is_stem_pool(const BnMaxPool& p);
+inline constexpr int kStemPoolKernel = 3, kStemPoolStride = 2, kStemPoolPad = 1;
+inline bool bn_maxpool_is_stem_pool(const BnMaxPool& p) {
+  return p.kernel == kStemPoolKernel && p.stride == kStemPoolStride && p.pad == kStemPoolPad;
+}
 
 // y = [r +] dropout(relu(x * a + b)), the ReLU optional; or, with relu_after_residual, y = relu(x * a + b + r)
 // (a bottleneck's end, no dropout); r = residual [* residual_scale[c]] [+ residual_bias[c]], in fp32.

@@ -84,8 +84,6 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
-bool bn_maxpool_is_stem_pool(const BnMaxPool& p) { return p.kernel == 3 && p.stride == 2 && p.pad == 1; }
-
 bool bn_maxpool_supports(const BnFusedShape& s, const BnMaxPool& p, std::initializer_list<const void*> tensors) {
   if (s.n <= 0 || s.c <= 0 || s.h <= 0 || s.w <= 0 || s.layout != Layout::NHWC) return false;
   if (s.c % kGroup != 0 || s.w % 4 != 0) return false;
