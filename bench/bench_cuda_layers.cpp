@@ -158,6 +158,28 @@ void BM_fused_optimizer(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * n);
 }
 
+// A non-blocking stream of the benchmark's own, destroyed with it.
+class Stream {
+ public:
+  Stream() { CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(stream_); }
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// Times `pass` per iteration after two untimed runs, and reports `bytes` per iteration.
+template <typename Pass>
+void time_pass(benchmark::State& state, cudaStream_t stream, int64_t bytes, Pass&& pass) {
+  pass();
+  pass();
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  EventTimer timer(stream);
+  for (auto _ : state) state.SetIterationTime(timer.seconds(pass));
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+
 // A batch norm's per-channel arrays on the device (gamma 1, beta 0, running mean 0, running variance 1, and
 // the saved statistics, coefficients and parameter gradients), with the finalize, apply and backward
 // arguments that point into them; the benchmark sets the tensors.
@@ -228,8 +250,8 @@ void run_bn_fused_pass(benchmark::State& state, BnPass pass) {
   dx.ensure(static_cast<size_t>(numel) * 2);
   BnChannelState state_of_channels(c, workspace.ensure(sb::kernels::bn_fused_workspace_bytes(s)));
   void* ws = state_of_channels.back.workspace;
-  cudaStream_t stream = nullptr;
-  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const Stream owned_stream;
+  const cudaStream_t stream = owned_stream.get();
   sb::kernels::BnDropout dropout{p, 0x5eedull, 1};
   if (p > 0) dropout.keep_bits = keep_bits.ensure_as<uint32_t>(sb::kernels::bn_fused_mask_bytes(s) / 4);
 
@@ -261,13 +283,7 @@ void run_bn_fused_pass(benchmark::State& state, BnPass pass) {
       case BnPass::BackwardDx: sb::kernels::bn_backward_dx(s, back, stream); return;
     }
   };
-  {
-    EventTimer timer(stream);
-    for (auto _ : state) state.SetIterationTime(timer.seconds(body));
-  }
-  CHECK_CUDA(cudaStreamSynchronize(stream));
-  CHECK_CUDA(cudaStreamDestroy(stream));
-  state.SetBytesProcessed(state.iterations() * activation_passes(pass) * numel * 2);
+  time_pass(state, stream, activation_passes(pass) * numel * 2, body);
 }
 
 void BM_bn_fused_statistics(benchmark::State& state) { run_bn_fused_pass(state, BnPass::Statistics); }
@@ -301,8 +317,8 @@ void run_bn_stem_pool_pass(benchmark::State& state, StemPass pass) {
   pool.positions = static_cast<uint8_t*>(positions.ensure(static_cast<size_t>(pooled)));
   BnChannelState state_of_channels(c, workspace.ensure(sb::kernels::bn_fused_workspace_bytes(s)));
   void* ws = state_of_channels.back.workspace;
-  cudaStream_t stream = nullptr;
-  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const Stream owned_stream;
+  const cudaStream_t stream = owned_stream.get();
   const sb::kernels::BnFinalize& f = state_of_channels.finalize;
   sb::kernels::BnApply& apply = state_of_channels.apply;
   apply.x = x.data();
@@ -324,15 +340,9 @@ void run_bn_stem_pool_pass(benchmark::State& state, StemPass pass) {
       case StemPass::BackwardDx: sb::kernels::bn_backward_dx(s, back, stream); return;
     }
   };
-  {
-    EventTimer timer(stream);
-    for (auto _ : state) state.SetIterationTime(timer.seconds(body));
-  }
-  CHECK_CUDA(cudaStreamSynchronize(stream));
-  CHECK_CUDA(cudaStreamDestroy(stream));
   // apply: x, y and positions; reduce: x, dy and positions; dx: those and dx.
   const int64_t bytes = pass == StemPass::BackwardDx ? 2 * numel * 2 + pooled * 3 : numel * 2 + pooled * 3;
-  state.SetBytesProcessed(state.iterations() * bytes);
+  time_pass(state, stream, bytes, body);
 }
 
 void BM_bn_stem_pool_apply(benchmark::State& state) { run_bn_stem_pool_pass(state, StemPass::Apply); }
@@ -383,28 +393,6 @@ constexpr int64_t kMnistBatch = 64;
 
 DType dtype_arg(benchmark::State& state) { return state.range(0) ? DType::BF16 : DType::F32; }
 Layout layout_arg(benchmark::State& state) { return state.range(1) ? Layout::NHWC : Layout::NCHW; }
-
-// A non-blocking stream of the benchmark's own, destroyed with it.
-class Stream {
- public:
-  Stream() { CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~Stream() { cudaStreamDestroy(stream_); }
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
-
-// Times `pass` per iteration after two untimed runs, and reports `bytes` per iteration.
-template <typename Pass>
-void time_pass(benchmark::State& state, cudaStream_t stream, int64_t bytes, Pass&& pass) {
-  pass();
-  pass();
-  CHECK_CUDA(cudaStreamSynchronize(stream));
-  EventTimer timer(stream);
-  for (auto _ : state) state.SetIterationTime(timer.seconds(pass));
-  state.SetBytesProcessed(state.iterations() * bytes);
-}
 
 // The first convolution of range(2): 0 is mnist-cnn's conv1 (1 -> 32 channels, bias and ReLU, batch 64),
 // 1 the wrn's stem (3 -> 16 channels at 32x32, batch 256, no bias, batch norm after it).
