@@ -4,6 +4,8 @@
 // the counters and the gradient come out of a single launch with no atomics on the data path.
 #include "kernels/loss.h"
 
+#include <type_traits>
+
 #include "kernels/device_utils.cuh"
 
 namespace sb::kernels {
@@ -233,15 +235,24 @@ void softmax_cross_entropy(const void* logits, const int32_t* labels, void* dlog
     using T = typename decltype(tag)::type;
     const T* x = static_cast<const T*>(logits);
     T* d = static_cast<T*>(dlogits);
+    auto launch = [&](auto held) {
+      softmax_cross_entropy_kernel<T, decltype(held)::value><<<1, kLossThreads, 0, stream>>>(
+          x, labels, d, n, c, grad_scale, loss_scale, loss_out, counters);
+    };
+    // The fewest values a lane holds that cover the row: one block does the whole batch, so a row read in
+    // one round trip (ImageNet's 1,000 classes included) keeps the loss off the step's critical path.
     if (c <= 32)
-      softmax_cross_entropy_kernel<T, 1><<<1, kLossThreads, 0, stream>>>(x, labels, d, n, c, grad_scale, loss_scale,
-                                                                         loss_out, counters);
+      launch(std::integral_constant<int, 1>{});
     else if (c <= 128)
-      softmax_cross_entropy_kernel<T, 4><<<1, kLossThreads, 0, stream>>>(x, labels, d, n, c, grad_scale, loss_scale,
-                                                                         loss_out, counters);
+      launch(std::integral_constant<int, 4>{});
+    else if (c <= 256)
+      launch(std::integral_constant<int, 8>{});
+    else if (c <= 512)
+      launch(std::integral_constant<int, 16>{});
+    else if (c <= 1024)
+      launch(std::integral_constant<int, 32>{});
     else
-      softmax_cross_entropy_kernel<T, 0><<<1, kLossThreads, 0, stream>>>(x, labels, d, n, c, grad_scale, loss_scale,
-                                                                         loss_out, counters);
+      launch(std::integral_constant<int, 0>{});
   });
   CHECK_CUDA_LAUNCH();
 }

@@ -16,7 +16,9 @@ using namespace sb::gputest;
 struct Case {
   int64_t n, c;
 };
-const Case kCases[] = {{64, 10}, {256, 100}, {5, 1000}, {1, 3}, {1500, 37}};
+// Each width of row a lane holds in registers (up to 32, 128, 256, 512 and 1,024 classes) and the rows read
+// again beyond them; 256 x 1000 is an ImageNet step's.
+const Case kCases[] = {{64, 10}, {256, 100}, {5, 1000}, {1, 3}, {1500, 37}, {7, 200}, {3, 500}, {256, 1000}, {2, 1500}};
 
 // Random logits with some exact ties (integers), so that the arg-max tie rule is exercised.
 std::vector<float> logits_for(const Case& k, std::mt19937_64& rng, bool ties) {
