@@ -2,7 +2,8 @@
 // WRN layer shape at batch 256 in bf16 NHWC (the WRN's training configuration), whole-network
 // forward + backward of wrn and mnist-cnn, the fused optimizer over the WRN's 17M parameters, each pass of
 // the fused batch norm (kernels/bn_fused.h) at the WRN's three shapes with its bytes per second, the
-// ResNets' stem on 3, 4 and 8 input channels, and the pooled passes of the stem's batch norm.
+// ResNets' stem on 3, 4 and 8 input channels, the pooled passes of the stem's batch norm, and the loss and
+// the global average pool's gradient at an ImageNet step's shapes.
 // Times are CUDA-event times of the GPU work (manual time); plans are built and autotuned in an untimed
 // warm-up. Every benchmark skips itself, with "no CUDA device", where there is no GPU.
 //
@@ -18,8 +19,10 @@
 #include "core/cuda_check.h"
 #include "core/dtype.h"
 #include "kernels/bn_fused.h"
+#include "kernels/loss.h"
 #include "kernels/optimizer.h"
 #include "kernels/pool_dropout.h"
+#include "kernels/pooling.h"
 #include "kernels/small_conv.h"
 #include "models/mnist_cnn.h"
 #include "models/wide_resnet.h"
@@ -351,6 +354,42 @@ void BM_bn_stem_pool_backward_reduce(benchmark::State& state) {
 }
 void BM_bn_stem_pool_backward_dx(benchmark::State& state) { run_bn_stem_pool_pass(state, StemPass::BackwardDx); }
 
+// The ends of an ImageNet ResNet's step in fp16 at batch 256, both on its critical path: the loss and its
+// gradient over 256 x C logits (arg: C, 1,000 for ImageNet), and the global average pool's gradient,
+// [256, 2048] to [256, 7, 7, 2048] NHWC as in ResNet-50. Bytes/s counts what each pass reads and writes.
+void BM_softmax_cross_entropy(benchmark::State& state) {
+  if (!have_gpu(state)) return;
+  CHECK_CUDA(cudaSetDevice(0));
+  const int64_t c = state.range(0);
+  sb::cuda::DeviceBuffer logits, dlogits, labels, loss;
+  fill_random(logits, kBatch * c, DType::F16, 5);
+  dlogits.ensure(static_cast<size_t>(kBatch * c) * 2);
+  std::vector<int32_t> host_labels(kBatch);
+  for (int64_t i = 0; i < kBatch; ++i) host_labels[i] = static_cast<int32_t>((i * 37) % c);
+  CHECK_CUDA(cudaMemcpy(labels.ensure(kBatch * sizeof(int32_t)), host_labels.data(), kBatch * sizeof(int32_t),
+                        cudaMemcpyHostToDevice));
+  float* loss_out = static_cast<float*>(loss.ensure(sizeof(float)));
+  const Stream stream;
+  time_pass(state, stream.get(), kBatch * c * 2 * 2, [&] {
+    sb::kernels::softmax_cross_entropy(logits.data(), static_cast<const int32_t*>(labels.data()), dlogits.data(),
+                                       kBatch, c, DType::F16, 1.0f, nullptr, loss_out, nullptr, stream.get());
+  });
+}
+
+void BM_global_avgpool_backward(benchmark::State& state) {
+  if (!have_gpu(state)) return;
+  CHECK_CUDA(cudaSetDevice(0));
+  const int64_t c = 2048, hw = 7;
+  sb::cuda::DeviceBuffer dy, dx;
+  fill_random(dy, kBatch * c, DType::F16, 6);
+  dx.ensure(static_cast<size_t>(kBatch * c * hw * hw) * 2);
+  const Stream stream;
+  time_pass(state, stream.get(), kBatch * c * (hw * hw + 1) * 2, [&] {
+    sb::kernels::global_avgpool_backward(dy.data(), dx.data(), kBatch, c, hw, hw, Layout::NHWC, DType::F16,
+                                         stream.get());
+  });
+}
+
 constexpr int64_t kMnistParams = 1'199'882;
 constexpr int64_t kWrnParams = 17'175'444;
 
@@ -376,6 +415,8 @@ BENCHMARK(BM_bn_fused_backward_dx)->SB_BN_FUSED_SHAPES;
 BENCHMARK(BM_bn_stem_pool_apply)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_bn_stem_pool_backward_reduce)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_bn_stem_pool_backward_dx)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_softmax_cross_entropy)->Arg(100)->Arg(1000)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_global_avgpool_backward)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_fused_optimizer)->ArgsProduct({{0, 1}, {kMnistParams, kWrnParams}})->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 
