@@ -27,6 +27,7 @@ BY_GROUP = {
         "finalize_sums_kernel", "apply_maxpool_nhwc_kernel", "coefficients_kernel", "inverse_std_kernel"],
     POOLING: [  # pooling.cu, pool_dropout.cu
         "avgpool_backward_kernel", "avgpool_forward_kernel", "global_avgpool_backward_kernel",
+        "global_avgpool_backward_vector_kernel",
         "global_avgpool_nchw_kernel", "global_avgpool_nhwc_kernel", "maxpool_backward_kernel", "maxpool_forward_kernel",
         "maxpool_nhwc_positions_backward_kernel", "maxpool_nhwc_positions_forward_kernel",
         "maxpool_tiled_nhwc_backward_kernel", "maxpool_tiled_nhwc_forward_kernel", "pool_dropout_backward_nchw_kernel",
